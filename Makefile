@@ -1,0 +1,21 @@
+# The two quick-start commands:  `make run`  (set up, then launch the app on its default data)
+#                                `make test` (set up, then run the test suite)
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.mirage-setup
+
+.PHONY: run test setup bench
+run: setup
+	$(BIN)/mirage-tui
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/setup.sh
+	bash scripts/setup.sh $(VENV)
+	touch $(STAMP)
+
+bench: setup
+	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

@@ -1,0 +1,257 @@
+"""The workspace store: one SQLite file per workspace.
+
+Threading model (after datasette's): every thread gets its own read connection, created
+lazily and never handed to another thread (``check_same_thread`` stays on, so a mistake fails
+loudly); writes go through :meth:`Store.write`, which holds one process-wide lock per database
+file and runs its block as one ``BEGIN IMMEDIATE`` transaction. WAL mode lets readers go on
+while a write is in progress, and SQLite's own locking (with a busy timeout) covers several
+processes on the same file.
+
+The schema is created and upgraded by an ordered list of migrations (after sqlite-utils' and
+llm's): each runs in its own transaction and records itself in ``_migrations``; the schema
+version is also kept in ``PRAGMA user_version``.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+import sqlite_utils
+
+ENV_DB = "MIRAGE_DB"
+
+
+def default_db_path() -> Path:
+    """``$MIRAGE_DB`` if set, else ``workspace.db`` under the user's data directory."""
+    env = os.environ.get(ENV_DB)
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("mirage-tui")) / "workspace.db"
+
+
+# --------------------------------------------------------------------------- migrations
+
+Migration = Callable[[sqlite_utils.Database], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+@migration
+def m001_datasets_and_pools(db: sqlite_utils.Database) -> None:
+    db.executescript(
+        """
+        CREATE TABLE datasets (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            kind TEXT NOT NULL,            -- 'qa' (queries and pools) or 'collection' (chunks only)
+            format TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            description TEXT,
+            UNIQUE (name, version)
+        );
+        CREATE INDEX datasets_hash ON datasets (content_hash);
+
+        CREATE TABLE queries (
+            id INTEGER PRIMARY KEY,
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+            query_id TEXT NOT NULL,        -- the id in the source file
+            text TEXT NOT NULL,
+            language TEXT,
+            source TEXT,
+            answers TEXT NOT NULL,         -- JSON list of acceptable short answers
+            reference_answer TEXT,         -- long-form reference (LFRQA), when there is one
+            reference_citations TEXT,      -- JSON, the reference's citations, when there are some
+            metadata TEXT,                 -- JSON, anything else the source file carried
+            UNIQUE (dataset_id, query_id)
+        );
+        CREATE INDEX queries_lang ON queries (dataset_id, language);
+        CREATE INDEX queries_source ON queries (dataset_id, source);
+
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+            chunk_id TEXT NOT NULL,
+            title TEXT,
+            text TEXT NOT NULL,
+            language TEXT,
+            content_hash TEXT NOT NULL,    -- sha256 of the text: the key for stored vectors
+            metadata TEXT,
+            UNIQUE (dataset_id, chunk_id)
+        );
+        CREATE INDEX chunks_hash ON chunks (content_hash);
+
+        -- the query <-> chunk relation: a query's pool (position set) and its relevance labels
+        CREATE TABLE pool (
+            query_rowid INTEGER NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+            chunk_rowid INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            position INTEGER,              -- 0-based place in the query's pool; NULL: a label only
+            support INTEGER NOT NULL,      -- 1 when the chunk answers the query
+            is_oracle INTEGER NOT NULL DEFAULT 0,
+            support_source TEXT NOT NULL,  -- 'label' (from the file) or 'answer-match' (derived)
+            PRIMARY KEY (query_rowid, chunk_rowid)
+        );
+        CREATE INDEX pool_chunk ON pool (chunk_rowid);
+
+        -- distractor collections attached to a dataset grow its retrieval pool
+        CREATE TABLE dataset_collections (
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+            collection_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+            PRIMARY KEY (dataset_id, collection_id)
+        );
+
+        CREATE TABLE imports (
+            id INTEGER PRIMARY KEY,
+            dataset_id INTEGER REFERENCES datasets(id) ON DELETE SET NULL,
+            path TEXT NOT NULL,
+            format TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            counts TEXT NOT NULL,          -- JSON
+            warnings TEXT NOT NULL,        -- JSON list of strings
+            outcome TEXT NOT NULL,         -- 'imported' or 'unchanged'
+            seconds REAL,
+            imported_at TEXT NOT NULL
+        );
+        """
+    )
+
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply the migrations this database has not seen, each in its own transaction."""
+    db = sqlite_utils.Database(conn)
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    applied = []
+    for index, (name, fn) in enumerate(MIGRATIONS, start=1):
+        if name in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # another process may have applied it between our read and our lock
+            if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
+                conn.execute("COMMIT")
+                continue
+            fn(db)
+            conn.execute(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, datetime('now'))", (name,)
+            )
+            conn.execute(f"PRAGMA user_version = {index}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied
+
+
+# --------------------------------------------------------------------------- the store
+
+_WRITE_LOCKS: dict[str, threading.RLock] = {}
+_WRITE_LOCKS_GUARD = threading.Lock()
+
+
+def _write_lock(path: str) -> threading.RLock:
+    with _WRITE_LOCKS_GUARD:
+        return _WRITE_LOCKS.setdefault(path, threading.RLock())
+
+
+class StoreError(Exception):
+    """The database file cannot be opened or is not a mirage-tui workspace."""
+
+
+class Store:
+    """A workspace database. Cheap to create; connections are opened per thread on demand."""
+
+    def __init__(self, path: str | os.PathLike | None = None):
+        self.path = Path(path).expanduser() if path is not None else default_db_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._key = str(self.path.resolve())
+        self._local = threading.local()
+        self._lock = _write_lock(self._key)
+        with self._lock:
+            conn = self._connect()
+            try:
+                migrate(conn)
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"{self.path}: not a usable SQLite database ({exc})") from exc
+            finally:
+                conn.close()
+
+    def _connect(self) -> sqlite3.Connection:
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a transaction is exactly
+        # what the code says it is.
+        try:
+            conn = sqlite3.connect(self._key, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a usable SQLite database ({exc})") from exc
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection (for reads, and used by :meth:`write` under the lock)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """sqlite-utils view over this thread's connection."""
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite_utils.Database(self.conn)
+            self._local.db = db
+        return db
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite_utils.Database]:
+        """One write transaction: all of the block's writes land, or none do."""
+        with self._lock:
+            conn = self.conn
+            if conn.in_transaction:  # nested use joins the outer transaction
+                yield self.db
+                return
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def schema_version(self) -> int:
+        return self.conn.execute("PRAGMA user_version").fetchone()[0]
+
+    def close(self) -> None:
+        """Close this thread's connection (other threads close their own)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+            self._local.db = None
