@@ -146,8 +146,10 @@ def load_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        what = "truncated JSON (the file ends early)" if exc.pos >= len(text.rstrip()) \
-            else f"invalid JSON: {exc.msg}"
+        # an unterminated string runs to the end of the text: the file was cut inside it
+        truncated = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+        what = "truncated JSON (the file ends early)" if truncated \
+            else f"invalid JSON: {exc.msg.removesuffix(' at')}"
         raise DatasetFormatError(path, f"{what} at line {exc.lineno}, column {exc.colno}") from None
 
 
