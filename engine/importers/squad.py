@@ -80,7 +80,6 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
         raise DatasetFormatError(path, "two files map to the same language "
                                  f"({', '.join(languages)}); import them separately")
     check_unique(path, [q.query_id for q in out.queries], "question id")
-    out.counts["articles"] = out.counts.get("articles", 0)
     out.description = f"SQuAD-layout pool from {len(paths)} file(s): {', '.join(languages)}"
     return out
 

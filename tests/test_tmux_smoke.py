@@ -1,0 +1,59 @@
+"""The whole app, as a person runs it: the installed `mirage-tui` in a real terminal (tmux)."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+BIN = Path(sys.executable).parent / "mirage-tui"
+
+
+def _tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True).stdout
+
+
+def _wait_for(session: str, text: str, timeout: float = 90.0) -> str:
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = _tmux("capture-pane", "-p", "-t", session)
+        if text in screen:
+            return screen
+        time.sleep(0.3)
+    raise AssertionError(f"{text!r} did not appear within {timeout}s; screen was:\n{screen}")
+
+
+@pytest.fixture
+def session(tmp_path):
+    assert BIN.exists(), f"{BIN} is not installed (run `make setup`)"
+    name = f"mirage-smoke-{uuid.uuid4().hex[:8]}"
+    db = tmp_path / "smoke.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    cmd = f"{BIN} --db {db}; echo EXITED-$?; sleep 30"
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", cmd],
+                   check=True, env=env)
+    try:
+        yield name
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def test_launch_browse_a_query_and_quit(session):
+    screen = _wait_for(session, "demo@1")
+    assert "de 20 · en 20 · es 20" in screen  # the demo pool was imported on first launch
+    _tmux("send-keys", "-t", session, "Enter")  # open the demo dataset's queries
+    screen = _wait_for(session, "demo-de-01")
+    _tmux("send-keys", "-t", session, "Enter")  # the queries table has focus: open the first
+    screen = _wait_for(session, "★ oracle")  # the pool cards arrive after the header
+    assert "Gold answers: Eisenach" in screen
+    _tmux("send-keys", "-t", session, "Escape")
+    _wait_for(session, "Queries of demo@1")
+    _tmux("send-keys", "-t", session, "q")
+    _wait_for(session, "EXITED-0", timeout=30)
