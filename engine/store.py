@@ -129,6 +129,101 @@ def m001_datasets_and_pools(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration
+def m002_retrieval_and_runs(db: sqlite_utils.Database) -> None:
+    db.executescript(
+        """
+        -- vectors are stored, keyed by the embedder's identity and the text's hash, so
+        -- re-indexing the same pool embeds nothing; faiss indexes are rebuilt from them
+        CREATE TABLE embedders (
+            key TEXT PRIMARY KEY,          -- ModelIdentity.key() of the embedder
+            name TEXT NOT NULL,
+            identity TEXT NOT NULL,        -- JSON of the ModelIdentity
+            dim INTEGER NOT NULL,
+            max_seq_length INTEGER,
+            normalized INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE embeddings (
+            embedder_key TEXT NOT NULL REFERENCES embedders(key) ON DELETE CASCADE,
+            role TEXT NOT NULL,            -- 'passage' or 'query' (prefixes differ)
+            content_hash TEXT NOT NULL,    -- sha256 of the text
+            vector BLOB NOT NULL,          -- float32, little-endian, dim values
+            tokens INTEGER,                -- the text's length in the embedder's tokens
+            PRIMARY KEY (embedder_key, role, content_hash)
+        );
+        CREATE TABLE retrieval_indexes (
+            id INTEGER PRIMARY KEY,
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+            embedder_key TEXT NOT NULL REFERENCES embedders(key),
+            chunks INTEGER NOT NULL,       -- chunks searched (own + attached collections)
+            embedded INTEGER NOT NULL,     -- chunks newly embedded by this indexing
+            over_length INTEGER NOT NULL,  -- chunks longer than the embedder's max length
+            seconds REAL,
+            created_at TEXT NOT NULL
+        );
+        -- a retriever's ranked list per query (the retrieved@k settings read their top k)
+        CREATE TABLE retrievals (
+            retriever TEXT NOT NULL,       -- label: embedder key [+ reranker name + depth]
+            query_rowid INTEGER NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+            ranked TEXT NOT NULL,          -- JSON [[chunk_rowid, score], ...] best first
+            PRIMARY KEY (retriever, query_rowid)
+        );
+
+        -- the generation cache: one row per (model identity, exact prompt, sampling params)
+        CREATE TABLE generations (
+            key TEXT PRIMARY KEY,
+            model_key TEXT NOT NULL,
+            model_name TEXT NOT NULL,
+            prompt TEXT NOT NULL,          -- exactly what was sent (rendered text)
+            params TEXT NOT NULL,          -- JSON SamplingParams
+            text TEXT NOT NULL,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            prompt_tokens_evaluated INTEGER,
+            seconds REAL,
+            finish_reason TEXT,
+            device TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX generations_model ON generations (model_key);
+
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id),
+            config TEXT NOT NULL,          -- JSON: the plan as the user asked for it
+            header TEXT NOT NULL,          -- JSON: what reproduces it (hashes, versions, device)
+            status TEXT NOT NULL,          -- 'planned', 'running', 'cancelled', 'failed', 'done'
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE run_items (
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            system TEXT NOT NULL,          -- system label (generator + template [+ retriever])
+            setting TEXT NOT NULL,         -- 'base', 'oracle', 'mixed', 'retrieved@3', ...
+            query_rowid INTEGER NOT NULL REFERENCES queries(id),
+            generation_key TEXT REFERENCES generations(key),
+            context TEXT,                  -- JSON chunk rowids given as context, in order
+            truncated INTEGER NOT NULL DEFAULT 0,
+            error TEXT,                    -- why this item has no generation, if it has none
+            PRIMARY KEY (run_id, system, setting, query_rowid)
+        );
+        CREATE INDEX run_items_generation ON run_items (generation_key);
+
+        -- per-generation scores against a query's gold answers (recomputable from rows)
+        CREATE TABLE scores (
+            generation_key TEXT NOT NULL REFERENCES generations(key) ON DELETE CASCADE,
+            query_rowid INTEGER NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+            metric TEXT NOT NULL,
+            value REAL,                    -- NULL: not applicable (e.g. language of a short reply)
+            detail TEXT,                   -- why: the matched answer, the parsed citations, ...
+            PRIMARY KEY (generation_key, query_rowid, metric)
+        );
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

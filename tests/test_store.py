@@ -13,7 +13,8 @@ def test_fresh_store_has_schema_wal_and_version(tmp_path):
     assert store.schema_version() == SCHEMA_VERSION == len(MIGRATIONS)
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = {r[0] for r in store.query("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"datasets", "queries", "chunks", "pool", "imports", "dataset_collections",
+    assert {"datasets", "queries", "chunks", "pool", "imports", "dataset_collections", "embeddings",
+            "generations", "runs", "run_items", "scores", "retrievals",
             "_migrations"} <= tables
     applied = [r[0] for r in store.query("SELECT name FROM _migrations ORDER BY rowid")]
     assert applied == [name for name, _ in MIGRATIONS]

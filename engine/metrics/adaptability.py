@@ -1,0 +1,183 @@
+"""RAG adaptability (MIRAGE, Park et al., §1 "RAG adaptability").
+
+Each item carries three EM_loose labels (0/1): b without context (base), o with the oracle
+chunk, and m with noisy context ("mixed": the query's five pool chunks, or in RAG mode a
+retriever's top k; the caller says which setting plays mixed). Every item falls in exactly one
+of four categories, so the four shares sum to 1:
+
+- noise vulnerability (NV, lower is better): o = 1 and m = 0
+- context acceptability (CA, higher is better): o = 1 and m = 1
+- context insensitivity (CI, lower is better): o = 0 and b = 0
+- context misinterpretation (CM, lower is better): o = 0 and b = 1
+
+The overall score is the reference code's ``-NV + CA - CI - CM``. Unlike the paper, every share
+comes with a 95% bootstrap CI over items, all from the same resamples. The counts of the eight
+(b, o, m) patterns are kept as the reference keeps them, but keyed ``b1o0m1``; the reference
+writes ``{b}_{m}_{o}`` (mixed before oracle), an easy thing to misread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from engine.stats import Estimate, bootstrap_many
+
+Labels = Sequence[int]
+"""One item's (b, o, m) EM_loose labels, each 0 or 1."""
+
+PATTERN_KEYS = tuple(f"b{b}o{o}m{m}" for b in (0, 1) for o in (0, 1) for m in (0, 1))
+
+NOISE_VULNERABLE = "noise_vulnerable"
+CONTEXT_ACCEPTABLE = "context_acceptable"
+CONTEXT_INSENSITIVE = "context_insensitive"
+CONTEXT_MISINTERPRETED = "context_misinterpreted"
+CATEGORIES = (NOISE_VULNERABLE, CONTEXT_ACCEPTABLE, CONTEXT_INSENSITIVE, CONTEXT_MISINTERPRETED)
+
+_LABEL_TEMPLATES = {
+    NOISE_VULNERABLE: "noise vulnerable: right with oracle, wrong with {mixed}",
+    CONTEXT_ACCEPTABLE: "context acceptable: right with oracle and with {mixed}",
+    CONTEXT_INSENSITIVE: "context insensitive: wrong with oracle and without context",
+    CONTEXT_MISINTERPRETED: "context misinterpreted: right without context, wrong with oracle",
+}
+
+
+def _label(value: Any, what: str) -> int:
+    if value in (0, 1):  # also accepts False/True and 0.0/1.0
+        return int(value)
+    raise ValueError(f"{what} label must be 0 or 1, got {value!r}")
+
+
+def _checked(item: Labels) -> tuple[int, int, int]:
+    if len(item) != 3:
+        raise ValueError(f"expected (base, oracle, mixed) labels, got {item!r}")
+    b, o, m = item
+    return _label(b, "base"), _label(o, "oracle"), _label(m, "mixed")
+
+
+def pattern_key(b: int, o: int, m: int) -> str:
+    """The item's label pattern as ``b1o0m1`` (base, oracle, mixed)."""
+    b, o, m = _checked((b, o, m))
+    return f"b{b}o{o}m{m}"
+
+
+def pattern_counts(items: Iterable[Labels]) -> dict[str, int]:
+    """How many items show each of the eight (b, o, m) patterns; all eight keys, zeros included."""
+    counts = dict.fromkeys(PATTERN_KEYS, 0)
+    for item in items:
+        counts[pattern_key(*_checked(item))] += 1
+    return counts
+
+
+def category_of(b: int, o: int, m: int) -> str:
+    """The adaptability category of one item (MIRAGE §1); with the oracle right it depends on
+    mixed, with the oracle wrong it depends on base."""
+    b, o, m = _checked((b, o, m))
+    if o == 1:
+        return CONTEXT_ACCEPTABLE if m == 1 else NOISE_VULNERABLE
+    return CONTEXT_MISINTERPRETED if b == 1 else CONTEXT_INSENSITIVE
+
+
+def category_label(category: str, mixed_name: str = "mixed") -> str:
+    """A human label for the inspector, e.g. "noise vulnerable: right with oracle, wrong with
+    mixed"; ``mixed_name`` names the setting that played mixed (e.g. "retrieved@5")."""
+    return _LABEL_TEMPLATES[category].format(mixed=mixed_name)
+
+
+def _indicators(items: Iterable[Labels]) -> dict[str, np.ndarray]:
+    rows = [_checked(item) for item in items]
+    arr = np.asarray(rows, dtype=float).reshape(-1, 3)
+    b, o, m = arr[:, 0], arr[:, 1], arr[:, 2]
+    nv = o * (1 - m)
+    ca = o * m
+    ci = (1 - o) * (1 - b)
+    cm = (1 - o) * b
+    return {"nv": nv, "ca": ca, "ci": ci, "cm": cm, "overall": -nv + ca - ci - cm,
+            "base": b, "oracle": o, "mixed": m}
+
+
+def _share(items: Iterable[Labels], name: str) -> float | None:
+    col = _indicators(items)[name]
+    return float(col.mean()) if len(col) else None
+
+
+def noise_vulnerability(items: Iterable[Labels]) -> float | None:
+    """NV (MIRAGE §1): the share of items right with the oracle and wrong with mixed."""
+    return _share(items, "nv")
+
+
+def context_acceptability(items: Iterable[Labels]) -> float | None:
+    """CA (MIRAGE §1): the share of items right with the oracle and right with mixed."""
+    return _share(items, "ca")
+
+
+def context_insensitivity(items: Iterable[Labels]) -> float | None:
+    """CI (MIRAGE §1): the share of items wrong with the oracle and wrong without context."""
+    return _share(items, "ci")
+
+
+def context_misinterpretation(items: Iterable[Labels]) -> float | None:
+    """CM (MIRAGE §1): the share of items wrong with the oracle but right without context."""
+    return _share(items, "cm")
+
+
+def overall_score(items: Iterable[Labels]) -> float | None:
+    """MIRAGE's overall score as its reference code ranks systems: -NV + CA - CI - CM."""
+    return _share(items, "overall")
+
+
+METRIC_KEYS = ("nv", "ca", "ci", "cm", "overall")
+SETTING_KEYS = ("base", "oracle", "mixed")
+
+
+@dataclass(frozen=True)
+class AdaptabilityReport:
+    """NV, CA, CI, CM and overall with 95% bootstrap CIs, accuracy per setting, pattern counts."""
+
+    n: int
+    nv: Estimate
+    ca: Estimate
+    ci: Estimate
+    cm: Estimate
+    overall: Estimate
+    accuracy: dict[str, Estimate]  # "base", "oracle", "mixed" -> EM_loose accuracy
+    patterns: dict[str, int]
+    mixed_setting: str = "mixed"
+    n_boot: int = 1000
+    seed: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        """Flat, system-agnostic keys: n, nv, nv_lo, nv_hi, ..., overall_hi (fractions),
+        acc_base, acc_base_lo, ..., acc_mixed_hi, patterns, and which setting played mixed."""
+        out: dict[str, Any] = {"n": self.n}
+        for key in METRIC_KEYS:
+            out.update(getattr(self, key).as_dict(key))
+        for key in SETTING_KEYS:
+            out.update(self.accuracy[key].as_dict(f"acc_{key}"))
+        out["patterns"] = dict(self.patterns)
+        out["mixed_setting"] = self.mixed_setting
+        out["n_boot"] = self.n_boot
+        out["seed"] = self.seed
+        return out
+
+
+def adaptability(items: Iterable[Labels], n_boot: int = 1000, seed: int = 0,
+                 mixed_setting: str = "mixed") -> AdaptabilityReport:
+    """The MIRAGE §1 adaptability report for one system over items of (b, o, m) EM_loose labels.
+
+    NV, CA, CI, CM, overall and the three accuracies are computed on the same bootstrap
+    resamples of items, so on every resample NV + CA + CI + CM = 1 and NV + CA = oracle accuracy.
+    ``mixed_setting`` records which setting filled the mixed slot (e.g. "retrieved@5").
+    """
+    items = [_checked(item) for item in items]
+    columns = _indicators(items)
+    est = bootstrap_many(columns, n_boot=n_boot, seed=seed)
+    return AdaptabilityReport(
+        n=len(items),
+        nv=est["nv"], ca=est["ca"], ci=est["ci"], cm=est["cm"], overall=est["overall"],
+        accuracy={key: est[key] for key in SETTING_KEYS},
+        patterns=pattern_counts(items),
+        mixed_setting=mixed_setting, n_boot=n_boot, seed=seed,
+    )
