@@ -17,6 +17,7 @@ from engine.datasets import (DatasetNotFound, attach_collection, get_dataset, ge
 from engine.importers import FORMATS
 from engine.importers.base import DatasetFormatError
 from engine.store import Store, StoreError, default_db_path
+from models.base import ModelError
 
 
 class CliError(Exception):
@@ -66,7 +67,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = data_sub.add_parser("demo", help="import the shipped demo pool (if not there yet)")
     _db_option(p, top=False)
+
+    from mirage_tui import cli_models
+
+    cli_models.add_models_parser(sub)
+    for module in _extension_modules():
+        module.add_parsers(sub)
     return parser
+
+
+# subcommand groups that live in their own modules: each has add_parsers(sub) and
+# run(args, store) -> int and imports its heavy dependencies only when it runs
+_EXTENSIONS: dict[str, str] = {}
+
+
+def _extension_modules():
+    from importlib import import_module
+
+    return [import_module(name) for name in dict.fromkeys(_EXTENSIONS.values())]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,12 +97,20 @@ def main(argv: list[str] | None = None) -> int:
 
             run_app(db_path)
             return 0
+        if args.command == "models":
+            from mirage_tui.cli_models import run_models
+
+            return run_models(args)
         store = Store(db_path)
+        if args.command in _EXTENSIONS:
+            from importlib import import_module
+
+            return import_module(_EXTENSIONS[args.command]).run(args, store)
         handler = {"import": cmd_import, "list": cmd_list, "show": cmd_show,
                    "attach": cmd_attach, "demo": cmd_demo}[args.data_command]
         return handler(store, args)
     except (CliError, DatasetFormatError, DatasetNotFound, LookupError, StoreError,
-            ValueError) as exc:
+            ValueError, ModelError) as exc:
         print(f"mirage-tui: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

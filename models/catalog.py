@@ -1,0 +1,248 @@
+"""What can be used now: packaged generators, the user's GGUF files, and embedders.
+
+Local GGUF files are first-class: the catalog scans the usual model folders (``model_folders``)
+recursively, a few levels deep, reading only each file's header. Packaged models are listed
+whether installed or not, with the command that installs them. Names are what the rest of the
+app says: ``load_generator("gemma3-270m")``, ``load_generator("~/models/x.gguf")``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable
+
+from models import packaged
+from models.base import Embedder, Generator, ModelError
+from models.gguf import read_gguf
+
+MODELS_ENV = "MIRAGE_MODELS"
+MAX_DEPTH = 4                      # folder levels below each root that are scanned
+_NOT_GENERATORS = {"clip", "bert", "nomic-bert", "jina-bert-v2", "t5encoder"}
+
+
+@dataclass
+class CatalogEntry:
+    name: str
+    kind: str                      # 'generator', 'embedder' or 'reranker'
+    path: str | None
+    installed: bool
+    install: str | None            # the command that installs it, for packaged models
+    size_bytes: int | None
+    quantization: str | None
+    context_length: int | None     # as trained (generators) or max_seq_length (embedders)
+    license: str | None
+    chat: bool
+    source: str = "local"          # 'packaged' or 'local'
+    architecture: str | None = None
+    dim: int | None = None         # embedders
+    error: str | None = None       # why a file found on disk cannot be used
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def model_folders() -> list[Path]:
+    """Where GGUF files are looked for: $MIRAGE_MODELS (os.pathsep-separated) first, then the
+    folders of LM Studio, llama.cpp and a plain ~/models, then mirage-tui's cache."""
+    env = [Path(p).expanduser() for p in os.environ.get(MODELS_ENV, "").split(os.pathsep) if p]
+    home = Path.home()
+    return env + [home / ".cache" / "lm-studio" / "models", home / ".lmstudio" / "models",
+                  home / "models", home / ".cache" / "llama.cpp", home / "llama.cpp" / "models",
+                  packaged.cache_dir()]
+
+
+def find_gguf_files(folders: Iterable[Path], max_depth: int = MAX_DEPTH) -> list[Path]:
+    """GGUF files under the folders (first shard only of split models; no mmproj files).
+    Unreadable folders and files are skipped."""
+    found: dict[Path, None] = {}
+    for root in folders:
+        root = Path(root).expanduser()
+        if not root.is_dir():
+            continue
+        stack = [(root, 0)]
+        while stack:
+            folder, depth = stack.pop()
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    if entry.is_dir() and not entry.name.startswith("."):
+                        if depth < max_depth:
+                            stack.append((Path(entry.path), depth + 1))
+                    elif entry.is_file() and entry.name.lower().endswith(".gguf"):
+                        if _skipped_file(entry.name) or not os.access(entry.path, os.R_OK):
+                            continue
+                        found[Path(entry.path).resolve()] = None
+                except OSError:
+                    continue
+    return list(found)
+
+
+def _skipped_file(name: str) -> bool:
+    lower = name.lower()
+    if lower.startswith("mmproj"):
+        return True
+    # llama.cpp loads a split model from its first shard: name-00001-of-00003.gguf
+    stem = lower[:-5]
+    if "-of-" in stem:
+        part = stem.rsplit("-of-", 1)[0].rsplit("-", 1)[-1]
+        return part.isdigit() and int(part) != 1
+    return False
+
+
+_header_cache: dict[tuple[str, int, int], CatalogEntry] = {}
+_header_lock = threading.Lock()
+
+
+def _file_entry(path: Path) -> CatalogEntry | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    with _header_lock:
+        if key in _header_cache:
+            return _header_cache[key]
+    entry = CatalogEntry(name=path.stem, kind="generator", path=str(path), installed=True,
+                         install=None, size_bytes=st.st_size, quantization=None,
+                         context_length=None, license=None, chat=False)
+    try:
+        info = read_gguf(path)
+    except ModelError as exc:
+        entry.installed, entry.error = False, str(exc)
+    else:
+        if info.architecture in _NOT_GENERATORS:
+            return None
+        entry.quantization, entry.context_length = info.quantization, info.context_length
+        entry.license, entry.chat = info.license, info.has_chat_template
+        entry.architecture = info.architecture
+    with _header_lock:
+        _header_cache[key] = entry
+    return entry
+
+
+def packaged_entries() -> list[CatalogEntry]:
+    """The packaged generators, installed or not (nothing is assembled to list them)."""
+    out = []
+    for spec in packaged.PACKAGED.values():
+        path = spec.planned_path()
+        entry = CatalogEntry(name=spec.name, kind="generator",
+                             path=str(path) if path else None, installed=path is not None,
+                             install=spec.install, size_bytes=None,
+                             quantization=spec.quantization, context_length=None,
+                             license=spec.license, chat=spec.chat, source="packaged")
+        source = spec.header_source() if path else None
+        if source is not None:
+            header, size = source
+            try:
+                info = read_gguf(header, file_size=size, check_data=header == path)
+            except ModelError as exc:
+                entry.error = str(exc)
+            else:
+                entry.context_length, entry.architecture = info.context_length, info.architecture
+                entry.quantization = info.quantization or spec.quantization
+            entry.size_bytes = size
+        out.append(entry)
+    return out
+
+
+def embedder_entries() -> list[CatalogEntry]:
+    try:
+        from models.embedders import available_embedders
+    except ImportError:
+        return []
+    out = []
+    for e in available_embedders():
+        path = e.get("path")
+        out.append(CatalogEntry(
+            name=e["name"], kind=e.get("kind", "embedder"), path=str(path) if path else None,
+            installed=bool(e.get("installed")), install=e.get("install"),
+            size_bytes=_size_of(path) if e.get("installed") else None, quantization=None,
+            context_length=e.get("max_seq_length"), license=e.get("license"), chat=False,
+            source="packaged", dim=e.get("dim")))
+    return out
+
+
+def _size_of(path) -> int | None:
+    if not path:
+        return None
+    p = Path(path)
+    try:
+        if p.is_file():
+            return p.stat().st_size
+        return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+    except OSError:
+        return None
+
+
+def list_models(folders: Iterable[Path] | None = None, *,
+                include_embedders: bool = True) -> list[CatalogEntry]:
+    """Every model the catalog knows: packaged generators, GGUF files found in ``folders``
+    (default ``model_folders()``), then embedders."""
+    entries = packaged_entries()
+    taken = {e.name for e in entries}
+    packaged_paths = {str(Path(e.path).resolve()) for e in entries if e.path}
+    local = []
+    for path in find_gguf_files(model_folders() if folders is None else folders):
+        if str(path) in packaged_paths:
+            continue
+        entry = _file_entry(path)
+        if entry is not None:
+            local.append(entry)
+    stems = [e.name for e in local]
+    for e in local:
+        if stems.count(e.name) > 1 or e.name in taken:   # same file name in two folders
+            e.name = f"{Path(e.path).parent.name}/{e.name}"
+    entries += local
+    if include_embedders:
+        entries += embedder_entries()
+    return entries
+
+
+def find_model(name: str, folders: Iterable[Path] | None = None) -> CatalogEntry | None:
+    """The entry with this exact name, else the only one whose name contains it
+    (so ``smollm2`` finds ``smollm2-135m-instruct``); ambiguous text is an error."""
+    entries = list_models(folders)
+    for entry in entries:
+        if entry.name == name:
+            return entry
+    partial = [e for e in entries if name.lower() in e.name.lower()]
+    if len(partial) > 1:
+        raise ModelError(f"{name}: matches several models ({', '.join(e.name for e in partial)});"
+                         " give the full name")
+    return partial[0] if partial else None
+
+
+def load_generator(name_or_path: str | os.PathLike, *, folders: Iterable[Path] | None = None,
+                   **opts) -> Generator:
+    """A generator by catalog name (packaged or found on disk) or by GGUF path. Options go to
+    ``LlamaGenerator.load`` (n_ctx, n_threads, n_gpu_layers, swa_full, log_file)."""
+    from models.llama import LlamaGenerator
+
+    text = str(name_or_path)
+    if packaged.get_spec(text) is not None:
+        return LlamaGenerator.load(text, **opts)
+    path = Path(text).expanduser()
+    if path.suffix.lower() == ".gguf" or path.exists():
+        return LlamaGenerator.load(path, **opts)
+    entry = find_model(text, folders)
+    if entry is None:
+        raise ModelError(f"{text}: no such model; `mirage-tui models list` shows the names")
+    if entry.kind != "generator":
+        raise ModelError(f"{text}: is an {entry.kind}, not a generator")
+    if entry.error:
+        raise ModelError(entry.error)
+    return LlamaGenerator.load(entry.path, name=entry.name, **opts)
+
+
+def load_embedder(name_or_path: str | os.PathLike, **opts) -> Embedder:
+    try:
+        from models.embedders import load_embedder as load
+    except ImportError as exc:
+        raise ModelError(f"{name_or_path}: embedders are not available ({exc})") from None
+    return load(name_or_path, **opts)

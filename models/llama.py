@@ -1,0 +1,531 @@
+"""Generators on llama.cpp (llama-cpp-python): any GGUF file, or a packaged model by name.
+
+What this adapter adds to a bare ``llama_cpp.Llama``:
+
+- **Silence.** llama.cpp logs from C straight to the terminal's stderr, which corrupts a TUI.
+  A process-wide log callback (``llama_log_set``) keeps the last lines in memory (they explain
+  load failures) and copies them to a log file when one is set. llama-cpp-python also
+  redirects file descriptors 1 and 2 to /dev/null around each model load when
+  ``verbose=False``; that blanks the screen of a TUI drawing from another thread, and two loads
+  in two threads can leave stdout pointing at /dev/null for good. With the callback in place the
+  redirect has nothing left to hide, so it is replaced by a no-op (``_NoRedirect``).
+- **Exact prompts and counts.** Chat messages go through the model's own chat template (the
+  GGUF's ``tokenizer.chat_template``, rendered with jinja2 the way llama-cpp-python does);
+  a base model (no template) gets messages rendered into a small versioned few-shot frame
+  (``render_few_shot``). A plain string is a raw completion prompt for any model. Every
+  ``Generation`` carries the exact text sent and its token count.
+- **Prefix reuse, measured.** Consecutive prompts that share a prefix evaluate only the new
+  suffix (the KV cache is cut back to the longest common prefix, as ``Llama.generate`` does);
+  ``prompt_tokens_evaluated`` is the number of tokens this call actually sent to llama.cpp.
+  Models with sliding-window attention (Gemma 3) get a full-size SWA cache (``swa_full``):
+  with the default pruned one, cutting the cache back and continuing silently attends to a
+  window whose older cells were already dropped, and the logits differ from a cold run.
+- **Context checks before llama.cpp.** A prompt whose tokens plus ``max_tokens`` do not fit
+  raises ``ContextOverflow`` (the engine decides whether to truncate). Asking for an ``n_ctx``
+  longer than the model was trained for is refused with a ModelError, not clamped: a silent
+  clamp would change what the run header and the cache key say.
+- **One lock per loaded model**, and one loaded model per (path, n_ctx, n_gpu_layers):
+  ``LlamaGenerator.load`` returns the same instance for the same key.
+
+GPU. The wheel installed here is the CPU build. llama.cpp offloads layers only when it was
+built with a GPU backend; this adapter asks ``llama_cpp.llama_supports_gpu_offload()`` and, if
+true, offloads every layer (``n_gpu_layers=-1``) and reports ``device='gpu'`` in each
+Generation. To get the CUDA build (needs the CUDA toolkit, nvcc on PATH, and a compiler)::
+
+    CMAKE_ARGS="-DGGML_CUDA=on" pip install llama-cpp-python==0.3.36 \\
+        --no-binary llama-cpp-python --force-reinstall --no-cache-dir
+
+(``-DGGML_METAL=on`` on Apple silicon, where it is the default). Check with
+``python -c "import llama_cpp; print(llama_cpp.llama_supports_gpu_offload())"`` and
+``mirage-tui models check smollm2-135m-instruct --json`` (its ``device`` field).
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import itertools
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+import llama_cpp
+from llama_cpp import _internals as _llama_internals
+from llama_cpp import llama as _llama_module
+from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+from models import packaged
+from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, Prompt,
+                         SamplingParams)
+from models.gguf import GGUFInfo, read_gguf
+
+DEFAULT_MAX_CTX = 4096
+
+# --------------------------------------------------------------------------- llama.cpp's log
+
+_LOG: collections.deque[tuple[int, str]] = collections.deque(maxlen=500)
+_log_seq = itertools.count()
+_log_file = None
+_log_file_lock = threading.Lock()
+
+
+@llama_cpp.llama_log_callback
+def _log_callback(level: int, text: bytes, user_data) -> None:
+    # Called from C: an exception here would be printed to stderr, so nothing may escape.
+    try:
+        line = text.decode("utf-8", errors="replace")
+        _LOG.append((next(_log_seq), line))
+        if _log_file is not None:
+            with _log_file_lock:
+                _log_file.write(line)
+                _log_file.flush()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+class _NoRedirect:
+    """Replaces llama_cpp's ``suppress_stdout_stderr`` (see the module docstring)."""
+
+    def __init__(self, disable: bool = True):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+def install_log_callback() -> None:
+    """Route llama.cpp's C logging to ``_log_callback`` (idempotent; done at import)."""
+    llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
+    _llama_module.suppress_stdout_stderr = _NoRedirect
+    _llama_internals.suppress_stdout_stderr = _NoRedirect
+
+
+def set_log_file(path: str | os.PathLike | None) -> None:
+    """Append llama.cpp's log to ``path`` from now on (None: keep it in memory only).
+    The log is process-wide, like llama.cpp's own."""
+    global _log_file
+    with _log_file_lock:
+        if _log_file is not None:
+            _log_file.close()
+        _log_file = None if path is None else open(path, "a", encoding="utf-8")
+
+
+def recent_log(since: int = -1) -> list[str]:
+    """llama.cpp log lines kept in memory, optionally only those after sequence ``since``."""
+    return [line for seq, line in list(_LOG) if seq > since]
+
+
+def _log_mark() -> int:
+    return _LOG[-1][0] if _LOG else -1
+
+
+install_log_callback()
+
+
+def gpu_offload_available() -> bool:
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+# --------------------------------------------------------------------------- few-shot frame
+
+FEW_SHOT_VERSION = "qa-few-shot-v1"
+FEW_SHOT_HEADER = ("Answer each question with a short, factual answer. When a context is "
+                   "given, answer from the context.")
+FEW_SHOT_EXAMPLES: tuple[tuple[str, str | None, str], ...] = (
+    ("What is the capital of Japan?", None, "Tokyo"),
+    ("Who wrote the novel Pride and Prejudice?", None, "Jane Austen"),
+    ("Which metal is liquid at room temperature?",
+     "Mercury is a chemical element with the symbol Hg. It is the only metal that is liquid "
+     "at standard temperature and pressure.", "Mercury"),
+)
+FEW_SHOT_STOP = ("\nQuestion:",)
+"""Where a base model, having answered, starts the next example of the frame."""
+
+_LEADING_QUESTION = re.compile(r"^\s*question\s*:\s*", re.IGNORECASE)
+_TRAILING_ANSWER = re.compile(r"\s*answer\s*:\s*$", re.IGNORECASE)
+
+
+def _question_text(content: str) -> str:
+    # Prompts written for chat models often carry their own "Question:" ... "Answer:" cue;
+    # keep one of each so the frame does not say "Question: Question : ...".
+    return _TRAILING_ANSWER.sub("", _LEADING_QUESTION.sub("", content)).strip()
+
+
+def render_few_shot(messages: Sequence[dict]) -> str:
+    """Chat messages as a completion prompt for a base model (frame ``FEW_SHOT_VERSION``).
+
+    The system messages, then the fixed header and examples, then earlier user/assistant turns
+    as Question/Answer pairs, then the last user message as the open question::
+
+        {system}
+        {FEW_SHOT_HEADER}
+
+        Question: ...
+        Answer: ...
+
+        Question: {the last user message}
+        Answer:
+    """
+    system = [m["content"].strip() for m in messages if m.get("role") == "system"]
+    turns = [m for m in messages if m.get("role") != "system"]
+    parts = ["\n".join(system + [FEW_SHOT_HEADER]), "\n\n"]
+    for question, context, answer in FEW_SHOT_EXAMPLES:
+        parts.append(f"Question: {question}\n")
+        if context:
+            parts.append(f"Context: {context}\n")
+        parts.append(f"Answer: {answer}\n\n")
+    for m in turns:
+        if m.get("role") == "assistant":
+            parts.append(f"Answer: {m['content'].strip()}\n\n")
+        else:
+            parts.append(f"Question: {_question_text(m['content'])}\n")
+    if not turns or turns[-1].get("role") == "assistant":
+        parts.append("Question: \n")
+    parts.append("Answer:")
+    return "".join(parts)
+
+
+def few_shot_prompt(question: str, system: str | None = None) -> str:
+    """The few-shot frame around one question (what a base model is sent for it)."""
+    messages = ([{"role": "system", "content": system}] if system else [])
+    return render_few_shot(messages + [{"role": "user", "content": question}])
+
+
+# --------------------------------------------------------------------------- the generator
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    text: str                 # the exact text sent (template or frame applied)
+    tokens: list[int]         # what llama.cpp evaluates (BOS included when the model wants it)
+    mode: str                 # 'raw', 'chat-template' or FEW_SHOT_VERSION
+    stop: tuple[str, ...]     # stop sequences the mode adds
+
+
+_INSTANCES: dict[tuple, "LlamaGenerator"] = {}
+_INSTANCES_LOCK = threading.Lock()
+_LOAD_LOCK = threading.Lock()     # one load at a time: the log capture is process-wide
+
+
+def resolve_model_path(name_or_path: str | os.PathLike) -> tuple[Path, str | None]:
+    """A packaged name (assembled on first use) or a file path → (path, packaged name)."""
+    text = str(name_or_path)
+    spec = packaged.get_spec(text)
+    if spec is not None:
+        path = spec.locate()
+        if path is None:
+            raise ModelError(f"{spec.name}: not installed; install it with `{spec.install}`")
+        return path, spec.name
+    path = Path(text).expanduser()
+    return path, packaged.name_for_path(path) if path.exists() else None
+
+
+class LlamaGenerator:
+    """A GGUF model behind ``models.base.Generator``. Use ``LlamaGenerator.load`` (cached)."""
+
+    backend = "llama.cpp"
+    supports_label_probs = True
+
+    @classmethod
+    def load(cls, name_or_path: str | os.PathLike, *, n_ctx: int | None = None,
+             n_gpu_layers: int | None = None, **opts) -> "LlamaGenerator":
+        """The loaded model for (file, n_ctx, n_gpu_layers), loading it on first request.
+        Other options (n_threads, swa_full, log_file, name) apply only to that first load."""
+        path, name = resolve_model_path(name_or_path)
+        info = _read_info(path)
+        n_ctx = _effective_n_ctx(path, info, n_ctx)
+        n_gpu_layers = _effective_gpu_layers(n_gpu_layers)
+        key = (str(path.resolve()), n_ctx, n_gpu_layers)
+        with _INSTANCES_LOCK:
+            found = _INSTANCES.get(key)
+            if found is not None:
+                return found
+            made = cls(path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, name=opts.pop("name", name),
+                       info=info, **opts)
+            _INSTANCES[key] = made
+            return made
+
+    def __init__(self, path: str | os.PathLike, *, n_ctx: int | None = None,
+                 n_threads: int | None = None, n_gpu_layers: int | None = None,
+                 swa_full: bool | None = None, log_file: str | os.PathLike | None = None,
+                 name: str | None = None, info: GGUFInfo | None = None):
+        self.path = Path(path).expanduser()
+        self.info = info or _read_info(self.path)
+        self.n_ctx = _effective_n_ctx(self.path, self.info, n_ctx)
+        self.n_gpu_layers = _effective_gpu_layers(n_gpu_layers)
+        self.n_threads = n_threads or os.cpu_count() or 1
+        self.device = "gpu" if self.n_gpu_layers != 0 and gpu_offload_available() else "cpu"
+        self.swa_full = bool(self.info.sliding_window) if swa_full is None else swa_full
+        self.name = name or packaged.name_for_path(self.path) or self.path.stem
+        self.context_length = self.info.context_length  # as trained
+        self.quantization = self.info.quantization
+        self._lock = threading.Lock()
+        self._sha256: str | None = None
+        if log_file is not None:
+            set_log_file(log_file)
+        self._llm = self._load_llama()
+        self._vocab = self._llm._model.vocab
+        self.chat = self.info.has_chat_template
+        self._formatter = self._chat_formatter() if self.chat else None
+
+    # ----------------------------------------------------------------------- loading
+
+    def _load_llama(self) -> llama_cpp.Llama:
+        with _LOAD_LOCK:
+            mark = _log_mark()
+            try:
+                return llama_cpp.Llama(
+                    str(self.path), n_ctx=self.n_ctx, n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads, n_gpu_layers=self.n_gpu_layers,
+                    swa_full=self.swa_full, verbose=False)
+            except Exception as exc:  # noqa: BLE001 - ValueError, RuntimeError, ...
+                raise ModelError(self._explain_load_failure(exc, recent_log(mark))) from None
+
+    def _explain_load_failure(self, exc: Exception, log: list[str]) -> str:
+        arch = self.info.architecture
+        text = "".join(log)
+        if arch and re.search(r"unknown model architecture", text):
+            return (f"{self.path}: architecture '{arch}' is not supported by this llama.cpp "
+                    f"build (llama-cpp-python {llama_cpp.__version__})")
+        lines = [line.strip() for line in log]
+        errors = ([ln for ln in lines if "error" in ln.lower()]
+                  or [ln for ln in lines if "fail" in ln.lower()])
+        detail = re.sub(r"^\w+: (error loading model: )?", "", errors[-1]) if errors else str(exc)
+        return f"{self.path}: llama.cpp could not load this model: {detail}"
+
+    def _chat_formatter(self) -> Jinja2ChatFormatter:
+        model = self._llm._model
+        eos, bos = self._llm.token_eos(), self._llm.token_bos()
+        try:
+            return Jinja2ChatFormatter(
+                template=self.info.chat_template,
+                eos_token=model.token_get_text(eos) if eos != -1 else "",
+                bos_token=model.token_get_text(bos) if bos != -1 else "")
+        except Exception as exc:  # noqa: BLE001 - jinja2 syntax errors
+            raise ModelError(f"{self.path}: its chat template cannot be parsed ({exc})") from None
+
+    # ----------------------------------------------------------------------- protocol
+
+    @property
+    def identity(self) -> ModelIdentity:
+        if self._sha256 is None:
+            self._sha256 = packaged.file_sha256(self.path)
+        return ModelIdentity(name=self.name, sha256=self._sha256,
+                             quantization=self.quantization, context_length=self.n_ctx,
+                             backend=self.backend)
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` as part of a prompt (no BOS, special tokens not parsed)."""
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def render(self, prompt: Prompt) -> RenderedPrompt:
+        """What ``generate(prompt)`` would send: the exact text, its tokens, the mode."""
+        if isinstance(prompt, str):
+            text, mode, stop = prompt, "raw", ()
+        elif self._formatter is not None:
+            try:
+                text = self._formatter(messages=list(prompt)).prompt
+            except Exception as exc:  # noqa: BLE001 - templates raise their own errors
+                raise ModelError(f"{self.path}: its chat template rejected the messages "
+                                 f"({exc})") from None
+            mode, stop = "chat-template", ()
+        else:
+            text, mode, stop = render_few_shot(prompt), FEW_SHOT_VERSION, FEW_SHOT_STOP
+        tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        bos = self._llm.token_bos()
+        if self._llm._model.add_bos_token() and bos != -1 and tokens[:1] != [bos]:
+            tokens = [bos] + tokens
+        if not tokens:
+            raise ValueError(f"{self.name}: the prompt is empty")
+        return RenderedPrompt(text=text, tokens=tokens, mode=mode, stop=stop)
+
+    def generate(self, prompt: Prompt, params: SamplingParams = SamplingParams()) -> Generation:
+        """Generate up to ``params.max_tokens`` tokens. Stops at an end-of-generation token or
+        at the first stop sequence (cut from the text; the frame of a base model adds its
+        own). Raises ContextOverflow, before touching llama.cpp, when the prompt's tokens plus
+        ``max_tokens`` exceed ``n_ctx``."""
+        if params.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1 (got {params.max_tokens})")
+        rendered = self.render(prompt)
+        tokens = rendered.tokens
+        if len(tokens) + params.max_tokens > self.n_ctx:
+            raise ContextOverflow(
+                f"{self.path.name}: the prompt is {len(tokens)} tokens and max_tokens "
+                f"{params.max_tokens}, more than the context of {self.n_ctx} tokens "
+                f"({self.path})", prompt_tokens=len(tokens), context_length=self.n_ctx)
+        stops = tuple(dict.fromkeys(tuple(params.stop) + rendered.stop))
+        with self._lock:
+            llm = self._llm
+            started = time.perf_counter()
+            evaluated = self._eval_prompt(tokens)
+            prompt_done = time.perf_counter()
+            llm.set_seed(params.seed)
+            completion: list[int] = []
+            finish, text = "length", None
+            stream = llm.generate([], reset=False, top_k=params.top_k, top_p=params.top_p,
+                                  min_p=0.0, temp=params.temperature, repeat_penalty=1.0)
+            try:
+                for token in stream:
+                    if llama_cpp.llama_vocab_is_eog(self._vocab, token):
+                        finish = "stop"
+                        break
+                    completion.append(token)
+                    if stops:
+                        so_far = self._detok(completion)
+                        cut = min((i for i in (so_far.find(s) for s in stops) if i >= 0),
+                                  default=-1)
+                        if cut >= 0:
+                            text, finish = so_far[:cut], "stop"
+                            break
+                    if len(completion) >= params.max_tokens:
+                        break
+            except RuntimeError as exc:
+                llm.reset()
+                raise ModelError(f"{self.path}: llama.cpp failed while generating ({exc})") \
+                    from None
+            finally:
+                stream.close()
+            if text is None:
+                text = self._detok(completion)
+            done = time.perf_counter()
+        prompt_s, gen_s = prompt_done - started, done - prompt_done
+        return Generation(
+            text=text, prompt_tokens=len(tokens), completion_tokens=len(completion),
+            prompt_tokens_evaluated=evaluated, seconds=done - started, finish_reason=finish,
+            device=self.device, prompt_text=rendered.text,
+            extra={"mode": rendered.mode, "stop": list(stops), "seed": params.seed,
+                   "prompt_seconds": prompt_s, "generation_seconds": gen_s,
+                   "prompt_tokens_per_s": evaluated / prompt_s if prompt_s > 0 else 0.0,
+                   "generation_tokens_per_s": len(completion) / gen_s if gen_s > 0 else 0.0,
+                   "n_ctx": self.n_ctx, "n_threads": self.n_threads})
+
+    def label_probs(self, prompt: Prompt, labels: Sequence[str]) -> dict[str, float]:
+        """P(label) from one forward pass: the next-token distribution after the prompt, summed
+        over the first token of each label written with and without a leading space, then
+        normalised over the labels. Labels whose first tokens collide are refused."""
+        if not labels:
+            raise ValueError("label_probs needs at least one label")
+        rendered = self.render(prompt)
+        tokens = rendered.tokens
+        if len(tokens) > self.n_ctx:
+            raise ContextOverflow(
+                f"{self.path.name}: the prompt is {len(tokens)} tokens, more than the context "
+                f"of {self.n_ctx} tokens ({self.path})",
+                prompt_tokens=len(tokens), context_length=self.n_ctx)
+        ids = {label: self._label_token_ids(label) for label in labels}
+        seen: dict[int, str] = {}
+        for label, token_ids in ids.items():
+            for t in token_ids:
+                if t in seen and seen[t] != label:
+                    raise ValueError(f"labels {seen[t]!r} and {label!r} start with the same "
+                                     f"token; one forward pass cannot tell them apart")
+                seen[t] = label
+        with self._lock:
+            self._eval_prompt(tokens)
+            logits = np.ctypeslib.as_array(
+                llama_cpp.llama_get_logits_ith(self._llm.ctx, -1),
+                shape=(self._llm.n_vocab(),)).astype(np.float64)
+        logp = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
+        mass = {label: np.logaddexp.reduce(logp[sorted(token_ids)])
+                for label, token_ids in ids.items()}
+        top = max(mass.values())
+        total = sum(np.exp(v - top) for v in mass.values())
+        return {label: float(np.exp(v - top) / total) for label, v in mass.items()}
+
+    # ----------------------------------------------------------------------- helpers
+
+    def _label_token_ids(self, label: str) -> set[int]:
+        variants = {label, " " + label.lstrip()} if label.strip() else {label}
+        out = set()
+        for v in variants:
+            toks = self._llm.tokenize(v.encode("utf-8"), add_bos=False, special=False)
+            if toks:
+                out.add(toks[0])
+        if not out:
+            raise ValueError(f"label {label!r} has no tokens")
+        return out
+
+    def _detok(self, tokens: list[int]) -> str:
+        return self._llm.detokenize(tokens).decode("utf-8", errors="ignore")
+
+    def _eval_prompt(self, tokens: list[int]) -> int:
+        """Bring the KV cache to ``tokens``, evaluating only what differs from what it holds
+        (the logic of ``Llama.generate``). Returns the number of tokens evaluated."""
+        llm = self._llm
+        held = llm.input_ids[:min(llm.n_tokens, len(tokens))]
+        diff = np.flatnonzero(held != np.asarray(tokens[:len(held)], dtype=held.dtype))
+        common = int(diff[0]) if diff.size else len(held)
+        if common == len(tokens) == llm.n_tokens and not llm._requires_eval:
+            return 0          # the logits of the last token are still current
+        # with the whole prompt cached, evaluate its last token again to refresh the logits
+        reuse = common - 1 if common == len(tokens) else common
+        if reuse > 0 and llm._ctx.kv_cache_seq_rm(-1, reuse, -1):
+            llm.n_tokens = reuse
+        else:
+            llm.reset()
+            reuse = 0
+        try:
+            llm.eval(tokens[reuse:])
+        except RuntimeError as exc:
+            llm.reset()
+            raise ModelError(f"{self.path}: llama.cpp failed to evaluate the prompt ({exc})") \
+                from None
+        return len(tokens) - reuse
+
+    def reset(self) -> None:
+        """Forget the cached prompt (the next call evaluates everything)."""
+        with self._lock:
+            self._llm.reset()
+
+    def close(self) -> None:
+        """Free the model and drop it from the instance cache."""
+        with _INSTANCES_LOCK:
+            for key, value in list(_INSTANCES.items()):
+                if value is self:
+                    del _INSTANCES[key]
+        with self._lock:
+            self._llm.close()
+
+    def __repr__(self) -> str:
+        return (f"LlamaGenerator({self.name!r}, n_ctx={self.n_ctx}, device={self.device!r}, "
+                f"threads={self.n_threads})")
+
+
+def unload_all() -> None:
+    """Free every model loaded through ``LlamaGenerator.load``."""
+    with _INSTANCES_LOCK:
+        loaded = list(_INSTANCES.values())
+    for gen in loaded:
+        gen.close()
+
+
+def _read_info(path: Path) -> GGUFInfo:
+    if not path.exists():
+        raise ModelError(f"{path}: no such file")
+    return read_gguf(path)
+
+
+def _effective_n_ctx(path: Path, info: GGUFInfo, n_ctx: int | None) -> int:
+    trained = info.context_length
+    if n_ctx is None:
+        return min(trained or DEFAULT_MAX_CTX, DEFAULT_MAX_CTX)
+    if n_ctx < 1:
+        raise ModelError(f"{path}: n_ctx must be positive (got {n_ctx})")
+    if trained and n_ctx > trained:
+        raise ModelError(f"{path}: n_ctx {n_ctx} is longer than the {trained} tokens this model "
+                         f"was trained for; ask for at most {trained}")
+    return n_ctx
+
+
+def _effective_gpu_layers(n_gpu_layers: int | None) -> int:
+    if n_gpu_layers is None:
+        return -1 if gpu_offload_available() else 0
+    return n_gpu_layers
