@@ -162,7 +162,8 @@ def embedder_entries() -> list[CatalogEntry]:
         out.append(CatalogEntry(
             name=e["name"], kind=e.get("kind", "embedder"), path=str(path) if path else None,
             installed=bool(e.get("installed")), install=e.get("install"),
-            size_bytes=_size_of(path) if e.get("installed") else None, quantization=None,
+            size_bytes=_size_of(path) if e.get("installed") else None,
+            quantization=e.get("quantization"),
             context_length=e.get("max_seq_length"), license=e.get("license"), chat=False,
             source="packaged", dim=e.get("dim")))
     return out

@@ -447,7 +447,9 @@ class LlamaGenerator:
         out = set()
         for v in variants:
             toks = self._llm.tokenize(v.encode("utf-8"), add_bos=False, special=False)
-            if toks:
+            # some vocabularies write " 4" as a bare space then "4": a whitespace-only first
+            # token says nothing about the label, so that spelling is left out
+            if toks and (self._detok(toks[:1]).strip() or not v.strip()):
                 out.add(toks[0])
         if not out:
             raise ValueError(f"label {label!r} has no tokens")

@@ -212,6 +212,15 @@ def test_label_probs_refuses_labels_it_cannot_tell_apart(smol):
         smol.label_probs(FRANCE, [])
 
 
+def test_label_probs_reads_digit_grades_whose_spaced_form_starts_with_a_bare_space(smol):
+    # SmolLM2 tokenizes " 4" as " " + "4"; grades 1-5 must still be told apart in one pass
+    probs = smol.label_probs([{"role": "user", "content": "Pick a grade from 1 to 5. "
+                               "Reply with the digit only."}], ["1", "2", "3", "4", "5"])
+    assert set(probs) == {"1", "2", "3", "4", "5"}
+    assert abs(sum(probs.values()) - 1.0) < 1e-9
+    assert len({round(p, 6) for p in probs.values()}) > 1  # a real distribution, not uniform
+
+
 def test_count_tokens(smol, gemma):
     text = "Retrieval-augmented generation, evaluated locally."
     assert smol.count_tokens(text) == len(smol.render(text).tokens) > 3   # no BOS for SmolLM2
