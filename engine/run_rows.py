@@ -1,0 +1,232 @@
+"""Reading a run's stored rows back: the run, its items with their scores, and setting names.
+
+Everything a report, the inspector or an export shows is computed from these rows on every
+call (never kept as the only copy), so a run that gains items reports the new numbers at once.
+
+Setting names (shared with the run engine): ``base``, ``oracle``, ``mixed`` and
+``retrieved@{k}:{retriever_label}`` (``retrieved@{k}`` alone is read too). ``mixed`` and every
+``retrieved@…`` setting are *mixed-like*: each can play the "mixed" role of MIRAGE's
+adaptability metrics (RAG mode, MIRAGE §1).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from engine.store import Store
+
+SCORER_MARK = "_scorer"
+"""The run engine's marker row in ``scores`` (value NULL, detail = the scorer version); like
+every metric whose name starts with ``_`` it is not a metric and reports skip it."""
+
+LOOSE_METRIC = "em_loose"
+"""The EM_loose label behind NV/CA/CI/CM and per-setting accuracy (MIRAGE §1)."""
+
+_RETRIEVED = re.compile(r"^retrieved@(\d+)(?::(.+))?$")
+
+
+class RunNotFound(LookupError):
+    """No run of that name in the workspace."""
+
+
+def parse_retrieved(setting: str) -> tuple[int, str | None] | None:
+    """``(k, retriever_label)`` of a ``retrieved@k[:label]`` setting, else None."""
+    match = _RETRIEVED.match(setting)
+    if not match:
+        return None
+    return int(match.group(1)), match.group(2)
+
+
+def is_mixed_like(setting: str) -> bool:
+    """True for ``mixed`` and every ``retrieved@k…`` setting (each can play mixed)."""
+    return setting == "mixed" or parse_retrieved(setting) is not None
+
+
+def setting_order(setting: str) -> tuple:
+    """Sort key: base, oracle, mixed, then retrieved settings by retriever and k, then others."""
+    fixed = {"base": 0, "oracle": 1, "mixed": 2}
+    if setting in fixed:
+        return (fixed[setting], "", 0, "")
+    retrieved = parse_retrieved(setting)
+    if retrieved is not None:
+        return (3, retrieved[1] or "", retrieved[0], "")
+    return (4, "", 0, setting)
+
+
+def split_system(system: str) -> tuple[str, str | None]:
+    """``(generator, template)`` of a ``generator/template`` system label."""
+    generator, sep, template = system.rpartition("/")
+    return (generator, template) if sep and generator else (system, None)
+
+
+def metric_order(metrics: Iterable[str]) -> list[str]:
+    """The answer metrics in :data:`engine.metrics.answer.METRICS` order, others after, sorted."""
+    from engine.metrics.answer import CITATION_METRIC, METRICS
+
+    known = [*METRICS, CITATION_METRIC]
+    present = set(metrics)
+    return [m for m in known if m in present] + sorted(present - set(known))
+
+
+@dataclass
+class RunInfo:
+    id: int
+    name: str
+    dataset_id: int
+    dataset: str            # name@version
+    dataset_hash: str
+    dataset_queries: int    # queries in the whole dataset (a sample says "N of M")
+    config: dict
+    header: dict
+    status: str
+    created_at: str
+    updated_at: str
+
+
+@dataclass
+class ItemRecord:
+    """One run item (system × setting × query) with its query's facts and its scores."""
+
+    system: str
+    setting: str
+    query_rowid: int
+    query_id: str
+    language: str | None
+    source: str | None
+    generation_key: str | None
+    truncated: bool
+    error: str | None
+    context: list[int] | None
+    scores: dict[str, float | None] = field(default_factory=dict)
+    details: dict[str, str | None] = field(default_factory=dict)
+    scorer_version: str | None = None   # from the run engine's ``_scorer`` marker row
+
+    @property
+    def loose(self) -> int | None:
+        """The EM_loose label (0/1), or None when the item has no such score."""
+        value = self.scores.get(LOOSE_METRIC)
+        return None if value is None else int(round(value))
+
+
+def _json(text: str | None, default: Any) -> Any:
+    if not text:
+        return default
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return default
+
+
+def known_runs(store: Store) -> list[str]:
+    return [r[0] for r in store.query("SELECT name FROM runs ORDER BY created_at, name")]
+
+
+def load_run(store: Store, name: str) -> RunInfo:
+    """The run called ``name``; :class:`RunNotFound` (listing the known runs) otherwise."""
+    rows = store.query(
+        "SELECT r.*, d.name AS d_name, d.version AS d_version, d.content_hash AS d_hash, "
+        "(SELECT COUNT(*) FROM queries q WHERE q.dataset_id = r.dataset_id) AS d_queries "
+        "FROM runs r JOIN datasets d ON d.id = r.dataset_id WHERE r.name = ?", (name,))
+    if not rows:
+        known = known_runs(store)
+        hint = f" (known: {', '.join(known)})" if known else " (the workspace has no runs yet)"
+        raise RunNotFound(f"no run named {name!r}{hint}")
+    r = rows[0]
+    return RunInfo(r["id"], r["name"], r["dataset_id"], f"{r['d_name']}@{r['d_version']}",
+                   r["d_hash"], r["d_queries"], _json(r["config"], {}), _json(r["header"], {}),
+                   r["status"], r["created_at"], r["updated_at"])
+
+
+def load_items(store: Store, run: RunInfo, metrics: Iterable[str] | None = None,
+               details: bool = False) -> list[ItemRecord]:
+    """Every item of the run with its scores (all metrics, or only ``metrics``), ordered by
+    system, query and setting. ``details=True`` also loads each score's detail text."""
+    rows = store.query(
+        "SELECT ri.system, ri.setting, ri.query_rowid, ri.generation_key, ri.truncated, "
+        "ri.error, ri.context, q.query_id, q.language, q.source "
+        "FROM run_items ri JOIN queries q ON q.id = ri.query_rowid WHERE ri.run_id = ?",
+        (run.id,))
+    items = {(r["system"], r["setting"], r["query_rowid"]): ItemRecord(
+        r["system"], r["setting"], r["query_rowid"], r["query_id"], r["language"], r["source"],
+        r["generation_key"], bool(r["truncated"]), r["error"], _json(r["context"], None))
+        for r in rows}
+    sql = ("SELECT ri.system, ri.setting, ri.query_rowid, s.metric, s.value, "
+           + ("s.detail" if details else f"CASE WHEN s.metric = '{SCORER_MARK}' THEN s.detail END")
+           + " AS detail FROM run_items ri JOIN scores s ON s.generation_key = ri.generation_key "
+           "AND s.query_rowid = ri.query_rowid WHERE ri.run_id = ?")
+    params: list = [run.id]
+    if metrics is not None:
+        wanted = sorted(set(metrics) | {SCORER_MARK})
+        sql += f" AND s.metric IN ({', '.join('?' for _ in wanted)})"
+        params += wanted
+    for r in store.query(sql, tuple(params)):
+        item = items[(r["system"], r["setting"], r["query_rowid"])]
+        if r["metric"] == SCORER_MARK:
+            item.scorer_version = r["detail"]
+        elif not r["metric"].startswith("_"):  # other marker rows are not metrics
+            item.scores[r["metric"]] = r["value"]
+            if details:
+                item.details[r["metric"]] = r["detail"]
+    return _ordered(items.values())
+
+
+def _ordered(items: Iterable[ItemRecord]) -> list[ItemRecord]:
+    return sorted(items, key=lambda i: (i.system, i.query_rowid, setting_order(i.setting)))
+
+
+def item_counts(run: RunInfo, items: list[ItemRecord]) -> dict[str, int]:
+    """Item counts as the run engine's progress counts them: ``done`` (finished: generated or
+    failed), ``generated``, ``errors``, ``truncated``, ``total`` (planned) and ``pending``.
+
+    The planned total is the header's ``total_items`` (the run engine keeps it, growing with
+    adaptive batches), never less than the items stored.
+    """
+    generated = sum(1 for i in items if i.generation_key is not None)
+    errors = sum(1 for i in items if i.generation_key is None and i.error)
+    done = generated + errors
+    truncated = sum(1 for i in items if i.truncated)
+    total = max(planned_total(run) or 0, len(items))
+    return {"done": done, "total": total, "generated": generated, "errors": errors,
+            "truncated": truncated, "pending": total - done}
+
+
+def planned_total(run: RunInfo) -> int | None:
+    value = run.header.get("total_items")
+    if isinstance(value, int):
+        return value
+    plan = run.header.get("plan")
+    if isinstance(plan, dict) and isinstance(plan.get("count"), int):
+        return plan["count"]
+    return None
+
+
+def sample_note(run: RunInfo, queries_in_run: int) -> dict | None:
+    """``{"mode": "sample"|"adaptive", "queries": N, "of": M, "seed": s}`` when the run uses a
+    sample of the dataset's M queries, else None. The mode and the planned N come from the
+    header's ``selection`` (the run engine writes it), else from the config's ``sample`` /
+    ``adaptive_target``; an adaptive run's N is the queries it used (``adaptive.queries``), or
+    those it has items for so far."""
+    config, header = run.config, run.header
+    selection = header.get("selection") if isinstance(header.get("selection"), dict) else {}
+    mode = selection.get("mode") or ("adaptive" if config.get("adaptive_target") is not None
+                                     else "sample" if config.get("sample") else "all")
+    if mode == "adaptive":
+        used = header.get("adaptive") if isinstance(header.get("adaptive"), dict) else {}
+        queries = used.get("queries") or queries_in_run
+    elif mode == "sample":
+        queries = selection.get("queries") or config.get("sample") or queries_in_run
+    else:
+        return None
+    of = selection.get("of") or run.dataset_queries
+    if not isinstance(queries, int) or queries >= of:
+        return None
+    return {"mode": mode, "queries": queries, "of": of, "seed": config.get("seed", 0)}
+
+
+def retriever_name(label: str | None) -> str | None:
+    """The readable part of a retriever label: ``minilm-l6-v2`` of ``minilm-l6-v2#1f0c2a9e``
+    (see :func:`engine.retrieval.retriever_label`)."""
+    return None if label is None else label.rsplit("#", 1)[0]

@@ -1,0 +1,212 @@
+"""What a run is asked to do: ``RunConfig``, from TOML or from the command line's flags.
+
+A run is a plan of systems × settings × queries. A *system* is a generator with a prompt
+template; the settings are ``base`` (no context), ``oracle`` (the query's oracle chunk),
+``mixed`` (the query's own pool, in pool order) and ``retrieved@k`` (a retriever's top k over
+the whole pool, attached collections included), one series per configured retriever.
+
+A run file (every key but ``dataset`` and ``generators`` is optional)::
+
+    name = "demo-smol"
+    dataset = "demo"                      # NAME or NAME@VERSION
+    generators = ["smollm2-135m-instruct"]
+    settings = ["base", "oracle", "mixed", "retrieved@1", "retrieved@3", "retrieved@5"]
+    retrievers = ["minilm-l6-v2", "e5-small-q4"]
+    reranker = "judge:smollm2-135m-instruct"   # or "cross-encoder:/path/to/folder"
+    rerank_depth = 20
+    template = "mirage"                   # mirage | bergen | mirage-bench (or an id: mirage@1)
+    sample = 200                          # a seeded sample stratified by source and language
+    seed = 0
+    adaptive_target = 0.03                # sample until every 95% CI half-width is below
+    budget = 1000                         # ... or this many queries were used
+    max_tokens = 64
+    n_ctx = 4096
+    threads = 2
+
+Re-running a run of the same name resumes it when the fields that decide its results
+(:data:`IDENTITY_FIELDS`) are the same; ``threads``, ``adaptive_target``, ``adaptive_batch``
+and ``budget`` may change between sessions (they decide how fast and how far it goes, not
+what any item is).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from engine.prompts import get_template
+
+BASIC_SETTINGS = ("base", "oracle", "mixed")
+_RETRIEVED = re.compile(r"^retrieved@(\d+)$")
+IDENTITY_FIELDS = ("dataset", "generators", "settings", "retrievers", "reranker",
+                   "rerank_depth", "template", "sample", "seed", "max_tokens", "n_ctx")
+
+
+class ConfigError(ValueError):
+    """A run configuration that cannot be run, with what is wrong in the message."""
+
+
+def _as_list(value, what: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{what}: expected a list of names, got {value!r}")
+    return list(dict.fromkeys(v.strip() for v in value if v.strip()))
+
+
+def retrieved_k(setting: str) -> int | None:
+    """k of a ``retrieved@k`` setting name, else None."""
+    match = _RETRIEVED.match(setting)
+    return int(match.group(1)) if match else None
+
+
+@dataclass
+class RunConfig:
+    dataset: str
+    generators: list[str]
+    settings: list[str] = field(default_factory=lambda: list(BASIC_SETTINGS))
+    name: str | None = None
+    retrievers: list[str] = field(default_factory=list)
+    reranker: str | None = None
+    rerank_depth: int = 20
+    template: str = "mirage"
+    sample: int | None = None
+    seed: int = 0
+    adaptive_target: float | None = None
+    adaptive_batch: int | None = None
+    budget: int | None = None
+    max_tokens: int = 64
+    n_ctx: int | None = None
+    threads: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.dataset, str) or not self.dataset.strip():
+            raise ConfigError("dataset: a dataset name is required")
+        self.dataset = self.dataset.strip()
+        self.generators = _as_list(self.generators, "generators")
+        if not self.generators:
+            raise ConfigError("generators: at least one generator is required")
+        self.settings = _as_list(self.settings, "settings")
+        if not self.settings:
+            raise ConfigError("settings: at least one setting is required")
+        for s in self.settings:
+            if s not in BASIC_SETTINGS and (retrieved_k(s) or 0) < 1:
+                raise ConfigError(f"settings: unknown setting {s!r} (use base, oracle, mixed "
+                                  "or retrieved@k with k >= 1)")
+        self.retrievers = _as_list(self.retrievers, "retrievers")
+        if self.top_k and not self.retrievers:
+            raise ConfigError("settings: retrieved@k needs at least one retriever "
+                              "(retrievers = [...] or --retriever NAME)")
+        if self.retrievers and not self.top_k:
+            raise ConfigError("retrievers are given but no retrieved@k setting uses them")
+        if self.reranker is not None:
+            if not isinstance(self.reranker, str):
+                raise ConfigError(f"reranker: expected 'judge:NAME', got {self.reranker!r}")
+            self.reranker = self.reranker.strip() or None
+        if self.reranker and not self.reranker.startswith(("judge:", "cross-encoder:")):
+            raise ConfigError(f"reranker: {self.reranker!r} is not 'judge:GENERATOR' or "
+                              "'cross-encoder:FOLDER'")
+        if self.reranker and not self.retrievers:
+            raise ConfigError("reranker: a reranker needs a retriever to rerank")
+        if not isinstance(self.template, str):
+            raise ConfigError(f"template: expected a name such as 'mirage', got "
+                              f"{self.template!r}")
+        self.template = get_template(self.template).id
+        for name in ("rerank_depth", "max_tokens"):
+            self._positive(name)
+        if self.reranker and self.top_k and max(self.top_k) > self.rerank_depth:
+            raise ConfigError(f"rerank_depth {self.rerank_depth} is smaller than the largest "
+                              f"k ({max(self.top_k)}): the reranker keeps only its candidates")
+        for name in ("sample", "budget", "adaptive_batch", "n_ctx", "threads"):
+            if getattr(self, name) is not None:
+                self._positive(name)
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise ConfigError(f"seed: expected an integer, got {self.seed!r}")
+        if self.adaptive_target is not None:
+            target = self.adaptive_target
+            if isinstance(target, bool) or not isinstance(target, (int, float)) \
+                    or not 0 < target < 1:
+                raise ConfigError(f"adaptive_target: expected a CI half-width between 0 and 1 "
+                                  f"(e.g. 0.03), got {target!r}")
+            self.adaptive_target = float(target)
+        if self.name is not None:
+            self.name = str(self.name).strip() or None
+        if self.name is None:
+            self.name = self.default_name()
+
+    def _positive(self, name: str) -> None:
+        value = getattr(self, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{name}: expected a positive integer, got {value!r}")
+
+    # ----------------------------------------------------------------------- derived
+
+    @property
+    def top_k(self) -> list[int]:
+        """The k of every retrieved@k setting, ascending."""
+        return sorted({k for s in self.settings if (k := retrieved_k(s))})
+
+    @property
+    def adaptive(self) -> bool:
+        return self.adaptive_target is not None
+
+    def identity(self) -> dict:
+        """The fields that decide what every item of the run is (compared on resume)."""
+        return {name: getattr(self, name) for name in IDENTITY_FIELDS}
+
+    def default_name(self) -> str:
+        """``{dataset}-{generators}-{hash}``: the same command gives the same name, so running
+        it again resumes."""
+        digest = hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode())
+        return f"{self.dataset}-{'+'.join(self.generators)}-{digest.hexdigest()[:8]}"
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+    def differences(self, stored: dict) -> list[str]:
+        """Identity fields whose stored value differs from this config's."""
+        mine = self.identity()
+        return [k for k in IDENTITY_FIELDS if stored.get(k, _default(k)) != mine[k]]
+
+    # ----------------------------------------------------------------------- loading
+
+    @classmethod
+    def from_dict(cls, data: dict, **overrides) -> "RunConfig":
+        """From a TOML table or JSON object; ``overrides`` (not None) replace its keys."""
+        known = {f.name for f in fields(cls)}
+        merged = {**data, **{k: v for k, v in overrides.items() if v is not None}}
+        unknown = sorted(set(merged) - known)
+        if unknown:
+            raise ConfigError(f"unknown key(s) {', '.join(unknown)}; known: "
+                              f"{', '.join(sorted(known))}")
+        for key in ("dataset", "generators"):
+            if key not in merged:
+                raise ConfigError(f"{key}: required")
+        return cls(**merged)
+
+    @classmethod
+    def from_toml(cls, path: str | Path, **overrides) -> "RunConfig":
+        path = Path(path).expanduser()
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the run file ({exc.strerror})") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+        try:
+            return cls.from_dict(data, **overrides)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+
+
+def _default(name: str):
+    for f in fields(RunConfig):
+        if f.name == name:
+            return f.default_factory() if callable(f.default_factory) else f.default
+    return None

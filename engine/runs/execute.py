@@ -1,0 +1,430 @@
+"""Executing a plan: every generation stored as it finishes, resumable after anything.
+
+Items run in the plan's order (generator, then query, then settings in prefix-sharing order).
+Each finished item is one transaction (:mod:`engine.runs.rows`). A run that is cancelled,
+crashes or is killed with ``kill -9`` has only whole items stored; running it again skips
+the items it has, answers every other item whose generation is already stored (by any run)
+from the store, and generates only the rest: nothing is generated twice, no row is lost or
+duplicated.
+
+Scores come from :func:`engine.metrics.answer.score_generation` against the query's answers
+and language, with ``cited=True`` for a template whose responses carry citations
+(``mirage-bench``). A stored generation already scored for the query by the current scorer
+version is not scored again.
+
+Status: ``planned`` → ``running`` → ``done`` | ``cancelled`` (cooperative cancel, checked
+between items) | ``failed`` (a generator raised: the item records the error and the run stops;
+or the disk filled up: the open transaction is rolled back, nothing is half-written).
+Running it again resumes. Adaptive runs take the plan's batches one after another and stop
+when :func:`engine.runs.sampling.ci_half_widths` are all below the target. Progress goes to
+a callback as :class:`~engine.runs.events.ProgressEvent`, at most one per ``min_interval``
+seconds (and always the last one).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections import defaultdict
+from typing import Callable, Mapping
+
+from engine.metrics.answer import score_generation
+from engine.prompts import get_template
+from engine.runs import rows
+from engine.runs.events import ProgressEvent, RunSummary
+from engine.runs.header import identity_json, record_generator, start_session
+from engine.runs.plan import Plan, PlanItem
+from engine.runs.prompting import (PromptTooLong, context_rowids, fit_prompt, generation_key,
+                                   load_chunks, load_queries, params_json, sampling_params)
+from engine.runs.sampling import ci_half_widths
+from engine.store import Store
+from models.base import ContextOverflow
+
+DISK_FULL = ("the disk is full (database or disk is full): the run stopped; every stored item "
+             "is complete (each is one transaction). Free some space and run it again to "
+             "resume.")
+
+
+class _Stop(Exception):
+    """Ends the run loop with a status and a message."""
+
+    def __init__(self, status: str, message: str | None = None):
+        super().__init__(message or status)
+        self.status, self.message = status, message
+
+
+def _is_disk_full(exc: BaseException | None) -> bool:
+    """SQLITE_FULL, also as the context of the "cannot rollback" that ``Store.write`` raises
+    when SQLite has already rolled the transaction back on it."""
+    while exc is not None:
+        if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc).lower():
+            return True
+        exc = exc.__context__
+    return False
+
+
+def execute(store: Store, plan: Plan, *, progress: Callable[[ProgressEvent], None] | None = None,
+            cancel: threading.Event | Callable[[], bool] | None = None,
+            generators: Mapping[str, object] | None = None,
+            retrievers: Mapping[str, object] | None = None,
+            min_interval: float = 0.1) -> RunSummary:
+    """Run the plan (see the module docstring) and say how it ended. ``generators`` and
+    ``retrievers`` map configured names to ready objects; others are loaded from the catalog
+    (generators: ``models.catalog.load_generator`` with the run's n_ctx and threads) and from
+    :class:`engine.retrieval.Retriever` (which indexes the pool on first use)."""
+    return _Runner(store, plan, progress, cancel, dict(generators or {}),
+                   dict(retrievers or {}), min_interval).run()
+
+
+class _Runner:
+    def __init__(self, store, plan, progress, cancel, generators, retrievers, min_interval):
+        self.store, self.plan, self.config = store, plan, plan.config
+        self.template = get_template(self.config.template)
+        self.params = sampling_params(self.config.max_tokens, self.config.seed)
+        self.params_json = params_json(self.params)
+        self.progress, self.cancel, self.min_interval = progress, cancel, min_interval
+        self.generators, self.retrievers = generators, retrievers
+        self.run_id: int | None = None
+        self.header: dict = {}
+        self.finished: dict[tuple, str | None] = {}   # item key -> generation key (None: todo)
+        self.accuracy: dict = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+        self.counts = dict(done=0, total=0, cached=0, generated=0, errors=0, truncated=0)
+        self.tokens = dict(prompt=0, evaluated=0, completion=0)
+        self.gen_seconds = self.prompt_seconds = self.item_seconds = 0.0
+        self.devices: set[str] = set()
+        self.queries_used = 0
+        self.current: tuple[str | None, str | None] = (None, None)
+        self.last_emit = 0.0
+        self.started = time.perf_counter()
+        self.stop_reason: str | None = None
+        self.half_widths: dict[str, float] = {}
+        self.recorded: set[str] = set()               # generators whose identity is recorded
+
+    # ----------------------------------------------------------------------- the loop
+
+    def run(self) -> RunSummary:
+        status, message = "done", None
+        try:
+            self._open()
+            batches = self.plan.batches()
+            for number, queries in enumerate(batches, start=1):
+                self._run_batch(queries)
+                if self.config.adaptive:
+                    if self._precise_enough():
+                        self.stop_reason = "target reached"
+                        break
+                    if number == len(batches):
+                        self.stop_reason = ("budget spent" if len(self.plan.queries)
+                                            < self.plan.dataset_queries else "all queries used")
+        except _Stop as stop:
+            status, message = stop.status, stop.message
+        except sqlite3.OperationalError as exc:
+            if not _is_disk_full(exc):
+                self._finish("failed", f"database error: {exc}", quiet=True)
+                raise
+            status, message = "failed", DISK_FULL
+        except BaseException as exc:        # KeyboardInterrupt, or a bug: leave it resumable
+            final = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
+            self._finish(final, f"interrupted: {type(exc).__name__}: {exc}", quiet=True)
+            raise
+        self._finish(status, message, quiet=status == "failed")
+        return self._summary(status, message)
+
+    def _cancelled(self) -> bool:
+        c = self.cancel
+        if c is None:
+            return False
+        return c.is_set() if hasattr(c, "is_set") else bool(c())
+
+    def _open(self) -> None:
+        self.run_id = rows.save_plan(self.store, self.plan)
+        stored = self.store.query("SELECT header FROM runs WHERE id = ?", (self.run_id,))[0][0]
+        self.header = start_session(json.loads(stored), self.plan)
+        self.header.pop("message", None)
+        self._write_run(status="running")
+        # the labels the run's retrieved items were stored under (they carry model hashes)
+        for name, entry in self.header.get("retrievers", {}).items():
+            if name in self.plan.retriever_labels and entry.get("label"):
+                self.plan.retriever_labels[name] = entry["label"]
+        self.finished = rows.finished_items(self.store, self.run_id)
+        for system, by_setting in rows.loose_labels(self.store, self.run_id).items():
+            for setting, by_query in by_setting.items():
+                for query, value in by_query.items():
+                    if self.finished.get((system, setting, query)):
+                        self._count_label(system, setting, value)
+
+    def _run_batch(self, queries: list[int]) -> None:
+        items = self.plan.items_for(queries)
+        self.queries_used += len(queries)
+        self.counts["total"] += len(items)
+        self.header["total_items"] = self.counts["total"]
+        facts = load_queries(self.store, queries)
+        ranked = self._retrieve(items)
+        wanted = {c for f in facts.values() for c in f.oracle + f.pool}
+        wanted |= {c for by_query in ranked.values() for top in by_query.values() for c in top}
+        chunks = load_chunks(self.store, wanted)
+        for system in self.plan.systems:
+            todo = [i for i in items if i.system == system]
+            if all(self.finished.get(self._key(i)) for i in todo):
+                self.counts["done"] += len(todo)          # nothing to do: no model to load
+                self.counts["cached"] += len(todo)
+                continue
+            generator = self._generator(system.generator)
+            model_key = generator.identity.key()
+            for item in todo:
+                if self._cancelled():
+                    raise _Stop("cancelled", "cancelled; run it again to resume")
+                self._do_item(item, generator, model_key, facts[item.query_rowid], ranked,
+                              chunks)
+                self._emit()
+        self._emit(force=True)
+
+    def _key(self, item: PlanItem) -> tuple:
+        return (item.system.label, self.plan.setting_of(item), item.query_rowid)
+
+    # ----------------------------------------------------------------------- one item
+
+    def _do_item(self, item, generator, model_key, facts, ranked, chunks) -> None:
+        key = self._key(item)
+        self.current = key[:2]
+        if self.finished.get(key):
+            self.counts["done"] += 1
+            self.counts["cached"] += 1
+            return
+        started = time.perf_counter()
+        try:
+            context = context_rowids(item.kind, facts,
+                                     ranked.get(item.retriever, {}).get(item.query_rowid),
+                                     item.k)
+            prompt = fit_prompt(generator, self.template, facts, item.kind, context, chunks,
+                                self.config.max_tokens)
+        except (LookupError, PromptTooLong) as exc:
+            self._error(key, None, str(exc))
+            return
+        gen_key = generation_key(model_key, prompt.text, self.params)
+        text, generation = rows.generation_text(self.store, gen_key), None
+        if text is None:
+            try:
+                generation = generator.generate(prompt.messages, self.params)
+            except ContextOverflow as exc:
+                self._error(key, prompt.context, f"context overflow: {exc}")
+                return
+            except Exception as exc:  # noqa: BLE001 - any model failure stops the run
+                message = f"{item.system.generator} failed: {type(exc).__name__}: {exc}"
+                self._error(key, prompt.context, message)
+                raise _Stop("failed", message) from None
+            text = generation.text
+        scores = None
+        if generation is not None or not rows.is_scored(self.store, gen_key, item.query_rowid):
+            scores = score_generation(text, facts.answers, language=facts.language,
+                                      cited=self.template.cited)
+        rows.write_item(self.store, self.run_id, key, gen_key, prompt, generation, scores,
+                        model_key=model_key, model_name=getattr(generator, "name", key[0]),
+                        params=self.params_json)
+        self.finished[key] = gen_key
+        self.counts["done"] += 1
+        self.counts["truncated"] += prompt.truncated
+        if generation is None:
+            self.counts["cached"] += 1
+        else:
+            self._count_generation(generation, time.perf_counter() - started)
+        loose = (next((s.value for s in scores if s.metric == rows.LOOSE), None) if scores
+                 else rows.stored_loose(self.store, gen_key, item.query_rowid))
+        self._count_label(key[0], key[1], loose)
+
+    def _error(self, key, context, message: str) -> None:
+        rows.write_error(self.store, self.run_id, key, context, message)
+        self.counts["done"] += 1
+        self.counts["errors"] += 1
+
+    def _count_generation(self, g, seconds: float) -> None:
+        extra = g.extra or {}
+        self.counts["generated"] += 1
+        self.tokens["prompt"] += g.prompt_tokens
+        self.tokens["evaluated"] += g.prompt_tokens_evaluated
+        self.tokens["completion"] += g.completion_tokens
+        self.gen_seconds += extra.get("generation_seconds", g.seconds)
+        self.prompt_seconds += extra.get("prompt_seconds", 0.0)
+        self.item_seconds += seconds
+        if g.device:
+            self.devices.add(g.device)
+
+    def _count_label(self, system: str, setting: str, value) -> None:
+        if value is not None:
+            cell = self.accuracy[system][setting]
+            cell[0] += int(round(value))
+            cell[1] += 1
+
+    # ----------------------------------------------------------------------- the run row
+
+    def _write_run(self, status: str | None = None) -> None:
+        rows.write_run(self.store, self.run_id, self.header, status)
+
+    def _finish(self, status: str, message: str | None, quiet: bool = False) -> None:
+        if self.run_id is None:
+            return
+        self.header["devices"] = sorted(set(self.header.get("devices", [])) | self.devices)
+        if self.config.adaptive:
+            self.header["adaptive"] = {"queries": self.queries_used,
+                                       "stop_reason": self.stop_reason,
+                                       "half_widths": self.half_widths}
+        if message:
+            self.header["message"] = message
+        try:
+            self._write_run(status)
+        except sqlite3.Error:
+            if not quiet:
+                raise
+        self._emit(force=True, status=status, message=message)
+
+    # ----------------------------------------------------------------------- models
+
+    def _generator(self, name: str):
+        generator = self.generators.get(name)
+        if generator is None:
+            from models.catalog import load_generator
+
+            self._emit(force=True, message=f"loading {name}")
+            try:
+                generator = load_generator(name, n_ctx=self.config.n_ctx,
+                                           n_threads=self.config.threads)
+            except Exception as exc:  # noqa: BLE001 - ModelError, OSError, ...
+                raise _Stop("failed", f"cannot load generator {name!r}: {exc}") from None
+            self.generators[name] = generator
+        if name not in self.recorded:
+            problem = record_generator(self.header, name, generator)
+            if problem:
+                raise _Stop("failed", problem)
+            self.recorded.add(name)
+            self._write_run()
+        return generator
+
+    def _retrieve(self, items: list[PlanItem]) -> dict[str, dict[int, list[int]]]:
+        """Top-k chunk rowids per retriever and query, for the items not finished yet."""
+        pending: dict[str, list[int]] = defaultdict(list)
+        for item in items:
+            if item.kind == "retrieved" and not self.finished.get(self._key(item)):
+                if item.query_rowid not in pending[item.retriever]:
+                    pending[item.retriever].append(item.query_rowid)
+        out = {}
+        depth = max(self.config.top_k or [0])
+        for name, queries in pending.items():
+            retriever = self._retriever(name)
+
+            def progress(done, total, what):
+                self._emit(message=f"{what} {done}/{total or '?'}")
+
+            try:
+                ranked = retriever.retrieve(queries, depth=depth, progress=progress,
+                                            cancel=self.cancel)
+            except sqlite3.OperationalError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a model or index failure
+                raise _Stop("failed", f"retriever {name!r} failed: {type(exc).__name__}: "
+                                      f"{exc}") from None
+            if self._cancelled():
+                raise _Stop("cancelled", "cancelled while retrieving; run it again to resume")
+            out[name] = {q: [c for c, _ in ranked.get(q, [])] for q in queries}
+        return out
+
+    def _retriever(self, name: str):
+        retriever = self.retrievers.get(name)
+        if retriever is None:
+            retriever = self._load_retriever(name)
+            self.retrievers[name] = retriever
+        label = getattr(retriever, "label", None) or self.plan.retriever_labels[name]
+        known = self.header.setdefault("retrievers", {}).get(name)
+        if known and known.get("label") != label:
+            raise _Stop("failed", f"retriever {name!r} is not the one this run started with "
+                                  f"(label {known.get('label')}, now {label}: a different model "
+                                  "file, reranker or attached collection); resume it with the "
+                                  "same retriever, or use --force-new or a new --name")
+        self.plan.retriever_labels[name] = label
+        if not known:
+            self.header["retrievers"][name] = {
+                "label": label, "embedder": identity_json(getattr(retriever, "embedder", None)),
+                "reranker": self.header.get("reranker")}
+            self._write_run()
+        return retriever
+
+    def _load_retriever(self, name: str):
+        from engine.retrieval import Retriever
+        from models.catalog import load_embedder
+
+        self._emit(force=True, message=f"loading retriever {name}")
+        try:
+            return Retriever(self.store, self.plan.dataset, load_embedder(name),
+                             reranker=self._reranker(), rerank_depth=self.config.rerank_depth)
+        except sqlite3.OperationalError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - ModelError, ImportError, ...
+            raise _Stop("failed", f"cannot load retriever {name!r}: {type(exc).__name__}: "
+                                  f"{exc}") from None
+
+    def _reranker(self):
+        spec = self.config.reranker
+        if not spec:
+            return None
+        kind, _, target = spec.partition(":")
+        if kind == "judge":
+            from models.catalog import load_generator
+            from models.rerankers import JudgeReranker
+
+            reranker = JudgeReranker(load_generator(target, n_threads=self.config.threads))
+        else:
+            from models.rerankers import CrossEncoderReranker
+
+            reranker = CrossEncoderReranker(target)
+        self.header["reranker"] = {"spec": spec, "name": reranker.name,
+                                   "identity": identity_json(reranker),
+                                   "depth": self.config.rerank_depth}
+        return reranker
+
+    # ----------------------------------------------------------------------- adaptive
+
+    def _precise_enough(self) -> bool:
+        labels = rows.loose_labels(self.store, self.run_id)
+        self.half_widths = ci_half_widths(labels, seed=self.config.seed)
+        widest = max(self.half_widths.values(), default=float("inf"))
+        self._emit(force=True, message=f"{self.queries_used} queries: widest 95% CI half-width "
+                                       f"{widest:.3f} (target {self.config.adaptive_target})")
+        return widest < self.config.adaptive_target
+
+    # ----------------------------------------------------------------------- reporting
+
+    def _emit(self, force: bool = False, status: str = "running",
+              message: str | None = None) -> None:
+        if self.progress is None:
+            return
+        moment = time.perf_counter()
+        if not force and moment - self.last_emit < self.min_interval:
+            return
+        self.last_emit = moment
+        c = self.counts
+        per_item = self.item_seconds / c["generated"] if c["generated"] else None
+        self.progress(ProgressEvent(
+            run=self.config.name, status=status, done=c["done"], total=c["total"],
+            cached=c["cached"], generated=c["generated"], errors=c["errors"],
+            truncated=c["truncated"],
+            tokens_per_s=self.tokens["completion"] / self.gen_seconds if self.gen_seconds else 0.0,
+            prompt_tokens_per_s=(self.tokens["evaluated"] / self.prompt_seconds
+                                 if self.prompt_seconds else 0.0),
+            eta_seconds=None if per_item is None else max(0, c["total"] - c["done"]) * per_item,
+            system=self.current[0], setting=self.current[1], queries=self.queries_used,
+            accuracy={s: {k: (v[0], v[1]) for k, v in by.items()}
+                      for s, by in self.accuracy.items()},
+            message=message))
+
+    def _summary(self, status: str, message: str | None) -> RunSummary:
+        c = self.counts
+        return RunSummary(
+            run=self.config.name, run_id=self.run_id, status=status, message=message,
+            total=c["total"], done=c["done"], generated=c["generated"], cached=c["cached"],
+            errors=c["errors"], truncated=c["truncated"], queries=self.queries_used,
+            seconds=time.perf_counter() - self.started, prompt_tokens=self.tokens["prompt"],
+            prompt_tokens_evaluated=self.tokens["evaluated"],
+            completion_tokens=self.tokens["completion"], generation_seconds=self.gen_seconds,
+            stop_reason=self.stop_reason, half_widths=self.half_widths,
+            devices=sorted(self.devices))

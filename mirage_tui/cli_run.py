@@ -1,0 +1,276 @@
+"""``mirage-tui run``: plan and execute an evaluation run from a TOML file or from flags.
+
+    mirage-tui run --config run.toml
+    mirage-tui run --dataset demo --generator smollm2-135m-instruct \\
+        --settings base,oracle,mixed,retrieved@1,retrieved@3,retrieved@5 \\
+        --retriever minilm-l6-v2,e5-small-q4 --sample 100 --seed 0 --name demo-smol
+    mirage-tui run ... --dry-run          # the plan, what is stored already, a time estimate
+
+Flags override the file's keys. Running the same command again resumes the run (without
+``--name`` the name is derived from the configuration, so the same command finds it); a run
+of the same name with other settings is refused unless ``--force-new``. Ctrl-C cancels
+cleanly after the current item (twice: at once); the run resumes from the store.
+
+Progress goes to stderr: a live bar on a terminal, otherwise a line every ~10 seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import sys
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+LOG_INTERVAL = 10.0
+
+
+def add_parsers(sub) -> None:
+    from mirage_tui.cli import _db_option
+
+    p = sub.add_parser("run", help="run an evaluation (systems × settings × queries)",
+                       description=__doc__.split("\n\n")[0])
+    _db_option(p, top=False)
+    p.add_argument("--config", type=Path, metavar="TOML", help="a run file (see docs)")
+    p.add_argument("--dataset", help="NAME or NAME@VERSION")
+    p.add_argument("--generator", metavar="NAME[,NAME]", help="generators to run")
+    p.add_argument("--settings", metavar="LIST",
+                   help="base,oracle,mixed,retrieved@1,retrieved@3,retrieved@5 "
+                        "(default base,oracle,mixed)")
+    p.add_argument("--retriever", metavar="NAME[,NAME]", help="embedders for retrieved@k")
+    p.add_argument("--reranker", metavar="judge:NAME", help="rerank retrieved candidates")
+    p.add_argument("--rerank-depth", type=int, metavar="N", help="candidates to rerank (20)")
+    p.add_argument("--template", help="mirage (default), bergen or mirage-bench")
+    p.add_argument("--sample", type=int, metavar="N",
+                   help="a seeded sample of N queries, stratified by source and language")
+    p.add_argument("--seed", type=int, metavar="S", help="sampling and generation seed (0)")
+    p.add_argument("--name", help="run name (default: derived from the configuration)")
+    p.add_argument("--adaptive-target", type=float, metavar="W",
+                   help="sample until every 95%% CI half-width is below W (e.g. 0.03)")
+    p.add_argument("--adaptive-batch", type=int, metavar="N",
+                   help="queries per adaptive batch (default max(20, 10%% of the budget))")
+    p.add_argument("--budget", type=int, metavar="N", help="most queries adaptive may use")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="tokens per answer (64)")
+    p.add_argument("--n-ctx", type=int, metavar="N", help="context window (model default)")
+    p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan, what is stored already and a time estimate")
+    p.add_argument("--force-new", action="store_true",
+                   help="replace a stored run of the same name (its cached generations stay)")
+    p.add_argument("--json", action="store_true", help="print the plan or summary as JSON")
+
+
+def _config(args):
+    from engine.runs import RunConfig
+
+    overrides = {"dataset": args.dataset, "generators": args.generator,
+                 "settings": args.settings, "retrievers": args.retriever,
+                 "reranker": args.reranker, "rerank_depth": args.rerank_depth,
+                 "template": args.template, "sample": args.sample, "seed": args.seed,
+                 "name": args.name, "adaptive_target": args.adaptive_target,
+                 "adaptive_batch": args.adaptive_batch, "budget": args.budget,
+                 "max_tokens": args.max_tokens, "n_ctx": args.n_ctx, "threads": args.threads}
+    if args.config is not None:
+        return RunConfig.from_toml(args.config, **overrides)
+    if not args.dataset or not args.generator:
+        from mirage_tui.cli import CliError
+
+        raise CliError("run needs --dataset and --generator (or --config FILE)")
+    return RunConfig.from_dict({}, **overrides)
+
+
+def run(args, store) -> int:
+    from engine.runs import execute, plan_run
+
+    plan = plan_run(store, _config(args), force_new=args.force_new)
+    if args.dry_run:
+        return _dry_run(store, plan, args.json)
+    cancel = threading.Event()
+    printer = ProgressPrinter(sys.stderr)
+    previous = _install_interrupt(cancel)
+    try:
+        summary = execute(store, plan, progress=printer, cancel=cancel)
+    finally:
+        printer.close()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if args.json:
+        print(json.dumps(asdict(summary), ensure_ascii=False))
+    else:
+        _print_summary(summary, printer.last)
+    if summary.status == "failed":
+        print(f"mirage-tui: error: {summary.message}", file=sys.stderr)
+        return 1
+    return 130 if summary.status == "cancelled" else 0
+
+
+def _install_interrupt(cancel: threading.Event):
+    """First Ctrl-C: cancel after the current item; second: the default (KeyboardInterrupt)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        if cancel.is_set():
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            raise KeyboardInterrupt
+        cancel.set()
+        sys.stderr.write("\nmirage-tui: cancelling after the current item "
+                         "(Ctrl-C again to stop at once)\n")
+
+    return signal.signal(signal.SIGINT, handler)
+
+
+# --------------------------------------------------------------------------- output
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def _accuracy(event) -> str:
+    parts = []
+    for system, by_setting in event.accuracy.items():
+        cells = " ".join(f"{setting.split('#')[0]} {hits}/{n}"
+                         for setting, (hits, n) in by_setting.items() if n)
+        if cells:
+            parts.append(f"{system.split('/')[0]}: {cells}")
+    return "; ".join(parts)
+
+
+class ProgressPrinter:
+    """ProgressEvents to a stream: a redrawn bar on a terminal, else a line every 10 s."""
+
+    def __init__(self, stream, interval: float = LOG_INTERVAL):
+        self.stream = stream
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.interval = interval
+        self.last = None
+        self.last_line: float | None = None
+        self.drawn = False
+
+    def __call__(self, event) -> None:
+        self.last = event
+        text = self.line(event)
+        if self.tty:
+            width = max(20, shutil.get_terminal_size((100, 20)).columns - 1)
+            self.stream.write("\r" + text[:width].ljust(width))
+            self.drawn = True
+        elif (event.status != "running" or self.last_line is None
+              or time.monotonic() - self.last_line >= self.interval):
+            self.stream.write(text + "\n")
+            self.last_line = time.monotonic()
+        self.stream.flush()
+
+    def line(self, e) -> str:
+        if e.message and e.status == "running" and not e.done:
+            return f"{e.run}: {e.message}"
+        width = 20
+        filled = int(width * e.done / e.total) if e.total else 0
+        bar = "█" * filled + "░" * (width - filled)
+        text = (f"{e.run} {bar} {e.done}/{e.total} items, {e.cached} cached, "
+                f"{e.tokens_per_s:.0f} tok/s, ETA {_duration(e.eta_seconds)}")
+        if e.errors:
+            text += f", {e.errors} errors"
+        if e.setting and e.status == "running":
+            text += f" · {e.setting.split('#')[0]}"
+        return text
+
+    def close(self) -> None:
+        if self.tty and self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _print_summary(s, last_event) -> None:
+    print(f"run {s.run}: {s.status} — {s.done}/{s.total} items ({s.generated} generated, "
+          f"{s.cached} from the store, {s.errors} errors, {s.truncated} truncated) in "
+          f"{_duration(s.seconds)}")
+    if s.generated:
+        print(f"  prompt tokens {s.prompt_tokens:,} (evaluated {s.prompt_tokens_evaluated:,} "
+              f"after prefix reuse), generated {s.completion_tokens:,} tokens")
+    if s.stop_reason:
+        widest = max(s.half_widths.values(), default=float("nan"))
+        print(f"  adaptive: {s.queries} queries, {s.stop_reason} (widest 95% CI half-width "
+              f"{widest:.3f})")
+    if last_event is not None and _accuracy(last_event):
+        print(f"  EM_loose: {_accuracy(last_event)}")
+    if s.status == "cancelled":
+        print("  cancelled: run the same command again to resume")
+
+
+def _dry_run(store, plan, as_json: bool) -> int:
+    from engine.runs.rows import stored_status
+    from engine.runs.plan import estimate, measured_speeds
+
+    status = stored_status(store, plan)
+    speeds = measured_speeds(store, plan.config.generators)
+    guess = estimate(store, plan, speeds, skip=status["stored_items"])
+    data = {**plan.summary(), "run_exists": plan.existing_run is not None,
+            "stored": status["run_items"], "cached": status["cache_hits"],
+            "cache_checked": status["checked"], "estimate_seconds": guess["seconds"],
+            "estimate": guess["generators"]}
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False))
+        return 0
+    c = plan.config
+    state = ("replaces the stored run" if plan.replace_existing else
+             f"resumes (status {plan.existing_run['status']})" if plan.existing_run else "new")
+    selection = ("all queries" if not (c.sample or c.adaptive) else
+                 f"seeded sample stratified by source and language, seed {c.seed}")
+    print(f"run {c.name} ({state})")
+    print(f"  dataset {plan.dataset}: {plan.first_batch} of {plan.dataset_queries} queries "
+          f"({selection})")
+    if c.adaptive:
+        print(f"  adaptive: batches of {plan.batch_size} queries until every 95% CI half-width "
+              f"< {c.adaptive_target}, at most {len(plan.queries)} queries "
+              f"({plan.max_count} items)")
+    print(f"  systems: {', '.join(s.label for s in plan.systems)}")
+    print(f"  settings: {', '.join(plan.settings)}")
+    print(f"  items: {plan.count} ({plan.first_batch} queries × {len(plan.systems)} "
+          f"system(s) × {len(plan.settings)} settings)")
+    print(f"  stored: {status['run_items']} items of this run, {status['cache_hits']} more "
+          f"found in the generation cache ({status['checked']})")
+    print(f"  estimate: ~{_duration(guess['seconds'])} for the rest, up to {c.max_tokens} "
+          "tokens an answer")
+    for name, g in guess["generators"].items():
+        print(f"    {name}: {g['items']} items, ~{g['prompt_tokens']:,.0f} prompt tokens; "
+              f"{g['prompt_tps']:.0f} prompt / {g['gen_tps']:.0f} generated tok/s "
+              f"({g['speed']})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mirage_tui.cli_run run ...``: the run command on its own, with cli.py's
+    error handling (used before the command is wired into ``mirage-tui``)."""
+    from engine.importers.base import DatasetFormatError
+    from engine.store import Store, StoreError, default_db_path
+    from mirage_tui.cli import CliError
+    from models.base import ModelError
+
+    parser = argparse.ArgumentParser(prog="mirage-tui")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    add_parsers(sub)
+    args = parser.parse_args(argv)
+    try:
+        return run(args, Store(getattr(args, "db", None) or default_db_path()))
+    except (CliError, DatasetFormatError, LookupError, StoreError, ValueError,
+            ModelError) as exc:
+        print(f"mirage-tui: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("mirage-tui: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
