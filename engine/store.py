@@ -333,7 +333,10 @@ class Store:
             try:
                 yield self.db
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite may already have rolled back itself (a full disk does): keep the
+                # original error rather than hiding it behind "no transaction is active"
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 

@@ -33,9 +33,12 @@ def add_parsers(sub) -> None:
     from mirage_tui.cli import _db_option
 
     p = sub.add_parser("run", help="run an evaluation (systems × settings × queries)",
-                       description=__doc__.split("\n\n")[0])
+                       description="Plan and execute an evaluation run (systems × settings × "
+                                   "queries) from a TOML file or from flags. Running the same "
+                                   "command again resumes it.")
     _db_option(p, top=False)
-    p.add_argument("--config", type=Path, metavar="TOML", help="a run file (see docs)")
+    p.add_argument("--config", type=Path, metavar="TOML",
+                   help="a run file: dataset, generators, settings, retrievers, ... as keys")
     p.add_argument("--dataset", help="NAME or NAME@VERSION")
     p.add_argument("--generator", metavar="NAME[,NAME]", help="generators to run")
     p.add_argument("--settings", metavar="LIST",
@@ -177,8 +180,9 @@ class ProgressPrinter:
         width = 20
         filled = int(width * e.done / e.total) if e.total else 0
         bar = "█" * filled + "░" * (width - filled)
+        eta = 0.0 if e.total and e.done >= e.total else e.eta_seconds
         text = (f"{e.run} {bar} {e.done}/{e.total} items, {e.cached} cached, "
-                f"{e.tokens_per_s:.0f} tok/s, ETA {_duration(e.eta_seconds)}")
+                f"{e.tokens_per_s:.0f} tok/s, ETA {_duration(eta)}")
         if e.errors:
             text += f", {e.errors} errors"
         if e.setting and e.status == "running":

@@ -239,6 +239,17 @@ def test_estimates_use_defaults_then_measured_speeds(demo):
     measured = measured_speeds(demo, [SMOL])[SMOL]
     assert measured.source == "measured (3 generations in the store)"
     assert measured.prompt_tps == pytest.approx(100 + 600 / 70 * 10)
+    # with enough rows both rates are fitted: here 200 prompt and 50 generated tokens/s
+    with demo.write() as db:
+        db.conn.execute("DELETE FROM generations")
+        db.conn.executemany(
+            "INSERT INTO generations (key, model_key, model_name, prompt, params, text, "
+            "prompt_tokens, completion_tokens, prompt_tokens_evaluated, seconds, created_at) "
+            "VALUES (?, 'm', ?, 'p', '{}', 't', ?, ?, ?, ?, 'later')",
+            [(f"f{i}", SMOL, 50 * i, 5 + i, 50 * i, 50 * i / 200 + (5 + i) / 50)
+             for i in range(1, 13)])
+    fitted = measured_speeds(demo, [SMOL])[SMOL]
+    assert (fitted.prompt_tps, fitted.gen_tps) == (pytest.approx(200), pytest.approx(50))
 
 
 # --------------------------------------------------------------------------- truncation

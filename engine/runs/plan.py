@@ -319,22 +319,32 @@ def default_speed(name: str) -> Speed:
 
 
 def measured_speeds(store: Store, generators: Iterable[str]) -> dict[str, Speed]:
-    """Speeds from this workspace's stored generations of each model (at least 3 of them),
-    else :func:`default_speed`. Stored rows keep one duration per generation, so the two
-    rates are fitted together: a generated token is taken to cost as much as
-    600/70 prompt tokens (the defaults' ratio)."""
+    """Speeds from this workspace's last 2,000 stored generations of each model (at least 3),
+    else :func:`default_speed`. Rows keep one duration per generation, so the two rates are
+    fitted together: least squares of seconds ≈ evaluated / prompt_tps + generated / gen_tps;
+    when that fit is not usable (too few or too alike rows), a generated token is taken to
+    cost as much as 600/70 prompt tokens (the defaults' ratio)."""
+    import numpy as np
+
     ratio = DEFAULT_PROMPT_TPS / DEFAULT_GEN_TPS
     out = {}
     for name in generators:
-        row = store.query("SELECT COUNT(*), SUM(prompt_tokens_evaluated), "
-                          "SUM(completion_tokens), SUM(seconds) FROM generations "
-                          "WHERE model_name = ?", (name,))[0]
-        n, evaluated, completion, seconds = row[0], row[1] or 0, row[2] or 0, row[3] or 0.0
-        if n >= 3 and seconds > 0.5:
-            rate = (evaluated + ratio * completion) / seconds
-            out[name] = Speed(rate, rate / ratio, f"measured ({n} generations in the store)")
-        else:
+        rows = store.query(
+            "SELECT prompt_tokens_evaluated, completion_tokens, seconds FROM generations "
+            "WHERE model_name IN (?, ?) AND seconds > 0 ORDER BY created_at DESC LIMIT 2000",
+            (name, Path(name).stem))
+        data = np.array([[r[0] or 0, r[1] or 0, r[2]] for r in rows], dtype=float)
+        if len(data) < 3 or data[:, 2].sum() <= 0.5:
             out[name] = default_speed(name)
+            continue
+        source = f"measured ({len(data)} generations in the store)"
+        if len(data) >= 10:
+            (per_prompt, per_gen), *_ = np.linalg.lstsq(data[:, :2], data[:, 2], rcond=None)
+            if per_prompt > 0 and per_gen > 0:
+                out[name] = Speed(1 / per_prompt, 1 / per_gen, source)
+                continue
+        rate = (data[:, 0].sum() + ratio * data[:, 1].sum()) / data[:, 2].sum()
+        out[name] = Speed(rate, rate / ratio, source)
     return out
 
 
