@@ -258,11 +258,9 @@ def check_embedder(name: str) -> None:
     names = {e["name"] for e in known if e.get("installed")}
     if name in names or Path(name).expanduser().is_dir():
         return
-    try:
-        from models.embedders import ALIASES
-    except ImportError:
-        ALIASES = {}
-    if ALIASES.get(name) in names:
+    from models.embedders import canonical_name
+
+    if canonical_name(name) in names:
         return
     raise LookupError(f"retriever {name!r}: no such embedder; available embedders: "
                       f"{', '.join(sorted(names)) or 'none'}")
