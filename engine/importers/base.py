@@ -92,18 +92,24 @@ def text_hash(text: str) -> str:
 SNIFF_BYTES = 64 * 1024
 
 
-def read_text(path: Path) -> str:
-    """A whole file as text, with a clear error for an empty file or a wrong encoding.
-
-    The first 64 KiB are checked before the rest is read, so a large binary file is refused
-    at once instead of after reading it all.
-    """
+def nonempty_size(path: Path) -> int:
+    """The file's size, or a clear error when it is missing or empty."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:
         raise DatasetFormatError(path, "file not found") from None
     if size == 0:
         raise DatasetFormatError(path, "the file is empty")
+    return size
+
+
+def read_text(path: Path) -> str:
+    """A whole file as text, with a clear error for an empty file or a wrong encoding.
+
+    The first 64 KiB are checked before the rest is read, so a large binary file is refused
+    at once instead of after reading it all.
+    """
+    size = nonempty_size(path)
     with path.open("rb") as fh:
         head = fh.read(SNIFF_BYTES)
         _check_utf8(path, head, partial=size > SNIFF_BYTES)

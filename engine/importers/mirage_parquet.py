@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.importers import mirage
-from engine.importers.base import DatasetFormatError, ParsedDataset, Progress
+from engine.importers.base import DatasetFormatError, ParsedDataset, Progress, nonempty_size
 
 FORMAT = "mirage-parquet"
 MAGIC = b"PAR1"
@@ -57,12 +57,7 @@ def default_name(path: Path) -> str:
 
 
 def _read_rows(path: Path) -> list[dict]:
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise DatasetFormatError(path, "file not found") from None
-    if size == 0:
-        raise DatasetFormatError(path, "the file is empty")
+    size = nonempty_size(path)
     with path.open("rb") as fh:
         head = fh.read(4)
         fh.seek(max(0, size - 4))
