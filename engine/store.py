@@ -224,6 +224,65 @@ def m002_retrieval_and_runs(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration
+def m003_arena(db: sqlite_utils.Database) -> None:
+    """The arena: every judge call (a cache, like ``generations``), arenas and their battles."""
+    db.executescript(
+        """
+        -- one judge call: the cache that makes judging resumable (key: judge identity,
+        -- template name@version, the exact prompt fields, the reading method)
+        CREATE TABLE judgments (
+            key TEXT PRIMARY KEY,
+            judge_key TEXT NOT NULL,       -- ModelIdentity.key() of the judge model
+            judge_name TEXT NOT NULL,
+            template TEXT NOT NULL,        -- name@version
+            fields TEXT NOT NULL,          -- JSON: what the template was filled with
+            label TEXT,                    -- 'A' / 'B' / 'tie', '1'..'5', 'yes' / 'no'; NULL: unparsed
+            probs TEXT,                    -- JSON label -> probability (logits method)
+            method TEXT NOT NULL,          -- 'logits' | 'parsed'
+            raw TEXT,                      -- the reply (parsed method)
+            parse_failed INTEGER NOT NULL,
+            fallback_reason TEXT,
+            seconds REAL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX judgments_judge ON judgments (judge_key, template);
+
+        -- one judging of one run: pairwise (MIRAGE-Bench) or against a reference (RAG-QA Arena)
+        CREATE TABLE arenas (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            mode TEXT NOT NULL,            -- 'pairwise' | 'reference'
+            config TEXT NOT NULL,          -- JSON: judge, template, order policy, seed, queries
+            header TEXT NOT NULL,          -- JSON: judge identity, versions, device, timings
+            status TEXT NOT NULL,          -- 'planned', 'running', 'cancelled', 'failed', 'done'
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (run_id, name)
+        );
+
+        -- one battle: two answers to one query (system_b is 'reference' against a reference
+        -- answer); winner NULL means every judge reply for it failed to parse
+        CREATE TABLE battles (
+            arena_id INTEGER NOT NULL REFERENCES arenas(id) ON DELETE CASCADE,
+            query_rowid INTEGER NOT NULL REFERENCES queries(id),
+            system_a TEXT NOT NULL,
+            system_b TEXT NOT NULL,
+            winner TEXT,                   -- 'a' | 'b' | 'tie' | NULL (parse failure)
+            shown TEXT NOT NULL,           -- order(s) judged: 'ab', 'ba' or 'both'
+            judgment_keys TEXT NOT NULL,   -- JSON list, in the order judged
+            parse_failures INTEGER NOT NULL DEFAULT 0,
+            refusal INTEGER NOT NULL DEFAULT 0,   -- an answer that declines (no-answer)
+            detail TEXT,                   -- JSON: per-order labels and probabilities
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (arena_id, query_rowid, system_a, system_b)
+        );
+        CREATE INDEX battles_query ON battles (arena_id, query_rowid);
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

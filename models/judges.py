@@ -258,6 +258,11 @@ class _Judge:
             return self.template.chat_messages(fields)
         return self.template.completion_text(fields)
 
+    def verdict(self, fields: Mapping[str, object]) -> Verdict:
+        """The verdict on the template's ``fields`` as given (a cache calls this with the
+        exact fields it keys on)."""
+        return self._verdict(fields)
+
     def _verdict(self, fields: Mapping[str, object]) -> Verdict:
         prompt = self.prompt(**fields)
         reason = None

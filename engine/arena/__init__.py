@@ -1,0 +1,10 @@
+"""The arena (MIRAGE-Bench §2, RAG-QA Arena §4 of docs/METRICS.md): local judges compare
+systems' answers, Bradley–Terry turns the battle log into ratings with bootstrap CIs, and a
+random-forest surrogate predicts the ratings from heuristic features.
+
+- ``judgments``: the cache of every judge call
+- ``types``: Battle, SystemRating, Ratings
+- ``judging`` / ``reference``: running a judge over a run's answers, storing battles
+- ``bradley_terry`` / ``tournaments`` / ``leaderboard``: the fit, the bootstrap, the table
+- ``features`` / ``surrogate``: heuristic features per response, the surrogate judge
+"""
