@@ -71,3 +71,19 @@ class Ratings:
                 "n_queries": self.n_queries, "n_battles": self.n_battles,
                 "parse_failures": self.parse_failures, "n_boot": self.n_boot,
                 "seed": self.seed, "ties": self.ties, "notes": self.notes}
+
+
+ARENA_SEPARATOR = " | "
+
+
+def arena_system(system: str, setting: str) -> str:
+    """A contestant: a run system in one setting, e.g.
+    ``gemma3-270m/mirage-bench@1 | retrieved@3:e5-small-q4#68b194a2`` (the same shape as the
+    report's row names)."""
+    return f"{system}{ARENA_SEPARATOR}{setting}"
+
+
+def split_arena_system(name: str) -> tuple[str, str | None]:
+    """``(system, setting)`` of an arena contestant; setting None for a bare name (a reference)."""
+    system, sep, setting = name.rpartition(ARENA_SEPARATOR)
+    return (system, setting) if sep else (name, None)
