@@ -67,10 +67,31 @@ def add_parsers(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the plan or summary as JSON")
 
 
+def _canonical_generators(names: str | None) -> str | None:
+    """Short names as the catalog knows them (``smollm2`` → ``smollm2-135m-instruct``), so a
+    run's system labels do not depend on how the model was typed. Paths and names the catalog
+    does not know are kept as given (plan_run checks them)."""
+    if not names:
+        return names
+    from models.base import ModelError
+    from models.catalog import find_model
+
+    out = []
+    for name in (n.strip() for n in names.split(",")):
+        entry = None
+        if name and not name.lower().endswith(".gguf") and not Path(name).expanduser().exists():
+            try:
+                entry = find_model(name)
+            except ModelError:
+                entry = None        # ambiguous: plan_run reports it
+        out.append(entry.name if entry is not None and entry.kind == "generator" else name)
+    return ",".join(out)
+
+
 def _config(args):
     from engine.runs import RunConfig
 
-    overrides = {"dataset": args.dataset, "generators": args.generator,
+    overrides = {"dataset": args.dataset, "generators": _canonical_generators(args.generator),
                  "settings": args.settings, "retrievers": args.retriever,
                  "reranker": args.reranker, "rerank_depth": args.rerank_depth,
                  "template": args.template, "sample": args.sample, "seed": args.seed,

@@ -73,3 +73,13 @@ def test_bad_file_exits_non_zero_and_keeps_what_is_stored(tmp_path):
     assert "broken.json" in out.stderr and "truncated JSON" in out.stderr
     listed = json.loads(cli("data", "list", "--json", "--db", db).stdout)
     assert [d["name"] for d in listed] == ["demo"]
+
+
+def test_run_labels_use_the_catalog_name_of_a_short_generator_name(tmp_path):
+    db = str(tmp_path / "w.db")
+    cli("data", "demo", "--db", db)
+    plans = [json.loads(cli("run", "--db", db, "--dataset", "demo", "--generator", name,
+                            "--sample", "2", "--dry-run", "--json").stdout)
+             for name in ("smollm2", "smollm2-135m-instruct")]
+    assert plans[0]["systems"] == plans[1]["systems"] == ["smollm2-135m-instruct/mirage@1"]
+    assert plans[0]["name"] == plans[1]["name"]
