@@ -103,6 +103,27 @@ def nonempty_size(path: Path) -> int:
     return size
 
 
+def read_head(path: Path, size: int = 4096) -> bytes:
+    """The first ``size`` bytes of a file, for format sniffing (``b""`` when unreadable)."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(size)
+    except OSError:
+        return b""
+
+
+def folder_files(path: Path, pattern: str, missing: str,
+                 accept: Callable[[Path], bool] | None = None) -> list[Path]:
+    """A folder's files matching ``pattern`` (and ``accept``), sorted; ``[path]`` for a file.
+    A folder without any is a :class:`DatasetFormatError` saying ``missing``."""
+    if not path.is_dir():
+        return [path]
+    found = sorted(p for p in path.glob(pattern) if p.is_file() and (accept is None or accept(p)))
+    if not found:
+        raise DatasetFormatError(path, missing)
+    return found
+
+
 def read_text(path: Path) -> str:
     """A whole file as text, with a clear error for an empty file or a wrong encoding.
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.importers.base import (DatasetFormatError, ParsedDataset, Progress, QueryRecord,
-                                   iter_jsonl, require_str)
+                                   folder_files, iter_jsonl, read_head, require_str)
 
 FORMAT = "lfrqa"
 LANGUAGE = "en"
@@ -42,25 +42,16 @@ def _looks_like_lfrqa(path: Path) -> bool:
         return True
     if path.suffix != ".jsonl":
         return False
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
+    head = read_head(path)
     return head.lstrip().startswith(b"{") and b'"qid"' in head and (
         b'"faithful_answer_w_citation"' in head or b'"gold_doc_ids"' in head)
 
 
 def files(path: Path) -> list[Path]:
-    if path.is_dir():
-        found = sorted(p for p in path.glob("annotations_*_with_citation.jsonl") if p.is_file())
-        if not found:
-            found = sorted(p for p in path.glob("*.jsonl") if _looks_like_lfrqa(p))
-        if not found:
-            raise DatasetFormatError(path, "no annotations_*_with_citation.jsonl files in this "
-                                     "folder (LFRQA layout)")
-        return found
-    return [path]
+    missing = "no annotations_*_with_citation.jsonl files in this folder (LFRQA layout)"
+    if path.is_dir() and not any(path.glob("annotations_*_with_citation.jsonl")):
+        return folder_files(path, "*.jsonl", missing, _looks_like_lfrqa)
+    return folder_files(path, "annotations_*_with_citation.jsonl", missing)
 
 
 def detect(path: Path) -> bool:

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from engine.importers.base import (ChunkRecord, DatasetFormatError, ParsedDataset, PoolRecord,
                                    Progress, QueryRecord, answers_list, check_unique,
-                                   contains_answer, load_json, require_str)
+                                   contains_answer, folder_files, load_json, read_head,
+                                   require_str)
 
 FORMAT = "squad"
 POOL_SIZE = 5
@@ -29,22 +30,14 @@ _LANG_IN_NAME = re.compile(r"\.([a-z]{2,3}(?:[-_][A-Za-z]{2,4})?)\.json$")
 
 
 def _looks_like_squad(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
+    head = read_head(path)
     return head.lstrip().startswith(b"{") and b'"data"' in head and (
         b'"paragraphs"' in head or b'"title"' in head or b'"version"' in head)
 
 
 def files(path: Path) -> list[Path]:
-    if path.is_dir():
-        found = sorted(p for p in path.glob("*.json") if _looks_like_squad(p))
-        if not found:
-            raise DatasetFormatError(path, "no SQuAD-layout *.json files in this folder")
-        return found
-    return [path]
+    return folder_files(path, "*.json", "no SQuAD-layout *.json files in this folder",
+                        _looks_like_squad)
 
 
 def detect(path: Path) -> bool:

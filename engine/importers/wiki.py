@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from engine.importers.base import (ChunkRecord, DatasetFormatError, ParsedDataset, Progress,
-                                   load_json)
+                                   folder_files, load_json, read_head)
 
 FORMAT = "wiki-summaries"
 _NAME = re.compile(r"^summaries_(?P<lang>[a-z]{2,3})(?:[-_](?P<region>[A-Za-z]{2,4}))?\.json$")
@@ -36,22 +36,13 @@ def _looks_like_wiki(path: Path) -> bool:
         return True
     if path.suffix != ".json":
         return False
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
+    head = read_head(path)
     return head.lstrip().startswith(b"{") and b'"extract"' in head and b'"title"' in head
 
 
 def files(path: Path) -> list[Path]:
-    if path.is_dir():
-        found = sorted(p for p in path.glob("summaries_*.json") if p.is_file())
-        if not found:
-            raise DatasetFormatError(path, "no summaries_{lang}-{region}.json files in this "
-                                     "folder")
-        return found
-    return [path]
+    return folder_files(path, "summaries_*.json",
+                        "no summaries_{lang}-{region}.json files in this folder")
 
 
 def detect(path: Path) -> bool:
