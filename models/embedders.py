@@ -153,6 +153,15 @@ def model_files(folder: Path) -> tuple[list[Path], list[Path]]:
     return weights, configs
 
 
+def folder_identity(folder: Path, name: str, quantization: str | None, context_length: int,
+                    backend: str) -> ModelIdentity:
+    """The identity of a model kept as a folder: its digest covers weights and configs."""
+    weights, configs = model_files(folder)
+    return ModelIdentity(name=name, sha256=files_sha256(folder, weights + configs),
+                         quantization=quantization, context_length=context_length,
+                         backend=backend)
+
+
 def files_sha256(root: Path, files: Sequence[Path]) -> str:
     """One digest for a model folder: over each file's path (relative to the folder) and
     sha256 (each cached by path, size and mtime), in sorted order."""
@@ -256,11 +265,8 @@ class SentenceTransformerEmbedder(_EmbedderBase):
     @property
     def identity(self) -> ModelIdentity:
         if self._identity is None:
-            weights, configs = model_files(self.folder)
-            self._identity = ModelIdentity(
-                name=self.name, sha256=files_sha256(self.folder, weights + configs),
-                quantization=self.precision, context_length=self.max_seq_length,
-                backend=self.backend)
+            self._identity = folder_identity(self.folder, self.name, self.precision,
+                                             self.max_seq_length, self.backend)
         return self._identity
 
     def _encode(self, texts: Sequence[str], prompt_name: str | None, what: str) -> np.ndarray:

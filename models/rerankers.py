@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .base import Generator, ModelError, ModelIdentity
-from .embedders import (_import_sentence_transformers, check_model_folder, files_sha256,
-                        model_files)
+from .embedders import _import_sentence_transformers, check_model_folder, folder_identity
 from .judge_templates import JudgeTemplate, Section
 
 RELEVANCE_YES_NO = JudgeTemplate(
@@ -105,12 +104,9 @@ class CrossEncoderReranker(_RerankerBase):
     @property
     def identity(self) -> ModelIdentity:
         if self._identity is None:
-            weights, configs = model_files(self.folder)
-            self._identity = ModelIdentity(
-                name=self.name, sha256=files_sha256(self.folder, weights + configs),
-                quantization=None,
-                context_length=int(getattr(self._model, "max_seq_length", None) or 0),
-                backend=self.backend)
+            self._identity = folder_identity(
+                self.folder, self.name, None,
+                int(getattr(self._model, "max_seq_length", None) or 0), self.backend)
         return self._identity
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
