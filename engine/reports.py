@@ -232,7 +232,8 @@ def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0)
     systems, notes = [], []
     accuracy: dict[str, dict[str, dict]] = {}
     metrics: dict[str, dict[str, dict[str, dict]]] = {}
-    all_metrics = metric_order({m for i in items for m in i.scores})
+    # arena features (``feat:*``) belong to the surrogate report, not to the answer tables
+    all_metrics = metric_order({m for i in items for m in i.scores if not m.startswith("feat:")})
     for system in sorted(by_system):
         settings = by_system[system]
         ordered = sorted(settings, key=setting_order)
