@@ -84,6 +84,7 @@ _EXTENSIONS: dict[str, str] = {
     "run": "mirage_tui.cli_run",
     "report": "mirage_tui.cli_report",
     "export": "mirage_tui.cli_report",
+    "arena": "mirage_tui.cli_arena",
 }
 
 

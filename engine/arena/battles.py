@@ -1,0 +1,171 @@
+"""Reading a run's arenas and battles back (the ratings, the surrogate, the CLI and the TUI).
+
+A battle row (table ``battles``) holds one judged comparison of two answers to one query:
+
+- ``system_a`` / ``system_b``: contestants (:func:`engine.arena.types.arena_system`) in
+  canonical order: sorted for pairwise arenas; against a reference, ``system_a`` is the
+  contestant and ``system_b`` is ``'reference'`` (the dataset's long-form reference answer)
+  or the reference contestant's name;
+- ``winner``: 'a', 'b' or 'tie' in that canonical order; NULL when no judge reply for it
+  could be parsed (a parse failure: left out of the fit, counted everywhere);
+- ``shown``: the order(s) the judge saw: 'ab' (system_a was Answer A), 'ba' or 'both';
+- ``judgment_keys``: the ``judgments`` rows behind it, in the order judged;
+- ``parse_failures``: how many of those replies could not be parsed (0, 1 or 2);
+- ``refusal``: which answers decline (no-answer, :func:`engine.metrics.answer.is_no_answer`):
+  bit 1 for system_a, bit 2 for system_b;
+- ``detail``: JSON with each order's label, probabilities, method and whether it came from
+  the cache, the number of documents shown and, for 'both', whether the orders disagreed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+from engine.arena.types import Battle
+from engine.run_rows import RunInfo, load_run
+from engine.store import Store
+
+
+class ArenaNotFound(LookupError):
+    """No arena of that name for the run (the message lists the ones there are)."""
+
+
+@dataclass
+class ArenaInfo:
+    id: int
+    run: str
+    name: str
+    mode: str                  # 'pairwise' | 'reference'
+    judge: str | None          # the judge model's name
+    status: str
+    battles: int
+    parse_failures: int        # unparsed judge replies
+    unparsed_battles: int      # battles without a verdict
+    created_at: str
+    updated_at: str
+    config: dict = field(default_factory=dict)
+    header: dict = field(default_factory=dict)
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def _json(text: str | None, default):
+    if not text:
+        return default
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return default
+
+
+def _infos(store: Store, run: RunInfo) -> list[ArenaInfo]:
+    rows = store.query(
+        "SELECT a.*, COUNT(b.arena_id) AS n, COALESCE(SUM(b.parse_failures), 0) AS pf, "
+        "COALESCE(SUM(b.arena_id IS NOT NULL AND b.winner IS NULL), 0) AS unparsed "
+        "FROM arenas a LEFT JOIN battles b ON b.arena_id = a.id WHERE a.run_id = ? "
+        "GROUP BY a.id ORDER BY a.id", (run.id,))
+    out = []
+    for r in rows:
+        config = _json(r["config"], {})
+        out.append(ArenaInfo(r["id"], run.name, r["name"], r["mode"], config.get("judge"),
+                             r["status"], r["n"], r["pf"], r["unparsed"], r["created_at"],
+                             r["updated_at"], config, _json(r["header"], {})))
+    return out
+
+
+def list_arenas(store: Store, run_name: str) -> list[ArenaInfo]:
+    """The run's arenas, oldest first, with their battle and parse-failure counts.
+    :class:`engine.run_rows.RunNotFound` for an unknown run."""
+    return _infos(store, load_run(store, run_name))
+
+
+def _names(infos: list[ArenaInfo]) -> str:
+    return ", ".join(f"{i.name} ({i.mode}, {i.battles} battles)" for i in infos)
+
+
+def resolve_arena(store: Store, run_name: str, arena_name: str | None = None,
+                  mode: str | None = None) -> ArenaInfo:
+    """The arena ``arena_name`` of the run; with None, the only arena (of ``mode``, when
+    given), else the latest of that mode (default: pairwise). Errors list the arenas."""
+    infos = list_arenas(store, run_name)
+    if arena_name is not None:
+        for info in infos:
+            if info.name == arena_name:
+                return info
+        known = f"its arenas: {_names(infos)}" if infos else "it has no arenas yet"
+        raise ArenaNotFound(f"run {run_name!r} has no arena named {arena_name!r} ({known})")
+    if not infos:
+        raise ArenaNotFound(f"run {run_name!r} has no arenas yet: judge it first "
+                            f"(`mirage-tui arena judge {run_name} --judge MODEL`)")
+    candidates = [i for i in infos if mode is None or i.mode == mode]
+    if len(infos) == 1 and candidates:
+        return infos[0]
+    wanted = mode or "pairwise"
+    of_mode = [i for i in infos if i.mode == wanted]
+    if of_mode:
+        return of_mode[-1]
+    raise ArenaNotFound(f"run {run_name!r} has no {wanted} arena; name one of: "
+                        f"{_names(infos)}")
+
+
+def load_battles(store: Store, run_name: str, arena_name: str | None = None) -> list[Battle]:
+    """The arena's battles as :class:`Battle` (winner None for parse failures), by query and
+    contestants. ``arena_name`` None: the only arena, else the latest pairwise one."""
+    info = resolve_arena(store, run_name, arena_name)
+    return battles_of(store, info.id)
+
+
+def battles_of(store: Store, arena_id: int) -> list[Battle]:
+    rows = store.query("SELECT query_rowid, system_a, system_b, winner FROM battles "
+                       "WHERE arena_id = ? ORDER BY query_rowid, system_a, system_b",
+                       (arena_id,))
+    return [Battle(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+BATTLE_COLUMNS = ("arena", "query_id", "query_rowid", "source", "language", "system_a",
+                  "system_b", "winner", "shown", "parse_failures", "refusal_a", "refusal_b",
+                  "disagreement", "documents", "label_ab", "label_ba", "probs_ab", "probs_ba",
+                  "raw_ab", "raw_ba", "method", "judgment_keys", "created_at")
+
+
+def battle_rows(store: Store, run_name: str, arena_name: str | None = None) -> list[dict]:
+    """One flat dict per battle (:data:`BATTLE_COLUMNS`) for export and inspection: the query,
+    the contestants, the verdict, the order(s) shown with each order's label (as the judge
+    wrote it: 'A', 'B' or 'tie'), probabilities and raw reply, and the judgment keys."""
+    info = resolve_arena(store, run_name, arena_name)
+    rows = store.query(
+        "SELECT b.*, q.query_id, q.source, q.language FROM battles b "
+        "JOIN queries q ON q.id = b.query_rowid WHERE b.arena_id = ? "
+        "ORDER BY b.query_rowid, b.system_a, b.system_b", (info.id,))
+    keys = {k for r in rows for k in _json(r["judgment_keys"], [])}
+    raws: dict[str, str | None] = {}
+    key_list = sorted(keys)
+    for start in range(0, len(key_list), 500):
+        part = key_list[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for j in store.query(f"SELECT key, raw FROM judgments WHERE key IN ({marks})",
+                             tuple(part)):
+            raws[j["key"]] = j["raw"]
+    out = []
+    for r in rows:
+        detail = _json(r["detail"], {})
+        orders = {o.get("shown"): o for o in detail.get("orders", [])}
+        ab, ba = orders.get("ab", {}), orders.get("ba", {})
+        methods = sorted({o.get("method") for o in orders.values() if o.get("method")})
+        out.append({
+            "arena": info.name, "query_id": r["query_id"], "query_rowid": r["query_rowid"],
+            "source": r["source"], "language": r["language"], "system_a": r["system_a"],
+            "system_b": r["system_b"], "winner": r["winner"], "shown": r["shown"],
+            "parse_failures": r["parse_failures"], "refusal_a": bool(r["refusal"] & 1),
+            "refusal_b": bool(r["refusal"] & 2),
+            "disagreement": bool(detail.get("disagreement", False)),
+            "documents": detail.get("documents"),
+            "label_ab": ab.get("label"), "label_ba": ba.get("label"),
+            "probs_ab": ab.get("probs"), "probs_ba": ba.get("probs"),
+            "raw_ab": raws.get(ab.get("key")) if ab else None,
+            "raw_ba": raws.get(ba.get("key")) if ba else None,
+            "method": ",".join(methods) or None,
+            "judgment_keys": _json(r["judgment_keys"], []), "created_at": r["created_at"]})
+    return out

@@ -1,0 +1,626 @@
+"""Judging a run's answers: every battle stored as it is judged, resumable after anything.
+
+Contestants are the run's (system, setting) pairs (:func:`engine.arena.types.arena_system`),
+each with the items that have a generation. Two modes (docs/METRICS.md §2, §4):
+
+- ``pairs="all"`` (MIRAGE-Bench arena): for each query, every pair of contestants that both
+  answered is judged with the ``mirage_bench_pairwise`` template. The judge sees the query's
+  *reference documents*: its supporting pool chunks (``support = 1``; the oracle first, then
+  pool order), at most :data:`MAX_DOCUMENTS` of them, written ``[chunk_id] title text``. When
+  a prompt overflows the judge's context, documents are dropped from the end until it fits.
+- ``pairs="reference"`` (RAG-QA Arena): each contestant's answer against the query's
+  long-form ``reference_answer`` (``system_b = 'reference'``), or against a chosen reference
+  contestant (``reference="<arena system>"``; the dataset's reference answer, when there is
+  one, is then shown to the judge as the template's reference section). Template
+  ``ragqa_arena_pairwise``; queries without a reference answer are skipped and counted.
+
+Position bias. ``order="random"``: each battle's A/B order is drawn from a hash of (seed,
+query, contestants), so it is the same on every resume. The RAG-QA Arena reference code puts
+the model's answer first when the query has an even number of words; mirage-tui randomises
+with the seed instead (or judges both orders). ``order="both"``: both orders are judged; a
+disagreement is stored as a tie (both labels in ``detail``); one unparsed order and one
+parsed: the parsed one decides and the failure is counted; both unparsed: winner NULL.
+
+Verdicts are mapped back to 'a' / 'b' / 'tie' in the canonical order (sorted contestants;
+against a reference, the contestant is a). A reply that cannot be parsed gives winner NULL
+and is counted in ``parse_failures``, never hidden.
+
+Work runs by query, then pairs, so consecutive prompts share their prefix (the template puts
+the query and the documents before the answers; llama.cpp reuses the evaluated prefix).
+Every judge call goes through :func:`engine.arena.judgments.cached_verdict` (one transaction
+each); every battle is one more transaction. Re-running skips stored battles, and a battle
+interrupted between its two orders is finished from the judgments cache: no judge call is
+ever made twice. Status: ``planned`` → ``running`` → ``done`` | ``cancelled`` (cooperative,
+checked between battles) | ``failed`` (the judge raised; running again resumes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Callable
+
+from engine.arena.events import ArenaProgress, ArenaSummary
+from engine.arena.judgments import cached_verdict
+from engine.arena.types import arena_system
+from engine.run_rows import load_run
+from engine.runs.header import identity_json, machine, now, package_versions
+from engine.runs.sampling import stratified_order
+from engine.store import Store
+from models.base import ContextOverflow, Generator
+from models.judges import PairwiseJudge
+
+PAIRWISE_TEMPLATE = "mirage_bench_pairwise"
+REFERENCE_TEMPLATE = "ragqa_arena_pairwise"
+REFERENCE = "reference"
+MAX_DOCUMENTS = 5
+ORDERS = ("random", "both")
+PAIRS = ("all", "reference")
+FIXED_CONFIG = ("mode", "judge", "template", "order", "seed", "reference", "systems")
+"""Config keys an arena keeps for life; ``queries`` may grow (a larger sample extends it)."""
+
+
+class ArenaError(ValueError):
+    """Judging cannot start: what is wrong is in the message."""
+
+
+class ArenaConfigMismatch(ArenaError):
+    """An arena of that name exists with another configuration or another judge model."""
+
+
+@dataclass(frozen=True)
+class Matchup:
+    """One battle to judge: two answers to one query, in canonical order."""
+
+    query: int
+    a: str
+    b: str
+    answer_a: str
+    answer_b: str
+    refusal: int            # bit 1: a declines, bit 2: b declines
+
+
+@dataclass
+class QueryJob:
+    rowid: int
+    query_id: str
+    text: str
+    documents: list[dict] | None          # pairwise: the reference documents
+    reference: str | None                 # shown as the template's reference section
+    matchups: list[Matchup] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- planning
+
+def load_answers(store: Store, run_id: int) -> dict[int, dict[str, tuple[str, bool]]]:
+    """``answers[query rowid][contestant] = (text, declines)`` for every generated item.
+    Declining is the stored ``no_answer`` score (as the run scored it), else
+    :func:`engine.metrics.answer.is_no_answer` on the text."""
+    from engine.metrics.answer import is_no_answer
+
+    out: dict[int, dict[str, tuple[str, bool]]] = {}
+    for r in store.query(
+            "SELECT ri.system, ri.setting, ri.query_rowid, g.text, s.value AS no_answer "
+            "FROM run_items ri JOIN generations g ON g.key = ri.generation_key "
+            "LEFT JOIN scores s ON s.generation_key = ri.generation_key "
+            "AND s.query_rowid = ri.query_rowid AND s.metric = 'no_answer' "
+            "WHERE ri.run_id = ?", (run_id,)):
+        declines = bool(r["no_answer"]) if r["no_answer"] is not None else is_no_answer(r["text"])
+        out.setdefault(r["query_rowid"], {})[arena_system(r["system"], r["setting"])] = (
+            r["text"], declines)
+    return out
+
+
+def _query_rows(store: Store, rowids) -> dict[int, dict]:
+    out = {}
+    rowids = sorted(rowids)
+    for start in range(0, len(rowids), 500):
+        part = rowids[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for r in store.query(f"SELECT id, query_id, text, source, language, reference_answer "
+                             f"FROM queries WHERE id IN ({marks})", tuple(part)):
+            out[r["id"]] = dict(r)
+    return out
+
+
+def reference_documents(store: Store, rowids) -> dict[int, list[dict]]:
+    """The documents the pairwise judge sees per query (module docstring)."""
+    out: dict[int, list[dict]] = {q: [] for q in rowids}
+    rowids = sorted(rowids)
+    for start in range(0, len(rowids), 500):
+        part = rowids[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for r in store.query(
+                f"SELECT p.query_rowid, c.chunk_id, c.title, c.text FROM pool p "
+                f"JOIN chunks c ON c.id = p.chunk_rowid WHERE p.support = 1 AND "
+                f"p.query_rowid IN ({marks}) ORDER BY p.query_rowid, p.is_oracle DESC, "
+                f"p.position IS NULL, p.position, c.id", tuple(part)):
+            docs = out[r["query_rowid"]]
+            if len(docs) < MAX_DOCUMENTS:
+                docs.append({"docid": r["chunk_id"], "title": r["title"], "text": r["text"]})
+    return out
+
+
+def sample_queries(rows: dict[int, dict], eligible: list[int], queries: int | None,
+                   seed: int) -> list[int]:
+    """The eligible queries in a seeded order stratified by (source, language), the first
+    ``queries`` of them when given (a larger sample extends a smaller one)."""
+    eligible = sorted(eligible)
+    order = stratified_order([(rows[q]["source"], rows[q]["language"]) for q in eligible], seed)
+    chosen = [eligible[i] for i in order]
+    return chosen if queries is None else chosen[:queries]
+
+
+def refusal(a: tuple[str, bool], b: tuple[str, bool] | None) -> int:
+    """The battle's ``refusal`` bits from the two answers' (text, declines)."""
+    return int(a[1]) | (2 if b is not None and b[1] else 0)
+
+
+def plan_jobs(store: Store, run_id: int, *, mode: str, contestants: list[str],
+              reference: str | None, queries: int | None, seed: int
+              ) -> tuple[list[QueryJob], int, int]:
+    """The queries to judge, each with its matchups, in working order (a seeded sample
+    stratified by source and language); the number of queries they were drawn from; and how
+    many of the run's queries were skipped for want of a reference (reference mode)."""
+    answers = load_answers(store, run_id)
+    rows = _query_rows(store, answers)
+    if mode != "pairwise":
+        from engine.arena.reference import reference_jobs
+
+        return reference_jobs(answers, rows, contestants, reference, queries, seed)
+    wanted = set(contestants)
+    eligible = [q for q, by in answers.items() if len(wanted & set(by)) >= 2]
+    chosen = sample_queries(rows, eligible, queries, seed)
+    documents = reference_documents(store, chosen)
+    jobs = []
+    for q in chosen:
+        by, row = answers[q], rows[q]
+        job = QueryJob(q, row["query_id"], row["text"], documents[q], None)
+        present = sorted(c for c in contestants if c in by)
+        for a, b in combinations(present, 2):
+            job.matchups.append(Matchup(q, a, b, by[a][0], by[b][0], refusal(by[a], by[b])))
+        jobs.append(job)
+    return jobs, len(eligible), 0
+
+
+def run_contestants(store: Store, run_id: int) -> list[str]:
+    """The run's contestants: every (system, setting) with at least one generation."""
+    return sorted({arena_system(r[0], r[1]) for r in store.query(
+        "SELECT DISTINCT system, setting FROM run_items WHERE run_id = ? "
+        "AND generation_key IS NOT NULL", (run_id,))})
+
+
+def shown_order(seed: int, query: int, a: str, b: str) -> str:
+    """'ab' or 'ba': the seeded, resume-stable A/B order of one battle (order='random')."""
+    digest = hashlib.sha256(json.dumps([seed, query, a, b]).encode("utf-8")).digest()
+    return "ab" if digest[0] % 2 == 0 else "ba"
+
+
+def canonical_winner(label, shown: str) -> str | None:
+    """The judge's 'A' / 'B' / 'tie' for the order shown, as 'a' / 'b' / 'tie' (None: unparsed)."""
+    if label is None:
+        return None
+    if label == "tie":
+        return "tie"
+    first = label == "A"
+    return ("a" if first else "b") if shown == "ab" else ("b" if first else "a")
+
+
+def combine_orders(ab: str | None, ba: str | None) -> tuple[str | None, int, bool]:
+    """``(winner, parse_failures, disagreement)`` of a battle judged in both orders."""
+    if ab is None and ba is None:
+        return None, 2, False
+    if ab is None or ba is None:
+        return ab or ba, 1, False
+    if ab != ba:
+        return "tie", 0, True
+    return ab, 0, False
+
+
+# --------------------------------------------------------------------------- the entry point
+
+def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: str = "all",
+                queries: int | None = None, seed: int = 0, order: str = "random",
+                systems: list[str] | None = None, name: str | None = None,
+                reference: str | None = None, n_threads: int | None = None,
+                progress: Callable[[ArenaProgress], None] | None = None,
+                cancel: threading.Event | Callable[[], bool] | None = None,
+                min_interval: float = 0.1) -> ArenaSummary:
+    """Judge the run's answers (module docstring) into the arena ``name`` (default
+    ``pairwise:<judge>`` or ``reference:<judge>``, with ``:both`` / ``:seed<S>`` when not the
+    defaults) and say how it ended. ``judge`` is a catalog name or path (loaded with
+    ``n_threads``) or a ready Generator. Raises :class:`ArenaError` (bad options, too few
+    contestants, a judge that cannot load, another arena config) before writing anything."""
+    if pairs not in PAIRS:
+        raise ArenaError(f"pairs must be one of {', '.join(PAIRS)}, not {pairs!r}")
+    if order not in ORDERS:
+        raise ArenaError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+    if queries is not None and queries < 1:
+        raise ArenaError("queries must be at least 1")
+    if reference is not None and pairs != "reference":
+        raise ArenaError("a reference contestant needs pairs='reference'")
+    run = load_run(store, run_name)
+    contestants = _contestants(store, run, pairs, systems, reference)
+    mode = "pairwise" if pairs == "all" else "reference"
+    plan = plan_jobs(store, run.id, mode=mode, contestants=contestants, reference=reference,
+                     queries=queries, seed=seed)
+    if not plan[0]:
+        raise ArenaError(_nothing_to_judge(run.name, mode, reference, plan[2]))
+    generator = _load_judge(judge, n_threads)
+    judge_name = generator.identity.name
+    config = {"mode": mode, "pairs": pairs, "judge": judge_name,
+              "template": PairwiseJudge(generator, _template(mode)).template.id,
+              "order": order, "seed": seed, "queries": queries, "reference": reference,
+              "systems": sorted(systems) if systems else None,
+              "documents": (f"supporting pool chunks, oracle first, at most {MAX_DOCUMENTS}"
+                            if mode == "pairwise" else None),
+              "ties": "order='both': the two orders disagree -> tie",
+              "parse_failures": "winner NULL, counted; with 'both' the parsed order decides"}
+    name = name or _default_name(mode, judge_name, order, seed, reference)
+    return _Judging(store, run, name, config, generator, contestants, plan, progress, cancel,
+                    min_interval, n_threads).run()
+
+
+def _nothing_to_judge(run_name: str, mode: str, reference: str | None, skipped: int) -> str:
+    if mode == "pairwise":
+        return (f"run {run_name!r} has no query that two contestants both answered: "
+                "nothing to judge")
+    if reference is not None:
+        return (f"run {run_name!r}: the reference contestant {reference!r} answered no query "
+                "that another contestant answered")
+    return (f"run {run_name!r}: none of its queries has a reference answer ({skipped} "
+            "without one); judge against a contestant instead (--reference SYSTEM)")
+
+
+def _template(mode: str) -> str:
+    return PAIRWISE_TEMPLATE if mode == "pairwise" else REFERENCE_TEMPLATE
+
+
+def _default_name(mode, judge_name, order, seed, reference) -> str:
+    name = f"{mode}:{judge_name}"
+    if reference is not None:
+        name += f" vs {reference}"
+    if order != "random":
+        name += f":{order}"
+    if seed:
+        name += f":seed{seed}"
+    return name
+
+
+def _contestants(store, run, pairs, systems, reference) -> list[str]:
+    found = run_contestants(store, run.id)
+    if systems:
+        unknown = [s for s in systems if s not in found]
+        if unknown:
+            raise ArenaError(f"run {run.name!r} has no contestant {', '.join(map(repr, unknown))}"
+                             f"; its contestants: {', '.join(found) or 'none'}")
+        chosen = sorted(set(systems))
+    else:
+        chosen = found
+    if reference is not None:
+        if reference not in found:
+            raise ArenaError(f"run {run.name!r} has no contestant {reference!r} to use as the "
+                             f"reference; its contestants: {', '.join(found) or 'none'}")
+        chosen = sorted(set(chosen) | {reference})
+    if pairs == "all" and len(chosen) < 2:
+        raise ArenaError(f"run {run.name!r} has {len(chosen)} contestant(s) with answers "
+                         f"({', '.join(chosen) or 'none'}); a pairwise arena needs at least 2")
+    if pairs == "reference" and len([c for c in chosen if c != reference]) < 1:
+        raise ArenaError(f"run {run.name!r} has no contestant with answers to judge")
+    return chosen
+
+
+def _load_judge(judge, n_threads):
+    if not isinstance(judge, str):
+        return judge
+    from models.catalog import load_generator
+
+    try:
+        return load_generator(judge, n_threads=n_threads)
+    except Exception as exc:  # noqa: BLE001 - ModelError, OSError, ValueError, ...
+        raise ArenaError(f"cannot load judge model {judge!r}: {exc}") from None
+
+
+def arena_header(run, generator, template_id: str) -> dict:
+    """A fresh arena header: the run, the judge's identity, versions and machine."""
+    return {"run": {"name": run.name, "dataset": run.dataset, "dataset_hash": run.dataset_hash},
+            "judge": {**(identity_json(generator) or {}),
+                      "chat": bool(getattr(generator, "chat", True)),
+                      "device": getattr(generator, "device", None)},
+            "template": template_id, "packages": package_versions(), "machine": machine(),
+            "sessions": [], "counts": {}, "timings": {"judge_seconds": 0.0, "judge_calls": 0}}
+
+
+def judge_verdicts(store: Store, judge: PairwiseJudge, job: QueryJob, matchup: Matchup,
+                   shown: list[str]) -> tuple[list[tuple[str, object]], int | None]:
+    """The stored verdicts of one battle, one per order in ``shown``, and the number of
+    documents they saw: documents are dropped from the end while a prompt overflows the
+    judge's context (ContextOverflow propagates when even none fit)."""
+    docs = job.documents
+    while True:
+        try:
+            out = []
+            for order in shown:
+                a, b = ((matchup.answer_a, matchup.answer_b) if order == "ab"
+                        else (matchup.answer_b, matchup.answer_a))
+                fields = judge.fields(job.text, a, b, documents=docs, reference=job.reference)
+                out.append((order, cached_verdict(store, judge, fields)))
+            return out, None if docs is None else len(docs)
+        except ContextOverflow:
+            if not docs:
+                raise
+            docs = docs[:-1]
+
+
+# --------------------------------------------------------------------------- the runner
+
+DISK_FULL = ("the disk is full (database or disk is full): judging stopped; every stored "
+             "battle is complete. Free some space and run it again to resume.")
+
+
+class _Stop(Exception):
+    def __init__(self, status: str, message: str | None = None):
+        super().__init__(message or status)
+        self.status, self.message = status, message
+
+
+class _Judging:
+    def __init__(self, store, run, name, config, generator, contestants, plan, progress,
+                 cancel, min_interval, n_threads):
+        self.store, self.run_info, self.name, self.config = store, run, name, config
+        self.generator, self.contestants = generator, contestants
+        self.judge = PairwiseJudge(generator, config["template"])
+        self.progress, self.cancel, self.min_interval = progress, cancel, min_interval
+        self.n_threads = n_threads
+        self.arena_id: int | None = None
+        self.header: dict = {}
+        self.counts = dict(done=0, total=0, cached=0, judged=0, parse_failures=0, unparsed=0,
+                           disagreements=0, errors=0, judge_calls=0, cached_calls=0)
+        self.judge_seconds = 0.0          # inside new judge calls (this session)
+        self.battle_seconds = 0.0         # wall time of judged battles (this session)
+        self.jobs, self.eligible, self.skipped = plan
+        self.queries = len(self.jobs)
+        self.current: str | None = None
+        self.last_error: str | None = None
+        self.last_emit = 0.0
+        self.started = time.perf_counter()
+
+    # ----------------------------------------------------------------------- the loop
+
+    def run(self) -> ArenaSummary:
+        jobs = self.jobs
+        stored = self._open()
+        status, message = "done", None
+        try:
+            self._count_stored(jobs, stored)
+            self._emit(force=True)
+            for job in jobs:
+                self.current = job.query_id
+                for matchup in job.matchups:
+                    if (matchup.query, matchup.a, matchup.b) in stored:
+                        continue
+                    if self._cancelled():
+                        raise _Stop("cancelled", "cancelled; run it again to resume")
+                    self._battle(job, matchup)
+                    self._emit()
+        except _Stop as stop:
+            status, message = stop.status, stop.message
+        except sqlite3.OperationalError as exc:
+            if not is_disk_full(exc):
+                self._finish("failed", f"database error: {exc}", quiet=True)
+                raise
+            status, message = "failed", DISK_FULL
+        except BaseException as exc:       # KeyboardInterrupt, or a bug: leave it resumable
+            final = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
+            self._finish(final, f"interrupted: {type(exc).__name__}: {exc}", quiet=True)
+            raise
+        if status == "done" and self.counts["errors"]:
+            message = (f"{self.counts['errors']} battle(s) not judged: the prompt overflows "
+                       f"the judge's context (last: {self.last_error})")
+        self._finish(status, message, quiet=status == "failed")
+        return self._summary(status, message)
+
+    def _cancelled(self) -> bool:
+        c = self.cancel
+        if c is None:
+            return False
+        return c.is_set() if hasattr(c, "is_set") else bool(c())
+
+    def _open(self) -> dict[tuple, tuple]:
+        """Create the arena row, or check a stored one against this config and judge; returns
+        the stored battles ``(query, a, b) -> (winner, parse_failures, disagreement)``."""
+        identity = identity_json(self.generator) or {}
+        with self.store.write() as db:
+            conn = db.conn
+            row = conn.execute("SELECT id, config, header FROM arenas WHERE run_id = ? AND "
+                               "name = ?", (self.run_info.id, self.name)).fetchone()
+            if row is not None:
+                old = json.loads(row["config"])
+                differs = [k for k in FIXED_CONFIG if old.get(k) != self.config.get(k)]
+                if differs:
+                    was = ", ".join(f"{k} {old.get(k)!r} (now {self.config.get(k)!r})"
+                                    for k in differs)
+                    raise ArenaConfigMismatch(
+                        f"arena {self.name!r} of run {self.run_info.name!r} exists with "
+                        f"another configuration: {was}; give a new name (--name)")
+                self.header = json.loads(row["header"])
+                known = self.header.get("judge", {})
+                if known.get("key") and identity.get("key") != known["key"]:
+                    raise ArenaConfigMismatch(
+                        f"arena {self.name!r} was judged by another {known.get('name')!r} "
+                        f"(sha256 {str(known.get('sha256'))[:12]}…, now "
+                        f"{str(identity.get('sha256'))[:12]}…); give a new name (--name)")
+                self.arena_id = row["id"]
+            else:
+                self.header = arena_header(self.run_info, self.generator,
+                                           self.config["template"])
+                stamp = now()
+                cur = conn.execute(
+                    "INSERT INTO arenas (run_id, name, mode, config, header, status, "
+                    "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'planned', ?, ?)",
+                    (self.run_info.id, self.name, self.config["mode"],
+                     json.dumps(self.config, ensure_ascii=False),
+                     json.dumps(self.header, ensure_ascii=False), stamp, stamp))
+                self.arena_id = cur.lastrowid
+            self.header.pop("message", None)
+            self.header["contestants"] = self.contestants
+            self.header.setdefault("sessions", []).append(
+                {"started_at": now(), "threads": self.n_threads,
+                 "device": getattr(self.generator, "device", None),
+                 "packages": package_versions()})
+            conn.execute("UPDATE arenas SET config = ?, header = ?, status = 'running', "
+                         "updated_at = ? WHERE id = ?",
+                         (json.dumps(self.config, ensure_ascii=False),
+                          json.dumps(self.header, ensure_ascii=False), now(), self.arena_id))
+            stored = {}
+            for r in conn.execute("SELECT query_rowid, system_a, system_b, winner, "
+                                  "parse_failures, detail FROM battles WHERE arena_id = ?",
+                                  (self.arena_id,)):
+                detail = json.loads(r["detail"]) if r["detail"] else {}
+                stored[(r[0], r[1], r[2])] = (r["winner"], r["parse_failures"],
+                                              bool(detail.get("disagreement")))
+        return stored
+
+    def _count_stored(self, jobs: list[QueryJob], stored: dict) -> None:
+        c = self.counts
+        for job in jobs:
+            for m in job.matchups:
+                c["total"] += 1
+                found = stored.get((m.query, m.a, m.b))
+                if found is not None:
+                    winner, failures, disagreement = found
+                    c["done"] += 1
+                    c["cached"] += 1
+                    c["parse_failures"] += failures
+                    c["unparsed"] += winner is None
+                    c["disagreements"] += disagreement
+
+    # ----------------------------------------------------------------------- one battle
+
+    def _battle(self, job: QueryJob, m: Matchup) -> None:
+        started = time.perf_counter()
+        if self.config["order"] == "both":
+            shown = ["ab", "ba"]
+        else:
+            shown = [shown_order(self.config["seed"], m.query, m.a, m.b)]
+        try:
+            verdicts, n_docs = judge_verdicts(self.store, self.judge, job, m, shown)
+        except ContextOverflow as exc:
+            self.counts["errors"] += 1
+            self.last_error = f"query {job.query_id}, {m.a} vs {m.b}: {exc}"
+            return
+        except sqlite3.OperationalError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any judge failure stops the judging
+            raise _Stop("failed", f"judge {self.judge.judge_name!r} failed on query "
+                                  f"{job.query_id}: {type(exc).__name__}: {exc}") from None
+        orders, new_calls = [], 0
+        for order, stored in verdicts:
+            v = stored.verdict
+            if stored.cached:
+                self.counts["cached_calls"] += 1
+            else:
+                new_calls += 1
+                self.judge_seconds += stored.seconds or 0.0
+            orders.append({"shown": order, "key": stored.key, "label": v.label,
+                           "winner": canonical_winner(v.label, order), "probs": v.probs,
+                           "method": v.method, "parse_failed": v.parse_failed,
+                           "cached": stored.cached})
+        if len(orders) == 2:
+            winner, failures, disagreement = combine_orders(orders[0]["winner"],
+                                                            orders[1]["winner"])
+        else:
+            winner = orders[0]["winner"]
+            failures, disagreement = int(winner is None), False
+        detail = {"orders": orders, "documents": n_docs, "disagreement": disagreement}
+        with self.store.write() as db:
+            db.conn.execute(
+                "INSERT OR REPLACE INTO battles (arena_id, query_rowid, system_a, system_b, "
+                "winner, shown, judgment_keys, parse_failures, refusal, detail, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (self.arena_id, m.query, m.a, m.b, winner,
+                 "both" if len(shown) == 2 else shown[0],
+                 json.dumps([o["key"] for o in orders]), failures, m.refusal,
+                 json.dumps(detail, ensure_ascii=False), now()))
+        c = self.counts
+        c["done"] += 1
+        c["parse_failures"] += failures
+        c["unparsed"] += winner is None
+        c["disagreements"] += disagreement
+        c["judge_calls"] += new_calls
+        if new_calls:
+            c["judged"] += 1
+            self.battle_seconds += time.perf_counter() - started
+        else:
+            c["cached"] += 1
+
+    # ----------------------------------------------------------------------- the arena row
+
+    def _finish(self, status: str, message: str | None, quiet: bool = False) -> None:
+        if self.arena_id is None:
+            return
+        c = self.counts
+        session = self.header["sessions"][-1]
+        session.update({"ended_at": now(), "status": status, "judge_calls": c["judge_calls"],
+                        "cached_calls": c["cached_calls"], "judged_battles": c["judged"],
+                        "seconds": round(time.perf_counter() - self.started, 3),
+                        "judge_seconds": round(self.judge_seconds, 3)})
+        timings = self.header.setdefault("timings", {"judge_seconds": 0.0, "judge_calls": 0})
+        timings["judge_seconds"] = round(timings.get("judge_seconds", 0.0) + self.judge_seconds, 3)
+        timings["judge_calls"] = timings.get("judge_calls", 0) + c["judge_calls"]
+        calls = timings["judge_calls"]
+        timings["seconds_per_call"] = timings["judge_seconds"] / calls if calls else None
+        self.header["counts"] = {
+            "planned": c["total"], "stored": c["done"], "parse_failures": c["parse_failures"],
+            "unparsed_battles": c["unparsed"], "disagreements": c["disagreements"],
+            "errors": c["errors"], "queries": self.queries, "eligible_queries": self.eligible,
+            "skipped_queries": self.skipped,
+            "contestants": len(self.contestants)}
+        if message:
+            self.header["message"] = message
+        try:
+            with self.store.write() as db:
+                db.conn.execute("UPDATE arenas SET header = ?, status = ?, updated_at = ? "
+                                "WHERE id = ?", (json.dumps(self.header, ensure_ascii=False),
+                                                 status, now(), self.arena_id))
+        except sqlite3.Error:
+            if not quiet:
+                raise
+        self._emit(force=True, status=status, message=message)
+
+    # ----------------------------------------------------------------------- reporting
+
+    def _emit(self, force: bool = False, status: str = "running",
+              message: str | None = None) -> None:
+        if self.progress is None:
+            return
+        moment = time.perf_counter()
+        if not force and moment - self.last_emit < self.min_interval:
+            return
+        self.last_emit = moment
+        c = self.counts
+        per_battle = self.battle_seconds / c["judged"] if c["judged"] else None
+        self.progress(ArenaProgress(
+            arena=self.name, status=status, done=c["done"], total=c["total"],
+            cached=c["cached"], judged=c["judged"], parse_failures=c["parse_failures"],
+            battles_per_s=c["judged"] / self.battle_seconds if self.battle_seconds else 0.0,
+            eta_seconds=None if per_battle is None else max(0, c["total"] - c["done"]) * per_battle,
+            query=self.current, message=message))
+
+    def _summary(self, status: str, message: str | None) -> ArenaSummary:
+        c = self.counts
+        device = getattr(self.generator, "device", None)
+        return ArenaSummary(
+            arena=self.name, arena_id=self.arena_id, run=self.run_info.name,
+            mode=self.config["mode"], status=status, message=message, total=c["total"],
+            done=c["done"], judged=c["judged"], cached=c["cached"],
+            parse_failures=c["parse_failures"], unparsed_battles=c["unparsed"],
+            disagreements=c["disagreements"], errors=c["errors"], judge_calls=c["judge_calls"],
+            cached_calls=c["cached_calls"], queries=self.queries, skipped_queries=self.skipped,
+            seconds=time.perf_counter() - self.started, contestants=list(self.contestants),
+            devices=[device] if device else [])
