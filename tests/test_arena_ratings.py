@@ -11,7 +11,8 @@ from engine.arena.bradley_terry import (bradley_terry_fit, bradley_terry_fit_met
                                         win_matrix)
 from engine.arena.leaderboard import compute_ratings, format_leaderboard
 from engine.arena.tournaments import (bootstrap_thetas, bootstrap_thetas_pairs, encode_battles,
-                                      per_query_wins, resample_counts, total_wins)
+                                      per_query_wins, resample_counts, total_wins,
+                                      tournament_win_rates)
 from engine.arena.types import Battle
 from engine.stats import resample_indices
 
@@ -326,8 +327,79 @@ def test_format_leaderboard_has_every_row():
     for s, line in zip(r.systems, lines[1:4]):
         assert line.split()[:3] == [str(s.rank), s.system, f"{s.elo:.0f}"]
         assert f"+{s.elo_hi - s.elo:.0f}/-{s.elo - s.elo_lo:.0f}" in line
-        assert f"{100 * s.win_rate:.1f}% n={s.battles}" in line
+        assert (f"{100 * s.win_rate:.1f}% [{100 * s.win_rate_lo:.1f}, "
+                f"{100 * s.win_rate_hi:.1f}] n={s.battles}") in line
     assert "note: A never lost" in text
     assert lines[-1] == (f"{BOOT} tournaments over 6 queries, seed 7; ties count as half "
                          f"wins; 1 parse failures left out")
     assert r.as_json()["systems"][0]["system"] == "A"
+
+
+# ------------------------------------------------------------------------------ win-rate CIs
+
+def test_win_rate_cis_are_seeded():
+    battles = spread_battles()
+    first = compute_ratings(battles, n_boot=BOOT, seed=0)
+    again = compute_ratings(battles, n_boot=BOOT, seed=0)
+    cis = [(s.win_rate_lo, s.win_rate_hi) for s in first.systems]
+    assert cis == [(s.win_rate_lo, s.win_rate_hi) for s in again.systems]
+    other = compute_ratings(battles, n_boot=BOOT, seed=1)
+    assert cis != [(s.win_rate_lo, s.win_rate_hi) for s in other.systems]
+
+
+def test_win_rate_cis_match_a_per_tournament_recount():
+    # the slow way: rebuild each tournament's battles from the drawn queries and count
+    battles = spread_battles() + [Battle(q, "A", "C", "tie") for q in range(0, 40, 3)]
+    r = compute_ratings(battles, n_boot=BOOT, seed=4)
+    queries = sorted({b.query for b in battles})
+    rates = {name: [] for name in r.order}
+    for idx in np.concatenate(list(resample_indices(len(queries), BOOT, seed=4))):
+        score = {name: [0.0, 0] for name in r.order}
+        for q in idx:
+            for b in (b for b in battles if b.query == queries[q]):
+                a_share = {"a": 1.0, "b": 0.0, "tie": 0.5}[b.winner]
+                score[b.a][0] += a_share
+                score[b.b][0] += 1.0 - a_share
+                score[b.a][1] += 1
+                score[b.b][1] += 1
+        for name, (won, n) in score.items():
+            rates[name].append(won / n)
+    for s in r.systems:
+        lo, hi = np.percentile(rates[s.system], [2.5, 97.5])
+        assert (s.win_rate_lo, s.win_rate_hi) == pytest.approx((lo, hi), abs=1e-12)
+
+
+def test_a_balanced_record_has_a_ci_around_its_win_rate():
+    battles = [Battle(q, "A", "B", "a" if q % 2 else "b") for q in range(30)]
+    battles += [Battle(q, "A", "B", "tie") for q in range(30, 40)]
+    r = compute_ratings(battles, n_boot=BOOT)
+    for s in r.systems:
+        assert s.win_rate == 0.5
+        assert s.win_rate_lo < s.win_rate < s.win_rate_hi
+        assert 0.0 <= s.win_rate_lo and s.win_rate_hi <= 1.0
+
+
+def test_a_perfect_record_has_the_ci_one_one():
+    r = by_name(compute_ratings(chain_battles(), n_boot=BOOT))
+    assert (r["A"].win_rate, r["A"].win_rate_lo, r["A"].win_rate_hi) == (1.0, 1.0, 1.0)
+    assert (r["C"].win_rate, r["C"].win_rate_lo, r["C"].win_rate_hi) == (0.0, 0.0, 0.0)
+    data = r["A"].as_json()
+    assert (data["win_rate"], data["win_rate_lo"], data["win_rate_hi"]) == (1.0, 1.0, 1.0)
+
+
+def test_win_rate_cis_without_bootstrap_are_the_point_values():
+    for s in compute_ratings(spread_battles(), n_boot=0).systems:
+        assert s.win_rate_lo == s.win_rate == s.win_rate_hi
+
+
+def test_a_tournament_without_a_systems_battles_leaves_it_out():
+    wins = np.zeros((2, 3, 3))
+    wins[0, 0, 1], wins[0, 1, 0] = 3.0, 1.0      # tournament 0: A 3-1 B, C absent
+    wins[1, 0, 2], wins[1, 2, 0] = 0.5, 0.5      # tournament 1: A tied C, B absent
+    rates = tournament_win_rates(wins)
+    assert rates[0, :2].tolist() == [0.75, 0.25] and np.isnan(rates[0, 2])
+    assert rates[1].tolist()[::2] == [0.5, 0.5] and np.isnan(rates[1, 1])
+    # a system seen in only a few queries still gets a CI from the tournaments that drew it
+    battles = spread_battles() + [Battle(0, "A", "X", "a")]
+    x = by_name(compute_ratings(battles, n_boot=BOOT))["X"]
+    assert x.battles == 1 and (x.win_rate, x.win_rate_lo, x.win_rate_hi) == (0.0, 0.0, 0.0)

@@ -4,7 +4,8 @@ random-forest surrogate predicts the ratings from heuristic features.
 
 - ``judgments``: the cache of every judge call
 - ``types``: Battle, SystemRating, Ratings
-- ``judging`` / ``reference``: running a judge over a run's answers, storing battles
+- ``planning`` / ``judging`` / ``reference``: what to judge, running a judge over a run's
+  answers and storing battles, the RAG-QA Arena reference mode
 - ``bradley_terry`` / ``tournaments`` / ``leaderboard``: the fit, the bootstrap, the table
 - ``features`` / ``surrogate``: heuristic features per response, the surrogate judge
 """

@@ -1,25 +1,25 @@
 """Judging a run's answers: every battle stored as it is judged, resumable after anything.
 
-Contestants are the run's (system, setting) pairs (:func:`engine.arena.types.arena_system`),
-each with the items that have a generation. Two modes (docs/METRICS.md §2, §4):
+:mod:`engine.arena.planning` decides what to judge (contestants, sampled queries, matchups,
+the seeded A/B order); its public names are importable from here too. This module runs the
+plan (docs/METRICS.md §2, §4):
 
-- ``pairs="all"`` (MIRAGE-Bench arena): for each query, every pair of contestants that both
-  answered is judged with the ``mirage_bench_pairwise`` template. The judge sees the query's
-  *reference documents*: its supporting pool chunks (``support = 1``; the oracle first, then
-  pool order), at most :data:`MAX_DOCUMENTS` of them, written ``[chunk_id] title text``. When
-  a prompt overflows the judge's context, documents are dropped from the end until it fits.
+- ``pairs="all"`` (MIRAGE-Bench arena): every pair of contestants that both answered a query,
+  judged with the ``mirage_bench_pairwise`` template, which shows the query's reference
+  documents written ``[chunk_id] title text``. When a prompt overflows the judge's context,
+  documents are dropped from the end until it fits.
 - ``pairs="reference"`` (RAG-QA Arena): each contestant's answer against the query's
   long-form ``reference_answer`` (``system_b = 'reference'``), or against a chosen reference
   contestant (``reference="<arena system>"``; the dataset's reference answer, when there is
   one, is then shown to the judge as the template's reference section). Template
   ``ragqa_arena_pairwise``; queries without a reference answer are skipped and counted.
 
-Position bias. ``order="random"``: each battle's A/B order is drawn from a hash of (seed,
-query, contestants), so it is the same on every resume. The RAG-QA Arena reference code puts
-the model's answer first when the query has an even number of words; mirage-tui randomises
-with the seed instead (or judges both orders). ``order="both"``: both orders are judged; a
-disagreement is stored as a tie (both labels in ``detail``); one unparsed order and one
-parsed: the parsed one decides and the failure is counted; both unparsed: winner NULL.
+Position bias. ``order="random"``: each battle is judged in its seeded order
+(:func:`engine.arena.planning.shown_order`). The RAG-QA Arena reference code puts the model's
+answer first when the query has an even number of words; mirage-tui randomises with the seed
+instead (or judges both orders). ``order="both"``: both orders are judged; a disagreement is
+stored as a tie (both labels in ``detail``); one unparsed order and one parsed: the parsed one
+decides and the failure is counted; both unparsed: winner NULL.
 
 Verdicts are mapped back to 'a' / 'b' / 'tie' in the canonical order (sorted contestants;
 against a reference, the contestant is a). A reply that cannot be parsed gives winner NULL
@@ -33,172 +33,38 @@ interrupted between its two orders is finished from the judgments cache: no judg
 ever made twice. Status: ``planned`` → ``running`` → ``done`` | ``cancelled`` (cooperative,
 checked between battles) | ``failed`` (the judge raised; running again resumes).
 """
-
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Callable
 
 from engine.arena.events import ArenaProgress, ArenaSummary
 from engine.arena.judgments import cached_verdict
-from engine.arena.types import arena_system
+# the planning layer, re-exported: callers import these from here too
+from engine.arena.planning import (MAX_DOCUMENTS, REFERENCE, ArenaError,  # noqa: F401
+                                   Matchup, QueryJob, choose_contestants, load_answers,
+                                   plan_jobs, reference_documents, refusal, run_contestants,
+                                   sample_queries, shown_order)
 from engine.run_rows import load_run
+from engine.runs.execute import _is_disk_full as is_disk_full   # the run loop's test
 from engine.runs.header import identity_json, machine, now, package_versions
-from engine.runs.sampling import stratified_order
 from engine.store import Store
 from models.base import ContextOverflow, Generator
 from models.judges import PairwiseJudge
 
 PAIRWISE_TEMPLATE = "mirage_bench_pairwise"
 REFERENCE_TEMPLATE = "ragqa_arena_pairwise"
-REFERENCE = "reference"
-MAX_DOCUMENTS = 5
 ORDERS = ("random", "both")
 PAIRS = ("all", "reference")
 FIXED_CONFIG = ("mode", "judge", "template", "order", "seed", "reference", "systems")
 """Config keys an arena keeps for life; ``queries`` may grow (a larger sample extends it)."""
 
 
-class ArenaError(ValueError):
-    """Judging cannot start: what is wrong is in the message."""
-
-
 class ArenaConfigMismatch(ArenaError):
     """An arena of that name exists with another configuration or another judge model."""
-
-
-@dataclass(frozen=True)
-class Matchup:
-    """One battle to judge: two answers to one query, in canonical order."""
-
-    query: int
-    a: str
-    b: str
-    answer_a: str
-    answer_b: str
-    refusal: int            # bit 1: a declines, bit 2: b declines
-
-
-@dataclass
-class QueryJob:
-    rowid: int
-    query_id: str
-    text: str
-    documents: list[dict] | None          # pairwise: the reference documents
-    reference: str | None                 # shown as the template's reference section
-    matchups: list[Matchup] = field(default_factory=list)
-
-
-# --------------------------------------------------------------------------- planning
-
-def load_answers(store: Store, run_id: int) -> dict[int, dict[str, tuple[str, bool]]]:
-    """``answers[query rowid][contestant] = (text, declines)`` for every generated item.
-    Declining is the stored ``no_answer`` score (as the run scored it), else
-    :func:`engine.metrics.answer.is_no_answer` on the text."""
-    from engine.metrics.answer import is_no_answer
-
-    out: dict[int, dict[str, tuple[str, bool]]] = {}
-    for r in store.query(
-            "SELECT ri.system, ri.setting, ri.query_rowid, g.text, s.value AS no_answer "
-            "FROM run_items ri JOIN generations g ON g.key = ri.generation_key "
-            "LEFT JOIN scores s ON s.generation_key = ri.generation_key "
-            "AND s.query_rowid = ri.query_rowid AND s.metric = 'no_answer' "
-            "WHERE ri.run_id = ?", (run_id,)):
-        declines = bool(r["no_answer"]) if r["no_answer"] is not None else is_no_answer(r["text"])
-        out.setdefault(r["query_rowid"], {})[arena_system(r["system"], r["setting"])] = (
-            r["text"], declines)
-    return out
-
-
-def _query_rows(store: Store, rowids) -> dict[int, dict]:
-    out = {}
-    rowids = sorted(rowids)
-    for start in range(0, len(rowids), 500):
-        part = rowids[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for r in store.query(f"SELECT id, query_id, text, source, language, reference_answer "
-                             f"FROM queries WHERE id IN ({marks})", tuple(part)):
-            out[r["id"]] = dict(r)
-    return out
-
-
-def reference_documents(store: Store, rowids) -> dict[int, list[dict]]:
-    """The documents the pairwise judge sees per query (module docstring)."""
-    out: dict[int, list[dict]] = {q: [] for q in rowids}
-    rowids = sorted(rowids)
-    for start in range(0, len(rowids), 500):
-        part = rowids[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for r in store.query(
-                f"SELECT p.query_rowid, c.chunk_id, c.title, c.text FROM pool p "
-                f"JOIN chunks c ON c.id = p.chunk_rowid WHERE p.support = 1 AND "
-                f"p.query_rowid IN ({marks}) ORDER BY p.query_rowid, p.is_oracle DESC, "
-                f"p.position IS NULL, p.position, c.id", tuple(part)):
-            docs = out[r["query_rowid"]]
-            if len(docs) < MAX_DOCUMENTS:
-                docs.append({"docid": r["chunk_id"], "title": r["title"], "text": r["text"]})
-    return out
-
-
-def sample_queries(rows: dict[int, dict], eligible: list[int], queries: int | None,
-                   seed: int) -> list[int]:
-    """The eligible queries in a seeded order stratified by (source, language), the first
-    ``queries`` of them when given (a larger sample extends a smaller one)."""
-    eligible = sorted(eligible)
-    order = stratified_order([(rows[q]["source"], rows[q]["language"]) for q in eligible], seed)
-    chosen = [eligible[i] for i in order]
-    return chosen if queries is None else chosen[:queries]
-
-
-def refusal(a: tuple[str, bool], b: tuple[str, bool] | None) -> int:
-    """The battle's ``refusal`` bits from the two answers' (text, declines)."""
-    return int(a[1]) | (2 if b is not None and b[1] else 0)
-
-
-def plan_jobs(store: Store, run_id: int, *, mode: str, contestants: list[str],
-              reference: str | None, queries: int | None, seed: int
-              ) -> tuple[list[QueryJob], int, int]:
-    """The queries to judge, each with its matchups, in working order (a seeded sample
-    stratified by source and language); the number of queries they were drawn from; and how
-    many of the run's queries were skipped for want of a reference (reference mode)."""
-    answers = load_answers(store, run_id)
-    rows = _query_rows(store, answers)
-    if mode != "pairwise":
-        from engine.arena.reference import reference_jobs
-
-        return reference_jobs(answers, rows, contestants, reference, queries, seed)
-    wanted = set(contestants)
-    eligible = [q for q, by in answers.items() if len(wanted & set(by)) >= 2]
-    chosen = sample_queries(rows, eligible, queries, seed)
-    documents = reference_documents(store, chosen)
-    jobs = []
-    for q in chosen:
-        by, row = answers[q], rows[q]
-        job = QueryJob(q, row["query_id"], row["text"], documents[q], None)
-        present = sorted(c for c in contestants if c in by)
-        for a, b in combinations(present, 2):
-            job.matchups.append(Matchup(q, a, b, by[a][0], by[b][0], refusal(by[a], by[b])))
-        jobs.append(job)
-    return jobs, len(eligible), 0
-
-
-def run_contestants(store: Store, run_id: int) -> list[str]:
-    """The run's contestants: every (system, setting) with at least one generation."""
-    return sorted({arena_system(r[0], r[1]) for r in store.query(
-        "SELECT DISTINCT system, setting FROM run_items WHERE run_id = ? "
-        "AND generation_key IS NOT NULL", (run_id,))})
-
-
-def shown_order(seed: int, query: int, a: str, b: str) -> str:
-    """'ab' or 'ba': the seeded, resume-stable A/B order of one battle (order='random')."""
-    digest = hashlib.sha256(json.dumps([seed, query, a, b]).encode("utf-8")).digest()
-    return "ab" if digest[0] % 2 == 0 else "ba"
 
 
 def canonical_winner(label, shown: str) -> str | None:
@@ -245,7 +111,7 @@ def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: s
     if reference is not None and pairs != "reference":
         raise ArenaError("a reference contestant needs pairs='reference'")
     run = load_run(store, run_name)
-    contestants = _contestants(store, run, pairs, systems, reference)
+    contestants = choose_contestants(store, run, pairs, systems, reference)
     mode = "pairwise" if pairs == "all" else "reference"
     plan = plan_jobs(store, run.id, mode=mode, contestants=contestants, reference=reference,
                      queries=queries, seed=seed)
@@ -290,29 +156,6 @@ def _default_name(mode, judge_name, order, seed, reference) -> str:
     if seed:
         name += f":seed{seed}"
     return name
-
-
-def _contestants(store, run, pairs, systems, reference) -> list[str]:
-    found = run_contestants(store, run.id)
-    if systems:
-        unknown = [s for s in systems if s not in found]
-        if unknown:
-            raise ArenaError(f"run {run.name!r} has no contestant {', '.join(map(repr, unknown))}"
-                             f"; its contestants: {', '.join(found) or 'none'}")
-        chosen = sorted(set(systems))
-    else:
-        chosen = found
-    if reference is not None:
-        if reference not in found:
-            raise ArenaError(f"run {run.name!r} has no contestant {reference!r} to use as the "
-                             f"reference; its contestants: {', '.join(found) or 'none'}")
-        chosen = sorted(set(chosen) | {reference})
-    if pairs == "all" and len(chosen) < 2:
-        raise ArenaError(f"run {run.name!r} has {len(chosen)} contestant(s) with answers "
-                         f"({', '.join(chosen) or 'none'}); a pairwise arena needs at least 2")
-    if pairs == "reference" and len([c for c in chosen if c != reference]) < 1:
-        raise ArenaError(f"run {run.name!r} has no contestant with answers to judge")
-    return chosen
 
 
 def _load_judge(judge, n_threads):

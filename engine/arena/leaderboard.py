@@ -4,6 +4,9 @@
 - Elo: the fit on all parsed battles, 400·θ/ln 10 + 1000 (the systems' mean is 1000).
 - 95% CI: the 2.5/97.5 percentiles of Elo over ``n_boot`` tournaments (queries resampled with
   replacement, :mod:`engine.arena.tournaments`).
+- Win rate: (wins + ties/2) / battles, with the 2.5/97.5 percentiles of the same quantity over
+  the same tournaments as its 95% CI (a tournament that drew none of a system's battles is left
+  out of that system's percentiles).
 - Rank: 1 + the number of systems whose CI lower bound is above this system's upper bound, so
   systems whose CIs overlap share a rank (FastChat's CI-aware rank).
 - Ties count as half wins in the fit and in the win rates; battles whose verdict could not be
@@ -18,9 +21,11 @@ import numpy as np
 from scipy.sparse import csgraph
 
 from engine.arena.bradley_terry import DEFAULT_ALPHA, bradley_terry_fit_method, elo_scale
-from engine.arena.tournaments import (DEFAULT_TOURNAMENTS, EncodedBattles, bootstrap_thetas,
-                                      encode_battles, total_wins)
+from engine.arena.tournaments import (DEFAULT_TOURNAMENTS, EncodedBattles, encode_battles,
+                                      fit_tournaments, total_wins, tournament_win_rates,
+                                      tournament_wins)
 from engine.arena.types import Battle, Ratings, SystemRating
+from engine.stats import Estimate
 
 
 def compute_ratings(battles: Sequence[Battle], *, n_boot: int = DEFAULT_TOURNAMENTS,
@@ -38,21 +43,27 @@ def compute_ratings(battles: Sequence[Battle], *, n_boot: int = DEFAULT_TOURNAME
     wins = total_wins(enc)
     theta, method = bradley_terry_fit_method(wins, alpha)
     elo = elo_scale(theta)
-    if n_boot:
-        boot = elo_scale(bootstrap_thetas(enc, n_boot, seed, alpha))
-        lo, hi = np.percentile(boot, [2.5, 97.5], axis=0)
-    else:
-        lo, hi = elo.copy(), elo.copy()
-
     decisive_i, decisive_j, tie_count = _record_matrices(enc)
     meetings = decisive_i + decisive_i.T + tie_count
+    # as SystemRating.win_rate; every rated system has battles
+    rate = (decisive_i.sum(axis=1) + 0.5 * tie_count.sum(axis=1)) / meetings.sum(axis=1)
+    if n_boot:
+        boot_wins = tournament_wins(enc, n_boot, seed)
+        lo, hi = np.percentile(elo_scale(fit_tournaments(boot_wins, alpha)), [2.5, 97.5],
+                               axis=0)
+        rate_lo, rate_hi = _percentiles_where_drawn(tournament_win_rates(boot_wins))
+    else:
+        lo, hi = elo.copy(), elo.copy()
+        rate_lo, rate_hi = rate.copy(), rate.copy()
+
     rows = []
     for k, name in enumerate(enc.systems):
         rows.append(SystemRating(
             system=name, rank=1 + int(np.sum(lo > hi[k])), elo=float(elo[k]),
             elo_lo=float(lo[k]), elo_hi=float(hi[k]), battles=int(meetings[k].sum()),
             wins=int(decisive_i[k].sum()), ties=int(tie_count[k].sum()),
-            losses=int(decisive_j[k].sum())))
+            losses=int(decisive_j[k].sum()), win_rate_lo=_or_none(rate_lo[k]),
+            win_rate_hi=_or_none(rate_hi[k])))
     rows.sort(key=lambda r: (r.rank, -r.elo, r.system))
 
     win_fraction = [[None if meetings[a, b] == 0 else float(wins[a, b] / meetings[a, b])
@@ -65,22 +76,36 @@ def compute_ratings(battles: Sequence[Battle], *, n_boot: int = DEFAULT_TOURNAME
 
 
 def format_leaderboard(ratings: Ratings) -> str:
-    """A plain-text table: rank, system, Elo, +x/-y (95% CI), battles, win rate with its n;
-    then the notes and how the numbers were made."""
+    """A plain-text table: rank, system, Elo, +x/-y (95% CI), battles, win rate with its 95%
+    CI and n; then the notes and how the numbers were made."""
     name_width = max([len("system")] + [len(r.system) for r in ratings.systems])
     cis = [f"+{r.elo_hi - r.elo:.0f}/-{r.elo - r.elo_lo:.0f}" for r in ratings.systems]
     ci_width = max([len("95% CI")] + [len(c) for c in cis])
     lines = [f"{'rank':>4}  {'system':<{name_width}}  {'Elo':>5}  {'95% CI':<{ci_width}}  "
              f"{'battles':>7}  win rate"]
     for r, ci in zip(ratings.systems, cis):
-        rate = "–" if r.win_rate is None else f"{100 * r.win_rate:.1f}%"
+        rate = Estimate(r.win_rate, r.win_rate_lo, r.win_rate_hi, r.battles).format_pct()
         lines.append(f"{r.rank:>4}  {r.system:<{name_width}}  {r.elo:>5.0f}  "
-                     f"{ci:<{ci_width}}  {r.battles:>7}  {rate} n={r.battles}")
+                     f"{ci:<{ci_width}}  {r.battles:>7}  {rate}")
     lines += [f"note: {n}" for n in ratings.notes]
     lines.append(f"{ratings.n_boot} tournaments over {ratings.n_queries} queries, "
                  f"seed {ratings.seed}; ties count as half wins; "
                  f"{ratings.parse_failures} parse failures left out")
     return "\n".join(lines)
+
+
+def _percentiles_where_drawn(rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 2.5/97.5 percentiles of each column over its non-NaN rows (NaN: never drawn)."""
+    lo = np.full(rates.shape[1], np.nan)
+    hi = lo.copy()
+    drawn = ~np.isnan(rates).all(axis=0)
+    if drawn.any():
+        lo[drawn], hi[drawn] = np.nanpercentile(rates[:, drawn], [2.5, 97.5], axis=0)
+    return lo, hi
+
+
+def _or_none(x: float) -> float | None:
+    return None if np.isnan(x) else float(x)
 
 
 def _record_matrices(enc: EncodedBattles) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -34,8 +34,8 @@ NO_DOMAIN = "(none)"
 def reference_jobs(answers: dict, rows: dict, contestants: list[str], reference: str | None,
                    queries: int | None, seed: int):
     """Reference-mode battles: ``(jobs, eligible queries, skipped queries)``, as
-    :func:`engine.arena.judging.plan_jobs` returns them."""
-    from engine.arena.judging import REFERENCE, Matchup, QueryJob, refusal, sample_queries
+    :func:`engine.arena.planning.plan_jobs` returns them."""
+    from engine.arena.planning import REFERENCE, Matchup, QueryJob, refusal, sample_queries
 
     def has_reference(q: int) -> bool:
         if reference is not None:

@@ -9,7 +9,9 @@ battles; RAG-QA Arena's battles are one per query and reference, so there the tw
 The fast path never rebuilds a battle list. The verdicts are summed once into one win-count
 matrix per query, stored as a sparse (queries × systems²) matrix; a tournament's win matrix is
 then ``counts @ per_query`` where ``counts[q]`` is how many times query q was drawn (a bincount
-of the resampled indices), and the fit runs on that small dense matrix.
+of the resampled indices), and the fit runs on that small dense matrix. The systems' win rates
+per tournament come from the same matrices (:func:`tournament_win_rates`), so the Elo and the
+win-rate CIs rest on the same resamples.
 :func:`bootstrap_thetas_pairs` is the slow reference (the reference code's way: rebuild the
 list of (winner, loser) pairs for every tournament and fit it); both see the same resamples.
 
@@ -120,20 +122,42 @@ def resample_counts(n_queries: int, n_boot: int = DEFAULT_TOURNAMENTS,
     return np.concatenate(chunks) if chunks else np.zeros((0, n_queries), dtype=np.int64)
 
 
-def bootstrap_thetas(enc: EncodedBattles, n_boot: int = DEFAULT_TOURNAMENTS, seed: int = 0,
-                     alpha: float = DEFAULT_ALPHA) -> np.ndarray:
-    """(n_boot, S) BT log-strengths, one row per tournament (the fast path)."""
+def tournament_wins(enc: EncodedBattles, n_boot: int = DEFAULT_TOURNAMENTS,
+                    seed: int = 0) -> np.ndarray:
+    """(n_boot, S, S): each tournament's win-count matrix (ties 0.5 each way)."""
     s = enc.n_systems
-    thetas = np.zeros((n_boot, s))
     if n_boot == 0 or enc.n_queries == 0:
-        return thetas
+        return np.zeros((n_boot, s, s))
     per_query = per_query_wins(enc)
     counts = resample_counts(enc.n_queries, n_boot, seed).astype(float)
     # (per_query.T @ counts.T).T: a sparse-times-dense product, one win matrix per tournament
-    wins = np.asarray(per_query.T @ counts.T).T.reshape(n_boot, s, s)
-    for t in range(n_boot):
+    return np.asarray(per_query.T @ counts.T).T.reshape(n_boot, s, s)
+
+
+def fit_tournaments(wins: np.ndarray, alpha: float = DEFAULT_ALPHA) -> np.ndarray:
+    """(n_boot, S) BT log-strengths from :func:`tournament_wins`' matrices."""
+    thetas = np.zeros(wins.shape[:2])
+    if not wins.any():
+        return thetas
+    for t in range(wins.shape[0]):
         thetas[t] = bradley_terry_fit(wins[t], alpha)
     return thetas
+
+
+def bootstrap_thetas(enc: EncodedBattles, n_boot: int = DEFAULT_TOURNAMENTS, seed: int = 0,
+                     alpha: float = DEFAULT_ALPHA) -> np.ndarray:
+    """(n_boot, S) BT log-strengths, one row per tournament (the fast path)."""
+    return fit_tournaments(tournament_wins(enc, n_boot, seed), alpha)
+
+
+def tournament_win_rates(wins: np.ndarray) -> np.ndarray:
+    """(n_boot, S): each system's (wins + ties/2) / battles per tournament, NaN where the
+    tournament drew none of its battles. A battle adds 1 to ``wins[i, j] + wins[j, i]``, so a
+    system's battles are its row sum plus its column sum."""
+    won = wins.sum(axis=2)
+    battles = won + wins.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(battles > 0, won / battles, np.nan)
 
 
 def bootstrap_thetas_pairs(enc: EncodedBattles, n_boot: int = DEFAULT_TOURNAMENTS,

@@ -35,6 +35,8 @@ class SystemRating:
     wins: int
     ties: int
     losses: int
+    win_rate_lo: float | None = None    # 2.5th percentile of the win rate over the tournaments
+    win_rate_hi: float | None = None    # 97.5th percentile
 
     @property
     def win_rate(self) -> float | None:
@@ -45,7 +47,8 @@ class SystemRating:
         return {"system": self.system, "rank": self.rank, "elo": self.elo,
                 "elo_lo": self.elo_lo, "elo_hi": self.elo_hi, "battles": self.battles,
                 "wins": self.wins, "ties": self.ties, "losses": self.losses,
-                "win_rate": self.win_rate}
+                "win_rate": self.win_rate, "win_rate_lo": self.win_rate_lo,
+                "win_rate_hi": self.win_rate_hi}
 
 
 @dataclass

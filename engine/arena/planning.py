@@ -1,0 +1,189 @@
+"""Planning an arena: which contestants, which queries, which battles, in which A/B order.
+
+Contestants are the run's (system, setting) pairs (:func:`engine.arena.types.arena_system`),
+each with the items that have a generation. :func:`plan_jobs` turns them into
+:class:`QueryJob` s, one per sampled query (a seeded order stratified by source and language;
+a larger sample extends a smaller one), each holding its :class:`Matchup` s in canonical order
+(sorted contestants; against a reference, the contestant is a):
+
+- pairwise (MIRAGE-Bench arena): every pair of contestants that both answered the query. The
+  judge sees the query's *reference documents*: its supporting pool chunks (``support = 1``;
+  the oracle first, then pool order), at most :data:`MAX_DOCUMENTS` of them.
+- reference (RAG-QA Arena): each contestant against the query's reference answer or a chosen
+  reference contestant (:func:`engine.arena.reference.reference_jobs`).
+
+Position bias: with ``order="random"`` a battle's A/B order is :func:`shown_order`, drawn from
+a hash of (seed, query, contestants), so it is the same on every resume.
+
+Nothing here writes to the store or calls a judge; :mod:`engine.arena.judging` runs the plan.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from engine.arena.types import arena_system
+from engine.runs.sampling import stratified_order
+from engine.store import Store
+
+REFERENCE = "reference"
+MAX_DOCUMENTS = 5
+
+
+class ArenaError(ValueError):
+    """Judging cannot start: what is wrong is in the message."""
+
+
+@dataclass(frozen=True)
+class Matchup:
+    """One battle to judge: two answers to one query, in canonical order."""
+
+    query: int
+    a: str
+    b: str
+    answer_a: str
+    answer_b: str
+    refusal: int            # bit 1: a declines, bit 2: b declines
+
+
+@dataclass
+class QueryJob:
+    rowid: int
+    query_id: str
+    text: str
+    documents: list[dict] | None          # pairwise: the reference documents
+    reference: str | None                 # shown as the template's reference section
+    matchups: list[Matchup] = field(default_factory=list)
+
+
+def load_answers(store: Store, run_id: int) -> dict[int, dict[str, tuple[str, bool]]]:
+    """``answers[query rowid][contestant] = (text, declines)`` for every generated item.
+    Declining is the stored ``no_answer`` score (as the run scored it), else
+    :func:`engine.metrics.answer.is_no_answer` on the text."""
+    from engine.metrics.answer import is_no_answer
+
+    out: dict[int, dict[str, tuple[str, bool]]] = {}
+    for r in store.query(
+            "SELECT ri.system, ri.setting, ri.query_rowid, g.text, s.value AS no_answer "
+            "FROM run_items ri JOIN generations g ON g.key = ri.generation_key "
+            "LEFT JOIN scores s ON s.generation_key = ri.generation_key "
+            "AND s.query_rowid = ri.query_rowid AND s.metric = 'no_answer' "
+            "WHERE ri.run_id = ?", (run_id,)):
+        declines = bool(r["no_answer"]) if r["no_answer"] is not None else is_no_answer(r["text"])
+        out.setdefault(r["query_rowid"], {})[arena_system(r["system"], r["setting"])] = (
+            r["text"], declines)
+    return out
+
+
+def _query_rows(store: Store, rowids) -> dict[int, dict]:
+    out = {}
+    rowids = sorted(rowids)
+    for start in range(0, len(rowids), 500):
+        part = rowids[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for r in store.query(f"SELECT id, query_id, text, source, language, reference_answer "
+                             f"FROM queries WHERE id IN ({marks})", tuple(part)):
+            out[r["id"]] = dict(r)
+    return out
+
+
+def reference_documents(store: Store, rowids) -> dict[int, list[dict]]:
+    """The documents the pairwise judge sees per query (module docstring)."""
+    out: dict[int, list[dict]] = {q: [] for q in rowids}
+    rowids = sorted(rowids)
+    for start in range(0, len(rowids), 500):
+        part = rowids[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for r in store.query(
+                f"SELECT p.query_rowid, c.chunk_id, c.title, c.text FROM pool p "
+                f"JOIN chunks c ON c.id = p.chunk_rowid WHERE p.support = 1 AND "
+                f"p.query_rowid IN ({marks}) ORDER BY p.query_rowid, p.is_oracle DESC, "
+                f"p.position IS NULL, p.position, c.id", tuple(part)):
+            docs = out[r["query_rowid"]]
+            if len(docs) < MAX_DOCUMENTS:
+                docs.append({"docid": r["chunk_id"], "title": r["title"], "text": r["text"]})
+    return out
+
+
+def sample_queries(rows: dict[int, dict], eligible: list[int], queries: int | None,
+                   seed: int) -> list[int]:
+    """The eligible queries in a seeded order stratified by (source, language), the first
+    ``queries`` of them when given (a larger sample extends a smaller one)."""
+    eligible = sorted(eligible)
+    order = stratified_order([(rows[q]["source"], rows[q]["language"]) for q in eligible], seed)
+    chosen = [eligible[i] for i in order]
+    return chosen if queries is None else chosen[:queries]
+
+
+def refusal(a: tuple[str, bool], b: tuple[str, bool] | None) -> int:
+    """The battle's ``refusal`` bits from the two answers' (text, declines)."""
+    return int(a[1]) | (2 if b is not None and b[1] else 0)
+
+
+def plan_jobs(store: Store, run_id: int, *, mode: str, contestants: list[str],
+              reference: str | None, queries: int | None, seed: int
+              ) -> tuple[list[QueryJob], int, int]:
+    """The queries to judge, each with its matchups, in working order (a seeded sample
+    stratified by source and language); the number of queries they were drawn from; and how
+    many of the run's queries were skipped for want of a reference (reference mode)."""
+    answers = load_answers(store, run_id)
+    rows = _query_rows(store, answers)
+    if mode != "pairwise":
+        from engine.arena.reference import reference_jobs
+
+        return reference_jobs(answers, rows, contestants, reference, queries, seed)
+    wanted = set(contestants)
+    eligible = [q for q, by in answers.items() if len(wanted & set(by)) >= 2]
+    chosen = sample_queries(rows, eligible, queries, seed)
+    documents = reference_documents(store, chosen)
+    jobs = []
+    for q in chosen:
+        by, row = answers[q], rows[q]
+        job = QueryJob(q, row["query_id"], row["text"], documents[q], None)
+        present = sorted(c for c in contestants if c in by)
+        for a, b in combinations(present, 2):
+            job.matchups.append(Matchup(q, a, b, by[a][0], by[b][0], refusal(by[a], by[b])))
+        jobs.append(job)
+    return jobs, len(eligible), 0
+
+
+def run_contestants(store: Store, run_id: int) -> list[str]:
+    """The run's contestants: every (system, setting) with at least one generation."""
+    return sorted({arena_system(r[0], r[1]) for r in store.query(
+        "SELECT DISTINCT system, setting FROM run_items WHERE run_id = ? "
+        "AND generation_key IS NOT NULL", (run_id,))})
+
+
+def shown_order(seed: int, query: int, a: str, b: str) -> str:
+    """'ab' or 'ba': the seeded, resume-stable A/B order of one battle (order='random')."""
+    digest = hashlib.sha256(json.dumps([seed, query, a, b]).encode("utf-8")).digest()
+    return "ab" if digest[0] % 2 == 0 else "ba"
+
+
+def choose_contestants(store: Store, run, pairs: str, systems: list[str] | None,
+                       reference: str | None) -> list[str]:
+    """The contestants to judge: ``systems`` (default: all the run's), plus the reference
+    contestant; raises :class:`ArenaError` for an unknown name or too few of them."""
+    found = run_contestants(store, run.id)
+    if systems:
+        unknown = [s for s in systems if s not in found]
+        if unknown:
+            raise ArenaError(f"run {run.name!r} has no contestant {', '.join(map(repr, unknown))}"
+                             f"; its contestants: {', '.join(found) or 'none'}")
+        chosen = sorted(set(systems))
+    else:
+        chosen = found
+    if reference is not None:
+        if reference not in found:
+            raise ArenaError(f"run {run.name!r} has no contestant {reference!r} to use as the "
+                             f"reference; its contestants: {', '.join(found) or 'none'}")
+        chosen = sorted(set(chosen) | {reference})
+    if pairs == "all" and len(chosen) < 2:
+        raise ArenaError(f"run {run.name!r} has {len(chosen)} contestant(s) with answers "
+                         f"({', '.join(chosen) or 'none'}); a pairwise arena needs at least 2")
+    if pairs == "reference" and len([c for c in chosen if c != reference]) < 1:
+        raise ArenaError(f"run {run.name!r} has no contestant with answers to judge")
+    return chosen
