@@ -56,6 +56,9 @@ def add_parsers(sub) -> None:
                    help="random: a seeded A/B order per battle; both: judge both orders, "
                         "a disagreement is a tie")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    p.add_argument("--settings", metavar="LIST",
+                   help="judge only contestants in these settings, e.g. base,oracle,retrieved@3 "
+                        "(default: every setting of the run)")
     p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for the judge")
     p.add_argument("--name", help="arena name (default pairwise:JUDGE or reference:JUDGE)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -121,6 +124,7 @@ def _judge(args, store) -> int:
     try:
         summary = judge_arena(store, args.run, args.judge, pairs=args.pairs,
                               queries=args.queries, seed=args.seed, order=args.order,
+                              systems=_systems_in(store, args.run, args.settings),
                               name=args.name, reference=args.reference,
                               n_threads=args.threads, progress=printer, cancel=cancel)
     finally:
@@ -135,6 +139,30 @@ def _judge(args, store) -> int:
         print(f"mirage-tui: error: {summary.message}", file=sys.stderr)
         return 1
     return 130 if summary.status == "cancelled" else 0
+
+
+def _systems_in(store, run_name: str, settings: str | None) -> list[str] | None:
+    """The run's contestants whose setting is listed (``retrieved@3`` matches
+    ``retrieved@3:e5-small-q4#…``); None for all of them."""
+    if not settings:
+        return None
+    from engine.arena.planning import run_contestants
+    from engine.arena.types import split_arena_system
+    from engine.run_rows import load_run
+    from mirage_tui.cli import CliError
+
+    wanted = {s.strip() for s in settings.split(",") if s.strip()}
+    chosen, seen = [], set()
+    for name in run_contestants(store, load_run(store, run_name).id):
+        setting = split_arena_system(name)[1] or ""
+        short = setting.split(":", 1)[0]
+        if short in wanted or setting in wanted:
+            chosen.append(name)
+            seen |= {short, setting}
+    missing = sorted(wanted - seen)
+    if missing:
+        raise CliError(f"--settings: the run has no contestants in {', '.join(missing)}")
+    return chosen
 
 
 def _duration(seconds: float | None) -> str:

@@ -210,3 +210,13 @@ def test_real_smollm2_judges_a_tiny_run_through_the_cli(tmp_path, capsys):
     assert sorted(s["system"] for s in ratings["systems"]) == [
         arena_system("gen-a/mirage@1", "oracle"), arena_system("gen-b/mirage@1", "oracle")]
     assert all(s["battles"] == ratings["n_battles"] for s in ratings["systems"])
+
+
+def test_judge_only_the_listed_settings(db, fake_judge, capsys):
+    code, out, err = main(capsys, "arena", "judge", "r", "--judge", "fake", "--settings",
+                          "oracle", "--name", "oracle-only", "--db", str(db), "--json")
+    assert code == 0, err
+    assert json.loads(out)["done"] == 3                       # 2 contestants: 1 pair × 3 queries
+    code, _, err = main(capsys, "arena", "judge", "r", "--judge", "fake", "--settings",
+                        "oracle,retrieved@3", "--db", str(db))
+    assert code == 1 and "no contestants in retrieved@3" in err
