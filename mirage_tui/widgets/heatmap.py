@@ -1,0 +1,123 @@
+"""A pairwise win-fraction heatmap (FastChat's arena heatmap, in cells of a terminal).
+
+Rows and columns are systems in leaderboard order, labelled by number with a legend below
+(names are too long for column headers at 80 columns). Cell (i, j) is the share of i's battles
+against j that i won, ties counting half; ``·`` where they never met. Each cell's background
+comes from a red → grey → blue scale and its text colour is picked for contrast against that
+background, so it reads the same in light and dark themes. ``show_counts`` swaps the fractions
+for the number of battles behind them.
+"""
+
+from __future__ import annotations
+
+from rich.color import Color
+from rich.style import Style
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+CELL = 6
+LOW = (178, 34, 34)      # the row system lost every battle
+MID = (136, 136, 136)    # even
+HIGH = (33, 102, 172)    # the row system won every battle
+
+
+def fraction_colour(fraction: float) -> tuple[int, int, int]:
+    """The cell colour of a win fraction in [0, 1]: red, through grey at 0.5, to blue."""
+    f = min(1.0, max(0.0, fraction))
+    start, end, t = (LOW, MID, f / 0.5) if f <= 0.5 else (MID, HIGH, (f - 0.5) / 0.5)
+    return tuple(round(a + (b - a) * t) for a, b in zip(start, end))  # type: ignore[return-value]
+
+
+def _contrast(rgb: tuple[int, int, int]) -> str:
+    r, g, b = rgb
+    luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    return "black" if luminance > 140 else "white"
+
+
+def _cell_style(fraction: float) -> Style:
+    rgb = fraction_colour(fraction)
+    return Style(bgcolor=Color.from_rgb(*rgb), color=_contrast(rgb))
+
+
+def heatmap_text(names: list[str], fractions: list[list[float | None]],
+                 counts: list[list[int]], *, show_counts: bool = False,
+                 width: int | None = None) -> Text:
+    """The grid, the colour scale and the legend as one Text (rows in ``names`` order)."""
+    n = len(names)
+    label_w = len(str(n)) + 1
+    out = Text()
+    out.append(" " * (label_w + 1))
+    for j in range(n):
+        out.append(f"{j + 1:^{CELL}}", style="bold")
+    out.append("\n")
+    for i in range(n):
+        out.append(f"{i + 1:>{label_w}} ", style="bold")
+        for j in range(n):
+            if i == j:
+                out.append(f"{'—':^{CELL}}", style="dim")
+                continue
+            fraction = fractions[i][j]
+            if fraction is None:
+                out.append(f"{'·':^{CELL}}", style="dim")
+                continue
+            shown = str(counts[i][j]) if show_counts else f"{fraction:.2f}"
+            out.append(f"{shown:^{CELL}}", style=_cell_style(fraction))
+        out.append("\n")
+    out.append("scale ", style="dim")
+    for step in range(11):
+        out.append("  ", style=Style(bgcolor=Color.from_rgb(*fraction_colour(step / 10))))
+    out.append(" 0 lost all · 0.5 even · 1 won all\n", style="dim")
+    what = ("battles between row and column" if show_counts else
+            "share of the row's battles against the column it won (ties ½)")
+    out.append(f"cell: {what}; · never met; c toggles counts\n", style="dim")
+    for i, name in enumerate(names):
+        line = f"{i + 1:>{label_w}} {name}"
+        if width is not None and len(line) > width:
+            line = line[: max(1, width - 1)] + "…"
+        out.append(line + "\n")
+    out.rstrip()
+    return out
+
+
+class WinFractionHeatmap(Widget):
+    """The heatmap of a :class:`engine.arena.types.Ratings`, rows in leaderboard order."""
+
+    DEFAULT_CSS = """
+    WinFractionHeatmap { height: auto; width: 1fr; padding: 0 1; }
+    """
+
+    show_counts: reactive[bool] = reactive(False, layout=True)
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.names: list[str] = []
+        self.fractions: list[list[float | None]] = []
+        self.counts: list[list[int]] = []
+
+    def set_ratings(self, ratings) -> None:
+        """Show ``ratings`` (None: nothing), rows in its leaderboard order."""
+        if ratings is None:
+            self.names, self.fractions, self.counts = [], [], []
+        else:
+            index = {name: k for k, name in enumerate(ratings.order)}
+            names = [r.system for r in ratings.systems if r.system in index]
+            names += [s for s in ratings.order if s not in names]
+            idx = [index[s] for s in names]
+            self.names = names
+            self.fractions = [[ratings.win_fraction[a][b] for b in idx] for a in idx]
+            self.counts = [[ratings.battle_counts[a][b] for b in idx] for a in idx]
+        self.refresh(layout=True)
+
+    def text(self) -> Text:
+        if not self.names:
+            return Text("No battles to draw.", style="dim")
+        width = self.size.width or None
+        return heatmap_text(self.names, self.fractions, self.counts,
+                            show_counts=self.show_counts, width=width)
+
+    def render(self) -> Text:
+        return self.text()
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return len(self.text().split()) if self.names else 1

@@ -1,0 +1,240 @@
+"""The leaderboard screen and the heatmap widget, on the workspace of test_app_inspector.py
+(two runs by the real engine, arena ``duel`` on ``alpha`` with stored battles). Judging from
+the screen runs the real arena engine with a scripted judge model at the edge."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable, Select, Static
+
+from engine.arena.battles import load_battles
+from engine.arena.leaderboard import compute_ratings
+from engine.arena.types import Ratings, SystemRating
+from engine.store import Store
+from models.base import ModelIdentity
+from test_app_inspector import (A, B, RecordingApp, cells, open_screen, settle, text_of,
+                                workspace, workspace_template)  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.asyncio
+
+
+# --------------------------------------------------------------------------- heatmap
+
+
+async def test_heatmap_text_cells_scale_and_legend():
+    from mirage_tui.widgets.heatmap import _contrast, fraction_colour, heatmap_text
+
+    names = ["alpha-system | mixed", "beta | oracle", "gamma"]
+    fractions = [[None, 0.75, None], [0.25, None, 0.5], [None, 0.5, None]]
+    counts = [[0, 8, 0], [8, 0, 2], [0, 2, 0]]
+    text = heatmap_text(names, fractions, counts, width=14).plain
+    lines = text.splitlines()
+    assert lines[0].split() == ["1", "2", "3"]
+    assert lines[1].split() == ["1", "—", "0.75", "·"]
+    assert lines[2].split() == ["2", "0.25", "—", "0.50"]
+    assert "\n 1 alpha-syst…\n" in text and " 3 gamma" in text  # legend clipped to 14
+    with_counts = heatmap_text(names, fractions, counts, show_counts=True).plain
+    assert with_counts.splitlines()[1].split() == ["1", "—", "8", "·"]
+    assert "battles between row and column" in with_counts
+    # red at 0, grey at 0.5, blue at 1; text picked for contrast on each
+    assert fraction_colour(0.0) == (178, 34, 34) and fraction_colour(1.0) == (33, 102, 172)
+    assert fraction_colour(0.5) == (136, 136, 136)
+    assert _contrast(fraction_colour(0.0)) == "white" and _contrast((240, 240, 240)) == "black"
+
+
+# --------------------------------------------------------------------------- leaderboard
+
+
+async def test_leaderboard_ratings_heatmap_and_inspector(workspace):
+    from mirage_tui.screens.inspector import InspectorScreen
+    from mirage_tui.screens.leaderboard import LeaderboardScreen
+    from mirage_tui.widgets.heatmap import WinFractionHeatmap
+
+    expected = compute_ratings(load_battles(Store(workspace["path"]), "alpha", "duel"),
+                               n_boot=200, seed=0)
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_screen(pilot, LeaderboardScreen("alpha"))
+        screen = app.screen
+        assert screen.query_one("#lb-arena", Select).value == "duel"
+        table = screen.query_one("#ratings", DataTable)
+        assert table.row_count == 4
+        for r in expected.systems:
+            row = cells(table, r.system)
+            assert row[0] == str(r.rank) and row[2] == f"{r.elo:.0f}"
+            assert row[3] == f"+{r.elo_hi - r.elo:.0f}/-{r.elo - r.elo_lo:.0f}"
+            assert row[4] == str(r.battles) and row[5] == f"{r.wins}/{r.ties}/{r.losses}"
+            assert row[6] == f"{100 * r.win_rate:.1f}% n={r.battles}"
+        assert cells(table, f"{A} | mixed")[4] == "12"
+        # the leaderboard's order is the engine's: best first
+        assert [k.value for k in table.rows] == [r.system for r in expected.systems]
+        status = text_of(screen.query_one("#lb-status", Static))
+        assert "judge smollm2-135m-instruct" in status and "17 battles rated" in status
+        assert "(1 unparsed left out)" in status
+        assert "200 tournaments" in status
+
+        heatmap = screen.query_one("#lb-heatmap", WinFractionHeatmap)
+        grid = heatmap.text().plain
+        names = [r.system for r in expected.systems]
+        for i, name in enumerate(names, start=1):
+            assert f"{i} {name}" in grid
+        i, j = names.index(f"{B} | mixed"), names.index(f"{A} | mixed")
+        row = grid.splitlines()[1 + i].split()
+        assert row[1 + j] == "0.75"  # fake-b's mixed won 4, lost 1, tied 1 of 6: 4.5/6
+        await pilot.press("c")
+        assert heatmap.text().plain.splitlines()[1 + i].split()[1 + j] == "6"
+        app.theme = "textual-light"  # cells carry their own colours: same text, no error
+        await pilot.pause()
+        assert heatmap.text().plain.splitlines()[1 + i].split()[1 + j] == "6"
+        app.theme = "textual-dark"
+
+        # the surrogate has no features yet: it says so and how to get them
+        surrogate = text_of(screen.query_one("#lb-surrogate", Static))
+        assert "no features yet" in surrogate or "unavailable" in surrogate
+        assert "press u" in surrogate
+
+        # Enter on a row: the inspector on that system and setting
+        table.focus()
+        table.move_cursor(row=table.get_row_index(f"{B} | mixed"))
+        await pilot.press("enter")
+        await settle(pilot)
+        inspector = app.screen
+        assert isinstance(inspector, InspectorScreen)
+        assert (inspector.filters.system, inspector.filters.setting) == (B, "mixed")
+        assert inspector.query_one("#insp-items", DataTable).row_count == 6
+        assert app.focused is inspector.query_one("#insp-items"), app.focused
+        await pilot.press("escape")
+        assert app.screen is screen
+        assert not app.errors()
+
+
+async def test_surrogate_features_computed_from_the_screen(workspace):
+    from mirage_tui.screens.leaderboard import LeaderboardScreen
+
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_screen(pilot, LeaderboardScreen())  # the latest run with an arena: alpha
+        screen = app.screen
+        assert screen.run_name == "alpha" and screen.arena == "duel"
+        assert "no features yet" in text_of(screen.query_one("#lb-surrogate", Static))
+        await pilot.press("u")
+        await settle(pilot)
+        surrogate = text_of(screen.query_one("#lb-surrogate", Static))
+        assert "Kendall τ" in surrogate and "R²" in surrogate and "n=4" in surrogate
+        for name in (f"{A} | mixed", f"{B} | mixed", f"{A} | oracle", f"{B} | oracle"):
+            assert name in surrogate
+        assert not app.errors()
+
+
+async def test_leaderboard_empty_states(workspace, tmp_path):
+    from mirage_tui.screens.leaderboard import LeaderboardScreen
+
+    app = RecordingApp(tmp_path / "empty.db")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_screen(pilot, LeaderboardScreen())
+        assert "No runs yet" in text_of(app.screen.query_one("#lb-status", Static))
+        await pilot.press("c", "u", "enter")
+        await settle(pilot)
+        assert not app.errors()
+
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_screen(pilot, LeaderboardScreen("beta"))
+        status = text_of(app.screen.query_one("#lb-status", Static))
+        assert "No arena yet for run beta" in status and "press j" in status
+        assert app.screen.query_one("#ratings", DataTable).row_count == 0
+        assert not app.errors()
+
+
+class ScriptedJudge:
+    """A judge model that always prefers Answer A (0.7 / 0.2 / 0.1), through label_probs."""
+
+    chat = True
+    supports_label_probs = True
+    device = "cpu"
+    n_ctx = 8192
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity("scripted-judge", "j" * 64, None, self.n_ctx, "scripted")
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+    def label_probs(self, prompt, labels):
+        self.calls += 1
+        first = {label[:1].upper(): label for label in labels}
+        probs = {label: 0.0 for label in labels}
+        for letter, p in (("A", 0.7), ("B", 0.2), ("C", 0.1), ("T", 0.1)):
+            if letter in first:
+                probs[first[letter]] = p
+        return probs
+
+
+async def test_judging_from_the_leaderboard(workspace, monkeypatch):
+    import models.catalog
+    from mirage_tui.screens.leaderboard import JudgeArenaScreen, LeaderboardScreen
+    from models.catalog import CatalogEntry
+
+    judge = ScriptedJudge()
+    entry = CatalogEntry(name="scripted-judge", kind="generator", path="/nowhere.gguf",
+                         installed=True, install=None, size_bytes=None, quantization=None,
+                         context_length=8192, license=None, chat=True, source="packaged")
+    monkeypatch.setattr(models.catalog, "list_models", lambda *a, **k: [entry])
+    monkeypatch.setattr(models.catalog, "load_generator", lambda *a, **k: judge)
+
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_screen(pilot, LeaderboardScreen("beta"))
+        screen = app.screen
+        await pilot.press("j")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, JudgeArenaScreen)
+        assert modal.query_one("#judge-model", Select).value == "scripted-judge"
+        modal.query_one("#judge-queries").value = "2"
+        modal.query_one("#judge-queries").focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is screen
+        # 3 contestants (fake-a in base, oracle, mixed) → 3 pairs on each of 2 queries; the
+        # same two answers twice are one judge call (the judgments cache)
+        assert 1 <= judge.calls <= 6
+        assert any("Arena pairwise:scripted-judge: done, 6/6 battles" in m for m, _ in app.notes)
+        assert screen.query_one("#lb-arena", Select).value == "pairwise:scripted-judge"
+        assert screen.query_one("#ratings", DataTable).row_count == 3
+        assert not app.errors()
+
+
+async def test_surrogate_text_shows_tau_and_r2_with_ci_and_n():
+    from engine.arena.surrogate import SurrogateReport, SurrogateRow
+    from engine.stats import Estimate
+    from mirage_tui.screens.leaderboard import surrogate_text
+
+    rows = [SurrogateRow("s1", True, 1100.0, 1, 1090.0, 1),
+            SurrogateRow("s2", True, 1000.0, 2, 1010.0, 2),
+            SurrogateRow("s3", False, None, None, 950.0, 3)]
+    report = SurrogateReport(rows, ["rouge_l"], {"rouge_l": 1.0}, Estimate(0.8, 0.4, 1.0, 4),
+                             Estimate(0.5, -0.2, 0.9, 4), 2, 1, 200, 0, 200)
+    text = surrogate_text(report).plain
+    assert "Kendall τ 0.800 [0.400, 1.000] n=4" in text
+    assert "R² 0.500 [-0.200, 0.900] n=4" in text
+    assert "unjudged" in text and "rouge_l 1.00" in text
+
+
+async def test_ratings_built_by_hand_render_in_the_widget():
+    from mirage_tui.widgets.heatmap import WinFractionHeatmap
+
+    ratings = Ratings(
+        systems=[SystemRating("y", 1, 1100, 1050, 1150, 4, 3, 0, 1),
+                 SystemRating("x", 1, 900, 850, 950, 4, 1, 0, 3)],
+        order=["x", "y"], win_fraction=[[None, 0.25], [0.75, None]],
+        battle_counts=[[0, 4], [4, 0]], n_queries=4, n_battles=4, parse_failures=0, n_boot=10,
+        seed=0)
+    widget = WinFractionHeatmap()
+    widget.set_ratings(ratings)
+    assert widget.names == ["y", "x"]  # leaderboard order, not the matrix order
+    assert widget.fractions == [[None, 0.75], [0.25, None]]
