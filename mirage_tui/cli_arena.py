@@ -52,9 +52,10 @@ def add_parsers(sub) -> None:
                         "the dataset's reference answers ('SYSTEM | SETTING')")
     p.add_argument("--queries", type=int, metavar="N",
                    help="a seeded sample of N queries, stratified by source and language")
-    p.add_argument("--order", choices=("random", "both"), default="random",
+    p.add_argument("--order", choices=("random", "both", "debiased"), default="random",
                    help="random: a seeded A/B order per battle; both: judge both orders, "
-                        "a disagreement is a tie")
+                        "a disagreement is a tie; debiased: judge both orders and average each "
+                        "side's label probability over them (cancels a position preference)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     p.add_argument("--settings", metavar="LIST",
                    help="judge only contestants in these settings, e.g. base,oracle,retrieved@3 "

@@ -482,3 +482,16 @@ def test_reference_mode_against_a_contestant_and_both_orders(lfrqa_run):
     assert report.reference == ref and report.contestants[0].overall.ties == 6
     with pytest.raises(ArenaError, match="no contestant 'nobody'"):
         judge_arena(lfrqa_run, "lf-run", judge, pairs="reference", reference="nobody")
+
+
+def test_debiased_order_cancels_a_constant_position_preference():
+    from engine.arena.judging import debiased_winner
+
+    # the judge prefers Answer A by 0.2 whatever it shows; a's answer is a little better
+    ab = {"A": 0.65, "B": 0.30, "tie": 0.05}      # a shown first
+    ba = {"A": 0.55, "B": 0.40, "tie": 0.05}      # b shown first
+    assert debiased_winner(ab, ba) == "a"
+    assert debiased_winner(ba, ab) == "b"
+    same = {"A": 0.6, "B": 0.35, "tie": 0.05}
+    assert debiased_winner(same, same) == "tie"   # only position preference: a tie
+    assert debiased_winner(None, same) is None

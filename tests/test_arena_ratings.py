@@ -403,3 +403,10 @@ def test_a_tournament_without_a_systems_battles_leaves_it_out():
     battles = spread_battles() + [Battle(0, "A", "X", "a")]
     x = by_name(compute_ratings(battles, n_boot=BOOT))["X"]
     assert x.battles == 1 and (x.win_rate, x.win_rate_lo, x.win_rate_hi) == (0.0, 0.0, 0.0)
+
+
+def test_equal_ratings_share_rank_one_despite_rounding():
+    battles = [Battle(q, a, b, "tie") for q in range(4)
+               for a, b in [("x", "y"), ("x", "z"), ("y", "z")]]
+    ratings = compute_ratings(battles, n_boot=50, seed=0)
+    assert [r.rank for r in ratings.systems] == [1, 1, 1]

@@ -19,7 +19,14 @@ Position bias. ``order="random"``: each battle is judged in its seeded order
 answer first when the query has an even number of words; mirage-tui randomises with the seed
 instead (or judges both orders). ``order="both"``: both orders are judged; a disagreement is
 stored as a tie (both labels in ``detail``); one unparsed order and one parsed: the parsed one
-decides and the failure is counted; both unparsed: winner NULL.
+decides and the failure is counted; both unparsed: winner NULL. ``order="debiased"``: both
+orders are judged and, when both verdicts carry label probabilities, each side's probability
+is averaged over the two orders (P(a) = mean of P(A | a shown first) and P(B | a shown
+second)), which cancels a judge's constant preference for a position; the side with the higher
+mean wins when it leads by at least ``DEBIAS_TIE_MARGIN``, else the battle is a tie. This is
+mirage-tui's addition for small local judges, which often prefer Answer A whatever it says
+(then 'both' turns nearly every battle into a tie); without probabilities it falls back to
+'both'.
 
 Verdicts are mapped back to 'a' / 'b' / 'tie' in the canonical order (sorted contestants;
 against a reference, the contestant is a). A reply that cannot be parsed gives winner NULL
@@ -57,7 +64,8 @@ from models.judges import PairwiseJudge
 
 PAIRWISE_TEMPLATE = "mirage_bench_pairwise"
 REFERENCE_TEMPLATE = "ragqa_arena_pairwise"
-ORDERS = ("random", "both")
+ORDERS = ("random", "both", "debiased")
+DEBIAS_TIE_MARGIN = 0.02   # mean-probability lead below which a debiased battle is a tie
 PAIRS = ("all", "reference")
 FIXED_CONFIG = ("mode", "judge", "template", "order", "seed", "reference", "systems")
 """Config keys an arena keeps for life; ``queries`` may grow (a larger sample extends it)."""
@@ -75,6 +83,19 @@ def canonical_winner(label, shown: str) -> str | None:
         return "tie"
     first = label == "A"
     return ("a" if first else "b") if shown == "ab" else ("b" if first else "a")
+
+
+def debiased_winner(ab_probs: dict | None, ba_probs: dict | None,
+                    margin: float = DEBIAS_TIE_MARGIN) -> str | None:
+    """'a', 'b' or 'tie' from the label probabilities of both orders (module docstring); None
+    when either order has no probabilities."""
+    if not ab_probs or not ba_probs:
+        return None
+    p_a = (ab_probs.get("A", 0.0) + ba_probs.get("B", 0.0)) / 2
+    p_b = (ab_probs.get("B", 0.0) + ba_probs.get("A", 0.0)) / 2
+    if abs(p_a - p_b) < margin:
+        return "tie"
+    return "a" if p_a > p_b else "b"
 
 
 def combine_orders(ab: str | None, ba: str | None) -> tuple[str | None, int, bool]:
@@ -125,7 +146,9 @@ def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: s
               "systems": sorted(systems) if systems else None,
               "documents": (f"supporting pool chunks, oracle first, at most {MAX_DOCUMENTS}"
                             if mode == "pairwise" else None),
-              "ties": "order='both': the two orders disagree -> tie",
+              "ties": ("order='both': the two orders disagree -> tie" if order != "debiased"
+                       else f"order='debiased': mean probability lead < {DEBIAS_TIE_MARGIN} "
+                            "-> tie"),
               "parse_failures": "winner NULL, counted; with 'both' the parsed order decides"}
     name = name or _default_name(mode, judge_name, order, seed, reference)
     return _Judging(store, run, name, config, generator, contestants, plan, progress, cancel,
@@ -347,7 +370,7 @@ class _Judging:
 
     def _battle(self, job: QueryJob, m: Matchup) -> None:
         started = time.perf_counter()
-        if self.config["order"] == "both":
+        if self.config["order"] in ("both", "debiased"):
             shown = ["ab", "ba"]
         else:
             shown = [shown_order(self.config["seed"], m.query, m.a, m.b)]
@@ -377,6 +400,8 @@ class _Judging:
         if len(orders) == 2:
             winner, failures, disagreement = combine_orders(orders[0]["winner"],
                                                             orders[1]["winner"])
+            if self.config["order"] == "debiased":
+                winner = debiased_winner(orders[0]["probs"], orders[1]["probs"]) or winner
         else:
             winner = orders[0]["winner"]
             failures, disagreement = int(winner is None), False

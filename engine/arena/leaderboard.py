@@ -28,6 +28,9 @@ from engine.arena.types import Battle, Ratings, SystemRating
 from engine.stats import Estimate
 
 
+# Elo points: bounds that differ by float rounding only (all-tie arenas) do not separate ranks
+RANK_TOLERANCE = 1e-6
+
 def compute_ratings(battles: Sequence[Battle], *, n_boot: int = DEFAULT_TOURNAMENTS,
                     seed: int = 0, alpha: float = DEFAULT_ALPHA) -> Ratings:
     """The leaderboard of some battles. The same battles and seed give the same Ratings.
@@ -59,7 +62,7 @@ def compute_ratings(battles: Sequence[Battle], *, n_boot: int = DEFAULT_TOURNAME
     rows = []
     for k, name in enumerate(enc.systems):
         rows.append(SystemRating(
-            system=name, rank=1 + int(np.sum(lo > hi[k])), elo=float(elo[k]),
+            system=name, rank=1 + int(np.sum(lo > hi[k] + RANK_TOLERANCE)), elo=float(elo[k]),
             elo_lo=float(lo[k]), elo_hi=float(hi[k]), battles=int(meetings[k].sum()),
             wins=int(decisive_i[k].sum()), ties=int(tie_count[k].sum()),
             losses=int(decisive_j[k].sum()), win_rate_lo=_or_none(rate_lo[k]),
