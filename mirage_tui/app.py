@@ -1,30 +1,43 @@
-"""The mirage-tui Textual app: opens the workspace store, seeds the demo pool, shows datasets.
+"""The mirage-tui Textual app: opens the workspace store, seeds the demo pool, and moves
+between its screens.
 
 The app owns the :class:`engine.store.Store`. The store hands each thread its own sqlite
 connection, so every worker may call engine functions with ``self.app.store`` directly; no
 connection crosses a thread. Blocking engine calls run in thread workers
 (``@work(thread=True, exclusive=True, exit_on_error=False)``) and report back with typed
 messages, so an engine error becomes a notification, never a crash to the shell.
+
+Screens are Textual *modes* (one stack each), so moving between them never piles screens up:
+``1`` Datasets, ``2`` Models, ``3`` Runs, ``4`` Leaderboard, ``n`` New run, ``l`` Live run.
+Escape pops a pushed screen, or goes back to the previous mode. The app also owns the
+:class:`~mirage_tui.run_controller.RunController` (one run at a time): quitting while it runs
+asks first, and a run that was stopped is offered for resuming at the next launch.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Mapping
 
 from textual import work
 from textual.app import App
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.message import Message
 from textual.widgets import HelpPanel
 from textual.worker import Worker, WorkerState
 
-from engine.demo_pool import ensure_demo
+from engine.demo_pool import DEMO_NAME, ensure_demo
 from engine.importing import ImportResult
+from engine.run_rows import known_runs
 from engine.store import Store, default_db_path
+from mirage_tui.run_controller import RunController, resumable_runs
 from mirage_tui.screens.datasets import DatasetsScreen
+from mirage_tui.widgets.choice import Choice, ChoiceModal
+from mirage_tui.widgets.estimates import duration
 
 
 def report_worker_error(event: Worker.StateChanged) -> None:
@@ -40,10 +53,51 @@ def report_worker_error(event: Worker.StateChanged) -> None:
                                      severity="error", markup=False, timeout=10)
 
 
+# --------------------------------------------------------------------------- quick comparison
+
+QUICK_NAME = "quick-comparison"
+QUICK_GENERATORS = ("smollm2-135m-instruct", "gemma3-270m")
+QUICK_RETRIEVER = "minilm-l6-v2"
+QUICK_SAMPLE = 10
+QUICK_MAX_TOKENS = 32
+
+
+def quick_comparison_config(threads: int | None = None):
+    """Both packaged generators on a seeded sample of the demo pool: base, oracle, mixed and
+    MiniLM retrieval at 1, 3 and 5 (120 items; a few minutes on two CPU cores)."""
+    from engine.runs import RunConfig
+
+    return RunConfig(dataset=DEMO_NAME, generators=list(QUICK_GENERATORS),
+                     settings=["base", "oracle", "mixed", "retrieved@1", "retrieved@3",
+                               "retrieved@5"],
+                     retrievers=[QUICK_RETRIEVER], sample=QUICK_SAMPLE, seed=0,
+                     max_tokens=QUICK_MAX_TOKENS, threads=threads, name=QUICK_NAME)
+
+
+def missing_models(config) -> list[str]:
+    """What of ``config``'s models is not installed here, each with how to get it."""
+    from engine.runs.plan import check_embedder, check_generator
+
+    missing = []
+    for name in config.generators:
+        try:
+            check_generator(name)
+        except LookupError as exc:
+            missing.append(str(exc))
+    for name in config.retrievers:
+        try:
+            check_embedder(name)
+        except LookupError as exc:
+            missing.append(str(exc))
+    return missing
+
+
 # --------------------------------------------------------------------------- commands
 
-# (title, help, action on the screen that holds it, or on the app when the screen lacks it)
+# (title, help, action): the action runs on the screen when it has it, else on the app
+# unless the title is in SCREEN_ONLY (those make sense only on their own screen)
 COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("datasets: show", "Go to the datasets screen (1)", "show_datasets"),
     ("datasets: import file…", "Import a dataset file or folder into the workspace",
      "import_dataset"),
     ("datasets: refresh", "Reload the dataset list from the workspace", "refresh_datasets"),
@@ -53,11 +107,29 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("query: jump to oracle", "Scroll the query's pool to its oracle chunk", "jump_to_oracle"),
     ("query: next", "Show the next query of the list", "next_query"),
     ("query: previous", "Show the previous query of the list", "previous_query"),
+    ("models: show", "Go to the models screen (2)", "show_models"),
+    ("models: check selected", "Load the highlighted model and time a short job",
+     "check_model"),
+    ("models: refresh", "Scan for models again", "refresh_models"),
+    ("runs: show history", "Go to the run history (3)", "show_runs"),
+    ("runs: new run…", "Configure and start an evaluation run (n)", "new_run"),
+    ("runs: start the configured run", "Start the run configured on New run (ctrl+s)",
+     "start_run"),
+    ("runs: quick comparison", "SmolLM2 vs Gemma 3 on 10 demo queries, with retrieval (g)",
+     "quick_comparison"),
+    ("runs: live view", "Follow the current or last run (l)", "live_run"),
+    ("runs: cancel the current run", "Stop after the current item; it stays resumable",
+     "cancel_run"),
+    ("runs: resume", "Continue the shown (or the last stopped) run", "resume_run"),
+    ("leaderboard: show", "Go to the leaderboard (4)", "show_leaderboard"),
     ("help: show key bindings", "Show the keys of the focused widget and screen", "toggle_help"),
-    ("app: toggle dark/light theme", "Switch between the dark and light themes",
+    ("app: toggle dark/light theme", "Switch between the dark and light themes (ctrl+t)",
      "toggle_dark"),
     ("app: quit", "Quit mirage-tui", "quit"),
 )
+
+SCREEN_ONLY = ("datasets: import", "datasets: refresh", "datasets: open", "queries:", "query:",
+               "models: check", "models: refresh", "runs: start the configured")
 
 
 class MirageCommands(Provider):
@@ -68,8 +140,7 @@ class MirageCommands(Provider):
         for title, help_text, action in COMMANDS:
             if hasattr(screen, f"action_{action}"):
                 yield title, help_text, partial(screen.run_action, action)
-            elif hasattr(self.app, f"action_{action}") and not title.startswith(
-                    ("datasets:", "queries:", "query:")):
+            elif hasattr(self.app, f"action_{action}") and not title.startswith(SCREEN_ONLY):
                 yield title, help_text, partial(self.app.run_action, action)
 
     async def discover(self) -> Hits:
@@ -84,6 +155,50 @@ class MirageCommands(Provider):
                 yield Hit(score, matcher.highlight(title), callback, help=help_text)
 
 
+# --------------------------------------------------------------------------- screens as modes
+
+
+def _models_screen():
+    from mirage_tui.screens.models import ModelsScreen
+
+    return ModelsScreen()
+
+
+def _runs_screen():
+    from mirage_tui.screens.runs import RunsScreen
+
+    return RunsScreen()
+
+
+def _leaderboard_screen():
+    from mirage_tui.screens.leaderboard import LeaderboardScreen
+
+    return LeaderboardScreen()
+
+
+def _new_run_screen():
+    from mirage_tui.screens.new_run import NewRunScreen
+
+    return NewRunScreen()
+
+
+def _live_run_screen():
+    from mirage_tui.screens.live_run import LiveRunScreen
+
+    return LiveRunScreen()
+
+
+SCREENS = Binding.Group("Screens", compact=True)
+
+# mode -> (the module that holds its screen, what to call it in messages)
+MODE_MODULES = {"datasets": ("mirage_tui.screens.datasets", "Datasets"),
+                "models": ("mirage_tui.screens.models", "Models"),
+                "runs": ("mirage_tui.screens.runs", "Runs"),
+                "leaderboard": ("mirage_tui.screens.leaderboard", "Leaderboard"),
+                "new_run": ("mirage_tui.screens.new_run", "New run"),
+                "live": ("mirage_tui.screens.live_run", "Live run")}
+
+
 # --------------------------------------------------------------------------- the app
 
 
@@ -93,37 +208,73 @@ class MirageApp(App):
     TITLE = "mirage-tui"
     CSS_PATH = Path(__file__).with_name("styles.tcss")  # absolute: subclasses live elsewhere
     COMMANDS = App.COMMANDS | {MirageCommands}
+    MODES = {"datasets": DatasetsScreen, "models": _models_screen, "runs": _runs_screen,
+             "leaderboard": _leaderboard_screen, "new_run": _new_run_screen,
+             "live": _live_run_screen}
+    DEFAULT_MODE = "datasets"
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
+        # one footer item, "1234 Screens", so that the footer fits 80 columns
+        Binding("1", "show_datasets", "Datasets", group=SCREENS),
+        Binding("2", "show_models", "Models", group=SCREENS),
+        Binding("3", "show_runs", "Runs", group=SCREENS),
+        Binding("4", "show_leaderboard", "Leaderboard", group=SCREENS),
+        Binding("n", "new_run", "New"),
+        Binding("l", "live_run", "Live"),
+        Binding("g", "quick_comparison", "Quick"),
+        Binding("g", "quick_run", show=False),   # the same, once runs exist (not shown)
+        Binding("escape", "go_back", "Back", show=False),
+        Binding("ctrl+t", "toggle_dark", "Theme", show=False),
         Binding("question_mark", "toggle_help", "Keys", key_display="?"),
+        Binding("q", "quit", "Quit"),
     ]
 
     @dataclass
     class StoreOpened(Message):
-        """The workspace is open; ``demo`` is the demo import's result when it ran now."""
+        """The workspace is open; ``demo`` is the demo import's result when it ran now;
+        ``runs`` counts the stored runs and ``resumable`` lists the stopped ones."""
         store: Store
         demo: ImportResult | None
+        runs: int = 0
+        resumable: list[dict] = field(default_factory=list)
 
     @dataclass
     class StoreFailed(Message):
         error: str
 
-    def __init__(self, db_path: Path | str | None = None, **kwargs) -> None:
+    @dataclass
+    class QuickChecked(Message):
+        """The quick comparison's models were looked for; ``missing`` says what is not there."""
+        missing: list[str]
+
+    def __init__(self, db_path: Path | str | None = None, *, threads: int | None = None,
+                 generators: Mapping[str, object] | None = None,
+                 retrievers: Mapping[str, object] | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.db_path = Path(db_path).expanduser() if db_path is not None else default_db_path()
         self.store: Store | None = None
         self.sub_title = str(self.db_path)
+        self.threads = threads
+        self.run_controller = RunController(self, generators=generators, retrievers=retrievers,
+                                            threads=threads)
+        self.has_runs = False
+        self._mode_history: list[str] = []
+        self._quit_when_idle = False
 
     def on_mount(self) -> None:
-        self.push_screen(DatasetsScreen())
         self.open_store()
 
     @property
     def datasets_screen(self) -> DatasetsScreen | None:
-        for screen in self.screen_stack:
+        for screen in self._screen_stacks.get("datasets", []):
             if isinstance(screen, DatasetsScreen):
                 return screen
         return None
+
+    def mode_screens(self, mode: str) -> list:
+        """The screens of a mode's stack (empty until the mode was first shown)."""
+        return list(self._screen_stacks.get(mode, []))
+
+    # ------------------------------------------------------------------ the workspace
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="store", name="open workspace")
     def open_store(self) -> None:
@@ -132,18 +283,25 @@ class MirageApp(App):
         except Exception as exc:  # StoreError, OSError: the app stays up and says why
             self.post_message(self.StoreFailed(str(exc)))
             return
-        demo = None
+        demo, runs, resumable = None, 0, []
         try:
             demo = ensure_demo(store)
         except Exception as exc:  # a missing or broken demo must not keep the user out
             self.notify(f"Demo pool not imported: {exc}", severity="warning", markup=False,
                         timeout=10)
+        try:
+            runs = len(known_runs(store))
+            resumable = resumable_runs(store)
+        except Exception as exc:  # noqa: BLE001 - an old or odd store: no offers, no crash
+            self.notify(f"Could not read the stored runs: {exc}", severity="warning",
+                        markup=False, timeout=10)
         finally:
             store.close()
-        self.post_message(self.StoreOpened(store, demo))
+        self.post_message(self.StoreOpened(store, demo, runs, resumable))
 
     def on_mirage_app_store_opened(self, message: StoreOpened) -> None:
         self.store = message.store
+        self.has_runs = message.runs > 0
         demo = message.demo
         if demo is not None and demo.outcome == "imported":
             counts = demo.counts
@@ -153,6 +311,15 @@ class MirageApp(App):
         screen = self.datasets_screen
         if screen is not None:
             screen.action_refresh_datasets()
+        if message.resumable:
+            self.offer_resume(message.resumable[0], len(message.resumable))
+        elif not self.has_runs:
+            self.notify(
+                f"No runs yet. Press g for a quick comparison: {' vs '.join(QUICK_GENERATORS)} "
+                f"on {QUICK_SAMPLE} demo queries (base, oracle, mixed, {QUICK_RETRIEVER} "
+                "retrieval @1/3/5), a few minutes on two cores. Or n to configure a run.",
+                title="Quick comparison", timeout=20, markup=False)
+        self.refresh_bindings()
 
     def on_mirage_app_store_failed(self, message: StoreFailed) -> None:
         self.notify(message.error, title="Cannot open the workspace", severity="error",
@@ -164,6 +331,78 @@ class MirageApp(App):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         report_worker_error(event)
 
+    # ------------------------------------------------------------------ navigation
+
+    def go_to(self, mode: str) -> bool:
+        """Show a mode's screen (its stack as it was left); False when it is not available."""
+        if mode == self.current_mode:
+            return True
+        if mode not in self._screen_stacks:
+            module, title = MODE_MODULES.get(mode, (None, mode))
+            try:
+                if module is not None:
+                    __import__(module)
+            except ImportError as exc:
+                self.notify(f"The {title} screen is not available in this build ({exc}).",
+                            severity="warning", markup=False)
+                return False
+        self._mode_history = [m for m in self._mode_history if m != self.current_mode]
+        self._mode_history.append(self.current_mode)
+        self.switch_mode(mode)
+        return True
+
+    def action_go_back(self) -> None:
+        """Escape: pop a pushed screen, else return to the previous mode."""
+        if len(self.screen_stack) > 1:
+            self.pop_screen()
+            return
+        while self._mode_history:
+            mode = self._mode_history.pop()
+            if mode != self.current_mode and mode in self._modes:
+                self.switch_mode(mode)
+                return
+
+    def pop_screen(self) -> AwaitComplete:
+        # a mode's base screen that pops itself on Escape goes back to the previous mode
+        if len(self._screen_stack) <= 1 and self._mode_history:
+            self.action_go_back()
+            return AwaitComplete.nothing()
+        return super().pop_screen()
+
+    def action_show_datasets(self) -> None:
+        self.go_to("datasets")
+
+    def action_show_models(self) -> None:
+        self.go_to("models")
+
+    def action_show_runs(self) -> None:
+        self.go_to("runs")
+
+    def action_show_leaderboard(self) -> None:
+        self.go_to("leaderboard")
+
+    def action_new_run(self) -> None:
+        self.go_to("new_run")
+
+    def action_live_run(self) -> None:
+        self.go_to("live")
+
+    def show_run(self, run_name: str) -> None:
+        """Open the Live run screen on a stored run (for the other screens to call)."""
+        if self.go_to("live"):
+            screen = self.live_screen
+            if screen is not None:
+                screen.show_run(run_name)
+
+    @property
+    def live_screen(self):
+        from mirage_tui.screens.live_run import LiveRunScreen
+
+        for screen in self.mode_screens("live"):
+            if isinstance(screen, LiveRunScreen):
+                return screen
+        return None
+
     def action_toggle_help(self) -> None:
         if self.screen.query(HelpPanel):
             self.action_hide_help_panel()
@@ -172,6 +411,185 @@ class MirageApp(App):
 
     def action_toggle_dark(self) -> None:
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "quick_comparison":
+            return not self.has_runs   # in the footer until the first run exists
+        return True
+
+    def action_quick_run(self) -> None:
+        self.action_quick_comparison()
+
+    # ------------------------------------------------------------------ runs
+
+    def start_run(self, config, *, force_new: bool = False) -> bool:
+        """Start ``config`` through the run controller and follow it on Live run."""
+        return self.run_controller.start(config, force_new=force_new)
+
+    def action_quick_comparison(self) -> None:
+        if self.store is None:
+            self.notify("The workspace is still opening.", severity="warning")
+            return
+        if self.run_controller.running:
+            self.notify("A run is going; the quick comparison waits until it ends.",
+                        severity="warning")
+            return
+        self.check_quick_models()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="quick",
+          name="check quick comparison models")
+    def check_quick_models(self) -> None:
+        self.post_message(self.QuickChecked(missing_models(quick_comparison_config())))
+
+    def on_mirage_app_quick_checked(self, message: QuickChecked) -> None:
+        if message.missing:
+            self.notify("The quick comparison needs models that are not installed:\n"
+                        + "\n".join(f"• {m}" for m in message.missing),
+                        title="Quick comparison", severity="error", markup=False, timeout=30)
+            return
+        self.start_run(quick_comparison_config(self.threads))
+
+    def action_cancel_run(self) -> None:
+        controller = self.run_controller
+        if not controller.running:
+            self.notify("No run is going.", timeout=3)
+            return
+        if controller.cancelling:
+            self.notify("Already stopping after the current item.", timeout=3)
+            return
+
+        def answered(answer: str | None) -> None:
+            if answer == "stop":
+                controller.cancel()
+                self.notify(f"Stopping {controller.run_name} after the current item. It is "
+                            "resumable: r on Live run.", title="Cancel", markup=False)
+
+        self.push_screen(ChoiceModal(
+            f"Cancel run {controller.run_name}?",
+            "The run stops after the item it is working on. Every finished item is stored, so "
+            "nothing is lost: resume it later with r on Live run (or by running the same "
+            "configuration again).",
+            [Choice("stop", "Cancel run", "c", "error"),
+             Choice("keep", "Keep running", "k", "primary")], id="cancel-run-modal"),
+            answered)
+
+    def action_resume_run(self, run_name: str = "") -> None:
+        name = run_name or self.run_controller.run_name
+        if not name:
+            self.resume_last()
+            return
+        if self.run_controller.resume(name):
+            self.go_to("live")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="resume",
+          name="find a run to resume")
+    def resume_last(self) -> None:
+        store = self.store
+        if store is None:
+            return
+        try:
+            runs = resumable_runs(store)
+        finally:
+            store.close()
+        if runs:
+            self.call_from_thread(self.action_resume_run, runs[0]["name"])
+        else:
+            self.notify("No stopped run to resume.", timeout=3)
+
+    def offer_resume(self, run: dict, stopped: int = 1) -> None:
+        """The next launch after a stopped run asks whether to continue it."""
+        total = run["total"] if run["total"] is not None else "?"
+        how = ("was still running when mirage-tui stopped" if run["status"] == "running"
+               else "was cancelled")
+        more = f" ({stopped - 1} other stopped run(s) in Runs.)" if stopped > 1 else ""
+
+        def answered(answer: str | None) -> None:
+            if answer == "resume":
+                self.action_resume_run(run["name"])
+            elif answer == "open":
+                self.show_run(run["name"])
+
+        self.push_screen(ChoiceModal(
+            f"Resume run {run['name']}?",
+            f"It {how} with {run['done']} of {total} items finished. Resuming skips the "
+            f"finished items and reuses stored generations.{more}",
+            [Choice("resume", "Resume", "r", "primary"), Choice("open", "Open", "o"),
+             Choice("later", "Later", "l")], id="resume-modal"), answered)
+
+    def on_run_controller_started(self, message: RunController.Started) -> None:
+        self.has_runs = True
+        self.refresh_bindings()
+        self.go_to("live")
+        screen = self.live_screen
+        if screen is not None:
+            screen.show_run(message.run)
+
+    def on_run_controller_progress(self, message: RunController.Progress) -> None:
+        self.run_controller.progress_handled()
+        screen = self.live_screen
+        if screen is not None:
+            screen.progress_changed()
+
+    def on_run_controller_finished(self, message: RunController.Finished) -> None:
+        s = message.summary
+        if s.status == "done":
+            self.notify(f"Run {s.run} is done: {s.done}/{s.total} items ({s.generated} "
+                        f"generated, {s.cached} from the store, {s.errors} errors) in "
+                        f"{duration(s.seconds)}.", title="Run finished", markup=False,
+                        timeout=10)
+        elif s.status == "cancelled":
+            self.notify(f"Run {s.run} stopped at {s.done}/{s.total} items. It is resumable: "
+                        "r on Live run.", title="Run cancelled", severity="warning",
+                        markup=False, timeout=10)
+        else:
+            self.notify(f"Run {s.run} failed: {s.message}", title="Run failed",
+                        severity="error", markup=False, timeout=20)
+        self._run_ended()
+
+    def on_run_controller_failed(self, message: RunController.Failed) -> None:
+        self.notify(f"Run {message.run} did not start: {message.error}", title="Run failed",
+                    severity="error", markup=False, timeout=20)
+        self._run_ended()
+
+    def _run_ended(self) -> None:
+        screen = self.live_screen
+        if screen is not None:
+            screen.run_ended()
+        if self._quit_when_idle:
+            self.exit()
+
+    # ------------------------------------------------------------------ quitting
+
+    async def action_quit(self) -> None:
+        controller = self.run_controller
+        if not controller.running:
+            self.exit()
+            return
+        if self._quit_when_idle:
+            self.notify("Quitting when the run stops.", timeout=3)
+            return
+
+        def answered(answer: str | None) -> None:
+            if answer == "stop":
+                self._quit_when_idle = True
+                controller.cancel()
+                self.notify("Stopping after the current item, then quitting. The run is "
+                            "resumable at the next launch.", markup=False)
+            elif answer == "wait":
+                self._quit_when_idle = True
+                self.notify("mirage-tui quits when the run is done.", markup=False)
+
+        self.push_screen(ChoiceModal(
+            f"Run {controller.run_name} is going",
+            "Stop it and quit? It stops after the current item; every finished item is "
+            "stored and the next launch offers to resume it.",
+            [Choice("stop", "Stop and quit", "s", "error"),
+             Choice("wait", "Quit when done", "w"),
+             Choice("keep", "Keep running", "k", "primary")], id="quit-modal"), answered)
+
+    def on_unmount(self) -> None:
+        # however the app ends, a running run stops after its item and stays resumable
+        self.run_controller.cancel_quietly()
 
 
 def run_app(db_path: Path | str | None = None) -> None:

@@ -4,8 +4,9 @@
     mirage-tui models check NAME [--json] [--max-tokens N]
 
 ``check`` loads the model and runs one short generation (prompt and generated tokens/s) or one
-small embedding batch (items/s); it exits 1 with the reason when the model does not work.
-The model code is imported only when a models command runs.
+small embedding batch (items/s) with :func:`models.check.check_model` (the TUI's Models screen
+uses the same); it exits 1 with the reason when the model does not work. The model code is
+imported only when a models command runs.
 """
 
 from __future__ import annotations
@@ -13,13 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
-
-CHECK_MESSAGES = [{"role": "user", "content": "Name the largest planet of the solar system "
-                                              "and say one thing about it."}]
-CHECK_PASSAGES = [f"Passage {i}: a short text about topic number {i}, used to time the "
-                  f"embedder." for i in range(32)]
 
 
 def _db_option(parser: argparse.ArgumentParser) -> None:
@@ -84,43 +79,9 @@ def _list(args) -> int:
 
 
 def _check(args) -> int:
-    from models.base import ModelError, SamplingParams
-    from models.catalog import find_model, load_embedder, load_generator
+    from models.check import check_model
 
-    result: dict = {"name": args.name, "kind": None, "ok": False, "device": None,
-                    "seconds": None, "load_seconds": None, "tokens_per_s": None,
-                    "prompt_tokens_per_s": None, "items_per_s": None, "error": None}
-    try:
-        is_file = args.name.lower().endswith(".gguf") or Path(args.name).is_file()
-        entry = None if is_file else find_model(args.name)
-        kind = entry.kind if entry else "generator"
-        result["kind"] = kind if (entry or is_file) else None
-        if entry is not None and not entry.installed:
-            raise ModelError(entry.error or f"{args.name}: not installed; `{entry.install}`")
-        started = time.perf_counter()
-        if kind == "embedder":
-            model = load_embedder(args.name)
-            result["load_seconds"] = time.perf_counter() - started
-            t0 = time.perf_counter()
-            vectors = model.embed_passages(CHECK_PASSAGES)
-            seconds = time.perf_counter() - t0
-            result.update(ok=True, device=getattr(model, "device", "cpu"), seconds=seconds,
-                          items=len(CHECK_PASSAGES), dim=int(vectors.shape[1]),
-                          items_per_s=len(CHECK_PASSAGES) / seconds if seconds else None)
-        else:
-            if args.max_tokens < 1:
-                raise ValueError("--max-tokens must be at least 1")
-            model = load_generator(args.name)
-            result["load_seconds"] = time.perf_counter() - started
-            gen = model.generate(CHECK_MESSAGES, SamplingParams(max_tokens=args.max_tokens))
-            result.update(
-                ok=True, name=model.name, device=gen.device, seconds=gen.seconds,
-                tokens_per_s=gen.extra.get("generation_tokens_per_s", gen.tokens_per_s),
-                prompt_tokens_per_s=gen.extra.get("prompt_tokens_per_s"),
-                prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens,
-                finish_reason=gen.finish_reason, text=gen.text, chat=model.chat)
-    except (ModelError, ValueError, OSError, RuntimeError) as exc:
-        result["error"] = str(exc)
+    result = check_model(args.name, max_tokens=args.max_tokens)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     elif result["ok"]:

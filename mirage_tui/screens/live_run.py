@@ -1,0 +1,509 @@
+"""The live-run screen: a run's progress and its numbers as they fill in.
+
+At the top, progress from the run controller's newest :class:`~engine.runs.ProgressEvent`
+(items done of planned, cached, errors, tokens/s, ETA, what is being worked on); for a run
+that is not going in this session, the counts stored with it. Below, from
+:func:`engine.reports.build_report` recomputed in a thread worker at most every
+``REPORT_INTERVAL`` seconds while items finish (never on the UI thread):
+
+- accuracy (EM_loose) per setting and system, each with its 95% CI and n;
+- the adaptability panel: NV, CA, CI, CM per system as bars with CI whiskers; Enter on a bar
+  opens the inspector on that system's items of that category;
+- retrieval P, R and NDCG at 1, 3 and 5 with CIs, when the run retrieved.
+
+``c`` cancels (after the current item; resumable), ``r`` resumes a stopped run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.worker import Worker
+
+from engine.run_rows import split_system
+from mirage_tui.widgets.adaptability import AdaptabilityPanel
+from mirage_tui.widgets.estimates import duration, pct_cell, setting_label
+
+REPORT_INTERVAL = 2.0
+"""Seconds between report recomputations while a run works."""
+
+RETRIEVAL_ROWS = tuple((f"{metric}@{k}", f"{label}@{k}")
+                       for metric, label in (("p", "P"), ("r", "R"), ("ndcg", "NDCG"))
+                       for k in (1, 3, 5))
+
+
+def retrieval_cell(est: dict | None) -> str:
+    if not est or est.get("value") is None:
+        return "–"
+    return f"{est['value']:.2f} [{est['lo']:.2f}–{est['hi']:.2f}]"
+
+
+def event_counts(event) -> str:
+    """The progress line of a running run (timings included)."""
+    eta = 0.0 if event.total and event.done >= event.total else event.eta_seconds
+    parts = [f"{event.done}/{event.total} items", f"{event.cached} cached",
+             f"{event.errors} errors"]
+    if event.truncated:
+        parts.append(f"{event.truncated} truncated")
+    parts.append(f"{event.tokens_per_s:.0f} tok/s" if event.tokens_per_s else "– tok/s")
+    parts.append(f"ETA {duration(eta)}")
+    return " · ".join(parts)
+
+
+def stored_counts(items: dict) -> str:
+    """The progress line of a stored run (no timings: they belong to the session)."""
+    parts = [f"{items.get('done', 0)}/{items.get('total', 0)} items",
+             f"{items.get('errors', 0)} errors"]
+    if items.get("truncated"):
+        parts.append(f"{items['truncated']} truncated")
+    if items.get("pending"):
+        parts.append(f"{items['pending']} pending")
+    return " · ".join(parts)
+
+
+def fill_table(table: DataTable, columns: list[tuple[str, list[str]]],
+               keys: list[str]) -> None:
+    """Replace the table's columns and rows. Widths are computed here, not left to the
+    table's auto-sizing, so a redraw in quick succession never leaves narrow columns."""
+    table.clear(columns=True)
+    for index, (label, cells) in enumerate(columns):
+        width = max([len(label), *(len(c) for c in cells)])
+        table.add_column(label, key=f"c{index}", width=width)
+    for row, key in enumerate(keys):
+        table.add_row(*(Text(cells[row], justify="left" if index == 0 else "right")
+                        for index, (_, cells) in enumerate(columns)), key=key)
+
+
+class LiveRunScreen(Screen):
+    """Progress, accuracy, adaptability and retrieval of one run; see the module docstring."""
+
+    BINDINGS = [
+        Binding("c", "cancel_run", "Cancel run"),
+        Binding("r", "resume_run", "Resume"),
+        Binding("f5", "reload_report", "Reload", show=False),
+        Binding("escape", "app.go_back", "Back", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    LiveRunScreen #live-title {
+        height: auto;
+        padding: 0 1;
+        text-style: bold;
+        color: $text-primary;
+    }
+    LiveRunScreen #live-progress-row {
+        height: 1;
+        padding: 0 1;
+    }
+    LiveRunScreen #live-progress {
+        width: auto;
+        margin-right: 1;
+    }
+    LiveRunScreen #live-counts {
+        width: 1fr;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    LiveRunScreen #live-now {
+        height: 1;
+        padding: 0 1;
+        color: $text-muted;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    LiveRunScreen #live-body {
+        height: 1fr;
+    }
+    LiveRunScreen #live-body DataTable {
+        height: auto;
+        max-height: 14;
+        border: round $primary 50%;
+        border-title-color: $text-primary;
+        border-subtitle-color: $text-muted;
+    }
+    LiveRunScreen #live-body DataTable:focus {
+        border: round $accent;
+    }
+    LiveRunScreen #live-notes {
+        height: auto;
+        padding: 0 1;
+        color: $text-muted;
+    }
+    """
+
+    @dataclass
+    class ReportLoaded(Message):
+        run: str
+        report: object          # engine.reports.RunReport
+
+    @dataclass
+    class ReportFailed(Message):
+        run: str | None
+        error: str
+
+    @dataclass
+    class NoRun(Message):
+        pass
+
+    def __init__(self, run_name: str | None = None) -> None:
+        super().__init__()
+        self.run_name = run_name
+        self.report = None
+        self._report_busy = False
+        self._report_dirty = False
+        self._report_started = 0.0
+        self._drawn_done: int | None = None
+        self._mounted = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("Live run", id="live-title", markup=False)
+        with Horizontal(id="live-progress-row"):
+            yield ProgressBar(id="live-progress", show_eta=False)
+            yield Static("", id="live-counts", markup=False)
+        yield Static("", id="live-now", markup=False)
+        with VerticalScroll(id="live-body"):
+            accuracy = DataTable(id="live-accuracy", cursor_type="row", zebra_stripes=True)
+            accuracy.border_title = "Accuracy · EM_loose (95% CI, n)"
+            yield accuracy
+            yield AdaptabilityPanel(id="live-adaptability")
+            retrieval = DataTable(id="live-retrieval", cursor_type="row", zebra_stripes=True)
+            retrieval.border_title = "Retrieval · mean over queries (95% CI)"
+            yield retrieval
+            yield Static("", id="live-notes", markup=False)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self._mounted = True
+        self.query_one("#live-retrieval").display = False
+        self.set_interval(0.5, self._tick)
+        self._follow()
+
+    def on_screen_resume(self) -> None:
+        self._follow()
+
+    # ------------------------------------------------------------------ which run
+
+    @property
+    def controller(self):
+        return getattr(self.app, "run_controller", None)
+
+    def _is_current(self) -> bool:
+        controller = self.controller
+        return controller is not None and controller.run_name is not None \
+            and controller.run_name == self.run_name
+
+    def _follow(self) -> None:
+        """Show the controller's run, else the one shown, else the newest stored run."""
+        controller = self.controller
+        if controller is not None and controller.run_name and (
+                controller.running or self.run_name is None):
+            if controller.run_name != self.run_name:
+                self.show_run(controller.run_name)
+                return
+        if self.run_name is None:
+            store = getattr(self.app, "store", None)
+            if store is not None:
+                self.find_last_run(store)
+            else:
+                self._set_title("No run yet")
+            return
+        self.progress_changed()
+        self.reload_report(force=True)
+
+    def show_run(self, run_name: str) -> None:
+        """Switch to ``run_name``: clear the panels, then load its report."""
+        if not self._mounted:       # shown before it was mounted: on_mount draws it
+            self.run_name = run_name
+            return
+        self.query_one("#live-progress-row").display = True
+        if run_name != self.run_name:
+            self.run_name = run_name
+            self.report = None
+            self._drawn_done = None
+            self._clear_panels()
+        self.progress_changed()
+        self.reload_report(force=True)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="live-find",
+          name="find the newest run")
+    def find_last_run(self, store) -> None:
+        from engine.run_rows import known_runs
+
+        try:
+            runs = known_runs(store)          # oldest first
+        finally:
+            store.close()
+        if runs:
+            self.app.call_from_thread(self.show_run, runs[-1])
+        else:
+            self.post_message(self.NoRun())
+
+    def on_live_run_screen_no_run(self) -> None:
+        self._set_title("No run yet")
+        self.query_one("#live-progress-row").display = False
+        self.query_one("#live-now", Static).update(
+            "Press n for a new run, or g for the quick comparison.")
+
+    # ------------------------------------------------------------------ progress
+
+    def progress_changed(self) -> None:
+        """Redraw the progress lines (the app calls this, throttled, as events arrive)."""
+        if self.run_name is None or not self._mounted:
+            return
+        controller = self.controller
+        bar = self.query_one("#live-progress", ProgressBar)
+        counts = self.query_one("#live-counts", Static)
+        now = self.query_one("#live-now", Static)
+        event = controller.latest if self._is_current() else None
+        if event is not None:
+            bar.update(total=max(event.total, 1), progress=event.done)
+            counts.update(event_counts(event))
+            if controller.running:
+                state = "cancelling after the current item" if controller.cancelling \
+                    else "running"
+                doing = event.message or (
+                    f"now {event.system} · {setting_label(event.setting)}"
+                    if event.system else "starting")
+                now.update(f"{state} · {doing} · c cancels (resumable)")
+            else:
+                now.update(self._ended_line())
+            self._title_from(status=("running" if controller.running else None))
+            if event.done != self._drawn_done:
+                self._drawn_done = event.done
+                self._report_dirty = True
+        elif self._is_current() and controller.running:
+            bar.update(total=None)
+            counts.update("planning…")
+            now.update("running · planning the run and loading models · c cancels")
+        elif self.report is not None:
+            items = self.report.items
+            bar.update(total=max(items.get("total", 0), 1), progress=items.get("done", 0))
+            counts.update(stored_counts(items))
+            now.update(self._ended_line())
+        elif self._is_current() and controller.error:
+            bar.update(total=1, progress=0)
+            counts.update("no items")
+            now.update(self._ended_line())
+            self._title_from(status="failed")
+        self.refresh_bindings()
+
+    def _ended_line(self) -> str:
+        controller = self.controller
+        if self._is_current() and controller.error:
+            return f"did not start: {controller.error}"
+        summary = controller.summary if self._is_current() else None
+        status = summary.status if summary else (self.report.status if self.report else "")
+        if summary is not None and summary.message and status != "done":
+            return f"{status}: {summary.message} · r resumes"
+        if status == "done":
+            return "done · Enter on a bar inspects its items"
+        if status in ("cancelled", "running", "failed", "planned"):
+            return f"{status} · r resumes it"
+        return status
+
+    def run_ended(self) -> None:
+        """The controller's run stopped: final progress and a fresh report."""
+        if not self._mounted:
+            return
+        self.progress_changed()
+        self.reload_report(force=True, changed=True)
+
+    def _tick(self) -> None:
+        if self._report_dirty and not self._report_busy and \
+                time.monotonic() - self._report_started >= REPORT_INTERVAL:
+            self.reload_report()
+
+    # ------------------------------------------------------------------ the report
+
+    def action_reload_report(self) -> None:
+        self.reload_report(force=True, changed=True)
+
+    def reload_report(self, force: bool = False, changed: bool = False) -> None:
+        """Recompute the report in a worker: at once with ``force``, else at most every
+        ``REPORT_INTERVAL`` seconds. ``changed``: rows changed since the report in flight (if
+        any) started, so it must be computed again when that one lands."""
+        store = getattr(self.app, "store", None)
+        if self.run_name is None or store is None:
+            return
+        if self._report_busy:
+            self._report_dirty = self._report_dirty or changed
+            return
+        if not force and time.monotonic() - self._report_started < REPORT_INTERVAL:
+            self._report_dirty = True
+            return
+        self._report_busy = True
+        self._report_dirty = False
+        self._report_started = time.monotonic()
+        self.compute_report(store, self.run_name)
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="live-report",
+          name="compute the run report")
+    def compute_report(self, store, run_name: str) -> None:
+        from engine.reports import build_report
+
+        try:
+            self.post_message(self.ReportLoaded(run_name, build_report(store, run_name)))
+        except Exception as exc:  # noqa: BLE001 - RunNotFound, a run being replaced
+            self.post_message(self.ReportFailed(run_name, f"{type(exc).__name__}: {exc}"))
+        finally:
+            store.close()
+
+    def on_live_run_screen_report_loaded(self, message: ReportLoaded) -> None:
+        self._report_busy = False
+        if message.run != self.run_name:
+            self.reload_report(force=True)
+            return
+        self.report = message.report
+        self._draw_report()
+        self.progress_changed()
+        controller = self.controller
+        if self._report_dirty and not (self._is_current() and controller.running):
+            self.reload_report(force=True)   # the run ended while this one was computed
+
+    def on_live_run_screen_report_failed(self, message: ReportFailed) -> None:
+        self._report_busy = False
+        if message.run != self.run_name:
+            return
+        controller = self.controller
+        if self._is_current() and controller.running:
+            return   # not stored yet: the run is still being planned
+        self.query_one("#live-notes", Static).update(f"No report: {message.error}")
+
+    def _set_title(self, text: str) -> None:
+        self.query_one("#live-title", Static).update(text)
+
+    def _title_from(self, status: str | None = None) -> None:
+        report = self.report
+        parts = [self.run_name or "?"]
+        if report is not None:
+            parts.append(report.dataset)
+            sample = report.sample
+            if sample:
+                parts.append(f"sample of {sample['queries']} of {sample['of']} queries "
+                             f"(seed {sample['seed']})")
+            devices = report.header.get("devices") or []
+            if devices:
+                parts.append("on " + ", ".join(devices))
+        parts.append(status or (report.status if report is not None else "…"))
+        self._set_title(" · ".join(parts))
+
+    def _clear_panels(self) -> None:
+        self.query_one("#live-accuracy", DataTable).clear(columns=True)
+        self.query_one(AdaptabilityPanel).show([])
+        retrieval = self.query_one("#live-retrieval", DataTable)
+        retrieval.clear(columns=True)
+        retrieval.display = False
+        self.query_one("#live-notes", Static).update("")
+        self._title_from()
+
+    def _draw_report(self) -> None:
+        report = self.report
+        self._title_from(status="running" if self._is_current() and self.controller.running
+                         else None)
+        self._draw_accuracy(report)
+        self.query_one(AdaptabilityPanel).show(report.systems)
+        self._draw_retrieval(report)
+        notes = list(report.notes)
+        if report.partial:
+            notes.insert(0, "Partial: the run has items still to do; numbers cover the "
+                            "finished ones.")
+        self.query_one("#live-notes", Static).update("\n".join(notes))
+
+    def _draw_accuracy(self, report) -> None:
+        table = self.query_one("#live-accuracy", DataTable)
+        systems = list(report.accuracy)
+        settings: list[str] = []
+        for by_setting in report.accuracy.values():
+            settings += [s for s in by_setting if s not in settings]
+        templates = {split_system(s)[1] for s in systems}
+        short = len(templates) == 1
+        columns = [("setting", [setting_label(s) for s in settings])]
+        columns += [(split_system(system)[0] if short else system,
+                     [pct_cell(report.accuracy[system].get(s)) for s in settings])
+                    for system in systems]
+        fill_table(table, columns, settings)
+        template = next(iter(templates)) if short and templates else None
+        table.border_subtitle = Text(f"prompt {template}" if template else "")
+
+    def _draw_retrieval(self, report) -> None:
+        table = self.query_one("#live-retrieval", DataTable)
+        entries = report.retrieval
+        table.display = bool(entries)
+        if not entries:
+            return
+        rows = [(key, label) for key, label in RETRIEVAL_ROWS
+                if any(key in e["metrics"] for e in entries)]
+        columns = [("metric", [label for _, label in rows])]
+        columns += [(f"{e['retriever_name']} (n={e['n']})",
+                     [retrieval_cell(e["metrics"].get(key)) for key, _ in rows])
+                    for e in entries]
+        fill_table(table, columns, [key for key, _ in rows])
+
+    # ------------------------------------------------------------------ actions
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Cancel only while this run goes, resume only when it stopped before its end;
+        otherwise the key is shown dimmed."""
+        controller = self.controller
+        going = controller is not None and controller.running
+        if action == "cancel_run":
+            return True if going and self._is_current() else None
+        if action == "resume_run":
+            finished = self.report is not None and self.report.status == "done" \
+                and not self.report.items.get("pending")
+            return None if going or finished or self.run_name is None else True
+        return True
+
+    def action_cancel_run(self) -> None:
+        if not (self._is_current() and self.controller.running):
+            self.notify("This run is not going; nothing to cancel.", timeout=3)
+            return
+        self.app.action_cancel_run()
+
+    def action_resume_run(self) -> None:
+        if self.run_name is None:
+            return
+        controller = self.controller
+        if controller.running:
+            if self._is_current():
+                self.notify("This run is going already.", timeout=3)
+            else:
+                self.notify(f"Run {controller.run_name} is going; one run at a time.",
+                            severity="warning", timeout=5)
+            return
+        if self.report is not None and self.report.status == "done" \
+                and not self.report.items.get("pending"):
+            self.notify(f"Run {self.run_name} is finished; nothing to resume.", timeout=3)
+            return
+        controller.resume(self.run_name)
+
+    @on(AdaptabilityPanel.CategorySelected)
+    def _inspect(self, message: AdaptabilityPanel.CategorySelected) -> None:
+        if self.run_name is None:
+            return
+        try:
+            from mirage_tui.screens.inspector import InspectorScreen
+        except ImportError as exc:
+            self.notify(f"The inspector is not available in this build ({exc}).",
+                        severity="warning", markup=False)
+            return
+        self.app.push_screen(InspectorScreen(self.run_name, system=message.system,
+                                             setting=message.setting,
+                                             category=message.category))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        from mirage_tui.app import report_worker_error
+
+        if event.worker.group == "live-report" and event.state.name in ("ERROR", "CANCELLED"):
+            self._report_busy = False
+        report_worker_error(event)

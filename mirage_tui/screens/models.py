@@ -1,0 +1,269 @@
+"""The models screen: what the catalog finds (packaged, on disk, installable) and a one-key
+check that loads the highlighted model and times a short job.
+
+The catalog is read in a thread worker (it scans the usual model folders, headers only); a
+check (``c``) loads the model in another worker with :func:`models.check.check_model`, the same
+function behind ``mirage-tui models check``, and writes its speed into the row's ``check``
+column and the panel below. A model that fails says why in a notification.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import Worker
+
+from models.catalog import CatalogEntry, list_models
+
+COLUMNS = (("model", "name"), ("kind", "kind"), ("installed", "installed"),
+           ("check", "check"), ("quant", "quant"), ("context", "context"), ("size", "size"),
+           ("licence", "license"))
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def size_text(n: int | None) -> str:
+    if n is None:
+        return "—"
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return "—"
+
+
+def check_summary(result: dict) -> str:
+    """The check column: ``62 tok/s · cpu`` (generators), ``410 items/s`` (embedders)."""
+    if not result.get("ok"):
+        return "✗ failed"
+    if result.get("kind") == "embedder":
+        return f"{result['items_per_s']:.0f} items/s · {result.get('device') or '?'}"
+    return f"{result['tokens_per_s']:.0f} tok/s · {result.get('device') or '?'}"
+
+
+def check_details(result: dict) -> str:
+    """The panel's account of a check, every number with its unit."""
+    name = result.get("name")
+    if not result.get("ok"):
+        return f"{name}: the check failed: {result.get('error')}"
+    head = (f"{name}: works ({result.get('kind')}, {result.get('device')}); loaded in "
+            f"{result['load_seconds']:.1f} s")
+    if result.get("kind") == "embedder":
+        return (f"{head}; {result['items']} passages in {result['seconds']:.2f} s: "
+                f"{result['items_per_s']:.0f} items/s, dimension {result['dim']}")
+    prompt_tps = result.get("prompt_tokens_per_s")
+    prompt = f"{prompt_tps:.0f} tokens/s" if prompt_tps else "?"
+    return (f"{head}; prompt {result.get('prompt_tokens')} tokens at {prompt}; generated "
+            f"{result.get('completion_tokens')} tokens at {result['tokens_per_s']:.1f} "
+            f"tokens/s ({result.get('finish_reason')}).\nSaid: "
+            f"{' '.join(str(result.get('text', '')).split())[:160]}")
+
+
+class ModelsScreen(Screen):
+    """The model catalog as a table; ``c`` checks the highlighted model."""
+
+    BINDINGS = [
+        Binding("c", "check_model", "Check"),
+        Binding("r", "refresh_models", "Refresh"),
+        Binding("escape", "app.go_back", "Back", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    ModelsScreen #models {
+        height: 1fr;
+        border: round $primary 50%;
+        border-title-color: $text-primary;
+        border-subtitle-color: $text-muted;
+    }
+    ModelsScreen #models:focus {
+        border: round $accent;
+    }
+    ModelsScreen #model-detail {
+        height: auto;
+        max-height: 12;
+        padding: 0 1;
+        border: round $panel-lighten-2;
+        border-title-color: $text;
+        color: $text;
+    }
+    """
+
+    @dataclass
+    class Loaded(Message):
+        entries: list[CatalogEntry]
+
+    @dataclass
+    class Checked(Message):
+        name: str
+        result: dict
+
+    @dataclass
+    class Failed(Message):
+        error: str
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entries: dict[str, CatalogEntry] = {}
+        self.checks: dict[str, dict] = {}
+        self.checking: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        table = DataTable(id="models", cursor_type="row", zebra_stripes=True)
+        table.border_title = "Models"
+        yield table
+        detail = Static("Reading the catalog…", id="model-detail", markup=False)
+        detail.border_title = "Selected"
+        yield detail
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one("#models", DataTable)
+        for label, key in COLUMNS:
+            table.add_column(label, key=key)
+        table.focus()
+        self.action_refresh_models()
+
+    # ------------------------------------------------------------------ the catalog
+
+    def action_refresh_models(self) -> None:
+        self.load_catalog()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="catalog",
+          name="read the model catalog")
+    def load_catalog(self) -> None:
+        try:
+            self.post_message(self.Loaded(list_models()))
+        except Exception as exc:  # noqa: BLE001 - an unreadable folder must not crash the app
+            self.post_message(self.Failed(f"{type(exc).__name__}: {exc}"))
+
+    def on_models_screen_loaded(self, message: Loaded) -> None:
+        table = self.query_one("#models", DataTable)
+        keep = self._highlighted()
+        self.entries = {}
+        table.clear()
+        for e in message.entries:
+            self.entries[e.name] = e
+            kind = e.kind + (" (chat)" if e.chat else "")
+            installed = "yes" if e.installed else ("error" if e.error else "no")
+            table.add_row(Text(e.name), kind, installed, Text(self._check_cell(e.name)),
+                          Text(e.quantization or "—"),
+                          Text(str(e.context_length or "—"), justify="right"),
+                          Text(size_text(e.size_bytes), justify="right"),
+                          Text(_clip(e.license or "—", 18)), key=e.name)
+        packaged = sum(e.source == "packaged" for e in message.entries)
+        table.border_subtitle = Text(f"{packaged} packaged · "
+                                     f"{len(message.entries) - packaged} found on disk · "
+                                     "c checks the highlighted model")
+        if keep in self.entries:
+            table.move_cursor(row=table.get_row_index(keep))
+        self._show_detail()
+
+    def on_models_screen_failed(self, message: Failed) -> None:
+        self.notify(message.error, title="Could not read the model catalog", severity="error",
+                    markup=False, timeout=10)
+
+    def _highlighted(self) -> str | None:
+        table = self.query_one("#models", DataTable)
+        if not table.row_count:
+            return None
+        row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
+        return row_key.value
+
+    @on(DataTable.RowHighlighted, "#models")
+    def _highlight_changed(self) -> None:
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        detail = self.query_one("#model-detail", Static)
+        name = self._highlighted()
+        entry = self.entries.get(name) if name else None
+        if entry is None:
+            detail.update("No models found.")
+            return
+        lines = [f"{entry.name} · {entry.kind} · {entry.source}"
+                 + (f" · {entry.architecture}" if entry.architecture else "")
+                 + (f" · dimension {entry.dim}" if entry.dim else "")]
+        if entry.path:
+            lines.append(f"file: {entry.path}")
+        if not entry.installed and entry.install:
+            lines.append(f"not installed: {entry.install}")
+        if entry.error:
+            lines.append(f"cannot be used: {entry.error}")
+        if self.checking == entry.name:
+            lines.append("checking: loading the model and timing a short job…")
+        elif entry.name in self.checks:
+            lines.append(check_details(self.checks[entry.name]))
+        elif entry.installed:
+            lines.append("c loads it and times a short job (speed, load time, device).")
+        detail.update("\n".join(lines))
+
+    def _check_cell(self, name: str) -> str:
+        if self.checking == name:
+            return "checking…"
+        result = self.checks.get(name)
+        return check_summary(result) if result else "—"
+
+    # ------------------------------------------------------------------ checks
+
+    def action_check_model(self) -> None:
+        name = self._highlighted()
+        entry = self.entries.get(name) if name else None
+        if entry is None:
+            return
+        if self.checking is not None:
+            self.notify(f"Still checking {self.checking}; one check at a time.", timeout=3)
+            return
+        if not entry.installed:
+            self.notify(entry.error or f"{entry.name} is not installed: {entry.install}",
+                        title="Cannot check", severity="warning", markup=False, timeout=10)
+            return
+        if getattr(self.app, "run_controller", None) is not None \
+                and self.app.run_controller.running:
+            self.notify("A run is going: the check shares the CPU with it, so its speed "
+                        "reads low.", timeout=5)
+        self.checking = entry.name
+        self._set_check_cell(entry.name)
+        self._show_detail()
+        self.run_check(entry.name, getattr(self.app, "threads", None))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="model-check",
+          name="check a model")
+    def run_check(self, name: str, threads: int | None) -> None:
+        from models.check import check_model
+
+        self.post_message(self.Checked(name, check_model(name, n_threads=threads)))
+
+    def on_models_screen_checked(self, message: Checked) -> None:
+        self.checking = None
+        self.checks[message.name] = message.result
+        self._set_check_cell(message.name)
+        self._show_detail()
+        if not message.result.get("ok"):
+            self.notify(str(message.result.get("error")), title=f"{message.name} failed",
+                        severity="error", markup=False, timeout=15)
+        else:
+            self.notify(f"{message.name}: {check_summary(message.result)}",
+                        title="Model check", markup=False, timeout=5)
+
+    def _set_check_cell(self, name: str) -> None:
+        table = self.query_one("#models", DataTable)
+        if name in table.rows:
+            table.update_cell(name, "check", Text(self._check_cell(name)),
+                              update_width=True)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        from mirage_tui.app import report_worker_error
+
+        if event.worker.group == "model-check" and event.state.name == "ERROR":
+            self.checking = None
+        report_worker_error(event)

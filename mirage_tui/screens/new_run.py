@@ -1,0 +1,437 @@
+"""The new-run screen: a run configuration as a form, its plan size and time estimate live.
+
+Every change rebuilds the :class:`~engine.runs.RunConfig` (a :class:`ConfigError` is shown
+inline, under the form) and, a moment later, plans it in a thread worker: ``plan_run`` checks
+the dataset and the models and finds a stored run of the same name, and ``estimate`` with
+``measured_speeds`` (this workspace's stored generations, else defaults scaled by file size)
+guesses the time. ``ctrl+s`` or the Start button hands the configuration to the app's run
+controller, which opens Live run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import (Button, Footer, Header, Input, Label, Select, SelectionList,
+                             Static)
+from textual.worker import Worker
+
+from engine.demo_pool import DEMO_NAME
+from engine.runs import ConfigError, RunConfig
+from mirage_tui.widgets.estimates import duration
+
+TEMPLATES = (("mirage (MIRAGE reference prompts)", "mirage"),
+             ("bergen (system prompt in the query's language)", "bergen"),
+             ("mirage-bench (cited answers in the query's language)", "mirage-bench"))
+BASIC = ("base", "oracle", "mixed")
+RETRIEVED = "retrieved"
+DEFAULT_SAMPLE = "20"
+PREVIEW_DELAY = 0.3
+
+
+def parse_ks(text: str) -> list[int]:
+    """``"1,3,5"`` → [1, 3, 5]; a ConfigError names what is not a positive integer."""
+    ks = []
+    for part in text.replace(" ", ",").split(","):
+        if not part:
+            continue
+        if not part.isdigit() or int(part) < 1:
+            raise ConfigError(f"top-k: {part!r} is not a positive integer (e.g. 1,3,5)")
+        ks.append(int(part))
+    return sorted(set(ks))
+
+
+def _optional_int(text: str, what: str) -> int | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"{what}: {text!r} is not a whole number") from None
+
+
+def _optional_float(text: str, what: str) -> float | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"{what}: {text!r} is not a number (e.g. 0.05)") from None
+
+
+@dataclass
+class FormChoices:
+    """What the form offers: QA datasets (labels), installed generators and embedders."""
+    datasets: list[str]
+    generators: list[tuple[str, bool]]     # (name, packaged)
+    embedders: list[str]
+
+
+class NewRunScreen(Screen):
+    """Configure a run; see the module docstring."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "start_run", "Start", priority=True),
+        Binding("escape", "app.go_back", "Back", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    NewRunScreen #new-run-form {
+        height: 1fr;
+        padding: 0 1;
+    }
+    NewRunScreen #new-run-columns {
+        height: auto;
+    }
+    NewRunScreen #new-run-left {
+        width: 1fr;
+        height: auto;
+        margin-right: 1;
+    }
+    NewRunScreen #new-run-right {
+        width: 1fr;
+        height: auto;
+    }
+    NewRunScreen .form-row {
+        height: auto;
+        margin-bottom: 1;
+    }
+    NewRunScreen .form-label {
+        width: 12;
+        color: $text-muted;
+    }
+    NewRunScreen .form-row Input, NewRunScreen .form-row Select {
+        width: 1fr;
+    }
+    NewRunScreen .form-row Input.short {
+        width: 10;
+    }
+    NewRunScreen SelectionList {
+        width: 1fr;
+        height: auto;
+        max-height: 7;
+        border: round $primary 50%;
+        border-title-color: $text-muted;
+        padding: 0;
+        margin-bottom: 1;
+    }
+    NewRunScreen SelectionList:focus {
+        border: round $accent;
+    }
+    NewRunScreen .form-hint {
+        width: 1fr;
+        color: $text-muted;
+        padding-left: 1;
+    }
+    NewRunScreen #new-run-footer {
+        height: auto;
+        padding: 0 1;
+        border-top: solid $primary 50%;
+    }
+    NewRunScreen #new-run-footer .form-row {
+        margin-bottom: 0;
+    }
+    NewRunScreen #run-plan {
+        width: 1fr;
+        height: auto;
+    }
+    NewRunScreen #run-error {
+        width: 1fr;
+        height: auto;
+        color: $text-error;
+    }
+    NewRunScreen #run-start {
+        margin-left: 1;
+    }
+    """
+
+    @dataclass
+    class ChoicesLoaded(Message):
+        choices: FormChoices
+
+    @dataclass
+    class Planned(Message):
+        token: int
+        text: str
+        error: str | None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._timer: Timer | None = None
+        self._token = 0
+        self.choices: FormChoices | None = None
+        self.config: RunConfig | None = None
+        self.plan_text = ""
+        self._suspended = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="new-run-form"):
+            with Horizontal(id="new-run-columns"):
+                with Vertical(id="new-run-left"):
+                    yield from self._row("dataset", Select(
+                        [], prompt="loading…", id="run-dataset", allow_blank=True,
+                        compact=True))
+                    yield from self._row("queries", Input(
+                        DEFAULT_SAMPLE, placeholder="all", id="run-sample", classes="short",
+                        compact=True, type="integer"), "blank: all")
+                    yield from self._row("adaptive CI", Input(
+                        "", placeholder="off", id="run-adaptive", classes="short",
+                        compact=True), "stop at this CI ±")
+                    yield from self._row("prompt", Select(
+                        TEMPLATES, value="mirage", allow_blank=False, id="run-template",
+                        compact=True))
+                    yield from self._row("seed", Input(
+                        "0", id="run-seed", classes="short", compact=True, type="integer"))
+                    yield from self._row("max tokens", Input(
+                        "64", id="run-max-tokens", classes="short", compact=True,
+                        type="integer"), "per answer")
+                    yield from self._row("threads", Input(
+                        "", placeholder="auto", id="run-threads", classes="short",
+                        compact=True, type="integer"), "llama.cpp")
+                    yield from self._row("name", Input(
+                        "", placeholder="derived from the configuration", id="run-name",
+                        compact=True))
+                with Vertical(id="new-run-right"):
+                    generators = SelectionList(id="run-generators")
+                    generators.border_title = "generators"
+                    yield generators
+                    settings = SelectionList(
+                        ("base (no context)", "base", True),
+                        ("oracle (the gold chunk)", "oracle", True),
+                        ("mixed (the query's pool)", "mixed", True),
+                        ("retrieved@k (top k of a retriever)", RETRIEVED, False),
+                        id="run-settings")
+                    settings.border_title = "settings"
+                    yield settings
+                    retrievers = SelectionList(id="run-retrievers")
+                    retrievers.border_title = "retrievers (for retrieved@k)"
+                    yield retrievers
+                    yield from self._row("top-k", Input(
+                        "1,3,5", id="run-topk", classes="short", compact=True),
+                        "k of retrieved@k")
+        with Vertical(id="new-run-footer"):
+            yield Static("Planning…", id="run-plan", markup=False)
+            yield Static("", id="run-error", markup=False)
+            with Horizontal(classes="form-row"):
+                yield Static("ctrl+s starts · the same configuration again resumes it",
+                             classes="form-hint")
+                yield Button("Start run", variant="primary", id="run-start", compact=True)
+        yield Footer(compact=True)
+
+    @staticmethod
+    def _row(label: str, field, hint: str | None = None) -> ComposeResult:
+        with Horizontal(classes="form-row"):
+            yield Label(label, classes="form-label")
+            yield field
+            if hint:
+                yield Static(hint, classes="form-hint", markup=False)
+
+    def on_mount(self) -> None:
+        threads = getattr(self.app, "threads", None)
+        if threads:
+            self.query_one("#run-threads", Input).value = str(threads)
+        self.load_choices()
+
+    # ------------------------------------------------------------------ choices
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="new-run-choices",
+          name="list datasets and models")
+    def load_choices(self) -> None:
+        from engine.datasets import list_datasets
+        from models.catalog import embedder_entries, list_models
+
+        store = getattr(self.app, "store", None)
+        datasets: list[str] = []
+        if store is not None:
+            try:
+                datasets = [d.label for d in list_datasets(store)
+                            if d.kind == "qa" and d.queries]
+            finally:
+                store.close()
+        generators = [(e.name, e.source == "packaged")
+                      for e in list_models(include_embedders=False)
+                      if e.kind == "generator" and e.installed]
+        embedders = [e.name for e in embedder_entries() if e.installed]
+        self.post_message(self.ChoicesLoaded(FormChoices(datasets, generators, embedders)))
+
+    def on_new_run_screen_choices_loaded(self, message: ChoicesLoaded) -> None:
+        choices = self.choices = message.choices
+        select = self.query_one("#run-dataset", Select)
+        with select.prevent(Select.Changed):
+            select.set_options([(label, label) for label in choices.datasets])
+            demo = next((d for d in choices.datasets if d.split("@")[0] == DEMO_NAME), None)
+            if demo or choices.datasets:
+                select.value = demo or choices.datasets[0]
+        generators = self.query_one("#run-generators", SelectionList)
+        with generators.prevent(SelectionList.SelectedChanged):
+            generators.clear_options()
+            first = next((name for name, packaged in choices.generators if packaged), None)
+            generators.add_options(
+                [(f"{name}" + (" (packaged)" if packaged else ""), name, name == first)
+                 for name, packaged in choices.generators])
+        retrievers = self.query_one("#run-retrievers", SelectionList)
+        with retrievers.prevent(SelectionList.SelectedChanged):
+            retrievers.clear_options()
+            retrievers.add_options([(name, name, False) for name in choices.embedders])
+        if not choices.generators:
+            self._show_error("No generator is installed: see Models (2) for what to install.")
+        self._schedule_preview(now=True)
+
+    # ------------------------------------------------------------------ the config
+
+    def build_config(self) -> RunConfig:
+        """The form as a RunConfig; ConfigError says what is wrong."""
+        dataset = self.query_one("#run-dataset", Select).value
+        if dataset in (Select.NULL, None):
+            raise ConfigError("dataset: pick a dataset (import one on Datasets, 1)")
+        chosen = list(self.query_one("#run-settings", SelectionList).selected)
+        settings = [s for s in BASIC if s in chosen]
+        retrievers: list[str] = []
+        if RETRIEVED in chosen:
+            ks = parse_ks(self.query_one("#run-topk", Input).value)
+            if not ks:
+                raise ConfigError("top-k: give at least one k for retrieved@k (e.g. 1,3,5)")
+            settings += [f"retrieved@{k}" for k in ks]
+            retrievers = list(self.query_one("#run-retrievers", SelectionList).selected)
+            if not retrievers:
+                raise ConfigError("retrievers: retrieved@k needs at least one retriever")
+        generators = list(self.query_one("#run-generators", SelectionList).selected)
+        template = self.query_one("#run-template", Select).value
+        return RunConfig(
+            dataset=str(dataset), generators=generators, settings=settings,
+            retrievers=retrievers, template=str(template),
+            sample=_optional_int(self.query_one("#run-sample", Input).value, "queries"),
+            adaptive_target=_optional_float(self.query_one("#run-adaptive", Input).value,
+                                            "adaptive CI"),
+            seed=_optional_int(self.query_one("#run-seed", Input).value, "seed") or 0,
+            max_tokens=_optional_int(self.query_one("#run-max-tokens", Input).value,
+                                     "max tokens") or 64,
+            threads=_optional_int(self.query_one("#run-threads", Input).value, "threads"),
+            name=self.query_one("#run-name", Input).value.strip() or None)
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    @on(SelectionList.SelectedChanged)
+    def _form_changed(self) -> None:
+        self._schedule_preview()
+
+    def _schedule_preview(self, now: bool = False) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        if now:
+            self._preview()
+        else:
+            self._timer = self.set_timer(PREVIEW_DELAY, self._preview)
+
+    def _preview(self) -> None:
+        if self.choices is None:
+            return
+        self._token += 1
+        try:
+            config = self.build_config()
+        except (ConfigError, ValueError) as exc:
+            self.config = None
+            self._show_error(str(exc))
+            self._show_plan("")
+            return
+        self.config = config
+        self._show_error("")
+        self.query_one("#run-name", Input).placeholder = config.name or ""
+        store = getattr(self.app, "store", None)
+        if store is not None:
+            self._show_plan("Planning…")
+            self.plan_preview(store, config, self._token)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="new-run-plan",
+          name="plan the run")
+    def plan_preview(self, store, config: RunConfig, token: int) -> None:
+        from engine.runs import estimate, measured_speeds, plan_run
+
+        try:
+            plan = plan_run(store, config)
+            guess = estimate(store, plan, measured_speeds(store, config.generators))
+        except Exception as exc:  # noqa: BLE001 - ConfigError, LookupError, DatasetNotFound
+            self.post_message(self.Planned(token, "", str(exc)))
+            return
+        finally:
+            store.close()
+        self.post_message(self.Planned(token, plan_summary(plan, guess), None))
+
+    def on_new_run_screen_planned(self, message: Planned) -> None:
+        if message.token != self._token:
+            return  # a plan for an older state of the form
+        self._show_plan(message.text)
+        self._show_error(message.error or "")
+
+    def _show_plan(self, text: str) -> None:
+        self.plan_text = text
+        self.query_one("#run-plan", Static).update(text)
+
+    def _show_error(self, text: str) -> None:
+        error = self.query_one("#run-error", Static)
+        error.update(text)
+        error.display = bool(text)
+
+    # ------------------------------------------------------------------ start
+
+    @on(Button.Pressed, "#run-start")
+    def action_start_run(self) -> None:
+        try:
+            config = self.build_config()
+        except (ConfigError, ValueError) as exc:
+            self._show_error(str(exc))
+            self.notify(str(exc), title="Cannot start", severity="error", markup=False)
+            return
+        starter = getattr(self.app, "start_run", None)
+        if starter is not None:
+            starter(config)
+
+    def on_screen_suspend(self) -> None:
+        self._suspended = True
+
+    def on_screen_resume(self) -> None:
+        # back from elsewhere: datasets, stored runs and speeds may have changed
+        if self._suspended and self.choices is not None:
+            self._suspended = False
+            self._schedule_preview()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        from mirage_tui.app import report_worker_error
+
+        report_worker_error(event)
+
+
+def plan_summary(plan, guess: dict) -> str:
+    """``Plan: 30 items = 10 queries × 1 system × 3 settings · about 1m20s …``"""
+    c = plan.config
+    systems, settings = len(plan.systems), len(plan.settings)
+    selection = (f"{plan.first_batch} of {plan.dataset_queries} queries (seeded sample, "
+                 f"seed {c.seed})" if plan.first_batch < plan.dataset_queries
+                 else f"all {plan.dataset_queries} queries")
+    lines = [f"Plan: {plan.count} items = {plan.first_batch} queries × {systems} "
+             f"system{'s' if systems != 1 else ''} × {settings} "
+             f"setting{'s' if settings != 1 else ''} · {selection}"]
+    if c.adaptive:
+        lines.append(f"Adaptive: batches of {plan.batch_size} queries until every 95% CI "
+                     f"half-width is below {c.adaptive_target}, at most {len(plan.queries)} "
+                     f"queries ({plan.max_count} items)")
+    speeds = "; ".join(
+        f"{name} {g['gen_tps']:.0f} tok/s "
+        f"{'measured here' if g['speed'].startswith('measured') else 'assumed'}"
+        for name, g in guess["generators"].items())
+    lines.append(f"Estimate: about {duration(guess['seconds'])} (at most {c.max_tokens} tokens "
+                 f"an answer; {speeds})")
+    if plan.existing_run:
+        lines.append(f"Run {c.name} exists ({plan.existing_run['status']}): starting resumes "
+                     "it; its finished items are skipped")
+    return "\n".join(lines)

@@ -1,0 +1,175 @@
+"""The adaptability panel: NV, CA, CI and CM of each system as bars with 95% CI whiskers.
+
+One heading line per system (and per setting that played MIRAGE's "mixed"), then one line per
+category (MIRAGE §1)::
+
+    NV ↓ ███▓▓──┤              0.32 [0.21, 0.44] n=20
+
+On a 0–1 track: solid up to the CI's lower end, shaded from there to the value, a whisker from
+the value to the upper end. Shading and whisker differ in shape, not only in colour, so the bars
+read in any theme. The panel is an :class:`OptionList`: arrows walk the category lines and
+Enter posts :class:`AdaptabilityPanel.CategorySelected` (system, setting, category), which the
+Live run screen turns into an inspector filtered to those items.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from engine.metrics.adaptability import (CONTEXT_ACCEPTABLE, CONTEXT_INSENSITIVE,
+                                         CONTEXT_MISINTERPRETED, NOISE_VULNERABLE)
+from mirage_tui.widgets.estimates import fraction_cell, setting_label
+
+# (report key, inspector category, label, better when)
+CATEGORY_ROWS: tuple[tuple[str, str, str, str], ...] = (
+    ("nv", NOISE_VULNERABLE, "NV", "↓"),
+    ("ca", CONTEXT_ACCEPTABLE, "CA", "↑"),
+    ("ci", CONTEXT_INSENSITIVE, "CI", "↓"),
+    ("cm", CONTEXT_MISINTERPRETED, "CM", "↓"),
+)
+
+BAR, SHADE, WHISKER, END, TRACK = "█", "▓", "─", "┤", " "
+
+
+def bar_cells(value: float | None, lo: float | None, hi: float | None,
+              width: int) -> list[tuple[str, str]]:
+    """The track's cells as (character, part) with part in bar / ci / whisker / track.
+
+    Cell i covers [i/width, (i+1)/width); a share is rounded to whole cells. Without a value
+    the track is empty; without a CI the bar is solid.
+    """
+    if value is None:
+        return [(TRACK, "track")] * width
+    lo = value if lo is None else lo
+    hi = value if hi is None else hi
+
+    def cell(x: float) -> int:
+        return max(0, min(width, round(x * width)))
+
+    lo_c, value_c, hi_c = cell(lo), cell(value), cell(hi)
+    out: list[tuple[str, str]] = []
+    for i in range(width):
+        if i < lo_c:
+            out.append((BAR, "bar"))
+        elif i < value_c:
+            out.append((SHADE, "ci"))
+        elif i < hi_c:
+            out.append((END if i == hi_c - 1 else WHISKER, "whisker"))
+        else:
+            out.append((TRACK, "track"))
+    return out
+
+
+PART_STYLES = {"bar": "$primary", "ci": "$primary 60%", "whisker": "$warning",
+               "track": ""}
+
+
+def bar_line(label: str, hint: str, est: dict, width: int) -> Content:
+    """``NV ↓ ███▓▓──┤   │ 0.32 [0.21, 0.44] n=20`` as styled Content."""
+    cells = bar_cells(est.get("value"), est.get("lo"), est.get("hi"), width)
+    parts: list[tuple[str, str] | str] = [(f"{label} ", "bold"), (f"{hint} ", "$text-muted")]
+    for char, part in cells:
+        parts.append((char, PART_STYLES[part]))
+    parts.append(("│ ", "$text-muted"))
+    parts.append(fraction_cell(est))
+    return Content.assemble(*parts)
+
+
+def heading_line(entry: dict) -> Content:
+    """The system, the setting that played mixed, n and the overall score."""
+    left = (entry.get("left_out") or {}).get("total", 0)
+    overall = {"value": entry.get("overall"), "lo": entry.get("overall_lo"),
+               "hi": entry.get("overall_hi"), "n": entry.get("n", 0)}
+    tail = f" · overall {fraction_cell(overall)}"
+    if left:
+        tail += f" · {left} left out"
+    return Content.assemble((entry.get("run_system") or entry.get("system", "?"), "bold"),
+                            (f" · {setting_label(entry.get('mixed_setting', 'mixed'))}",
+                             "$text-accent"), (tail, "$text-muted"))
+
+
+def estimate_of(entry: dict, key: str) -> dict:
+    return {"value": entry.get(key), "lo": entry.get(f"{key}_lo"),
+            "hi": entry.get(f"{key}_hi"), "n": entry.get("n", 0)}
+
+
+class AdaptabilityPanel(OptionList):
+    """Bars for the report's ``systems`` entries; Enter on a bar asks for its items."""
+
+    DEFAULT_CSS = """
+    AdaptabilityPanel {
+        height: auto;
+        max-height: 100%;
+        border: round $primary 50%;
+        border-title-color: $text-primary;
+        padding: 0 1;
+    }
+    AdaptabilityPanel:focus {
+        border: round $accent;
+    }
+    """
+
+    MIN_TRACK, MAX_TRACK = 10, 40
+
+    @dataclass
+    class CategorySelected(Message):
+        system: str          # the run's system label (generator/template)
+        setting: str         # the setting that played mixed
+        category: str        # one of engine.metrics.adaptability.CATEGORIES
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.entries: list[dict] = []
+        self.border_title = "Adaptability · NV CA CI CM (95% CI, n) · Enter inspects"
+        self._width_built: int | None = None
+
+    def show(self, entries: list[dict]) -> None:
+        """Draw these report ``systems`` entries (keeps the highlighted line when it can)."""
+        self.entries = list(entries)
+        self._rebuild()
+
+    def track_width(self) -> int:
+        # label, hint, the end mark and the numbers ("0.32 [0.21, 0.44] n=1000") take ~34
+        inner = (self.content_size.width or self.app.size.width - 4) - 2
+        return max(self.MIN_TRACK, min(self.MAX_TRACK, inner - 34))
+
+    def _rebuild(self) -> None:
+        keep = self.highlighted_option.id if self.highlighted_option else None
+        width = self.track_width()
+        self._width_built = width
+        options: list[Option] = []
+        if not self.entries:
+            options.append(Option(Content.styled(
+                "No adaptability yet: it needs base, oracle and a mixed-like setting of the "
+                "same queries.", "$text-muted"), disabled=True))
+        for index, entry in enumerate(self.entries):
+            options.append(Option(heading_line(entry), id=f"{index}:heading", disabled=True))
+            for key, category, label, hint in CATEGORY_ROWS:
+                options.append(Option(bar_line(label, hint, estimate_of(entry, key), width),
+                                      id=f"{index}:{category}"))
+        self.set_options(options)
+        if keep is not None:
+            try:
+                self.highlighted = self.get_option_index(keep)
+            except Exception:  # noqa: BLE001 - the line is gone (OptionDoesNotExist)
+                pass
+
+    def on_resize(self) -> None:
+        if self.entries and self.track_width() != self._width_built:
+            self._rebuild()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        option_id = event.option.id or ""
+        index, _, category = option_id.partition(":")
+        if not index.isdigit() or category == "heading":
+            return
+        entry = self.entries[int(index)]
+        self.post_message(self.CategorySelected(
+            entry.get("run_system") or entry.get("system", ""),
+            entry.get("mixed_setting", "mixed"), category))

@@ -1,0 +1,66 @@
+"""Check that one model works here and how fast: load it and time one short job.
+
+A generator answers one short chat question (prompt and generated tokens per second, load
+time, device); an embedder embeds a small batch of passages (items per second, dimension).
+Used by ``mirage-tui models check`` and by the TUI's Models screen, so both say the same.
+The result is a plain dict (JSON-ready); a model that does not work gives ``ok = False`` and
+the reason in ``error``, never an exception for the expected failures (not installed, no such
+model, a file llama.cpp cannot load).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from models.base import ModelError, SamplingParams
+
+CHECK_MESSAGES = [{"role": "user", "content": "Name the largest planet of the solar system "
+                                              "and say one thing about it."}]
+CHECK_PASSAGES = [f"Passage {i}: a short text about topic number {i}, used to time the "
+                  f"embedder." for i in range(32)]
+
+
+def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None) -> dict:
+    """Load ``name`` (a catalog name or a GGUF path) and time one short job; see the module
+    docstring. Keys: name, kind, ok, device, seconds, load_seconds, tokens_per_s,
+    prompt_tokens_per_s, items_per_s, error; plus, for a generator, prompt_tokens,
+    completion_tokens, finish_reason, text, chat; for an embedder, items and dim."""
+    from models.catalog import find_model, load_embedder, load_generator
+
+    result: dict = {"name": name, "kind": None, "ok": False, "device": None,
+                    "seconds": None, "load_seconds": None, "tokens_per_s": None,
+                    "prompt_tokens_per_s": None, "items_per_s": None, "error": None}
+    try:
+        is_file = name.lower().endswith(".gguf") or Path(name).is_file()
+        entry = None if is_file else find_model(name)
+        kind = entry.kind if entry else "generator"
+        result["kind"] = kind if (entry or is_file) else None
+        if entry is not None and not entry.installed:
+            raise ModelError(entry.error or f"{name}: not installed; `{entry.install}`")
+        started = time.perf_counter()
+        if kind == "embedder":
+            model = load_embedder(name)
+            result["load_seconds"] = time.perf_counter() - started
+            t0 = time.perf_counter()
+            vectors = model.embed_passages(CHECK_PASSAGES)
+            seconds = time.perf_counter() - t0
+            result.update(ok=True, device=getattr(model, "device", "cpu"), seconds=seconds,
+                          items=len(CHECK_PASSAGES), dim=int(vectors.shape[1]),
+                          items_per_s=len(CHECK_PASSAGES) / seconds if seconds else None)
+        else:
+            if max_tokens < 1:
+                raise ValueError("--max-tokens must be at least 1")
+            opts = {} if n_threads is None else {"n_threads": n_threads}
+            model = load_generator(name, **opts)
+            result["load_seconds"] = time.perf_counter() - started
+            gen = model.generate(CHECK_MESSAGES, SamplingParams(max_tokens=max_tokens))
+            result.update(
+                ok=True, name=model.name, device=gen.device, seconds=gen.seconds,
+                tokens_per_s=gen.extra.get("generation_tokens_per_s", gen.tokens_per_s),
+                prompt_tokens_per_s=gen.extra.get("prompt_tokens_per_s"),
+                prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens,
+                finish_reason=gen.finish_reason, text=gen.text, chat=model.chat)
+    except (ModelError, ValueError, OSError, RuntimeError) as exc:
+        result["error"] = str(exc)
+    return result

@@ -1,0 +1,109 @@
+"""Pilot tests of the Models screen: the catalog as a table, and a one-key check that loads the
+packaged SmolLM2 for real and reports its speed. Also the shared ``models.check.check_model``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Static
+from textual.worker import WorkerState
+
+import mirage_tui.screens.models as models_screen
+from mirage_tui.app import MirageApp
+from mirage_tui.screens.models import ModelsScreen, check_summary
+from models.catalog import CatalogEntry, list_models
+from models.check import check_model
+
+SMOL = "smollm2-135m-instruct"
+GEMMA = "gemma3-270m"
+
+
+class RecordingApp(MirageApp):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.notes: list[tuple[str, str]] = []
+
+    def notify(self, message, *, severity="information", **kwargs) -> None:
+        self.notes.append((str(message), severity))
+        super().notify(message, severity=severity, **kwargs)
+
+
+async def wait_for_workers(pilot, rounds: int = 40) -> None:
+    for _ in range(rounds):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        busy = [w for w in pilot.app.workers
+                if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
+        if not busy:
+            await pilot.pause()
+            return
+    raise AssertionError(f"workers still busy: {busy}")
+
+
+def cells(table: DataTable, key: str) -> list[str]:
+    return [getattr(c, "plain", None) or str(c) for c in table.get_row(key)]
+
+
+def text_of(widget: Static) -> str:
+    content = widget.content
+    return getattr(content, "plain", None) or str(content)
+
+
+def broken_entry(path: Path) -> CatalogEntry:
+    """A GGUF file on disk that llama.cpp cannot load (garbage bytes)."""
+    path.write_bytes(b"GGUF" + b"\0" * 64)
+    return CatalogEntry(name="broken-model", kind="generator", path=str(path), installed=True,
+                        install=None, size_bytes=68, quantization=None, context_length=None,
+                        license=None, chat=False)
+
+
+@pytest.mark.asyncio
+async def test_models_screen_lists_packaged_models_and_checks_smollm2(tmp_path, monkeypatch):
+    broken = broken_entry(tmp_path / "broken-model.gguf")
+    monkeypatch.setattr(models_screen, "list_models", lambda: list_models() + [broken])
+    app = RecordingApp(tmp_path / "w.db", threads=1)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for_workers(pilot)
+        await pilot.press("2")
+        await wait_for_workers(pilot)
+        screen = app.screen
+        assert isinstance(screen, ModelsScreen)
+        table = screen.query_one("#models", DataTable)
+        smol = cells(table, SMOL)
+        assert smol[1] == "generator (chat)" and smol[2] == "yes" and smol[4] == "Q4_1"
+        assert smol[7] == "Apache-2.0" and smol[3] == "—"
+        assert cells(table, GEMMA)[1] == "generator"
+        assert any(cells(table, key.value)[1] == "embedder" for key in table.rows)
+
+        table.move_cursor(row=table.get_row_index(SMOL))
+        await pilot.press("c")
+        await wait_for_workers(pilot)
+        check = cells(table, SMOL)[3]
+        assert check.endswith("tok/s · cpu") and float(check.split()[0]) > 0
+        detail = text_of(screen.query_one("#model-detail", Static))
+        assert f"{SMOL}: works (generator, cpu); loaded in" in detail
+        assert "tokens/s" in detail and "Said:" in detail
+        assert not [m for m, sev in app.notes if sev == "error"]
+
+        # a model that does not load: an error notification and a failed cell, no crash
+        table.move_cursor(row=table.get_row_index("broken-model"))
+        await pilot.press("c")
+        await wait_for_workers(pilot)
+        assert cells(table, "broken-model")[3] == "✗ failed"
+        errors = [m for m, sev in app.notes if sev == "error"]
+        assert errors and "broken-model" in errors[-1]
+        assert app.is_running
+
+
+def test_check_model_reports_speed_and_failures(tmp_path):
+    result = check_model(SMOL, max_tokens=2, n_threads=1)
+    assert result["ok"] and result["kind"] == "generator" and result["device"] == "cpu"
+    assert result["tokens_per_s"] > 0 and result["load_seconds"] >= 0
+    assert check_summary(result).endswith("tok/s · cpu")
+    missing = check_model("no-such-model")
+    assert not missing["ok"] and "no such model" in missing["error"]
+    assert check_summary(missing) == "✗ failed"
+    bad = check_model(SMOL, max_tokens=0)
+    assert not bad["ok"] and "at least 1" in bad["error"]
