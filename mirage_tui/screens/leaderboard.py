@@ -617,6 +617,8 @@ class LeaderboardScreen(Screen):
     def action_back(self) -> None:
         if self.focused is not None and self.focused.id in ("lb-run", "lb-arena"):
             self.query_one("#ratings", DataTable).focus()
+        elif getattr(self.app, "action_go_back", None) is not None:
+            self.app.action_go_back()      # pop a pushed screen, else the previous mode
         elif len(self.app.screen_stack) > 1:
             self.app.pop_screen()
 

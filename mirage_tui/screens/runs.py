@@ -530,7 +530,10 @@ class RunsScreen(Screen):
     # ------------------------------------------------------------------ the rest
 
     def action_back(self) -> None:
-        if len(self.app.screen_stack) > 1:
+        go_back = getattr(self.app, "action_go_back", None)
+        if go_back is not None:     # MirageApp: pop a pushed screen, else the previous mode
+            go_back()
+        elif len(self.app.screen_stack) > 1:
             self.app.pop_screen()
 
     @on(Failed)
