@@ -65,3 +65,21 @@ def test_launch_browse_a_query_and_quit(session):
     _wait_for(session, "Queries of demo@1")
     _tmux("send-keys", "-t", session, "q")
     _wait_for(session, "EXITED-0", timeout=30)
+
+
+def test_quick_comparison_then_inspect_and_quit(session):
+    """First launch → `g` (the suggested quick comparison: both packaged generators, base /
+    oracle / mixed, MiniLM at 1/3/5 on 10 demo queries) → wait for it to finish in the live
+    view → Enter on the first adaptability bar opens the inspector on that system's items of
+    that category → quit."""
+    _wait_for(session, "demo@1")
+    _tmux("send-keys", "-t", session, "g")
+    _wait_for(session, "running", timeout=120)
+    screen = _wait_for(session, "done · Enter on a bar inspects its items", timeout=1500)
+    assert "NV" in screen and "CA" in screen                 # the adaptability panel
+    _tmux("send-keys", "-t", session, "Down")               # the first system's NV line
+    _tmux("send-keys", "-t", session, "Enter")
+    screen = _wait_for(session, "match", timeout=60)        # "N items match" / "1 item matches"
+    assert "noise vulnerable" in screen.lower()
+    _tmux("send-keys", "-t", session, "q")
+    _wait_for(session, "EXITED-0", timeout=30)

@@ -86,6 +86,9 @@ def fill_table(table: DataTable, columns: list[tuple[str, list[str]]],
 class LiveRunScreen(Screen):
     """Progress, accuracy, adaptability and retrieval of one run; see the module docstring."""
 
+    # keyboard-first: Enter on the highlighted bar inspects its items straight away
+    AUTO_FOCUS = "#live-adaptability"
+
     BINDINGS = [
         Binding("c", "cancel_run", "Cancel run"),
         Binding("r", "resume_run", "Resume"),
