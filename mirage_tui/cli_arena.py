@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 
-LOG_INTERVAL = 10.0
+from mirage_tui.cli_run import ProgressPrinter, progress_bar
 
 
 def add_parsers(sub) -> None:
@@ -172,37 +170,13 @@ def _duration(seconds: float | None) -> str:
     return duration(seconds)
 
 
-class ArenaProgressPrinter:
-    """ArenaProgress events to a stream: a redrawn bar on a terminal, else a line every 10 s
-    (and always the last one)."""
-
-    def __init__(self, stream, interval: float = LOG_INTERVAL):
-        self.stream = stream
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
-        self.interval = interval
-        self.last = None
-        self.last_line: float | None = None
-        self.drawn = False
-
-    def __call__(self, event) -> None:
-        self.last = event
-        text = self.line(event)
-        if self.tty:
-            width = max(20, shutil.get_terminal_size((100, 20)).columns - 1)
-            self.stream.write("\r" + text[:width].ljust(width))
-            self.drawn = True
-        elif (event.status != "running" or self.last_line is None
-              or time.monotonic() - self.last_line >= self.interval):
-            self.stream.write(text + "\n")
-            self.last_line = time.monotonic()
-        self.stream.flush()
+class ArenaProgressPrinter(ProgressPrinter):
+    """ArenaProgress events to a stream, drawn like a run's progress (a redrawn bar on a
+    terminal, else a line every 10 s and always the last one)."""
 
     @staticmethod
     def line(e) -> str:
-        width = 20
-        filled = int(width * e.done / e.total) if e.total else 0
-        bar = "█" * filled + "░" * (width - filled)
-        eta = 0.0 if e.total and e.done >= e.total else e.eta_seconds
+        bar, eta = progress_bar(e)
         text = (f"{e.arena} {bar} {e.done}/{e.total} battles, {e.cached} cached, "
                 f"{e.battles_per_s:.2f} battles/s, ETA {_duration(eta)}")
         if e.parse_failures:
@@ -212,11 +186,6 @@ class ArenaProgressPrinter:
         if e.status != "running":
             text += f" · {e.status}"
         return text
-
-    def close(self) -> None:
-        if self.tty and self.drawn:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 def _print_summary(s) -> None:

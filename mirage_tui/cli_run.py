@@ -171,6 +171,13 @@ def _accuracy(event) -> str:
     return "; ".join(parts)
 
 
+def progress_bar(e, width: int = 20) -> tuple[str, float | None]:
+    """(a ``width``-cell bar of ``e.done / e.total``, the ETA to show: 0 once done)."""
+    filled = int(width * e.done / e.total) if e.total else 0
+    eta = 0.0 if e.total and e.done >= e.total else e.eta_seconds
+    return "█" * filled + "░" * (width - filled), eta
+
+
 class ProgressPrinter:
     """ProgressEvents to a stream: a redrawn bar on a terminal, else a line every 10 s."""
 
@@ -198,10 +205,7 @@ class ProgressPrinter:
     def line(self, e) -> str:
         if e.message and e.status == "running" and not e.done:
             return f"{e.run}: {e.message}"
-        width = 20
-        filled = int(width * e.done / e.total) if e.total else 0
-        bar = "█" * filled + "░" * (width - filled)
-        eta = 0.0 if e.total and e.done >= e.total else e.eta_seconds
+        bar, eta = progress_bar(e)
         text = (f"{e.run} {bar} {e.done}/{e.total} items, {e.cached} cached, "
                 f"{e.tokens_per_s:.0f} tok/s, ETA {_duration(eta)}")
         if e.errors:
