@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.importing import import_path  # noqa: E402
+from engine.datasets.importing import import_path  # noqa: E402
 from engine.store import Store  # noqa: E402
 
 

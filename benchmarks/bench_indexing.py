@@ -38,8 +38,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from engine.datasets import attach_collection  # noqa: E402
-from engine.importing import import_path  # noqa: E402
+from engine.datasets.catalog import attach_collection  # noqa: E402
+from engine.datasets.importing import import_path  # noqa: E402
 from engine.retrieval import index_dataset, pending_texts  # noqa: E402
 from engine.store import Store  # noqa: E402
 

@@ -54,7 +54,7 @@ DATA = ROOT.parent / "shared" / "data" / "xquad" / "xquad.en.json"
 
 import llama_cpp  # noqa: E402
 
-from engine.importing import import_path  # noqa: E402
+from engine.datasets.importing import import_path  # noqa: E402
 from engine.runs import RunConfig, execute, plan_run  # noqa: E402
 from engine.store import Store  # noqa: E402
 from models.llama import LlamaGenerator  # noqa: E402
@@ -266,7 +266,7 @@ def main() -> int:
     with Clock() as again_clock:
         again = execute(store, plan_run(store, cfg))
     with Clock() as cli_clock:
-        code = "import sys; from mirage_tui.cli_run import main; sys.exit(main(sys.argv[1:]))"
+        code = "import sys; from mirage_tui.cli import main; sys.exit(main(sys.argv[1:]))"
         cli = subprocess.run(
             [sys.executable, "-c", code, "run", "--db", str(store.path), "--dataset",
              "xquad-en", "--generator", SMOL, "--settings", ",".join(SETTINGS), "--retriever",

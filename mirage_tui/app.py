@@ -30,9 +30,9 @@ from textual.message import Message
 from textual.widgets import HelpPanel
 from textual.worker import Worker, WorkerState
 
-from engine.demo_pool import DEMO_NAME, ensure_demo
-from engine.importing import ImportResult
-from engine.run_rows import known_runs
+from engine.datasets.demo_pool import DEMO_NAME, ensure_demo
+from engine.datasets.importing import ImportResult
+from engine.results.records import known_runs
 from engine.store import Store, default_db_path
 from mirage_tui.run_controller import RunController, resumable_runs
 from mirage_tui.screens.datasets import DatasetsScreen

@@ -178,7 +178,7 @@ class RunController:
 
 def stored_config(store, run_name: str) -> RunConfig:
     """The configuration a stored run was started with."""
-    from engine.run_rows import load_run
+    from engine.results.records import load_run
 
     run = load_run(store, run_name)
     return RunConfig.from_dict(run.config)
@@ -187,7 +187,7 @@ def stored_config(store, run_name: str) -> RunConfig:
 def resumable_runs(store) -> list[dict]:
     """Runs that stopped before their end (status ``running``: the process was killed; or
     ``cancelled``), newest first, with their finished and planned item counts."""
-    from engine.run_rows import item_counts, known_runs, load_items, load_run
+    from engine.results.records import item_counts, known_runs, load_items, load_run
 
     out = []
     for name in reversed(known_runs(store)):

@@ -23,7 +23,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from engine.arena.types import Battle
-from engine.run_rows import RunInfo, load_run
+from engine.results.records import RunInfo, load_run
 from engine.store import Store
 
 
@@ -77,7 +77,7 @@ def _infos(store: Store, run: RunInfo) -> list[ArenaInfo]:
 
 def list_arenas(store: Store, run_name: str) -> list[ArenaInfo]:
     """The run's arenas, oldest first, with their battle and parse-failure counts.
-    :class:`engine.run_rows.RunNotFound` for an unknown run."""
+    :class:`engine.results.records.RunNotFound` for an unknown run."""
     return _infos(store, load_run(store, run_name))
 
 

@@ -46,7 +46,7 @@ from engine.arena.judgments import cached_verdict
 from engine.arena.types import arena_system
 from engine.metrics.answer import (language_probability, parse_citations, primary_language,
                                    split_reason_answer, strip_citations)
-from engine.run_rows import load_items, load_run
+from engine.results.records import load_items, load_run
 from engine.stats import Estimate, bootstrap_ci
 from engine.store import Store
 from models.base import ContextOverflow, Generator, ModelError

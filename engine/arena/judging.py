@@ -55,7 +55,7 @@ from engine.arena.planning import (MAX_DOCUMENTS, REFERENCE, ArenaError,  # noqa
                                    Matchup, QueryJob, choose_contestants, load_answers,
                                    plan_jobs, reference_documents, refusal, run_contestants,
                                    sample_queries, shown_order)
-from engine.run_rows import load_run
+from engine.results.records import load_run
 from engine.runs.execute import _is_disk_full as is_disk_full   # the run loop's test
 from engine.runs.header import identity_json, machine, now, package_versions
 from engine.store import Store

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from engine.run_rows import load_run
+from engine.results.records import load_run
 from engine.store import Store
 
 
@@ -76,7 +76,7 @@ def _order(entry: dict, system_a: str, system_b: str) -> OrderVerdict:
 def verdicts_for(store: Store, run_name: str, query_rowid: int) -> list[ItemVerdict]:
     """Every battle on query ``query_rowid`` in the arenas of run ``run_name``, by arena (oldest
     first), then contestants. Empty when the run has no arenas or the query was not judged;
-    :class:`engine.run_rows.RunNotFound` for an unknown run."""
+    :class:`engine.results.records.RunNotFound` for an unknown run."""
     run = load_run(store, run_name)
     rows = store.query(
         "SELECT a.name, a.mode, a.config, b.system_a, b.system_b, b.winner, b.shown, "

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from engine.datasets import DatasetNotFound, resolve
+from engine.datasets.catalog import DatasetNotFound, resolve
 from engine.runs.config import BASIC_SETTINGS, ConfigError, RunConfig
 from engine.runs.sampling import adaptive_batch_size, stratified_order
 from engine.store import Store

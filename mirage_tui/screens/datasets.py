@@ -25,10 +25,10 @@ from textual.widgets import (Button, DataTable, Footer, Header, Input, Label, Pr
                              Select, Static)
 from textual.worker import Worker
 
-from engine.datasets import DatasetSummary, list_datasets, list_queries
-from engine.importers import FORMATS
-from engine.importers.base import DatasetFormatError
-from engine.importing import ImportResult, import_path
+from engine.datasets.catalog import DatasetSummary, list_datasets, list_queries
+from engine.datasets.formats import FORMATS
+from engine.datasets.formats.base import DatasetFormatError
+from engine.datasets.importing import ImportResult, import_path
 
 PAGE_SIZE = 200
 LOAD_MORE_MARGIN = 20  # rows from the end at which the next page is fetched

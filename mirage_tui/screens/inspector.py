@@ -1,6 +1,6 @@
 """The inspector: the run items behind a report's numbers, filtered, and one item in full.
 
-The list is thin (``engine.inspector.items_for``, one page at a time, after inspect_ai's sample
+The list is thin (``engine.results.inspector.items_for``, one page at a time, after inspect_ai's sample
 summaries); Enter loads the full item on demand (``item_detail``): the query, its gold answers,
 the pool with the oracle marked ★ and every retriever's rank, and per setting the exact prompt
 sent, the response and every score with its reason. ``s`` puts a second system beside the
@@ -354,7 +354,7 @@ class InspectorScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-facets",
           name="load run")
     def load_facets(self, store, run_name: str) -> None:
-        from engine.run_rows import load_items, load_run, metric_order, setting_order
+        from engine.results.records import load_items, load_run, metric_order, setting_order
 
         try:
             run = load_run(store, run_name)
@@ -375,7 +375,7 @@ class InspectorScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-items",
           name="load items")
     def load_items_page(self, store, filters: Filters, offset: int, generation: int) -> None:
-        from engine.inspector import items_for
+        from engine.results.inspector import items_for
 
         args = dict(system=filters.system, setting=filters.setting, category=filters.category,
                     pattern=filters.pattern, language=filters.language, source=filters.source,
@@ -400,7 +400,7 @@ class InspectorScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-detail",
           name="load item")
     def load_detail(self, store, systems: list[str], query: str | int, generation: int) -> None:
-        from engine.inspector import item_detail
+        from engine.results.inspector import item_detail
 
         try:
             details = [item_detail(store, self.run_name, s, query) for s in systems]

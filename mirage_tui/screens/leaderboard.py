@@ -295,7 +295,7 @@ class LeaderboardScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="lb-choices",
           name="list arenas")
     def load_choices(self, store, run: str | None, arena: str | None) -> None:
-        from engine.run_rows import known_runs
+        from engine.results.records import known_runs
 
         try:
             from engine.arena.battles import list_arenas

@@ -3,7 +3,7 @@
 At the top, progress from the run controller's newest :class:`~engine.runs.ProgressEvent`
 (items done of planned, cached, errors, tokens/s, ETA, what is being worked on); for a run
 that is not going in this session, the counts stored with it. Below, from
-:func:`engine.reports.build_report` recomputed in a thread worker at most every
+:func:`engine.results.report.build_report` recomputed in a thread worker at most every
 ``REPORT_INTERVAL`` seconds while items finish (never on the UI thread):
 
 - accuracy (EM_loose) per setting and system, each with its 95% CI and n;
@@ -29,7 +29,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 from textual.worker import Worker
 
-from engine.run_rows import split_system
+from engine.results.records import split_system
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
 from mirage_tui.widgets.estimates import duration, pct_cell, setting_label
 
@@ -146,7 +146,7 @@ class LiveRunScreen(Screen):
     @dataclass
     class ReportLoaded(Message):
         run: str
-        report: object          # engine.reports.RunReport
+        report: object          # engine.results.report.RunReport
 
     @dataclass
     class ReportFailed(Message):
@@ -240,7 +240,7 @@ class LiveRunScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="live-find",
           name="find the newest run")
     def find_last_run(self, store) -> None:
-        from engine.run_rows import known_runs
+        from engine.results.records import known_runs
 
         try:
             runs = known_runs(store)          # oldest first
@@ -352,7 +352,7 @@ class LiveRunScreen(Screen):
     @work(thread=True, exclusive=False, exit_on_error=False, group="live-report",
           name="compute the run report")
     def compute_report(self, store, run_name: str) -> None:
-        from engine.reports import build_report
+        from engine.results.report import build_report
 
         try:
             self.post_message(self.ReportLoaded(run_name, build_report(store, run_name)))

@@ -23,7 +23,7 @@ from textual.widgets import (Button, Footer, Header, Input, Label, Select, Selec
                              Static)
 from textual.worker import Worker
 
-from engine.demo_pool import DEMO_NAME
+from engine.datasets.demo_pool import DEMO_NAME
 from engine.runs import ConfigError, RunConfig
 from mirage_tui.widgets.estimates import duration
 
@@ -247,7 +247,7 @@ class NewRunScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="new-run-choices",
           name="list datasets and models")
     def load_choices(self) -> None:
-        from engine.datasets import list_datasets
+        from engine.datasets.catalog import list_datasets
         from models.catalog import embedder_entries, list_models
 
         store = getattr(self.app, "store", None)

@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from textual.worker import Worker
 
-from engine.datasets import PoolEntry, QueryDetail, get_query
+from engine.datasets.catalog import PoolEntry, QueryDetail, get_query
 
 ORACLE_MARK = "★ oracle"
 

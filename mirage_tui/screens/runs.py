@@ -1,10 +1,10 @@
 """The runs screen: the workspace's runs, one run's summary, two runs compared, an export.
 
-The list reads each run's row and item counts (``engine.run_rows``); Enter computes the run's
-report (``engine.reports.build_report``: accuracy per system × setting and NV/CA/CI/CM, each
+The list reads each run's row and item counts (``engine.results.records``); Enter computes the run's
+report (``engine.results.report.build_report``: accuracy per system × setting and NV/CA/CI/CM, each
 with its 95% bootstrap CI and n) in a worker. Space marks a run and ``c`` compares the
 highlighted run with it where systems and settings overlap; ``e`` exports the highlighted run
-(``engine.export.export_run``) to a path and format asked for in a small dialog.
+(``engine.results.export.export_run``) to a path and format asked for in a small dialog.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select, Static
 from textual.worker import Worker
 
-from engine.report_text import ADAPTABILITY_COLUMNS, pct, short_setting, table
+from engine.results.text import ADAPTABILITY_COLUMNS, pct, short_setting, table
 
 N_BOOT = 200
 EMPTY = ("No runs yet in this workspace. Start one from the command line, e.g.\n"
@@ -78,7 +78,7 @@ class RunRow:
 
 
 def run_row(store, name: str) -> RunRow:
-    from engine.run_rows import item_counts, load_items, load_run
+    from engine.results.records import item_counts, load_items, load_run
 
     run = load_run(store, name)
     counts = item_counts(run, load_items(store, run, metrics=()))
@@ -350,7 +350,7 @@ class RunsScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs", name="load runs")
     def load_runs(self, store) -> None:
-        from engine.run_rows import known_runs
+        from engine.results.records import known_runs
 
         try:
             self.post_message(self.RunsLoaded([run_row(store, n) for n in known_runs(store)]))
@@ -450,7 +450,7 @@ class RunsScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-summary",
           name="run report")
     def build_summary(self, store, names: list[str], generation: int) -> None:
-        from engine.reports import build_report
+        from engine.results.report import build_report
 
         try:
             reports = [build_report(store, n, n_boot=N_BOOT, seed=0).as_json() for n in names]
@@ -501,7 +501,7 @@ class RunsScreen(Screen):
     def export(self, store, name: str, path: Path, fmt: str) -> None:
         import json
 
-        from engine.export import export_run, header_path
+        from engine.results.export import export_run, header_path
 
         try:
             written = export_run(store, name, format=fmt, out=path)
@@ -521,7 +521,7 @@ class RunsScreen(Screen):
     def _exported(self, message: Exported) -> None:
         extra = ""
         if message.format == "csv":
-            from engine.export import header_path
+            from engine.results.export import header_path
 
             extra = f" (header: {header_path(message.path)})"
         self.app.notify(f"Wrote {message.rows} items of {message.run} to {message.path}{extra}",

@@ -6,7 +6,7 @@ only format them, they compute nothing.
 
 from __future__ import annotations
 
-from engine.run_rows import parse_retrieved
+from engine.results.records import parse_retrieved
 
 
 def pct_cell(est: dict | None) -> str:

@@ -1,0 +1,170 @@
+"""Export a run's items with every score, and a header that says how to reproduce the run.
+
+One row per run item (system × setting × query), in the report's order (system, query, setting),
+with the item's query, golds, context, exact prompt, response and generation facts, then two
+columns per metric that any item of the run has: ``<metric>`` (the value; empty / null when the
+metric does not apply or the item has no generation) and ``<metric>_detail`` (why); the run
+engine's ``_scorer`` marker becomes the ``scorer_version`` column.
+
+Conventions (one per format, so a file is never ambiguous):
+
+- ``jsonl``: the first line is the header ``{"type": "header", ...}``; every other line is an
+  item ``{"type": "item", <column>: value, ...}`` with native JSON values (answers and context
+  are lists, truncated a boolean).
+- ``csv``: the items only, one header row of column names, then one row per item; lists are
+  JSON text, truncated is 0/1, a missing value is an empty cell. The run header goes to a
+  sidecar JSON file beside it, ``<stem>.header.json`` (``run.csv`` -> ``run.header.json``).
+  Writing to an open file instead of a path writes the sidecar only when ``header_out`` is
+  given.
+
+The header holds the run's name, status and item counts, the dataset (name@version and content
+hash), the run config as asked for, and the run engine's header (model identities, templates,
+seeds, package versions, device, ...) as stored in ``runs.header``, plus the column list.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+
+from engine.results.records import (item_counts, load_items, load_run, metric_order,
+                             parse_retrieved, split_system)
+from engine.store import Store
+
+FORMATS = ("csv", "jsonl")
+EXPORT_FORMAT_VERSION = 1
+
+ITEM_COLUMNS = ("run", "system", "generator", "template", "setting", "retriever", "top_k",
+                "query_rowid", "query_id", "language", "source", "query", "answers", "context",
+                "generation_key", "model_name", "prompt", "response", "prompt_tokens",
+                "completion_tokens", "prompt_tokens_evaluated", "seconds", "finish_reason",
+                "device", "truncated", "error", "scorer_version")
+
+
+def header_path(data_path: str | os.PathLike) -> Path:
+    """The csv sidecar's path: ``<stem>.header.json`` beside the data file."""
+    path = Path(data_path)
+    return path.with_name(f"{path.stem}.header.json")
+
+
+def _version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("mirage-tui")
+    except Exception:  # not installed (running from a checkout)
+        return None
+
+
+def run_header(store: Store, run_name: str) -> dict[str, Any]:
+    """Everything needed to reproduce (and to identify) the run, for an export's header."""
+    run = load_run(store, run_name)
+    items = load_items(store, run, metrics=())
+    return {"type": "header", "export_format_version": EXPORT_FORMAT_VERSION,
+            "run": run.name, "status": run.status, "items": item_counts(run, items),
+            "dataset": run.dataset, "dataset_id": run.dataset_id,
+            "dataset_content_hash": run.dataset_hash, "dataset_queries": run.dataset_queries,
+            "config": run.config, "run_header": run.header,
+            "created_at": run.created_at, "updated_at": run.updated_at,
+            "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "exported_by": {"mirage_tui": _version(), "python": sys.version.split()[0],
+                            "platform": platform.platform()}}
+
+
+def export_rows(store: Store, run_name: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """``(columns, rows)``: one dict per run item with native values (see module docstring)."""
+    run = load_run(store, run_name)
+    items = load_items(store, run, details=True)
+    metrics = metric_order({m for item in items for m in item.scores})
+    columns = list(ITEM_COLUMNS) + [c for m in metrics for c in (m, f"{m}_detail")]
+    generations = {r["key"]: r for r in store.query(
+        "SELECT g.* FROM generations g WHERE g.key IN (SELECT generation_key FROM run_items "
+        "WHERE run_id = ?)", (run.id,))}
+    queries = {r["id"]: r for r in store.query(
+        "SELECT id, text, answers FROM queries WHERE id IN (SELECT query_rowid FROM run_items "
+        "WHERE run_id = ?)", (run.id,))}
+    rows = []
+    for item in items:
+        g = generations.get(item.generation_key)
+        q = queries[item.query_rowid]
+        generator, template = split_system(item.system)
+        retrieved = parse_retrieved(item.setting)
+        row: dict[str, Any] = {
+            "run": run.name, "system": item.system, "generator": generator,
+            "template": template, "setting": item.setting,
+            "retriever": retrieved[1] if retrieved else None,
+            "top_k": retrieved[0] if retrieved else None,
+            "query_rowid": item.query_rowid, "query_id": item.query_id,
+            "language": item.language, "source": item.source, "query": q["text"],
+            "answers": json.loads(q["answers"]), "context": item.context,
+            "generation_key": item.generation_key,
+            "truncated": item.truncated, "error": item.error,
+            "scorer_version": item.scorer_version}
+        for key in ("model_name", "prompt", "prompt_tokens", "completion_tokens",
+                    "prompt_tokens_evaluated", "seconds", "finish_reason", "device"):
+            row[key] = g[key] if g is not None else None
+        row["response"] = g["text"] if g is not None else None
+        for m in metrics:
+            row[m] = item.scores.get(m)
+            row[f"{m}_detail"] = item.details.get(m)
+        rows.append({c: row[c] for c in columns})
+    return columns, rows
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def _write(fh: IO[str], fmt: str, header: dict, columns: list[str],
+           rows: list[dict[str, Any]]) -> None:
+    if fmt == "jsonl":
+        fh.write(json.dumps(header, ensure_ascii=False) + "\n")
+        for row in rows:
+            fh.write(json.dumps({"type": "item", **row}, ensure_ascii=False) + "\n")
+        return
+    writer = csv.writer(fh, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_csv_cell(row[c]) for c in columns])
+
+
+def export_run(store: Store, run_name: str, format: str = "csv",
+               out: str | os.PathLike | IO[str] | None = None,
+               header_out: str | os.PathLike | None = None) -> Path | None:
+    """Write the run's items (and its header) as ``csv`` or ``jsonl``; returns the data file's
+    path (None when ``out`` is an open file). ``out`` defaults to ``./<run>.<format>``."""
+    if format not in FORMATS:
+        raise ValueError(f"unknown export format {format!r} (one of {', '.join(FORMATS)})")
+    header = run_header(store, run_name)
+    columns, rows = export_rows(store, run_name)
+    header["format"] = format
+    header["columns"] = columns
+    header["rows"] = len(rows)
+    if out is None:
+        out = Path(f"{run_name}.{format}")
+    if hasattr(out, "write"):
+        _write(out, format, header, columns, rows)  # type: ignore[arg-type]
+        path = None
+        sidecar = Path(header_out) if header_out is not None else None
+    else:
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8", newline="") as fh:
+            _write(fh, format, header, columns, rows)
+        sidecar = Path(header_out) if header_out is not None else header_path(path)
+    if format == "csv" and sidecar is not None:
+        sidecar.write_text(json.dumps(header, ensure_ascii=False, indent=2) + "\n",
+                           encoding="utf-8")
+    return path

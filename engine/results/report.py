@@ -1,0 +1,268 @@
+"""A run's report, computed from its stored rows on every call (never kept as the only copy).
+
+Per system (generator/template), and for each setting that can play MIRAGE's "mixed" role
+(``mixed``, and in RAG mode every ``retrieved@k:retriever``): NV, CA, CI, CM and the overall
+score with 95% bootstrap CIs and the counts of the eight (b, o, m) EM_loose patterns
+(MIRAGE §1, :mod:`engine.metrics.adaptability`), also split by query language and source.
+Only queries whose base, oracle and mixed-like items all have an EM_loose score count; the
+others are counted as left out (``errored`` when one of the three items failed, ``missing``
+otherwise: not run yet, or no score). Also per system: accuracy (EM_loose) for every setting of
+the run, and the mean of every other stored metric per setting, each with its CI and n (None
+values, e.g. a reply too short for language detection, are left out of n). And the retrieval
+table (MIRAGE Table 2 shape) for every retriever the run used, over the run's queries.
+
+A run that is not done reports what it has and says so (``partial``). Same rows and seed, same
+numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from engine.metrics.adaptability import adaptability
+from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
+from engine.results.records import (ItemRecord, RunInfo, RunNotFound, is_mixed_like,
+                             item_counts, load_items, load_run, metric_order, parse_retrieved,
+                             retriever_name, sample_note, setting_order, split_system)
+from engine.stats import Estimate, bootstrap_ci
+from engine.store import Store
+
+__all__ = ["RunReport", "RunNotFound", "build_report", "format_report", "system_label",
+           "estimate_json", "run_retrievers"]
+
+UNKNOWN = "?"
+"""The breakdown key for queries with no language (or no source)."""
+
+
+def estimate_json(est: Estimate) -> dict[str, Any]:
+    return {"value": est.value, "lo": est.lo, "hi": est.hi, "n": est.n}
+
+
+def system_label(system: str, mixed_setting: str) -> str:
+    """The report's row name: the system, plus the mixed-like setting unless it is ``mixed``,
+    e.g. ``smollm2-135m-instruct/mirage@1 | retrieved@3:minilm-l6-v2``."""
+    return system if mixed_setting == "mixed" else f"{system} | {mixed_setting}"
+
+
+@dataclass
+class RunReport:
+    run: str
+    status: str
+    dataset: str
+    header: dict
+    config: dict
+    items: dict[str, int]
+    partial: bool
+    sample: dict | None
+    systems: list[dict]
+    accuracy: dict[str, dict[str, dict]]            # system -> setting -> estimate
+    metrics: dict[str, dict[str, dict[str, dict]]]  # system -> setting -> metric -> estimate
+    retrieval: list[dict]
+    notes: list[str] = field(default_factory=list)
+    n_boot: int = 1000
+    seed: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"run": self.run, "status": self.status, "partial": self.partial,
+                "dataset": self.dataset, "header": self.header, "config": self.config,
+                "items": dict(self.items), "sample": self.sample, "n_boot": self.n_boot,
+                "seed": self.seed, "systems": self.systems, "accuracy": self.accuracy,
+                "metrics": self.metrics, "retrieval": self.retrieval, "notes": self.notes}
+
+
+# --------------------------------------------------------------------------- building blocks
+
+def _mean(values: Iterable[float | None], n_boot: int, seed: int) -> dict:
+    return estimate_json(bootstrap_ci(list(values), n_boot=n_boot, seed=seed))
+
+
+def _accuracy(items: Iterable[ItemRecord], n_boot: int, seed: int) -> dict:
+    return _mean((i.loose for i in items), n_boot, seed)
+
+
+def _adaptability_json(triples: list[tuple[int, int, int]], mixed: str, n_boot: int,
+                       seed: int) -> dict[str, Any]:
+    out = adaptability(triples, n_boot=n_boot, seed=seed, mixed_setting=mixed).as_json()
+    for key in ("n_boot", "seed"):
+        out.pop(key)
+    return out
+
+
+def _key(value: str | None) -> str:
+    return value if value else UNKNOWN
+
+
+def _breakdown(attr: str, queries: dict[int, tuple[int, int, int]],
+               facts: dict[int, ItemRecord], settings: dict[str, dict[int, ItemRecord]],
+               mixed: str, n_boot: int, seed: int) -> dict[str, dict]:
+    groups: dict[str, dict[int, tuple]] = defaultdict(dict)
+    for q, triple in queries.items():
+        groups[_key(getattr(facts[q], attr))][q] = triple
+    # groups whose queries were all left out still show their accuracy
+    for by_query in settings.values():
+        for q, item in by_query.items():
+            groups.setdefault(_key(getattr(item, attr)), {})
+    out = {}
+    for group in sorted(groups):
+        entry = _adaptability_json(list(groups[group].values()), mixed, n_boot, seed)
+        entry["accuracy"] = {
+            s: _accuracy((i for i in settings[s].values() if _key(getattr(i, attr)) == group),
+                         n_boot, seed)
+            for s in sorted(settings, key=setting_order)}
+        out[group] = entry
+    return out
+
+
+def _adaptability_entry(system: str, mixed: str, settings: dict[str, dict[int, ItemRecord]],
+                        queries: list[int], accuracy: dict, n_boot: int,
+                        seed: int) -> dict[str, Any]:
+    triples: dict[int, tuple[int, int, int]] = {}
+    facts: dict[int, ItemRecord] = {}
+    left_out = {"missing": 0, "errored": 0}
+    for q in queries:
+        trio = [settings.get(s, {}).get(q) for s in ("base", "oracle", mixed)]
+        labels = [None if item is None else item.loose for item in trio]
+        if all(label is not None for label in labels):
+            triples[q] = tuple(labels)  # type: ignore[assignment]
+            facts[q] = trio[0]  # type: ignore[assignment]
+        elif any(item is not None and item.error for item in trio):
+            left_out["errored"] += 1
+        else:
+            left_out["missing"] += 1
+    generator, template = split_system(system)
+    retrieved = parse_retrieved(mixed)
+    entry: dict[str, Any] = {
+        "system": system_label(system, mixed), "run_system": system, "generator": generator,
+        "template": template, "mixed_setting": mixed,
+        "retriever": retrieved[1] if retrieved else None,
+        "retriever_name": retriever_name(retrieved[1]) if retrieved else None,
+        "top_k": retrieved[0] if retrieved else None,
+    }
+    entry.update(_adaptability_json(list(triples.values()), mixed, n_boot, seed))
+    entry["left_out"] = {**left_out, "total": left_out["missing"] + left_out["errored"]}
+    entry["accuracy"] = accuracy
+    trio_settings = {s: settings[s] for s in ("base", "oracle", mixed)}
+    entry["by_language"] = _breakdown("language", triples, facts, trio_settings, mixed,
+                                      n_boot, seed)
+    entry["by_source"] = _breakdown("source", triples, facts, trio_settings, mixed,
+                                    n_boot, seed)
+    return entry
+
+
+# --------------------------------------------------------------------------- retrieval table
+
+def run_retrievers(run: RunInfo, items: Iterable[ItemRecord]) -> list[str]:
+    """Retriever labels the run used: from its ``retrieved@k:label`` settings, in order."""
+    labels: list[str] = []
+    for setting in sorted({i.setting for i in items}, key=setting_order):
+        retrieved = parse_retrieved(setting)
+        if retrieved and retrieved[1] and retrieved[1] not in labels:
+            labels.append(retrieved[1])
+    if not labels:  # "retrieved@k" without a label: the config names the retriever(s)
+        configured = run.config.get("retrievers") or []
+        if any(parse_retrieved(i.setting) for i in items):
+            labels = [str(r) for r in configured]
+    return labels
+
+
+def retrieval_per_query(store: Store, run: RunInfo, label: str, queries: Iterable[int],
+                        depth: int) -> dict[int, tuple[list[int], int]]:
+    """``{query_rowid: (relevances of the top ``depth``, |gold|)}`` for the queries that have
+    a stored ranking by ``label``. Relevant: a pool row of that query with ``support = 1``
+    (MIRAGE §1); |gold| counts those rows."""
+    wanted = set(queries)
+    gold: dict[int, set[int]] = defaultdict(set)
+    for r in store.query("SELECT p.query_rowid, p.chunk_rowid FROM pool p JOIN queries q "
+                         "ON q.id = p.query_rowid WHERE q.dataset_id = ? AND p.support = 1",
+                         (run.dataset_id,)):
+        gold[r[0]].add(r[1])
+    out = {}
+    for r in store.query("SELECT r.query_rowid, r.ranked FROM retrievals r JOIN queries q "
+                         "ON q.id = r.query_rowid WHERE q.dataset_id = ? AND r.retriever = ?",
+                         (run.dataset_id, label)):
+        q = r[0]
+        if q not in wanted:
+            continue
+        ranked = [entry[0] for entry in json.loads(r[1])][:depth]
+        out[q] = ([int(chunk in gold[q]) for chunk in ranked], len(gold[q]))
+    return out
+
+
+def _retrieval_table(store: Store, run: RunInfo, items: list[ItemRecord], queries: list[int],
+                     facts: dict[int, ItemRecord], n_boot: int, seed: int,
+                     ks: tuple[int, ...] = DEFAULT_KS) -> list[dict]:
+    table = []
+    for label in run_retrievers(run, items):
+        per_query = retrieval_per_query(store, run, label, queries, max(ks))
+        est = retrieval_report(list(per_query.values()), ks, n_boot=n_boot, seed=seed)
+        entry: dict[str, Any] = {"retriever": label, "retriever_name": retriever_name(label),
+                                 "n": len(per_query), "missing": len(queries) - len(per_query),
+                                 "no_gold": sum(1 for _, gold in per_query.values() if gold == 0),
+                                 "ks": list(ks),
+                                 "metrics": {k: estimate_json(v) for k, v in est.items()}}
+        for attr in ("language", "source"):
+            groups: dict[str, list] = defaultdict(list)
+            for q, row in per_query.items():
+                groups[_key(getattr(facts[q], attr))].append(row)
+            entry[f"by_{attr}"] = {
+                g: {"n": len(rows), "metrics": {k: estimate_json(v) for k, v in retrieval_report(
+                    rows, ks, n_boot=n_boot, seed=seed).items()}}
+                for g, rows in sorted(groups.items())}
+        table.append(entry)
+    return table
+
+
+# --------------------------------------------------------------------------- the report
+
+def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0) -> RunReport:
+    """Everything computed from the run's stored rows; see the module docstring."""
+    run = load_run(store, run_name)
+    items = load_items(store, run)
+    counts = item_counts(run, items)
+    by_system: dict[str, dict[str, dict[int, ItemRecord]]] = defaultdict(lambda: defaultdict(dict))
+    facts: dict[int, ItemRecord] = {}
+    for item in items:
+        by_system[item.system][item.setting][item.query_rowid] = item
+        facts.setdefault(item.query_rowid, item)
+    queries = sorted(facts)
+
+    systems, notes = [], []
+    accuracy: dict[str, dict[str, dict]] = {}
+    metrics: dict[str, dict[str, dict[str, dict]]] = {}
+    # arena features (``feat:*``) belong to the surrogate report, not to the answer tables
+    all_metrics = metric_order({m for i in items for m in i.scores if not m.startswith("feat:")})
+    for system in sorted(by_system):
+        settings = by_system[system]
+        ordered = sorted(settings, key=setting_order)
+        accuracy[system] = {s: _accuracy(settings[s].values(), n_boot, seed) for s in ordered}
+        metrics[system] = {
+            s: {m: _mean((i.scores.get(m) for i in settings[s].values()), n_boot, seed)
+                for m in all_metrics}
+            for s in ordered}
+        for mixed in (s for s in ordered if is_mixed_like(s)):
+            lacking = [s for s in ("base", "oracle") if s not in settings]
+            if lacking:
+                notes.append(f"{system}: no adaptability with {mixed}: the run has no "
+                             f"{' and no '.join(lacking)} items for it")
+                continue
+            systems.append(_adaptability_entry(system, mixed, settings, queries,
+                                               accuracy[system], n_boot, seed))
+
+    return RunReport(
+        run=run.name, status=run.status, dataset=run.dataset, header=run.header,
+        config=run.config, items=counts,
+        partial=run.status != "done" or counts["pending"] > 0,
+        sample=sample_note(run, len(queries)), systems=systems, accuracy=accuracy, metrics=metrics,
+        retrieval=_retrieval_table(store, run, items, queries, facts, n_boot, seed),
+        notes=notes, n_boot=n_boot, seed=seed)
+
+
+def format_report(report: RunReport | dict, by: str | None = None) -> str:
+    """The report as text: see :func:`engine.results.text.format_report`."""
+    from engine.results.text import format_report as _format
+
+    return _format(report, by=by)
+

@@ -1,0 +1,200 @@
+"""A run report as plain text, in the shape of MIRAGE's tables (Park et al., Tables 1 and 2).
+
+Every number is a percentage with its 95% bootstrap CI, ``12.3 [9.1, 15.8]``, and every row or
+cell says its n. Works on :meth:`engine.results.report.RunReport.as_json` (or the report itself).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.results.records import parse_retrieved, retriever_name
+
+ADAPTABILITY_COLUMNS = (("nv", "NV↓"), ("ca", "CA↑"), ("ci", "CI↓"), ("cm", "CM↓"),
+                        ("overall", "Overall↑"))
+RETRIEVAL_COLUMNS = (("p", "P"), ("r", "R"), ("f1", "F1"), ("ndcg", "NDCG"),
+                     ("ndcg_mirage", "NDCG(ref)"))
+COUNT_METRICS = {"citations"}  # means of counts, not rates: shown as plain numbers
+
+
+def pct(value: float | None, lo: float | None = None, hi: float | None = None) -> str:
+    """``12.3 [9.1, 15.8]`` (percent), ``–`` when there is no value."""
+    if value is None:
+        return "–"
+    text = f"{100 * value:.1f}"
+    if lo is not None and hi is not None:
+        text += f" [{100 * lo:.1f}, {100 * hi:.1f}]"
+    return text
+
+
+def num(value: float | None, lo: float | None = None, hi: float | None = None) -> str:
+    if value is None:
+        return "–"
+    text = f"{value:.2f}"
+    if lo is not None and hi is not None:
+        text += f" [{lo:.2f}, {hi:.2f}]"
+    return text
+
+
+def _est(e: dict, metric: str = "") -> str:
+    fmt = num if metric in COUNT_METRICS else pct
+    return fmt(e.get("value"), e.get("lo"), e.get("hi"))
+
+
+def _flat(entry: dict, key: str) -> str:
+    return pct(entry.get(key), entry.get(f"{key}_lo"), entry.get(f"{key}_hi"))
+
+
+def table(rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:
+    """Left-aligned columns (right-aligned where asked), two spaces apart."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.rjust(w) if i in right else c.ljust(w)
+                      for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
+
+
+def short_setting(setting: str) -> str:
+    """A setting as tables show it: the retriever's readable name without its ``#hash``
+    (Table 2's notes map each name to its full label)."""
+    retrieved = parse_retrieved(setting)
+    if retrieved and retrieved[1]:
+        return f"retrieved@{retrieved[0]}:{retriever_name(retrieved[1])}"
+    return setting
+
+
+def _row_name(entry: dict) -> str:
+    mixed = entry["mixed_setting"]
+    return entry["run_system"] + ("" if mixed == "mixed" else f" | {short_setting(mixed)}")
+
+
+def _context(entry: dict) -> tuple[str, str]:
+    if entry.get("retriever") or entry.get("top_k"):
+        name = entry.get("retriever_name") or entry.get("retriever") or "retrieved"
+        return name, str(entry.get("top_k") or "-")
+    return "mixed (pool)", "-"
+
+
+def _title(report: dict) -> list[str]:
+    items = report["items"]
+    errors = items["errors"]  # done counts them: finished items, generated or failed
+    extra = [f"{errors} error{'s' if errors != 1 else ''}" if errors else "",
+             f"{items['truncated']} truncated" if items["truncated"] else ""]
+    extra_text = ", ".join(e for e in extra if e)
+    lines = [f"Run {report['run']} on {report['dataset']}: {report['status']}, "
+             f"{items['done']}/{items['total']} items done"
+             + (f" ({extra_text})" if extra_text else "")]
+    if report.get("partial"):
+        lines.append(f"PARTIAL: status {report['status']}, {items['done']} of {items['total']} "
+                     f"items done ({items['pending']} pending); the numbers cover the items "
+                     "stored so far.")
+    sample = report.get("sample")
+    if sample:
+        kind = "an adaptive sample" if sample["mode"] == "adaptive" else "a sample"
+        lines.append(f"Computed on {kind} of {sample['queries']:,} of {sample['of']:,} "
+                     f"queries (stratified by source and language, seed {sample['seed']}).")
+    lines.append(f"Percentages with 95% bootstrap CIs over queries ({report['n_boot']} "
+                 f"resamples, seed {report['seed']}); n = queries counted.")
+    return lines
+
+
+def _adaptability_table(report: dict, by: str | None) -> list[str]:
+    head = ["System", "Context", "k"] + ([by.capitalize()] if by else []) + ["n"]
+    head += [title for _, title in ADAPTABILITY_COLUMNS]
+    rows = [head]
+    for entry in report["systems"]:
+        context, k = _context(entry)
+        groups = entry[f"by_{by}"].items() if by else [(None, entry)]
+        for group, values in groups:
+            rows.append([entry["run_system"], context, k] + ([group] if by else [])
+                        + [str(values["n"])]
+                        + [_flat(values, key) for key, _ in ADAPTABILITY_COLUMNS])
+    n_col = 4 if by else 3
+    lines = ["Table 1. RAG adaptability (MIRAGE §1, EM_loose labels; NV+CA+CI+CM = 100)"
+             + (f", by {by}" if by else "")]
+    if len(rows) == 1:
+        return lines + ["  (no system has base, oracle and a mixed-like setting yet)"]
+    return lines + table(rows, right={n_col})
+
+
+def _patterns(report: dict) -> list[str]:
+    lines = ["Patterns (b base, o oracle, m the mixed-like setting; EM_loose) and items left out"]
+    for entry in report["systems"]:
+        counts = ", ".join(f"{k} {v}" for k, v in entry["patterns"].items())
+        left = entry["left_out"]
+        lines.append(f"  {_row_name(entry)}: {counts} (n={entry['n']}); left out "
+                     f"{left['total']} ({left['errored']} errored, {left['missing']} missing)")
+    return lines
+
+
+def _retrieval_table(report: dict, by: str | None) -> list[str]:
+    if not report["retrieval"]:
+        return []
+    head = ["Retriever", "k"] + ([by.capitalize()] if by else []) + ["n"]
+    head += [title for _, title in RETRIEVAL_COLUMNS]
+    rows = [head]
+    for entry in report["retrieval"]:
+        groups = entry[f"by_{by}"].items() if by else [(None, entry)]
+        for group, values in groups:
+            for k in entry["ks"]:
+                rows.append([entry.get("retriever_name") or entry["retriever"], str(k)]
+                            + ([group] if by else [])
+                            + [str(values["n"])]
+                            + [_est(values["metrics"][f"{key}@{k}"])
+                               for key, _ in RETRIEVAL_COLUMNS])
+    lines = ["Table 2. Retrieval over the run's queries (MIRAGE §1; relevant = a pool chunk of "
+             "the query with support = 1; NDCG(ref) = the reference code's NDCG)"
+             + (f", by {by}" if by else "")]
+    for e in report["retrieval"]:
+        if e["retriever_name"] != e["retriever"]:
+            lines.append(f"  {e['retriever_name']} is {e['retriever']}")
+        if e["missing"]:
+            lines.append(f"  {e['retriever_name']}: {e['missing']} of the run's queries have no "
+                         "stored ranking (left out)")
+        if e["no_gold"]:
+            lines.append(f"  {e['retriever_name']}: {e['no_gold']} queries have no relevant "
+                         "chunk (kept, recall 0)")
+    return lines + table(rows, right={3 if by else 2})
+
+
+def _accuracy_table(report: dict) -> list[str]:
+    rows = [["System", "Setting", "Accuracy", "n"]]
+    for system, settings in report["accuracy"].items():
+        for setting, e in settings.items():
+            rows.append([system, short_setting(setting), _est(e), str(e["n"])])
+    if len(rows) == 1:
+        return []
+    return ["Accuracy per setting (EM_loose)"] + table(rows, right={3})
+
+
+def _metrics_tables(report: dict) -> list[str]:
+    lines = []
+    for system, settings in report["metrics"].items():
+        names = list(dict.fromkeys(m for per in settings.values() for m in per))
+        if not names:
+            continue
+        rows = [["Metric"] + [short_setting(s) for s in settings]]
+        for metric in names:
+            rows.append([metric] + [f"{_est(settings[s][metric], metric)} "
+                                    f"n={settings[s][metric]['n']}" for s in settings])
+        lines += ["", f"Metrics per setting, {system} (mean; n = items with a value; "
+                  "correct_language only counts replies long enough to detect)"]
+        lines += table(rows)
+    return lines
+
+
+def format_report(report: Any, by: str | None = None) -> str:
+    """The report as text: header (with a PARTIAL banner and the sample note when they apply),
+    Table 1 (adaptability per system × retriever × top-k), the pattern counts, Table 2
+    (retrieval), accuracy per setting and every other metric per setting.
+    ``by="language"`` or ``"source"`` splits Tables 1 and 2 by that query field."""
+    if by not in (None, "language", "source"):
+        raise ValueError(f"by must be 'language' or 'source', got {by!r}")
+    data = report.as_json() if hasattr(report, "as_json") else report
+    parts = [_title(data), _adaptability_table(data, by)]
+    if data["systems"]:
+        parts.append(_patterns(data))
+    parts += [_retrieval_table(data, by), _accuracy_table(data)]
+    if data.get("notes"):
+        parts.append(["Notes"] + [f"  {note}" for note in data["notes"]])
+    text = "\n\n".join("\n".join(p) for p in parts if p)
+    metrics = _metrics_tables(data)
+    return text + ("\n" + "\n".join(metrics) if metrics else "") + "\n"

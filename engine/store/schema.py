@@ -1,0 +1,290 @@
+"""The workspace schema: an ordered list of migrations (after sqlite-utils' and llm's).
+
+Each migration runs in its own transaction and records itself in ``_migrations``; the
+schema version is also kept in ``PRAGMA user_version``. Add a migration by appending a
+``@migration`` function; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Callable
+
+import sqlite_utils
+
+Migration = Callable[[sqlite_utils.Database], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+@migration
+def m001_datasets_and_pools(db: sqlite_utils.Database) -> None:
+    db.executescript(
+        """
+        CREATE TABLE datasets (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            kind TEXT NOT NULL,            -- 'qa' (queries and pools) or 'collection' (chunks only)
+            format TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            description TEXT,
+            UNIQUE (name, version)
+        );
+        CREATE INDEX datasets_hash ON datasets (content_hash);
+
+        CREATE TABLE queries (
+            id INTEGER PRIMARY KEY,
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+            query_id TEXT NOT NULL,        -- the id in the source file
+            text TEXT NOT NULL,
+            language TEXT,
+            source TEXT,
+            answers TEXT NOT NULL,         -- JSON list of acceptable short answers
+            reference_answer TEXT,         -- long-form reference (LFRQA), when there is one
+            reference_citations TEXT,      -- JSON, the reference's citations, when there are some
+            metadata TEXT,                 -- JSON, anything else the source file carried
+            UNIQUE (dataset_id, query_id)
+        );
+        CREATE INDEX queries_lang ON queries (dataset_id, language);
+        CREATE INDEX queries_source ON queries (dataset_id, source);
+
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+            chunk_id TEXT NOT NULL,
+            title TEXT,
+            text TEXT NOT NULL,
+            language TEXT,
+            content_hash TEXT NOT NULL,    -- sha256 of the text: the key for stored vectors
+            metadata TEXT,
+            UNIQUE (dataset_id, chunk_id)
+        );
+        CREATE INDEX chunks_hash ON chunks (content_hash);
+
+        -- the query <-> chunk relation: a query's pool (position set) and its relevance labels
+        CREATE TABLE pool (
+            query_rowid INTEGER NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+            chunk_rowid INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            position INTEGER,              -- 0-based place in the query's pool; NULL: a label only
+            support INTEGER NOT NULL,      -- 1 when the chunk answers the query
+            is_oracle INTEGER NOT NULL DEFAULT 0,
+            support_source TEXT NOT NULL,  -- 'label' (from the file) or 'answer-match' (derived)
+            PRIMARY KEY (query_rowid, chunk_rowid)
+        );
+        CREATE INDEX pool_chunk ON pool (chunk_rowid);
+
+        -- distractor collections attached to a dataset grow its retrieval pool
+        CREATE TABLE dataset_collections (
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+            collection_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+            PRIMARY KEY (dataset_id, collection_id)
+        );
+
+        CREATE TABLE imports (
+            id INTEGER PRIMARY KEY,
+            dataset_id INTEGER REFERENCES datasets(id) ON DELETE SET NULL,
+            path TEXT NOT NULL,
+            format TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            counts TEXT NOT NULL,          -- JSON
+            warnings TEXT NOT NULL,        -- JSON list of strings
+            outcome TEXT NOT NULL,         -- 'imported' or 'unchanged'
+            seconds REAL,
+            imported_at TEXT NOT NULL
+        );
+        """
+    )
+
+
+@migration
+def m002_retrieval_and_runs(db: sqlite_utils.Database) -> None:
+    db.executescript(
+        """
+        -- vectors are stored, keyed by the embedder's identity and the text's hash, so
+        -- re-indexing the same pool embeds nothing; faiss indexes are rebuilt from them
+        CREATE TABLE embedders (
+            key TEXT PRIMARY KEY,          -- ModelIdentity.key() of the embedder
+            name TEXT NOT NULL,
+            identity TEXT NOT NULL,        -- JSON of the ModelIdentity
+            dim INTEGER NOT NULL,
+            max_seq_length INTEGER,
+            normalized INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE embeddings (
+            embedder_key TEXT NOT NULL REFERENCES embedders(key) ON DELETE CASCADE,
+            role TEXT NOT NULL,            -- 'passage' or 'query' (prefixes differ)
+            content_hash TEXT NOT NULL,    -- sha256 of the text
+            vector BLOB NOT NULL,          -- float32, little-endian, dim values
+            tokens INTEGER,                -- the text's length in the embedder's tokens
+            PRIMARY KEY (embedder_key, role, content_hash)
+        );
+        CREATE TABLE retrieval_indexes (
+            id INTEGER PRIMARY KEY,
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+            embedder_key TEXT NOT NULL REFERENCES embedders(key),
+            chunks INTEGER NOT NULL,       -- chunks searched (own + attached collections)
+            embedded INTEGER NOT NULL,     -- chunks newly embedded by this indexing
+            over_length INTEGER NOT NULL,  -- chunks longer than the embedder's max length
+            seconds REAL,
+            created_at TEXT NOT NULL
+        );
+        -- a retriever's ranked list per query (the retrieved@k settings read their top k)
+        CREATE TABLE retrievals (
+            retriever TEXT NOT NULL,       -- label: embedder key [+ reranker name + depth]
+            query_rowid INTEGER NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+            ranked TEXT NOT NULL,          -- JSON [[chunk_rowid, score], ...] best first
+            PRIMARY KEY (retriever, query_rowid)
+        );
+
+        -- the generation cache: one row per (model identity, exact prompt, sampling params)
+        CREATE TABLE generations (
+            key TEXT PRIMARY KEY,
+            model_key TEXT NOT NULL,
+            model_name TEXT NOT NULL,
+            prompt TEXT NOT NULL,          -- exactly what was sent (rendered text)
+            params TEXT NOT NULL,          -- JSON SamplingParams
+            text TEXT NOT NULL,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            prompt_tokens_evaluated INTEGER,
+            seconds REAL,
+            finish_reason TEXT,
+            device TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX generations_model ON generations (model_key);
+
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id),
+            config TEXT NOT NULL,          -- JSON: the plan as the user asked for it
+            header TEXT NOT NULL,          -- JSON: what reproduces it (hashes, versions, device)
+            status TEXT NOT NULL,          -- 'planned', 'running', 'cancelled', 'failed', 'done'
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE run_items (
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            system TEXT NOT NULL,          -- system label (generator + template [+ retriever])
+            setting TEXT NOT NULL,         -- 'base', 'oracle', 'mixed', 'retrieved@3', ...
+            query_rowid INTEGER NOT NULL REFERENCES queries(id),
+            generation_key TEXT REFERENCES generations(key),
+            context TEXT,                  -- JSON chunk rowids given as context, in order
+            truncated INTEGER NOT NULL DEFAULT 0,
+            error TEXT,                    -- why this item has no generation, if it has none
+            PRIMARY KEY (run_id, system, setting, query_rowid)
+        );
+        CREATE INDEX run_items_generation ON run_items (generation_key);
+
+        -- per-generation scores against a query's gold answers (recomputable from rows)
+        CREATE TABLE scores (
+            generation_key TEXT NOT NULL REFERENCES generations(key) ON DELETE CASCADE,
+            query_rowid INTEGER NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+            metric TEXT NOT NULL,
+            value REAL,                    -- NULL: not applicable (e.g. language of a short reply)
+            detail TEXT,                   -- why: the matched answer, the parsed citations, ...
+            PRIMARY KEY (generation_key, query_rowid, metric)
+        );
+        """
+    )
+
+
+@migration
+def m003_arena(db: sqlite_utils.Database) -> None:
+    """The arena: every judge call (a cache, like ``generations``), arenas and their battles."""
+    db.executescript(
+        """
+        -- one judge call: the cache that makes judging resumable (key: judge identity,
+        -- template name@version, the exact prompt fields, the reading method)
+        CREATE TABLE judgments (
+            key TEXT PRIMARY KEY,
+            judge_key TEXT NOT NULL,       -- ModelIdentity.key() of the judge model
+            judge_name TEXT NOT NULL,
+            template TEXT NOT NULL,        -- name@version
+            fields TEXT NOT NULL,          -- JSON: what the template was filled with
+            label TEXT,                    -- 'A' / 'B' / 'tie', '1'..'5', 'yes' / 'no'; NULL: unparsed
+            probs TEXT,                    -- JSON label -> probability (logits method)
+            method TEXT NOT NULL,          -- 'logits' | 'parsed'
+            raw TEXT,                      -- the reply (parsed method)
+            parse_failed INTEGER NOT NULL,
+            fallback_reason TEXT,
+            seconds REAL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX judgments_judge ON judgments (judge_key, template);
+
+        -- one judging of one run: pairwise (MIRAGE-Bench) or against a reference (RAG-QA Arena)
+        CREATE TABLE arenas (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            mode TEXT NOT NULL,            -- 'pairwise' | 'reference'
+            config TEXT NOT NULL,          -- JSON: judge, template, order policy, seed, queries
+            header TEXT NOT NULL,          -- JSON: judge identity, versions, device, timings
+            status TEXT NOT NULL,          -- 'planned', 'running', 'cancelled', 'failed', 'done'
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (run_id, name)
+        );
+
+        -- one battle: two answers to one query (system_b is 'reference' against a reference
+        -- answer); winner NULL means every judge reply for it failed to parse
+        CREATE TABLE battles (
+            arena_id INTEGER NOT NULL REFERENCES arenas(id) ON DELETE CASCADE,
+            query_rowid INTEGER NOT NULL REFERENCES queries(id),
+            system_a TEXT NOT NULL,
+            system_b TEXT NOT NULL,
+            winner TEXT,                   -- 'a' | 'b' | 'tie' | NULL (parse failure)
+            shown TEXT NOT NULL,           -- order(s) judged: 'ab', 'ba' or 'both'
+            judgment_keys TEXT NOT NULL,   -- JSON list, in the order judged
+            parse_failures INTEGER NOT NULL DEFAULT 0,
+            refusal INTEGER NOT NULL DEFAULT 0,   -- an answer that declines (no-answer)
+            detail TEXT,                   -- JSON: per-order labels and probabilities
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (arena_id, query_rowid, system_a, system_b)
+        );
+        CREATE INDEX battles_query ON battles (arena_id, query_rowid);
+        """
+    )
+
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply the migrations this database has not seen, each in its own transaction."""
+    db = sqlite_utils.Database(conn)
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    applied = []
+    for index, (name, fn) in enumerate(MIGRATIONS, start=1):
+        if name in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # another process may have applied it between our read and our lock
+            if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
+                conn.execute("COMMIT")
+                continue
+            fn(db)
+            conn.execute(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, datetime('now'))", (name,)
+            )
+            conn.execute(f"PRAGMA user_version = {index}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied

@@ -1,0 +1,323 @@
+"""``mirage-tui arena``: judge a run's answers, and read the arena back.
+
+    mirage-tui arena judge RUN --judge MODEL [--pairs all|reference] [--reference SYSTEM]
+                           [--queries N] [--order random|both] [--seed S] [--threads N]
+                           [--name NAME]
+    mirage-tui arena ratings RUN [--arena NAME] [--boot 200] [--seed 0] [--json]
+    mirage-tui arena surrogate RUN [--arena NAME] [--judge MODEL] [--json]
+    mirage-tui arena export RUN [--arena NAME] [--format csv|jsonl] [--out PATH]
+                            [--what battles|ratings]
+    mirage-tui arena list RUN [--json]
+
+``judge`` is resumable: the same command again skips the stored battles and answers judge
+calls from the judgments cache. Ctrl-C cancels after the current battle (twice: at once).
+Progress goes to stderr as ``run`` prints it: a live bar on a terminal, else a line every
+~10 seconds. Every subcommand exits 1 with a one-line message on errors.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from mirage_tui.cli.common import CliError, db_option, duration, install_interrupt
+from mirage_tui.cli.progress import ProgressLine, ProgressPrinter, progress_bar
+
+
+def add_parsers(sub) -> None:
+
+    arena = sub.add_parser("arena", help="judge a run's answers pairwise or against a "
+                                         "reference; ratings, surrogate, export",
+                           description="The arena: an LLM judge compares a run's answers "
+                                       "(MIRAGE-Bench pairwise, or RAG-QA Arena against a "
+                                       "reference); Bradley-Terry ratings with bootstrap CIs.")
+    asub = arena.add_subparsers(dest="arena_command", metavar="ACTION", required=True)
+
+    p = asub.add_parser("judge", help="judge a run's answers (resumable)")
+    db_option(p)
+    p.add_argument("run", help="run name")
+    p.add_argument("--judge", required=True, metavar="MODEL",
+                   help="judge model: catalog name or GGUF path")
+    p.add_argument("--pairs", choices=("all", "reference"), default="all",
+                   help="all: every pair of contestants (MIRAGE-Bench); reference: each "
+                        "contestant against the reference answer (RAG-QA Arena)")
+    p.add_argument("--reference", metavar="SYSTEM",
+                   help="with --pairs reference: a contestant to judge against instead of "
+                        "the dataset's reference answers ('SYSTEM | SETTING')")
+    p.add_argument("--queries", type=int, metavar="N",
+                   help="a seeded sample of N queries, stratified by source and language")
+    p.add_argument("--order", choices=("random", "both", "debiased"), default="random",
+                   help="random: a seeded A/B order per battle; both: judge both orders, "
+                        "a disagreement is a tie; debiased: judge both orders and average each "
+                        "side's label probability over them (cancels a position preference)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    p.add_argument("--settings", metavar="LIST",
+                   help="judge only contestants in these settings, e.g. base,oracle,retrieved@3 "
+                        "(default: every setting of the run)")
+    p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for the judge")
+    p.add_argument("--name", help="arena name (default pairwise:JUDGE or reference:JUDGE)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    p = asub.add_parser("ratings", help="Bradley-Terry leaderboard with bootstrap CIs")
+    db_option(p)
+    p.add_argument("run", help="run name")
+    p.add_argument("--arena", metavar="NAME", help="arena (default: the only or latest "
+                                                   "pairwise one)")
+    p.add_argument("--boot", type=int, default=200, metavar="N",
+                   help="bootstrap tournaments (default 200)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (0)")
+    p.add_argument("--json", action="store_true", help="print the ratings as JSON")
+
+    p = asub.add_parser("surrogate", help="the random-forest surrogate judge")
+    db_option(p)
+    p.add_argument("run", help="run name")
+    p.add_argument("--arena", metavar="NAME")
+    p.add_argument("--judge", metavar="MODEL",
+                   help="model for the judged features (support, reranker, overlap, fluency); "
+                        "without it only the model-free features are used")
+    p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for --judge")
+    p.add_argument("--boot", type=int, default=200, metavar="N",
+                   help="bootstrap rounds (default 200)")
+    p.add_argument("--seed", type=int, default=0, metavar="S")
+    p.add_argument("--json", action="store_true")
+
+    p = asub.add_parser("export", help="write an arena's battles or ratings as CSV or JSONL")
+    db_option(p)
+    p.add_argument("run", help="run name")
+    p.add_argument("--arena", metavar="NAME")
+    p.add_argument("--format", choices=("csv", "jsonl"), default="csv")
+    p.add_argument("--out", "-o", type=Path, metavar="PATH",
+                   help="output file (default ./RUN.arena-WHAT.FORMAT)")
+    p.add_argument("--what", choices=("battles", "ratings"), default="battles")
+    p.add_argument("--boot", type=int, default=200, metavar="N",
+                   help="bootstrap tournaments for --what ratings (200)")
+    p.add_argument("--seed", type=int, default=0, metavar="S")
+
+    p = asub.add_parser("list", help="a run's arenas")
+    db_option(p)
+    p.add_argument("run", help="run name")
+    p.add_argument("--json", action="store_true")
+
+
+def run(args, store) -> int:
+    handler = {"judge": _judge, "ratings": _ratings, "surrogate": _surrogate,
+               "export": _export, "list": _list}[args.arena_command]
+    return handler(args, store)
+
+
+# --------------------------------------------------------------------------- judge
+
+def _judge(args, store) -> int:
+    from engine.arena.judging import judge_arena
+
+    if args.reference and args.pairs != "reference":
+        args.pairs = "reference"
+    cancel = threading.Event()
+    printer = ArenaProgressPrinter(sys.stderr)
+    previous = install_interrupt(cancel)
+    try:
+        summary = judge_arena(store, args.run, args.judge, pairs=args.pairs,
+                              queries=args.queries, seed=args.seed, order=args.order,
+                              systems=_systems_in(store, args.run, args.settings),
+                              name=args.name, reference=args.reference,
+                              n_threads=args.threads, progress=printer, cancel=cancel)
+    finally:
+        printer.close()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if args.json:
+        print(json.dumps(summary.as_json(), ensure_ascii=False))
+    else:
+        _print_summary(summary)
+    if summary.status == "failed":
+        print(f"mirage-tui: error: {summary.message}", file=sys.stderr)
+        return 1
+    return 130 if summary.status == "cancelled" else 0
+
+
+def _systems_in(store, run_name: str, settings: str | None) -> list[str] | None:
+    """The run's contestants whose setting is listed (``retrieved@3`` matches
+    ``retrieved@3:e5-small-q4#…``); None for all of them."""
+    if not settings:
+        return None
+    from engine.arena.planning import run_contestants
+    from engine.arena.types import split_arena_system
+    from engine.results.records import load_run
+
+    wanted = {s.strip() for s in settings.split(",") if s.strip()}
+    chosen, seen = [], set()
+    for name in run_contestants(store, load_run(store, run_name).id):
+        setting = split_arena_system(name)[1] or ""
+        short = setting.split(":", 1)[0]
+        if short in wanted or setting in wanted:
+            chosen.append(name)
+            seen |= {short, setting}
+    missing = sorted(wanted - seen)
+    if missing:
+        raise CliError(f"--settings: the run has no contestants in {', '.join(missing)}")
+    return chosen
+
+
+class ArenaProgressPrinter(ProgressPrinter):
+    """ArenaProgress events to a stream, drawn like a run's progress (a redrawn bar on a
+    terminal, else a line every 10 s and always the last one)."""
+
+    @staticmethod
+    def line(e) -> str:
+        bar, eta = progress_bar(e)
+        text = (f"{e.arena} {bar} {e.done}/{e.total} battles, {e.cached} cached, "
+                f"{e.battles_per_s:.2f} battles/s, ETA {duration(eta)}")
+        if e.parse_failures:
+            text += f", {e.parse_failures} parse failures"
+        if e.query and e.status == "running":
+            text += f" · {e.query}"
+        if e.status != "running":
+            text += f" · {e.status}"
+        return text
+
+
+def _print_summary(s) -> None:
+    print(f"arena {s.arena} ({s.mode}) of run {s.run}: {s.status} — {s.done}/{s.total} "
+          f"battles over {s.queries} queries ({s.judged} judged now, {s.cached} from the "
+          f"store or the judgment cache) in {duration(s.seconds)}")
+    print(f"  {len(s.contestants)} contestants; judge calls: {s.judge_calls} new, "
+          f"{s.cached_calls} cached; parse failures: {s.parse_failures} "
+          f"({s.unparsed_battles} battles without a verdict)")
+    if s.disagreements:
+        print(f"  {s.disagreements} battles where the two orders disagreed (stored as ties)")
+    if s.skipped_queries:
+        print(f"  {s.skipped_queries} queries without a reference answer skipped")
+    if s.errors:
+        print(f"  {s.errors} battles not judged: {s.message}")
+    if s.status == "cancelled":
+        print("  cancelled: run the same command again to resume")
+
+
+# --------------------------------------------------------------------------- read back
+
+def _ratings_for(store, run_name, arena, boot: int, seed: int):
+    from engine.arena.battles import load_battles, resolve_arena
+
+    if boot < 1:
+        raise ValueError("--boot must be at least 1")
+    info = resolve_arena(store, run_name, arena)
+    try:
+        from engine.arena.leaderboard import compute_ratings, format_leaderboard
+    except ImportError as exc:
+        raise ValueError(f"ratings are not available in this build ({exc})") from None
+    battles = load_battles(store, run_name, info.name)
+    if not battles:
+        raise ValueError(f"arena {info.name!r} has no battles yet")
+    return info, compute_ratings(battles, n_boot=boot, seed=seed), format_leaderboard
+
+
+def _ratings(args, store) -> int:
+    info, ratings, format_leaderboard = _ratings_for(store, args.run, args.arena, args.boot,
+                                                     args.seed)
+    report = None
+    if info.mode == "reference":
+        from engine.arena.reference import format_reference_report, reference_report
+
+        report = reference_report(store, args.run, info.name)
+    if args.json:
+        data = {"run": args.run, "arena": info.name, "mode": info.mode, "judge": info.judge,
+                "status": info.status, **ratings.as_json(),
+                "reference": report.as_json() if report else None}
+        print(json.dumps(data, ensure_ascii=False))
+        return 0
+    print(f"arena {info.name} ({info.mode}, {info.status}) of run {args.run}, judge "
+          f"{info.judge}")
+    print(format_leaderboard(ratings).rstrip("\n"))
+    if report is not None:
+        print()
+        print(format_reference_report(report), end="")
+    return 0
+
+
+def _surrogate(args, store) -> int:
+    """Features first (model-free ones always, judged ones with --judge; stored features are
+    reused) over the queries the arena judged, then the surrogate fit."""
+    from engine.arena.battles import load_battles, resolve_arena
+
+    try:
+        from engine.arena.features import compute_features
+        from engine.arena.surrogate import format_surrogate, surrogate_for_run
+    except ImportError as exc:
+        raise ValueError(f"the surrogate judge is not available in this build ({exc})") from None
+    if args.boot < 1:
+        raise ValueError("--boot must be at least 1")
+    info = resolve_arena(store, args.run, args.arena)
+    queries = sorted({b.query for b in load_battles(store, args.run, info.name)})
+    line = ProgressLine("features")
+    try:
+        features = compute_features(store, args.run, judge=args.judge, queries=queries,
+                                    n_threads=getattr(args, "threads", None), progress=line)
+    finally:
+        line.close()
+    if features.errors:
+        print(f"mirage-tui: {len(features.errors)} feature errors (first: "
+              f"{features.errors[0]})", file=sys.stderr)
+    report = surrogate_for_run(store, args.run, info.name, n_boot=args.boot, seed=args.seed)
+    if args.json:
+        print(json.dumps(report.as_json(), ensure_ascii=False))
+    else:
+        print(format_surrogate(report).rstrip("\n"))
+    return 0
+
+
+def _export(args, store) -> int:
+    from engine.arena.battles import battle_rows, resolve_arena
+
+    info = resolve_arena(store, args.run, args.arena)
+    if args.what == "battles":
+        rows = battle_rows(store, args.run, info.name)
+    else:
+        _, ratings, _ = _ratings_for(store, args.run, info.name, args.boot, args.seed)
+        rows = [{"arena": info.name, **s.as_json()} for s in ratings.systems]
+    out = args.out or Path(f"{args.run}.arena-{args.what}.{args.format}")
+    write_rows(rows, out, args.format)
+    print(f"exported {len(rows):,} {args.what} of arena {info.name} (run {args.run}) to {out}")
+    return 0
+
+
+def write_rows(rows: list[dict], out: Path, fmt: str) -> None:
+    """Flat dicts as CSV (lists and dicts as JSON text) or as JSON lines."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".part")
+    with tmp.open("w", encoding="utf-8", newline="") as fh:
+        if fmt == "jsonl":
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        else:
+            columns = list(dict.fromkeys(k for row in rows for k in row))
+            writer = csv.DictWriter(fh, fieldnames=columns)
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({k: json.dumps(v, ensure_ascii=False)
+                                 if isinstance(v, (list, dict)) else v for k, v in row.items()})
+    tmp.replace(out)
+
+
+def _list(args, store) -> int:
+    from engine.arena.battles import list_arenas
+
+    infos = list_arenas(store, args.run)
+    if args.json:
+        print(json.dumps([{k: v for k, v in i.as_json().items() if k != "header"}
+                          for i in infos], ensure_ascii=False))
+        return 0
+    if not infos:
+        print(f"run {args.run} has no arenas yet: `mirage-tui arena judge {args.run} "
+              f"--judge MODEL`")
+        return 0
+    rows = [("ARENA", "MODE", "JUDGE", "STATUS", "BATTLES", "PARSE FAILURES", "UPDATED")]
+    rows += [(i.name, i.mode, i.judge or "-", i.status, str(i.battles),
+              str(i.parse_failures), i.updated_at) for i in infos]
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+    return 0

@@ -1,0 +1,147 @@
+"""``mirage-tui index`` and ``mirage-tui retrieve``: embed a dataset's pool, then retrieve and
+score (MIRAGE §1 retrieval; the table has the shape of MIRAGE's Table 2).
+
+    mirage-tui index DATASET --embedder NAME [--batch-size N] [--json]
+    mirage-tui retrieve DATASET --embedder NAME [--reranker judge:GENERATOR]
+                        [--rerank-depth 20] [--depth 5] [--by language|source] [--json]
+
+Both resume: vectors and rankings already stored are reused, so an interrupted command picks
+up where it stopped. Models are loaded only when a command runs.
+"""
+
+from __future__ import annotations
+
+import json
+
+from engine.datasets.catalog import resolve
+from engine.retrieval import Retriever, index_dataset, report_json, retrieval_report_for
+from mirage_tui.cli.common import db_option
+from mirage_tui.cli.progress import ProgressLine
+
+METRIC_ROWS = (("P", "p"), ("R", "r"), ("F1", "f1"), ("NDCG", "ndcg"),
+               ("NDCG (MIRAGE ref.)", "ndcg_mirage"))
+
+
+def add_parsers(sub) -> None:
+
+    p = sub.add_parser("index", help="embed a dataset's chunks (and attached collections)")
+    db_option(p)
+    p.add_argument("dataset", help="NAME or NAME@VERSION")
+    p.add_argument("--embedder", required=True, help="an embedder from `mirage-tui models list`")
+    p.add_argument("--batch-size", type=int, default=64,
+                   help="texts per embedding call and per stored transaction (default 64)")
+    p.add_argument("--json", action="store_true", help="print the index report as JSON")
+
+    p = sub.add_parser("retrieve", help="retrieve top-k for every query and score retrieval")
+    db_option(p)
+    p.add_argument("dataset", help="NAME or NAME@VERSION")
+    p.add_argument("--embedder", required=True, help="an embedder from `mirage-tui models list`")
+    p.add_argument("--reranker", metavar="KIND:NAME",
+                   help="rerank the dense top --rerank-depth: judge:GENERATOR (a local LLM "
+                        "judge) or cross-encoder:FOLDER")
+    p.add_argument("--rerank-depth", type=int, default=20,
+                   help="dense candidates given to the reranker (default 20)")
+    p.add_argument("--depth", type=int, default=5, help="chunks kept per query (default 5)")
+    p.add_argument("--by", choices=("language", "source"), help="one table per group")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def run(args, store) -> int:
+    if args.command == "index":
+        return _index(args, store)
+    if args.command == "retrieve":
+        return _retrieve(args, store)
+    raise ValueError(f"mirage_tui.cli.index cannot run {args.command!r}")
+
+
+def load_reranker(spec: str):
+    """``judge:GENERATOR`` or ``cross-encoder:FOLDER`` -> a models Reranker."""
+    kind, _, name = spec.partition(":")
+    if not name:
+        raise ValueError(f"--reranker {spec!r}: expected judge:GENERATOR or cross-encoder:FOLDER")
+    if kind == "judge":
+        from models.catalog import load_generator
+        from models.rerankers import JudgeReranker
+
+        return JudgeReranker(load_generator(name))
+    if kind == "cross-encoder":
+        from models.rerankers import CrossEncoderReranker
+
+        return CrossEncoderReranker(name)
+    raise ValueError(f"--reranker {spec!r}: unknown kind {kind!r} (judge or cross-encoder)")
+
+
+def _index(args, store) -> int:
+    from models.catalog import load_embedder
+
+    resolve(store, args.dataset)                    # a typo fails before a model loads
+    embedder = load_embedder(args.embedder)
+    progress = ProgressLine(f"indexing {args.dataset}")
+    try:
+        report = index_dataset(store, args.dataset, embedder, batch_size=args.batch_size,
+                               progress=progress)
+    finally:
+        progress.close()
+    if args.json:
+        print(json.dumps(report.as_json(), ensure_ascii=False))
+        return 0
+    print(f"indexed {report.dataset} with {report.embedder} in {report.seconds:.1f}s: "
+          f"{report.chunks:,} chunks ({report.texts:,} distinct texts), "
+          f"{report.embedded:,} embedded, {report.reused:,} reused, "
+          f"{report.over_length:,} over-length")
+    if report.over_length:
+        policy = getattr(embedder, "long_text_policy", "truncate")
+        what = "averaged over windows" if policy == "window-average" else "truncated"
+        print(f"  warning: {report.over_length:,} chunk(s) are longer than {report.embedder}'s "
+              f"{report.max_seq_length} tokens and were {what} by the embedder")
+    return 0
+
+
+def _retrieve(args, store) -> int:
+    from models.catalog import load_embedder
+
+    if args.depth < 1:
+        raise ValueError("--depth must be at least 1")
+    resolve(store, args.dataset)
+    embedder = load_embedder(args.embedder)
+    reranker = load_reranker(args.reranker) if args.reranker else None
+    retriever = Retriever(store, args.dataset, embedder, reranker, args.rerank_depth)
+    progress = ProgressLine(f"retrieving {retriever.dataset}")
+    try:
+        retriever.retrieve(depth=args.depth, progress=progress)
+    finally:
+        progress.close()
+    ks = tuple(sorted({k for k in (1, 3, 5) if k <= args.depth} | {args.depth}))
+    report = retrieval_report_for(store, retriever.dataset, retriever.label, ks=ks, by=args.by,
+                                  n_boot=args.n_boot, seed=args.seed)
+    if args.json:
+        print(json.dumps({**report_json(report), "chunks": retriever.chunk_count},
+                         ensure_ascii=False))
+        return 0
+    print(f"{report['dataset']}  retriever {report['retriever']}  top {report['depth']} of "
+          f"{retriever.chunk_count:,} chunks")
+    blocks = [("all", report)] + list(report["groups"].items())
+    for name, block in blocks:
+        print(format_table(name, block, report["ks"]))
+    if report["missing"]:
+        print(f"  ({report['missing']} queries have no stored ranking and are not scored)")
+    return 0
+
+
+def format_table(name: str, block: dict, ks) -> str:
+    """One group's P/R/F1/NDCG rows by k, each cell ``value [lo, hi]``."""
+    lines = [f"{name}: n={block['n']}"
+             + (f" ({block['no_gold']} without a relevant chunk, scored with recall 0)"
+                if block["no_gold"] else "")]
+    width = 22
+    lines.append(("  " + " " * 20 + "".join(f"@{k}".ljust(width) for k in ks)).rstrip())
+    for title, prefix in METRIC_ROWS:
+        cells = []
+        for k in ks:
+            e = block["metrics"][f"{prefix}@{k}"]
+            cells.append("–" if e.value is None else f"{e.value:.3f} [{e.lo:.3f}, {e.hi:.3f}]")
+        lines.append("  " + title.ljust(20) + "".join(c.ljust(width) for c in cells).rstrip())
+    return "\n".join(lines)
+

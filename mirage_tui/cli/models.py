@@ -1,0 +1,98 @@
+"""``mirage-tui models``: list what can be used now, and check that one model runs.
+
+    mirage-tui models list [--json]
+    mirage-tui models check NAME [--json] [--max-tokens N]
+
+``check`` loads the model and runs one short generation (prompt and generated tokens/s) or one
+small embedding batch (items/s) with :func:`models.check.check_model` (the TUI's Models screen
+uses the same); it exits 1 with the reason when the model does not work. The model code is
+imported only when a models command runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from mirage_tui.cli.common import db_option
+
+
+def add_parsers(sub) -> None:
+    models = sub.add_parser("models", help="list local models and check that one runs")
+    models_sub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+
+    p = models_sub.add_parser("list", help="packaged and local models, installed or not")
+    db_option(p)
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+
+    p = models_sub.add_parser("check", help="load a model and time one short run")
+    db_option(p)
+    p.add_argument("name", help="a name from `models list`, or a GGUF path")
+    p.add_argument("--max-tokens", type=int, default=16, help="tokens to generate (default 16)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def run(args, store=None) -> int:
+    if args.models_command == "list":
+        return _list(args)
+    return _check(args)
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "-"
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return "-"
+
+
+def _list(args) -> int:
+    from models.catalog import list_models
+
+    entries = list_models()
+    if args.json:
+        print(json.dumps([e.as_json() for e in entries], ensure_ascii=False))
+        return 0
+    rows = [("NAME", "KIND", "INSTALLED", "QUANT", "CONTEXT", "SIZE", "LICENSE")]
+    for e in entries:
+        rows.append((e.name, e.kind + (" (chat)" if e.chat else ""),
+                     "yes" if e.installed else "no", e.quantization or "-",
+                     str(e.context_length or "-"), _size(e.size_bytes), e.license or "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    for e in entries:
+        if not e.installed and e.install:
+            print(f"  {e.name}: not installed; `{e.install}`")
+        if e.error:
+            print(f"  {e.name}: {e.error}")
+    return 0
+
+
+def _check(args) -> int:
+    from models.check import check_model
+
+    result = check_model(args.name, max_tokens=args.max_tokens)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    elif result["ok"]:
+        _print_check(result)
+    if not result["ok"]:
+        if not args.json:
+            print(f"mirage-tui: error: {result['error']}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_check(r: dict) -> None:
+    print(f"{r['name']}: ok ({r['kind']}, {r['device']}, loaded in {r['load_seconds']:.1f}s)")
+    if r["kind"] == "embedder":
+        print(f"  {r['items']} passages in {r['seconds']:.2f}s: {r['items_per_s']:.1f} items/s, "
+              f"dim {r['dim']}")
+        return
+    print(f"  prompt: {r['prompt_tokens']} tokens, {r['prompt_tokens_per_s']:.0f} tokens/s")
+    print(f"  generated: {r['completion_tokens']} tokens, {r['tokens_per_s']:.1f} tokens/s "
+          f"({r['finish_reason']})")
+    print(f"  text: {' '.join(r['text'].split())[:200]}")

@@ -1,0 +1,188 @@
+"""``mirage-tui run``: plan and execute an evaluation run from a TOML file or from flags.
+
+    mirage-tui run --config run.toml
+    mirage-tui run --dataset demo --generator smollm2-135m-instruct \\
+        --settings base,oracle,mixed,retrieved@1,retrieved@3,retrieved@5 \\
+        --retriever minilm-l6-v2,e5-small-q4 --sample 100 --seed 0 --name demo-smol
+    mirage-tui run ... --dry-run          # the plan, what is stored already, a time estimate
+
+Flags override the file's keys. Running the same command again resumes the run (without
+``--name`` the name is derived from the configuration, so the same command finds it); a run
+of the same name with other settings is refused unless ``--force-new``. Ctrl-C cancels
+cleanly after the current item (twice: at once); the run resumes from the store.
+
+Progress goes to stderr: a live bar on a terminal, otherwise a line every ~10 seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from dataclasses import asdict
+from pathlib import Path
+
+from mirage_tui.cli.common import CliError, db_option, duration, install_interrupt
+from mirage_tui.cli.progress import ProgressPrinter, accuracy_line
+
+
+def add_parsers(sub) -> None:
+
+    p = sub.add_parser("run", help="run an evaluation (systems × settings × queries)",
+                       description="Plan and execute an evaluation run (systems × settings × "
+                                   "queries) from a TOML file or from flags. Running the same "
+                                   "command again resumes it.")
+    db_option(p)
+    p.add_argument("--config", type=Path, metavar="TOML",
+                   help="a run file: dataset, generators, settings, retrievers, ... as keys")
+    p.add_argument("--dataset", help="NAME or NAME@VERSION")
+    p.add_argument("--generator", metavar="NAME[,NAME]", help="generators to run")
+    p.add_argument("--settings", metavar="LIST",
+                   help="base,oracle,mixed,retrieved@1,retrieved@3,retrieved@5 "
+                        "(default base,oracle,mixed)")
+    p.add_argument("--retriever", metavar="NAME[,NAME]", help="embedders for retrieved@k")
+    p.add_argument("--reranker", metavar="judge:NAME", help="rerank retrieved candidates")
+    p.add_argument("--rerank-depth", type=int, metavar="N", help="candidates to rerank (20)")
+    p.add_argument("--template", help="mirage (default), bergen or mirage-bench")
+    p.add_argument("--sample", type=int, metavar="N",
+                   help="a seeded sample of N queries, stratified by source and language")
+    p.add_argument("--seed", type=int, metavar="S", help="sampling and generation seed (0)")
+    p.add_argument("--name", help="run name (default: derived from the configuration)")
+    p.add_argument("--adaptive-target", type=float, metavar="W",
+                   help="sample until every 95%% CI half-width is below W (e.g. 0.03)")
+    p.add_argument("--adaptive-batch", type=int, metavar="N",
+                   help="queries per adaptive batch (default max(20, 10%% of the budget))")
+    p.add_argument("--budget", type=int, metavar="N", help="most queries adaptive may use")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="tokens per answer (64)")
+    p.add_argument("--n-ctx", type=int, metavar="N", help="context window (model default)")
+    p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan, what is stored already and a time estimate")
+    p.add_argument("--force-new", action="store_true",
+                   help="replace a stored run of the same name (its cached generations stay)")
+    p.add_argument("--json", action="store_true", help="print the plan or summary as JSON")
+
+
+def _canonical_generators(names: str | None) -> str | None:
+    """Short names as the catalog knows them (``smollm2`` → ``smollm2-135m-instruct``), so a
+    run's system labels do not depend on how the model was typed. Paths and names the catalog
+    does not know are kept as given (plan_run checks them)."""
+    if not names:
+        return names
+    from models.base import ModelError
+    from models.catalog import find_model
+
+    out = []
+    for name in (n.strip() for n in names.split(",")):
+        entry = None
+        if name and not name.lower().endswith(".gguf") and not Path(name).expanduser().exists():
+            try:
+                entry = find_model(name)
+            except ModelError:
+                entry = None        # ambiguous: plan_run reports it
+        out.append(entry.name if entry is not None and entry.kind == "generator" else name)
+    return ",".join(out)
+
+
+def _config(args):
+    from engine.runs import RunConfig
+
+    overrides = {"dataset": args.dataset, "generators": _canonical_generators(args.generator),
+                 "settings": args.settings, "retrievers": args.retriever,
+                 "reranker": args.reranker, "rerank_depth": args.rerank_depth,
+                 "template": args.template, "sample": args.sample, "seed": args.seed,
+                 "name": args.name, "adaptive_target": args.adaptive_target,
+                 "adaptive_batch": args.adaptive_batch, "budget": args.budget,
+                 "max_tokens": args.max_tokens, "n_ctx": args.n_ctx, "threads": args.threads}
+    if args.config is not None:
+        return RunConfig.from_toml(args.config, **overrides)
+    if not args.dataset or not args.generator:
+
+        raise CliError("run needs --dataset and --generator (or --config FILE)")
+    return RunConfig.from_dict({}, **overrides)
+
+
+def run(args, store) -> int:
+    from engine.runs import execute, plan_run
+
+    plan = plan_run(store, _config(args), force_new=args.force_new)
+    if args.dry_run:
+        return _dry_run(store, plan, args.json)
+    cancel = threading.Event()
+    printer = ProgressPrinter(sys.stderr)
+    previous = install_interrupt(cancel)
+    try:
+        summary = execute(store, plan, progress=printer, cancel=cancel)
+    finally:
+        printer.close()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if args.json:
+        print(json.dumps(asdict(summary), ensure_ascii=False))
+    else:
+        _print_summary(summary, printer.last)
+    if summary.status == "failed":
+        print(f"mirage-tui: error: {summary.message}", file=sys.stderr)
+        return 1
+    return 130 if summary.status == "cancelled" else 0
+
+
+# --------------------------------------------------------------------------- output
+
+def _print_summary(s, last_event) -> None:
+    print(f"run {s.run}: {s.status} — {s.done}/{s.total} items ({s.generated} generated, "
+          f"{s.cached} from the store, {s.errors} errors, {s.truncated} truncated) in "
+          f"{duration(s.seconds)}")
+    if s.generated:
+        print(f"  prompt tokens {s.prompt_tokens:,} (evaluated {s.prompt_tokens_evaluated:,} "
+              f"after prefix reuse), generated {s.completion_tokens:,} tokens")
+    if s.stop_reason:
+        widest = max(s.half_widths.values(), default=float("nan"))
+        print(f"  adaptive: {s.queries} queries, {s.stop_reason} (widest 95% CI half-width "
+              f"{widest:.3f})")
+    if last_event is not None and accuracy_line(last_event):
+        print(f"  EM_loose: {accuracy_line(last_event)}")
+    if s.status == "cancelled":
+        print("  cancelled: run the same command again to resume")
+
+
+def _dry_run(store, plan, as_json: bool) -> int:
+    from engine.runs.plan import estimate, measured_speeds
+    from engine.runs.rows import stored_status
+
+    status = stored_status(store, plan)
+    speeds = measured_speeds(store, plan.config.generators)
+    guess = estimate(store, plan, speeds, skip=status["stored_items"])
+    data = {**plan.summary(), "run_exists": plan.existing_run is not None,
+            "stored": status["run_items"], "cached": status["cache_hits"],
+            "cache_checked": status["checked"], "estimate_seconds": guess["seconds"],
+            "estimate": guess["generators"]}
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False))
+        return 0
+    c = plan.config
+    state = ("replaces the stored run" if plan.replace_existing else
+             f"resumes (status {plan.existing_run['status']})" if plan.existing_run else "new")
+    selection = ("all queries" if not (c.sample or c.adaptive) else
+                 f"seeded sample stratified by source and language, seed {c.seed}")
+    print(f"run {c.name} ({state})")
+    print(f"  dataset {plan.dataset}: {plan.first_batch} of {plan.dataset_queries} queries "
+          f"({selection})")
+    if c.adaptive:
+        print(f"  adaptive: batches of {plan.batch_size} queries until every 95% CI half-width "
+              f"< {c.adaptive_target}, at most {len(plan.queries)} queries "
+              f"({plan.max_count} items)")
+    print(f"  systems: {', '.join(s.label for s in plan.systems)}")
+    print(f"  settings: {', '.join(plan.settings)}")
+    print(f"  items: {plan.count} ({plan.first_batch} queries × {len(plan.systems)} "
+          f"system(s) × {len(plan.settings)} settings)")
+    print(f"  stored: {status['run_items']} items of this run, {status['cache_hits']} more "
+          f"found in the generation cache ({status['checked']})")
+    print(f"  estimate: ~{duration(guess['seconds'])} for the rest, up to {c.max_tokens} "
+          "tokens an answer")
+    for name, g in guess["generators"].items():
+        print(f"    {name}: {g['items']} items, ~{g['prompt_tokens']:,.0f} prompt tokens; "
+              f"{g['prompt_tps']:.0f} prompt / {g['gen_tps']:.0f} generated tok/s "
+              f"({g['speed']})")
+    return 0

@@ -1,0 +1,646 @@
+"""The run engine: configs, plans and their order, sampling, truncation, the generation cache,
+resume after cancel / crash / full disk / kill -9, adaptive sampling, the CLI, and a real
+short run with the packaged SmolLM2 on the demo pool.
+
+Fakes only at the edge: a scripted generator that counts its calls, and (for plan order) a
+retriever that ranks a query's pool backwards; the store, the engine and the metrics are real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.datasets.demo_pool import ensure_demo
+from engine.metrics.answer import METRICS, SCORER_VERSION
+from engine.runs import (SCORER_MARK, ConfigError, RunConfig, RunConfigMismatch, execute,
+                         generation_key, plan_run, stratified_order)
+from engine.runs.plan import estimate, measured_speeds
+from engine.runs.prompting import PromptTooLong, fit_prompt, load_queries
+from engine.runs.sampling import allocation, ci_half_widths
+from engine.store import Store
+from models.base import Generation, ModelError, ModelIdentity
+
+ROOT = Path(__file__).resolve().parents[2]
+SMOL = "smollm2-135m-instruct"
+
+
+# --------------------------------------------------------------------------- fakes
+
+class FakeRendered:
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens = list(range(len(text) // 4 + 1))
+
+
+class FakeGenerator:
+    """Scripted: answers with the start of its first context chunk (or "I don't know"),
+    counts calls, and raises ModelError on the calls listed in ``fail_on``."""
+
+    chat = True
+    supports_label_probs = False
+    device = "cpu"
+
+    def __init__(self, name: str = "fake-gen", n_ctx: int = 8192, fail_on=()):
+        self.name, self.n_ctx = name, n_ctx
+        self.fail_on = set(fail_on)
+        self.calls: list[str] = []
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity(self.name, "f" * 64, None, self.n_ctx, "fake")
+
+    def render(self, messages) -> FakeRendered:
+        return FakeRendered("".join(f"<{m['role']}>{m['content']}" for m in messages))
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+    def generate(self, messages, params) -> Generation:
+        text = self.render(messages).text
+        self.calls.append(text)
+        if len(self.calls) in self.fail_on:
+            raise ModelError(f"{self.name}: scripted crash on call {len(self.calls)}")
+        _, _, context = text.partition("Context : ")
+        answer = context.lstrip("1. ")[:60] if context else "I don't know"
+        return Generation(text=answer, prompt_tokens=len(text) // 4 + 1, completion_tokens=7,
+                          prompt_tokens_evaluated=len(text) // 8, seconds=0.001,
+                          finish_reason="stop", device="cpu", prompt_text=text)
+
+
+class BackwardsRetriever:
+    """Ranks a query's own pool backwards (enough to give retrieved@k real chunks)."""
+
+    def __init__(self, store, label="backwards#00000000"):
+        self.store, self.label, self.calls = store, label, 0
+
+    def retrieve(self, query_rowids, depth=5, progress=None, cancel=None):
+        self.calls += 1
+        out = {}
+        for q in query_rowids:
+            rows = self.store.query("SELECT chunk_rowid FROM pool WHERE query_rowid = ? AND "
+                                    "position IS NOT NULL ORDER BY position DESC", (q,))
+            out[q] = [(r[0], 1.0 - i / 10) for i, r in enumerate(rows)][:depth]
+        return out
+
+
+@pytest.fixture
+def demo(store):
+    ensure_demo(store)
+    return store
+
+
+def config(**kw) -> RunConfig:
+    base = dict(dataset="demo", generators=["fake-gen"], settings=["base", "oracle", "mixed"],
+                sample=6, name="t")
+    return RunConfig(**{**base, **kw})
+
+
+def run(store, cfg, gens=None, **kw):
+    gens = gens if gens is not None else {"fake-gen": FakeGenerator()}
+    plan = plan_run(store, cfg, check_models=False)
+    return plan, execute(store, plan, generators=gens, **kw)
+
+
+def rows(store) -> dict:
+    """Everything a run stores, minus timings and timestamps (for equality)."""
+    return {
+        "items": sorted(tuple(r) for r in store.query(
+            "SELECT system, setting, query_rowid, generation_key, context, truncated, error "
+            "FROM run_items")),
+        "generations": sorted(tuple(r) for r in store.query(
+            "SELECT key, model_key, prompt, params, text FROM generations")),
+        "scores": sorted(tuple(r) for r in store.query(
+            "SELECT generation_key, query_rowid, metric, value, detail FROM scores")),
+    }
+
+
+# --------------------------------------------------------------------------- config
+
+def test_config_from_toml_with_overrides_and_checks(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text('name = "x"\ndataset = "demo"\ngenerators = ["a", "b"]\n'
+                    'settings = ["base", "retrieved@3", "retrieved@1"]\n'
+                    'retrievers = "minilm-l6-v2"\nsample = 10\n', encoding="utf-8")
+    cfg = RunConfig.from_toml(path, seed=7, max_tokens=None)
+    assert cfg.generators == ["a", "b"] and cfg.retrievers == ["minilm-l6-v2"]
+    assert cfg.top_k == [1, 3] and cfg.seed == 7 and cfg.max_tokens == 64
+    assert cfg.template == "mirage@1"
+    bad = [
+        ({"settings": ["retrieved@3"]}, "needs at least one retriever"),
+        ({"settings": ["nope"]}, "unknown setting 'nope'"),
+        ({"retrievers": ["m"]}, "no retrieved@k setting"),
+        ({"sample": 0}, "sample: expected a positive integer"),
+        ({"adaptive_target": 2.0}, "adaptive_target"),
+        ({"template": "nope"}, "no prompt template"),
+        ({"settings": ["retrieved@5"], "retrievers": ["m"], "reranker": "judge:x",
+          "rerank_depth": 3}, "rerank_depth 3 is smaller"),
+        ({"reranker": "x"}, "not 'judge:GENERATOR'"),
+    ]
+    for changes, message in bad:
+        with pytest.raises(ValueError, match=message):
+            config(**changes)
+    with pytest.raises(ConfigError, match="unknown key.*colour"):
+        RunConfig.from_dict({"dataset": "demo", "generators": "a", "colour": 1})
+    path.write_text("dataset = [", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        RunConfig.from_toml(path)
+    # no name: derived from what decides the results, so the same command finds the run again
+    a = RunConfig(dataset="demo", generators=["g"], threads=1)
+    b = RunConfig(dataset="demo", generators=["g"], threads=2, budget=9)
+    assert a.name == b.name and a.name.startswith("demo-g-")
+    assert RunConfig(dataset="demo", generators=["g"], seed=1).name != a.name
+
+
+# --------------------------------------------------------------------------- sampling
+
+def test_stratified_order_is_seeded_and_every_prefix_is_proportional():
+    strata = [("s1", "en")] * 50 + [("s2", "en")] * 30 + [("s1", "de")] * 15 + [("s3", "es")] * 5
+    order = stratified_order(strata, seed=3)
+    assert sorted(order) == list(range(100))
+    assert order == stratified_order(strata, seed=3)
+    assert order != stratified_order(strata, seed=4)
+    sizes = {("s1", "en"): 50, ("s2", "en"): 30, ("s1", "de"): 15, ("s3", "es"): 5}
+    for n in range(1, 101):
+        counts = allocation(strata, order, n)
+        for key, size in sizes.items():
+            assert abs(counts.get(key, 0) - n * size / 100) < 1.0 + 1e-9, (n, key)
+    assert allocation(strata, order, 20) == {("s1", "en"): 10, ("s2", "en"): 6,
+                                             ("s1", "de"): 3, ("s3", "es"): 1}
+
+
+def test_a_sample_is_stratified_and_a_longer_one_extends_it(demo):
+    small = plan_run(demo, config(sample=9), check_models=False)
+    large = plan_run(demo, config(sample=30, name="t2"), check_models=False)
+    assert large.queries[:9] == small.queries
+    langs = [r[0] for r in demo.query(
+        f"SELECT language FROM queries WHERE id IN ({','.join(map(str, small.queries))})")]
+    assert sorted(langs) == ["de"] * 3 + ["en"] * 3 + ["es"] * 3
+    every = plan_run(demo, config(sample=None, name="all"), check_models=False)
+    assert every.queries == sorted(every.queries) and len(every.queries) == 60
+
+
+# --------------------------------------------------------------------------- plan
+
+def test_plan_size_and_order_share_prefixes(demo):
+    cfg = config(generators=["g1", "g2"], sample=4,
+                 settings=["oracle", "retrieved@3", "mixed", "base", "retrieved@1"],
+                 retrievers=["r"])
+    plan = plan_run(demo, cfg, check_models=False)
+    assert plan.count == 4 * 2 * 5 == len(plan.items)
+    assert plan.settings == ["base", "retrieved@1:r", "retrieved@3:r", "mixed", "oracle"]
+    order = [(i.system.generator, i.query_rowid, plan.setting_of(i)) for i in plan.items]
+    assert [g for g, _, _ in order] == ["g1"] * 20 + ["g2"] * 20      # one model at a time
+    assert [q for _, q, _ in order[:20]] == [q for q in plan.queries for _ in range(5)]
+    # executed: each retrieved@3 prompt extends its retrieved@1 prompt's first chunk
+    gens = {"g1": FakeGenerator("g1"), "g2": FakeGenerator("g2")}
+    summary = execute(demo, plan, generators=gens, retrievers={"r": BackwardsRetriever(demo)})
+    assert summary.status == "done" and summary.generated == 40
+    calls = gens["g1"].calls
+    for q in range(4):
+        base, r1, r3, mixed, oracle = calls[5 * q:5 * q + 5]
+        assert "Answer : \n" in base and "Context : 1. " in r1
+        prefix = r1.split("\n\nAnswer :")[0]
+        assert r3.startswith(prefix + "\n2. ")
+    stored = {r[0] for r in demo.query("SELECT DISTINCT setting FROM run_items")}
+    assert stored == {"base", "oracle", "mixed", "retrieved@1:backwards#00000000",
+                      "retrieved@3:backwards#00000000"}
+
+
+def test_unknown_models_and_datasets_are_named_with_what_exists(demo):
+    with pytest.raises(LookupError, match="no-such-model.*available generators: .*smollm2"):
+        plan_run(demo, config(generators=["no-such-model"]))
+    with pytest.raises(LookupError, match="retriever 'nope'.*available embedders: .*minilm"):
+        plan_run(demo, config(generators=[SMOL], settings=["retrieved@1"], retrievers=["nope"]))
+    with pytest.raises(LookupError, match="no dataset named 'nope' \\(known: demo\\)"):
+        plan_run(demo, config(dataset="nope"))
+
+
+def test_estimates_use_defaults_then_measured_speeds(demo):
+    plan = plan_run(demo, config(generators=[SMOL], sample=4))
+    speeds = measured_speeds(demo, [SMOL])
+    assert speeds[SMOL].source.startswith("default 600/70")
+    guess = estimate(demo, plan, speeds)
+    assert guess["generators"][SMOL]["items"] == 12 and guess["seconds"] > 12 * 64 / 70
+    with demo.write() as db:
+        db.conn.executemany(
+            "INSERT INTO generations (key, model_key, model_name, prompt, params, text, "
+            "prompt_tokens, completion_tokens, prompt_tokens_evaluated, seconds, created_at) "
+            "VALUES (?, 'm', ?, 'p', '{}', 't', 100, 10, 100, 1.0, 'now')",
+            [(str(i), SMOL) for i in range(3)])
+    measured = measured_speeds(demo, [SMOL])[SMOL]
+    assert measured.source == "measured (3 generations in the store)"
+    assert measured.prompt_tps == pytest.approx(100 + 600 / 70 * 10)
+    # with enough rows both rates are fitted: here 200 prompt and 50 generated tokens/s
+    with demo.write() as db:
+        db.conn.execute("DELETE FROM generations")
+        db.conn.executemany(
+            "INSERT INTO generations (key, model_key, model_name, prompt, params, text, "
+            "prompt_tokens, completion_tokens, prompt_tokens_evaluated, seconds, created_at) "
+            "VALUES (?, 'm', ?, 'p', '{}', 't', ?, ?, ?, ?, 'later')",
+            [(f"f{i}", SMOL, 50 * i, 5 + i, 50 * i, 50 * i / 200 + (5 + i) / 50)
+             for i in range(1, 13)])
+    fitted = measured_speeds(demo, [SMOL])[SMOL]
+    assert (fitted.prompt_tps, fitted.gen_tps) == (pytest.approx(200), pytest.approx(50))
+
+
+# --------------------------------------------------------------------------- truncation
+
+def test_truncation_drops_chunks_from_the_end_then_errors(demo):
+    from engine.prompts import get_template
+    from engine.runs.prompting import load_chunks
+
+    facts = next(iter(load_queries(demo, [demo.query("SELECT MIN(id) FROM queries")[0][0]])
+                      .values()))
+    chunks = load_chunks(demo, facts.pool)
+    template = get_template("mirage")
+    full = fit_prompt(FakeGenerator(n_ctx=100_000), template, facts, "mixed", facts.pool,
+                      chunks, 64)
+    assert not full.truncated and full.context == facts.pool
+    per_chunk = full.tokens // 5
+    small = FakeGenerator(n_ctx=full.tokens - per_chunk // 2 + 64)
+    cut = fit_prompt(small, template, facts, "mixed", facts.pool, chunks, 64)
+    assert cut.truncated and cut.context == facts.pool[:4]
+    assert cut.tokens + 64 <= small.n_ctx
+    with pytest.raises(PromptTooLong, match="even the first context chunk"):
+        fit_prompt(FakeGenerator(n_ctx=80), template, facts, "mixed", facts.pool, chunks, 64)
+    with pytest.raises(PromptTooLong, match="the question alone"):
+        fit_prompt(FakeGenerator(n_ctx=40), template, facts, "base", None, chunks, 64)
+
+
+def test_truncated_and_impossible_items_are_recorded(demo):
+    gen = FakeGenerator(n_ctx=420)      # fits base and oracle, part of mixed
+    plan, summary = run(demo, config(sample=3, max_tokens=16), {"fake-gen": gen})
+    assert summary.status == "done" and summary.truncated == 3
+    items = demo.query("SELECT setting, truncated, context, error FROM run_items")
+    mixed = [r for r in items if r["setting"] == "mixed"]
+    assert all(r["truncated"] == 1 and 0 < len(json.loads(r["context"])) < 5 for r in mixed)
+    assert all(r["truncated"] == 0 for r in items if r["setting"] != "mixed")
+    tiny = FakeGenerator(n_ctx=60)
+    _, summary = run(demo, config(sample=3, max_tokens=16, name="tiny"), {"fake-gen": tiny})
+    assert summary.status == "done" and summary.errors > 0
+    errors = demo.query("SELECT error FROM run_items ri JOIN runs r ON r.id = ri.run_id "
+                        "WHERE r.name = 'tiny' AND error IS NOT NULL")
+    assert all("does not fit" in e[0] or "exceeds the context" in e[0] for e in errors)
+
+
+# --------------------------------------------------------------------------- cache / resume
+
+def test_second_run_generates_nothing_and_keys_are_exact(demo):
+    gen = FakeGenerator()
+    plan, first = run(demo, config(), {"fake-gen": gen})
+    assert first.generated == 18 == len(gen.calls) and first.status == "done"
+    before = rows(demo)
+    again = FakeGenerator()
+    _, second = run(demo, config(), {"fake-gen": again})
+    assert again.calls == [] and second.generated == 0 and second.cached == 18
+    assert rows(demo) == before
+    g = demo.query("SELECT key, model_key, prompt, params FROM generations LIMIT 1")[0]
+    from engine.runs.prompting import sampling_params
+
+    assert g["key"] == generation_key(g["model_key"], g["prompt"], sampling_params(64, 0))
+    assert json.loads(g["params"])["temperature"] == 0.0
+    # every generation is scored once per query, with the scorer's version
+    marks = demo.query("SELECT COUNT(*), MIN(detail) FROM scores WHERE metric = ?",
+                       (SCORER_MARK,))[0]
+    assert tuple(marks) == (18, SCORER_VERSION)
+    # a second run name reuses the cache too
+    other = FakeGenerator()
+    _, third = run(demo, config(name="other"), {"fake-gen": other})
+    assert other.calls == [] and third.cached == 18
+    status = demo.query("SELECT status FROM runs WHERE name = 't'")[0][0]
+    assert status == "done"
+
+
+def test_cancelled_run_resumes_to_the_same_rows(tmp_path):
+    whole = Store(tmp_path / "whole.db")
+    ensure_demo(whole)
+    run(whole, config())
+    parts = Store(tmp_path / "parts.db")
+    ensure_demo(parts)
+    gen = FakeGenerator()
+    stop = threading.Event()
+    events = []
+
+    def progress(event):
+        events.append(event)
+        if event.done >= 7:
+            stop.set()
+
+    _, first = run(parts, config(), {"fake-gen": gen}, cancel=stop, progress=progress,
+                   min_interval=0)
+    assert first.status == "cancelled" and first.done == 7 and len(gen.calls) == 7
+    assert parts.query("SELECT status FROM runs")[0][0] == "cancelled"
+    assert events[-1].status == "cancelled"
+    again = FakeGenerator()
+    _, second = run(parts, config(), {"fake-gen": again})
+    assert second.status == "done" and len(again.calls) == 11 and second.cached == 7
+    assert rows(parts) == rows(whole)
+
+
+def test_a_crashing_generator_fails_the_run_and_resume_completes_it(demo):
+    crashing = FakeGenerator(fail_on={5})
+    _, first = run(demo, config(), {"fake-gen": crashing})
+    assert first.status == "failed" and "scripted crash on call 5" in first.message
+    run_row = demo.query("SELECT status, header FROM runs")[0]
+    assert run_row["status"] == "failed"
+    assert "scripted crash" in json.loads(run_row["header"])["message"]
+    errored = demo.query("SELECT error FROM run_items WHERE error IS NOT NULL")
+    assert len(errored) == 1 and "scripted crash" in errored[0][0]
+    assert demo.query("SELECT COUNT(*) FROM generations")[0][0] == 4
+    healthy = FakeGenerator()
+    _, second = run(demo, config(), {"fake-gen": healthy})
+    assert second.status == "done" and len(healthy.calls) == 14
+    assert demo.query("SELECT COUNT(*) FROM run_items WHERE generation_key IS NOT NULL "
+                      "AND error IS NULL")[0][0] == 18
+    assert demo.query("SELECT COUNT(*) FROM generations")[0][0] == 18
+    assert "message" not in json.loads(demo.query("SELECT header FROM runs")[0][0])
+
+
+def test_a_full_disk_stops_cleanly_and_resumes(demo):
+    gen = FakeGenerator()
+    plan = plan_run(demo, config(), check_models=False)
+    conn = demo.conn
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages + 4}")
+    summary = execute(demo, plan, generators={"fake-gen": gen})
+    assert summary.status == "failed" and summary.message.startswith("the disk is full")
+    assert 0 < summary.done < 18
+    conn.execute("PRAGMA max_page_count = 1073741823")
+    # nothing half-written: every stored item has its generation and all its scores
+    for item in demo.query("SELECT generation_key, query_rowid FROM run_items"):
+        assert demo.query("SELECT 1 FROM generations WHERE key = ?", (item[0],))
+        assert demo.query("SELECT COUNT(*) FROM scores WHERE generation_key = ? AND "
+                          "query_rowid = ?", (item[0], item[1]))[0][0] == len(METRICS) + 1
+    stored = demo.query("SELECT COUNT(*) FROM run_items")[0][0]
+    assert stored == summary.done
+    again = FakeGenerator()
+    _, resumed = run(demo, config(), {"fake-gen": again})
+    assert resumed.status == "done" and len(again.calls) == 18 - stored
+    assert demo.query("SELECT COUNT(*) FROM run_items")[0][0] == 18
+
+
+def test_same_name_with_another_config_is_refused_unless_forced(demo):
+    run(demo, config())
+    with pytest.raises(RunConfigMismatch, match="differs in: seed.*--force-new"):
+        plan_run(demo, config(seed=1), check_models=False)
+    # how far and how fast a run goes may change between sessions
+    plan_run(demo, config(threads=3), check_models=False)
+    gen = FakeGenerator()
+    plan = plan_run(demo, config(seed=1), force_new=True, check_models=False)
+    summary = execute(demo, plan, generators={"fake-gen": gen})
+    assert summary.status == "done" and len(gen.calls) == 18   # new seed: new keys
+    assert json.loads(demo.query("SELECT config FROM runs")[0][0])["seed"] == 1
+    assert demo.query("SELECT COUNT(*) FROM run_items")[0][0] == 18
+
+
+def test_a_changed_model_file_is_refused_on_resume(demo):
+    stop = threading.Event()
+    run(demo, config(), cancel=stop, progress=lambda e: e.done >= 2 and stop.set(),
+        min_interval=0)
+
+    class Other(FakeGenerator):
+        @property
+        def identity(self):
+            return ModelIdentity(self.name, "0" * 64, None, self.n_ctx, "fake")
+
+    _, summary = run(demo, config(), {"fake-gen": Other()})
+    assert summary.status == "failed" and "not the model this run started with" in \
+        summary.message
+
+
+# --------------------------------------------------------------------------- progress, scores
+
+def test_progress_is_throttled_and_reports_accuracy(demo):
+    events = []
+    run(demo, config(), progress=events.append, min_interval=60)
+    assert len(events) <= 3 and events[-1].status == "done"
+    last = events[-1]
+    assert (last.done, last.total, last.generated) == (18, 18, 18)
+    assert set(last.accuracy["fake-gen/mirage@1"]) == {"base", "oracle", "mixed"}
+    assert all(n == 6 for _, n in last.accuracy["fake-gen/mirage@1"].values())
+    every = []
+    run(demo, config(name="again"), progress=every.append, min_interval=0)
+    assert len(every) >= 18 and every[-1].cached == 18
+
+
+def test_cited_template_scores_citations_and_stale_scores_are_redone(demo):
+    _, summary = run(demo, config(template="mirage-bench", sample=2))
+    metrics = {r[0] for r in demo.query("SELECT DISTINCT metric FROM scores")}
+    assert "citations" in metrics and SCORER_MARK in metrics
+    with demo.write() as db:
+        db.conn.execute("UPDATE scores SET detail = 'answer-0' WHERE metric = ?", (SCORER_MARK,))
+        db.conn.execute("DELETE FROM scores WHERE metric = 'em_strict'")
+    again = FakeGenerator()
+    _, second = run(demo, config(template="mirage-bench", sample=2), {"fake-gen": again})
+    assert again.calls == []
+    assert demo.query("SELECT COUNT(*) FROM scores WHERE metric = 'em_strict'")[0][0] == 6
+    assert demo.query("SELECT COUNT(DISTINCT detail) FROM scores WHERE metric = ?",
+                      (SCORER_MARK,))[0][0] == 1
+
+
+# --------------------------------------------------------------------------- adaptive
+
+def test_adaptive_sampling_stops_at_the_target_and_reuses_batches(demo):
+    labels = {"s": {"base": {q: q % 2 for q in range(400)},
+                    "oracle": {q: 1 for q in range(400)},
+                    "mixed": {q: int(q % 3 > 0) for q in range(400)}}}
+    widths = ci_half_widths(labels)
+    assert set(widths) == {f"s | mixed | {m}" for m in ("nv", "ca", "ci", "cm")}
+    assert all(w < 0.06 for w in widths.values())
+    # all agree (every item context insensitive): the bootstrap collapses, Wilson does not
+    flat = ci_half_widths({"s": {"base": {0: 0, 1: 0}, "oracle": {0: 0, 1: 0},
+                                 "mixed": {0: 0, 1: 0}}})
+    assert flat["s | mixed | ci"] > 0.3
+
+    cfg = config(sample=None, adaptive_target=0.25, adaptive_batch=10, budget=40, name="ad")
+    gen = FakeGenerator()
+    plan, summary = run(demo, cfg, {"fake-gen": gen})
+    assert plan.batches()[0] == plan.queries[:10] and len(plan.queries) == 40
+    assert summary.status == "done" and summary.queries in (10, 20, 30, 40)
+    header = json.loads(demo.query("SELECT header FROM runs WHERE name = 'ad'")[0][0])
+    assert header["adaptive"]["stop_reason"] in ("target reached", "budget spent")
+    assert header["total_items"] == summary.total == 3 * summary.queries
+    if summary.stop_reason == "target reached":
+        assert max(summary.half_widths.values()) < 0.25
+    again = FakeGenerator()
+    _, rerun = run(demo, cfg, {"fake-gen": again})
+    assert again.calls == [] and rerun.queries == summary.queries
+    # an unreachable target spends the budget, extending the same order
+    tight = config(sample=None, adaptive_target=0.001, adaptive_batch=10, budget=25,
+                   name="tight")
+    plan2, spent = run(demo, tight)
+    assert spent.stop_reason == "budget spent" and spent.queries == 25
+    assert plan2.queries[:10] == plan.queries[:10]
+
+
+# --------------------------------------------------------------------------- CLI
+
+def _command() -> list[str]:
+    """``python -m mirage_tui.cli``: the command a user types."""
+    return [sys.executable, "-m", "mirage_tui.cli"]
+
+
+def _cli(*args, db, timeout=180, **kw):
+    return subprocess.run([*_command(), "run", "--db", str(db), *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def test_cli_dry_run_and_errors(tmp_path):
+    db = tmp_path / "w.db"
+    ensure_demo(Store(db))
+    done = _cli("--dataset", "demo", "--generator", SMOL, "--sample", "4", "--dry-run",
+                "--name", "dry", db=db)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "run dry (new)" in out and "4 of 60 queries" in out
+    assert "settings: base, mixed, oracle" in out and "items: 12" in out
+    assert "default 600/70 tok/s" in out and "0 items of this run" in out
+    assert Store(db).query("SELECT COUNT(*) FROM runs")[0][0] == 0   # a dry run writes nothing
+    bad = _cli("--dataset", "demo", "--generator", "nope", db=db)
+    assert bad.returncode == 1 and "generator 'nope'" in bad.stderr
+    assert "available generators" in bad.stderr
+    missing = _cli("--generator", SMOL, db=db)
+    assert missing.returncode == 1 and "--dataset" in missing.stderr
+    as_json = _cli("--dataset", "demo", "--generator", SMOL, "--sample", "2", "--dry-run",
+                   "--json", db=db)
+    data = json.loads(as_json.stdout)
+    assert data["count"] == 6 and data["systems"] == [f"{SMOL}/mirage@1"]
+
+
+def test_progress_printer_lines():
+    import io
+
+    from engine.runs.events import ProgressEvent
+    from mirage_tui.cli.progress import ProgressPrinter
+
+    stream = io.StringIO()
+    printer = ProgressPrinter(stream, interval=3600)
+    event = ProgressEvent("r", "running", 3, 12, 1, 2, 0, 0, 40.0, 300.0, 95.0, "s/m@1",
+                          "retrieved@3:minilm-l6-v2#abc", 3, {"s/m@1": {"base": (1, 3)}})
+    printer(event)
+    printer(event)                                   # throttled: not a tty
+    printer(ProgressEvent(**{**event.__dict__, "status": "done", "done": 12}))
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2
+    assert "3/12 items, 1 cached, 40 tok/s, ETA 1m35s" in lines[0]
+    assert "retrieved@3:minilm-l6-v2" in lines[0] and "#abc" not in lines[0]
+
+
+# --------------------------------------------------------------------------- real model
+
+@pytest.mark.slow
+def test_real_short_run_with_smollm2(demo):
+    from models.llama import LlamaGenerator
+
+    smol = LlamaGenerator.load(SMOL, n_threads=1)
+    cfg = config(generators=[SMOL], sample=4, max_tokens=16, name="real", threads=1)
+    plan, summary = run(demo, cfg, {SMOL: smol})
+    assert summary.status == "done" and summary.generated == 12 and summary.errors == 0
+    gens = demo.query("SELECT * FROM generations")
+    assert len(gens) == 12
+    assert all(g["completion_tokens"] <= 16 and g["device"] == "cpu" for g in gens)
+    # prefix reuse: consecutive prompts share the system prompt and the question
+    total = sum(g["prompt_tokens"] for g in gens)
+    evaluated = sum(g["prompt_tokens_evaluated"] for g in gens)
+    assert evaluated < total
+    # the stored prompt is exactly what the chat template renders
+    first = plan.items[0]
+    facts = load_queries(demo, [first.query_rowid])[first.query_rowid]
+    from engine.prompts import get_template
+
+    text = smol.render(get_template("mirage").messages(facts.text)).text
+    assert demo.query("SELECT 1 FROM generations WHERE prompt = ?", (text,))
+    assert text.startswith("<|im_start|>system\nYou are a helpful assistant.<|im_end|>")
+    scores = demo.query("SELECT COUNT(DISTINCT generation_key) FROM scores "
+                        "WHERE metric = 'em_loose'")[0][0]
+    assert scores == 12
+    header = json.loads(demo.query("SELECT header FROM runs")[0][0])
+    model = header["models"][SMOL]
+    assert model["quantization"] == "Q4_1" and len(model["sha256"]) == 64
+    assert header["devices"] == ["cpu"] and header["packages"]["llama-cpp-python"]
+    assert header["dataset"]["name"] == "demo" and header["scorer_version"] == SCORER_VERSION
+
+
+def _start_run(db: Path, args: tuple, store: Store, until: int) -> subprocess.Popen:
+    """Start ``run`` in a subprocess and return once ``until`` generations are stored."""
+    proc = subprocess.Popen([*_command(), "run", "--db", str(db), *args],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while store.query("SELECT COUNT(*) FROM generations")[0][0] < until:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"the run ended or stalled before {until} generations: "
+                        f"{proc.communicate()[1][-2000:]}")
+        time.sleep(0.05)
+    return proc
+
+
+@pytest.mark.slow
+def test_ctrl_c_then_kill_9_then_rerun_repeats_nothing(tmp_path):
+    db = tmp_path / "w.db"
+    store = Store(db)
+    ensure_demo(store)
+    args = ("--dataset", "demo", "--generator", SMOL, "--settings", "base,oracle",
+            "--sample", "6", "--max-tokens", "12", "--threads", "1", "--name", "k")
+    # Ctrl-C: the current item finishes, the run is marked cancelled
+    proc = _start_run(db, args, store, until=2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "cancelled" in out and store.query("SELECT status FROM runs")[0][0] == "cancelled"
+    cancelled = store.query("SELECT COUNT(*) FROM generations")[0][0]
+    assert 2 <= cancelled < 12
+    # kill -9: no chance to clean up; the status stays 'running'
+    proc = _start_run(db, args, store, until=cancelled + 2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    before = {r["key"]: r["created_at"] for r in store.query(
+        "SELECT key, created_at FROM generations")}
+    assert cancelled + 2 <= len(before) < 12
+    assert store.query("SELECT status FROM runs")[0][0] == "running"
+    # the same command again: finishes, regenerating nothing that was stored
+    done = _cli(*args, db=db)
+    assert done.returncode == 0, done.stderr
+    assert f"{12 - len(before)} generated, {len(before)} from the store" in done.stdout
+    after = {r["key"]: r["created_at"] for r in store.query(
+        "SELECT key, created_at FROM generations")}
+    assert len(after) == 12 and all(after[k] == v for k, v in before.items())
+    items = store.query("SELECT system, setting, query_rowid, generation_key FROM run_items")
+    assert len(items) == 12 and len({tuple(r[:3]) for r in items}) == 12
+    assert {r[3] for r in items} == set(after)
+    assert store.query("SELECT status FROM runs")[0][0] == "done"
+    assert store.query("SELECT COUNT(*) FROM scores WHERE metric = 'em_loose'")[0][0] == 12
+
+
+@pytest.mark.slow
+def test_retrieved_settings_through_the_real_retriever(demo):
+    cfg = config(sample=3, settings=["base", "retrieved@1", "retrieved@3"],
+                 retrievers=["minilm-l6-v2"], name="ret")
+    plan, summary = run(demo, cfg)       # scripted generator, real MiniLM retriever
+    assert summary.status == "done" and summary.generated + summary.cached == 9
+    header = json.loads(demo.query("SELECT header FROM runs")[0][0])
+    label = header["retrievers"]["minilm-l6-v2"]["label"]
+    assert label.startswith("minilm-l6-v2#")
+    assert header["retrievers"]["minilm-l6-v2"]["embedder"]["backend"] == \
+        "sentence-transformers"
+    for r in demo.query("SELECT setting, query_rowid, context FROM run_items "
+                        "WHERE setting LIKE 'retrieved@%'"):
+        k = int(r["setting"].split("@")[1].split(":")[0])
+        assert r["setting"] == f"retrieved@{k}:{label}"
+        ranked = json.loads(demo.query("SELECT ranked FROM retrievals WHERE retriever = ? AND "
+                                       "query_rowid = ?", (label, r["query_rowid"]))[0][0])
+        assert json.loads(r["context"]) == [c for c, _ in ranked[:k]]
+    again = FakeGenerator()
+    plan2 = plan_run(demo, cfg, check_models=False)
+    assert plan2.retriever_labels["minilm-l6-v2"] == label       # read back from the header
+    second = execute(demo, plan2, generators={"fake-gen": again})
+    assert second.status == "done" and again.calls == [] and second.cached == 9

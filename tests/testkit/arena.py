@@ -1,0 +1,140 @@
+"""Arena test fakes shared by the engine and CLI tests: a run generator that answers from its
+context (:class:`Answerer`), a judge that follows a script (:class:`ScriptedJudge`), a finished
+run of them (:func:`make_run`), and a small LFRQA folder with a reference-mode script."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from engine.arena.types import arena_system
+from engine.runs import RunConfig, execute, plan_run
+from models.base import Generation, ModelError, ModelIdentity
+
+A_BASE, A_ORACLE = arena_system("gen-a/mirage@1", "base"), arena_system("gen-a/mirage@1", "oracle")
+B_BASE, B_ORACLE = arena_system("gen-b/mirage@1", "base"), arena_system("gen-b/mirage@1", "oracle")
+CONTESTANTS = sorted([A_BASE, A_ORACLE, B_BASE, B_ORACLE])
+
+
+# --------------------------------------------------------------------------- fakes
+
+class Answerer:
+    """A run generator: ``<name>: <start of the context>`` or ``<name>: I don't know``."""
+
+    chat = True
+    supports_label_probs = False
+    device = "cpu"
+
+    def __init__(self, name: str, decline=lambda question: False):
+        self.name, self.decline = name, decline
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity(self.name, "a" * 64, None, 8192, "fake")
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+    def generate(self, messages, params) -> Generation:
+        text = "".join(m["content"] for m in messages)
+        _, _, context = text.partition("Context : ")
+        if context and not self.decline(text):
+            answer = f"{self.name}: {context.lstrip('1. ')[:50]}"
+        elif self.decline(text):
+            answer = f"{self.name}: I don't know."
+        else:
+            answer = f"{self.name}: I don't know" if "gen-" in self.name else f"{self.name}: ok"
+        return Generation(answer, 10, 5, 10, 0.001, "stop", "cpu", text)
+
+
+def strength(answer: str) -> int:
+    return 2 * ("gen-b" in answer) + ("I don't know" not in answer)
+
+
+def sections(prompt) -> dict[str, str]:
+    """The template's ``[Header]`` sections of a judge prompt (chat messages)."""
+    text = prompt[-1]["content"] if not isinstance(prompt, str) else prompt
+    parts = re.split(r"^\[([^\]\n]+)\]\n", text, flags=re.M)
+    return {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
+
+
+def prefer_stronger(s: dict[str, str]) -> str:
+    a, b = s.get("Answer A", s.get("Answer 1")), s.get("Answer B", s.get("Answer 2"))
+    first, second, tie = ("A", "B", "C") if "Answer A" in s else ("1", "2", "0")
+    if strength(a) == strength(b):
+        return tie
+    return f"{first if strength(a) > strength(b) else second} - it is better."
+
+
+class ScriptedJudge:
+    """A judge model that answers ``script(sections of the prompt)`` and logs every call."""
+
+    chat = True
+    supports_label_probs = False
+    device = "cpu"
+
+    def __init__(self, script=prefer_stronger, name="fake-judge", sha="j" * 64, fail_on=()):
+        self.script, self.name, self.sha = script, name, sha
+        self.fail_on = set(fail_on)
+        self.calls: list[str] = []
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity(self.name, self.sha, None, 4096, "fake")
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+    def label_probs(self, prompt, labels):
+        raise NotImplementedError
+
+    def generate(self, prompt, params) -> Generation:
+        self.calls.append(json.dumps(prompt, sort_keys=True))
+        if len(self.calls) in self.fail_on:
+            raise ModelError(f"{self.name}: scripted crash on call {len(self.calls)}")
+        reply = self.script(sections(prompt))
+        return Generation(reply, 100, 3, 100, 0.001, "stop", "cpu", "")
+
+
+# --------------------------------------------------------------------------- runs
+
+def make_run(store, name="r", generators=("gen-a", "gen-b"), settings=("base", "oracle"),
+             dataset="demo", sample=3, answerers=None):
+    cfg = RunConfig(dataset=dataset, generators=list(generators), settings=list(settings),
+                    sample=sample, name=name)
+    plan = plan_run(store, cfg, check_models=False)
+    gens = answerers or {g: Answerer(g) for g in generators}
+    summary = execute(store, plan, generators=gens)
+    assert summary.status == "done", summary.message
+    return name
+
+
+
+def write_lfrqa(folder):
+    """Two domains, three queries each."""
+    folder.mkdir()
+    for domain in ("science", "fiqa"):
+        with (folder / f"annotations_{domain}_with_citation.jsonl").open("w") as fh:
+            for i in range(3):
+                fh.write(json.dumps({
+                    "qid": f"{domain}-{i}", "question": f"{domain} question number {i}?",
+                    "answer": f"The reference answer to {domain} {i}.",
+                    "citation_numbers": [[1]], "gold_doc_ids": [i],
+                    "faithful_answer_w_citation": f"The reference answer to {domain} {i}. [1]",
+                }) + "\n")
+    return folder
+
+
+def against_reference(s: dict[str, str]) -> str:
+    """RAG-QA Arena scheme: 'good' beats the reference, 'meh' ties it on science and loses on
+    fiqa, a decline loses; science question 2 gets an unparseable reply."""
+    if "science question number 2" in s["Question"]:
+        return "I cannot decide between these."
+    one, two = s["Answer 1"], s["Answer 2"]
+    system_first = not one.startswith("The reference answer")
+    answer = one if system_first else two
+    if "I don't know" in answer or "meh" in answer and "fiqa" in s["Question"]:
+        return "2" if system_first else "1"
+    if "meh" in answer:
+        return "0"
+    return "1" if system_first else "2"
