@@ -1,4 +1,5 @@
-"""What judging reports while it works (:class:`ArenaProgress`) and when it stops
+"""What judging reports while it works (:class:`~engine.jobs.JobEvent`, built by
+:func:`arena_event`, with an :class:`ArenaProgress` as its detail) and when it stops
 (:class:`ArenaSummary`): small dataclasses the TUI draws and the CLI prints, the arena's
 counterpart of :mod:`engine.runs.events`."""
 
@@ -6,24 +7,28 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from engine.jobs import JobEvent
+
 
 @dataclass(frozen=True)
 class ArenaProgress:
-    arena: str
-    status: str                  # 'running', 'done', 'cancelled', 'failed'
-    done: int                    # battles finished (stored before, or judged now)
-    total: int                   # battles planned
-    cached: int                  # finished without a new judge call in this session
-    judged: int                  # finished with at least one new judge call
-    parse_failures: int          # judge replies that could not be parsed (all battles)
-    battles_per_s: float         # judged battles per second (this session)
-    eta_seconds: float | None
-    query: str | None            # the query id being judged
-    message: str | None = None
+    """An arena's own numbers in its events (``event.detail``)."""
 
-    @property
-    def fraction(self) -> float:
-        return self.done / self.total if self.total else 0.0
+    parse_failures: int          # judge replies that could not be parsed (all battles)
+
+
+def arena_event(arena: str, status: str, done: int, total: int, cached: int, judged: int,
+                parse_failures: int, battles_per_s: float, eta_seconds: float | None,
+                query: str | None, message: str | None = None, errors: int = 0) -> JobEvent:
+    """An arena's event: battles ``done`` (stored before, or judged now) of ``total``;
+    cached: finished without a new judge call in this session; judged: finished with at least
+    one; errors: not stored (the prompt overflows the judge's context); the rate in judged
+    battles per second; the query id being judged."""
+    return JobEvent(
+        kind="arena", name=arena, status=status, done=done, total=total, unit="battles",
+        cached=cached, new=judged, errors=errors, rate=battles_per_s, rate_unit="battles/s",
+        eta_seconds=eta_seconds, working_on=query, message=message,
+        detail=ArenaProgress(parse_failures=parse_failures))
 
 
 @dataclass

@@ -38,7 +38,9 @@ Every judge call goes through :func:`engine.arena.judgments.cached_verdict` (one
 each); every battle is one more transaction. Re-running skips stored battles, and a battle
 interrupted between its two orders is finished from the judgments cache: no judge call is
 ever made twice. Status: ``planned`` → ``running`` → ``done`` | ``cancelled`` (cooperative,
-checked between battles) | ``failed`` (the judge raised; running again resumes).
+checked between battles) | ``failed`` (the judge raised; running again resumes). Judging is a
+:class:`~engine.jobs.Job`: cancel, the end and the errors follow that policy, and progress is a
+:class:`~engine.jobs.JobEvent` (:func:`~engine.arena.events.arena_event`).
 """
 from __future__ import annotations
 
@@ -48,15 +50,15 @@ import threading
 import time
 from typing import Callable
 
-from engine.arena.events import ArenaProgress, ArenaSummary
+from engine.arena.events import ArenaSummary, arena_event
 from engine.arena.judgments import cached_verdict
 # the planning layer, re-exported: callers import these from here too
 from engine.arena.planning import (MAX_DOCUMENTS, REFERENCE, ArenaError,  # noqa: F401
                                    Matchup, QueryJob, choose_contestants, load_answers,
                                    plan_jobs, reference_documents, refusal, run_contestants,
                                    sample_queries, shown_order)
+from engine.jobs import Job, JobEvent, eta, model_failed, per_second
 from engine.results.records import load_run
-from engine.runs.execute import _is_disk_full as is_disk_full   # the run loop's test
 from engine.runs.header import identity_json, machine, now, package_versions
 from engine.store import Store
 from models.base import ContextOverflow, Generator
@@ -115,7 +117,7 @@ def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: s
                 queries: int | None = None, seed: int = 0, order: str = "random",
                 systems: list[str] | None = None, name: str | None = None,
                 reference: str | None = None, n_threads: int | None = None,
-                progress: Callable[[ArenaProgress], None] | None = None,
+                progress: Callable[[JobEvent], None] | None = None,
                 cancel: threading.Event | Callable[[], bool] | None = None,
                 min_interval: float = 0.1) -> ArenaSummary:
     """Judge the run's answers (module docstring) into the arena ``name`` (default
@@ -151,8 +153,12 @@ def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: s
                             "-> tie"),
               "parse_failures": "winner NULL, counted; with 'both' the parsed order decides"}
     name = name or _default_name(mode, judge_name, order, seed, reference)
-    return _Judging(store, run, name, config, generator, contestants, plan, progress, cancel,
-                    min_interval, n_threads).run()
+    judging = _Judging(store, run, name, config, generator, contestants, plan, progress, cancel,
+                       min_interval, n_threads)
+    # opened before the job's error policy applies: another config, or a database error
+    # here, raises as it is, with nothing written
+    judging.open()
+    return judging.run()
 
 
 def _nothing_to_judge(run_name: str, mode: str, reference: str | None, skipped: int) -> str:
@@ -227,21 +233,19 @@ def judge_verdicts(store: Store, judge: PairwiseJudge, job: QueryJob, matchup: M
 
 DISK_FULL = ("the disk is full (database or disk is full): judging stopped; every stored "
              "battle is complete. Free some space and run it again to resume.")
+JUDGE_FAILED = "judge {model!r} failed on query {query}: {type}: {error}"
 
 
-class _Stop(Exception):
-    def __init__(self, status: str, message: str | None = None):
-        super().__init__(message or status)
-        self.status, self.message = status, message
+class _Judging(Job):
+    kind = "arena"
+    disk_full = DISK_FULL
 
-
-class _Judging:
     def __init__(self, store, run, name, config, generator, contestants, plan, progress,
                  cancel, min_interval, n_threads):
+        super().__init__(progress, cancel, min_interval)
         self.store, self.run_info, self.name, self.config = store, run, name, config
         self.generator, self.contestants = generator, contestants
         self.judge = PairwiseJudge(generator, config["template"])
-        self.progress, self.cancel, self.min_interval = progress, cancel, min_interval
         self.n_threads = n_threads
         self.arena_id: int | None = None
         self.header: dict = {}
@@ -253,52 +257,29 @@ class _Judging:
         self.queries = len(self.jobs)
         self.current: str | None = None
         self.last_error: str | None = None
-        self.last_emit = 0.0
-        self.started = time.perf_counter()
+        self.stored: dict[tuple, tuple] = {}     # battles judged before (open reads them)
 
     # ----------------------------------------------------------------------- the loop
 
-    def run(self) -> ArenaSummary:
-        jobs = self.jobs
-        stored = self._open()
-        status, message = "done", None
-        try:
-            self._count_stored(jobs, stored)
-            self._emit(force=True)
-            for job in jobs:
-                self.current = job.query_id
-                for matchup in job.matchups:
-                    if (matchup.query, matchup.a, matchup.b) in stored:
-                        continue
-                    if self._cancelled():
-                        raise _Stop("cancelled", "cancelled; run it again to resume")
-                    self._battle(job, matchup)
-                    self._emit()
-        except _Stop as stop:
-            status, message = stop.status, stop.message
-        except sqlite3.OperationalError as exc:
-            if not is_disk_full(exc):
-                self._finish("failed", f"database error: {exc}", quiet=True)
-                raise
-            status, message = "failed", DISK_FULL
-        except BaseException as exc:       # KeyboardInterrupt, or a bug: leave it resumable
-            final = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
-            self._finish(final, f"interrupted: {type(exc).__name__}: {exc}", quiet=True)
-            raise
-        if status == "done" and self.counts["errors"]:
-            message = (f"{self.counts['errors']} battle(s) not judged: the prompt overflows "
-                       f"the judge's context (last: {self.last_error})")
-        self._finish(status, message, quiet=status == "failed")
-        return self._summary(status, message)
+    def work(self) -> str | None:
+        stored = self.stored
+        self._count_stored(self.jobs, stored)
+        self.emit(force=True)
+        for job in self.jobs:
+            self.current = job.query_id
+            for matchup in job.matchups:
+                if (matchup.query, matchup.a, matchup.b) in stored:
+                    continue
+                self.check_cancel()
+                self._battle(job, matchup)
+                self.emit()
+        if self.counts["errors"]:
+            return (f"{self.counts['errors']} battle(s) not judged: the prompt overflows "
+                    f"the judge's context (last: {self.last_error})")
+        return None
 
-    def _cancelled(self) -> bool:
-        c = self.cancel
-        if c is None:
-            return False
-        return c.is_set() if hasattr(c, "is_set") else bool(c())
-
-    def _open(self) -> dict[tuple, tuple]:
-        """Create the arena row, or check a stored one against this config and judge; returns
+    def open(self) -> None:
+        """Create the arena row, or check a stored one against this config and judge; read
         the stored battles ``(query, a, b) -> (winner, parse_failures, disagreement)``."""
         identity = identity_json(self.generator) or {}
         with self.store.write() as db:
@@ -350,7 +331,7 @@ class _Judging:
                 detail = json.loads(r["detail"]) if r["detail"] else {}
                 stored[(r[0], r[1], r[2])] = (r["winner"], r["parse_failures"],
                                               bool(detail.get("disagreement")))
-        return stored
+        self.stored = stored
 
     def _count_stored(self, jobs: list[QueryJob], stored: dict) -> None:
         c = self.counts
@@ -383,8 +364,8 @@ class _Judging:
         except sqlite3.OperationalError:
             raise
         except Exception as exc:  # noqa: BLE001 - any judge failure stops the judging
-            raise _Stop("failed", f"judge {self.judge.judge_name!r} failed on query "
-                                  f"{job.query_id}: {type(exc).__name__}: {exc}") from None
+            raise model_failed(self.judge.judge_name, exc, JUDGE_FAILED,
+                               query=job.query_id) from None
         orders, new_calls = [], 0
         for order, stored in verdicts:
             v = stored.verdict
@@ -429,9 +410,11 @@ class _Judging:
 
     # ----------------------------------------------------------------------- the arena row
 
-    def _finish(self, status: str, message: str | None, quiet: bool = False) -> None:
-        if self.arena_id is None:
-            return
+    @property
+    def opened(self) -> bool:
+        return self.arena_id is not None
+
+    def record(self, status: str, message: str | None) -> None:
         c = self.counts
         session = self.header["sessions"][-1]
         session.update({"ended_at": now(), "status": status, "judge_calls": c["judge_calls"],
@@ -451,36 +434,23 @@ class _Judging:
             "contestants": len(self.contestants)}
         if message:
             self.header["message"] = message
-        try:
-            with self.store.write() as db:
-                db.conn.execute("UPDATE arenas SET header = ?, status = ?, updated_at = ? "
-                                "WHERE id = ?", (json.dumps(self.header, ensure_ascii=False),
-                                                 status, now(), self.arena_id))
-        except sqlite3.Error:
-            if not quiet:
-                raise
-        self._emit(force=True, status=status, message=message)
+        with self.store.write() as db:
+            db.conn.execute("UPDATE arenas SET header = ?, status = ?, updated_at = ? "
+                            "WHERE id = ?", (json.dumps(self.header, ensure_ascii=False),
+                                             status, now(), self.arena_id))
 
     # ----------------------------------------------------------------------- reporting
 
-    def _emit(self, force: bool = False, status: str = "running",
-              message: str | None = None) -> None:
-        if self.progress is None:
-            return
-        moment = time.perf_counter()
-        if not force and moment - self.last_emit < self.min_interval:
-            return
-        self.last_emit = moment
+    def event(self, status: str, message: str | None) -> JobEvent:
         c = self.counts
-        per_battle = self.battle_seconds / c["judged"] if c["judged"] else None
-        self.progress(ArenaProgress(
+        return arena_event(
             arena=self.name, status=status, done=c["done"], total=c["total"],
             cached=c["cached"], judged=c["judged"], parse_failures=c["parse_failures"],
-            battles_per_s=c["judged"] / self.battle_seconds if self.battle_seconds else 0.0,
-            eta_seconds=None if per_battle is None else max(0, c["total"] - c["done"]) * per_battle,
-            query=self.current, message=message))
+            battles_per_s=per_second(c["judged"], self.battle_seconds),
+            eta_seconds=eta(c["done"], c["total"], self.battle_seconds, c["judged"]),
+            query=self.current, message=message, errors=c["errors"])
 
-    def _summary(self, status: str, message: str | None) -> ArenaSummary:
+    def summary(self, status: str, message: str | None) -> ArenaSummary:
         c = self.counts
         device = getattr(self.generator, "device", None)
         return ArenaSummary(

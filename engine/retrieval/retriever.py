@@ -23,6 +23,7 @@ import numpy as np
 
 from engine.datasets.catalog import resolve
 from engine.datasets.formats.base import text_hash
+from engine.jobs import is_cancelled
 from engine.retrieval.index import (
     IN_CHUNK,
     PASSAGE,
@@ -32,7 +33,6 @@ from engine.retrieval.index import (
     checked_vectors,
     dataset_label,
     index_dataset,
-    is_cancelled,
     marks,
     pending_chunks,
     retriever_label,

@@ -1,39 +1,50 @@
-"""What a run reports while it works (:class:`ProgressEvent`) and when it stops
-(:class:`RunSummary`). Small, immutable-ish dataclasses: the TUI draws them, the CLI prints
-them, and neither needs anything else from the engine."""
+"""What a run reports while it works (:class:`~engine.jobs.JobEvent`, built by
+:func:`run_event`, with a :class:`RunProgress` as its detail) and when it stops
+(:class:`RunSummary`). Small dataclasses: the TUI draws them, the CLI prints them, and neither
+needs anything else from the engine."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.jobs import JobEvent
+
+ProgressEvent = JobEvent
+"""The event a run reports: the one event class of every job."""
+
 
 @dataclass(frozen=True)
-class ProgressEvent:
-    run: str
-    status: str                  # 'running', 'done', 'cancelled', 'failed'
-    done: int                    # items finished (generated, from the store, or errored)
-    total: int                   # items planned so far (grows with adaptive batches)
-    cached: int                  # finished without generating in this session
-    generated: int               # generated in this session
-    errors: int
-    truncated: int
-    tokens_per_s: float          # generated tokens per second of generation (this session)
+class RunProgress:
+    """A run's own numbers in its events (``event.detail``)."""
+
+    truncated: int               # items whose context was cut to fit
     prompt_tokens_per_s: float   # prompt tokens evaluated per second (this session)
-    eta_seconds: float | None
     system: str | None           # what is being worked on
     setting: str | None
     queries: int                 # queries in the plan so far
     accuracy: dict[str, dict[str, tuple[int, int]]]   # system -> setting -> (EM_loose hits, n)
-    message: str | None = None
 
     def em_loose(self, system: str, setting: str) -> float | None:
         """The running EM_loose accuracy of a system in a setting (None before any item)."""
         hits, n = self.accuracy.get(system, {}).get(setting, (0, 0))
         return hits / n if n else None
 
-    @property
-    def fraction(self) -> float:
-        return self.done / self.total if self.total else 0.0
+
+def run_event(run: str, status: str, done: int, total: int, cached: int, generated: int,
+              errors: int, truncated: int, tokens_per_s: float, prompt_tokens_per_s: float,
+              eta_seconds: float | None, system: str | None, setting: str | None,
+              queries: int, accuracy: dict[str, dict[str, tuple[int, int]]],
+              message: str | None = None) -> JobEvent:
+    """A run's event: items ``done`` of ``total`` (cached: finished without generating in
+    this session; generated: the new work), generated tokens per second of generation as the
+    rate, the setting as what it works on."""
+    return JobEvent(
+        kind="run", name=run, status=status, done=done, total=total, unit="items",
+        cached=cached, new=generated, errors=errors, rate=tokens_per_s, rate_unit="tok/s",
+        eta_seconds=eta_seconds, working_on=setting, message=message,
+        detail=RunProgress(truncated=truncated, prompt_tokens_per_s=prompt_tokens_per_s,
+                           system=system, setting=setting, queries=queries,
+                           accuracy=accuracy))
 
 
 @dataclass

@@ -17,23 +17,24 @@ between items) | ``failed`` (a generator raised: the item records the error and 
 or the disk filled up: the open transaction is rolled back, nothing is half-written).
 Running it again resumes. Adaptive runs take the plan's batches one after another and stop
 when :func:`engine.runs.sampling.ci_half_widths` are all below the target. Progress goes to
-a callback as :class:`~engine.runs.events.ProgressEvent`, at most one per ``min_interval``
-seconds (and always the last one).
+a callback as :class:`~engine.jobs.JobEvent` (:func:`~engine.runs.events.run_event`), at most
+one per ``min_interval`` seconds (and always the last one). A run is a
+:class:`~engine.jobs.Job`: cancel, the end of a run and its errors follow that policy.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections import defaultdict
 from typing import Callable, Mapping
 
+from engine.jobs import Job, JobEvent, Stop, eta, model_errors, model_failed, per_second
 from engine.metrics.answer import score_generation
 from engine.prompts import get_template
 from engine.runs import rows
-from engine.runs.events import ProgressEvent, RunSummary
+from engine.runs.events import RunSummary, run_event
 from engine.runs.header import identity_json, record_generator, start_session
 from engine.runs.plan import Plan, PlanItem
 from engine.runs.prompting import (PromptTooLong, context_rowids, fit_prompt, generation_key,
@@ -47,25 +48,7 @@ DISK_FULL = ("the disk is full (database or disk is full): the run stopped; ever
              "resume.")
 
 
-class _Stop(Exception):
-    """Ends the run loop with a status and a message."""
-
-    def __init__(self, status: str, message: str | None = None):
-        super().__init__(message or status)
-        self.status, self.message = status, message
-
-
-def _is_disk_full(exc: BaseException | None) -> bool:
-    """SQLITE_FULL, also as the context of the "cannot rollback" that ``Store.write`` raises
-    when SQLite has already rolled the transaction back on it."""
-    while exc is not None:
-        if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc).lower():
-            return True
-        exc = exc.__context__
-    return False
-
-
-def execute(store: Store, plan: Plan, *, progress: Callable[[ProgressEvent], None] | None = None,
+def execute(store: Store, plan: Plan, *, progress: Callable[[JobEvent], None] | None = None,
             cancel: threading.Event | Callable[[], bool] | None = None,
             generators: Mapping[str, object] | None = None,
             retrievers: Mapping[str, object] | None = None,
@@ -78,13 +61,16 @@ def execute(store: Store, plan: Plan, *, progress: Callable[[ProgressEvent], Non
                    dict(retrievers or {}), min_interval).run()
 
 
-class _Runner:
+class _Runner(Job):
+    kind = "run"
+    disk_full = DISK_FULL
+
     def __init__(self, store, plan, progress, cancel, generators, retrievers, min_interval):
+        super().__init__(progress, cancel, min_interval)
         self.store, self.plan, self.config = store, plan, plan.config
         self.template = get_template(self.config.template)
         self.params = sampling_params(self.config.max_tokens, self.config.seed)
         self.params_json = params_json(self.params)
-        self.progress, self.cancel, self.min_interval = progress, cancel, min_interval
         self.generators, self.retrievers = generators, retrievers
         self.run_id: int | None = None
         self.header: dict = {}
@@ -96,47 +82,24 @@ class _Runner:
         self.devices: set[str] = set()
         self.queries_used = 0
         self.current: tuple[str | None, str | None] = (None, None)
-        self.last_emit = 0.0
-        self.started = time.perf_counter()
         self.stop_reason: str | None = None
         self.half_widths: dict[str, float] = {}
         self.recorded: set[str] = set()               # generators whose identity is recorded
 
     # ----------------------------------------------------------------------- the loop
 
-    def run(self) -> RunSummary:
-        status, message = "done", None
-        try:
-            self._open()
-            batches = self.plan.batches()
-            for number, queries in enumerate(batches, start=1):
-                self._run_batch(queries)
-                if self.config.adaptive:
-                    if self._precise_enough():
-                        self.stop_reason = "target reached"
-                        break
-                    if number == len(batches):
-                        self.stop_reason = ("budget spent" if len(self.plan.queries)
-                                            < self.plan.dataset_queries else "all queries used")
-        except _Stop as stop:
-            status, message = stop.status, stop.message
-        except sqlite3.OperationalError as exc:
-            if not _is_disk_full(exc):
-                self._finish("failed", f"database error: {exc}", quiet=True)
-                raise
-            status, message = "failed", DISK_FULL
-        except BaseException as exc:        # KeyboardInterrupt, or a bug: leave it resumable
-            final = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
-            self._finish(final, f"interrupted: {type(exc).__name__}: {exc}", quiet=True)
-            raise
-        self._finish(status, message, quiet=status == "failed")
-        return self._summary(status, message)
-
-    def _cancelled(self) -> bool:
-        c = self.cancel
-        if c is None:
-            return False
-        return c.is_set() if hasattr(c, "is_set") else bool(c())
+    def work(self) -> None:
+        self._open()
+        batches = self.plan.batches()
+        for number, queries in enumerate(batches, start=1):
+            self._run_batch(queries)
+            if self.config.adaptive:
+                if self._precise_enough():
+                    self.stop_reason = "target reached"
+                    break
+                if number == len(batches):
+                    self.stop_reason = ("budget spent" if len(self.plan.queries)
+                                        < self.plan.dataset_queries else "all queries used")
 
     def _open(self) -> None:
         self.run_id = rows.save_plan(self.store, self.plan)
@@ -174,12 +137,11 @@ class _Runner:
             generator = self._generator(system.generator)
             model_key = generator.identity.key()
             for item in todo:
-                if self._cancelled():
-                    raise _Stop("cancelled", "cancelled; run it again to resume")
+                self.check_cancel()
                 self._do_item(item, generator, model_key, facts[item.query_rowid], ranked,
                               chunks)
-                self._emit()
-        self._emit(force=True)
+                self.emit()
+        self.emit(force=True)
 
     def _key(self, item: PlanItem) -> tuple:
         return (item.system.label, self.plan.setting_of(item), item.query_rowid)
@@ -212,9 +174,9 @@ class _Runner:
                 self._error(key, prompt.context, f"context overflow: {exc}")
                 return
             except Exception as exc:  # noqa: BLE001 - any model failure stops the run
-                message = f"{item.system.generator} failed: {type(exc).__name__}: {exc}"
-                self._error(key, prompt.context, message)
-                raise _Stop("failed", message) from None
+                stop = model_failed(item.system.generator, exc)
+                self._error(key, prompt.context, stop.message)
+                raise stop from None
             text = generation.text
         scores = None
         if generation is not None or not rows.is_scored(self.store, gen_key, item.query_rowid):
@@ -262,9 +224,11 @@ class _Runner:
     def _write_run(self, status: str | None = None) -> None:
         rows.write_run(self.store, self.run_id, self.header, status)
 
-    def _finish(self, status: str, message: str | None, quiet: bool = False) -> None:
-        if self.run_id is None:
-            return
+    @property
+    def opened(self) -> bool:
+        return self.run_id is not None
+
+    def record(self, status: str, message: str | None) -> None:
         self.header["devices"] = sorted(set(self.header.get("devices", [])) | self.devices)
         if self.config.adaptive:
             self.header["adaptive"] = {"queries": self.queries_used,
@@ -272,12 +236,7 @@ class _Runner:
                                        "half_widths": self.half_widths}
         if message:
             self.header["message"] = message
-        try:
-            self._write_run(status)
-        except sqlite3.Error:
-            if not quiet:
-                raise
-        self._emit(force=True, status=status, message=message)
+        self._write_run(status)
 
     # ----------------------------------------------------------------------- models
 
@@ -286,17 +245,15 @@ class _Runner:
         if generator is None:
             from models.catalog import load_generator
 
-            self._emit(force=True, message=f"loading {name}")
-            try:
+            self.emit(force=True, message=f"loading {name}")
+            with model_errors(name, "cannot load generator {model!r}: {error}"):
                 generator = load_generator(name, n_ctx=self.config.n_ctx,
                                            n_threads=self.config.threads)
-            except Exception as exc:  # noqa: BLE001 - ModelError, OSError, ...
-                raise _Stop("failed", f"cannot load generator {name!r}: {exc}") from None
             self.generators[name] = generator
         if name not in self.recorded:
             problem = record_generator(self.header, name, generator)
             if problem:
-                raise _Stop("failed", problem)
+                raise Stop("failed", problem)
             self.recorded.add(name)
             self._write_run()
         return generator
@@ -314,18 +271,12 @@ class _Runner:
             retriever = self._retriever(name)
 
             def progress(done, total, what):
-                self._emit(message=f"{what} {done}/{total or '?'}")
+                self.emit(message=f"{what} {done}/{total or '?'}")
 
-            try:
+            with model_errors(name, "retriever {model!r} failed: {type}: {error}"):
                 ranked = retriever.retrieve(queries, depth=depth, progress=progress,
                                             cancel=self.cancel)
-            except sqlite3.OperationalError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - a model or index failure
-                raise _Stop("failed", f"retriever {name!r} failed: {type(exc).__name__}: "
-                                      f"{exc}") from None
-            if self._cancelled():
-                raise _Stop("cancelled", "cancelled while retrieving; run it again to resume")
+            self.check_cancel("cancelled while retrieving; run it again to resume")
             out[name] = {q: [c for c, _ in ranked.get(q, [])] for q in queries}
         return out
 
@@ -337,10 +288,10 @@ class _Runner:
         label = getattr(retriever, "label", None) or self.plan.retriever_labels[name]
         known = self.header.setdefault("retrievers", {}).get(name)
         if known and known.get("label") != label:
-            raise _Stop("failed", f"retriever {name!r} is not the one this run started with "
-                                  f"(label {known.get('label')}, now {label}: a different model "
-                                  "file, reranker or attached collection); resume it with the "
-                                  "same retriever, or use --force-new or a new --name")
+            raise Stop("failed", f"retriever {name!r} is not the one this run started with "
+                                 f"(label {known.get('label')}, now {label}: a different model "
+                                 "file, reranker or attached collection); resume it with the "
+                                 "same retriever, or use --force-new or a new --name")
         self.plan.retriever_labels[name] = label
         if not known:
             self.header["retrievers"][name] = {
@@ -353,15 +304,10 @@ class _Runner:
         from engine.retrieval import Retriever
         from models.catalog import load_embedder
 
-        self._emit(force=True, message=f"loading retriever {name}")
-        try:
+        self.emit(force=True, message=f"loading retriever {name}")
+        with model_errors(name, "cannot load retriever {model!r}: {type}: {error}"):
             return Retriever(self.store, self.plan.dataset, load_embedder(name),
                              reranker=self._reranker(), rerank_depth=self.config.rerank_depth)
-        except sqlite3.OperationalError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - ModelError, ImportError, ...
-            raise _Stop("failed", f"cannot load retriever {name!r}: {type(exc).__name__}: "
-                                  f"{exc}") from None
 
     def _reranker(self):
         spec = self.config.reranker
@@ -388,36 +334,27 @@ class _Runner:
         labels = rows.loose_labels(self.store, self.run_id)
         self.half_widths = ci_half_widths(labels, seed=self.config.seed)
         widest = max(self.half_widths.values(), default=float("inf"))
-        self._emit(force=True, message=f"{self.queries_used} queries: widest 95% CI half-width "
+        self.emit(force=True, message=f"{self.queries_used} queries: widest 95% CI half-width "
                                        f"{widest:.3f} (target {self.config.adaptive_target})")
         return widest < self.config.adaptive_target
 
     # ----------------------------------------------------------------------- reporting
 
-    def _emit(self, force: bool = False, status: str = "running",
-              message: str | None = None) -> None:
-        if self.progress is None:
-            return
-        moment = time.perf_counter()
-        if not force and moment - self.last_emit < self.min_interval:
-            return
-        self.last_emit = moment
+    def event(self, status: str, message: str | None) -> JobEvent:
         c = self.counts
-        per_item = self.item_seconds / c["generated"] if c["generated"] else None
-        self.progress(ProgressEvent(
+        return run_event(
             run=self.config.name, status=status, done=c["done"], total=c["total"],
             cached=c["cached"], generated=c["generated"], errors=c["errors"],
             truncated=c["truncated"],
-            tokens_per_s=self.tokens["completion"] / self.gen_seconds if self.gen_seconds else 0.0,
-            prompt_tokens_per_s=(self.tokens["evaluated"] / self.prompt_seconds
-                                 if self.prompt_seconds else 0.0),
-            eta_seconds=None if per_item is None else max(0, c["total"] - c["done"]) * per_item,
+            tokens_per_s=per_second(self.tokens["completion"], self.gen_seconds),
+            prompt_tokens_per_s=per_second(self.tokens["evaluated"], self.prompt_seconds),
+            eta_seconds=eta(c["done"], c["total"], self.item_seconds, c["generated"]),
             system=self.current[0], setting=self.current[1], queries=self.queries_used,
             accuracy={s: {k: (v[0], v[1]) for k, v in by.items()}
                       for s, by in self.accuracy.items()},
-            message=message))
+            message=message)
 
-    def _summary(self, status: str, message: str | None) -> RunSummary:
+    def summary(self, status: str, message: str | None) -> RunSummary:
         c = self.counts
         return RunSummary(
             run=self.config.name, run_id=self.run_id, status=status, message=message,

@@ -25,7 +25,7 @@ import threading
 from pathlib import Path
 
 from mirage_tui.cli.common import CliError, db_option, duration, install_interrupt
-from mirage_tui.cli.progress import ProgressLine, ProgressPrinter, progress_bar
+from mirage_tui.cli.progress import ProgressPrinter
 
 
 def add_parsers(sub) -> None:
@@ -117,7 +117,7 @@ def _judge(args, store) -> int:
     if args.reference and args.pairs != "reference":
         args.pairs = "reference"
     cancel = threading.Event()
-    printer = ArenaProgressPrinter(sys.stderr)
+    printer = ProgressPrinter(sys.stderr)
     previous = install_interrupt(cancel)
     try:
         summary = judge_arena(store, args.run, args.judge, pairs=args.pairs,
@@ -160,24 +160,6 @@ def _systems_in(store, run_name: str, settings: str | None) -> list[str] | None:
     if missing:
         raise CliError(f"--settings: the run has no contestants in {', '.join(missing)}")
     return chosen
-
-
-class ArenaProgressPrinter(ProgressPrinter):
-    """ArenaProgress events to a stream, drawn like a run's progress (a redrawn bar on a
-    terminal, else a line every 10 s and always the last one)."""
-
-    @staticmethod
-    def line(e) -> str:
-        bar, eta = progress_bar(e)
-        text = (f"{e.arena} {bar} {e.done}/{e.total} battles, {e.cached} cached, "
-                f"{e.battles_per_s:.2f} battles/s, ETA {duration(eta)}")
-        if e.parse_failures:
-            text += f", {e.parse_failures} parse failures"
-        if e.query and e.status == "running":
-            text += f" · {e.query}"
-        if e.status != "running":
-            text += f" · {e.status}"
-        return text
 
 
 def _print_summary(s) -> None:
@@ -252,12 +234,13 @@ def _surrogate(args, store) -> int:
         raise ValueError("--boot must be at least 1")
     info = resolve_arena(store, args.run, args.arena)
     queries = sorted({b.query for b in load_battles(store, args.run, info.name)})
-    line = ProgressLine("features")
+    printer = ProgressPrinter(sys.stderr, interval=None)
     try:
         features = compute_features(store, args.run, judge=args.judge, queries=queries,
-                                    n_threads=getattr(args, "threads", None), progress=line)
+                                    n_threads=getattr(args, "threads", None),
+                                    progress=printer.counting("features"))
     finally:
-        line.close()
+        printer.close()
     if features.errors:
         print(f"mirage-tui: {len(features.errors)} feature errors (first: "
               f"{features.errors[0]})", file=sys.stderr)

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from engine.datasets.catalog import (
@@ -22,7 +23,7 @@ from engine.datasets.catalog import (
 from engine.datasets.formats import FORMATS
 from engine.store import Store
 from mirage_tui.cli.common import db_option
-from mirage_tui.cli.progress import ProgressLine
+from mirage_tui.cli.progress import ProgressPrinter
 
 
 def add_parsers(sub) -> None:
@@ -66,12 +67,12 @@ def run(args, store: Store) -> int:
 def cmd_import(store: Store, args) -> int:
     from engine.datasets.importing import import_path
 
-    progress = ProgressLine(f"importing {args.path.name}")
+    printer = ProgressPrinter(sys.stderr, interval=None)
     try:
         result = import_path(store, args.path, format=args.format, name=args.name,
-                             progress=progress)
+                             on_event=printer)
     finally:
-        progress.close()
+        printer.close()
     if args.json:
         print(json.dumps({"name": result.dataset, "version": result.version,
                           "format": result.format, "outcome": result.outcome,

@@ -12,11 +12,12 @@ up where it stopped. Models are loaded only when a command runs.
 from __future__ import annotations
 
 import json
+import sys
 
 from engine.datasets.catalog import resolve
 from engine.retrieval import Retriever, index_dataset, report_json, retrieval_report_for
 from mirage_tui.cli.common import db_option
-from mirage_tui.cli.progress import ProgressLine
+from mirage_tui.cli.progress import ProgressPrinter
 
 METRIC_ROWS = (("P", "p"), ("R", "r"), ("F1", "f1"), ("NDCG", "ndcg"),
                ("NDCG (MIRAGE ref.)", "ndcg_mirage"))
@@ -78,12 +79,12 @@ def _index(args, store) -> int:
 
     resolve(store, args.dataset)                    # a typo fails before a model loads
     embedder = load_embedder(args.embedder)
-    progress = ProgressLine(f"indexing {args.dataset}")
+    printer = ProgressPrinter(sys.stderr, interval=None)
     try:
         report = index_dataset(store, args.dataset, embedder, batch_size=args.batch_size,
-                               progress=progress)
+                               on_event=printer)
     finally:
-        progress.close()
+        printer.close()
     if args.json:
         print(json.dumps(report.as_json(), ensure_ascii=False))
         return 0
@@ -108,11 +109,12 @@ def _retrieve(args, store) -> int:
     embedder = load_embedder(args.embedder)
     reranker = load_reranker(args.reranker) if args.reranker else None
     retriever = Retriever(store, args.dataset, embedder, reranker, args.rerank_depth)
-    progress = ProgressLine(f"retrieving {retriever.dataset}")
+    printer = ProgressPrinter(sys.stderr, interval=None)
     try:
-        retriever.retrieve(depth=args.depth, progress=progress)
+        retriever.retrieve(depth=args.depth,
+                           progress=printer.counting("retrieval", retriever.dataset))
     finally:
-        progress.close()
+        printer.close()
     ks = tuple(sorted({k for k in (1, 3, 5) if k <= args.depth} | {args.depth}))
     report = retrieval_report_for(store, retriever.dataset, retriever.label, ks=ks, by=args.by,
                                   n_boot=args.n_boot, seed=args.seed)

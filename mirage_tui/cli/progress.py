@@ -1,5 +1,12 @@
-"""Progress on a terminal: a one-line bar for imports and indexing (:class:`ProgressLine`)
-and the redrawn bar or periodic log line of a run (:class:`ProgressPrinter`)."""
+"""Progress on a terminal: one printer (:class:`ProgressPrinter`) for every job's events
+(:class:`engine.jobs.JobEvent`: runs, arenas, indexing, imports).
+
+On a terminal it redraws one line. Elsewhere it writes a line every ``interval`` seconds and
+always the last one, or nothing at all when ``interval`` is None (a transient bar, wiped when
+the printer closes: imports, indexing, retrieval, features). How the line reads depends on
+the kind: a run counts items and tokens per second, an arena battles; the rest show a bar, the
+counts and what they are at.
+"""
 
 from __future__ import annotations
 
@@ -7,41 +14,16 @@ import shutil
 import sys
 import time
 
+from engine.jobs import JobEvent
 from mirage_tui.cli.common import duration as _duration
 
 LOG_INTERVAL = 10.0
-
-
-class ProgressLine:
-    """A one-line progress bar on stderr when it is a terminal; silent otherwise."""
-
-    def __init__(self, label: str):
-        self.label = label
-        self.enabled = sys.stderr.isatty()
-        self.started = time.perf_counter()
-
-    def __call__(self, done: int, total: int | None, what: str) -> None:
-        if not self.enabled:
-            return
-        if total:
-            width = 24
-            filled = int(width * done / total)
-            bar = "█" * filled + "░" * (width - filled)
-            text = f"{self.label} {bar} {done}/{total} {what}"
-        else:
-            text = f"{self.label} {done} {what}"
-        sys.stderr.write("\r" + text[:100].ljust(100))
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 100 + "\r")
-            sys.stderr.flush()
+VERBS = {"index": "indexing", "import": "importing", "retrieval": "retrieving"}
 
 
 def accuracy_line(event) -> str:
     parts = []
-    for system, by_setting in event.accuracy.items():
+    for system, by_setting in event.detail.accuracy.items():
         cells = " ".join(f"{setting.split('#')[0]} {hits}/{n}"
                          for setting, (hits, n) in by_setting.items() if n)
         if cells:
@@ -56,43 +38,92 @@ def progress_bar(e, width: int = 20) -> tuple[str, float | None]:
     return "█" * filled + "░" * (width - filled), eta
 
 
-class ProgressPrinter:
-    """ProgressEvents to a stream: a redrawn bar on a terminal, else a line every 10 s."""
+def run_line(e: JobEvent) -> str:
+    if e.message and e.status == "running" and not e.done:
+        return f"{e.name}: {e.message}"
+    bar, eta = progress_bar(e)
+    text = (f"{e.name} {bar} {e.done}/{e.total} {e.unit}, {e.cached} cached, "
+            f"{e.rate:.0f} {e.rate_unit}, ETA {_duration(eta)}")
+    if e.errors:
+        text += f", {e.errors} errors"
+    if e.working_on and e.status == "running":
+        text += f" · {e.working_on.split('#')[0]}"
+    return text
 
-    def __init__(self, stream, interval: float = LOG_INTERVAL):
-        self.stream = stream
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
+
+def arena_line(e: JobEvent) -> str:
+    bar, eta = progress_bar(e)
+    text = (f"{e.name} {bar} {e.done}/{e.total} {e.unit}, {e.cached} cached, "
+            f"{e.rate:.2f} {e.rate_unit}, ETA {_duration(eta)}")
+    if e.detail.parse_failures:
+        text += f", {e.detail.parse_failures} parse failures"
+    if e.working_on and e.status == "running":
+        text += f" · {e.working_on}"
+    if e.status != "running":
+        text += f" · {e.status}"
+    return text
+
+
+def counts_line(e: JobEvent) -> str:
+    label = " ".join(part for part in (VERBS.get(e.kind, e.kind), e.name) if part)
+    what = e.message or e.working_on or ""
+    if e.total:
+        bar, _ = progress_bar(e, width=24)
+        return f"{label} {bar} {e.done}/{e.total} {what}"
+    return f"{label} {e.done} {what}"
+
+
+LINES = {"run": run_line, "arena": arena_line}
+
+
+class ProgressPrinter:
+    """Job events to a stream (module docstring): call it with each event, ``close`` it at
+    the end."""
+
+    def __init__(self, stream=None, interval: float | None = LOG_INTERVAL):
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.interval = interval
-        self.last = None
+        self.last: JobEvent | None = None
         self.last_line: float | None = None
         self.drawn = False
 
-    def __call__(self, event) -> None:
+    def __call__(self, event: JobEvent) -> None:
         self.last = event
         text = self.line(event)
         if self.tty:
-            width = max(20, shutil.get_terminal_size((100, 20)).columns - 1)
+            width = self._width()
             self.stream.write("\r" + text[:width].ljust(width))
             self.drawn = True
+        elif self.interval is None:
+            return
         elif (event.status != "running" or self.last_line is None
               or time.monotonic() - self.last_line >= self.interval):
             self.stream.write(text + "\n")
             self.last_line = time.monotonic()
         self.stream.flush()
 
-    def line(self, e) -> str:
-        if e.message and e.status == "running" and not e.done:
-            return f"{e.run}: {e.message}"
-        bar, eta = progress_bar(e)
-        text = (f"{e.run} {bar} {e.done}/{e.total} items, {e.cached} cached, "
-                f"{e.tokens_per_s:.0f} tok/s, ETA {_duration(eta)}")
-        if e.errors:
-            text += f", {e.errors} errors"
-        if e.setting and e.status == "running":
-            text += f" · {e.setting.split('#')[0]}"
-        return text
+    def counting(self, kind: str, name: str = ""):
+        """A ``progress(done, total, what)`` callback for work that counts rather than sends
+        events (retrieval, features): each call is drawn as an event of ``kind``."""
+        def progress(done: int, total: int | None, what: str) -> None:
+            self(JobEvent(kind, name, "running", done, total, working_on=what))
+        return progress
+
+    @staticmethod
+    def line(e: JobEvent) -> str:
+        return LINES.get(e.kind, counts_line)(e)
 
     def close(self) -> None:
-        if self.tty and self.drawn:
+        if not (self.tty and self.drawn):
+            return
+        if self.interval is None:       # transient: wipe the bar
+            width = self._width()
+            self.stream.write("\r" + " " * width + "\r")
+        else:
             self.stream.write("\n")
-            self.stream.flush()
+        self.stream.flush()
+
+    @staticmethod
+    def _width() -> int:
+        return max(20, shutil.get_terminal_size((100, 20)).columns - 1)

@@ -222,7 +222,7 @@ def test_progress_events_are_throttled_and_complete(demo_run):
     assert events[-1].status == "done" and events[-1].done == 18
     assert len(events) <= 3
     last = events[-1]
-    assert last.judged == 18 and last.cached == 0 and last.battles_per_s > 0
+    assert last.new == 18 and last.cached == 0 and last.rate > 0
     assert last.eta_seconds == 0 and last.fraction == 1.0
 
 

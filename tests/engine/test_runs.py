@@ -424,9 +424,9 @@ def test_progress_is_throttled_and_reports_accuracy(demo):
     run(demo, config(), progress=events.append, min_interval=60)
     assert len(events) <= 3 and events[-1].status == "done"
     last = events[-1]
-    assert (last.done, last.total, last.generated) == (18, 18, 18)
-    assert set(last.accuracy["fake-gen/mirage@1"]) == {"base", "oracle", "mixed"}
-    assert all(n == 6 for _, n in last.accuracy["fake-gen/mirage@1"].values())
+    assert (last.done, last.total, last.new) == (18, 18, 18)
+    assert set(last.detail.accuracy["fake-gen/mirage@1"]) == {"base", "oracle", "mixed"}
+    assert all(n == 6 for _, n in last.detail.accuracy["fake-gen/mirage@1"].values())
     every = []
     run(demo, config(name="again"), progress=every.append, min_interval=0)
     assert len(every) >= 18 and every[-1].cached == 18
@@ -518,17 +518,18 @@ def test_cli_dry_run_and_errors(tmp_path):
 
 def test_progress_printer_lines():
     import io
+    from dataclasses import replace
 
-    from engine.runs.events import ProgressEvent
+    from engine.runs.events import run_event
     from mirage_tui.cli.progress import ProgressPrinter
 
     stream = io.StringIO()
     printer = ProgressPrinter(stream, interval=3600)
-    event = ProgressEvent("r", "running", 3, 12, 1, 2, 0, 0, 40.0, 300.0, 95.0, "s/m@1",
+    event = run_event("r", "running", 3, 12, 1, 2, 0, 0, 40.0, 300.0, 95.0, "s/m@1",
                           "retrieved@3:minilm-l6-v2#abc", 3, {"s/m@1": {"base": (1, 3)}})
     printer(event)
     printer(event)                                   # throttled: not a tty
-    printer(ProgressEvent(**{**event.__dict__, "status": "done", "done": 12}))
+    printer(replace(event, status="done", done=12))
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2
     assert "3/12 items, 1 cached, 40 tok/s, ETA 1m35s" in lines[0]
