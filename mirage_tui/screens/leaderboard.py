@@ -13,8 +13,6 @@ imported when used, so the screen still opens (and says why) when one is missing
 
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -28,6 +26,7 @@ from textual.widgets import (Button, DataTable, Footer, Header, Input, Label, Pr
                              Select, Static)
 from textual.worker import Worker
 
+from mirage_tui.jobs import MIN_INTERVAL, JobController
 from mirage_tui.widgets.heatmap import WinFractionHeatmap
 
 N_BOOT = 200
@@ -231,15 +230,6 @@ class LeaderboardScreen(Screen):
         text: Text
 
     @dataclass
-    class JudgeProgress(Message):
-        progress: object
-
-    @dataclass
-    class JudgeDone(Message):
-        summary: object | None
-        error: str | None
-
-    @dataclass
     class Failed(Message):
         what: str
         error: str
@@ -251,7 +241,7 @@ class LeaderboardScreen(Screen):
         self.arenas: list = []
         self.ratings = None
         self.generation = 0
-        self.cancel_event: threading.Event | None = None
+        self.judging = JobController(self, group="lb-judge")
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -497,7 +487,7 @@ class LeaderboardScreen(Screen):
     # ------------------------------------------------------------------ judging
 
     def action_judge(self) -> None:
-        if self.cancel_event is not None:
+        if self.judging.running:
             self.notify("Judging is already running; x cancels it.", timeout=3)
             return
         if self.run_name is None:
@@ -506,65 +496,51 @@ class LeaderboardScreen(Screen):
         run = self.run_name
 
         def chosen(answer: tuple[str, int] | None) -> None:
-            store = self._store()
-            if answer is None or store is None:
+            if answer is None or self._store() is None:
                 return
-            self.cancel_event = threading.Event()
+            judge_name, queries = answer
+
+            def work(store, progress, cancel):
+                from engine.arena.judging import judge_arena
+
+                return judge_arena(store, run, judge_name, pairs="all", queries=queries,
+                                   progress=progress, cancel=cancel, min_interval=MIN_INTERVAL)
+
+            if not self.judging.launch(run, work):
+                return
             bar = self.query_one("#lb-progress", ProgressBar)
             bar.update(total=None, progress=0)
             bar.display = True
             self.query_one("#lb-status", Static).update(
-                f"Judging {run} with {answer[0]} on {answer[1]} queries… (x cancels)")
-            self.judge(store, run, answer[0], answer[1], self.cancel_event)
+                f"Judging {run} with {judge_name} on {queries} queries… (x cancels)")
 
         self.app.push_screen(JudgeArenaScreen(run), chosen)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="lb-judge", name="judging")
-    def judge(self, store, run: str, judge_name: str, queries: int,
-              cancel: threading.Event) -> None:
-        last = 0.0
-
-        def progress(event) -> None:
-            nonlocal last
-            now = time.monotonic()
-            if now - last >= 0.2 or getattr(event, "status", "running") != "running":
-                last = now
-                self.post_message(self.JudgeProgress(event))
-
-        try:
-            from engine.arena.judging import judge_arena
-
-            summary = judge_arena(store, run, judge_name, pairs="all", queries=queries,
-                                  progress=progress, cancel=cancel)
-            self.post_message(self.JudgeDone(summary, None))
-        except Exception as exc:  # ArenaError, ModelError, ...
-            self.post_message(self.JudgeDone(None, f"{type(exc).__name__}: {exc}"))
-        finally:
-            store.close()
-
-    @on(JudgeProgress)
-    def _judge_progress(self, message: JudgeProgress) -> None:
-        p = message.progress
-        bar = self.query_one("#lb-progress", ProgressBar)
-        total, done = getattr(p, "total", None), getattr(p, "done", 0)
-        bar.update(total=total or None, progress=done)
-        rate = getattr(p, "battles_per_s", 0.0)
-        eta = getattr(p, "eta_seconds", None)
-        self.query_one("#lb-status", Static).update(
-            f"Judging {getattr(p, 'arena', '')}: {done}/{total} battles "
-            f"({getattr(p, 'cached', 0)} cached, {getattr(p, 'parse_failures', 0)} unparsed)"
-            + (f" · {rate:.2f}/s" if rate else "")
-            + (f" · about {eta:.0f}s left" if eta is not None else "") + " · x cancels")
-
-    @on(JudgeDone)
-    def _judge_done(self, message: JudgeDone) -> None:
-        self.cancel_event = None
-        self.query_one("#lb-progress").display = False
-        if message.error is not None:
-            self.query_one("#lb-status", Static).update(f"Judging failed: {message.error}")
-            self.app.notify(message.error, title="Judging failed", severity="error",
-                            markup=False, timeout=15)
+    @on(JobController.Progress)
+    def _judge_progress(self, message: JobController.Progress) -> None:
+        self.judging.progress_handled()
+        p = self.judging.latest
+        if p is None:
             return
+        bar = self.query_one("#lb-progress", ProgressBar)
+        bar.update(total=p.total or None, progress=p.done)
+        self.query_one("#lb-status", Static).update(
+            f"Judging {p.name}: {p.done}/{p.total} {p.unit} "
+            f"({p.cached} cached, {p.detail.parse_failures} unparsed)"
+            + (f" · {p.rate:.2f}/s" if p.rate else "")
+            + (f" · about {p.eta_seconds:.0f}s left" if p.eta_seconds is not None else "")
+            + " · x cancels")
+
+    @on(JobController.Failed)
+    def _judge_failed(self, message: JobController.Failed) -> None:
+        self.query_one("#lb-progress").display = False
+        self.query_one("#lb-status", Static).update(f"Judging failed: {message.error}")
+        self.app.notify(message.error, title="Judging failed", severity="error",
+                        markup=False, timeout=15)
+
+    @on(JobController.Finished)
+    def _judge_done(self, message: JobController.Finished) -> None:
+        self.query_one("#lb-progress").display = False
         s = message.summary
         text = (f"Arena {s.arena}: {s.status}, {s.done}/{s.total} battles ({s.judged} judged "
                 f"now, {s.cached} cached, {s.parse_failures} unparsed)")
@@ -576,10 +552,10 @@ class LeaderboardScreen(Screen):
         self.action_refresh()
 
     def action_cancel_judging(self) -> None:
-        if self.cancel_event is None:
+        if not self.judging.running:
             self.notify("Nothing is being judged.", timeout=2)
             return
-        self.cancel_event.set()
+        self.judging.cancel()
         self.notify("Cancelling after the current battle; judging resumes from the cache.",
                     timeout=4)
 
@@ -623,8 +599,7 @@ class LeaderboardScreen(Screen):
             self.app.pop_screen()
 
     def on_unmount(self) -> None:
-        if self.cancel_event is not None:  # judging stops after its battle, stays resumable
-            self.cancel_event.set()
+        self.judging.cancel_quietly()      # judging stops after its battle, stays resumable
 
     @on(Failed)
     def _failed(self, message: Failed) -> None:

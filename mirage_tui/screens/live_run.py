@@ -1,6 +1,6 @@
 """The live-run screen: a run's progress and its numbers as they fill in.
 
-At the top, progress from the run controller's newest :class:`~engine.runs.ProgressEvent`
+At the top, progress from the run controller's newest :class:`~engine.jobs.JobEvent`
 (items done of planned, cached, errors, tokens/s, ETA, what is being worked on); for a run
 that is not going in this session, the counts stored with it. Below, from
 :func:`engine.results.report.build_report` recomputed in a thread worker at most every
@@ -50,11 +50,12 @@ def retrieval_cell(est: dict | None) -> str:
 def event_counts(event) -> str:
     """The progress line of a running run (timings included)."""
     eta = 0.0 if event.total and event.done >= event.total else event.eta_seconds
-    parts = [f"{event.done}/{event.total} items", f"{event.cached} cached",
+    parts = [f"{event.done}/{event.total} {event.unit}", f"{event.cached} cached",
              f"{event.errors} errors"]
-    if event.truncated:
-        parts.append(f"{event.truncated} truncated")
-    parts.append(f"{event.tokens_per_s:.0f} tok/s" if event.tokens_per_s else "– tok/s")
+    if event.detail.truncated:
+        parts.append(f"{event.detail.truncated} truncated")
+    parts.append(f"{event.rate:.0f} {event.rate_unit}" if event.rate
+                 else f"– {event.rate_unit}")
     parts.append(f"ETA {duration(eta)}")
     return " · ".join(parts)
 
@@ -274,9 +275,10 @@ class LiveRunScreen(Screen):
             if controller.running:
                 state = "cancelling after the current item" if controller.cancelling \
                     else "running"
+                run = event.detail
                 doing = event.message or (
-                    f"now {event.system} · {setting_label(event.setting)}"
-                    if event.system else "starting")
+                    f"now {run.system} · {setting_label(run.setting)}"
+                    if run.system else "starting")
                 now.update(f"{state} · {doing} · c cancels (resumable)")
             else:
                 now.update(self._ended_line())

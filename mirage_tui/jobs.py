@@ -1,0 +1,164 @@
+"""One engine job at a time, off the UI thread: start it, follow it, cancel it, resume it.
+
+A :class:`JobController` belongs to what shows the job: the app for runs
+(:class:`~mirage_tui.run_controller.RunController`), the Leaderboard for judging. ``launch(name,
+work)`` calls ``work(store, progress, cancel)`` in a thread worker, where ``work`` is an engine
+job's entry point (``engine.runs.execute``, ``engine.arena.judging.judge_arena``, ...) given the
+controller's progress callback and a ``threading.Event`` to cancel. The engine stores every
+step of a job in its own transaction, so a cancel, an error or a killed process leaves only
+whole steps, and ``resume`` (the same work again) continues where the job stopped.
+
+The worker never touches a widget. It keeps the newest :class:`~engine.jobs.JobEvent` in
+``latest`` and posts small messages to the controller's owner: ``Started``, ``Progress``
+(coalesced: at most one waits to be handled, and its handler calls ``progress_handled``; the
+engine sends at most one event per ``MIN_INTERVAL``, so the screens redraw a few times a
+second however fast steps finish), ``Finished`` (the job's summary, whatever its status) and
+``Failed`` (the job raised before it could end: a model that does not load, a configuration
+that does not fit the stored job).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from textual.app import App
+from textual.message import Message
+
+from engine.jobs import JobEvent
+
+if TYPE_CHECKING:
+    from textual.message_pump import MessagePump
+    from textual.worker import Worker
+
+MIN_INTERVAL = 0.2
+"""Seconds between a job's progress events: at most 5 redraws a second."""
+
+Work = Callable[[object, Callable[[JobEvent], None], threading.Event], object]
+"""``work(store, progress, cancel) -> summary``: one engine job, run in the worker."""
+
+
+class JobController:
+    """Starts, follows, cancels and resumes one engine job at a time; see the module doc."""
+
+    @dataclass
+    class Started(Message):
+        name: str
+
+    @dataclass
+    class Progress(Message):
+        """Something changed; read the controller's ``latest`` (this one may be stale)."""
+        name: str
+
+    @dataclass
+    class Finished(Message):
+        summary: object
+
+    @dataclass
+    class Failed(Message):
+        name: str
+        error: str
+
+    def __init__(self, owner: "MessagePump", *, group: str = "job") -> None:
+        self.owner = owner                   # gets the messages and runs the worker
+        self.group = group                   # the worker group (one job of a group at a time)
+        self.name: str | None = None         # the current or last job of this session
+        self.latest: JobEvent | None = None
+        self.summary = None
+        self.error: str | None = None
+        self.worker: Worker | None = None
+        self.version = 0                     # grows with every change the screens may draw
+        self._work: Work | None = None
+        self._cancel = threading.Event()
+        self._active = False
+        self._posted = threading.Event()     # a Progress message is waiting to be handled
+
+    @property
+    def app(self) -> App:
+        return self.owner if isinstance(self.owner, App) else self.owner.app
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def running(self) -> bool:
+        return self._active
+
+    @property
+    def cancelling(self) -> bool:
+        return self._active and self._cancel.is_set()
+
+    # ------------------------------------------------------------------ commands
+
+    def launch(self, name: str, work: Work) -> bool:
+        """Run ``work`` in a worker; False (with a notification) when a job is already going
+        or the workspace is not open."""
+        if self._active:
+            self.busy()
+            return False
+        store = getattr(self.app, "store", None)
+        if store is None:
+            self.app.notify("The workspace is not open yet.", severity="warning")
+            return False
+        self._cancel = threading.Event()
+        self._active = True
+        self.name, self._work = name, work
+        self.latest = self.summary = self.error = None
+        self.version += 1
+        self.worker = self.owner.run_worker(
+            lambda: self._run(store, name, work), thread=True, exclusive=True,
+            exit_on_error=False, group=self.group, name=f"{self.group} {name}")
+        self.owner.post_message(self.Started(name))
+        return True
+
+    def resume(self) -> bool:
+        """Run the last job again: it continues where it stopped."""
+        if self._work is None or self.name is None:
+            return False
+        return self.launch(self.name, self._work)
+
+    def cancel(self) -> bool:
+        """Ask the job to stop after its current step (it stays resumable)."""
+        if not self._active or self._cancel.is_set():
+            return False
+        self._cancel.set()
+        self.version += 1
+        self.owner.post_message(self.Progress(self.name or ""))
+        return True
+
+    def cancel_quietly(self) -> None:
+        """Cancel without telling the screens (the app or the screen is closing)."""
+        if self._active:
+            self._cancel.set()
+
+    def busy(self) -> None:
+        """Say that a job is going already (``launch`` was refused)."""
+        self.app.notify(f"{self.name} is still going; cancel it or wait for it to finish.",
+                        severity="warning", markup=False)
+
+    def progress_handled(self) -> None:
+        """The owner calls this when it handles a ``Progress``: the next event may post."""
+        self._posted.clear()
+
+    # ------------------------------------------------------------------ the worker
+
+    def _run(self, store, name: str, work: Work) -> None:
+        message: Message
+        try:
+            self.summary = work(store, self._progress, self._cancel)
+            message = self.Finished(self.summary)
+        except Exception as exc:  # noqa: BLE001 - ConfigError, LookupError, database errors
+            self.error = f"{type(exc).__name__}: {exc}"
+            message = self.Failed(name or "", self.error)
+        finally:
+            store.close()       # this thread's connection
+            self.version += 1
+            self._active = False
+        self.owner.post_message(message)
+
+    def _progress(self, event: JobEvent) -> None:
+        self.latest = event
+        self.version += 1
+        if not self._posted.is_set():       # coalesce: one waiting message is enough
+            self._posted.set()
+            self.owner.post_message(self.Progress(event.name))
