@@ -137,7 +137,7 @@ def counts_progress(progress: Callable[[int, int | None, str], None]
     return forward
 
 
-def either(on_event: Callable[[JobEvent], None] | None,
+def combined_progress(on_event: Callable[[JobEvent], None] | None,
            progress: Callable[[int, int | None, str], None] | None
            ) -> Callable[[JobEvent], None] | None:
     """One event callback from an event callback and an older counting one (either may be

@@ -18,7 +18,7 @@ from typing import Callable
 
 from engine.datasets.formats import FORMATS, detect_format, get_importer
 from engine.datasets.formats.base import DatasetFormatError, ParsedDataset, Progress
-from engine.jobs import Job, JobEvent, either
+from engine.jobs import Job, JobEvent, combined_progress
 from engine.store import Store
 
 
@@ -61,7 +61,7 @@ def import_path(store: Store, path: str | Path, *, format: str | None = None,
     :class:`~engine.jobs.JobEvent` (at most one per ``min_interval`` seconds; 0: all of
     them); ``progress(done, total, what)`` is the parser's own count."""
     return _Importing(store, Path(path).expanduser(), format, name,
-                      either(on_event, progress), min_interval).run()
+                      combined_progress(on_event, progress), min_interval).run()
 
 
 class _Importing(Job):

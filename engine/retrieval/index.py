@@ -29,7 +29,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from engine.datasets.catalog import resolve
-from engine.jobs import Job, JobEvent, either, eta, per_second
+from engine.jobs import Job, JobEvent, combined_progress, eta, per_second
 from engine.store import Store
 
 Progress = Callable[[int, "int | None", str], None]
@@ -203,8 +203,8 @@ def index_dataset(store: Store, dataset_ref: str, embedder, *, batch_size: int =
     """
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
-    return _Indexing(store, dataset_ref, embedder, batch_size, either(on_event, progress),
-                     cancel, min_interval).run()
+    return _Indexing(store, dataset_ref, embedder, batch_size,
+                     combined_progress(on_event, progress), cancel, min_interval).run()
 
 
 class _Indexing(Job):

@@ -14,8 +14,8 @@ import threading
 
 import pytest
 
-from engine.jobs import (Job, JobEvent, Stop, counts_progress, either, model_errors,
-                         model_failed)
+from engine.jobs import (Job, JobEvent, Stop, combined_progress, counts_progress,
+                         model_errors, model_failed)
 from models.base import ModelError
 
 STEPS = 10
@@ -147,10 +147,11 @@ def test_older_counting_callbacks_get_this_calls_work_while_running():
     forward(JobEvent("index", "d", "done", 20, 20, cached=3))
     assert calls == [(2, 17, "embedding"), (2, None, "queries")]
     seen = []
-    both = either(seen.append, lambda *a: calls.append(a))
+    both = combined_progress(seen.append, lambda *a: calls.append(a))
     both(JobEvent("index", "d", "running", 4, 20, cached=3, working_on="embedding"))
     assert len(seen) == 1 and calls[-1] == (1, 17, "embedding")
-    assert either(None, None) is None and either(seen.append, None) == seen.append
+    assert combined_progress(None, None) is None
+    assert combined_progress(seen.append, None) == seen.append
 
 
 # --------------------------------------------------------------------------- cancel
