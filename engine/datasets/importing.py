@@ -97,7 +97,7 @@ class _Importing(Job):
             return
 
         started = time.perf_counter()
-        parsed = importer.parse(path, progress=self.parsed if self.progress else None)
+        parsed = importer.parse(path, progress=self.parse_progress if self.progress else None)
         dataset_id, version = write_dataset(store, parsed, name=name, content_hash=digest,
                                             path=path, nbytes=nbytes,
                                             seconds=time.perf_counter() - started)
@@ -105,7 +105,7 @@ class _Importing(Job):
                                    counts=_counts(parsed), warnings=parsed.warnings,
                                    seconds=time.perf_counter() - started)
 
-    def parsed(self, done: int, total: int | None, what: str) -> None:
+    def parse_progress(self, done: int, total: int | None, what: str) -> None:
         """The parser's progress, as the job's events."""
         self.done, self.total, self.what = done, total, what
         self.emit()
