@@ -9,11 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.datasets.catalog import DatasetNotFound
-from engine.datasets.formats.base import DatasetFormatError
-from engine.store import Store, StoreError, default_db_path
 from mirage_tui.cli.common import CliError, db_option
-from models.base import ModelError
+from mirage_tui.guard import shadowing_problem
 
 __all__ = ["CliError", "build_parser", "main"]
 
@@ -52,6 +49,16 @@ def _group_modules():
 
 
 def main(argv: list[str] | None = None) -> int:
+    # before anything imports engine or models: a namesake of either would be imported instead
+    problem = shadowing_problem()
+    if problem:
+        print(f"mirage-tui: error: {problem}", file=sys.stderr)
+        return 2
+    from engine.datasets.catalog import DatasetNotFound
+    from engine.datasets.formats.base import DatasetFormatError
+    from engine.store import Store, StoreError, default_db_path
+    from models.base import ModelError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     db_path = args.db or default_db_path()

@@ -4,12 +4,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data"
+from testkit.paths import ROOT, SHARED_DATA
 
 
 def cli(*args, env=None, check=True):
@@ -23,11 +21,11 @@ def cli(*args, env=None, check=True):
 
 def test_import_list_show_round_trip(tmp_path):
     db = tmp_path / "w.db"
-    out = cli("data", "import", DATA / "xquad" / "xquad.en.json", "--db", db)
+    out = cli("data", "import", SHARED_DATA / "xquad" / "xquad.en.json", "--db", db)
     assert "imported xquad.en@1" in out.stdout
     assert "1,190 queries" in out.stdout and "240 chunks" in out.stdout
 
-    again = cli("data", "import", DATA / "xquad" / "xquad.en.json", "--db", db)
+    again = cli("data", "import", SHARED_DATA / "xquad" / "xquad.en.json", "--db", db)
     assert "already imported" in again.stdout
 
     listed = json.loads(cli("--db", db, "data", "list", "--json").stdout)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from engine.store import Store
+from testkit.paths import ROOT, SHARED_DATA
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data" / "xquad"
+DATA = SHARED_DATA / "xquad"
 SETTINGS = "base,oracle,mixed,retrieved@1,retrieved@3"
 SAMPLE = 4
 RUN_ARGS = ("--dataset", "xquad2", "--generator", "smollm2-135m-instruct",

@@ -5,9 +5,9 @@ import shutil
 
 import pytest
 
-from conftest import SHARED_DATA
 from engine.datasets.catalog import get_dataset, get_query, list_queries
 from engine.datasets.importing import import_path
+from testkit.paths import SHARED_DATA
 
 XQUAD_LANGUAGES = ("ar", "de", "en", "es", "hi", "ru", "th", "zh")
 

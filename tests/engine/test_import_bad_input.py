@@ -9,11 +9,11 @@ import re
 
 import pytest
 
-from conftest import (SHARED_DATA, mirage_pool, mirage_records, write_mirage,
-                      write_mirage_parquet)
 from engine.datasets.catalog import get_dataset, get_query
 from engine.datasets.formats.base import SNIFF_BYTES, DatasetFormatError, ParsedDataset, PoolRecord
 from engine.datasets.importing import import_path, write_dataset
+from testkit.mirage import mirage_pool, mirage_records, write_mirage, write_mirage_parquet
+from testkit.paths import SHARED_DATA
 
 
 @pytest.fixture
@@ -171,11 +171,17 @@ def test_duplicate_doc_ids_beir(store, existing, tmp_path):
 
 # --------------------------------------------------------------------------- broken pools
 
-def test_mirage_oracle_not_in_pool(store, existing, tmp_path):
+def _oracle_off_pool(i: int, text: str):
+    """The small MIRAGE set with query i's oracle pointing at a chunk (text) in no pool."""
     records = mirage_records()
     pool, oracle = mirage_pool(records)
-    qid = records[1]["query_id"]
-    oracle[qid] = dict(oracle[qid], doc_chunk="A chunk that is in no pool.")
+    qid = records[i]["query_id"]
+    oracle[qid] = dict(oracle[qid], doc_chunk=text)
+    return records, pool, oracle, qid
+
+
+def test_mirage_oracle_not_in_pool(store, existing, tmp_path):
+    records, pool, oracle, qid = _oracle_off_pool(1, "A chunk that is in no pool.")
     err = refused(store, write_mirage(tmp_path / "m", records, pool=pool, oracle=oracle),
                   f"oracle.json: record '{qid}', field 'doc_chunk'",
                   "a pool that points at a missing chunk")
@@ -193,10 +199,7 @@ def test_mirage_oracle_for_an_unknown_query(store, existing, tmp_path):
 
 
 def test_mirage_oracle_not_in_pool_parquet(store, existing, tmp_path):
-    records = mirage_records()
-    pool, oracle = mirage_pool(records)
-    qid = records[3]["query_id"]
-    oracle[qid] = dict(oracle[qid], doc_chunk="Nowhere in the pool.")
+    records, pool, oracle, qid = _oracle_off_pool(3, "Nowhere in the pool.")
     refused(store, write_mirage_parquet(tmp_path / "m.parquet", records, pool, oracle),
             f"m.parquet: record row 3 (query_id {qid}), field 'oracle.doc_chunk'",
             "a pool that points at a missing chunk")

@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from conftest import (SHARED_CHUNK, mirage_pool, mirage_records, write_mirage,
-                      write_mirage_parquet)
 from engine.datasets.catalog import get_dataset, get_query
 from engine.datasets.formats import detect_format
 from engine.datasets.formats.base import DatasetFormatError, text_hash
 from engine.datasets.importing import import_path
+from testkit.mirage import (SHARED_CHUNK, mirage_pool, mirage_records, write_mirage,
+                           write_mirage_parquet)
 
 
 def _pool_view(detail):

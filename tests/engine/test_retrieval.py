@@ -15,7 +15,6 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import SHARED_DATA, mirage_pool, mirage_records, write_mirage
 
 from engine.datasets.catalog import DatasetNotFound, attach_collection
 from engine.datasets.demo_pool import DEMO_DIR, ensure_demo
@@ -24,30 +23,31 @@ from engine.retrieval import (Retriever, index_cache_info, index_dataset, label_
                               pending_texts, report_json, retrieval_report_for,
                               retriever_label, stored_retrievers)
 from engine.store import Store
+from testkit.mirage import mirage_pool, mirage_records, write_mirage
+from testkit.paths import SHARED_DATA
 
 XQUAD_EN = SHARED_DATA / "xquad" / "xquad.en.json"
 
 
-@pytest.fixture(scope="module")
-def minilm():
+def _packaged_embedder(name: str):
+    """A packaged embedder from the catalog, or a skip saying why it cannot load."""
     from models.base import ModelError
     from models.catalog import load_embedder
 
     try:
-        return load_embedder("minilm-l6-v2")
+        return load_embedder(name)
     except ModelError as exc:
         pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return _packaged_embedder("minilm-l6-v2")
 
 
 @pytest.fixture(scope="module")
 def e5():
-    from models.base import ModelError
-    from models.catalog import load_embedder
-
-    try:
-        return load_embedder("e5-small-q4")
-    except ModelError as exc:
-        pytest.skip(str(exc))
+    return _packaged_embedder("e5-small-q4")
 
 
 @pytest.fixture(scope="module")

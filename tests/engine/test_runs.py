@@ -28,8 +28,7 @@ from engine.runs.prompting import PromptTooLong, fit_prompt, load_queries
 from engine.runs.sampling import allocation, ci_half_widths
 from engine.store import Store
 from models.base import Generation, ModelError, ModelIdentity
-
-ROOT = Path(__file__).resolve().parents[2]
+from testkit.paths import ROOT
 SMOL = "smollm2-135m-instruct"
 
 

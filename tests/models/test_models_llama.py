@@ -18,8 +18,8 @@ from models.base import ContextOverflow, Generator, ModelError, SamplingParams
 from models.gguf import FILE_TYPES, read_gguf, write_gguf
 from models.llama import (FEW_SHOT_HEADER, FEW_SHOT_STOP, FEW_SHOT_VERSION, LlamaGenerator,
                           few_shot_prompt, render_few_shot)
+from testkit.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SMOL = "smollm2-135m-instruct"
 GEMMA = "gemma3-270m"
 FRANCE = [{"role": "user", "content": "What is the capital of France? Answer with one word."}]
