@@ -17,7 +17,8 @@ import engine.datasets.demo_pool
 from engine.datasets.catalog import get_dataset, get_query, list_queries
 from engine.store import Store
 from mirage_tui.app import MirageApp
-from mirage_tui.screens.datasets import PAGE_SIZE, DatasetsScreen, ImportDatasetScreen
+from mirage_tui.dialogs.import_dataset import ImportDatasetScreen
+from mirage_tui.screens.datasets import PAGE_SIZE, DatasetsScreen
 from mirage_tui.screens.query import ORACLE_MARK, ChunkCard, QueryScreen
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"

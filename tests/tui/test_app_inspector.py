@@ -366,7 +366,8 @@ async def test_verdicts_for_reads_one_query_with_order_and_probs(workspace):
 
 
 async def test_runs_list_summary_compare_and_export(workspace, tmp_path):
-    from mirage_tui.screens.runs import ExportRunScreen, RunsScreen
+    from mirage_tui.dialogs.export_run import ExportRunScreen
+    from mirage_tui.screens.runs import RunsScreen
 
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:

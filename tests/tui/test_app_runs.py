@@ -24,7 +24,7 @@ from mirage_tui.screens.live_run import LiveRunScreen
 from mirage_tui.screens.models import ModelsScreen
 from mirage_tui.screens.new_run import NewRunScreen
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
-from mirage_tui.widgets.choice import ChoiceModal
+from mirage_tui.dialogs.choice import ChoiceModal
 from models.base import Generation, ModelIdentity
 
 pytestmark = pytest.mark.asyncio
