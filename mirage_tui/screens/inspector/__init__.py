@@ -1,5 +1,5 @@
 """The inspector screen (:mod:`.screen`), its filters (:mod:`.filters`), the item detail view
-(:mod:`.detail`) and the list's cells (:mod:`.cells`)."""
+(:mod:`.detail`), the list's cells (:mod:`.cells`) and its workers' messages (:mod:`.messages`)."""
 
 from mirage_tui.screens.inspector.detail import ORACLE_MARK
 from mirage_tui.screens.inspector.filters import Filters, pattern_label

@@ -9,14 +9,11 @@ this query are shown with their probabilities. The filters live in :mod:`.filter
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
@@ -26,6 +23,8 @@ from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.inspector.cells import ITEM_COLUMNS, item_cells, item_key
 from mirage_tui.screens.inspector.detail import ItemDetail
 from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets, status_line
+from mirage_tui.screens.inspector.messages import (Counted, DetailLoaded, FacetsLoaded, Failed,
+                                                   ItemsLoaded)
 
 PAGE_SIZE = 100
 LOAD_MORE_MARGIN = 10
@@ -64,33 +63,6 @@ class InspectorScreen(BaseScreen):
     InspectorScreen #insp-items:focus { border: round $accent; }
     InspectorScreen #insp-detail { padding: 0 1; display: none; }
     """
-
-    @dataclass
-    class FacetsLoaded(Message):
-        facets: dict
-
-    @dataclass
-    class ItemsLoaded(Message):
-        generation: int
-        offset: int
-        rows: list
-        exhausted: bool
-
-    @dataclass
-    class Counted(Message):
-        generation: int
-        total: int
-
-    @dataclass
-    class DetailLoaded(Message):
-        generation: int
-        details: list
-        verdicts: list
-
-    @dataclass
-    class Failed(Message):
-        what: str
-        error: str
 
     def __init__(self, run_name: str, *, system: str | None = None, setting: str | None = None,
                  category: str | None = None, pattern: str | None = None,
@@ -143,9 +115,9 @@ class InspectorScreen(BaseScreen):
           name="load run")
     def load_facets(self, store, run_name: str) -> None:
         try:
-            self.post_message(self.FacetsLoaded(run_facets(store, run_name)))
+            self.post_message(FacetsLoaded(run_facets(store, run_name)))
         except Exception as exc:  # RunNotFound, sqlite errors
-            self.post_message(self.Failed("the run", f"{type(exc).__name__}: {exc}"))
+            self.post_message(Failed("the run", f"{type(exc).__name__}: {exc}"))
         finally:
             store.close()
 
@@ -158,14 +130,14 @@ class InspectorScreen(BaseScreen):
         try:
             rows = items_for(store, self.run_name, limit=PAGE_SIZE + 1, offset=offset, **args)
             exhausted = len(rows) <= PAGE_SIZE
-            self.post_message(self.ItemsLoaded(generation, offset, rows[:PAGE_SIZE], exhausted))
+            self.post_message(ItemsLoaded(generation, offset, rows[:PAGE_SIZE], exhausted))
             if offset == 0:
                 # the engine pages without a count: count once per filter, only when needed
                 total = len(rows) if exhausted else len(
                     items_for(store, self.run_name, limit=COUNT_ALL, **args))
-                self.post_message(self.Counted(generation, total))
+                self.post_message(Counted(generation, total))
         except Exception as exc:
-            self.post_message(self.Failed("items", f"{type(exc).__name__}: {exc}"))
+            self.post_message(Failed("items", f"{type(exc).__name__}: {exc}"))
         finally:
             store.close()
 
@@ -182,10 +154,10 @@ class InspectorScreen(BaseScreen):
 
                 verdicts = verdicts_for(store, self.run_name, details[0].query_rowid)
             except Exception as exc:  # no arena tables or a broken row: the item still shows
-                self.post_message(self.Failed("judge verdicts", f"{type(exc).__name__}: {exc}"))
-            self.post_message(self.DetailLoaded(generation, details, verdicts))
+                self.post_message(Failed("judge verdicts", f"{type(exc).__name__}: {exc}"))
+            self.post_message(DetailLoaded(generation, details, verdicts))
         except Exception as exc:
-            self.post_message(self.Failed("the item", f"{type(exc).__name__}: {exc}"))
+            self.post_message(Failed("the item", f"{type(exc).__name__}: {exc}"))
         finally:
             store.close()
 
