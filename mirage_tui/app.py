@@ -7,9 +7,10 @@ connection crosses a thread. Blocking engine calls run in thread workers
 (``@work(thread=True, exclusive=True, exit_on_error=False)``) and report back with typed
 messages, so an engine error becomes a notification, never a crash to the shell.
 
-Screens are Textual *modes* (one stack each), so moving between them never piles screens up:
-``1`` Datasets, ``2`` Models, ``3`` Runs, ``4`` Leaderboard, ``n`` New run, ``l`` Live run.
-Escape pops a pushed screen, or goes back to the previous mode. The app also owns the
+Screens are Textual *modes* (:mod:`mirage_tui.navigation`): ``1`` Datasets, ``2`` Models,
+``3`` Runs, ``4`` Leaderboard, ``n`` New run, ``l`` Live run; Escape pops a pushed screen, or
+goes back to the previous mode. The screens see the app through
+:class:`mirage_tui.screens.base.Workbench`, and never import this module. The app also owns the
 :class:`~mirage_tui.run_controller.RunController` (one run at a time): quitting while it runs
 asks first, and a run that was stopped is offered for resuming at the next launch.
 """
@@ -17,200 +18,40 @@ asks first, and a run that was stopped is offered for resuming at the next launc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Mapping
 
 from textual import work
-from textual.app import App
-from textual.await_complete import AwaitComplete
 from textual.binding import Binding
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.message import Message
 from textual.widgets import HelpPanel
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
-from engine.datasets.demo_pool import DEMO_NAME, ensure_demo
+from engine.datasets.demo_pool import ensure_demo
 from engine.datasets.importing import ImportResult
 from engine.results.records import known_runs
 from engine.store import Store, default_db_path
+from mirage_tui.commands import MirageCommands, PaletteCommand
+from mirage_tui.dialogs.run_questions import (cancel_run_question, quit_question,
+                                              resume_question)
+from mirage_tui.navigation import ScreenNavigation
+from mirage_tui.quick_comparison import (QUICK_GENERATORS, QUICK_RETRIEVER, QUICK_SAMPLE,
+                                         missing_models, quick_comparison_config)
 from mirage_tui.run_controller import RunController, resumable_runs
+from mirage_tui.screens.base import report_worker_error
 from mirage_tui.screens.datasets import DatasetsScreen
-from mirage_tui.widgets.choice import Choice, ChoiceModal
 from mirage_tui.widgets.estimates import duration
-
-
-def report_worker_error(event: Worker.StateChanged) -> None:
-    """The safety net: a worker that raised anyway becomes an error notification.
-
-    Workers catch the errors they expect themselves; this catches the rest, so that
-    ``exit_on_error=False`` never means an error vanishes silently.
-    """
-    if event.state is WorkerState.ERROR and event.worker.error is not None:
-        error = event.worker.error
-        event.worker.node.app.notify(f"{type(error).__name__}: {error}",
-                                     title=event.worker.name or "background task",
-                                     severity="error", markup=False, timeout=10)
-
-
-# --------------------------------------------------------------------------- quick comparison
-
-QUICK_NAME = "quick-comparison"
-QUICK_GENERATORS = ("smollm2-135m-instruct", "gemma3-270m")
-QUICK_RETRIEVER = "minilm-l6-v2"
-QUICK_SAMPLE = 10
-QUICK_MAX_TOKENS = 32
-
-
-def quick_comparison_config(threads: int | None = None):
-    """Both packaged generators on a seeded sample of the demo pool: base, oracle, mixed and
-    MiniLM retrieval at 1, 3 and 5 (120 items; a few minutes on two CPU cores)."""
-    from engine.runs import RunConfig
-
-    return RunConfig(dataset=DEMO_NAME, generators=list(QUICK_GENERATORS),
-                     settings=["base", "oracle", "mixed", "retrieved@1", "retrieved@3",
-                               "retrieved@5"],
-                     retrievers=[QUICK_RETRIEVER], sample=QUICK_SAMPLE, seed=0,
-                     max_tokens=QUICK_MAX_TOKENS, threads=threads, name=QUICK_NAME)
-
-
-def missing_models(config) -> list[str]:
-    """What of ``config``'s models is not installed here, each with how to get it."""
-    from engine.runs.plan import check_embedder, check_generator
-
-    missing = []
-    for name in config.generators:
-        try:
-            check_generator(name)
-        except LookupError as exc:
-            missing.append(str(exc))
-    for name in config.retrievers:
-        try:
-            check_embedder(name)
-        except LookupError as exc:
-            missing.append(str(exc))
-    return missing
-
-
-# --------------------------------------------------------------------------- commands
-
-# (title, help, action): the action runs on the screen when it has it, else on the app
-# unless the title is in SCREEN_ONLY (those make sense only on their own screen)
-COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("datasets: show", "Go to the datasets screen (1)", "show_datasets"),
-    ("datasets: import file…", "Import a dataset file or folder into the workspace",
-     "import_dataset"),
-    ("datasets: refresh", "Reload the dataset list from the workspace", "refresh_datasets"),
-    ("datasets: open selected", "Show the queries of the highlighted dataset", "open_dataset"),
-    ("queries: search", "Focus the query search box", "focus_search"),
-    ("queries: load more", "Load the next page of queries", "load_more_queries"),
-    ("query: jump to oracle", "Scroll the query's pool to its oracle chunk", "jump_to_oracle"),
-    ("query: next", "Show the next query of the list", "next_query"),
-    ("query: previous", "Show the previous query of the list", "previous_query"),
-    ("models: show", "Go to the models screen (2)", "show_models"),
-    ("models: check selected", "Load the highlighted model and time a short job",
-     "check_model"),
-    ("models: refresh", "Scan for models again", "refresh_models"),
-    ("runs: show history", "Go to the run history (3)", "show_runs"),
-    ("runs: new run…", "Configure and start an evaluation run (n)", "new_run"),
-    ("runs: start the configured run", "Start the run configured on New run (ctrl+s)",
-     "start_run"),
-    ("runs: quick comparison", "SmolLM2 vs Gemma 3 on 10 demo queries, with retrieval (g)",
-     "quick_comparison"),
-    ("runs: live view", "Follow the current or last run (l)", "live_run"),
-    ("runs: cancel the current run", "Stop after the current item; it stays resumable",
-     "cancel_run"),
-    ("runs: resume", "Continue the shown (or the last stopped) run", "resume_run"),
-    ("leaderboard: show", "Go to the leaderboard (4)", "show_leaderboard"),
-    ("help: show key bindings", "Show the keys of the focused widget and screen", "toggle_help"),
-    ("app: toggle dark/light theme", "Switch between the dark and light themes (ctrl+t)",
-     "toggle_dark"),
-    ("app: quit", "Quit mirage-tui", "quit"),
-)
-
-SCREEN_ONLY = ("datasets: import", "datasets: refresh", "datasets: open", "queries:", "query:",
-               "models: check", "models: refresh", "runs: start the configured")
-
-
-class MirageCommands(Provider):
-    """Verb-first commands (``noun: verb``) for everything the keys do, after posting's."""
-
-    def _available(self):
-        screen = self.screen
-        for title, help_text, action in COMMANDS:
-            if hasattr(screen, f"action_{action}"):
-                yield title, help_text, partial(screen.run_action, action)
-            elif hasattr(self.app, f"action_{action}") and not title.startswith(SCREEN_ONLY):
-                yield title, help_text, partial(self.app.run_action, action)
-
-    async def discover(self) -> Hits:
-        for title, help_text, callback in self._available():
-            yield DiscoveryHit(title, callback, help=help_text)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for title, help_text, callback in self._available():
-            score = matcher.match(title)
-            if score > 0:
-                yield Hit(score, matcher.highlight(title), callback, help=help_text)
-
-
-# --------------------------------------------------------------------------- screens as modes
-
-
-def _models_screen():
-    from mirage_tui.screens.models import ModelsScreen
-
-    return ModelsScreen()
-
-
-def _runs_screen():
-    from mirage_tui.screens.runs import RunsScreen
-
-    return RunsScreen()
-
-
-def _leaderboard_screen():
-    from mirage_tui.screens.leaderboard import LeaderboardScreen
-
-    return LeaderboardScreen()
-
-
-def _new_run_screen():
-    from mirage_tui.screens.new_run import NewRunScreen
-
-    return NewRunScreen()
-
-
-def _live_run_screen():
-    from mirage_tui.screens.live_run import LiveRunScreen
-
-    return LiveRunScreen()
-
 
 SCREENS = Binding.Group("Screens", compact=True)
 
-# mode -> (the module that holds its screen, what to call it in messages)
-MODE_MODULES = {"datasets": ("mirage_tui.screens.datasets", "Datasets"),
-                "models": ("mirage_tui.screens.models", "Models"),
-                "runs": ("mirage_tui.screens.runs", "Runs"),
-                "leaderboard": ("mirage_tui.screens.leaderboard", "Leaderboard"),
-                "new_run": ("mirage_tui.screens.new_run", "New run"),
-                "live": ("mirage_tui.screens.live_run", "Live run")}
 
-
-# --------------------------------------------------------------------------- the app
-
-
-class MirageApp(App):
+class MirageApp(ScreenNavigation):
     """A local RAG-evaluation workbench."""
 
     TITLE = "mirage-tui"
     CSS_PATH = Path(__file__).with_name("styles.tcss")  # absolute: subclasses live elsewhere
-    COMMANDS = App.COMMANDS | {MirageCommands}
-    MODES = {"datasets": DatasetsScreen, "models": _models_screen, "runs": _runs_screen,
-             "leaderboard": _leaderboard_screen, "new_run": _new_run_screen,
-             "live": _live_run_screen}
+    COMMANDS = ScreenNavigation.COMMANDS | {MirageCommands}
+    MODES = ScreenNavigation.MODES | {"datasets": DatasetsScreen}
     DEFAULT_MODE = "datasets"
     BINDINGS = [
         # one footer item, "1234 Screens", so that the footer fits 80 columns
@@ -227,6 +68,29 @@ class MirageApp(App):
         Binding("question_mark", "toggle_help", "Keys", key_display="?"),
         Binding("q", "quit", "Quit"),
     ]
+
+    # the palette's global commands; the screens declare their own (mirage_tui.commands)
+    PALETTE = (
+        PaletteCommand("datasets: show", "Go to the datasets screen (1)", "show_datasets"),
+        PaletteCommand("models: show", "Go to the models screen (2)", "show_models"),
+        PaletteCommand("runs: show history", "Go to the run history (3)", "show_runs"),
+        PaletteCommand("runs: new run…", "Configure and start an evaluation run (n)",
+                       "new_run"),
+        PaletteCommand("runs: quick comparison",
+                       "SmolLM2 vs Gemma 3 on 10 demo queries, with retrieval (g)",
+                       "quick_comparison"),
+        PaletteCommand("runs: live view", "Follow the current or last run (l)", "live_run"),
+        PaletteCommand("runs: cancel the current run",
+                       "Stop after the current item; it stays resumable", "cancel_run"),
+        PaletteCommand("runs: resume", "Continue the shown (or the last stopped) run",
+                       "resume_run"),
+        PaletteCommand("leaderboard: show", "Go to the leaderboard (4)", "show_leaderboard"),
+        PaletteCommand("help: show key bindings",
+                       "Show the keys of the focused widget and screen", "toggle_help"),
+        PaletteCommand("app: toggle dark/light theme",
+                       "Switch between the dark and light themes (ctrl+t)", "toggle_dark"),
+        PaletteCommand("app: quit", "Quit mirage-tui", "quit"),
+    )
 
     @dataclass
     class StoreOpened(Message):
@@ -257,7 +121,6 @@ class MirageApp(App):
         self.run_controller = RunController(self, generators=generators, retrievers=retrievers,
                                             threads=threads)
         self.has_runs = False
-        self._mode_history: list[str] = []
         self._quit_when_idle = False
 
     def on_mount(self) -> None:
@@ -265,14 +128,7 @@ class MirageApp(App):
 
     @property
     def datasets_screen(self) -> DatasetsScreen | None:
-        for screen in self._screen_stacks.get("datasets", []):
-            if isinstance(screen, DatasetsScreen):
-                return screen
-        return None
-
-    def mode_screens(self, mode: str) -> list:
-        """The screens of a mode's stack (empty until the mode was first shown)."""
-        return list(self._screen_stacks.get(mode, []))
+        return self.mode_screen("datasets", DatasetsScreen)
 
     # ------------------------------------------------------------------ the workspace
 
@@ -333,60 +189,6 @@ class MirageApp(App):
 
     # ------------------------------------------------------------------ navigation
 
-    def go_to(self, mode: str) -> bool:
-        """Show a mode's screen (its stack as it was left); False when it is not available."""
-        if mode == self.current_mode:
-            return True
-        if mode not in self._screen_stacks:
-            module, title = MODE_MODULES.get(mode, (None, mode))
-            try:
-                if module is not None:
-                    __import__(module)
-            except ImportError as exc:
-                self.notify(f"The {title} screen is not available in this build ({exc}).",
-                            severity="warning", markup=False)
-                return False
-        self._mode_history = [m for m in self._mode_history if m != self.current_mode]
-        self._mode_history.append(self.current_mode)
-        self.switch_mode(mode)
-        return True
-
-    def action_go_back(self) -> None:
-        """Escape: pop a pushed screen, else return to the previous mode."""
-        if len(self.screen_stack) > 1:
-            self.pop_screen()
-            return
-        while self._mode_history:
-            mode = self._mode_history.pop()
-            if mode != self.current_mode and mode in self._modes:
-                self.switch_mode(mode)
-                return
-
-    def pop_screen(self) -> AwaitComplete:
-        # a mode's base screen that pops itself on Escape goes back to the previous mode
-        if len(self._screen_stack) <= 1 and self._mode_history:
-            self.action_go_back()
-            return AwaitComplete.nothing()
-        return super().pop_screen()
-
-    def action_show_datasets(self) -> None:
-        self.go_to("datasets")
-
-    def action_show_models(self) -> None:
-        self.go_to("models")
-
-    def action_show_runs(self) -> None:
-        self.go_to("runs")
-
-    def action_show_leaderboard(self) -> None:
-        self.go_to("leaderboard")
-
-    def action_new_run(self) -> None:
-        self.go_to("new_run")
-
-    def action_live_run(self) -> None:
-        self.go_to("live")
-
     def show_run(self, run_name: str) -> None:
         """Open the Live run screen on a stored run (for the other screens to call)."""
         if self.go_to("live"):
@@ -398,10 +200,7 @@ class MirageApp(App):
     def live_screen(self):
         from mirage_tui.screens.live_run import LiveRunScreen
 
-        for screen in self.mode_screens("live"):
-            if isinstance(screen, LiveRunScreen):
-                return screen
-        return None
+        return self.mode_screen("live", LiveRunScreen)
 
     def action_toggle_help(self) -> None:
         if self.screen.query(HelpPanel):
@@ -464,14 +263,7 @@ class MirageApp(App):
                 self.notify(f"Stopping {controller.run_name} after the current item. It is "
                             "resumable: r on Live run.", title="Cancel", markup=False)
 
-        self.push_screen(ChoiceModal(
-            f"Cancel run {controller.run_name}?",
-            "The run stops after the item it is working on. Every finished item is stored, so "
-            "nothing is lost: resume it later with r on Live run (or by running the same "
-            "configuration again).",
-            [Choice("stop", "Cancel run", "c", "error"),
-             Choice("keep", "Keep running", "k", "primary")], id="cancel-run-modal"),
-            answered)
+        self.push_screen(cancel_run_question(controller.run_name), answered)
 
     def action_resume_run(self, run_name: str = "") -> None:
         name = run_name or self.run_controller.run_name
@@ -498,10 +290,6 @@ class MirageApp(App):
 
     def offer_resume(self, run: dict, stopped: int = 1) -> None:
         """The next launch after a stopped run asks whether to continue it."""
-        total = run["total"] if run["total"] is not None else "?"
-        how = ("was still running when mirage-tui stopped" if run["status"] == "running"
-               else "was cancelled")
-        more = f" ({stopped - 1} other stopped run(s) in Runs.)" if stopped > 1 else ""
 
         def answered(answer: str | None) -> None:
             if answer == "resume":
@@ -509,12 +297,7 @@ class MirageApp(App):
             elif answer == "open":
                 self.show_run(run["name"])
 
-        self.push_screen(ChoiceModal(
-            f"Resume run {run['name']}?",
-            f"It {how} with {run['done']} of {total} items finished. Resuming skips the "
-            f"finished items and reuses stored generations.{more}",
-            [Choice("resume", "Resume", "r", "primary"), Choice("open", "Open", "o"),
-             Choice("later", "Later", "l")], id="resume-modal"), answered)
+        self.push_screen(resume_question(run, stopped), answered)
 
     def on_run_controller_started(self, message: RunController.Started) -> None:
         self.has_runs = True
@@ -579,13 +362,7 @@ class MirageApp(App):
                 self._quit_when_idle = True
                 self.notify("mirage-tui quits when the run is done.", markup=False)
 
-        self.push_screen(ChoiceModal(
-            f"Run {controller.run_name} is going",
-            "Stop it and quit? It stops after the current item; every finished item is "
-            "stored and the next launch offers to resume it.",
-            [Choice("stop", "Stop and quit", "s", "error"),
-             Choice("wait", "Quit when done", "w"),
-             Choice("keep", "Keep running", "k", "primary")], id="quit-modal"), answered)
+        self.push_screen(quit_question(controller.run_name), answered)
 
     def on_unmount(self) -> None:
         # however the app ends, a running run stops after its item and stays resumable

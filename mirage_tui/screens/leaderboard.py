@@ -21,24 +21,17 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
 from textual.widgets import (Button, DataTable, Footer, Header, Input, Label, ProgressBar,
                              Select, Static)
-from textual.worker import Worker
 
 from mirage_tui.jobs import MIN_INTERVAL, JobController
+from mirage_tui.screens.base import BaseModal, BaseScreen
 from mirage_tui.widgets.heatmap import WinFractionHeatmap
 
 N_BOOT = 200
 DEFAULT_QUERIES = 20
 NO_RUNS = ("No runs yet: an arena judges a run's answers, so start a run first "
            "(`mirage-tui run …`).")
-
-
-def _report_error(event: Worker.StateChanged) -> None:
-    from mirage_tui.app import report_worker_error
-
-    report_worker_error(event)
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -80,7 +73,7 @@ def surrogate_text(report) -> Text:
 # --------------------------------------------------------------------------- judge dialog
 
 
-class JudgeArenaScreen(ModalScreen[tuple[str, int] | None]):
+class JudgeArenaScreen(BaseModal[tuple[str, int] | None]):
     """Pick the judge model and how many queries to judge; dismisses ``(judge, queries)``."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
@@ -182,7 +175,7 @@ class JudgeArenaScreen(ModalScreen[tuple[str, int] | None]):
 # --------------------------------------------------------------------------- the screen
 
 
-class LeaderboardScreen(Screen):
+class LeaderboardScreen(BaseScreen):
     """Ratings, heatmap and surrogate of one run's arena. Escape goes back."""
 
     AUTO_FOCUS = "#ratings"
@@ -271,7 +264,7 @@ class LeaderboardScreen(Screen):
         self.action_refresh()
 
     def _store(self):
-        return getattr(self.app, "store", None)
+        return self.store
 
     def action_refresh(self) -> None:
         store = self._store()
@@ -593,10 +586,8 @@ class LeaderboardScreen(Screen):
     def action_back(self) -> None:
         if self.focused is not None and self.focused.id in ("lb-run", "lb-arena"):
             self.query_one("#ratings", DataTable).focus()
-        elif getattr(self.app, "action_go_back", None) is not None:
-            self.app.action_go_back()      # pop a pushed screen, else the previous mode
-        elif len(self.app.screen_stack) > 1:
-            self.app.pop_screen()
+        else:
+            self.go_back()      # pop a pushed screen, else the previous mode
 
     def on_unmount(self) -> None:
         self.judging.cancel_quietly()      # judging stops after its battle, stays resumable
@@ -607,6 +598,3 @@ class LeaderboardScreen(Screen):
             f"Could not load {message.what}: {message.error}")
         self.app.notify(message.error, title=f"Could not load {message.what}",
                         severity="error", markup=False, timeout=10)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        _report_error(event)

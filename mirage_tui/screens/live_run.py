@@ -25,11 +25,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 from textual.worker import Worker
 
 from engine.results.records import split_system
+from mirage_tui.screens.base import BaseScreen
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
 from mirage_tui.widgets.estimates import duration, pct_cell, setting_label
 
@@ -84,7 +84,7 @@ def fill_table(table: DataTable, columns: list[tuple[str, list[str]]],
                         for index, (_, cells) in enumerate(columns)), key=key)
 
 
-class LiveRunScreen(Screen):
+class LiveRunScreen(BaseScreen):
     """Progress, accuracy, adaptability and retrieval of one run; see the module docstring."""
 
     # keyboard-first: Enter on the highlighted bar inspects its items straight away
@@ -199,7 +199,7 @@ class LiveRunScreen(Screen):
 
     @property
     def controller(self):
-        return getattr(self.app, "run_controller", None)
+        return self.run_controller
 
     def _is_current(self) -> bool:
         controller = self.controller
@@ -215,7 +215,7 @@ class LiveRunScreen(Screen):
                 self.show_run(controller.run_name)
                 return
         if self.run_name is None:
-            store = getattr(self.app, "store", None)
+            store = self.store
             if store is not None:
                 self.find_last_run(store)
             else:
@@ -337,7 +337,7 @@ class LiveRunScreen(Screen):
         """Recompute the report in a worker: at once with ``force``, else at most every
         ``REPORT_INTERVAL`` seconds. ``changed``: rows changed since the report in flight (if
         any) started, so it must be computed again when that one lands."""
-        store = getattr(self.app, "store", None)
+        store = self.store
         if self.run_name is None or store is None:
             return
         if self._report_busy:
@@ -473,7 +473,9 @@ class LiveRunScreen(Screen):
         if not (self._is_current() and self.controller.running):
             self.notify("This run is not going; nothing to cancel.", timeout=3)
             return
-        self.app.action_cancel_run()
+        workbench = self.workbench
+        if workbench is not None:
+            workbench.action_cancel_run()
 
     def action_resume_run(self) -> None:
         if self.run_name is None:
@@ -507,8 +509,6 @@ class LiveRunScreen(Screen):
                                              category=message.category))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        from mirage_tui.app import report_worker_error
-
+        # then BaseScreen's handler reports the error
         if event.worker.group == "live-report" and event.state.name in ("ERROR", "CANCELLED"):
             self._report_busy = False
-        report_worker_error(event)

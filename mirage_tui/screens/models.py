@@ -16,10 +16,11 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import Worker
 
+from mirage_tui.commands import PaletteCommand
+from mirage_tui.screens.base import BaseScreen
 from models.catalog import CatalogEntry, list_models
 
 COLUMNS = (("model", "name"), ("kind", "kind"), ("installed", "installed"),
@@ -68,7 +69,7 @@ def check_details(result: dict) -> str:
             f"{' '.join(str(result.get('text', '')).split())[:160]}")
 
 
-class ModelsScreen(Screen):
+class ModelsScreen(BaseScreen):
     """The model catalog as a table; ``c`` checks the highlighted model."""
 
     BINDINGS = [
@@ -76,6 +77,13 @@ class ModelsScreen(Screen):
         Binding("r", "refresh_models", "Refresh"),
         Binding("escape", "app.go_back", "Back", show=False),
     ]
+
+    PALETTE = (
+        PaletteCommand("models: check selected",
+                       "Load the highlighted model and time a short job", "check_model"),
+        PaletteCommand("models: refresh", "Scan for models again", "refresh_models"),
+    )
+    PALETTE_AFTER = "show_models"
 
     DEFAULT_CSS = """
     ModelsScreen #models {
@@ -227,14 +235,14 @@ class ModelsScreen(Screen):
             self.notify(entry.error or f"{entry.name} is not installed: {entry.install}",
                         title="Cannot check", severity="warning", markup=False, timeout=10)
             return
-        if getattr(self.app, "run_controller", None) is not None \
-                and self.app.run_controller.running:
+        controller = self.run_controller
+        if controller is not None and controller.running:
             self.notify("A run is going: the check shares the CPU with it, so its speed "
                         "reads low.", timeout=5)
         self.checking = entry.name
         self._set_check_cell(entry.name)
         self._show_detail()
-        self.run_check(entry.name, getattr(self.app, "threads", None))
+        self.run_check(entry.name, self.threads)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="model-check",
           name="check a model")
@@ -262,8 +270,6 @@ class ModelsScreen(Screen):
                               update_width=True)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        from mirage_tui.app import report_worker_error
-
+        # then BaseScreen's handler reports the error
         if event.worker.group == "model-check" and event.state.name == "ERROR":
             self.checking = None
-        report_worker_error(event)

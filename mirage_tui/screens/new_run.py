@@ -17,14 +17,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import (Button, Footer, Header, Input, Label, Select, SelectionList,
                              Static)
-from textual.worker import Worker
 
 from engine.datasets.demo_pool import DEMO_NAME
 from engine.runs import ConfigError, RunConfig
+from mirage_tui.commands import PaletteCommand
+from mirage_tui.screens.base import BaseScreen
 from mirage_tui.widgets.estimates import duration
 
 TEMPLATES = (("mirage (MIRAGE reference prompts)", "mirage"),
@@ -76,13 +76,19 @@ class FormChoices:
     embedders: list[str]
 
 
-class NewRunScreen(Screen):
+class NewRunScreen(BaseScreen):
     """Configure a run; see the module docstring."""
 
     BINDINGS = [
         Binding("ctrl+s", "start_run", "Start", priority=True),
         Binding("escape", "app.go_back", "Back", show=False),
     ]
+
+    PALETTE = (
+        PaletteCommand("runs: start the configured run",
+                       "Start the run configured on New run (ctrl+s)", "start_run"),
+    )
+    PALETTE_AFTER = "new_run"
 
     DEFAULT_CSS = """
     NewRunScreen #new-run-form {
@@ -237,7 +243,7 @@ class NewRunScreen(Screen):
                 yield Static(hint, classes="form-hint", markup=False)
 
     def on_mount(self) -> None:
-        threads = getattr(self.app, "threads", None)
+        threads = self.threads
         if threads:
             self.query_one("#run-threads", Input).value = str(threads)
         self.load_choices()
@@ -250,7 +256,7 @@ class NewRunScreen(Screen):
         from engine.datasets.catalog import list_datasets
         from models.catalog import embedder_entries, list_models
 
-        store = getattr(self.app, "store", None)
+        store = self.store
         datasets: list[str] = []
         if store is not None:
             try:
@@ -347,7 +353,7 @@ class NewRunScreen(Screen):
         self.config = config
         self._show_error("")
         self.query_one("#run-name", Input).placeholder = config.name or ""
-        store = getattr(self.app, "store", None)
+        store = self.store
         if store is not None:
             self._show_plan("Planning…")
             self.plan_preview(store, config, self._token)
@@ -392,9 +398,7 @@ class NewRunScreen(Screen):
             self._show_error(str(exc))
             self.notify(str(exc), title="Cannot start", severity="error", markup=False)
             return
-        starter = getattr(self.app, "start_run", None)
-        if starter is not None:
-            starter(config)
+        self.start_run(config)
 
     def on_screen_suspend(self) -> None:
         self._suspended = True
@@ -404,11 +408,6 @@ class NewRunScreen(Screen):
         if self._suspended and self.choices is not None:
             self._suspended = False
             self._schedule_preview()
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        from mirage_tui.app import report_worker_error
-
-        report_worker_error(event)
 
 
 def plan_summary(plan, guess: dict) -> str:

@@ -15,11 +15,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
-from textual.worker import Worker
 
 from engine.datasets.catalog import PoolEntry, QueryDetail, get_query
+from mirage_tui.commands import PaletteCommand
+from mirage_tui.screens.base import BaseScreen
 
 ORACLE_MARK = "★ oracle"
 
@@ -51,7 +51,7 @@ class ChunkCard(Vertical, can_focus=True):
         yield Static(self.entry.text, classes="chunk-text", markup=False)
 
 
-class QueryScreen(Screen):
+class QueryScreen(BaseScreen):
     """One query and its pool. Escape goes back; n / p walk the list it was opened from."""
 
     BINDINGS = [
@@ -60,6 +60,15 @@ class QueryScreen(Screen):
         Binding("n", "next_query", "Next"),
         Binding("p", "previous_query", "Previous"),
     ]
+
+    PALETTE = (
+        PaletteCommand("query: jump to oracle", "Scroll the query's pool to its oracle chunk",
+                       "jump_to_oracle"),
+        PaletteCommand("query: next", "Show the next query of the list", "next_query"),
+        PaletteCommand("query: previous", "Show the previous query of the list",
+                       "previous_query"),
+    )
+    PALETTE_AFTER = "show_datasets"  # with the datasets screen's, which opens it
 
     @dataclass
     class Loaded(Message):
@@ -91,7 +100,7 @@ class QueryScreen(Screen):
         self._load()
 
     def _load(self) -> None:
-        store = getattr(self.app, "store", None)
+        store = self.store
         if store is None:
             self.notify("The workspace is not open.", severity="error")
             return
@@ -144,11 +153,6 @@ class QueryScreen(Screen):
         self.query_one("#query-text", Static).update(f"Could not load the query: {message.error}")
         self.notify(message.error, title="Could not load the query", severity="error",
                     markup=False, timeout=10)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        from mirage_tui.app import report_worker_error
-
-        report_worker_error(event)
 
     def action_go_back(self) -> None:
         self.app.pop_screen()

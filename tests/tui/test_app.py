@@ -1,6 +1,6 @@
 """Functional tests of the TUI: Pilot drives the real app on a real temporary SQLite store.
 
-After harlequin's functional tests: a ``wait_for_workers`` helper settles the thread workers
+After harlequin's functional tests: ``testkit.tui.wait_for_workers`` settles the thread workers
 (and the messages they post, which may start the next worker) before each assertion.
 """
 
@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Input, Static
-from textual.worker import WorkerState
 
 import engine.datasets.demo_pool
 from engine.datasets.catalog import get_dataset, get_query, list_queries
 from engine.store import Store
-from mirage_tui.app import MirageApp
-from mirage_tui.screens.datasets import PAGE_SIZE, DatasetsScreen, ImportDatasetScreen
+from mirage_tui.dialogs.import_dataset import ImportDatasetScreen
+from mirage_tui.screens.datasets import PAGE_SIZE, DatasetsScreen
 from mirage_tui.screens.query import ORACLE_MARK, ChunkCard, QueryScreen
+from testkit.tui import RecordingApp, text_of, wait_for_workers
+from testkit.tui import cells as row_cells
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 XQUAD_DE = DATA / "xquad" / "xquad.de.json"
@@ -27,40 +28,6 @@ pytestmark = pytest.mark.asyncio
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-class RecordingApp(MirageApp):
-    """The real app, remembering every notification it showed."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.notes: list[tuple[str, str]] = []
-
-    def notify(self, message, *, severity="information", **kwargs) -> None:
-        self.notes.append((str(message), severity))
-        super().notify(message, severity=severity, **kwargs)
-
-
-async def wait_for_workers(pilot, rounds: int = 20) -> None:
-    """Wait until no worker is pending or running and the messages they posted are handled."""
-    for _ in range(rounds):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        busy = [w for w in pilot.app.workers
-                if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
-        if not busy:
-            await pilot.pause()
-            return
-    raise AssertionError(f"workers still busy: {busy}")
-
-
-def text_of(widget: Static) -> str:
-    content = widget.content
-    return getattr(content, "plain", None) or str(content)
-
-
-def row_cells(table: DataTable, key: str) -> list[str]:
-    return [getattr(cell, "plain", None) or str(cell) for cell in table.get_row(key)]
 
 
 def _paragraphs(topic: str, lang: str) -> list[dict]:
@@ -86,11 +53,6 @@ def demo_files(tmp_path_factory, monkeypatch):
                                            for t in ("alpha", "beta")]}
         (folder / f"demo.{lang}.json").write_text(json.dumps(doc), encoding="utf-8")
     monkeypatch.setattr(engine.datasets.demo_pool, "DEMO_DIR", folder)
-
-
-@pytest.fixture
-def db_path(tmp_path) -> Path:
-    return tmp_path / "workspace.db"
 
 
 async def import_through_modal(pilot, path: Path) -> None:

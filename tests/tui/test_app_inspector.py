@@ -1,218 +1,23 @@
-"""The inspector and runs screens, driven by Pilot on a real workspace.
-
-The workspace: the demo pool and two runs made by the real run engine (plan, execute, scoring)
-with scripted generators at the edge. A scripted generator knows, per query, whether to answer
-right (with the gold answer) or wrong in each of base, oracle and mixed, so every item's
-(b, o, m) pattern is known in advance:
-
-- run ``alpha``: ``fake-a`` and ``fake-b`` on 6 sampled queries × base/oracle/mixed;
-- run ``beta``: ``fake-a`` only, with other labels (for comparing runs);
-- arena ``duel`` on ``alpha``: pairwise battles between the two systems' mixed answers.
-
-The workspace is built once per session and copied for each test (building runs the engine).
+"""The inspector and runs screens, driven by Pilot on a real workspace: the demo pool and two
+runs made by the real run engine with scripted generators, and an arena
+(:mod:`testkit.scripted_runs`; the ``workspace`` fixture of ``conftest.py``). Every item's
+(b, o, m) pattern is known in advance from the scripts' ``LABELS``.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
-import shutil
 
 import pytest
 from textual.widgets import DataTable, Input, Select, Static
-from textual.worker import WorkerState
 
-from engine.datasets.demo_pool import ensure_demo
 from engine.metrics.adaptability import NOISE_VULNERABLE
-from engine.runs import RunConfig, execute, plan_run
 from engine.store import Store
-from mirage_tui.app import MirageApp
-from models.base import Generation, ModelIdentity
+from testkit.scripted_runs import A, B, FIXED_TIME, LABELS
+from testkit.tui import RecordingApp, cells, open_screen, settle, text_of
 
 pytestmark = pytest.mark.asyncio
-
-A, B = "fake-a/mirage@1", "fake-b/mirage@1"
-# (base, oracle, mixed) EM_loose labels per sampled query, in plan order
-LABELS = {
-    "alpha": {"fake-a": [(0, 1, 0), (0, 1, 1), (0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 1)],
-              "fake-b": [(0, 1, 1), (0, 1, 1), (0, 1, 0), (0, 0, 0), (1, 1, 1), (0, 1, 1)]},
-    "beta": {"fake-a": [(1, 1, 1), (0, 1, 1), (0, 1, 1), (1, 0, 0), (0, 1, 1), (1, 1, 0)]},
-}
-FIXED_TIME = {"alpha": "2025-01-02 10:00:00", "beta": "2025-01-03 11:30:00"}
-WRONG = "I am not sure."
-
-
-# --------------------------------------------------------------------------- the workspace
-
-
-class _Rendered:
-    def __init__(self, text: str):
-        self.text = text
-        self.tokens = list(range(len(text) // 4 + 1))
-
-
-class ScriptedGenerator:
-    """Answers each query right or wrong per setting, as its script says: right is
-    "The answer is <gold>.", wrong is "I am not sure."."""
-
-    chat = True
-    supports_label_probs = False
-    device = "cpu"
-
-    def __init__(self, name: str, script: dict[str, tuple[str, tuple[int, int, int]]],
-                 salt: str = ""):
-        self.name, self.n_ctx, self.script = name, 8192, script
-        # another script is another model: the generation cache must not mix them up
-        self.sha = hashlib.sha256(f"{name}|{salt}".encode()).hexdigest()
-
-    @property
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(self.name, self.sha, None, self.n_ctx, "scripted")
-
-    def render(self, messages) -> _Rendered:
-        return _Rendered("".join(f"<{m['role']}>{m['content']}" for m in messages))
-
-    def count_tokens(self, text: str) -> int:
-        return len(text) // 4
-
-    def generate(self, messages, params) -> Generation:
-        text = self.render(messages).text
-        if "Context : " not in text:
-            slot, question = 0, text.split("Question: ", 1)[1].split("\n\nAnswer", 1)[0]
-        else:
-            question, _, context = text.split("Question : ", 1)[1].partition(
-                "\n\nContext : ")
-            slot = 2 if context.startswith("1. ") else 1
-        gold, labels = self.script[question]
-        answer = f"The answer is {gold}." if labels[slot] else WRONG
-        return Generation(text=answer, prompt_tokens=len(text) // 4 + 1, completion_tokens=6,
-                          prompt_tokens_evaluated=len(text) // 4 + 1, seconds=0.001,
-                          finish_reason="stop", device="cpu", prompt_text=text)
-
-
-def make_run(store: Store, name: str) -> list[int]:
-    """Plan and execute run ``name`` with its scripted generators; returns its query rowids
-    in plan order."""
-    labels = LABELS[name]
-    cfg = RunConfig(dataset="demo", generators=list(labels), settings=["base", "oracle", "mixed"],
-                    sample=6, name=name)
-    plan = plan_run(store, cfg, check_models=False)
-    queries = list(dict.fromkeys(plan.queries))
-    texts = {r["id"]: (r["text"], json.loads(r["answers"])[0]) for r in store.query(
-        f"SELECT id, text, answers FROM queries WHERE id IN ({','.join('?' * len(queries))})",
-        tuple(queries))}
-    generators = {gen: ScriptedGenerator(gen, {texts[q][0]: (texts[q][1], labels[gen][i])
-                                               for i, q in enumerate(queries)}, salt=name)
-                  for gen in labels}
-    summary = execute(store, plan, generators=generators)
-    assert summary.status == "done", summary
-    with store.write() as db:  # no clocks in snapshots
-        db.conn.execute("UPDATE runs SET created_at = ?, updated_at = ? WHERE name = ?",
-                        (FIXED_TIME[name], FIXED_TIME[name], name))
-    return queries
-
-
-def add_arena(store: Store, run: str, name: str, battles: list[tuple[int, str, str, str]],
-              judge: str = "smollm2-135m-instruct") -> None:
-    """An arena with battles (query rowid, system_a, system_b, winner), each shown 'ab' with
-    label probabilities, as the judging engine stores them."""
-    run_id = store.query("SELECT id FROM runs WHERE name = ?", (run,))[0][0]
-    with store.write() as db:
-        cur = db.conn.execute(
-            "INSERT INTO arenas (run_id, name, mode, config, header, status, created_at, "
-            "updated_at) VALUES (?, ?, 'pairwise', ?, '{}', 'done', ?, ?)",
-            (run_id, name, json.dumps({"judge": judge, "seed": 0}), FIXED_TIME[run],
-             FIXED_TIME[run]))
-        for query, a, b, winner in battles:
-            label = {"a": "A", "b": "B", "tie": "tie", None: None}[winner]
-            probs = {"A": 0.8, "B": 0.15, "tie": 0.05} if label == "A" else \
-                {"A": 0.1, "B": 0.85, "tie": 0.05} if label == "B" else \
-                {"A": 0.3, "B": 0.3, "tie": 0.4}
-            detail = {"orders": [{"shown": "ab", "label": label, "probs": probs,
-                                  "method": "logits", "key": f"k-{query}-{a}-{b}"}],
-                      "documents": 5, "disagreement": False}
-            db.conn.execute(
-                "INSERT INTO battles (arena_id, query_rowid, system_a, system_b, winner, shown, "
-                "judgment_keys, parse_failures, refusal, detail, created_at) "
-                "VALUES (?, ?, ?, ?, ?, 'ab', ?, ?, 0, ?, ?)",
-                (cur.lastrowid, query, a, b, winner, json.dumps([f"k-{query}-{a}-{b}"]),
-                 int(winner is None), json.dumps(detail), FIXED_TIME[run]))
-
-
-def duel_battles(queries: list[int]) -> list[tuple[int, str, str, str]]:
-    """fake-b's mixed answers beat fake-a's on 4 queries, lose on 1, tie on 1; oracle vs mixed
-    of fake-a on every query (oracle wins 5, loses 1); fake-a's oracle against fake-b's (one
-    verdict unparsed)."""
-    am, bm, ao, bo = f"{A} | mixed", f"{B} | mixed", f"{A} | oracle", f"{B} | oracle"
-    winners = ["b", "b", "a", "tie", "b", "b"]
-    out = [(q, am, bm, w) for q, w in zip(queries, winners)]
-    out += [(q, ao, am, "a" if i else "b") for i, q in enumerate(queries)]
-    # a fourth contestant, so that the surrogate (which needs 4) can be fitted
-    out += [(q, ao, bo, w) for q, w in zip(queries, ["a", "b", "a", "a", None, "tie"])]
-    return out
-
-
-@pytest.fixture(scope="session")
-def workspace_template(tmp_path_factory) -> dict:
-    folder = tmp_path_factory.mktemp("inspect-workspace")
-    path = folder / "workspace.db"
-    store = Store(path)
-    ensure_demo(store)
-    queries = {name: make_run(store, name) for name in ("alpha", "beta")}
-    add_arena(store, "alpha", "duel", duel_battles(queries["alpha"]))
-    store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    store.close()
-    return {"path": path, "queries": queries}
-
-
-@pytest.fixture
-def workspace(workspace_template, tmp_path) -> dict:
-    path = tmp_path / "workspace.db"
-    shutil.copy(workspace_template["path"], path)
-    return {"path": path, "queries": workspace_template["queries"]}
-
-
-# --------------------------------------------------------------------------- pilot helpers
-
-
-class RecordingApp(MirageApp):
-    """The real app, remembering every notification it showed."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.notes: list[tuple[str, str]] = []
-
-    def notify(self, message, *, severity="information", **kwargs) -> None:
-        self.notes.append((str(message), severity))
-        super().notify(message, severity=severity, **kwargs)
-
-    def errors(self) -> list[str]:
-        return [m for m, sev in self.notes if sev == "error"]
-
-
-async def settle(pilot, rounds: int = 60, quiet: int = 3) -> None:
-    """Wait until no worker is pending or running, ``quiet`` times in a row: a worker's
-    message may start the next worker only when it is handled, a pause later."""
-    idle = 0
-    for _ in range(rounds):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        busy = [w for w in pilot.app.workers
-                if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
-        idle = 0 if busy else idle + 1
-        if idle >= quiet:
-            return
-    raise AssertionError(f"workers still busy: {busy}")
-
-
-def text_of(widget: Static) -> str:
-    content = widget.content
-    return getattr(content, "plain", None) or str(content)
-
-
-def cells(table: DataTable, key: str) -> list[str]:
-    return [getattr(c, "plain", None) or str(c) for c in table.get_row(key)]
 
 
 def expected_items(run: str, gen: str, queries: list[int], category: str) -> set[tuple]:
@@ -220,12 +25,6 @@ def expected_items(run: str, gen: str, queries: list[int], category: str) -> set
 
     return {(f"{gen}/mirage@1", s, q) for q, labels in zip(queries, LABELS[run][gen])
             if category_of(*labels) == category for s in ("base", "oracle", "mixed")}
-
-
-async def open_screen(pilot, screen) -> None:
-    await settle(pilot)
-    await pilot.app.push_screen(screen)
-    await settle(pilot)
 
 
 # --------------------------------------------------------------------------- inspector
@@ -366,7 +165,8 @@ async def test_verdicts_for_reads_one_query_with_order_and_probs(workspace):
 
 
 async def test_runs_list_summary_compare_and_export(workspace, tmp_path):
-    from mirage_tui.screens.runs import ExportRunScreen, RunsScreen
+    from mirage_tui.dialogs.export_run import ExportRunScreen
+    from mirage_tui.screens.runs import RunsScreen
 
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:

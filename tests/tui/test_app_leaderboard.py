@@ -1,4 +1,4 @@
-"""The leaderboard screen and the heatmap widget, on the workspace of test_app_inspector.py
+"""The leaderboard screen and the heatmap widget, on the inspection workspace of conftest.py
 (two runs by the real engine, arena ``duel`` on ``alpha`` with stored battles). Judging from
 the screen runs the real arena engine with a scripted judge model at the edge."""
 
@@ -12,8 +12,8 @@ from engine.arena.leaderboard import compute_ratings
 from engine.arena.types import Ratings, SystemRating
 from engine.store import Store
 from models.base import ModelIdentity
-from test_app_inspector import (A, B, RecordingApp, cells, open_screen, settle, text_of,
-                                workspace, workspace_template)  # noqa: F401 (fixtures)
+from testkit.scripted_runs import A, B
+from testkit.tui import RecordingApp, cells, open_screen, settle, text_of
 
 pytestmark = pytest.mark.asyncio
 

@@ -8,47 +8,15 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Static
-from textual.worker import WorkerState
 
 import mirage_tui.screens.models as models_screen
-from mirage_tui.app import MirageApp
 from mirage_tui.screens.models import ModelsScreen, check_summary
 from models.catalog import CatalogEntry, list_models
 from models.check import check_model
+from testkit.tui import RecordingApp, cells, text_of, wait_for_workers
 
 SMOL = "smollm2-135m-instruct"
 GEMMA = "gemma3-270m"
-
-
-class RecordingApp(MirageApp):
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.notes: list[tuple[str, str]] = []
-
-    def notify(self, message, *, severity="information", **kwargs) -> None:
-        self.notes.append((str(message), severity))
-        super().notify(message, severity=severity, **kwargs)
-
-
-async def wait_for_workers(pilot, rounds: int = 40) -> None:
-    for _ in range(rounds):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        busy = [w for w in pilot.app.workers
-                if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
-        if not busy:
-            await pilot.pause()
-            return
-    raise AssertionError(f"workers still busy: {busy}")
-
-
-def cells(table: DataTable, key: str) -> list[str]:
-    return [getattr(c, "plain", None) or str(c) for c in table.get_row(key)]
-
-
-def text_of(widget: Static) -> str:
-    content = widget.content
-    return getattr(content, "plain", None) or str(content)
 
 
 def broken_entry(path: Path) -> CatalogEntry:

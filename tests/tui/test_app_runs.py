@@ -10,22 +10,21 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Input, SelectionList, Static
-from textual.worker import WorkerState
 
 from engine.runs import RunConfig
 from engine.store import Store
-from mirage_tui.app import MirageApp
+from mirage_tui.dialogs.choice import ChoiceModal
 from mirage_tui.screens.datasets import DatasetsScreen
 from mirage_tui.screens.live_run import LiveRunScreen
 from mirage_tui.screens.models import ModelsScreen
 from mirage_tui.screens.new_run import NewRunScreen
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
-from mirage_tui.widgets.choice import ChoiceModal
 from models.base import Generation, ModelIdentity
+from testkit.tui import (RecordingApp, cells, text_of, wait_for_run, wait_for_workers,
+                         wait_until)
 
 pytestmark = pytest.mark.asyncio
 
@@ -34,56 +33,6 @@ FAKE = "scripted-fake"
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-class RecordingApp(MirageApp):
-    """The real app, remembering every notification it showed."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.notes: list[tuple[str, str]] = []
-
-    def notify(self, message, *, severity="information", **kwargs) -> None:
-        self.notes.append((str(message), severity))
-        super().notify(message, severity=severity, **kwargs)
-
-
-async def wait_for_workers(pilot, rounds: int = 40) -> None:
-    """Wait until no worker is pending or running and the messages they posted are handled."""
-    for _ in range(rounds):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        busy = [w for w in pilot.app.workers
-                if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
-        if not busy:
-            await pilot.pause()
-            return
-    raise AssertionError(f"workers still busy: {busy}")
-
-
-async def wait_until(pilot, condition, timeout: float = 60.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or condition}")
-        await pilot.pause(0.05)
-
-
-async def wait_for_run(pilot, timeout: float = 120.0) -> None:
-    """Until the run controller's run has ended and the screens have caught up."""
-    controller = pilot.app.run_controller
-    await wait_until(pilot, lambda: not controller.running and (
-        controller.summary is not None or controller.error is not None), timeout, "the run")
-    await wait_for_workers(pilot)
-
-
-def text_of(widget: Static) -> str:
-    content = widget.content
-    return getattr(content, "plain", None) or str(content)
-
-
-def cells(table: DataTable, key: str) -> list[str]:
-    return [getattr(c, "plain", None) or str(c) for c in table.get_row(key)]
 
 
 def option_texts(panel: AdaptabilityPanel) -> list[str]:
@@ -133,11 +82,6 @@ class ScriptedGenerator:
 def fake_config(name: str = "fake-run", sample: int = 2) -> RunConfig:
     return RunConfig(dataset="demo", generators=[FAKE], settings=["base", "oracle", "mixed"],
                      sample=sample, seed=0, name=name)
-
-
-@pytest.fixture
-def db_path(tmp_path) -> Path:
-    return tmp_path / "workspace.db"
 
 
 # --------------------------------------------------------------------------- navigation

@@ -1,6 +1,6 @@
 """Snapshots (pytest-textual-snapshot, 100×30) of the inspector (list and side-by-side detail),
-the runs screen with a summary, and the leaderboard, on the deterministic workspace of
-test_app_inspector.py (fixed run times, seeded samples and bootstraps, no clocks).
+the runs screen with a summary, and the leaderboard, on the deterministic inspection workspace
+of conftest.py (fixed run times, seeded samples and bootstraps, no clocks).
 
 Update after an intended change with ``pytest tests/test_snapshots_inspect.py
 --snapshot-update`` and look at the SVGs before committing them.
@@ -13,7 +13,8 @@ from textual.binding import Binding
 from engine.metrics.adaptability import NOISE_VULNERABLE
 from engine.store import Store
 from mirage_tui.app import MirageApp
-from test_app_inspector import A, settle, workspace, workspace_template  # noqa: F401
+from testkit.scripted_runs import A
+from testkit.tui import settle
 
 SIZE = (100, 30)
 

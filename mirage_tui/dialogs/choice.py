@@ -11,8 +11,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
+
+from mirage_tui.screens.base import BaseModal
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class Choice:
     variant: str = "default"  # Button variant: primary, warning, error, default
 
 
-class ChoiceModal(ModalScreen[str | None]):
+class ChoiceModal(BaseModal[str | None]):
     """``title``, a paragraph, and one button per :class:`Choice`; dismisses with its id."""
 
     DEFAULT_CSS = """

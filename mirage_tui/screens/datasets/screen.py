@@ -3,14 +3,12 @@
 Queries are paged (``list_queries`` with limit/offset): a page is loaded when a dataset is
 opened or a filter changes, and the next one when the cursor or the scroll nears the end, so
 XQuAD's 9,520 or MIRAGE's 7,560 queries never load at once and no pool is read until a query
-is opened. The import modal lives here too, because it belongs to this screen alone.
+is opened. Importing goes through :mod:`mirage_tui.dialogs.import_dataset`.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on, work
@@ -18,219 +16,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
-from textual.suggester import Suggester
 from textual.timer import Timer
-from textual.widgets import (Button, DataTable, Footer, Header, Input, Label, ProgressBar,
-                             Select, Static)
-from textual.worker import Worker
+from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
 from engine.datasets.catalog import DatasetSummary, list_datasets, list_queries
-from engine.datasets.formats import FORMATS
-from engine.datasets.formats.base import DatasetFormatError
-from engine.datasets.importing import ImportResult, import_path
-
-PAGE_SIZE = 200
-LOAD_MORE_MARGIN = 20  # rows from the end at which the next page is fetched
-AUTO_FORMAT = "auto"
-
-
-def _clip(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+from engine.datasets.importing import ImportResult
+from mirage_tui.commands import PaletteCommand
+from mirage_tui.dialogs.import_dataset import ImportDatasetScreen
+from mirage_tui.screens.base import BaseScreen
+from mirage_tui.screens.datasets.queries import (PAGE_SIZE, QueriesShown, QueryFilter,
+                                                 column_widths, languages_cell, number,
+                                                 plain, query_cells, status_line)
 
 
-def languages_cell(languages: dict[str, int], shown: int = 4) -> str:
-    """``en 20 · es 20 · de 20``; past ``shown`` languages, ``+N more``."""
-    parts = [f"{lang} {count}" for lang, count in list(languages.items())[:shown]]
-    if len(languages) > shown:
-        parts.append(f"+{len(languages) - shown} more")
-    return " · ".join(parts) or "—"
-
-
-def _number(value: int | str) -> Text:
-    return Text(str(value), justify="right")
-
-
-def _plain(value: str) -> Text:
-    # DataTable reads a str cell as markup: a question with "[1]" in it would be mangled
-    return Text(value)
-
-
-def _report_error(event: Worker.StateChanged) -> None:
-    from mirage_tui.app import report_worker_error
-
-    report_worker_error(event)
-
-
-# --------------------------------------------------------------------------- import modal
-
-
-class PathSuggester(Suggester):
-    """Completes the last component of a filesystem path (accept with →)."""
-
-    def __init__(self) -> None:
-        super().__init__(use_cache=False, case_sensitive=True)
-
-    async def get_suggestion(self, value: str) -> str | None:
-        if not value:
-            return None
-        typed = Path(value).expanduser()
-        folder, prefix = (typed, "") if value.endswith("/") else (typed.parent, typed.name)
-        try:
-            names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir()
-                           if p.name.startswith(prefix) and not p.name.startswith("."))
-        except OSError:
-            return None
-        return value + names[0][len(prefix):] if names else None
-
-
-class ImportDatasetScreen(ModalScreen[ImportResult | None]):
-    """Path, format, Import: runs ``import_path`` in a worker with a progress bar.
-
-    A failed import keeps the dialog open with the reason (and a notification), so the path
-    can be fixed; the store is untouched, since imports are all-or-nothing.
-    """
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-
-    @dataclass
-    class Progress(Message):
-        done: int
-        total: int | None
-        what: str
-
-    @dataclass
-    class Finished(Message):
-        result: ImportResult
-
-    @dataclass
-    class Failed(Message):
-        error: str
-
-    def __init__(self, path: str = "", format: str = AUTO_FORMAT) -> None:
-        super().__init__()
-        self._initial_path = path
-        self._initial_format = format if format in FORMATS else AUTO_FORMAT
-        self.running = False
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="import-dialog"):
-            yield Label("Import a dataset", id="import-title")
-            yield Input(self._initial_path, placeholder="path to a dataset file or folder",
-                        id="import-path", suggester=PathSuggester())
-            with Horizontal(id="import-options"):
-                yield Label("format", id="import-format-label")
-                yield Select([("auto-detect", AUTO_FORMAT)] + [(f, f) for f in FORMATS],
-                             value=self._initial_format, allow_blank=False,
-                             id="import-format", compact=True)
-            yield ProgressBar(id="import-progress", show_eta=False)
-            yield Static("→ accepts the suggested path · Enter imports · Esc cancels",
-                         id="import-status", markup=False)
-            with Horizontal(id="import-buttons"):
-                yield Button("Import", variant="primary", id="import-go")
-                yield Button("Cancel", id="import-cancel")
-
-    def on_mount(self) -> None:
-        self.query_one("#import-progress").display = False
-        self.query_one("#import-path", Input).focus()
-
-    @on(Input.Submitted, "#import-path")
-    @on(Button.Pressed, "#import-go")
-    def start_import(self) -> None:
-        if self.running:
-            return
-        raw = self.query_one("#import-path", Input).value.strip()
-        if not raw:
-            self._show_status("Type the path of a dataset file or folder.", error=True)
-            return
-        store = getattr(self.app, "store", None)
-        if store is None:
-            self._show_status("The workspace is still opening; try again in a moment.",
-                              error=True)
-            return
-        fmt = self.query_one("#import-format", Select).value
-        path = Path(raw).expanduser()
-        self._set_running(True)
-        self._show_status(f"Importing {path}…")
-        self.run_import(store, path, None if fmt == AUTO_FORMAT else str(fmt))
-
-    @on(Button.Pressed, "#import-cancel")
-    def action_cancel(self) -> None:
-        if self.running:
-            self.notify("An import cannot be interrupted; it finishes (or fails) on its own.",
-                        severity="warning")
-            return
-        self.dismiss(None)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="import", name="import")
-    def run_import(self, store, path: Path, fmt: str | None) -> None:
-        last = 0.0
-
-        def progress(done: int, total: int | None, what: str) -> None:
-            nonlocal last
-            now = time.monotonic()
-            # a progress message per record would flood the screen; 10 a second is plenty
-            if now - last >= 0.1 or (total is not None and done >= total):
-                last = now
-                self.post_message(self.Progress(done, total, what))
-
-        try:
-            result = import_path(store, path, format=fmt, progress=progress)
-        except DatasetFormatError as exc:
-            self.post_message(self.Failed(str(exc)))
-        except Exception as exc:  # anything else still names the file and keeps the app up
-            self.post_message(self.Failed(f"{path}: {type(exc).__name__}: {exc}"))
-        else:
-            self.post_message(self.Finished(result))
-        finally:
-            store.close()
-
-    def on_import_dataset_screen_progress(self, message: Progress) -> None:
-        bar = self.query_one("#import-progress", ProgressBar)
-        bar.update(total=message.total, progress=message.done)
-        self._show_status(f"Reading {message.what}…" if message.what != "done"
-                          else "Writing to the workspace…")
-
-    def on_import_dataset_screen_finished(self, message: Finished) -> None:
-        self.running = False
-        self.dismiss(message.result)
-
-    def on_import_dataset_screen_failed(self, message: Failed) -> None:
-        self._set_running(False)
-        self._show_status(message.error, error=True)
-        self.notify(message.error, title="Import failed", severity="error", markup=False,
-                    timeout=15)
-        self.query_one("#import-path", Input).focus()
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        _report_error(event)
-
-    def _set_running(self, running: bool) -> None:
-        self.running = running
-        bar = self.query_one("#import-progress", ProgressBar)
-        bar.display = running
-        if running:
-            bar.update(total=None, progress=0)
-        for selector in ("#import-path", "#import-format", "#import-go"):
-            self.query_one(selector).disabled = running
-
-    def _show_status(self, text: str, error: bool = False) -> None:
-        status = self.query_one("#import-status", Static)
-        status.update(text)
-        status.set_class(error, "error")
-
-
-# --------------------------------------------------------------------------- datasets screen
-
-
-@dataclass
-class QueryFilter:
-    language: str | None = None
-    search: str = ""
-
-
-class DatasetsScreen(Screen):
+class DatasetsScreen(BaseScreen):
     """Datasets (top) and the opened dataset's queries (below), with search and language."""
 
     BINDINGS = [
@@ -240,6 +39,19 @@ class DatasetsScreen(Screen):
         Binding("m", "load_more_queries", "More", show=False),
         Binding("escape", "back", "Back", show=False),
     ]
+
+    PALETTE = (
+        PaletteCommand("datasets: import file…",
+                       "Import a dataset file or folder into the workspace", "import_dataset"),
+        PaletteCommand("datasets: refresh", "Reload the dataset list from the workspace",
+                       "refresh_datasets"),
+        PaletteCommand("datasets: open selected", "Show the queries of the highlighted dataset",
+                       "open_dataset"),
+        PaletteCommand("queries: search", "Focus the query search box", "focus_search"),
+        PaletteCommand("queries: load more", "Load the next page of queries",
+                       "load_more_queries"),
+    )
+    PALETTE_AFTER = "show_datasets"
 
     @dataclass
     class DatasetsLoaded(Message):
@@ -258,21 +70,10 @@ class DatasetsScreen(Screen):
         error: str
         generation: int | None = None
 
-    @dataclass
-    class _Queries:
-        """What the queries table is showing, and how far it has been loaded."""
-        dataset: DatasetSummary | None = None
-        filter: QueryFilter = field(default_factory=QueryFilter)
-        ids: list[str] = field(default_factory=list)
-        exhausted: bool = True
-        loading: bool = False
-        widths: tuple[int, int, int] | None = None  # source, question, answers
-        generation: int = 0
-
     def __init__(self) -> None:
         super().__init__()
         self.datasets: dict[str, DatasetSummary] = {}
-        self.shown = self._Queries()
+        self.shown = QueriesShown()
         self._search_timer: Timer | None = None
         self._open_after_load: str | None = None  # a just-imported dataset to show
 
@@ -306,7 +107,7 @@ class DatasetsScreen(Screen):
     # ------------------------------------------------------------------ datasets
 
     def action_refresh_datasets(self) -> None:
-        store = getattr(self.app, "store", None)
+        store = self.store
         if store is None:
             self.notify("The workspace is still opening.", severity="warning")
             return
@@ -329,11 +130,11 @@ class DatasetsScreen(Screen):
         table.clear()
         for d in message.datasets:
             qa = d.kind == "qa"
-            table.add_row(_plain(d.label), d.kind, _number(d.queries if qa else "—"),
-                          _number(d.chunks), _plain(languages_cell(d.languages)),
-                          _number(f"{len(d.sources)}+" if len(d.sources) >= 50
-                                  else len(d.sources)),
-                          _plain(d.format), key=d.label)
+            table.add_row(plain(d.label), d.kind, number(d.queries if qa else "—"),
+                          number(d.chunks), plain(languages_cell(d.languages)),
+                          number(f"{len(d.sources)}+" if len(d.sources) >= 50
+                                 else len(d.sources)),
+                          plain(d.format), key=d.label)
         table.border_subtitle = Text(f"{len(message.datasets)} in {self.app.sub_title}")
         if not message.datasets:
             self._set_status("No datasets yet: press i to import a file or folder.")
@@ -413,7 +214,7 @@ class DatasetsScreen(Screen):
             queries.add_column(label, key=key)
 
     def _fetch_page(self) -> None:
-        store = getattr(self.app, "store", None)
+        store = self.store
         shown = self.shown
         if store is None or shown.dataset is None:
             return
@@ -445,34 +246,16 @@ class DatasetsScreen(Screen):
             return  # a page for a filter or dataset that is no longer shown
         table = self.query_one("#queries", DataTable)
         if message.offset == 0 or shown.widths is None:
-            shown.widths = self._column_widths(message.rows)
-        source_w, question_w, answers_w = shown.widths
+            shown.widths = column_widths(message.rows, table.size.width or self.app.size.width)
         for row in message.rows:
             qid = row["query_id"]
             if qid in table.rows:
                 continue
-            table.add_row(_plain(qid), _plain(row["language"] or "—"),
-                          _plain(_clip(row["source"] or "—", source_w)),
-                          _plain(_clip(row["text"], question_w)),
-                          _plain(_clip(" | ".join(row["answers"]), answers_w)), key=qid)
+            table.add_row(*query_cells(row, shown.widths), key=qid)
             shown.ids.append(qid)
         shown.exhausted = message.exhausted
         shown.loading = False
         self._update_status()
-
-    def _column_widths(self, rows: list[dict]) -> tuple[int, int, int]:
-        """Widths for source, question and answers that fit the table's width, so the
-        answers stay on screen (at 80 columns too) instead of behind a horizontal scroll."""
-        table = self.query_one("#queries", DataTable)
-        width = table.size.width or self.app.size.width
-        id_w = max((len(r["query_id"]) for r in rows), default=8)
-        lang_w = max((len(r["language"] or "—") for r in rows), default=4)
-        # inside the border: 2 cells of padding per column (5 columns) and the scrollbar (2)
-        rest = max(30, width - 12 - min(id_w, 32) - max(lang_w, 4))
-        longest_source = max((len(r["source"] or "—") for r in rows), default=1)
-        source_w = max(6, min(longest_source, rest // 6))
-        answers_w = max(10, rest // 4)
-        return source_w, max(12, rest - source_w - answers_w), answers_w
 
     def on_datasets_screen_load_failed(self, message: LoadFailed) -> None:
         if message.generation is not None and message.generation == self.shown.generation:
@@ -491,9 +274,7 @@ class DatasetsScreen(Screen):
         self._fetch_page()
 
     def _maybe_load_more(self, near_row: int) -> None:
-        shown = self.shown
-        if not shown.loading and not shown.exhausted and \
-                near_row >= len(shown.ids) - LOAD_MORE_MARGIN:
+        if self.shown.wants_more(near_row):
             self._fetch_page()
 
     @on(DataTable.RowHighlighted, "#queries")
@@ -516,27 +297,9 @@ class DatasetsScreen(Screen):
                                          query_ids=list(self.shown.ids)))
 
     def _update_status(self) -> None:
-        shown = self.shown
-        d = shown.dataset
-        if d is None:
-            return
-        if d.kind != "qa" or d.queries == 0:
-            extra = "; attached to retrieval pools as a collection" if d.kind != "qa" else ""
-            self._set_status(f"{d.label}: a collection of {d.chunks} chunks, no queries{extra}.")
-            return
-        loaded = len(shown.ids)
-        if shown.filter.search:
-            what = f"{loaded}{'' if shown.exhausted else '+'} matching “{shown.filter.search}”"
-        else:
-            total = d.languages.get(shown.filter.language, 0) if shown.filter.language \
-                else d.queries
-            what = f"{loaded} of {total} queries" + (
-                f" in {shown.filter.language}" if shown.filter.language else "")
-        tail = " · loading…" if shown.loading else (
-            "" if shown.exhausted else " · scroll (or m) for more")
-        sources = f" · {len(d.sources)} sources" if d.sources else ""
-        collections = f" · + {', '.join(d.collections)}" if d.collections else ""
-        self._set_status(f"{d.label}: {what}{sources}{collections}{tail} · Enter opens a query")
+        text = status_line(self.shown)
+        if text is not None:
+            self._set_status(text)
 
     def _set_status(self, text: str) -> None:
         self.query_one("#queries-status", Static).update(text)
@@ -602,6 +365,3 @@ class DatasetsScreen(Screen):
                         timeout=15)
         self._open_after_load = result.label
         self.action_refresh_datasets()
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        _report_error(event)

@@ -1,0 +1,10 @@
+"""The app's dialogs (modal screens): each asks one thing and dismisses with the answer.
+
+- :mod:`.choice`: a question with a few keyed answers (:class:`~.choice.ChoiceModal`);
+- :mod:`.run_questions`: the app's questions about runs: cancel, quit while running, resume;
+- :mod:`.import_dataset`: path and format of a dataset to import, with progress;
+- :mod:`.export_run`: path and format of a run's export;
+- :mod:`.pick_system`: a second system for the inspector's side-by-side view.
+
+The leaderboard's judge dialog stays in :mod:`mirage_tui.screens.leaderboard` for now.
+"""

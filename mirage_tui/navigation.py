@@ -1,0 +1,106 @@
+"""Moving between the app's screens: each screen is a Textual *mode* (one stack each), so
+moving between them never piles screens up.
+
+:class:`ScreenNavigation` is the app's base: ``go_to(mode)`` shows a mode's screen as it was
+left, remembering where it came from; Escape (``action_go_back``) pops a pushed screen, else
+goes back to the previous mode. A mode's module is imported when the mode is first shown, so
+a screen that cannot be imported is a notification, not a crash.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TypeVar
+
+from textual.app import App
+from textual.await_complete import AwaitComplete
+from textual.screen import Screen
+
+# mode -> (the module that holds its screen, the screen's class, what to call it in messages)
+MODE_SCREENS = {"datasets": ("mirage_tui.screens.datasets", "DatasetsScreen", "Datasets"),
+                "models": ("mirage_tui.screens.models", "ModelsScreen", "Models"),
+                "runs": ("mirage_tui.screens.runs", "RunsScreen", "Runs"),
+                "leaderboard": ("mirage_tui.screens.leaderboard", "LeaderboardScreen",
+                                "Leaderboard"),
+                "new_run": ("mirage_tui.screens.new_run", "NewRunScreen", "New run"),
+                "live": ("mirage_tui.screens.live_run", "LiveRunScreen", "Live run")}
+
+ScreenType = TypeVar("ScreenType", bound=Screen)
+
+
+def mode_screen_factory(mode: str):
+    """What Textual's ``MODES`` calls to make ``mode``'s screen, importing it then."""
+    module, name, _ = MODE_SCREENS[mode]
+    return lambda: getattr(import_module(module), name)()
+
+
+class ScreenNavigation(App):
+    """An app whose screens are the modes of :data:`MODE_SCREENS`."""
+
+    MODES = {mode: mode_screen_factory(mode) for mode in MODE_SCREENS}
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._mode_history: list[str] = []
+
+    def mode_screens(self, mode: str) -> list:
+        """The screens of a mode's stack (empty until the mode was first shown)."""
+        return list(self._screen_stacks.get(mode, []))
+
+    def mode_screen(self, mode: str, kind: type[ScreenType]) -> ScreenType | None:
+        """The ``kind`` screen of a mode's stack; None until the mode was first shown."""
+        return next((s for s in self.mode_screens(mode) if isinstance(s, kind)), None)
+
+    def go_to(self, mode: str) -> bool:
+        """Show a mode's screen (its stack as it was left); False when it is not available."""
+        if mode == self.current_mode:
+            return True
+        if mode not in self._screen_stacks:
+            module, _, title = MODE_SCREENS.get(mode, (None, None, mode))
+            try:
+                if module is not None:
+                    __import__(module)
+            except ImportError as exc:
+                self.notify(f"The {title} screen is not available in this build ({exc}).",
+                            severity="warning", markup=False)
+                return False
+        self._mode_history = [m for m in self._mode_history if m != self.current_mode]
+        self._mode_history.append(self.current_mode)
+        self.switch_mode(mode)
+        return True
+
+    def action_go_back(self) -> None:
+        """Escape: pop a pushed screen, else return to the previous mode."""
+        if len(self.screen_stack) > 1:
+            self.pop_screen()
+            return
+        while self._mode_history:
+            mode = self._mode_history.pop()
+            if mode != self.current_mode and mode in self._modes:
+                self.switch_mode(mode)
+                return
+
+    def pop_screen(self) -> AwaitComplete:
+        # a mode's base screen that pops itself on Escape goes back to the previous mode
+        if len(self._screen_stack) <= 1 and self._mode_history:
+            self.action_go_back()
+            return AwaitComplete.nothing()
+        return super().pop_screen()
+
+    def action_show_datasets(self) -> None:
+        self.go_to("datasets")
+
+    def action_show_models(self) -> None:
+        self.go_to("models")
+
+    def action_show_runs(self) -> None:
+        self.go_to("runs")
+
+    def action_show_leaderboard(self) -> None:
+        self.go_to("leaderboard")
+
+    def action_new_run(self) -> None:
+        self.go_to("new_run")
+
+    def action_live_run(self) -> None:
+        self.go_to("live")

@@ -1,0 +1,44 @@
+"""The inspector's cells: values as text, and one item's row of the list."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+
+def clip(text: str | None, width: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+
+
+def plain(value) -> Text:
+    # DataTable reads a str cell as markup: "[1]" in an answer would vanish
+    return Text(str(value))
+
+
+def value_text(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return str(int(value)) if float(value).is_integer() else f"{value:.3g}"
+
+
+ITEM_COLUMNS = ("system", "setting", "query", "lang", "EM", "pattern", "question", "response")
+
+
+def item_key(row) -> str:
+    """The list's row key of an item: system, setting and query rowid."""
+    return f"{row.system}\t{row.setting}\t{row.query_rowid}"
+
+
+def item_cells(row, width: int) -> list[Text]:
+    """One item (an ``engine.results.inspector.ItemRow``) as a list row for a screen
+    ``width`` cells wide."""
+    sys_w, set_w, qid_w = (18, 12, 14) if width >= 110 else \
+        (15, 8, 14) if width >= 95 else (11, 7, 11)
+    # the fixed columns (lang 4, EM 3, pattern 7), 8 × 2 cells of padding, the border and
+    # the scrollbar: what is left goes to the question and the response
+    rest = max(16, width - (sys_w + set_w + qid_w + 14 + 16 + 4))
+    em = value_text(row.em_loose) if not row.error else "err"
+    return [plain(clip(row.system, sys_w)), plain(clip(row.setting, set_w)),
+            plain(clip(row.query_id, qid_w)), plain(row.language or "—"), plain(em),
+            plain(row.pattern or "—"), plain(clip(row.query, rest // 2)),
+            plain(clip(row.response or row.error or "—", rest - rest // 2))]

@@ -1,0 +1,181 @@
+"""The inspector's item detail: the query, its gold answers, the adaptability pattern, the
+judge's verdicts, the pool with the oracle marked ★ and every retriever's rank, and per
+setting the exact prompt sent, the response and every score, one column per system shown."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Static
+
+from mirage_tui.screens.inspector.cells import value_text
+
+ORACLE_MARK = "★ oracle"
+
+
+def pool_card(chunk, shown_settings: set[str]) -> Static:
+    """One chunk of the item's pool: ★ for the oracle, support, ranks, where it was given."""
+    kind = "oracle" if chunk.is_oracle else ("support" if chunk.support else "distractor")
+    badge = Text()
+    badge.append(f"{ORACLE_MARK} · supports" if chunk.is_oracle else
+                 "✓ supports" if chunk.support else "· distractor",
+                 style="bold" if chunk.is_oracle else "")
+    if not chunk.in_pool:
+        badge.append(" · retrieved from outside the pool")
+    if chunk.ranks:
+        badge.append(" · ranks " + ", ".join(f"{label.rsplit('#', 1)[0]} #{rank}"
+                                             for label, rank in sorted(chunk.ranks.items())))
+    given = [s for s in chunk.in_context_of if s in shown_settings] or chunk.in_context_of
+    if given:
+        badge.append(" · given in " + ", ".join(dict.fromkeys(given)))
+    body = Text.assemble(badge, "\n", chunk.text)
+    card = Static(body, classes=f"pool-chunk {kind}", markup=False)
+    position = "—" if chunk.position is None else str(chunk.position + 1)
+    card.border_title = Text(f"#{position} · {chunk.title or 'untitled'}")
+    card.border_subtitle = Text(chunk.chunk_id)
+    return card
+
+
+def setting_panel(system: str, row) -> Static:
+    """One system's item in one setting: the prompt as sent, the response, every score."""
+    text = Text()
+    if row is None:
+        text.append("no item in this setting", style="italic")
+    else:
+        text.append("Prompt sent\n", style="bold")
+        text.append((row.prompt or "(no generation)") + "\n", style="dim")
+        text.append("Response\n", style="bold")
+        if row.error:
+            text.append(f"error: {row.error}\n", style="bold red")
+        text.append((row.response if row.response is not None else "—") + "\n")
+        facts = [f"{row.prompt_tokens} → {row.completion_tokens} tokens"
+                 if row.prompt_tokens is not None else None, row.finish_reason,
+                 "truncated context" if row.truncated else None,
+                 f"scorer {row.scorer_version}" if row.scorer_version else None]
+        text.append(" · ".join(f for f in facts if f) + "\n", style="italic")
+        text.append("Scores\n", style="bold")
+        width = max((len(s.metric) for s in row.scores), default=8)
+        for score in row.scores:
+            text.append(f"{score.metric.ljust(width)}  {value_text(score.value):>5}  ")
+            text.append((score.detail or "") + "\n", style="dim")
+        if not row.scores:
+            text.append("(no scores)\n", style="italic")
+    panel = Static(text, classes="setting-panel", markup=False)
+    panel.border_title = Text(f"{system} · {row.setting if row else '—'}")
+    return panel
+
+
+def verdict_lines(verdicts, systems: list[str]) -> Text:
+    """The judge's verdicts on this query for battles the shown systems took part in."""
+    text = Text()
+    for v in verdicts:
+        if not any(v.involves(s) for s in systems):
+            continue
+        winner = v.winner_name
+        text.append(f"{v.arena}: ", style="bold")
+        text.append(f"{v.system_a}  vs  {v.system_b}  → ")
+        text.append("unparsed" if winner is None else ("tie" if winner == "tie"
+                                                       else f"{winner} wins"), style="bold")
+        for order in v.orders:
+            probs = ""
+            if order.probs:
+                probs = " (" + ", ".join(f"{k} {p:.2f}" for k, p in order.probs.items()) + ")"
+            text.append(f"\n    shown {order.shown}: {order.label or 'unparsed'}{probs}",
+                        style="dim")
+        if v.disagreement:
+            text.append("\n    the two orders disagreed: stored as a tie", style="dim")
+        text.append("\n")
+    return text
+
+
+class ItemDetail(VerticalScroll):
+    """One query's items (``engine.results.inspector.item_detail``, one per system) in full."""
+
+    DEFAULT_CSS = """
+    ItemDetail #d-query { margin-top: 1; padding: 0 1; background: $boost; text-style: bold; }
+    ItemDetail #d-meta { color: $text-muted; padding: 0 1; }
+    ItemDetail .d-block { padding: 0 1; margin-top: 1; }
+    ItemDetail .d-heading { margin-top: 1; padding: 0 1; text-style: bold;
+        color: $text-primary; }
+    ItemDetail #d-pool, ItemDetail #d-settings { height: auto; }
+    ItemDetail .pool-chunk { height: auto; padding: 0 1; border: round $primary 40%; }
+    ItemDetail .pool-chunk.oracle { border: round $accent; }
+    ItemDetail .setting-row { height: auto; }
+    ItemDetail .setting-panel { width: 1fr; height: auto; padding: 0 1;
+        border: round $secondary 60%; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="d-query", markup=False)
+        yield Static("", id="d-meta", markup=False)
+        yield Static("", id="d-answers", classes="d-block", markup=False)
+        yield Static("", id="d-adapt", classes="d-block", markup=False)
+        yield Static("", id="d-verdicts", classes="d-block", markup=False)
+        yield Static("", id="d-pool-heading", classes="d-heading", markup=False)
+        yield Vertical(id="d-pool")
+        yield Vertical(id="d-settings")
+
+    def show_loading(self) -> None:
+        self.query_one("#d-query", Static).update("Loading the item…")
+
+    def show_error(self, error: str) -> None:
+        self.query_one("#d-query", Static).update(f"Could not load the item: {error}")
+
+    async def show_items(self, details: list, verdicts: list) -> None:
+        """Draw ``details`` (the first system's, then the second's) and the verdicts on
+        this query, then scroll to the top and take the focus."""
+        first = details[0]
+        systems = [d.system for d in details]
+        self.query_one("#d-query", Static).update(Text(first.query, style="bold"))
+        self.query_one("#d-meta", Static).update(
+            f"{first.query_id} · language {first.language or '—'} · source "
+            f"{first.source or '—'} · run {first.run} · " + "  vs  ".join(systems))
+        answers = Text("Gold answers: ", style="bold")
+        answers.append(" | ".join(first.answers) if first.answers else "(none)",
+                       style="not bold")
+        if first.reference_answer:
+            answers.append("\nReference answer: ", style="bold")
+            answers.append(first.reference_answer, style="not bold")
+        self.query_one("#d-answers", Static).update(answers)
+        adapt = Text()
+        for d in details:
+            for mixed, a in d.adaptability.items():
+                adapt.append(f"{d.system} · {mixed}: ", style="bold")
+                adapt.append(f"{a['pattern']} · {a['label']}\n")
+        self.query_one("#d-adapt", Static).update(adapt or Text("No adaptability pattern: "
+                                                                "base, oracle or mixed missing."))
+        lines = verdict_lines(verdicts, systems)
+        block = self.query_one("#d-verdicts", Static)
+        block.display = bool(lines)
+        if lines:
+            block.update(Text.assemble(("Judge verdicts on this query\n", "bold"), lines))
+        oracles = sum(c.is_oracle for c in first.pool)
+        self.query_one("#d-pool-heading", Static).update(
+            f"Pool: {len(first.pool)} chunks · {oracles} oracle (★)" if first.pool
+            else "Pool: this query has no pool entries.")
+        shown = {s.setting for d in details for s in d.settings}
+        pool = self.query_one("#d-pool", Vertical)
+        await pool.remove_children()
+        await pool.mount_all([pool_card(c, shown) for c in first.pool])
+        blocks = self.query_one("#d-settings", Vertical)
+        await blocks.remove_children()
+        order = list(dict.fromkeys(s.setting for d in details for s in d.settings))
+        widgets = []
+        for setting in order:
+            widgets.append(Static(Text(f"Setting {setting}"), classes="d-heading"))
+            panels = [setting_panel(d.system, next((s for s in d.settings
+                                                    if s.setting == setting), None))
+                      for d in details]
+            widgets.append(Horizontal(*panels, classes="setting-row"))
+        await blocks.mount_all(widgets)
+        self.scroll_home(animate=False)
+        self.focus()
+
+    def jump_to_oracle(self) -> None:
+        cards = self.query(".pool-chunk.oracle")
+        if cards:
+            self.scroll_to_widget(cards.first(), top=True, animate=False)
+
+    def jump_to_settings(self) -> None:
+        self.scroll_to_widget(self.query_one("#d-settings"), top=True, animate=False)

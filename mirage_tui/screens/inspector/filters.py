@@ -1,0 +1,186 @@
+"""The inspector's filters: what is asked for (:class:`Filters`), what a run offers
+(:func:`run_facets`), and the two rows of pickers that edit them (:class:`FilterBar`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Input, Select
+
+from engine.metrics.adaptability import CATEGORIES, PATTERN_KEYS, category_label
+from mirage_tui.screens.inspector.cells import value_text
+
+
+def pattern_label(pattern: str) -> str:
+    """``b0o1m0 · base ✗ oracle ✓ mixed ✗``."""
+    marks = {"0": "✗", "1": "✓"}
+    return (f"{pattern} · base {marks[pattern[1]]} oracle {marks[pattern[3]]} "
+            f"mixed {marks[pattern[5]]}")
+
+
+@dataclass
+class Filters:
+    system: str | None = None
+    setting: str | None = None
+    category: str | None = None
+    pattern: str | None = None
+    language: str | None = None
+    source: str | None = None
+    metric: str | None = None
+    min_value: float | None = None
+    max_value: float | None = None
+
+    def describe(self) -> str:
+        parts = [f"{k} {v}" for k, v in (("system", self.system), ("setting", self.setting),
+                                          ("category", self.category),
+                                          ("pattern", self.pattern),
+                                          ("language", self.language),
+                                          ("source", self.source)) if v]
+        if self.metric and (self.min_value is not None or self.max_value is not None):
+            lo = "" if self.min_value is None else value_text(self.min_value)
+            hi = "" if self.max_value is None else value_text(self.max_value)
+            parts.append(f"{self.metric} in [{lo or '−∞'}, {hi or '∞'}]")
+        return " · ".join(parts)
+
+    def query_args(self) -> dict:
+        """The filters as ``engine.results.inspector.items_for`` takes them; a range without
+        a metric is no range."""
+        args = dict(system=self.system, setting=self.setting, category=self.category,
+                    pattern=self.pattern, language=self.language, source=self.source,
+                    metric=self.metric, min_value=self.min_value, max_value=self.max_value)
+        if not self.metric:
+            args.update(metric=None, min_value=None, max_value=None)
+        return args
+
+
+def run_facets(store, run_name: str) -> dict:
+    """What run ``run_name``'s items offer to filter by, with its dataset and status."""
+    from engine.results.records import load_items, load_run, metric_order, setting_order
+
+    run = load_run(store, run_name)
+    items = load_items(store, run)
+    return {"systems": sorted({i.system for i in items}),
+            "settings": sorted({i.setting for i in items}, key=setting_order),
+            "languages": sorted({i.language for i in items if i.language}),
+            "sources": sorted({i.source for i in items if i.source}),
+            "metrics": metric_order({m for i in items for m in i.scores}),
+            "dataset": run.dataset, "status": run.status}
+
+
+def status_line(loaded: int, total: int | None, loading: bool, filters: Filters) -> str:
+    """The line above the list: how many items match (and are loaded), under which filters."""
+    if loading and not loaded:
+        text = "Loading items…"
+    else:
+        count = f"{total}" if total is not None else f"{loaded}+"
+        noun = "item matches" if total == 1 else "items match"
+        text = f"{count} {noun}"
+        if total is not None and loaded < total:
+            text += f" · {loaded} loaded, m for more"
+    where = filters.describe()
+    hint = " · Enter opens an item" if loaded else ""
+    return f"{text}{' · ' + where if where else ''}{hint}"
+
+
+def category_options(mixed: str = "mixed") -> list[tuple[str, str]]:
+    return [(category_label(c, mixed), c) for c in CATEGORIES]
+
+
+class FilterBar(Vertical):
+    """Two rows of pickers: system, setting, category; pattern, language, source, and a
+    metric with a min / max range. The screen listens to their Changed messages."""
+
+    DEFAULT_CSS = """
+    FilterBar { height: auto; }
+    FilterBar #insp-filters, FilterBar #insp-filters2 { height: 1; padding: 0 1; }
+    FilterBar #insp-filters Select, FilterBar #insp-filters2 Select {
+        width: 1fr; margin-right: 1; }
+    FilterBar #f-category { width: 2fr; }
+    FilterBar .range { width: 9; margin-right: 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="insp-filters"):
+            yield Select([], prompt="all systems", id="f-system", compact=True)
+            yield Select([], prompt="all settings", id="f-setting", compact=True)
+            yield Select(category_options(), prompt="all categories", id="f-category",
+                         compact=True)
+        with Horizontal(id="insp-filters2"):
+            yield Select([(pattern_label(p), p) for p in PATTERN_KEYS], prompt="any pattern",
+                         id="f-pattern", compact=True)
+            yield Select([], prompt="all languages", id="f-language", compact=True)
+            yield Select([], prompt="all sources", id="f-source", compact=True)
+            yield Select([], prompt="no metric range", id="f-metric", compact=True)
+            yield Input(placeholder="min", id="f-min", classes="range", compact=True,
+                        type="number")
+            yield Input(placeholder="max", id="f-max", classes="range", compact=True,
+                        type="number")
+
+    def preset(self, filters: Filters) -> None:
+        """Show the category and pattern the screen was opened with (quietly)."""
+        for sel_id, value in (("#f-category", filters.category),
+                              ("#f-pattern", filters.pattern)):
+            if value is not None:
+                select = self.query_one(sel_id, Select)
+                with select.prevent(Select.Changed):
+                    try:
+                        select.value = value
+                    except Exception:  # not a category / pattern: items_for will say why
+                        pass
+
+    def set_facets(self, facets: dict, filters: Filters) -> None:
+        """Offer the run's values, keeping the current ones (quietly)."""
+        for sel_id, values, current in (
+                ("#f-system", facets["systems"], filters.system),
+                ("#f-setting", facets["settings"], filters.setting),
+                ("#f-language", facets["languages"], filters.language),
+                ("#f-source", facets["sources"], filters.source),
+                ("#f-metric", facets["metrics"], filters.metric)):
+            options = list(values) + ([current] if current and current not in values else [])
+            select = self.query_one(sel_id, Select)
+            with select.prevent(Select.Changed):
+                select.set_options([(Text(v), v) for v in options])
+                if current is not None:
+                    select.value = current
+
+    def relabel_categories(self, setting: str | None) -> None:
+        """Name the categories after the setting that plays MIRAGE's "mixed"."""
+        mixed = setting if setting and (setting == "mixed" or setting.startswith("retrieved@")) \
+            else "mixed"
+        select = self.query_one("#f-category", Select)
+        with select.prevent(Select.Changed):
+            value = select.value
+            select.set_options(category_options(mixed))
+            if value != Select.NULL:
+                select.value = value
+
+    def _select_value(self, sel_id: str) -> str | None:
+        value = self.query_one(sel_id, Select).value
+        return None if value == Select.NULL else str(value)
+
+    def _number(self, input_id: str) -> float | None:
+        raw = self.query_one(input_id, Input).value.strip()
+        try:
+            return float(raw) if raw else None
+        except ValueError:
+            return None
+
+    def read(self) -> Filters:
+        """The filters as the pickers show them."""
+        return Filters(self._select_value("#f-system"), self._select_value("#f-setting"),
+                       self._select_value("#f-category"), self._select_value("#f-pattern"),
+                       self._select_value("#f-language"), self._select_value("#f-source"),
+                       self._select_value("#f-metric"), self._number("#f-min"),
+                       self._number("#f-max"))
+
+    def clear(self) -> None:
+        """Every picker and range back to its prompt (quietly)."""
+        for sel in self.query("#insp-filters Select, #insp-filters2 Select").results(Select):
+            with sel.prevent(Select.Changed):
+                sel.clear()
+        for inp in self.query(".range").results(Input):
+            with inp.prevent(Input.Changed):
+                inp.value = ""

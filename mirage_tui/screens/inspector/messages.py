@@ -1,0 +1,45 @@
+"""What the inspector's workers post back to the screen (after toolong's messages): small
+dataclasses; a page or an item carries the generation it was asked for, so one that arrives
+after the filters (or the item shown) changed is dropped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+
+@dataclass
+class FacetsLoaded(Message):
+    """What the run offers to filter by (``filters.run_facets``)."""
+    facets: dict
+
+
+@dataclass
+class ItemsLoaded(Message):
+    """A page of ``ItemRow``; ``exhausted``: no page follows."""
+    generation: int
+    offset: int
+    rows: list
+    exhausted: bool
+
+
+@dataclass
+class Counted(Message):
+    """How many items match the filters of ``generation``."""
+    generation: int
+    total: int
+
+
+@dataclass
+class DetailLoaded(Message):
+    """One query's items, one per system shown, and the judge's verdicts on it."""
+    generation: int
+    details: list
+    verdicts: list
+
+
+@dataclass
+class Failed(Message):
+    what: str
+    error: str

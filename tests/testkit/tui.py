@@ -1,0 +1,90 @@
+"""Pilot helpers for the TUI tests (after harlequin's functional tests): the real app that
+remembers its notifications, and waits that settle the thread workers (and the messages they
+post, which may start the next worker) before an assertion."""
+
+from __future__ import annotations
+
+import time
+
+from textual.widgets import DataTable, Static
+from textual.worker import WorkerState
+
+from mirage_tui.app import MirageApp
+
+
+class RecordingApp(MirageApp):
+    """The real app, remembering every notification it showed."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.notes: list[tuple[str, str]] = []
+
+    def notify(self, message, *, severity="information", **kwargs) -> None:
+        self.notes.append((str(message), severity))
+        super().notify(message, severity=severity, **kwargs)
+
+    def errors(self) -> list[str]:
+        return [m for m, sev in self.notes if sev == "error"]
+
+
+def _busy(pilot) -> list:
+    return [w for w in pilot.app.workers
+            if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
+
+
+async def wait_for_workers(pilot, rounds: int = 40) -> None:
+    """Wait until no worker is pending or running and the messages they posted are handled."""
+    for _ in range(rounds):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        busy = _busy(pilot)
+        if not busy:
+            await pilot.pause()
+            return
+    raise AssertionError(f"workers still busy: {busy}")
+
+
+async def settle(pilot, rounds: int = 60, quiet: int = 3) -> None:
+    """Wait until no worker is pending or running, ``quiet`` times in a row: a worker's
+    message may start the next worker only when it is handled, a pause later."""
+    idle = 0
+    for _ in range(rounds):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        busy = _busy(pilot)
+        idle = 0 if busy else idle + 1
+        if idle >= quiet:
+            return
+    raise AssertionError(f"workers still busy: {busy}")
+
+
+async def open_screen(pilot, screen) -> None:
+    """Push ``screen`` once the app has settled, and settle again."""
+    await settle(pilot)
+    await pilot.app.push_screen(screen)
+    await settle(pilot)
+
+
+async def wait_until(pilot, condition, timeout: float = 60.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        await pilot.pause(0.05)
+
+
+async def wait_for_run(pilot, timeout: float = 120.0) -> None:
+    """Until the run controller's run has ended and the screens have caught up."""
+    controller = pilot.app.run_controller
+    await wait_until(pilot, lambda: not controller.running and (
+        controller.summary is not None or controller.error is not None), timeout, "the run")
+    await wait_for_workers(pilot)
+
+
+def text_of(widget: Static) -> str:
+    content = widget.content
+    return getattr(content, "plain", None) or str(content)
+
+
+def cells(table: DataTable, key: str) -> list[str]:
+    return [getattr(c, "plain", None) or str(c) for c in table.get_row(key)]
