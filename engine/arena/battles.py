@@ -11,7 +11,7 @@ A battle row (table ``battles``) holds one judged comparison of two answers to o
 - ``shown``: the order(s) the judge saw: 'ab' (system_a was Answer A), 'ba' or 'both';
 - ``judgment_keys``: the ``judgments`` rows behind it, in the order judged;
 - ``parse_failures``: how many of those replies could not be parsed (0, 1 or 2);
-- ``refusal``: which answers decline (no-answer, :func:`engine.metrics.answer.is_no_answer`):
+- ``refusal``: which answers decline (no-answer, :func:`engine.metrics.no_answer.is_no_answer`):
   bit 1 for system_a, bit 2 for system_b;
 - ``detail``: JSON with each order's label, probabilities, method and whether it came from
   the cache, the number of documents shown and, for 'both', whether the orders disagreed.

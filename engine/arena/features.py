@@ -16,7 +16,7 @@ them, all prefixed ``feat:`` (see :data:`FEATURES`):
 - ``feat:overlap@judge:<name>``, ``feat:fluency@judge:<name>``: judged 1–5 grades.
 
 Reading a response. A MIRAGE-Bench response is ``##Reason: … ##Answer: …``
-(:func:`engine.metrics.answer.split_reason_answer`): reasoning sentences come from the Reason
+(:func:`engine.metrics.response_format.split_reason_answer`): reasoning sentences come from the Reason
 part and the answer from the Answer part. A response without an Answer heading is all answer
 (its Reason part, or the whole text); one without a Reason part gives its reasoning sentences
 from the whole text. Citations ``[n]`` are read from the whole response and name the n-th
@@ -44,8 +44,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from engine.arena.judgments import cached_verdict
 from engine.arena.types import arena_system
-from engine.metrics.answer import (language_probability, parse_citations, primary_language,
-                                   split_reason_answer, strip_citations)
+from engine.metrics.language import language_probability, primary_language
+from engine.metrics.response_format import parse_citations, split_reason_answer, strip_citations
 from engine.results.records import load_items, load_run
 from engine.stats import Estimate, bootstrap_ci
 from engine.store import Store

@@ -65,8 +65,8 @@ class QueryJob:
 def load_answers(store: Store, run_id: int) -> dict[int, dict[str, tuple[str, bool]]]:
     """``answers[query rowid][contestant] = (text, declines)`` for every generated item.
     Declining is the stored ``no_answer`` score (as the run scored it), else
-    :func:`engine.metrics.answer.is_no_answer` on the text."""
-    from engine.metrics.answer import is_no_answer
+    :func:`engine.metrics.no_answer.is_no_answer` on the text."""
+    from engine.metrics.no_answer import is_no_answer
 
     out: dict[int, dict[str, tuple[str, bool]]] = {}
     for r in store.query(

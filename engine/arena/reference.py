@@ -14,7 +14,7 @@ and overall:
   (``unparsed``, and ``parse_failures`` for every unparsed reply, including one order of a
   'both' battle that the other order decided);
 - **no-answer ratio**: the share of the contestant's judged responses that decline
-  (:func:`engine.metrics.answer.is_no_answer`, or the run's stored ``no_answer`` score), with
+  (:func:`engine.metrics.no_answer.is_no_answer`, or the run's stored ``no_answer`` score), with
   its Wilson CI.
 
 Queries without a reference answer are skipped when judging and counted in the arena header.
