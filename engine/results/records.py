@@ -11,12 +11,11 @@ adaptability metrics (RAG mode, MIRAGE §1).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Iterable
 
-from engine.store import Store
+from engine.store import Store, json_column
 
 SCORER_MARK = "_scorer"
 """The run engine's marker row in ``scores`` (value NULL, detail = the scorer version); like
@@ -111,15 +110,6 @@ class ItemRecord:
         return None if value is None else int(round(value))
 
 
-def _json(text: str | None, default: Any) -> Any:
-    if not text:
-        return default
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return default
-
-
 def known_runs(store: Store) -> list[str]:
     return [r[0] for r in store.query("SELECT name FROM runs ORDER BY created_at, name")]
 
@@ -136,7 +126,7 @@ def load_run(store: Store, name: str) -> RunInfo:
         raise RunNotFound(f"no run named {name!r}{hint}")
     r = rows[0]
     return RunInfo(r["id"], r["name"], r["dataset_id"], f"{r['d_name']}@{r['d_version']}",
-                   r["d_hash"], r["d_queries"], _json(r["config"], {}), _json(r["header"], {}),
+                   r["d_hash"], r["d_queries"], json_column(r["config"], {}), json_column(r["header"], {}),
                    r["status"], r["created_at"], r["updated_at"])
 
 
@@ -151,7 +141,7 @@ def load_items(store: Store, run: RunInfo, metrics: Iterable[str] | None = None,
         (run.id,))
     items = {(r["system"], r["setting"], r["query_rowid"]): ItemRecord(
         r["system"], r["setting"], r["query_rowid"], r["query_id"], r["language"], r["source"],
-        r["generation_key"], bool(r["truncated"]), r["error"], _json(r["context"], None))
+        r["generation_key"], bool(r["truncated"]), r["error"], json_column(r["context"], None))
         for r in rows}
     sql = ("SELECT ri.system, ri.setting, ri.query_rowid, s.metric, s.value, "
            + ("s.detail" if details else f"CASE WHEN s.metric = '{SCORER_MARK}' THEN s.detail END")

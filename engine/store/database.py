@@ -12,12 +12,13 @@ Opening a store creates or upgrades its schema with :func:`engine.store.schema.m
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import sqlite_utils
 
@@ -34,6 +35,17 @@ def default_db_path() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("mirage-tui")) / "workspace.db"
+
+
+def json_column(text: str | None, default: Any) -> Any:
+    """The value of a JSON text column; ``default`` when it is NULL, empty or not valid JSON
+    (a row is read back as well as it can be rather than failing a whole report)."""
+    if not text:
+        return default
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return default
 
 
 # --------------------------------------------------------------------------- the store

@@ -15,12 +15,11 @@ one, else its first gold short answer; with neither those features are NULL.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Sequence
 
 from engine.metrics.response_format import split_reason_answer
-from engine.store import Store
+from engine.store import Store, json_column
 
 
 @dataclass(frozen=True)
@@ -61,10 +60,7 @@ class Response:
 def _reference(reference_answer: str | None, answers: str | None) -> tuple[str | None, str | None]:
     if reference_answer and reference_answer.strip():
         return reference_answer, "reference_answer"
-    try:
-        golds = json.loads(answers or "[]")
-    except json.JSONDecodeError:
-        golds = []
+    golds = json_column(answers, [])
     if isinstance(golds, str):
         golds = [golds]
     first = next((str(g) for g in golds if g is not None and str(g).strip()), None)
