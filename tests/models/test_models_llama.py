@@ -16,8 +16,9 @@ import pytest
 from models import packaged
 from models.base import ContextOverflow, Generator, ModelError, SamplingParams
 from models.gguf import FILE_TYPES, read_gguf, write_gguf
-from models.llama import (FEW_SHOT_HEADER, FEW_SHOT_STOP, FEW_SHOT_VERSION, LlamaGenerator,
-                          few_shot_prompt, render_few_shot)
+from models.few_shot import (FEW_SHOT_HEADER, FEW_SHOT_STOP, FEW_SHOT_VERSION, few_shot_prompt,
+                             render_few_shot)
+from models.llama import LlamaGenerator
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOL = "smollm2-135m-instruct"
