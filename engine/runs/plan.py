@@ -1,5 +1,9 @@
 """A run's plan: systems × settings × queries, in the order that shares prompt prefixes.
 
+One idea: what a run will do before it does it (its items in order, the models they need, the
+time they should take) — kept whole: it reads in one sitting, and the TUI's tests patch its
+model checks here.
+
 Work is grouped by generator (each model is loaded once), then by query, and within a query
 the settings go in :data:`SETTING_ORDER`: base, then each retriever's retrieved@1, @3, @5 (in
 ascending k), then mixed, then oracle. With MIRAGE's template every context prompt starts with

@@ -21,8 +21,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from engine.datasets.formats.base import (DatasetFormatError, ParsedDataset, Progress, QueryRecord,
-                                   folder_files, iter_jsonl, read_head, require_str)
+from engine.datasets.formats.base import (DatasetFormatError, ParsedDataset, Progress,
+                                          QueryRecord, each_file, folder_files, iter_jsonl,
+                                          read_head, require_str)
 
 FORMAT = "lfrqa"
 LANGUAGE = "en"
@@ -72,9 +73,7 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
     paths = files(path)
     folder = path.is_dir()
     domains: dict[str, int] = {}
-    for index, file in enumerate(paths):
-        if progress:
-            progress(index, len(paths), file.name)
+    for file in each_file(paths, progress):
         domain = domain_of(file)
         if domain is None:
             out.warnings.append(f"{file.name}: the domain is not in the file name "
@@ -86,8 +85,6 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
         prefix = f"{domain}/" if folder else ""
         domains[domain or "?"] = _parse_file(file, out, domain, prefix)
         out.counts[f"queries_{domain or 'unknown'}"] = domains[domain or "?"]
-    if progress:
-        progress(len(paths), len(paths), "done")
     out.warnings.append("LFRQA ships reference answers only: the passages its citations point at "
                         "(gold_doc_ids) are not included, so this dataset has no chunks")
     out.description = ("LFRQA long-form references: " + ", ".join(

@@ -29,9 +29,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
-from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset, PoolRecord,
-                                   Progress, QueryRecord, answers_list, load_json,
-                                   require_str, text_hash)
+from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset,
+                                          PoolRecord, Progress, QueryRecord, answers_list,
+                                          load_json, require_str, text_hash)
 
 FORMAT = "mirage"
 POOL_SIZE = 5
@@ -266,10 +266,7 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
     pool_path, oracle_path = folder / DOC_POOL, folder / ORACLE
     if progress:
         progress(0, None, DATASET)
-    records = load_json(dataset_path)
-    if not isinstance(records, list):
-        raise DatasetFormatError(dataset_path, "expected a list of query records, got "
-                                 f"{type(records).__name__}")
+    records = load_json(dataset_path, list, "a list of query records")
     if not records:
         raise DatasetFormatError(dataset_path, "the list of queries is empty")
     out.queries = build_queries(dataset_path, records, progress)
@@ -286,10 +283,7 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
 
     if progress:
         progress(0, None, DOC_POOL)
-    entries = load_json(pool_path)
-    if not isinstance(entries, list):
-        raise DatasetFormatError(pool_path, f"expected a list of pool entries, got "
-                                 f"{type(entries).__name__}")
+    entries = load_json(pool_path, list, "a list of pool entries")
     expected = POOL_SIZE * len(out.queries)
     if len(entries) != expected:
         raise DatasetFormatError(
@@ -309,10 +303,7 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
     if has_oracle:
         if progress:
             progress(0, None, ORACLE)
-        table = load_json(oracle_path)
-        if not isinstance(table, dict):
-            raise DatasetFormatError(oracle_path, "expected an object {query_id: oracle}, got "
-                                     f"{type(table).__name__}")
+        table = load_json(oracle_path, dict, "an object {query_id: oracle}")
         for key, oracle in table.items():
             builder.mark_oracle(oracle_path, repr(key), key, oracle)
         oracles = len(table)
