@@ -11,6 +11,12 @@ Definitions live in METRICS.md; confidence intervals come from :mod:`engine.stat
 """
 
 from engine.metrics.adaptability import (
+    CATEGORIES,
+    CONTEXT_ACCEPTABLE,
+    CONTEXT_INSENSITIVE,
+    CONTEXT_MISINTERPRETED,
+    NOISE_VULNERABLE,
+    PATTERN_KEYS,
     AdaptabilityReport,
     adaptability,
     category_label,
@@ -52,6 +58,7 @@ from engine.metrics.language import (
 from engine.metrics.no_answer import DECLINE_PHRASES, decline_reason, is_no_answer
 from engine.metrics.response_format import parse_citations, split_reason_answer, strip_citations
 from engine.metrics.retrieval import (
+    DEFAULT_KS,
     dcg_at_k,
     f1_at_k,
     ndcg_at_k,
@@ -63,7 +70,9 @@ from engine.metrics.retrieval import (
 )
 
 __all__ = [
-    "ANSWER_MATCH_METRICS", "AdaptabilityReport", "CITATION_METRIC", "DECLINE_PHRASES", "METRICS",
+    "ANSWER_MATCH_METRICS", "AdaptabilityReport", "CATEGORIES", "CONTEXT_ACCEPTABLE",
+    "CONTEXT_INSENSITIVE", "CONTEXT_MISINTERPRETED", "DEFAULT_KS", "NOISE_VULNERABLE",
+    "PATTERN_KEYS", "CITATION_METRIC", "DECLINE_PHRASES", "METRICS",
     "Overlap", "SCORER_VERSION", "Score", "adaptability", "bergen_em", "bergen_f1",
     "bergen_match", "bergen_normalize", "bergen_token_overlap", "category_label", "category_of",
     "char3_recall", "char3grams", "context_acceptability", "context_insensitivity",

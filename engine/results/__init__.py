@@ -18,9 +18,9 @@ from engine.results.records import (ItemRecord, RunInfo, RunNotFound, count_item
                                     setting_order, split_system)
 from engine.results.report import (RunReport, build_report, format_report, run_retrievers,
                                    system_label)
-from engine.results.text import num, pct, short_setting, table
+from engine.results.text import ADAPTABILITY_COLUMNS, num, pct, short_setting, table
 
-__all__ = ["ChunkRow", "ItemDetail", "ItemRecord", "ItemRow", "RunInfo", "RunNotFound",
+__all__ = ["ADAPTABILITY_COLUMNS", "ChunkRow", "ItemDetail", "ItemRecord", "ItemRow", "RunInfo", "RunNotFound",
            "RunReport", "ScoreRow", "SettingRow", "build_report", "count_items", "export_rows",
            "export_run", "format_report", "header_path", "is_mixed_like", "item_counts",
            "item_detail", "items_for", "known_runs", "load_items", "load_run", "metric_order",

@@ -37,10 +37,10 @@ __all__ = ["RunReport", "RunNotFound", "build_report", "format_report", "system_
 UNKNOWN = "?"
 """The breakdown key for queries with no language (or no source)."""
 
-BySystem = dict[str, dict[str, dict[int, ItemRecord]]]
+_BySystem = dict[str, dict[str, dict[int, ItemRecord]]]
 """system -> setting -> query rowid -> item."""
 
-Rankings = dict[str, dict[int, list[int]]]
+_Rankings = dict[str, dict[int, list[int]]]
 """retriever label -> query rowid -> the top chunk rowids of its stored ranking."""
 
 
@@ -87,7 +87,7 @@ def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0)
     rankings = {label: stored_rankings(store, run.dataset_id, label, max(DEFAULT_KS))
                 for label in labels}
 
-    by_system: BySystem = defaultdict(lambda: defaultdict(dict))
+    by_system: _BySystem = defaultdict(lambda: defaultdict(dict))
     facts: dict[int, ItemRecord] = {}
     for item in items:
         by_system[item.system][item.setting][item.query_rowid] = item
@@ -114,7 +114,7 @@ def format_report(report: RunReport | dict, by: str | None = None) -> str:
     return _format(report, by=by)
 
 
-def _system_tables(by_system: BySystem, queries: list[int], all_metrics: list[str],
+def _system_tables(by_system: _BySystem, queries: list[int], all_metrics: list[str],
                    n_boot: int, seed: int) -> tuple[list[dict], dict, dict, list[str]]:
     """Per system: the adaptability rows (one per mixed-like setting), accuracy and every
     other metric per setting, and notes on the adaptability a system cannot have."""
@@ -268,7 +268,7 @@ def _relevances(ranking: dict[int, list[int]], gold: dict[int, set[int]],
             for q, ranked in ranking.items() if q in wanted}
 
 
-def _retrieval_table(rankings: Rankings, gold: dict[int, set[int]], queries: list[int],
+def _retrieval_table(rankings: _Rankings, gold: dict[int, set[int]], queries: list[int],
                      facts: dict[int, ItemRecord], n_boot: int, seed: int,
                      ks: tuple[int, ...] = DEFAULT_KS) -> list[dict]:
     table = []

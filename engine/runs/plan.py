@@ -186,7 +186,7 @@ def plan_run(store: Store, config: RunConfig, *, force_new: bool = False,
                 dataset_hash=d["content_hash"], dataset_queries=len(rows),
                 systems=[System(g, config.template) for g in config.generators],
                 queries=queries, first_batch=first, batch_size=batch,
-                retriever_labels={r: planned_retriever_label(r, config)
+                retriever_labels={r: _planned_retriever_label(r, config)
                                   for r in config.retrievers},
                 replace_existing=force_new)
     existing = store.query("SELECT id, dataset_id, config, status FROM runs WHERE name = ?",
@@ -211,7 +211,7 @@ def plan_run(store: Store, config: RunConfig, *, force_new: bool = False,
     return plan
 
 
-def planned_retriever_label(embedder: str, config: RunConfig) -> str:
+def _planned_retriever_label(embedder: str, config: RunConfig) -> str:
     """The retriever's readable label before its models are loaded: the embedder name, plus
     ``+{reranker}@{depth}`` with a reranker. Execution replaces it with
     :func:`engine.retrieval.retriever_label` (which adds ``#hash8`` of the models' identities)
@@ -312,7 +312,7 @@ def model_file_size(name: str) -> int | None:
         return None
 
 
-def default_speed(name: str) -> Speed:
+def _default_speed(name: str) -> Speed:
     size = model_file_size(name)
     scale = min(1.0, DEFAULT_SPEED_SIZE / size) if size else 1.0
     return Speed(DEFAULT_PROMPT_TPS * scale, DEFAULT_GEN_TPS * scale,
@@ -322,7 +322,7 @@ def default_speed(name: str) -> Speed:
 
 def measured_speeds(store: Store, generators: Iterable[str]) -> dict[str, Speed]:
     """Speeds from this workspace's last 2,000 stored generations of each model (at least 3),
-    else :func:`default_speed`. Rows keep one duration per generation, so the two rates are
+    else :func:`_default_speed`. Rows keep one duration per generation, so the two rates are
     fitted together: least squares of seconds ≈ evaluated / prompt_tps + generated / gen_tps;
     when that fit is not usable (too few or too alike rows), a generated token is taken to
     cost as much as 600/70 prompt tokens (the defaults' ratio)."""
@@ -337,7 +337,7 @@ def measured_speeds(store: Store, generators: Iterable[str]) -> dict[str, Speed]
             (name, Path(name).stem))
         data = np.array([[r[0] or 0, r[1] or 0, r[2]] for r in rows], dtype=float)
         if len(data) < 3 or data[:, 2].sum() <= 0.5:
-            out[name] = default_speed(name)
+            out[name] = _default_speed(name)
             continue
         source = f"measured ({len(data)} generations in the store)"
         if len(data) >= 10:

@@ -33,13 +33,13 @@ _KNOWN = ("qid", "question", "answer", "citation_numbers", "faithful_answer_w_ci
           "gold_doc_ids")
 
 
-def domain_of(path: Path) -> str | None:
+def _domain_of(path: Path) -> str | None:
     match = _NAME.match(path.name)
     return match.group("domain") if match else None
 
 
 def _looks_like_lfrqa(path: Path) -> bool:
-    if domain_of(path):
+    if _domain_of(path):
         return True
     if path.suffix != ".jsonl":
         return False
@@ -64,7 +64,7 @@ def detect(path: Path) -> bool:
 def default_name(path: Path) -> str:
     if path.is_dir():
         return path.resolve().name or "lfrqa"
-    domain = domain_of(path)
+    domain = _domain_of(path)
     return f"lfrqa-{domain}" if domain else path.stem
 
 
@@ -74,7 +74,7 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
     folder = path.is_dir()
     domains: dict[str, int] = {}
     for file in each_file(paths, progress):
-        domain = domain_of(file)
+        domain = _domain_of(file)
         if domain is None:
             out.warnings.append(f"{file.name}: the domain is not in the file name "
                                 "(annotations_{domain}_with_citation.jsonl); using the file's "

@@ -50,7 +50,7 @@ def default_name(path: Path) -> str:
     return path.name if path.is_dir() else path.name.removesuffix(".json")
 
 
-def language_of(path: Path, doc: dict) -> str | None:
+def _language_of(path: Path, doc: dict) -> str | None:
     lang = doc.get("language") if isinstance(doc, dict) else None
     if isinstance(lang, str) and lang.strip():
         return lang.strip()
@@ -78,7 +78,7 @@ def _parse_file(path: Path, out: ParsedDataset) -> str | None:
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
         raise DatasetFormatError(path, "expected an object with a 'data' list (SQuAD layout)",
                                  field="data")
-    lang = language_of(path, doc)
+    lang = _language_of(path, doc)
     if lang is None:
         out.warnings.append(f"{path.name}: no language in the file name or the file; "
                             "queries are stored without one")

@@ -27,7 +27,7 @@ FORMAT = "wiki-summaries"
 _NAME = re.compile(r"^summaries_(?P<lang>[a-z]{2,3})(?:[-_](?P<region>[A-Za-z]{2,4}))?\.json$")
 
 
-def language_of(path: Path) -> str | None:
+def _language_of(path: Path) -> str | None:
     match = _NAME.match(path.name)
     return match.group("lang") if match else None
 
@@ -55,7 +55,7 @@ def detect(path: Path) -> bool:
 def default_name(path: Path) -> str:
     if path.is_dir():
         return "wiki"
-    lang = language_of(path)
+    lang = _language_of(path)
     return f"wiki-{lang}" if lang else path.stem
 
 
@@ -69,7 +69,7 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
     paths = files(path)
     per_language: dict[str, int] = {}
     for file in each_file(paths, progress):
-        lang = language_of(file)
+        lang = _language_of(file)
         if lang is None:
             out.warnings.append(f"{file.name}: no language in the file name "
                                 "(summaries_{lang}-{region}.json): chunks are stored without one")
