@@ -130,14 +130,8 @@ def battle_rows(store: Store, run_name: str, arena_name: str | None = None) -> l
         "JOIN queries q ON q.id = b.query_rowid WHERE b.arena_id = ? "
         "ORDER BY b.query_rowid, b.system_a, b.system_b", (info.id,))
     keys = {k for r in rows for k in json_column(r["judgment_keys"], [])}
-    raws: dict[str, str | None] = {}
-    key_list = sorted(keys)
-    for start in range(0, len(key_list), 500):
-        part = key_list[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for j in store.query(f"SELECT key, raw FROM judgments WHERE key IN ({marks})",
-                             tuple(part)):
-            raws[j["key"]] = j["raw"]
+    raws: dict[str, str | None] = {j["key"]: j["raw"] for j in store.query_in(
+        "SELECT key, raw FROM judgments WHERE key IN ({marks})", sorted(keys))}
     out = []
     for r in rows:
         detail = json_column(r["detail"], {})

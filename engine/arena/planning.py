@@ -82,32 +82,22 @@ def load_answers(store: Store, run_id: int) -> dict[int, dict[str, tuple[str, bo
 
 
 def _query_rows(store: Store, rowids) -> dict[int, dict]:
-    out = {}
-    rowids = sorted(rowids)
-    for start in range(0, len(rowids), 500):
-        part = rowids[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for r in store.query(f"SELECT id, query_id, text, source, language, reference_answer "
-                             f"FROM queries WHERE id IN ({marks})", tuple(part)):
-            out[r["id"]] = dict(r)
-    return out
+    return {r["id"]: dict(r) for r in store.query_in(
+        "SELECT id, query_id, text, source, language, reference_answer FROM queries "
+        "WHERE id IN ({marks})", sorted(rowids))}
 
 
 def reference_documents(store: Store, rowids) -> dict[int, list[dict]]:
     """The documents the pairwise judge sees per query (module docstring)."""
     out: dict[int, list[dict]] = {q: [] for q in rowids}
-    rowids = sorted(rowids)
-    for start in range(0, len(rowids), 500):
-        part = rowids[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for r in store.query(
-                f"SELECT p.query_rowid, c.chunk_id, c.title, c.text FROM pool p "
-                f"JOIN chunks c ON c.id = p.chunk_rowid WHERE p.support = 1 AND "
-                f"p.query_rowid IN ({marks}) ORDER BY p.query_rowid, p.is_oracle DESC, "
-                f"p.position IS NULL, p.position, c.id", tuple(part)):
-            docs = out[r["query_rowid"]]
-            if len(docs) < MAX_DOCUMENTS:
-                docs.append({"docid": r["chunk_id"], "title": r["title"], "text": r["text"]})
+    for r in store.query_in(
+            "SELECT p.query_rowid, c.chunk_id, c.title, c.text FROM pool p "
+            "JOIN chunks c ON c.id = p.chunk_rowid WHERE p.support = 1 AND "
+            "p.query_rowid IN ({marks}) ORDER BY p.query_rowid, p.is_oracle DESC, "
+            "p.position IS NULL, p.position, c.id", sorted(rowids)):
+        docs = out[r["query_rowid"]]
+        if len(docs) < MAX_DOCUMENTS:
+            docs.append({"docid": r["chunk_id"], "title": r["title"], "text": r["text"]})
     return out
 
 

@@ -20,9 +20,10 @@ from engine.results.report import (RunReport, build_report, format_report, run_r
                                    system_label)
 from engine.results.text import ADAPTABILITY_COLUMNS, num, pct, short_setting, table
 
-__all__ = ["ADAPTABILITY_COLUMNS", "ChunkRow", "ItemDetail", "ItemRecord", "ItemRow", "RunInfo", "RunNotFound",
-           "RunReport", "ScoreRow", "SettingRow", "build_report", "count_items", "export_rows",
-           "export_run", "format_report", "header_path", "is_mixed_like", "item_counts",
-           "item_detail", "items_for", "known_runs", "load_items", "load_run", "metric_order",
-           "num", "parse_retrieved", "pct", "retriever_name", "run_header", "run_retrievers",
-           "setting_order", "short_setting", "split_system", "system_label", "table"]
+__all__ = ["ADAPTABILITY_COLUMNS", "ChunkRow", "ItemDetail", "ItemRecord", "ItemRow", "RunInfo",
+           "RunNotFound", "RunReport", "ScoreRow", "SettingRow", "build_report", "count_items",
+           "export_rows", "export_run", "format_report", "header_path", "is_mixed_like",
+           "item_counts", "item_detail", "items_for", "known_runs", "load_items", "load_run",
+           "metric_order", "num", "parse_retrieved", "pct", "retriever_name", "run_header",
+           "run_retrievers", "setting_order", "short_setting", "split_system", "system_label",
+           "table"]

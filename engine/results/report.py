@@ -275,9 +275,10 @@ def _retrieval_table(rankings: _Rankings, gold: dict[int, set[int]], queries: li
     for label, ranking in rankings.items():
         per_query = _relevances(ranking, gold, queries)
         est = retrieval_report(list(per_query.values()), ks, n_boot=n_boot, seed=seed)
+        no_gold = sum(1 for _, n_gold in per_query.values() if n_gold == 0)
         entry: dict[str, Any] = {"retriever": label, "retriever_name": retriever_name(label),
                                  "n": len(per_query), "missing": len(queries) - len(per_query),
-                                 "no_gold": sum(1 for _, n_gold in per_query.values() if n_gold == 0),
+                                 "no_gold": no_gold,
                                  "ks": list(ks),
                                  "metrics": {k: v.as_json() for k, v in est.items()}}
         for attr in ("language", "source"):

@@ -395,15 +395,10 @@ def _text_sizes(store: Store | None, plan: Plan, queries: list[int]) -> tuple[di
     """UTF-8 bytes of each query's text and the mean of its pool chunks."""
     if store is None or not queries:
         return {}, {}
-    question, chunk = {}, {}
-    for start in range(0, len(queries), 500):
-        part = queries[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for r in store.query(f"SELECT id, text FROM queries WHERE id IN ({marks})", tuple(part)):
-            question[r[0]] = len(r[1].encode("utf-8"))
-        for r in store.query(
-                f"SELECT p.query_rowid, AVG(LENGTH(CAST(c.text AS BLOB))) FROM pool p "
-                f"JOIN chunks c ON c.id = p.chunk_rowid WHERE p.query_rowid IN ({marks}) "
-                "GROUP BY p.query_rowid", tuple(part)):
-            chunk[r[0]] = math.ceil(r[1] or 0)
+    question = {r[0]: len(r[1].encode("utf-8")) for r in store.query_in(
+        "SELECT id, text FROM queries WHERE id IN ({marks})", queries)}
+    chunk = {r[0]: math.ceil(r[1] or 0) for r in store.query_in(
+        "SELECT p.query_rowid, AVG(LENGTH(CAST(c.text AS BLOB))) FROM pool p "
+        "JOIN chunks c ON c.id = p.chunk_rowid WHERE p.query_rowid IN ({marks}) "
+        "GROUP BY p.query_rowid", queries)}
     return question, chunk

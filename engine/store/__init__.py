@@ -2,8 +2,9 @@
 ordered list of migrations (:mod:`.schema`). Engine modules write through :meth:`Store.write`
 (one transaction, one writer at a time) and read with :meth:`Store.query`."""
 
-from engine.store.database import ENV_DB, Store, StoreError, default_db_path, json_column
+from engine.store.database import (ENV_DB, IN_BATCH, Store, StoreError, batched,
+                                   default_db_path, json_column)
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 
-__all__ = ["ENV_DB", "MIGRATIONS", "SCHEMA_VERSION", "Store", "StoreError", "default_db_path",
-           "json_column", "migrate"]
+__all__ = ["ENV_DB", "IN_BATCH", "MIGRATIONS", "SCHEMA_VERSION", "Store", "StoreError", "batched",
+           "default_db_path", "json_column", "migrate"]

@@ -18,13 +18,16 @@ import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 import sqlite_utils
 
 from engine.store.schema import migrate
 
 ENV_DB = "MIRAGE_DB"
+
+IN_BATCH = 500
+"""Values per ``IN (...)`` lookup: SQLite caps the parameters of one statement."""
 
 
 def default_db_path() -> Path:
@@ -46,6 +49,13 @@ def json_column(text: str | None, default: Any) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return default
+
+
+def batched(values: Iterable, size: int) -> Iterator[list]:
+    """``values`` in lists of ``size`` (the last one shorter), in order."""
+    values = list(values)
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
 
 
 # --------------------------------------------------------------------------- the store
@@ -133,6 +143,14 @@ class Store:
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
+
+    def query_in(self, sql: str, values: Iterable, params: Sequence = ()) -> Iterator[sqlite3.Row]:
+        """The rows of ``sql`` for any number of ``values``, looked up :data:`IN_BATCH` at a
+        time: ``{marks}`` in ``sql`` stands for a batch's placeholders, bound after ``params``.
+        Rows come batch by batch, in the order of ``values``."""
+        for part in batched(values, IN_BATCH):
+            yield from self.query(sql.replace("{marks}", ",".join("?" * len(part))),
+                                  (*params, *part))
 
     def schema_version(self) -> int:
         return self.conn.execute("PRAGMA user_version").fetchone()[0]

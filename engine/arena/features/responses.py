@@ -16,7 +16,6 @@ one, else its first gold short answer; with neither those features are NULL.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
 
 from engine.metrics.response_format import split_reason_answer
 from engine.store import Store, json_column
@@ -67,37 +66,24 @@ def _reference(reference_answer: str | None, answers: str | None) -> tuple[str |
     return (first, "gold_answer") if first is not None else (None, None)
 
 
-def batches(values: Sequence, size: int = 500):
-    """``values`` in lists of at most ``size`` (SQLite caps the parameters of one query)."""
-    values = list(values)
-    for start in range(0, len(values), size):
-        yield values[start:start + size]
-
-
 def load_responses(store: Store, keys: list[tuple[str, int, list[int]]]) -> list[Response]:
     """The :class:`Response` of each ``(generation key, query rowid, context chunk rowids)``,
     in that order: its text, the query's facts and reference, the passages shown and which of
     them support the query."""
-    gen_keys = sorted({k for k, _, _ in keys})
     queries = sorted({q for _, q, _ in keys})
-    chunks = sorted({c for _, _, ctx in keys for c in ctx})
-    texts, facts, passages, relevant = {}, {}, {}, {}
-    for part in batches(gen_keys):
-        for r in store.query(f"SELECT key, text FROM generations WHERE key IN "
-                             f"({','.join('?' * len(part))})", tuple(part)):
-            texts[r[0]] = r[1]
-    for part in batches(queries):
-        marks = ",".join("?" * len(part))
-        for r in store.query(f"SELECT id, text, language, answers, reference_answer FROM queries "
-                             f"WHERE id IN ({marks})", tuple(part)):
-            facts[r["id"]] = r
-        for r in store.query(f"SELECT query_rowid, chunk_rowid FROM pool WHERE support = 1 AND "
-                             f"query_rowid IN ({marks})", tuple(part)):
-            relevant.setdefault(r[0], set()).add(r[1])
-    for part in batches(chunks):
-        for r in store.query(f"SELECT id, text FROM chunks WHERE id IN "
-                             f"({','.join('?' * len(part))})", tuple(part)):
-            passages[r[0]] = r[1]
+    texts = {r[0]: r[1] for r in store.query_in(
+        "SELECT key, text FROM generations WHERE key IN ({marks})",
+        sorted({k for k, _, _ in keys}))}
+    facts = {r["id"]: r for r in store.query_in(
+        "SELECT id, text, language, answers, reference_answer FROM queries "
+        "WHERE id IN ({marks})", queries)}
+    relevant: dict[int, set[int]] = {}
+    for r in store.query_in("SELECT query_rowid, chunk_rowid FROM pool WHERE support = 1 AND "
+                            "query_rowid IN ({marks})", queries):
+        relevant.setdefault(r[0], set()).add(r[1])
+    passages = {r[0]: r[1] for r in store.query_in(
+        "SELECT id, text FROM chunks WHERE id IN ({marks})",
+        sorted({c for _, _, ctx in keys for c in ctx}))}
     out = []
     for key, q, ctx in keys:
         f = facts[q]

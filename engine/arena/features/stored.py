@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from engine.arena.features.judged import JudgedScorer
-from engine.arena.features.responses import batches, load_responses
+from engine.arena.features.responses import load_responses
 from engine.arena.features.specs import MODEL_FREE, PREFIX
 from engine.arena.features.text import model_free_features
 from engine.arena.types import arena_system
 from engine.results.records import load_items, load_run
 from engine.stats import Estimate, bootstrap_ci
-from engine.store import Store
+from engine.store import Store, batched
 from models.base import Generator
 
 Progress = Callable[[int, "int | None", str], None]
@@ -117,7 +117,7 @@ def compute_features(store: Store, run_name: str, *, judge: str | Generator | No
     if progress:
         progress(done, len(seen), f"features: {summary.skipped} responses already scored")
 
-    for batch in batches(todo, 50):
+    for batch in batched(todo, 50):
         for response in load_responses(store, batch):
             if _cancelled(cancel):
                 summary.cancelled = True
