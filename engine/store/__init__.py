@@ -1,6 +1,7 @@
 """The workspace store: one SQLite file per workspace (:mod:`.database`) and its schema, an
 ordered list of migrations (:mod:`.schema`). Engine modules write through :meth:`Store.write`
-(one transaction, one writer at a time) and read with :meth:`Store.query`."""
+(one transaction, one writer at a time) and read with :meth:`Store.query` (:meth:`Store.query_in`
+for a long ``IN (...)`` list)."""
 
 from engine.store.database import (ENV_DB, IN_BATCH, Store, StoreError, batched,
                                    default_db_path, json_column)
