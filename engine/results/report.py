@@ -87,6 +87,7 @@ def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0)
     rankings = {label: stored_rankings(store, run.dataset_id, label, max(DEFAULT_KS))
                 for label in labels}
 
+    counts = item_counts(run, items)
     by_system: _BySystem = defaultdict(lambda: defaultdict(dict))
     facts: dict[int, ItemRecord] = {}
     for item in items:
@@ -97,7 +98,6 @@ def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0)
     all_metrics = metric_order({m for i in items for m in i.scores if not m.startswith("feat:")})
     systems, accuracy, metrics, notes = _system_tables(by_system, queries, all_metrics,
                                                        n_boot, seed)
-    counts = item_counts(run, items)
     return RunReport(
         run=run.name, status=run.status, dataset=run.dataset, header=run.header,
         config=run.config, items=counts,
