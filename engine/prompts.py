@@ -163,7 +163,7 @@ def bergen_system_prompt(language: str | None, with_documents: bool) -> str:
                            "Answer in the language of the question.")
 
 
-def cut_words(text: str, max_words: int = BERGEN_MAX_DOC_WORDS) -> str:
+def _cut_words(text: str, max_words: int = BERGEN_MAX_DOC_WORDS) -> str:
     """The first ``max_words`` whitespace-separated words, joined by single spaces (BERGEN's
     document cut, which also collapses the text's whitespace)."""
     return " ".join(text.split()[:max_words])
@@ -174,7 +174,7 @@ def bergen_messages(query: str, context: list[str] | None, language: str | None 
     """BERGEN-style chat messages (``bergen@1``)."""
     if not context:
         return _chat(bergen_system_prompt(language, False), f"Question: {query}")
-    docs = "\n".join(f"Document {i}: {cut_words(chunk)}" for i, chunk in enumerate(context, 1))
+    docs = "\n".join(f"Document {i}: {_cut_words(chunk)}" for i, chunk in enumerate(context, 1))
     return _chat(bergen_system_prompt(language, True),
                  f"Background:\n{docs}\n\nQuestion: {query}")
 

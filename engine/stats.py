@@ -45,27 +45,34 @@ class Estimate:
     hi: float | None
     n: int
 
+    def as_json(self) -> dict[str, float | int | None]:
+        """``{"value", "lo", "hi", "n"}``, for JSON reports."""
+        return {"value": self.value, "lo": self.lo, "hi": self.hi, "n": self.n}
+
     def as_dict(self, prefix: str) -> dict[str, float | None]:
         """``{prefix: value, prefix_lo: lo, prefix_hi: hi}``, for JSON reports."""
         return {prefix: self.value, f"{prefix}_lo": self.lo, f"{prefix}_hi": self.hi}
 
     def format_pct(self, digits: int = 1) -> str:
         """Like ``41.2% [35.0, 47.1] n=120``; ``– n=0`` when there is no value."""
-        if self.value is None:
-            return f"– n={self.n}"
-        text = f"{100 * self.value:.{digits}f}%"
-        if self.lo is not None and self.hi is not None:
-            text += f" [{100 * self.lo:.{digits}f}, {100 * self.hi:.{digits}f}]"
+        text = format_interval(self.value, self.lo, self.hi, digits=digits, scale=100, unit="%")
         return f"{text} n={self.n}"
 
     def format_num(self, digits: int = 3) -> str:
         """Like ``0.412 [0.350, 0.471] n=120``, for scores that are not rates (NDCG, overall)."""
-        if self.value is None:
-            return f"– n={self.n}"
-        text = f"{self.value:.{digits}f}"
-        if self.lo is not None and self.hi is not None:
-            text += f" [{self.lo:.{digits}f}, {self.hi:.{digits}f}]"
-        return f"{text} n={self.n}"
+        return f"{format_interval(self.value, self.lo, self.hi, digits=digits)} n={self.n}"
+
+
+def format_interval(value: float | None, lo: float | None = None, hi: float | None = None, *,
+                    digits: int = 2, scale: float = 1, unit: str = "") -> str:
+    """``value`` times ``scale`` with ``digits`` decimals and ``unit``, then ``[lo, hi]`` when
+    both ends are known: ``41.2% [35.0, 47.1]`` (scale 100, unit %); ``–`` without a value."""
+    if value is None:
+        return "–"
+    text = f"{scale * value:.{digits}f}{unit}"
+    if lo is not None and hi is not None:
+        text += f" [{scale * lo:.{digits}f}, {scale * hi:.{digits}f}]"
+    return text
 
 
 def resample_indices(n: int, n_boot: int = 1000, seed: int = 0) -> Iterator[np.ndarray]:

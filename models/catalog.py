@@ -181,6 +181,18 @@ def _size_of(path) -> int | None:
         return None
 
 
+def format_size(n: int | None, missing: str = "-") -> str:
+    """A file size as lists show it: ``512 B``, ``98.3 MB``, ``1.2 GB`` (1024-based);
+    ``missing`` when unknown."""
+    if n is None:
+        return missing
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return missing
+
+
 def list_models(folders: Iterable[Path] | None = None, *,
                 include_embedders: bool = True) -> list[CatalogEntry]:
     """Every model the catalog knows: packaged generators, GGUF files found in ``folders``

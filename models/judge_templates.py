@@ -90,6 +90,8 @@ _PAIRWISE_AB = (("A", "A"), ("B", "B"), ("C", "tie"))
 _PAIRWISE_120 = (("1", "A"), ("2", "B"), ("0", "tie"))
 _GRADES = tuple((str(g), g) for g in range(1, 6))
 _YES_NO = (("yes", "yes"), ("no", "no"))
+_GRADE_REPLY = ("Reply with the grade first, as a single digit from 1 to 5, then at most one "
+                "sentence of explanation.")
 
 MIRAGE_BENCH_PAIRWISE = JudgeTemplate(
     name="mirage_bench_pairwise",
@@ -159,8 +161,7 @@ ANSWER_OVERLAP_GRADE = JudgeTemplate(
         "5 = fully accurate: conveys everything that matters in the reference."),
     sections=(Section("query", "Question"), Section("reference", "Reference answer"),
               Section("answer", "Answer")),
-    chat_reply="Reply with the grade first, as a single digit from 1 to 5, then at most one "
-               "sentence of explanation.",
+    chat_reply=_GRADE_REPLY,
     cue="Grade",
     labels=_GRADES,
 )
@@ -179,8 +180,7 @@ FLUENCY_GRADE = JudgeTemplate(
         "4 = fluent, with minor slips;\n"
         "5 = fully fluent, natural and well organised."),
     sections=(Section("query", "Question", required=False), Section("answer", "Answer")),
-    chat_reply="Reply with the grade first, as a single digit from 1 to 5, then at most one "
-               "sentence of explanation.",
+    chat_reply=_GRADE_REPLY,
     cue="Grade",
     labels=_GRADES,
 )

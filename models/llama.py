@@ -2,18 +2,13 @@
 
 What this adapter adds to a bare ``llama_cpp.Llama``:
 
-- **Silence.** llama.cpp logs from C straight to the terminal's stderr, which corrupts a TUI.
-  A process-wide log callback (``llama_log_set``) keeps the last lines in memory (they explain
-  load failures) and copies them to a log file when one is set. llama-cpp-python also
-  redirects file descriptors 1 and 2 to /dev/null around each model load when
-  ``verbose=False``; that blanks the screen of a TUI drawing from another thread, and two loads
-  in two threads can leave stdout pointing at /dev/null for good. With the callback in place the
-  redirect has nothing left to hide, so it is replaced by a no-op (``_NoRedirect``).
+- **Silence.** llama.cpp's own logging never reaches the terminal (it would corrupt a TUI):
+  :mod:`models.llama_log` keeps it in memory (it explains load failures) or in a log file.
 - **Exact prompts and counts.** Chat messages go through the model's own chat template (the
   GGUF's ``tokenizer.chat_template``, rendered with jinja2 the way llama-cpp-python does);
   a base model (no template) gets messages rendered into a small versioned few-shot frame
-  (``render_few_shot``). A plain string is a raw completion prompt for any model. Every
-  ``Generation`` carries the exact text sent and its token count.
+  (:func:`models.few_shot.render_few_shot`). A plain string is a raw completion prompt for any
+  model. Every ``Generation`` carries the exact text sent and its token count.
 - **Prefix reuse, measured.** Consecutive prompts that share a prefix evaluate only the new
   suffix (the KV cache is cut back to the longest common prefix, as ``Llama.generate`` does);
   ``prompt_tokens_evaluated`` is the number of tokens this call actually sent to llama.cpp.
@@ -42,9 +37,6 @@ Generation. To get the CUDA build (needs the CUDA toolkit, nvcc on PATH, and a c
 
 from __future__ import annotations
 
-import collections
-import ctypes
-import itertools
 import os
 import re
 import threading
@@ -56,151 +48,21 @@ from typing import Sequence
 import numpy as np
 
 import llama_cpp
-from llama_cpp import _internals as _llama_internals
-from llama_cpp import llama as _llama_module
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 from models import packaged
 from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, Prompt,
                          SamplingParams)
+from models.few_shot import FEW_SHOT_STOP, FEW_SHOT_VERSION, render_few_shot
 from models.gguf import GGUFInfo, read_gguf
+from models.llama_log import log_mark, recent_log, set_log_file
 
 DEFAULT_MAX_CTX = 4096
-
-# --------------------------------------------------------------------------- llama.cpp's log
-
-_LOG: collections.deque[tuple[int, str]] = collections.deque(maxlen=500)
-_log_seq = itertools.count()
-_log_file = None
-_log_file_lock = threading.Lock()
-
-
-@llama_cpp.llama_log_callback
-def _log_callback(level: int, text: bytes, user_data) -> None:
-    # Called from C: an exception here would be printed to stderr, so nothing may escape.
-    try:
-        line = text.decode("utf-8", errors="replace")
-        _LOG.append((next(_log_seq), line))
-        if _log_file is not None:
-            with _log_file_lock:
-                _log_file.write(line)
-                _log_file.flush()
-    except Exception:  # noqa: BLE001
-        pass
-
-
-class _NoRedirect:
-    """Replaces llama_cpp's ``suppress_stdout_stderr`` (see the module docstring)."""
-
-    def __init__(self, disable: bool = True):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        return False
-
-
-def install_log_callback() -> None:
-    """Route llama.cpp's C logging to ``_log_callback`` (idempotent; done at import)."""
-    llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
-    _llama_module.suppress_stdout_stderr = _NoRedirect
-    _llama_internals.suppress_stdout_stderr = _NoRedirect
-
-
-def set_log_file(path: str | os.PathLike | None) -> None:
-    """Append llama.cpp's log to ``path`` from now on (None: keep it in memory only).
-    The log is process-wide, like llama.cpp's own."""
-    global _log_file
-    with _log_file_lock:
-        if _log_file is not None:
-            _log_file.close()
-        _log_file = None if path is None else open(path, "a", encoding="utf-8")
-
-
-def recent_log(since: int = -1) -> list[str]:
-    """llama.cpp log lines kept in memory, optionally only those after sequence ``since``."""
-    return [line for seq, line in list(_LOG) if seq > since]
-
-
-def _log_mark() -> int:
-    return _LOG[-1][0] if _LOG else -1
-
-
-install_log_callback()
 
 
 def gpu_offload_available() -> bool:
     return bool(llama_cpp.llama_supports_gpu_offload())
 
-
-# --------------------------------------------------------------------------- few-shot frame
-
-FEW_SHOT_VERSION = "qa-few-shot-v1"
-FEW_SHOT_HEADER = ("Answer each question with a short, factual answer. When a context is "
-                   "given, answer from the context.")
-FEW_SHOT_EXAMPLES: tuple[tuple[str, str | None, str], ...] = (
-    ("What is the capital of Japan?", None, "Tokyo"),
-    ("Who wrote the novel Pride and Prejudice?", None, "Jane Austen"),
-    ("Which metal is liquid at room temperature?",
-     "Mercury is a chemical element with the symbol Hg. It is the only metal that is liquid "
-     "at standard temperature and pressure.", "Mercury"),
-)
-FEW_SHOT_STOP = ("\nQuestion:",)
-"""Where a base model, having answered, starts the next example of the frame."""
-
-_LEADING_QUESTION = re.compile(r"^\s*question\s*:\s*", re.IGNORECASE)
-_TRAILING_ANSWER = re.compile(r"\s*answer\s*:\s*$", re.IGNORECASE)
-
-
-def _question_text(content: str) -> str:
-    # Prompts written for chat models often carry their own "Question:" ... "Answer:" cue;
-    # keep one of each so the frame does not say "Question: Question : ...".
-    return _TRAILING_ANSWER.sub("", _LEADING_QUESTION.sub("", content)).strip()
-
-
-def render_few_shot(messages: Sequence[dict]) -> str:
-    """Chat messages as a completion prompt for a base model (frame ``FEW_SHOT_VERSION``).
-
-    The system messages, then the fixed header and examples, then earlier user/assistant turns
-    as Question/Answer pairs, then the last user message as the open question::
-
-        {system}
-        {FEW_SHOT_HEADER}
-
-        Question: ...
-        Answer: ...
-
-        Question: {the last user message}
-        Answer:
-    """
-    system = [m["content"].strip() for m in messages if m.get("role") == "system"]
-    turns = [m for m in messages if m.get("role") != "system"]
-    parts = ["\n".join(system + [FEW_SHOT_HEADER]), "\n\n"]
-    for question, context, answer in FEW_SHOT_EXAMPLES:
-        parts.append(f"Question: {question}\n")
-        if context:
-            parts.append(f"Context: {context}\n")
-        parts.append(f"Answer: {answer}\n\n")
-    for m in turns:
-        if m.get("role") == "assistant":
-            parts.append(f"Answer: {m['content'].strip()}\n\n")
-        else:
-            parts.append(f"Question: {_question_text(m['content'])}\n")
-    if not turns or turns[-1].get("role") == "assistant":
-        parts.append("Question: \n")
-    parts.append("Answer:")
-    return "".join(parts)
-
-
-def few_shot_prompt(question: str, system: str | None = None) -> str:
-    """The few-shot frame around one question (what a base model is sent for it)."""
-    messages = ([{"role": "system", "content": system}] if system else [])
-    return render_few_shot(messages + [{"role": "user", "content": question}])
-
-
-# --------------------------------------------------------------------------- the generator
 
 @dataclass(frozen=True)
 class RenderedPrompt:
@@ -280,7 +142,7 @@ class LlamaGenerator:
 
     def _load_llama(self) -> llama_cpp.Llama:
         with _LOAD_LOCK:
-            mark = _log_mark()
+            mark = log_mark()
             try:
                 return llama_cpp.Llama(
                     str(self.path), n_ctx=self.n_ctx, n_threads=self.n_threads,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .base import Generator, ModelError, ModelIdentity
-from .embedders import _import_sentence_transformers, check_model_folder, folder_identity
+from .embedders import check_model_folder, folder_identity, import_sentence_transformers
 from .judge_templates import JudgeTemplate, Section
 
 RELEVANCE_YES_NO = JudgeTemplate(
@@ -83,7 +83,7 @@ class CrossEncoderReranker(_RerankerBase):
             raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
         self.folder = Path(folder).expanduser().resolve()
         check_model_folder(self.folder, kind="cross-encoder model")
-        st = _import_sentence_transformers()
+        st = import_sentence_transformers()
         try:
             self._model = st.CrossEncoder(str(self.folder), device=device,
                                           local_files_only=True)

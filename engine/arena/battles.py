@@ -11,7 +11,7 @@ A battle row (table ``battles``) holds one judged comparison of two answers to o
 - ``shown``: the order(s) the judge saw: 'ab' (system_a was Answer A), 'ba' or 'both';
 - ``judgment_keys``: the ``judgments`` rows behind it, in the order judged;
 - ``parse_failures``: how many of those replies could not be parsed (0, 1 or 2);
-- ``refusal``: which answers decline (no-answer, :func:`engine.metrics.answer.is_no_answer`):
+- ``refusal``: which answers decline (no-answer, :func:`engine.metrics.no_answer.is_no_answer`):
   bit 1 for system_a, bit 2 for system_b;
 - ``detail``: JSON with each order's label, probabilities, method and whether it came from
   the cache, the number of documents shown and, for 'both', whether the orders disagreed.
@@ -19,12 +19,11 @@ A battle row (table ``battles``) holds one judged comparison of two answers to o
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 
 from engine.arena.types import Battle
 from engine.results.records import RunInfo, load_run
-from engine.store import Store
+from engine.store import Store, json_column
 
 
 class ArenaNotFound(LookupError):
@@ -51,15 +50,6 @@ class ArenaInfo:
         return asdict(self)
 
 
-def _json(text: str | None, default):
-    if not text:
-        return default
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return default
-
-
 def _infos(store: Store, run: RunInfo) -> list[ArenaInfo]:
     rows = store.query(
         "SELECT a.*, COUNT(b.arena_id) AS n, COALESCE(SUM(b.parse_failures), 0) AS pf, "
@@ -68,10 +58,10 @@ def _infos(store: Store, run: RunInfo) -> list[ArenaInfo]:
         "GROUP BY a.id ORDER BY a.id", (run.id,))
     out = []
     for r in rows:
-        config = _json(r["config"], {})
+        config = json_column(r["config"], {})
         out.append(ArenaInfo(r["id"], run.name, r["name"], r["mode"], config.get("judge"),
                              r["status"], r["n"], r["pf"], r["unparsed"], r["created_at"],
-                             r["updated_at"], config, _json(r["header"], {})))
+                             r["updated_at"], config, json_column(r["header"], {})))
     return out
 
 
@@ -139,18 +129,12 @@ def battle_rows(store: Store, run_name: str, arena_name: str | None = None) -> l
         "SELECT b.*, q.query_id, q.source, q.language FROM battles b "
         "JOIN queries q ON q.id = b.query_rowid WHERE b.arena_id = ? "
         "ORDER BY b.query_rowid, b.system_a, b.system_b", (info.id,))
-    keys = {k for r in rows for k in _json(r["judgment_keys"], [])}
-    raws: dict[str, str | None] = {}
-    key_list = sorted(keys)
-    for start in range(0, len(key_list), 500):
-        part = key_list[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for j in store.query(f"SELECT key, raw FROM judgments WHERE key IN ({marks})",
-                             tuple(part)):
-            raws[j["key"]] = j["raw"]
+    keys = {k for r in rows for k in json_column(r["judgment_keys"], [])}
+    raws: dict[str, str | None] = {j["key"]: j["raw"] for j in store.query_in(
+        "SELECT key, raw FROM judgments WHERE key IN ({marks})", sorted(keys))}
     out = []
     for r in rows:
-        detail = _json(r["detail"], {})
+        detail = json_column(r["detail"], {})
         orders = {o.get("shown"): o for o in detail.get("orders", [])}
         ab, ba = orders.get("ab", {}), orders.get("ba", {})
         methods = sorted({o.get("method") for o in orders.values() if o.get("method")})
@@ -167,5 +151,5 @@ def battle_rows(store: Store, run_name: str, arena_name: str | None = None) -> l
             "raw_ab": raws.get(ab.get("key")) if ab else None,
             "raw_ba": raws.get(ba.get("key")) if ba else None,
             "method": ",".join(methods) or None,
-            "judgment_keys": _json(r["judgment_keys"], []), "created_at": r["created_at"]})
+            "judgment_keys": json_column(r["judgment_keys"], []), "created_at": r["created_at"]})
     return out

@@ -9,13 +9,16 @@ a larger sample extends a smaller one), each holding its :class:`Matchup` s in c
 - pairwise (MIRAGE-Bench arena): every pair of contestants that both answered the query. The
   judge sees the query's *reference documents*: its supporting pool chunks (``support = 1``;
   the oracle first, then pool order), at most :data:`MAX_DOCUMENTS` of them.
-- reference (RAG-QA Arena): each contestant against the query's reference answer or a chosen
-  reference contestant (:func:`engine.arena.reference.reference_jobs`).
+- reference (RAG-QA Arena): each contestant against the query's reference answer (``b`` is
+  :data:`REFERENCE`) or a chosen reference contestant, whose answer then stands in for it (the
+  dataset's reference answer, when there is one, is shown to the judge as the template's
+  reference section). Queries without a reference are skipped and counted.
 
 Position bias: with ``order="random"`` a battle's A/B order is :func:`shown_order`, drawn from
 a hash of (seed, query, contestants), so it is the same on every resume.
 
-Nothing here writes to the store or calls a judge; :mod:`engine.arena.judging` runs the plan.
+Nothing here writes to the store or calls a judge; :mod:`engine.arena.judging` runs the plan
+and :mod:`engine.arena.reference` reports a reference arena.
 """
 
 from __future__ import annotations
@@ -62,8 +65,8 @@ class QueryJob:
 def load_answers(store: Store, run_id: int) -> dict[int, dict[str, tuple[str, bool]]]:
     """``answers[query rowid][contestant] = (text, declines)`` for every generated item.
     Declining is the stored ``no_answer`` score (as the run scored it), else
-    :func:`engine.metrics.answer.is_no_answer` on the text."""
-    from engine.metrics.answer import is_no_answer
+    :func:`engine.metrics.no_answer.is_no_answer` on the text."""
+    from engine.metrics.no_answer import is_no_answer
 
     out: dict[int, dict[str, tuple[str, bool]]] = {}
     for r in store.query(
@@ -79,32 +82,22 @@ def load_answers(store: Store, run_id: int) -> dict[int, dict[str, tuple[str, bo
 
 
 def _query_rows(store: Store, rowids) -> dict[int, dict]:
-    out = {}
-    rowids = sorted(rowids)
-    for start in range(0, len(rowids), 500):
-        part = rowids[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for r in store.query(f"SELECT id, query_id, text, source, language, reference_answer "
-                             f"FROM queries WHERE id IN ({marks})", tuple(part)):
-            out[r["id"]] = dict(r)
-    return out
+    return {r["id"]: dict(r) for r in store.query_in(
+        "SELECT id, query_id, text, source, language, reference_answer FROM queries "
+        "WHERE id IN ({marks})", sorted(rowids))}
 
 
 def reference_documents(store: Store, rowids) -> dict[int, list[dict]]:
     """The documents the pairwise judge sees per query (module docstring)."""
     out: dict[int, list[dict]] = {q: [] for q in rowids}
-    rowids = sorted(rowids)
-    for start in range(0, len(rowids), 500):
-        part = rowids[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for r in store.query(
-                f"SELECT p.query_rowid, c.chunk_id, c.title, c.text FROM pool p "
-                f"JOIN chunks c ON c.id = p.chunk_rowid WHERE p.support = 1 AND "
-                f"p.query_rowid IN ({marks}) ORDER BY p.query_rowid, p.is_oracle DESC, "
-                f"p.position IS NULL, p.position, c.id", tuple(part)):
-            docs = out[r["query_rowid"]]
-            if len(docs) < MAX_DOCUMENTS:
-                docs.append({"docid": r["chunk_id"], "title": r["title"], "text": r["text"]})
+    for r in store.query_in(
+            "SELECT p.query_rowid, c.chunk_id, c.title, c.text FROM pool p "
+            "JOIN chunks c ON c.id = p.chunk_rowid WHERE p.support = 1 AND "
+            "p.query_rowid IN ({marks}) ORDER BY p.query_rowid, p.is_oracle DESC, "
+            "p.position IS NULL, p.position, c.id", sorted(rowids)):
+        docs = out[r["query_rowid"]]
+        if len(docs) < MAX_DOCUMENTS:
+            docs.append({"docid": r["chunk_id"], "title": r["title"], "text": r["text"]})
     return out
 
 
@@ -132,9 +125,7 @@ def plan_jobs(store: Store, run_id: int, *, mode: str, contestants: list[str],
     answers = load_answers(store, run_id)
     rows = _query_rows(store, answers)
     if mode != "pairwise":
-        from engine.arena.reference import reference_jobs
-
-        return reference_jobs(answers, rows, contestants, reference, queries, seed)
+        return _reference_jobs(answers, rows, contestants, reference, queries, seed)
     wanted = set(contestants)
     eligible = [q for q, by in answers.items() if len(wanted & set(by)) >= 2]
     chosen = sample_queries(rows, eligible, queries, seed)
@@ -148,6 +139,37 @@ def plan_jobs(store: Store, run_id: int, *, mode: str, contestants: list[str],
             job.matchups.append(Matchup(q, a, b, by[a][0], by[b][0], refusal(by[a], by[b])))
         jobs.append(job)
     return jobs, len(eligible), 0
+
+
+def _reference_jobs(answers: dict, rows: dict, contestants: list[str], reference: str | None,
+                    queries: int | None, seed: int):
+    """Reference-mode battles: ``(jobs, eligible queries, skipped queries)``, as
+    :func:`plan_jobs` returns them."""
+
+    def has_reference(q: int) -> bool:
+        if reference is not None:
+            return reference in answers[q]
+        return bool((rows[q]["reference_answer"] or "").strip())
+
+    judged = [c for c in contestants if c != reference]
+    eligible = [q for q in answers
+                if has_reference(q) and any(c in answers[q] for c in judged)]
+    skipped = sum(1 for q in answers if not has_reference(q))
+    jobs = []
+    for q in sample_queries(rows, eligible, queries, seed):
+        by, row = answers[q], rows[q]
+        text = (row["reference_answer"] or "").strip()
+        if reference is None:
+            job = QueryJob(q, row["query_id"], row["text"], None, None)
+            against, b_name = (text, False), REFERENCE
+        else:   # the dataset's reference answer, when there is one, is shown to the judge
+            job = QueryJob(q, row["query_id"], row["text"], None, text or None)
+            against, b_name = by[reference], reference
+        for c in sorted(c for c in judged if c in by):
+            job.matchups.append(Matchup(q, c, b_name, by[c][0], against[0],
+                                        refusal(by[c], against if reference else None)))
+        jobs.append(job)
+    return jobs, len(eligible), skipped
 
 
 def run_contestants(store: Store, run_id: int) -> list[str]:

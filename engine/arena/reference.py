@@ -2,7 +2,8 @@
 
 Judging (:func:`engine.arena.judging.judge_arena` with ``pairs="reference"``) compares each
 contestant's answer with the query's long-form reference answer (``system_b = 'reference'``)
-or with a chosen reference contestant; :func:`reference_jobs` plans those battles.
+or with a chosen reference contestant (:func:`engine.arena.planning.plan_jobs` plans those
+battles).
 
 :func:`reference_report` reads them back, per contestant, per domain (the query's source)
 and overall:
@@ -13,7 +14,7 @@ and overall:
   (``unparsed``, and ``parse_failures`` for every unparsed reply, including one order of a
   'both' battle that the other order decided);
 - **no-answer ratio**: the share of the contestant's judged responses that decline
-  (:func:`engine.metrics.answer.is_no_answer`, or the run's stored ``no_answer`` score), with
+  (:func:`engine.metrics.no_answer.is_no_answer`, or the run's stored ``no_answer`` score), with
   its Wilson CI.
 
 Queries without a reference answer are skipped when judging and counted in the arena header.
@@ -30,40 +31,6 @@ from engine.store import Store
 
 NO_DOMAIN = "(none)"
 
-
-def reference_jobs(answers: dict, rows: dict, contestants: list[str], reference: str | None,
-                   queries: int | None, seed: int):
-    """Reference-mode battles: ``(jobs, eligible queries, skipped queries)``, as
-    :func:`engine.arena.planning.plan_jobs` returns them."""
-    from engine.arena.planning import REFERENCE, Matchup, QueryJob, refusal, sample_queries
-
-    def has_reference(q: int) -> bool:
-        if reference is not None:
-            return reference in answers[q]
-        return bool((rows[q]["reference_answer"] or "").strip())
-
-    judged = [c for c in contestants if c != reference]
-    eligible = [q for q in answers
-                if has_reference(q) and any(c in answers[q] for c in judged)]
-    skipped = sum(1 for q in answers if not has_reference(q))
-    jobs = []
-    for q in sample_queries(rows, eligible, queries, seed):
-        by, row = answers[q], rows[q]
-        text = (row["reference_answer"] or "").strip()
-        if reference is None:
-            job = QueryJob(q, row["query_id"], row["text"], None, None)
-            against, b_name = (text, False), REFERENCE
-        else:   # the dataset's reference answer, when there is one, is shown to the judge
-            job = QueryJob(q, row["query_id"], row["text"], None, text or None)
-            against, b_name = by[reference], reference
-        for c in sorted(c for c in judged if c in by):
-            job.matchups.append(Matchup(q, c, b_name, by[c][0], against[0],
-                                        refusal(by[c], against if reference else None)))
-        jobs.append(job)
-    return jobs, len(eligible), skipped
-
-
-# --------------------------------------------------------------------------- the report
 
 @dataclass
 class RateRow:

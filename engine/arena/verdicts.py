@@ -11,11 +11,10 @@ Answer A was ``system_b``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from engine.results.records import load_run
-from engine.store import Store
+from engine.store import Store, json_column
 
 
 @dataclass(frozen=True)
@@ -56,15 +55,6 @@ class ItemVerdict:
                    for name in (self.system_a, self.system_b))
 
 
-def _json(text: str | None, default):
-    if not text:
-        return default
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return default
-
-
 def _order(entry: dict, system_a: str, system_b: str) -> OrderVerdict:
     shown = entry.get("shown") or "ab"
     first, second = (system_a, system_b) if shown == "ab" else (system_b, system_a)
@@ -85,10 +75,10 @@ def verdicts_for(store: Store, run_name: str, query_rowid: int) -> list[ItemVerd
         (run.id, query_rowid))
     out = []
     for r in rows:
-        detail = _json(r["detail"], {})
+        detail = json_column(r["detail"], {})
         orders = [_order(o, r["system_a"], r["system_b"]) for o in detail.get("orders", [])
                   if isinstance(o, dict)]
-        out.append(ItemVerdict(r["name"], r["mode"], _json(r["config"], {}).get("judge"),
+        out.append(ItemVerdict(r["name"], r["mode"], json_column(r["config"], {}).get("judge"),
                                r["system_a"], r["system_b"], r["winner"], r["shown"],
                                r["parse_failures"], bool(detail.get("disagreement", False)),
                                orders))

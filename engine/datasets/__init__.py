@@ -21,11 +21,13 @@ from engine.datasets.catalog import (
                                      retrieval_chunk_count,
 )
 from engine.datasets.demo_pool import DEMO_NAME, ensure_demo
-from engine.datasets.formats import FORMATS, detect_format
-from engine.datasets.formats.base import DatasetFormatError
+from engine.datasets.formats import FORMATS, detect_format, get_importer
+from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset,
+                                          PoolRecord, QueryRecord, text_hash)
 from engine.datasets.importing import ImportResult, import_path
 
-__all__ = ["DEMO_NAME", "DatasetFormatError", "DatasetNotFound", "DatasetSummary", "FORMATS",
-           "ImportResult", "PoolEntry", "QueryDetail", "attach_collection", "detect_format",
-           "ensure_demo", "get_dataset", "get_query", "import_path", "list_datasets",
-           "list_queries", "resolve", "retrieval_chunk_count"]
+__all__ = ["ChunkRecord", "DEMO_NAME", "DatasetFormatError", "DatasetNotFound", "DatasetSummary",
+           "FORMATS", "ImportResult", "ParsedDataset", "PoolEntry", "PoolRecord", "QueryDetail",
+           "QueryRecord", "attach_collection", "detect_format", "ensure_demo", "get_dataset",
+           "get_importer", "get_query", "import_path", "list_datasets", "list_queries",
+           "resolve", "retrieval_chunk_count", "text_hash"]

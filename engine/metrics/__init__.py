@@ -1,7 +1,9 @@
 """The evaluation engine's metric functions: small, pure, each named after what it measures.
 
 - :mod:`engine.metrics.answer`: per-generation answer metrics (MIRAGE EM/F1, BERGEN
-  match/EM/F1/char3 recall/correct language, no-answer, citations) and :func:`score_generation`.
+  match/EM/F1/char3 recall) and :func:`score_generation`, which also scores
+  :mod:`engine.metrics.language` (BERGEN correct language), :mod:`engine.metrics.no_answer`
+  (RAG-QA Arena no-answer) and the citations :mod:`engine.metrics.response_format` reads.
 - :mod:`engine.metrics.adaptability`: MIRAGE's NV / CA / CI / CM and overall, with CIs.
 - :mod:`engine.metrics.retrieval`: P/R/F1/NDCG@k per query and averaged with CIs.
 
@@ -9,6 +11,12 @@ Definitions live in METRICS.md; confidence intervals come from :mod:`engine.stat
 """
 
 from engine.metrics.adaptability import (
+    CATEGORIES,
+    CONTEXT_ACCEPTABLE,
+    CONTEXT_INSENSITIVE,
+    CONTEXT_MISINTERPRETED,
+    NOISE_VULNERABLE,
+    PATTERN_KEYS,
     AdaptabilityReport,
     adaptability,
     category_label,
@@ -22,7 +30,11 @@ from engine.metrics.adaptability import (
     pattern_key,
 )
 from engine.metrics.answer import (
+    ANSWER_MATCH_METRICS,
+    CITATION_METRIC,
+    METRICS,
     SCORER_VERSION,
+    Overlap,
     Score,
     bergen_em,
     bergen_f1,
@@ -30,19 +42,23 @@ from engine.metrics.answer import (
     bergen_normalize,
     bergen_token_overlap,
     char3_recall,
-    correct_language,
-    detect_language,
+    char3grams,
     em_loose,
     em_strict,
-    is_no_answer,
-    language_probability,
     mirage_f1,
-    parse_citations,
     score_generation,
-    split_reason_answer,
-    strip_citations,
 )
+from engine.metrics.language import (
+    correct_language,
+    detect_language,
+    language_probability,
+    language_verdict,
+    primary_language,
+)
+from engine.metrics.no_answer import DECLINE_PHRASES, decline_reason, is_no_answer
+from engine.metrics.response_format import parse_citations, split_reason_answer, strip_citations
 from engine.metrics.retrieval import (
+    DEFAULT_KS,
     dcg_at_k,
     f1_at_k,
     ndcg_at_k,
@@ -54,12 +70,16 @@ from engine.metrics.retrieval import (
 )
 
 __all__ = [
-    "AdaptabilityReport", "SCORER_VERSION", "Score", "adaptability", "bergen_em", "bergen_f1",
+    "ANSWER_MATCH_METRICS", "AdaptabilityReport", "CATEGORIES", "CONTEXT_ACCEPTABLE",
+    "CONTEXT_INSENSITIVE", "CONTEXT_MISINTERPRETED", "DEFAULT_KS", "NOISE_VULNERABLE",
+    "PATTERN_KEYS", "CITATION_METRIC", "DECLINE_PHRASES", "METRICS",
+    "Overlap", "SCORER_VERSION", "Score", "adaptability", "bergen_em", "bergen_f1",
     "bergen_match", "bergen_normalize", "bergen_token_overlap", "category_label", "category_of",
-    "char3_recall", "context_acceptability", "context_insensitivity",
-    "context_misinterpretation", "correct_language", "dcg_at_k", "detect_language", "em_loose",
-    "em_strict", "f1_at_k", "is_no_answer", "language_probability", "mirage_f1", "ndcg_at_k",
-    "ndcg_mirage_at_k", "noise_vulnerability", "overall_score", "parse_citations",
-    "pattern_counts", "pattern_key", "precision_at_k", "recall_at_k", "retrieval_report",
-    "retrieval_scores", "score_generation", "split_reason_answer", "strip_citations",
+    "char3_recall", "char3grams", "context_acceptability", "context_insensitivity",
+    "context_misinterpretation", "correct_language", "dcg_at_k", "decline_reason",
+    "detect_language", "em_loose", "em_strict", "f1_at_k", "is_no_answer",
+    "language_probability", "language_verdict", "mirage_f1", "ndcg_at_k", "ndcg_mirage_at_k",
+    "noise_vulnerability", "overall_score", "parse_citations", "pattern_counts", "pattern_key",
+    "precision_at_k", "primary_language", "recall_at_k", "retrieval_report", "retrieval_scores",
+    "score_generation", "split_reason_answer", "strip_citations",
 ]

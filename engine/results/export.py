@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from engine.results.records import (item_counts, load_items, load_run, metric_order,
-                             parse_retrieved, split_system)
+                                    parse_retrieved, split_system)
 from engine.store import Store
 
 FORMATS = ("csv", "jsonl")

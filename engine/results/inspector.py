@@ -20,8 +20,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from engine.metrics.adaptability import CATEGORIES, category_label, category_of, pattern_key
-from engine.results.records import (LOOSE_METRIC, SCORER_MARK, ItemRecord, is_mixed_like, load_items,
-                             load_run, metric_order, parse_retrieved, setting_order)
+from engine.results.records import (LOOSE_METRIC, SCORER_MARK, ItemRecord, is_mixed_like,
+                                    load_items, load_run, metric_order, parse_retrieved,
+                                    setting_order)
 from engine.store import Store
 
 _PATTERN = re.compile(r"^b[01]o[01]m[01]$")
@@ -188,18 +189,10 @@ def items_for(store: Store, run_name: str, system: str | None = None,
 
 
 def _texts(store: Store, query_rowids: list[int], keys: list[str | None]) -> dict[str, dict]:
-    queries, responses = {}, {}
-    for start in range(0, len(query_rowids), 500):
-        chunk = sorted(set(query_rowids[start:start + 500]))
-        queries.update({r[0]: r[1] for r in store.query(
-            f"SELECT id, text FROM queries WHERE id IN ({', '.join('?' * len(chunk))})",
-            tuple(chunk))})
-    real = sorted({k for k in keys if k})
-    for start in range(0, len(real), 500):
-        chunk = real[start:start + 500]
-        responses.update({r[0]: r[1] for r in store.query(
-            f"SELECT key, text FROM generations WHERE key IN ({', '.join('?' * len(chunk))})",
-            tuple(chunk))})
+    queries = {r[0]: r[1] for r in store.query_in(
+        "SELECT id, text FROM queries WHERE id IN ({marks})", sorted(set(query_rowids)))}
+    responses = {r[0]: r[1] for r in store.query_in(
+        "SELECT key, text FROM generations WHERE key IN ({marks})", sorted({k for k in keys if k}))}
     return {"queries": queries, "responses": responses}
 
 

@@ -11,12 +11,11 @@ adaptability metrics (RAG mode, MIRAGE §1).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Iterable
 
-from engine.store import Store
+from engine.store import Store, json_column
 
 SCORER_MARK = "_scorer"
 """The run engine's marker row in ``scores`` (value NULL, detail = the scorer version); like
@@ -60,6 +59,12 @@ def split_system(system: str) -> tuple[str, str | None]:
     """``(generator, template)`` of a ``generator/template`` system label."""
     generator, sep, template = system.rpartition("/")
     return (generator, template) if sep and generator else (system, None)
+
+
+def retriever_name(label: str | None) -> str | None:
+    """The readable part of a retriever label: ``minilm-l6-v2`` of ``minilm-l6-v2#1f0c2a9e``
+    (see :func:`engine.retrieval.retriever_label`)."""
+    return None if label is None else label.rsplit("#", 1)[0]
 
 
 def metric_order(metrics: Iterable[str]) -> list[str]:
@@ -111,16 +116,8 @@ class ItemRecord:
         return None if value is None else int(round(value))
 
 
-def _json(text: str | None, default: Any) -> Any:
-    if not text:
-        return default
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return default
-
-
 def known_runs(store: Store) -> list[str]:
+    """Every run's name, oldest first."""
     return [r[0] for r in store.query("SELECT name FROM runs ORDER BY created_at, name")]
 
 
@@ -136,8 +133,8 @@ def load_run(store: Store, name: str) -> RunInfo:
         raise RunNotFound(f"no run named {name!r}{hint}")
     r = rows[0]
     return RunInfo(r["id"], r["name"], r["dataset_id"], f"{r['d_name']}@{r['d_version']}",
-                   r["d_hash"], r["d_queries"], _json(r["config"], {}), _json(r["header"], {}),
-                   r["status"], r["created_at"], r["updated_at"])
+                   r["d_hash"], r["d_queries"], json_column(r["config"], {}),
+                   json_column(r["header"], {}), r["status"], r["created_at"], r["updated_at"])
 
 
 def load_items(store: Store, run: RunInfo, metrics: Iterable[str] | None = None,
@@ -151,7 +148,7 @@ def load_items(store: Store, run: RunInfo, metrics: Iterable[str] | None = None,
         (run.id,))
     items = {(r["system"], r["setting"], r["query_rowid"]): ItemRecord(
         r["system"], r["setting"], r["query_rowid"], r["query_id"], r["language"], r["source"],
-        r["generation_key"], bool(r["truncated"]), r["error"], _json(r["context"], None))
+        r["generation_key"], bool(r["truncated"]), r["error"], json_column(r["context"], None))
         for r in rows}
     sql = ("SELECT ri.system, ri.setting, ri.query_rowid, s.metric, s.value, "
            + ("s.detail" if details else f"CASE WHEN s.metric = '{SCORER_MARK}' THEN s.detail END")
@@ -173,6 +170,11 @@ def load_items(store: Store, run: RunInfo, metrics: Iterable[str] | None = None,
     return _ordered(items.values())
 
 
+def count_items(store: Store, run: RunInfo) -> int:
+    """How many items of the run are stored (generated or failed)."""
+    return store.query("SELECT COUNT(*) FROM run_items WHERE run_id = ?", (run.id,))[0][0]
+
+
 def _ordered(items: Iterable[ItemRecord]) -> list[ItemRecord]:
     return sorted(items, key=lambda i: (i.system, i.query_rowid, setting_order(i.setting)))
 
@@ -188,12 +190,12 @@ def item_counts(run: RunInfo, items: list[ItemRecord]) -> dict[str, int]:
     errors = sum(1 for i in items if i.generation_key is None and i.error)
     done = generated + errors
     truncated = sum(1 for i in items if i.truncated)
-    total = max(planned_total(run) or 0, len(items))
+    total = max(_planned_total(run) or 0, len(items))
     return {"done": done, "total": total, "generated": generated, "errors": errors,
             "truncated": truncated, "pending": total - done}
 
 
-def planned_total(run: RunInfo) -> int | None:
+def _planned_total(run: RunInfo) -> int | None:
     value = run.header.get("total_items")
     if isinstance(value, int):
         return value
@@ -201,32 +203,3 @@ def planned_total(run: RunInfo) -> int | None:
     if isinstance(plan, dict) and isinstance(plan.get("count"), int):
         return plan["count"]
     return None
-
-
-def sample_note(run: RunInfo, queries_in_run: int) -> dict | None:
-    """``{"mode": "sample"|"adaptive", "queries": N, "of": M, "seed": s}`` when the run uses a
-    sample of the dataset's M queries, else None. The mode and the planned N come from the
-    header's ``selection`` (the run engine writes it), else from the config's ``sample`` /
-    ``adaptive_target``; an adaptive run's N is the queries it used (``adaptive.queries``), or
-    those it has items for so far."""
-    config, header = run.config, run.header
-    selection = header.get("selection") if isinstance(header.get("selection"), dict) else {}
-    mode = selection.get("mode") or ("adaptive" if config.get("adaptive_target") is not None
-                                     else "sample" if config.get("sample") else "all")
-    if mode == "adaptive":
-        used = header.get("adaptive") if isinstance(header.get("adaptive"), dict) else {}
-        queries = used.get("queries") or queries_in_run
-    elif mode == "sample":
-        queries = selection.get("queries") or config.get("sample") or queries_in_run
-    else:
-        return None
-    of = selection.get("of") or run.dataset_queries
-    if not isinstance(queries, int) or queries >= of:
-        return None
-    return {"mode": mode, "queries": queries, "of": of, "seed": config.get("seed", 0)}
-
-
-def retriever_name(label: str | None) -> str | None:
-    """The readable part of a retriever label: ``minilm-l6-v2`` of ``minilm-l6-v2#1f0c2a9e``
-    (see :func:`engine.retrieval.retriever_label`)."""
-    return None if label is None else label.rsplit("#", 1)[0]

@@ -17,7 +17,6 @@ numbers.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -25,20 +24,24 @@ from typing import Any, Iterable
 from engine.metrics.adaptability import adaptability
 from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
 from engine.results.records import (ItemRecord, RunInfo, RunNotFound, is_mixed_like,
-                             item_counts, load_items, load_run, metric_order, parse_retrieved,
-                             retriever_name, sample_note, setting_order, split_system)
-from engine.stats import Estimate, bootstrap_ci
+                                    item_counts, load_items, load_run, metric_order,
+                                    parse_retrieved, retriever_name, setting_order,
+                                    split_system)
+from engine.retrieval.scores import gold_chunks, stored_rankings
+from engine.stats import bootstrap_ci
 from engine.store import Store
 
 __all__ = ["RunReport", "RunNotFound", "build_report", "format_report", "system_label",
-           "estimate_json", "run_retrievers"]
+           "run_retrievers"]
 
 UNKNOWN = "?"
 """The breakdown key for queries with no language (or no source)."""
 
+_BySystem = dict[str, dict[str, dict[int, ItemRecord]]]
+"""system -> setting -> query rowid -> item."""
 
-def estimate_json(est: Estimate) -> dict[str, Any]:
-    return {"value": est.value, "lo": est.lo, "hi": est.hi, "n": est.n}
+_Rankings = dict[str, dict[int, list[int]]]
+"""retriever label -> query rowid -> the top chunk rowids of its stored ranking."""
 
 
 def system_label(system: str, mixed_setting: str) -> str:
@@ -73,48 +76,94 @@ class RunReport:
                 "metrics": self.metrics, "retrieval": self.retrieval, "notes": self.notes}
 
 
-# --------------------------------------------------------------------------- building blocks
+# --------------------------------------------------------------------------- the report
 
-def _mean(values: Iterable[float | None], n_boot: int, seed: int) -> dict:
-    return estimate_json(bootstrap_ci(list(values), n_boot=n_boot, seed=seed))
+def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0) -> RunReport:
+    """Everything computed from the run's stored rows; see the module docstring."""
+    run = load_run(store, run_name)
+    items = load_items(store, run)
+    labels = run_retrievers(run, items)
+    gold = gold_chunks(store, run.dataset_id) if labels else {}
+    rankings = {label: stored_rankings(store, run.dataset_id, label, max(DEFAULT_KS))
+                for label in labels}
+
+    counts = item_counts(run, items)
+    by_system: _BySystem = defaultdict(lambda: defaultdict(dict))
+    facts: dict[int, ItemRecord] = {}
+    for item in items:
+        by_system[item.system][item.setting][item.query_rowid] = item
+        facts.setdefault(item.query_rowid, item)
+    queries = sorted(facts)
+    # arena features (``feat:*``) belong to the surrogate report, not to the answer tables
+    all_metrics = metric_order({m for i in items for m in i.scores if not m.startswith("feat:")})
+    systems, accuracy, metrics, notes = _system_tables(by_system, queries, all_metrics,
+                                                       n_boot, seed)
+    return RunReport(
+        run=run.name, status=run.status, dataset=run.dataset, header=run.header,
+        config=run.config, items=counts,
+        partial=run.status != "done" or counts["pending"] > 0,
+        sample=_sample_note(run, len(queries)), systems=systems, accuracy=accuracy,
+        metrics=metrics, retrieval=_retrieval_table(rankings, gold, queries, facts, n_boot, seed),
+        notes=notes, n_boot=n_boot, seed=seed)
 
 
-def _accuracy(items: Iterable[ItemRecord], n_boot: int, seed: int) -> dict:
-    return _mean((i.loose for i in items), n_boot, seed)
+def format_report(report: RunReport | dict, by: str | None = None) -> str:
+    """The report as text: see :func:`engine.results.text.format_report`."""
+    from engine.results.text import format_report as _format
+
+    return _format(report, by=by)
 
 
-def _adaptability_json(triples: list[tuple[int, int, int]], mixed: str, n_boot: int,
-                       seed: int) -> dict[str, Any]:
-    out = adaptability(triples, n_boot=n_boot, seed=seed, mixed_setting=mixed).as_json()
-    for key in ("n_boot", "seed"):
-        out.pop(key)
-    return out
+def _system_tables(by_system: _BySystem, queries: list[int], all_metrics: list[str],
+                   n_boot: int, seed: int) -> tuple[list[dict], dict, dict, list[str]]:
+    """Per system: the adaptability rows (one per mixed-like setting), accuracy and every
+    other metric per setting, and notes on the adaptability a system cannot have."""
+    systems, notes = [], []
+    accuracy: dict[str, dict[str, dict]] = {}
+    metrics: dict[str, dict[str, dict[str, dict]]] = {}
+    for system in sorted(by_system):
+        settings = by_system[system]
+        ordered = sorted(settings, key=setting_order)
+        accuracy[system] = {s: _accuracy(settings[s].values(), n_boot, seed) for s in ordered}
+        metrics[system] = {
+            s: {m: _mean((i.scores.get(m) for i in settings[s].values()), n_boot, seed)
+                for m in all_metrics}
+            for s in ordered}
+        for mixed in (s for s in ordered if is_mixed_like(s)):
+            lacking = [s for s in ("base", "oracle") if s not in settings]
+            if lacking:
+                notes.append(f"{system}: no adaptability with {mixed}: the run has no "
+                             f"{' and no '.join(lacking)} items for it")
+                continue
+            systems.append(_adaptability_entry(system, mixed, settings, queries,
+                                               accuracy[system], n_boot, seed))
+    return systems, accuracy, metrics, notes
 
 
-def _key(value: str | None) -> str:
-    return value if value else UNKNOWN
+def _sample_note(run: RunInfo, queries_in_run: int) -> dict | None:
+    """``{"mode": "sample"|"adaptive", "queries": N, "of": M, "seed": s}`` when the run uses a
+    sample of the dataset's M queries, else None. The mode and the planned N come from the
+    header's ``selection`` (the run engine writes it), else from the config's ``sample`` /
+    ``adaptive_target``; an adaptive run's N is the queries it used (``adaptive.queries``), or
+    those it has items for so far."""
+    config, header = run.config, run.header
+    selection = header.get("selection") if isinstance(header.get("selection"), dict) else {}
+    mode = selection.get("mode") or ("adaptive" if config.get("adaptive_target") is not None
+                                     else "sample" if config.get("sample") else "all")
+    if mode == "adaptive":
+        used = header.get("adaptive") if isinstance(header.get("adaptive"), dict) else {}
+        queries = used.get("queries") or queries_in_run
+    elif mode == "sample":
+        queries = selection.get("queries") or config.get("sample") or queries_in_run
+    else:
+        return None
+    of = selection.get("of") or run.dataset_queries
+    if not isinstance(queries, int) or queries >= of:
+        return None
+    return {"mode": mode, "queries": queries, "of": of, "seed": config.get("seed", 0)}
 
 
-def _breakdown(attr: str, queries: dict[int, tuple[int, int, int]],
-               facts: dict[int, ItemRecord], settings: dict[str, dict[int, ItemRecord]],
-               mixed: str, n_boot: int, seed: int) -> dict[str, dict]:
-    groups: dict[str, dict[int, tuple]] = defaultdict(dict)
-    for q, triple in queries.items():
-        groups[_key(getattr(facts[q], attr))][q] = triple
-    # groups whose queries were all left out still show their accuracy
-    for by_query in settings.values():
-        for q, item in by_query.items():
-            groups.setdefault(_key(getattr(item, attr)), {})
-    out = {}
-    for group in sorted(groups):
-        entry = _adaptability_json(list(groups[group].values()), mixed, n_boot, seed)
-        entry["accuracy"] = {
-            s: _accuracy((i for i in settings[s].values() if _key(getattr(i, attr)) == group),
-                         n_boot, seed)
-            for s in sorted(settings, key=setting_order)}
-        out[group] = entry
-    return out
-
+# --------------------------------------------------------------------------- per system
 
 def _adaptability_entry(system: str, mixed: str, settings: dict[str, dict[int, ItemRecord]],
                         queries: list[int], accuracy: dict, n_boot: int,
@@ -152,6 +201,47 @@ def _adaptability_entry(system: str, mixed: str, settings: dict[str, dict[int, I
     return entry
 
 
+def _breakdown(attr: str, queries: dict[int, tuple[int, int, int]],
+               facts: dict[int, ItemRecord], settings: dict[str, dict[int, ItemRecord]],
+               mixed: str, n_boot: int, seed: int) -> dict[str, dict]:
+    groups: dict[str, dict[int, tuple]] = defaultdict(dict)
+    for q, triple in queries.items():
+        groups[_key(getattr(facts[q], attr))][q] = triple
+    # groups whose queries were all left out still show their accuracy
+    for by_query in settings.values():
+        for q, item in by_query.items():
+            groups.setdefault(_key(getattr(item, attr)), {})
+    out = {}
+    for group in sorted(groups):
+        entry = _adaptability_json(list(groups[group].values()), mixed, n_boot, seed)
+        entry["accuracy"] = {
+            s: _accuracy((i for i in settings[s].values() if _key(getattr(i, attr)) == group),
+                         n_boot, seed)
+            for s in sorted(settings, key=setting_order)}
+        out[group] = entry
+    return out
+
+
+def _adaptability_json(triples: list[tuple[int, int, int]], mixed: str, n_boot: int,
+                       seed: int) -> dict[str, Any]:
+    out = adaptability(triples, n_boot=n_boot, seed=seed, mixed_setting=mixed).as_json()
+    for key in ("n_boot", "seed"):
+        out.pop(key)
+    return out
+
+
+def _accuracy(items: Iterable[ItemRecord], n_boot: int, seed: int) -> dict:
+    return _mean((i.loose for i in items), n_boot, seed)
+
+
+def _mean(values: Iterable[float | None], n_boot: int, seed: int) -> dict:
+    return bootstrap_ci(list(values), n_boot=n_boot, seed=seed).as_json()
+
+
+def _key(value: str | None) -> str:
+    return value if value else UNKNOWN
+
+
 # --------------------------------------------------------------------------- retrieval table
 
 def run_retrievers(run: RunInfo, items: Iterable[ItemRecord]) -> list[str]:
@@ -168,101 +258,36 @@ def run_retrievers(run: RunInfo, items: Iterable[ItemRecord]) -> list[str]:
     return labels
 
 
-def retrieval_per_query(store: Store, run: RunInfo, label: str, queries: Iterable[int],
-                        depth: int) -> dict[int, tuple[list[int], int]]:
-    """``{query_rowid: (relevances of the top ``depth``, |gold|)}`` for the queries that have
-    a stored ranking by ``label``. Relevant: a pool row of that query with ``support = 1``
-    (MIRAGE §1); |gold| counts those rows."""
+def _relevances(ranking: dict[int, list[int]], gold: dict[int, set[int]],
+                queries: Iterable[int]) -> dict[int, tuple[list[int], int]]:
+    """``{query_rowid: (relevances of the ranked chunks, |gold|)}`` for the run's queries
+    that have a ranking. Relevant: a pool row of that query with ``support = 1`` (MIRAGE §1);
+    |gold| counts those rows."""
     wanted = set(queries)
-    gold: dict[int, set[int]] = defaultdict(set)
-    for r in store.query("SELECT p.query_rowid, p.chunk_rowid FROM pool p JOIN queries q "
-                         "ON q.id = p.query_rowid WHERE q.dataset_id = ? AND p.support = 1",
-                         (run.dataset_id,)):
-        gold[r[0]].add(r[1])
-    out = {}
-    for r in store.query("SELECT r.query_rowid, r.ranked FROM retrievals r JOIN queries q "
-                         "ON q.id = r.query_rowid WHERE q.dataset_id = ? AND r.retriever = ?",
-                         (run.dataset_id, label)):
-        q = r[0]
-        if q not in wanted:
-            continue
-        ranked = [entry[0] for entry in json.loads(r[1])][:depth]
-        out[q] = ([int(chunk in gold[q]) for chunk in ranked], len(gold[q]))
-    return out
+    return {q: ([int(chunk in gold.get(q, ())) for chunk in ranked], len(gold.get(q, ())))
+            for q, ranked in ranking.items() if q in wanted}
 
 
-def _retrieval_table(store: Store, run: RunInfo, items: list[ItemRecord], queries: list[int],
+def _retrieval_table(rankings: _Rankings, gold: dict[int, set[int]], queries: list[int],
                      facts: dict[int, ItemRecord], n_boot: int, seed: int,
                      ks: tuple[int, ...] = DEFAULT_KS) -> list[dict]:
     table = []
-    for label in run_retrievers(run, items):
-        per_query = retrieval_per_query(store, run, label, queries, max(ks))
+    for label, ranking in rankings.items():
+        per_query = _relevances(ranking, gold, queries)
         est = retrieval_report(list(per_query.values()), ks, n_boot=n_boot, seed=seed)
+        no_gold = sum(1 for _, n_gold in per_query.values() if n_gold == 0)
         entry: dict[str, Any] = {"retriever": label, "retriever_name": retriever_name(label),
                                  "n": len(per_query), "missing": len(queries) - len(per_query),
-                                 "no_gold": sum(1 for _, gold in per_query.values() if gold == 0),
+                                 "no_gold": no_gold,
                                  "ks": list(ks),
-                                 "metrics": {k: estimate_json(v) for k, v in est.items()}}
+                                 "metrics": {k: v.as_json() for k, v in est.items()}}
         for attr in ("language", "source"):
             groups: dict[str, list] = defaultdict(list)
             for q, row in per_query.items():
                 groups[_key(getattr(facts[q], attr))].append(row)
             entry[f"by_{attr}"] = {
-                g: {"n": len(rows), "metrics": {k: estimate_json(v) for k, v in retrieval_report(
+                g: {"n": len(rows), "metrics": {k: v.as_json() for k, v in retrieval_report(
                     rows, ks, n_boot=n_boot, seed=seed).items()}}
                 for g, rows in sorted(groups.items())}
         table.append(entry)
     return table
-
-
-# --------------------------------------------------------------------------- the report
-
-def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0) -> RunReport:
-    """Everything computed from the run's stored rows; see the module docstring."""
-    run = load_run(store, run_name)
-    items = load_items(store, run)
-    counts = item_counts(run, items)
-    by_system: dict[str, dict[str, dict[int, ItemRecord]]] = defaultdict(lambda: defaultdict(dict))
-    facts: dict[int, ItemRecord] = {}
-    for item in items:
-        by_system[item.system][item.setting][item.query_rowid] = item
-        facts.setdefault(item.query_rowid, item)
-    queries = sorted(facts)
-
-    systems, notes = [], []
-    accuracy: dict[str, dict[str, dict]] = {}
-    metrics: dict[str, dict[str, dict[str, dict]]] = {}
-    # arena features (``feat:*``) belong to the surrogate report, not to the answer tables
-    all_metrics = metric_order({m for i in items for m in i.scores if not m.startswith("feat:")})
-    for system in sorted(by_system):
-        settings = by_system[system]
-        ordered = sorted(settings, key=setting_order)
-        accuracy[system] = {s: _accuracy(settings[s].values(), n_boot, seed) for s in ordered}
-        metrics[system] = {
-            s: {m: _mean((i.scores.get(m) for i in settings[s].values()), n_boot, seed)
-                for m in all_metrics}
-            for s in ordered}
-        for mixed in (s for s in ordered if is_mixed_like(s)):
-            lacking = [s for s in ("base", "oracle") if s not in settings]
-            if lacking:
-                notes.append(f"{system}: no adaptability with {mixed}: the run has no "
-                             f"{' and no '.join(lacking)} items for it")
-                continue
-            systems.append(_adaptability_entry(system, mixed, settings, queries,
-                                               accuracy[system], n_boot, seed))
-
-    return RunReport(
-        run=run.name, status=run.status, dataset=run.dataset, header=run.header,
-        config=run.config, items=counts,
-        partial=run.status != "done" or counts["pending"] > 0,
-        sample=sample_note(run, len(queries)), systems=systems, accuracy=accuracy, metrics=metrics,
-        retrieval=_retrieval_table(store, run, items, queries, facts, n_boot, seed),
-        notes=notes, n_boot=n_boot, seed=seed)
-
-
-def format_report(report: RunReport | dict, by: str | None = None) -> str:
-    """The report as text: see :func:`engine.results.text.format_report`."""
-    from engine.results.text import format_report as _format
-
-    return _format(report, by=by)
-

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.results.records import parse_retrieved, retriever_name
+from engine.stats import format_interval
 
 ADAPTABILITY_COLUMNS = (("nv", "NV↓"), ("ca", "CA↑"), ("ci", "CI↓"), ("cm", "CM↓"),
                         ("overall", "Overall↑"))
@@ -19,21 +20,12 @@ COUNT_METRICS = {"citations"}  # means of counts, not rates: shown as plain numb
 
 def pct(value: float | None, lo: float | None = None, hi: float | None = None) -> str:
     """``12.3 [9.1, 15.8]`` (percent), ``–`` when there is no value."""
-    if value is None:
-        return "–"
-    text = f"{100 * value:.1f}"
-    if lo is not None and hi is not None:
-        text += f" [{100 * lo:.1f}, {100 * hi:.1f}]"
-    return text
+    return format_interval(value, lo, hi, digits=1, scale=100)
 
 
 def num(value: float | None, lo: float | None = None, hi: float | None = None) -> str:
-    if value is None:
-        return "–"
-    text = f"{value:.2f}"
-    if lo is not None and hi is not None:
-        text += f" [{lo:.2f}, {hi:.2f}]"
-    return text
+    """``1.25 [0.80, 1.70]``, for means that are not rates; ``–`` when there is no value."""
+    return format_interval(value, lo, hi, digits=2)
 
 
 def _est(e: dict, metric: str = "") -> str:

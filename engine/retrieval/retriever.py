@@ -25,7 +25,6 @@ from engine.datasets.catalog import resolve
 from engine.datasets.formats.base import text_hash
 from engine.jobs import is_cancelled
 from engine.retrieval.index import (
-    IN_CHUNK,
     PASSAGE,
     QUERY,
     STORE_DEPTH,
@@ -154,14 +153,10 @@ class Retriever:
         return {q: ranked[q][:depth] for q in wanted if q in ranked}
 
     def _stored(self, wanted: list[int]) -> dict[int, list[tuple[int, float]]]:
-        out = {}
-        for start in range(0, len(wanted), IN_CHUNK):
-            part = wanted[start:start + IN_CHUNK]
-            for q, ranked in self.store.conn.execute(
-                    f"SELECT query_rowid, ranked FROM retrievals WHERE retriever = ? "
-                    f"AND query_rowid IN ({marks(len(part))})", (self.label, *part)):
-                out[q] = [(int(c), float(s)) for c, s in json.loads(ranked)]
-        return out
+        return {q: [(int(c), float(s)) for c, s in json.loads(ranked)]
+                for q, ranked in self.store.query_in(
+                    "SELECT query_rowid, ranked FROM retrievals WHERE retriever = ? "
+                    "AND query_rowid IN ({marks})", wanted, (self.label,))}
 
     def _rank(self, todo: list[int], texts: dict[int, str], keep: int, progress, cancel) -> dict:
         found = self._index(progress, cancel)

@@ -14,7 +14,6 @@ from typing import Sequence
 from engine.datasets.catalog import resolve
 from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
 from engine.retrieval.index import dataset_label, label_name
-from engine.stats import Estimate
 from engine.store import Store
 
 
@@ -24,6 +23,25 @@ def stored_retrievers(store: Store, dataset_ref: str) -> list[str]:
     return [r[0] for r in store.query(
         "SELECT DISTINCT r.retriever FROM retrievals r JOIN queries q ON q.id = r.query_rowid "
         "WHERE q.dataset_id = ? ORDER BY r.retriever", (dataset_id,))]
+
+
+def gold_chunks(store: Store, dataset_id: int) -> dict[int, set[int]]:
+    """Each query's relevant chunks: its pool rows with ``support = 1`` (queries without one
+    are absent)."""
+    gold: dict[int, set[int]] = {}
+    for q, c in store.query("SELECT p.query_rowid, p.chunk_rowid FROM pool p JOIN queries q "
+                            "ON q.id = p.query_rowid WHERE q.dataset_id = ? AND p.support = 1",
+                            (dataset_id,)):
+        gold.setdefault(q, set()).add(c)
+    return gold
+
+
+def stored_rankings(store: Store, dataset_id: int, label: str, depth: int) -> dict[int, list[int]]:
+    """The top ``depth`` chunk rowids of each stored ranking by retriever ``label`` on the
+    dataset's queries, keyed by query rowid in the order the store returns them."""
+    return {q: [c for c, _ in json.loads(ranked)[:depth]] for q, ranked in store.query(
+        "SELECT r.query_rowid, r.ranked FROM retrievals r JOIN queries q ON q.id = r.query_rowid "
+        "WHERE q.dataset_id = ? AND r.retriever = ?", (dataset_id, label))}
 
 
 def _resolve_label(store: Store, dataset_ref: str, label: str) -> str:
@@ -59,14 +77,8 @@ def retrieval_report_for(store: Store, dataset_ref: str, retriever_label: str,
     depth = ks[-1]
     dataset_id = resolve(store, dataset_ref)
     label = _resolve_label(store, dataset_ref, retriever_label)
-    gold: dict[int, set[int]] = {}
-    for q, c in store.query("SELECT p.query_rowid, p.chunk_rowid FROM pool p JOIN queries q "
-                            "ON q.id = p.query_rowid WHERE q.dataset_id = ? AND p.support = 1",
-                            (dataset_id,)):
-        gold.setdefault(q, set()).add(c)
-    rankings = {q: [c for c, _ in json.loads(r)[:depth]] for q, r in store.query(
-        "SELECT r.query_rowid, r.ranked FROM retrievals r JOIN queries q ON q.id = r.query_rowid "
-        "WHERE r.retriever = ? AND q.dataset_id = ?", (label, dataset_id))}
+    gold = gold_chunks(store, dataset_id)
+    rankings = stored_rankings(store, dataset_id, label, depth)
     queries = store.query("SELECT id, language, source FROM queries WHERE dataset_id = ? "
                           "ORDER BY id", (dataset_id,))
     groups: dict[str, list] = {}
@@ -92,14 +104,10 @@ def retrieval_report_for(store: Store, dataset_ref: str, retriever_label: str,
             "groups": {name: block(items) for name, items in sorted(groups.items())}}
 
 
-def _estimate_json(e: Estimate) -> dict:
-    return {"value": e.value, "lo": e.lo, "hi": e.hi, "n": e.n}
-
-
 def report_json(report: dict) -> dict:
     """:func:`retrieval_report_for`'s result with each Estimate as ``{value, lo, hi, n}``."""
     def metrics(m: dict) -> dict:
-        return {name: _estimate_json(e) for name, e in m.items()}
+        return {name: e.as_json() for name, e in m.items()}
     return {**report, "metrics": metrics(report["metrics"]),
             "groups": {g: {**b, "metrics": metrics(b["metrics"])}
                        for g, b in report["groups"].items()}}

@@ -12,16 +12,74 @@
 - :mod:`engine.runs.execute`: :func:`execute`, with progress callbacks and cooperative cancel.
 """
 
-from engine.runs.config import ConfigError, RunConfig
+from engine.runs.config import BASIC_SETTINGS, ConfigError, RunConfig
 from engine.runs.events import ProgressEvent, RunProgress, RunSummary, run_event
 from engine.runs.execute import execute
-from engine.runs.plan import (Plan, PlanItem, RunConfigMismatch, Speed, System, estimate,
-                              measured_speeds, plan_run)
-from engine.runs.prompting import generation_key
-from engine.runs.rows import SCORER_MARK, save_plan, stored_status
-from engine.runs.sampling import stratified_order
+from engine.runs.header import (
+                                identity_json,
+                                initial_header,
+                                machine,
+                                now,
+                                package_versions,
+                                record_generator,
+                                start_session,
+)
+from engine.runs.plan import (
+                                Plan,
+                                PlanItem,
+                                RunConfigMismatch,
+                                Speed,
+                                System,
+                                check_embedder,
+                                check_generator,
+                                check_run_models,
+                                estimate,
+                                measured_speeds,
+                                model_file_size,
+                                plan_run,
+)
+from engine.runs.prompting import (
+                                FittedPrompt,
+                                PromptTooLong,
+                                QueryFacts,
+                                context_length,
+                                context_rowids,
+                                fit_prompt,
+                                generation_key,
+                                load_chunks,
+                                load_queries,
+                                params_json,
+                                render,
+                                sampling_params,
+)
+from engine.runs.rows import (
+                                SCORER_MARK,
+                                finished_items,
+                                generation_text,
+                                is_scored,
+                                loose_labels,
+                                save_plan,
+                                stored_loose,
+                                stored_status,
+                                write_error,
+                                write_item,
+                                write_run,
+)
+from engine.runs.sampling import (
+                                adaptive_batch_size,
+                                allocation,
+                                ci_half_widths,
+                                stratified_order,
+)
 
-__all__ = ["ConfigError", "Plan", "PlanItem", "ProgressEvent", "RunConfig", "RunConfigMismatch",
-           "RunProgress", "RunSummary", "SCORER_MARK", "Speed", "System", "estimate", "execute",
-           "generation_key", "measured_speeds", "plan_run", "run_event", "save_plan",
-           "stored_status", "stratified_order"]
+__all__ = ["BASIC_SETTINGS", "ConfigError", "FittedPrompt", "Plan", "PlanItem", "ProgressEvent",
+           "PromptTooLong", "QueryFacts", "RunConfig", "RunConfigMismatch", "RunProgress", "RunSummary",
+           "SCORER_MARK", "Speed", "System", "adaptive_batch_size", "allocation",
+           "check_embedder", "check_generator", "check_run_models", "ci_half_widths",
+           "context_length", "context_rowids", "estimate", "execute", "finished_items",
+           "fit_prompt", "generation_key", "generation_text", "identity_json", "initial_header",
+           "is_scored", "load_chunks", "load_queries", "loose_labels", "machine",
+           "measured_speeds", "model_file_size", "now", "package_versions", "params_json",
+           "plan_run", "record_generator", "render", "run_event", "sampling_params", "save_plan",
+           "start_session", "stored_loose", "stored_status", "stratified_order", "write_error",
+           "write_item", "write_run"]

@@ -60,7 +60,7 @@ def _as_list(value, what: str) -> list[str]:
     return list(dict.fromkeys(v.strip() for v in value if v.strip()))
 
 
-def retrieved_k(setting: str) -> int | None:
+def _retrieved_k(setting: str) -> int | None:
     """k of a ``retrieved@k`` setting name, else None."""
     match = _RETRIEVED.match(setting)
     return int(match.group(1)) if match else None
@@ -96,7 +96,7 @@ class RunConfig:
         if not self.settings:
             raise ConfigError("settings: at least one setting is required")
         for s in self.settings:
-            if s not in BASIC_SETTINGS and (retrieved_k(s) or 0) < 1:
+            if s not in BASIC_SETTINGS and (_retrieved_k(s) or 0) < 1:
                 raise ConfigError(f"settings: unknown setting {s!r} (use base, oracle, mixed "
                                   "or retrieved@k with k >= 1)")
         self.retrievers = _as_list(self.retrievers, "retrievers")
@@ -150,7 +150,7 @@ class RunConfig:
     @property
     def top_k(self) -> list[int]:
         """The k of every retrieved@k setting, ascending."""
-        return sorted({k for s in self.settings if (k := retrieved_k(s))})
+        return sorted({k for s in self.settings if (k := _retrieved_k(s))})
 
     @property
     def adaptive(self) -> bool:

@@ -1,5 +1,9 @@
 """A run's plan: systems × settings × queries, in the order that shares prompt prefixes.
 
+One idea: what a run will do before it does it (its items in order, the models they need, the
+time they should take) — kept whole: it reads in one sitting, and the TUI's tests patch its
+model checks here.
+
 Work is grouped by generator (each model is loaded once), then by query, and within a query
 the settings go in :data:`SETTING_ORDER`: base, then each retriever's retrieved@1, @3, @5 (in
 ascending k), then mixed, then oracle. With MIRAGE's template every context prompt starts with
@@ -182,7 +186,7 @@ def plan_run(store: Store, config: RunConfig, *, force_new: bool = False,
                 dataset_hash=d["content_hash"], dataset_queries=len(rows),
                 systems=[System(g, config.template) for g in config.generators],
                 queries=queries, first_batch=first, batch_size=batch,
-                retriever_labels={r: planned_retriever_label(r, config)
+                retriever_labels={r: _planned_retriever_label(r, config)
                                   for r in config.retrievers},
                 replace_existing=force_new)
     existing = store.query("SELECT id, dataset_id, config, status FROM runs WHERE name = ?",
@@ -207,7 +211,7 @@ def plan_run(store: Store, config: RunConfig, *, force_new: bool = False,
     return plan
 
 
-def planned_retriever_label(embedder: str, config: RunConfig) -> str:
+def _planned_retriever_label(embedder: str, config: RunConfig) -> str:
     """The retriever's readable label before its models are loaded: the embedder name, plus
     ``+{reranker}@{depth}`` with a reranker. Execution replaces it with
     :func:`engine.retrieval.retriever_label` (which adds ``#hash8`` of the models' identities)
@@ -308,7 +312,7 @@ def model_file_size(name: str) -> int | None:
         return None
 
 
-def default_speed(name: str) -> Speed:
+def _default_speed(name: str) -> Speed:
     size = model_file_size(name)
     scale = min(1.0, DEFAULT_SPEED_SIZE / size) if size else 1.0
     return Speed(DEFAULT_PROMPT_TPS * scale, DEFAULT_GEN_TPS * scale,
@@ -318,7 +322,7 @@ def default_speed(name: str) -> Speed:
 
 def measured_speeds(store: Store, generators: Iterable[str]) -> dict[str, Speed]:
     """Speeds from this workspace's last 2,000 stored generations of each model (at least 3),
-    else :func:`default_speed`. Rows keep one duration per generation, so the two rates are
+    else :func:`_default_speed`. Rows keep one duration per generation, so the two rates are
     fitted together: least squares of seconds ≈ evaluated / prompt_tps + generated / gen_tps;
     when that fit is not usable (too few or too alike rows), a generated token is taken to
     cost as much as 600/70 prompt tokens (the defaults' ratio)."""
@@ -333,7 +337,7 @@ def measured_speeds(store: Store, generators: Iterable[str]) -> dict[str, Speed]
             (name, Path(name).stem))
         data = np.array([[r[0] or 0, r[1] or 0, r[2]] for r in rows], dtype=float)
         if len(data) < 3 or data[:, 2].sum() <= 0.5:
-            out[name] = default_speed(name)
+            out[name] = _default_speed(name)
             continue
         source = f"measured ({len(data)} generations in the store)"
         if len(data) >= 10:
@@ -391,15 +395,10 @@ def _text_sizes(store: Store | None, plan: Plan, queries: list[int]) -> tuple[di
     """UTF-8 bytes of each query's text and the mean of its pool chunks."""
     if store is None or not queries:
         return {}, {}
-    question, chunk = {}, {}
-    for start in range(0, len(queries), 500):
-        part = queries[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for r in store.query(f"SELECT id, text FROM queries WHERE id IN ({marks})", tuple(part)):
-            question[r[0]] = len(r[1].encode("utf-8"))
-        for r in store.query(
-                f"SELECT p.query_rowid, AVG(LENGTH(CAST(c.text AS BLOB))) FROM pool p "
-                f"JOIN chunks c ON c.id = p.chunk_rowid WHERE p.query_rowid IN ({marks}) "
-                "GROUP BY p.query_rowid", tuple(part)):
-            chunk[r[0]] = math.ceil(r[1] or 0)
+    question = {r[0]: len(r[1].encode("utf-8")) for r in store.query_in(
+        "SELECT id, text FROM queries WHERE id IN ({marks})", queries)}
+    chunk = {r[0]: math.ceil(r[1] or 0) for r in store.query_in(
+        "SELECT p.query_rowid, AVG(LENGTH(CAST(c.text AS BLOB))) FROM pool p "
+        "JOIN chunks c ON c.id = p.chunk_rowid WHERE p.query_rowid IN ({marks}) "
+        "GROUP BY p.query_rowid", queries)}
     return question, chunk

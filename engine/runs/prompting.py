@@ -56,37 +56,26 @@ class FittedPrompt:
 
 
 def load_queries(store: Store, rowids: Sequence[int]) -> dict[int, QueryFacts]:
+    rowids = list(rowids)
+    pools: dict[int, list] = {q: [] for q in rowids}
+    for r in store.query_in(
+            "SELECT query_rowid, chunk_rowid, position, is_oracle FROM pool "
+            "WHERE query_rowid IN ({marks}) ORDER BY query_rowid, "
+            "position IS NULL, position, chunk_rowid", rowids):
+        pools[r[0]].append((r[1], r[2], r[3]))
     out: dict[int, QueryFacts] = {}
-    for part in _parts(rowids):
-        marks = ",".join("?" * len(part))
-        pools: dict[int, list] = {q: [] for q in part}
-        for r in store.query(
-                f"SELECT query_rowid, chunk_rowid, position, is_oracle FROM pool "
-                f"WHERE query_rowid IN ({marks}) ORDER BY query_rowid, "
-                "position IS NULL, position, chunk_rowid", tuple(part)):
-            pools[r[0]].append((r[1], r[2], r[3]))
-        for r in store.query(f"SELECT id, text, language, answers FROM queries "
-                             f"WHERE id IN ({marks})", tuple(part)):
-            rows = pools[r["id"]]
-            out[r["id"]] = QueryFacts(
-                r["text"], r["language"], json.loads(r["answers"] or "[]"),
-                oracle=[c for c, _, o in rows if o], pool=[c for c, p, _ in rows if p is not None])
+    for r in store.query_in("SELECT id, text, language, answers FROM queries "
+                            "WHERE id IN ({marks})", rowids):
+        rows = pools[r["id"]]
+        out[r["id"]] = QueryFacts(
+            r["text"], r["language"], json.loads(r["answers"] or "[]"),
+            oracle=[c for c, _, o in rows if o], pool=[c for c, p, _ in rows if p is not None])
     return out
 
 
 def load_chunks(store: Store, rowids: Iterable[int]) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for part in _parts(sorted(set(rowids))):
-        marks = ",".join("?" * len(part))
-        for r in store.query(f"SELECT id, text FROM chunks WHERE id IN ({marks})", tuple(part)):
-            out[r[0]] = r[1]
-    return out
-
-
-def _parts(values: Sequence[int], size: int = 500):
-    values = list(values)
-    for start in range(0, len(values), size):
-        yield values[start:start + size]
+    return {r[0]: r[1] for r in store.query_in(
+        "SELECT id, text FROM chunks WHERE id IN ({marks})", sorted(set(rowids)))}
 
 
 def context_rowids(kind: str, facts: QueryFacts, ranked: Sequence[int] | None = None,

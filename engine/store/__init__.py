@@ -1,9 +1,11 @@
 """The workspace store: one SQLite file per workspace (:mod:`.database`) and its schema, an
 ordered list of migrations (:mod:`.schema`). Engine modules write through :meth:`Store.write`
-(one transaction, one writer at a time) and read with :meth:`Store.query`."""
+(one transaction, one writer at a time) and read with :meth:`Store.query` (:meth:`Store.query_in`
+for a long ``IN (...)`` list)."""
 
-from engine.store.database import ENV_DB, Store, StoreError, default_db_path
+from engine.store.database import (ENV_DB, IN_BATCH, Store, StoreError, batched,
+                                   default_db_path, json_column)
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 
-__all__ = ["ENV_DB", "MIGRATIONS", "SCHEMA_VERSION", "Store", "StoreError", "default_db_path",
-           "migrate"]
+__all__ = ["ENV_DB", "IN_BATCH", "MIGRATIONS", "SCHEMA_VERSION", "Store", "StoreError", "batched",
+           "default_db_path", "json_column", "migrate"]

@@ -12,18 +12,22 @@ Opening a store creates or upgrades its schema with :func:`engine.store.schema.m
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 import sqlite_utils
 
 from engine.store.schema import migrate
 
 ENV_DB = "MIRAGE_DB"
+
+IN_BATCH = 500
+"""Values per ``IN (...)`` lookup: SQLite caps the parameters of one statement."""
 
 
 def default_db_path() -> Path:
@@ -34,6 +38,24 @@ def default_db_path() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("mirage-tui")) / "workspace.db"
+
+
+def json_column(text: str | None, default: Any) -> Any:
+    """The value of a JSON text column; ``default`` when it is NULL, empty or not valid JSON
+    (a row is read back as well as it can be rather than failing a whole report)."""
+    if not text:
+        return default
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return default
+
+
+def batched(values: Iterable, size: int) -> Iterator[list]:
+    """``values`` in lists of ``size`` (the last one shorter), in order."""
+    values = list(values)
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
 
 
 # --------------------------------------------------------------------------- the store
@@ -121,6 +143,14 @@ class Store:
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
+
+    def query_in(self, sql: str, values: Iterable, params: Sequence = ()) -> Iterator[sqlite3.Row]:
+        """The rows of ``sql`` for any number of ``values``, looked up :data:`IN_BATCH` at a
+        time: ``{marks}`` in ``sql`` stands for a batch's placeholders, bound after ``params``.
+        Rows come batch by batch, in the order of ``values``."""
+        for part in batched(values, IN_BATCH):
+            yield from self.query(sql.replace("{marks}", ",".join("?" * len(part))),
+                                  (*params, *part))
 
     def schema_version(self) -> int:
         return self.conn.execute("PRAGMA user_version").fetchone()[0]

@@ -38,18 +38,8 @@ def run(args, store=None) -> int:
     return _check(args)
 
 
-def _size(n: int | None) -> str:
-    if n is None:
-        return "-"
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return "-"
-
-
 def _list(args) -> int:
-    from models.catalog import list_models
+    from models.catalog import format_size, list_models
 
     entries = list_models()
     if args.json:
@@ -59,7 +49,7 @@ def _list(args) -> int:
     for e in entries:
         rows.append((e.name, e.kind + (" (chat)" if e.chat else ""),
                      "yes" if e.installed else "no", e.quantization or "-",
-                     str(e.context_length or "-"), _size(e.size_bytes), e.license or "-"))
+                     str(e.context_length or "-"), format_size(e.size_bytes), e.license or "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())

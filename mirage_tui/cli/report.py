@@ -51,7 +51,7 @@ def run(args, store) -> int:
 
 
 def _report(args, store) -> int:
-    from engine.results.report import build_report, format_report
+    from engine.results import build_report, format_report
 
     if args.n_boot < 1:
         raise ValueError("--n-boot must be at least 1")
@@ -64,13 +64,12 @@ def _report(args, store) -> int:
 
 
 def _export(args, store) -> int:
-    from engine.results.export import export_run, header_path
-    from engine.results.records import load_run
+    from engine.results import count_items, export_run, header_path, load_run
 
     run_info = load_run(store, args.run)
     out = args.out or Path(f"{args.run}.{args.format}")
     path = export_run(store, args.run, format=args.format, out=out)
-    n = store.query("SELECT COUNT(*) FROM run_items WHERE run_id = ?", (run_info.id,))[0][0]
+    n = count_items(store, run_info)
     where = f"{path}" + (f" (header: {header_path(path)})" if args.format == "csv" else "")
     print(f"exported {n:,} items of run {args.run} to {where}")
     return 0

@@ -12,13 +12,19 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from testkit.paths import ROOT
 
 from models import packaged
 from models.base import ContextOverflow, Generator, ModelError, SamplingParams
+from models.few_shot import (
+    FEW_SHOT_HEADER,
+    FEW_SHOT_STOP,
+    FEW_SHOT_VERSION,
+    few_shot_prompt,
+    render_few_shot,
+)
 from models.gguf import FILE_TYPES, read_gguf, write_gguf
-from models.llama import (FEW_SHOT_HEADER, FEW_SHOT_STOP, FEW_SHOT_VERSION, LlamaGenerator,
-                          few_shot_prompt, render_few_shot)
-from testkit.paths import ROOT
+from models.llama import LlamaGenerator
 
 SMOL = "smollm2-135m-instruct"
 GEMMA = "gemma3-270m"

@@ -1,4 +1,5 @@
-"""engine.metrics.answer against hand-worked cases, including every quirk in METRICS.md."""
+"""engine.metrics.answer (with language, no_answer and response_format) against hand-worked
+cases, including every quirk in METRICS.md."""
 
 import json
 import threading
@@ -6,7 +7,7 @@ import time
 
 import pytest
 
-from engine.metrics import answer
+from engine.metrics import language
 from engine.metrics.answer import (
     ANSWER_MATCH_METRICS,
     METRICS,
@@ -19,20 +20,19 @@ from engine.metrics.answer import (
     bergen_token_overlap,
     char3_recall,
     char3grams,
-    correct_language,
-    decline_reason,
-    detect_language,
     em_loose,
     em_strict,
-    is_no_answer,
-    language_probability,
     mirage_f1,
-    parse_citations,
-    primary_language,
     score_generation,
-    split_reason_answer,
-    strip_citations,
 )
+from engine.metrics.language import (
+    correct_language,
+    detect_language,
+    language_probability,
+    primary_language,
+)
+from engine.metrics.no_answer import decline_reason, is_no_answer
+from engine.metrics.response_format import parse_citations, split_reason_answer, strip_citations
 
 # ------------------------------------------------------------------------------ MIRAGE EM
 
@@ -200,10 +200,10 @@ def test_identifier_is_built_once_across_threads(monkeypatch):
         time.sleep(0.05)
         return object()
 
-    monkeypatch.setattr(answer, "_IDENTIFIER", None)
+    monkeypatch.setattr(language, "_IDENTIFIER", None)
     monkeypatch.setattr(LanguageIdentifier, "from_modelstring", slow_build)
     results = []
-    threads = [threading.Thread(target=lambda: results.append(answer._identifier()))
+    threads = [threading.Thread(target=lambda: results.append(language._identifier()))
                for _ in range(8)]
     for t in threads:
         t.start()

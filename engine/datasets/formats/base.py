@@ -165,7 +165,16 @@ def _check_utf8(path: Path, head: bytes, partial: bool) -> None:
             "(re-save the file as UTF-8)") from None
 
 
-def load_json(path: Path) -> Any:
+def load_json(path: Path, expected: type | None = None, what: str = "") -> Any:
+    """The file's JSON value, refusing text that is not JSON with where it breaks; with
+    ``expected``, a value of that type (``what`` says which in the error: "a list of ...")."""
+    value = _parse_json(path)
+    if expected is not None and not isinstance(value, expected):
+        raise DatasetFormatError(path, f"expected {what}, got {type(value).__name__}")
+    return value
+
+
+def _parse_json(path: Path) -> Any:
     text = read_text(path)
     first = text.lstrip()[:1]
     if first not in ("[", "{"):
@@ -178,6 +187,17 @@ def load_json(path: Path) -> Any:
         what = "truncated JSON (the file ends early)" if truncated \
             else f"invalid JSON: {exc.msg.removesuffix(' at')}"
         raise DatasetFormatError(path, f"{what} at line {exc.lineno}, column {exc.colno}") from None
+
+
+def each_file(paths: list[Path], progress: Progress | None) -> Iterator[Path]:
+    """``paths`` one by one for a multi-file import, reporting ``progress(i, n, name)`` before
+    each file and ``(n, n, "done")`` after the last."""
+    for index, file in enumerate(paths):
+        if progress:
+            progress(index, len(paths), file.name)
+        yield file
+    if progress:
+        progress(len(paths), len(paths), "done")
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:

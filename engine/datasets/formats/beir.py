@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset, PoolRecord,
-                                   Progress, QueryRecord, iter_jsonl, read_text, require_str)
+from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset,
+                                          PoolRecord, Progress, QueryRecord, iter_jsonl,
+                                          read_text, require_str)
 
 FORMAT = "beir"
 CORPUS = "corpus.jsonl"
@@ -67,6 +68,20 @@ def _id(path: Path, where: str, obj: dict, keys: tuple[str, ...]) -> str:
     raise DatasetFormatError(path, "missing", record=where, field=" or ".join(keys))
 
 
+def _records(path: Path, id_keys: tuple[str, ...], what: str) -> Iterator[tuple[str, str, dict]]:
+    """``(where, id, object)`` for each line of a JSON-lines file, its id read from the first of
+    ``id_keys`` it has; an id seen before is refused."""
+    seen: dict[str, int] = {}
+    for lineno, obj in iter_jsonl(path):
+        record_id = _id(path, f"at line {lineno}", obj, id_keys)
+        where = f"at line {lineno} (id {record_id})"
+        if record_id in seen:
+            raise DatasetFormatError(path, f"duplicate {what} id {record_id!r} (first at "
+                                     f"line {seen[record_id]})", record=where, field="_id")
+        seen[record_id] = lineno
+        yield where, record_id, obj
+
+
 def _optional_str(path: Path, where: str, obj: dict, key: str) -> str | None:
     value = obj.get(key)
     if value is not None and not isinstance(value, str):
@@ -92,16 +107,8 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
 
     if progress:
         progress(0, None, CORPUS)
-    seen: dict[str, int] = {}
     empty = 0
-    for lineno, obj in iter_jsonl(corpus_path):
-        where = f"at line {lineno}"
-        doc_id = _id(corpus_path, where, obj, ("_id", "docid"))
-        where = f"at line {lineno} (id {doc_id})"
-        if doc_id in seen:
-            raise DatasetFormatError(corpus_path, f"duplicate document id {doc_id!r} (first at "
-                                     f"line {seen[doc_id]})", record=where, field="_id")
-        seen[doc_id] = lineno
+    for where, doc_id, obj in _records(corpus_path, ("_id", "docid"), "document"):
         title = _optional_str(corpus_path, where, obj, "title")
         text = _optional_str(corpus_path, where, obj, "text")
         if text is None:
@@ -119,15 +126,7 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
     if queries_path.is_file():
         if progress:
             progress(0, None, QUERIES)
-        qseen: dict[str, int] = {}
-        for lineno, obj in iter_jsonl(queries_path):
-            where = f"at line {lineno}"
-            qid = _id(queries_path, where, obj, ("_id", "query_id"))
-            where = f"at line {lineno} (id {qid})"
-            if qid in qseen:
-                raise DatasetFormatError(queries_path, f"duplicate query id {qid!r} (first at "
-                                         f"line {qseen[qid]})", record=where, field="_id")
-            qseen[qid] = lineno
+        for where, qid, obj in _records(queries_path, ("_id", "query_id"), "query"):
             text = require_str(queries_path, where, obj, "text")
             extra = {k: v for k, v in obj.items() if k not in ("_id", "query_id", "text")}
             out.queries.append(QueryRecord(qid, text, [], metadata=extra))

@@ -21,8 +21,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from engine.datasets.formats.base import (DatasetFormatError, ParsedDataset, Progress, QueryRecord,
-                                   folder_files, iter_jsonl, read_head, require_str)
+from engine.datasets.formats.base import (DatasetFormatError, ParsedDataset, Progress,
+                                          QueryRecord, each_file, folder_files, iter_jsonl,
+                                          read_head, require_str)
 
 FORMAT = "lfrqa"
 LANGUAGE = "en"
@@ -32,13 +33,13 @@ _KNOWN = ("qid", "question", "answer", "citation_numbers", "faithful_answer_w_ci
           "gold_doc_ids")
 
 
-def domain_of(path: Path) -> str | None:
+def _domain_of(path: Path) -> str | None:
     match = _NAME.match(path.name)
     return match.group("domain") if match else None
 
 
 def _looks_like_lfrqa(path: Path) -> bool:
-    if domain_of(path):
+    if _domain_of(path):
         return True
     if path.suffix != ".jsonl":
         return False
@@ -63,7 +64,7 @@ def detect(path: Path) -> bool:
 def default_name(path: Path) -> str:
     if path.is_dir():
         return path.resolve().name or "lfrqa"
-    domain = domain_of(path)
+    domain = _domain_of(path)
     return f"lfrqa-{domain}" if domain else path.stem
 
 
@@ -72,10 +73,8 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
     paths = files(path)
     folder = path.is_dir()
     domains: dict[str, int] = {}
-    for index, file in enumerate(paths):
-        if progress:
-            progress(index, len(paths), file.name)
-        domain = domain_of(file)
+    for file in each_file(paths, progress):
+        domain = _domain_of(file)
         if domain is None:
             out.warnings.append(f"{file.name}: the domain is not in the file name "
                                 "(annotations_{domain}_with_citation.jsonl); using the file's "
@@ -86,8 +85,6 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
         prefix = f"{domain}/" if folder else ""
         domains[domain or "?"] = _parse_file(file, out, domain, prefix)
         out.counts[f"queries_{domain or 'unknown'}"] = domains[domain or "?"]
-    if progress:
-        progress(len(paths), len(paths), "done")
     out.warnings.append("LFRQA ships reference answers only: the passages its citations point at "
                         "(gold_doc_ids) are not included, so this dataset has no chunks")
     out.description = ("LFRQA long-form references: " + ", ".join(

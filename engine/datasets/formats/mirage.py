@@ -29,9 +29,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
-from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset, PoolRecord,
-                                   Progress, QueryRecord, answers_list, load_json,
-                                   require_str, text_hash)
+from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset,
+                                          PoolRecord, Progress, QueryRecord, answers_list,
+                                          load_json, require_str, text_hash)
 
 FORMAT = "mirage"
 POOL_SIZE = 5
@@ -64,18 +64,18 @@ def default_name(path: Path) -> str:
     return _folder(path).resolve().name or "mirage"
 
 
-def chunk_id_for(text: str) -> str:
+def _chunk_id_for(text: str) -> str:
     return "h:" + text_hash(text)[:16]
 
 
 # --------------------------------------------------------------------------- shared building
 
-def query_label(index: int, record: Any) -> str:
+def _query_label(index: int, record: Any) -> str:
     qid = record.get("query_id") if isinstance(record, dict) else None
     return f"{index} (query_id {qid})" if qid is not None else str(index)
 
 
-def build_query(path: Path, label: str, record: Any) -> QueryRecord:
+def _build_query(path: Path, label: str, record: Any) -> QueryRecord:
     """One MIRAGE query record (a dataset.json item, or a parquet row less its pool)."""
     if not isinstance(record, dict):
         raise DatasetFormatError(path, f"expected an object, got {type(record).__name__}",
@@ -101,8 +101,8 @@ def build_queries(path: Path, records: list, progress: Progress | None = None,
     for index, record in enumerate(records):
         if progress and index % PROGRESS_EVERY == 0:
             progress(index, total, "queries")
-        label = labels[index] if labels else query_label(index, record)
-        queries.append(build_query(path, label, record))
+        label = labels[index] if labels else _query_label(index, record)
+        queries.append(_build_query(path, label, record))
     ids = [q.query_id for q in queries]
     if len(set(ids)) != len(ids):
         seen: dict[str, int] = {}
@@ -110,7 +110,7 @@ def build_queries(path: Path, records: list, progress: Progress | None = None,
             if qid in seen:
                 raise DatasetFormatError(
                     path, f"duplicate query_id {qid!r} (first at record {seen[qid]})",
-                    record=labels[index] if labels else query_label(index, records[index]),
+                    record=labels[index] if labels else _query_label(index, records[index]),
                     field="query_id")
             seen[qid] = index
     return queries
@@ -161,7 +161,7 @@ class PoolBuilder:
                                          record=label, field=self._field("doc_name"))
             chunk_id = self.chunk_ids.get(text)
             if chunk_id is None:
-                chunk_id = chunk_id_for(text)
+                chunk_id = _chunk_id_for(text)
                 self.chunk_ids[text] = chunk_id
                 self.out.chunks.append(ChunkRecord(chunk_id, text, title=title,
                                                    language=LANGUAGE))
@@ -266,10 +266,7 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
     pool_path, oracle_path = folder / DOC_POOL, folder / ORACLE
     if progress:
         progress(0, None, DATASET)
-    records = load_json(dataset_path)
-    if not isinstance(records, list):
-        raise DatasetFormatError(dataset_path, "expected a list of query records, got "
-                                 f"{type(records).__name__}")
+    records = load_json(dataset_path, list, "a list of query records")
     if not records:
         raise DatasetFormatError(dataset_path, "the list of queries is empty")
     out.queries = build_queries(dataset_path, records, progress)
@@ -286,10 +283,7 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
 
     if progress:
         progress(0, None, DOC_POOL)
-    entries = load_json(pool_path)
-    if not isinstance(entries, list):
-        raise DatasetFormatError(pool_path, f"expected a list of pool entries, got "
-                                 f"{type(entries).__name__}")
+    entries = load_json(pool_path, list, "a list of pool entries")
     expected = POOL_SIZE * len(out.queries)
     if len(entries) != expected:
         raise DatasetFormatError(
@@ -309,10 +303,7 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
     if has_oracle:
         if progress:
             progress(0, None, ORACLE)
-        table = load_json(oracle_path)
-        if not isinstance(table, dict):
-            raise DatasetFormatError(oracle_path, "expected an object {query_id: oracle}, got "
-                                     f"{type(table).__name__}")
+        table = load_json(oracle_path, dict, "an object {query_id: oracle}")
         for key, oracle in table.items():
             builder.mark_oracle(oracle_path, repr(key), key, oracle)
         oracles = len(table)

@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset, PoolRecord,
-                                   Progress, QueryRecord, answers_list, check_unique,
-                                   contains_answer, folder_files, load_json, read_head,
-                                   require_str)
+from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset,
+                                          PoolRecord, Progress, QueryRecord, answers_list,
+                                          check_unique, contains_answer, each_file,
+                                          folder_files, load_json, read_head, require_str)
 
 FORMAT = "squad"
 POOL_SIZE = 5
@@ -50,7 +50,7 @@ def default_name(path: Path) -> str:
     return path.name if path.is_dir() else path.name.removesuffix(".json")
 
 
-def language_of(path: Path, doc: dict) -> str | None:
+def _language_of(path: Path, doc: dict) -> str | None:
     lang = doc.get("language") if isinstance(doc, dict) else None
     if isinstance(lang, str) and lang.strip():
         return lang.strip()
@@ -62,13 +62,9 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
     out = ParsedDataset(kind="qa", format=FORMAT)
     paths = files(path)
     languages: list[str] = []
-    for index, file in enumerate(paths):
-        if progress:
-            progress(index, len(paths), file.name)
+    for file in each_file(paths, progress):
         lang = _parse_file(file, out)
         languages.append(lang or "?")
-    if progress:
-        progress(len(paths), len(paths), "done")
     if len(paths) > 1 and len(set(languages)) < len(languages):
         raise DatasetFormatError(path, "two files map to the same language "
                                  f"({', '.join(languages)}); import them separately")
@@ -82,7 +78,7 @@ def _parse_file(path: Path, out: ParsedDataset) -> str | None:
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
         raise DatasetFormatError(path, "expected an object with a 'data' list (SQuAD layout)",
                                  field="data")
-    lang = language_of(path, doc)
+    lang = _language_of(path, doc)
     if lang is None:
         out.warnings.append(f"{path.name}: no language in the file name or the file; "
                             "queries are stored without one")

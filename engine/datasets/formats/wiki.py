@@ -19,14 +19,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset, Progress,
-                                   folder_files, load_json, read_head)
+from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset,
+                                          Progress, each_file, folder_files, load_json,
+                                          read_head)
 
 FORMAT = "wiki-summaries"
 _NAME = re.compile(r"^summaries_(?P<lang>[a-z]{2,3})(?:[-_](?P<region>[A-Za-z]{2,4}))?\.json$")
 
 
-def language_of(path: Path) -> str | None:
+def _language_of(path: Path) -> str | None:
     match = _NAME.match(path.name)
     return match.group("lang") if match else None
 
@@ -54,7 +55,7 @@ def detect(path: Path) -> bool:
 def default_name(path: Path) -> str:
     if path.is_dir():
         return "wiki"
-    lang = language_of(path)
+    lang = _language_of(path)
     return f"wiki-{lang}" if lang else path.stem
 
 
@@ -67,17 +68,13 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
     out = ParsedDataset(kind="collection", format=FORMAT)
     paths = files(path)
     per_language: dict[str, int] = {}
-    for index, file in enumerate(paths):
-        if progress:
-            progress(index, len(paths), file.name)
-        lang = language_of(file)
+    for file in each_file(paths, progress):
+        lang = _language_of(file)
         if lang is None:
             out.warnings.append(f"{file.name}: no language in the file name "
                                 "(summaries_{lang}-{region}.json): chunks are stored without one")
         n = _parse_file(file, out, lang)
         per_language[lang or "?"] = per_language.get(lang or "?", 0) + n
-    if progress:
-        progress(len(paths), len(paths), "done")
     for lang, n in per_language.items():
         out.counts[f"chunks_{lang}"] = n
     out.description = "Wikipedia summaries: " + ", ".join(
@@ -86,10 +83,7 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
 
 
 def _parse_file(path: Path, out: ParsedDataset, lang: str | None) -> int:
-    doc = load_json(path)
-    if not isinstance(doc, dict):
-        raise DatasetFormatError(path, "expected an object {title: {title, extract, "
-                                 f"description, topic}}, got {type(doc).__name__}")
+    doc = load_json(path, dict, "an object {title: {title, extract, description, topic}}")
     prefix = f"{lang}/" if lang else f"{path.stem}/"
     by_id: dict[str, ChunkRecord] = {}
     empty = aliases = 0

