@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterator
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterator
 
 from textual.message import Message
 from textual.screen import ModalScreen, Screen, ScreenResultType
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from engine.store import Store
     from mirage_tui.commands import PaletteCommand
     from mirage_tui.run_controller import RunController
+
+STORE_RETRY = 0.25
+"""Seconds before a screen asks again for the store while the workspace is opening."""
 
 
 def report_worker_error(event: Worker.StateChanged) -> None:
@@ -81,6 +84,14 @@ class WorkbenchAccess:
     def run_controller(self) -> RunController | None:
         workbench = self.workbench
         return workbench.run_controller if workbench is not None else None
+
+    def store_or_retry(self, retry: Callable[[], object]) -> Store | None:
+        """The store; while the workspace is still opening, None, and ``retry`` is called
+        again in a moment."""
+        store = self.store
+        if store is None:
+            self.set_timer(STORE_RETRY, retry)  # type: ignore[attr-defined]
+        return store
 
     def start_run(self, config: RunConfig) -> bool:
         workbench = self.workbench

@@ -27,6 +27,7 @@ from engine.results.comparison import (RunRow, Segment, compare_reports, compari
 from engine.results.text import short_setting
 from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
+from mirage_tui.widgets.tables import highlighted_key
 
 N_BOOT = 200
 EMPTY = ("No runs yet in this workspace. Start one from the command line, e.g.\n"
@@ -119,11 +120,9 @@ class RunsScreen(BaseScreen):
         self.action_refresh()
 
     def action_refresh(self) -> None:
-        store = self.store
-        if store is None:
-            self.set_timer(0.25, self.action_refresh)
-            return
-        self.load_runs(store)
+        store = self.store_or_retry(self.action_refresh)
+        if store is not None:
+            self.load_runs(store)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs", name="load runs")
     def load_runs(self, store) -> None:
@@ -165,11 +164,7 @@ class RunsScreen(BaseScreen):
         return Text(f"● {name}" if name == self.marked else name)
 
     def _highlighted(self) -> str | None:
-        table = self.query_one("#runs", DataTable)
-        if not table.row_count:
-            return None
-        row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
-        return row_key.value
+        return highlighted_key(self.query_one("#runs", DataTable))
 
     def _show(self, text: Text) -> None:
         self.query_one("#run-summary", Static).update(text)

@@ -103,11 +103,9 @@ class InspectorScreen(BaseScreen):
         self._start()
 
     def _start(self) -> None:
-        store = self.store
-        if store is None:  # the workspace is still opening: try again shortly
-            self.set_timer(0.25, self._start)
-            return
-        self.load_facets(store, self.run_name)
+        store = self.store_or_retry(self._start)
+        if store is not None:
+            self.load_facets(store, self.run_name)
 
     # ------------------------------------------------------------------ workers
 

@@ -92,11 +92,9 @@ class LeaderboardScreen(BaseScreen):
         self.action_refresh()
 
     def action_refresh(self) -> None:
-        store = self.store
-        if store is None:
-            self.set_timer(0.25, self.action_refresh)
-            return
-        self.load_choices(store, self.run_name, self.arena)
+        store = self.store_or_retry(self.action_refresh)
+        if store is not None:
+            self.load_choices(store, self.run_name, self.arena)
 
     # ------------------------------------------------------------------ choices
 
