@@ -10,7 +10,7 @@ messages, so an engine error becomes a notification, never a crash to the shell.
 Screens are Textual *modes* (:mod:`mirage_tui.navigation`): ``1`` Datasets, ``2`` Models,
 ``3`` Runs, ``4`` Leaderboard, ``n`` New run, ``l`` Live run; Escape pops a pushed screen, or
 goes back to the previous mode. The screens see the app through
-:class:`mirage_tui.screens.base.Workbench`, and never import this module. The app also owns the
+:class:`mirage_tui.workbench.Workbench`, and never import this module. The app also owns the
 :class:`~mirage_tui.run_controller.RunController` (one run at a time): quitting while it runs
 asks first, and a run that was stopped is offered for resuming at the next launch.
 """

@@ -4,9 +4,10 @@ A :class:`JobController` belongs to what shows the job: the app for runs
 (:class:`~mirage_tui.run_controller.RunController`), the Leaderboard for judging. ``launch(name,
 work)`` calls ``work(store, progress, cancel)`` in a thread worker, where ``work`` is an engine
 job's entry point (``engine.runs.execute``, ``engine.arena.judging.judge_arena``, ...) given the
-controller's progress callback and a ``threading.Event`` to cancel. The engine stores every
-step of a job in its own transaction, so a cancel, an error or a killed process leaves only
-whole steps, and ``resume`` (the same work again) continues where the job stopped.
+store of the app's :class:`~mirage_tui.workbench.Workbench`, the controller's progress callback
+and a ``threading.Event`` to cancel. The engine stores every step of a job in its own
+transaction, so a cancel, an error or a killed process leaves only whole steps, and ``resume``
+(the same work again) continues where the job stopped.
 
 The worker never touches a widget. It keeps the newest :class:`~engine.jobs.JobEvent` in
 ``latest`` and posts small messages to the controller's owner: ``Started``, ``Progress``
@@ -27,15 +28,18 @@ from textual.app import App
 from textual.message import Message
 
 from engine.jobs import JobEvent
+from mirage_tui.workbench import Workbench, workbench_of
 
 if TYPE_CHECKING:
     from textual.message_pump import MessagePump
     from textual.worker import Worker
 
+    from engine.store import Store
+
 MIN_INTERVAL = 0.2
 """Seconds between a job's progress events: at most 5 redraws a second."""
 
-Work = Callable[[object, Callable[[JobEvent], None], threading.Event], object]
+Work = Callable[["Store", Callable[[JobEvent], None], threading.Event], object]
 """``work(store, progress, cancel) -> summary``: one engine job, run in the worker."""
 
 
@@ -78,6 +82,19 @@ class JobController:
     def app(self) -> App:
         return self.owner if isinstance(self.owner, App) else self.owner.app
 
+    @property
+    def workbench(self) -> Workbench | None:
+        """The app as a workbench; None under an app that is not one (nothing to run)."""
+        return workbench_of(self.app)
+
+    def workspace_store(self) -> Store | None:
+        """The workspace, or None (with a notification) while it is not open."""
+        workbench = self.workbench
+        store = workbench.store if workbench is not None else None
+        if store is None:
+            self.app.notify("The workspace is not open yet.", severity="warning")
+        return store
+
     # ------------------------------------------------------------------ state
 
     @property
@@ -96,9 +113,8 @@ class JobController:
         if self._active:
             self.busy()
             return False
-        store = getattr(self.app, "store", None)
+        store = self.workspace_store()
         if store is None:
-            self.app.notify("The workspace is not open yet.", severity="warning")
             return False
         self._cancel = threading.Event()
         self._active = True
@@ -142,7 +158,7 @@ class JobController:
 
     # ------------------------------------------------------------------ the worker
 
-    def _run(self, store, name: str, work: Work) -> None:
+    def _run(self, store: Store, name: str, work: Work) -> None:
         message: Message
         try:
             self.summary = work(store, self._progress, self._cancel)

@@ -92,9 +92,8 @@ class RunController(JobController):
         stopped (finished items are skipped, stored generations reused)."""
         if run_name is None:
             return super().resume()
-        store = getattr(self.app, "store", None)
+        store = self.workspace_store()
         if store is None:
-            self.app.notify("The workspace is not open yet.", severity="warning")
             return False
         try:
             config = stored_config(store, run_name)

@@ -38,6 +38,8 @@ def install_interrupt(cancel: threading.Event):
 
 
 def duration(seconds: float | None) -> str:
+    """``45s``, ``3m05s``, ``1h02m``; ``?`` when unknown (the screens write durations so too:
+    :mod:`mirage_tui.widgets.estimates` re-exports this one)."""
     if seconds is None:
         return "?"
     seconds = int(round(seconds))

@@ -4,7 +4,6 @@
 - :mod:`.run_questions`: the app's questions about runs: cancel, quit while running, resume;
 - :mod:`.import_dataset`: path and format of a dataset to import, with progress;
 - :mod:`.export_run`: path and format of a run's export;
-- :mod:`.pick_system`: a second system for the inspector's side-by-side view.
-
-The leaderboard's judge dialog stays in :mod:`mirage_tui.screens.leaderboard` for now.
+- :mod:`.pick_system`: a second system for the inspector's side-by-side view;
+- :mod:`.judge_arena`: the judge model and the number of queries for the leaderboard's judging.
 """

@@ -1,12 +1,16 @@
 """What every screen and dialog of the app stands on.
 
-- :class:`Workbench`: what the screens use of the app (the store, threads, the run
-  controller, starting a run, moving between screens), as a Protocol that
-  :class:`mirage_tui.app.MirageApp` implements. Screens never import the app module.
+- :class:`~mirage_tui.workbench.Workbench` (in its own module): what the screens use of the
+  app (the store, threads, the run controller, starting a run, moving between screens), as a
+  Protocol that :class:`mirage_tui.app.MirageApp` implements. Screens never import the app
+  module.
 - :class:`BaseScreen` and :class:`BaseModal`: typed access to the workbench
   (``self.store``, ``self.run_controller``, ``self.go_back()`` …), the one worker-error
   safety net (:func:`report_worker_error`), and the screen's palette commands as class data
   (``PALETTE``, ``PALETTE_AFTER``; see :mod:`mirage_tui.commands`).
+- :class:`WorkerFailed` and ``worker_errors``: what a screen's thread worker that reads the
+  store does with an error it expects (a message the screen shows) and with its connection
+  (closed at the end).
 
 Under an app that is not a workbench (a bare ``App`` hosting one screen) ``workbench`` is
 None and the screens behave as before the workspace opened: no store, nothing to run.
@@ -14,16 +18,24 @@ None and the screens behave as before the workspace opened: no store, nothing to
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterator
 
+from textual.message import Message
 from textual.screen import ModalScreen, Screen, ScreenResultType
 from textual.worker import Worker, WorkerState
+
+from mirage_tui.workbench import Workbench, workbench_of
 
 if TYPE_CHECKING:
     from engine.runs import RunConfig
     from engine.store import Store
     from mirage_tui.commands import PaletteCommand
     from mirage_tui.run_controller import RunController
+
+STORE_RETRY = 0.25
+"""Seconds before a screen asks again for the store while the workspace is opening."""
 
 
 def report_worker_error(event: Worker.StateChanged) -> None:
@@ -39,36 +51,11 @@ def report_worker_error(event: Worker.StateChanged) -> None:
                                      severity="error", markup=False, timeout=10)
 
 
-@runtime_checkable
-class Workbench(Protocol):
-    """What the screens need from the app."""
-
-    store: Store | None
-    """The workspace; None while it is opening (or when it failed to open)."""
-    threads: int | None
-    """llama.cpp threads asked for on the command line (None: auto)."""
-    run_controller: RunController
-    """The app's one run at a time."""
-
-    def start_run(self, config: RunConfig, *, force_new: bool = False) -> bool:
-        """Start ``config`` and follow it on Live run; False when it cannot start now."""
-        ...
-
-    def go_to(self, mode: str) -> bool:
-        """Show a mode's screen (datasets, models, runs, leaderboard, new_run, live)."""
-        ...
-
-    def show_run(self, run_name: str) -> None:
-        """Open Live run on a stored run."""
-        ...
-
-    def action_go_back(self) -> None:
-        """Pop a pushed screen, else return to the previous mode."""
-        ...
-
-    def action_cancel_run(self) -> None:
-        """Ask, then cancel the current run after its item."""
-        ...
+@dataclass
+class WorkerFailed(Message):
+    """A screen's worker could not do ``what`` (``"the runs"``); ``error``: ``Type: message``."""
+    what: str
+    error: str
 
 
 class WorkbenchAccess:
@@ -81,8 +68,7 @@ class WorkbenchAccess:
 
     @property
     def workbench(self) -> Workbench | None:
-        app = self.app  # type: ignore[attr-defined]
-        return app if isinstance(app, Workbench) else None
+        return workbench_of(self.app)  # type: ignore[attr-defined]
 
     @property
     def store(self) -> Store | None:
@@ -99,6 +85,14 @@ class WorkbenchAccess:
         workbench = self.workbench
         return workbench.run_controller if workbench is not None else None
 
+    def store_or_retry(self, retry: Callable[[], object]) -> Store | None:
+        """The store; while the workspace is still opening, None, and ``retry`` is called
+        again in a moment."""
+        store = self.store
+        if store is None:
+            self.set_timer(STORE_RETRY, retry)  # type: ignore[attr-defined]
+        return store
+
     def start_run(self, config: RunConfig) -> bool:
         workbench = self.workbench
         return workbench.start_run(config) if workbench is not None else False
@@ -111,6 +105,19 @@ class WorkbenchAccess:
             workbench.action_go_back()
         elif len(self.app.screen_stack) > 1:  # type: ignore[attr-defined]
             self.app.pop_screen()  # type: ignore[attr-defined]
+
+    @contextmanager
+    def worker_errors(self, what: str, store: Store, *, prefix: str = "") -> Iterator[None]:
+        """In a thread worker that reads ``store``: an error becomes a :class:`WorkerFailed`
+        ``(what, prefix + "Type: message")`` posted to this screen, and this thread's
+        connection is closed at the end, whatever happened."""
+        try:
+            yield
+        except Exception as exc:
+            self.post_message(  # type: ignore[attr-defined]
+                WorkerFailed(what, f"{prefix}{type(exc).__name__}: {exc}"))
+        finally:
+            store.close()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # Textual calls this after a subclass's own handler of the message, never instead

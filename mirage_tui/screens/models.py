@@ -21,6 +21,7 @@ from textual.worker import Worker
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
+from mirage_tui.widgets.tables import highlighted_key
 from models.catalog import CatalogEntry, list_models
 
 COLUMNS = (("model", "name"), ("kind", "kind"), ("installed", "installed"),
@@ -181,11 +182,7 @@ class ModelsScreen(BaseScreen):
                     markup=False, timeout=10)
 
     def _highlighted(self) -> str | None:
-        table = self.query_one("#models", DataTable)
-        if not table.row_count:
-            return None
-        row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
-        return row_key.value
+        return highlighted_key(self.query_one("#models", DataTable))
 
     @on(DataTable.RowHighlighted, "#models")
     def _highlight_changed(self) -> None:

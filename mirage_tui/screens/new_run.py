@@ -6,6 +6,9 @@ the dataset and the models and finds a stored run of the same name, and ``estima
 ``measured_speeds`` (this workspace's stored generations, else defaults scaled by file size)
 guesses the time. ``ctrl+s`` or the Start button hands the configuration to the app's run
 controller, which opens Live run.
+
+One file for one idea: the form, the RunConfig it builds and that config's plan preview change
+together (the fields' parsing and the plan's text are a few lines each).
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ from engine.results.comparison import (RunRow, Segment, compare_reports, compari
                                        run_rows, summary_segments)
 from engine.results.text import short_setting
 from mirage_tui.dialogs.export_run import ExportRunScreen
-from mirage_tui.screens.base import BaseScreen
+from mirage_tui.screens.base import BaseScreen, WorkerFailed
+from mirage_tui.widgets.tables import highlighted_key
 
 N_BOOT = 200
 EMPTY = ("No runs yet in this workspace. Start one from the command line, e.g.\n"
@@ -93,11 +94,6 @@ class RunsScreen(BaseScreen):
         format: str
         rows: int
 
-    @dataclass
-    class Failed(Message):
-        what: str
-        error: str
-
     def __init__(self) -> None:
         super().__init__()
         self.runs: dict[str, RunRow] = {}
@@ -124,20 +120,14 @@ class RunsScreen(BaseScreen):
         self.action_refresh()
 
     def action_refresh(self) -> None:
-        store = self.store
-        if store is None:
-            self.set_timer(0.25, self.action_refresh)
-            return
-        self.load_runs(store)
+        store = self.store_or_retry(self.action_refresh)
+        if store is not None:
+            self.load_runs(store)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs", name="load runs")
     def load_runs(self, store) -> None:
-        try:
+        with self.worker_errors("the runs", store):
             self.post_message(self.RunsLoaded(run_rows(store)))
-        except Exception as exc:
-            self.post_message(self.Failed("the runs", f"{type(exc).__name__}: {exc}"))
-        finally:
-            store.close()
 
     @on(RunsLoaded)
     def _runs_loaded(self, message: RunsLoaded) -> None:
@@ -174,11 +164,7 @@ class RunsScreen(BaseScreen):
         return Text(f"● {name}" if name == self.marked else name)
 
     def _highlighted(self) -> str | None:
-        table = self.query_one("#runs", DataTable)
-        if not table.row_count:
-            return None
-        row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
-        return row_key.value
+        return highlighted_key(self.query_one("#runs", DataTable))
 
     def _show(self, text: Text) -> None:
         self.query_one("#run-summary", Static).update(text)
@@ -232,16 +218,12 @@ class RunsScreen(BaseScreen):
     def build_summary(self, store, names: list[str], generation: int) -> None:
         from engine.results.report import build_report
 
-        try:
+        with self.worker_errors("the report", store):
             reports = [build_report(store, n, n_boot=N_BOOT, seed=0).as_json() for n in names]
             segments = summary_segments(reports[0], self.runs.get(names[0])) \
                 if len(reports) == 1 else comparison_segments(compare_reports(*reports))
             text = styled(segments)
             self.post_message(self.SummaryReady(generation, text))
-        except Exception as exc:
-            self.post_message(self.Failed("the report", f"{type(exc).__name__}: {exc}"))
-        finally:
-            store.close()
 
     @on(SummaryReady)
     def _summary_ready(self, message: SummaryReady) -> None:
@@ -284,7 +266,7 @@ class RunsScreen(BaseScreen):
 
         from engine.results.export import export_run, header_path
 
-        try:
+        with self.worker_errors("the export", store, prefix=f"{path}: "):
             written = export_run(store, name, format=fmt, out=path)
             # the header (a sidecar for csv, the first line of jsonl) says how many rows
             if fmt == "csv":
@@ -293,10 +275,6 @@ class RunsScreen(BaseScreen):
                 with written.open(encoding="utf-8") as fh:
                     header = json.loads(fh.readline())
             self.post_message(self.Exported(name, str(written), fmt, int(header["rows"])))
-        except Exception as exc:
-            self.post_message(self.Failed("the export", f"{path}: {type(exc).__name__}: {exc}"))
-        finally:
-            store.close()
 
     @on(Exported)
     def _exported(self, message: Exported) -> None:
@@ -313,8 +291,8 @@ class RunsScreen(BaseScreen):
     def action_back(self) -> None:
         self.go_back()      # pop a pushed screen, else the previous mode
 
-    @on(Failed)
-    def _failed(self, message: Failed) -> None:
+    @on(WorkerFailed)
+    def _failed(self, message: WorkerFailed) -> None:
         if message.what in ("the runs", "the report"):
             self._show(Text(f"Could not load {message.what}: {message.error}"))
         self.app.notify(message.error, title=f"Could not do {message.what}"

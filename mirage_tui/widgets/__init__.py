@@ -1,1 +1,2 @@
-"""Widgets shared by the screens: estimate formatting, the adaptability bars."""
+"""Widgets shared by the screens: estimate formatting, the adaptability bars, the heatmap,
+DataTable helpers."""

@@ -7,6 +7,10 @@ only format them, they compute nothing.
 from __future__ import annotations
 
 from engine.results.records import parse_retrieved
+# durations as the CLI writes them (its module is standard library only): 45s, 3m05s, 1h02m
+from mirage_tui.cli.common import duration
+
+__all__ = ["duration", "fraction_cell", "pct_cell", "setting_label"]
 
 
 def pct_cell(est: dict | None) -> str:
@@ -37,15 +41,3 @@ def setting_label(setting: str) -> str:
         return setting
     k, label = retrieved
     return f"retrieved@{k}" + (f" {label.rsplit('#', 1)[0]}" if label else "")
-
-
-def duration(seconds: float | None) -> str:
-    """``45s``, ``3m05s``, ``1h02m``; ``?`` when unknown."""
-    if seconds is None:
-        return "?"
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

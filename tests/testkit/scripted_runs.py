@@ -40,19 +40,18 @@ class _Rendered:
         self.tokens = list(range(len(text) // 4 + 1))
 
 
-class ScriptedGenerator:
-    """Answers each query right or wrong per setting, as its script says: right is
-    "The answer is <gold>.", wrong is "I am not sure."."""
+class ScriptedModel:
+    """A chat generator at the engine's edge, with no model behind it: its identity is its
+    name and ``sha``, it renders messages as ``<role>content`` and counts a token per four
+    characters. Subclasses write ``generate``."""
 
     chat = True
     supports_label_probs = False
     device = "cpu"
+    n_ctx = 8192
 
-    def __init__(self, name: str, script: dict[str, tuple[str, tuple[int, int, int]]],
-                 salt: str = ""):
-        self.name, self.n_ctx, self.script = name, 8192, script
-        # another script is another model: the generation cache must not mix them up
-        self.sha = hashlib.sha256(f"{name}|{salt}".encode()).hexdigest()
+    def __init__(self, name: str, sha: str) -> None:
+        self.name, self.sha = name, sha
 
     @property
     def identity(self) -> ModelIdentity:
@@ -63,6 +62,17 @@ class ScriptedGenerator:
 
     def count_tokens(self, text: str) -> int:
         return len(text) // 4
+
+
+class ScriptedGenerator(ScriptedModel):
+    """Answers each query right or wrong per setting, as its script says: right is
+    "The answer is <gold>.", wrong is "I am not sure."."""
+
+    def __init__(self, name: str, script: dict[str, tuple[str, tuple[int, int, int]]],
+                 salt: str = ""):
+        # another script is another model: the generation cache must not mix them up
+        super().__init__(name, hashlib.sha256(f"{name}|{salt}".encode()).hexdigest())
+        self.script = script
 
     def generate(self, messages, params) -> Generation:
         text = self.render(messages).text

@@ -65,6 +65,15 @@ async def open_screen(pilot, screen) -> None:
     await settle(pilot)
 
 
+async def palette(pilot, command: str) -> None:
+    """Open the command palette, type ``command``, run the first match, and settle."""
+    await pilot.press("ctrl+p")
+    await pilot.press(*command)
+    await wait_for_workers(pilot)
+    await pilot.press("enter")
+    await wait_for_workers(pilot)
+
+
 async def wait_until(pilot, condition, timeout: float = 60.0, what: str = "") -> None:
     deadline = time.monotonic() + timeout
     while not condition():

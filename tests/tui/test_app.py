@@ -18,7 +18,7 @@ from engine.store import Store
 from mirage_tui.dialogs.import_dataset import ImportDatasetScreen
 from mirage_tui.screens.datasets import PAGE_SIZE, DatasetsScreen
 from mirage_tui.screens.query import ORACLE_MARK, ChunkCard, QueryScreen
-from testkit.tui import RecordingApp, text_of, wait_for_workers
+from testkit.tui import RecordingApp, palette, text_of, wait_for_workers
 from testkit.tui import cells as row_cells
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -250,11 +250,7 @@ async def test_language_filter_and_command_palette(db_path):
         assert f"{count} of {count} queries in {lang}" in text_of(
             app.screen.query_one("#queries-status", Static))
 
-        await pilot.press("ctrl+p")
-        await pilot.press(*"datasets: import")
-        await wait_for_workers(pilot)
-        await pilot.press("enter")
-        await wait_for_workers(pilot)
+        await palette(pilot, "datasets: import")
         assert isinstance(app.screen, ImportDatasetScreen)
         await pilot.press("escape")
         await pilot.pause()

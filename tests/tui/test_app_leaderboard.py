@@ -176,7 +176,8 @@ class ScriptedJudge:
 
 async def test_judging_from_the_leaderboard(workspace, monkeypatch):
     import models.catalog
-    from mirage_tui.screens.leaderboard import JudgeArenaScreen, LeaderboardScreen
+    from mirage_tui.dialogs.judge_arena import JudgeArenaScreen
+    from mirage_tui.screens.leaderboard import LeaderboardScreen
     from models.catalog import CatalogEntry
 
     judge = ScriptedJudge()

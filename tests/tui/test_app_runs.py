@@ -22,9 +22,10 @@ from mirage_tui.screens.live_run import LiveRunScreen
 from mirage_tui.screens.models import ModelsScreen
 from mirage_tui.screens.new_run import NewRunScreen
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
-from models.base import Generation, ModelIdentity
-from testkit.tui import (RecordingApp, cells, text_of, wait_for_run, wait_for_workers,
-                         wait_until)
+from models.base import Generation
+from testkit.scripted_runs import ScriptedModel
+from testkit.tui import (RecordingApp, cells, palette, text_of, wait_for_run,
+                         wait_for_workers, wait_until)
 
 pytestmark = pytest.mark.asyncio
 
@@ -39,31 +40,17 @@ def option_texts(panel: AdaptabilityPanel) -> list[str]:
     return [getattr(o.prompt, "plain", None) or str(o.prompt) for o in panel.options]
 
 
-class ScriptedGenerator:
+class ScriptedGenerator(ScriptedModel):
     """Answers with the start of its first context chunk (right with the oracle, often wrong
     without context), sleeping ``delay`` seconds a call so that a run takes a while; with a
     ``gate``, every call waits until the test opens it."""
 
-    chat = True
-    supports_label_probs = False
-    device = "cpu"
-
     def __init__(self, name: str = FAKE, delay: float = 0.0,
                  gate: threading.Event | None = None) -> None:
-        self.name, self.delay, self.n_ctx, self.gate = name, delay, 8192, gate
+        super().__init__(name, "a" * 64)
+        self.delay, self.gate = delay, gate
         self.calls = 0
         self.lock = threading.Lock()
-
-    @property
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(self.name, "a" * 64, None, self.n_ctx, "scripted")
-
-    def render(self, messages):
-        text = "".join(f"<{m['role']}>{m['content']}" for m in messages)
-        return type("Rendered", (), {"text": text, "tokens": list(range(len(text) // 4 + 1))})
-
-    def count_tokens(self, text: str) -> int:
-        return len(text) // 4
 
     def generate(self, messages, params) -> Generation:
         with self.lock:
@@ -118,11 +105,7 @@ async def test_keys_switch_screens_without_stacking_and_escape_goes_back(db_path
             await pilot.press("1")
             await wait_for_workers(pilot)
         # every key has a palette command
-        await pilot.press("ctrl+p")
-        await pilot.press(*"runs: new run")
-        await wait_for_workers(pilot)
-        await pilot.press("enter")
-        await wait_for_workers(pilot)
+        await palette(pilot, "runs: new run")
         assert isinstance(app.screen, NewRunScreen)
         await pilot.press("ctrl+t")
         await pilot.pause()

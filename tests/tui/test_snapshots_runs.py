@@ -23,8 +23,9 @@ from engine.datasets.demo_pool import ensure_demo
 from engine.runs import RunConfig, execute, plan_run
 from engine.store import Store
 from mirage_tui.app import MirageApp
-from models.base import Generation, ModelIdentity
+from models.base import Generation
 from models.catalog import CatalogEntry
+from testkit.scripted_runs import ScriptedModel
 
 SIZE = (100, 30)
 
@@ -108,26 +109,11 @@ def test_new_run_screen(snap_compare, tmp_path, fixed_catalog):
 
 # --------------------------------------------------------------------------- a stored run
 
-class ScriptedGenerator:
+class ScriptedGenerator(ScriptedModel):
     """Answers with the start of its first context chunk, or "I don't know"."""
 
-    chat = True
-    supports_label_probs = False
-    device = "cpu"
-
     def __init__(self, name: str) -> None:
-        self.name = name
-
-    @property
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(self.name, "b" * 64, None, 8192, "scripted")
-
-    def render(self, messages):
-        text = "".join(f"<{m['role']}>{m['content']}" for m in messages)
-        return type("Rendered", (), {"text": text, "tokens": list(range(len(text) // 4 + 1))})
-
-    def count_tokens(self, text: str) -> int:
-        return len(text) // 4
+        super().__init__(name, "b" * 64)
 
     def generate(self, messages, params) -> Generation:
         text = self.render(messages).text

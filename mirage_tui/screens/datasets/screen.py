@@ -27,6 +27,7 @@ from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.datasets.queries import (PAGE_SIZE, QueriesShown, QueryFilter,
                                                  column_widths, languages_cell, number,
                                                  plain, query_cells, status_line)
+from mirage_tui.widgets.tables import highlighted_key
 
 
 class DatasetsScreen(BaseScreen):
@@ -155,11 +156,7 @@ class DatasetsScreen(BaseScreen):
             self._update_status()
 
     def _highlighted_dataset(self) -> str | None:
-        table = self.query_one("#datasets", DataTable)
-        if not table.row_count:
-            return None
-        row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
-        return row_key.value
+        return highlighted_key(self.query_one("#datasets", DataTable))
 
     @on(DataTable.RowSelected, "#datasets")
     def _dataset_selected(self, event: DataTable.RowSelected) -> None:

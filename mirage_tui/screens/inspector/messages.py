@@ -1,6 +1,7 @@
 """What the inspector's workers post back to the screen (after toolong's messages): small
 dataclasses; a page or an item carries the generation it was asked for, so one that arrives
-after the filters (or the item shown) changed is dropped."""
+after the filters (or the item shown) changed is dropped. An error is the screens'
+:class:`~mirage_tui.screens.base.WorkerFailed`."""
 
 from __future__ import annotations
 
@@ -37,9 +38,3 @@ class DetailLoaded(Message):
     generation: int
     details: list
     verdicts: list
-
-
-@dataclass
-class Failed(Message):
-    what: str
-    error: str

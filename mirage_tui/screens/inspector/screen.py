@@ -19,11 +19,11 @@ from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.dialogs.pick_system import PickSystemScreen
-from mirage_tui.screens.base import BaseScreen
+from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.inspector.cells import ITEM_COLUMNS, item_cells, item_key
 from mirage_tui.screens.inspector.detail import ItemDetail
 from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets, status_line
-from mirage_tui.screens.inspector.messages import (Counted, DetailLoaded, FacetsLoaded, Failed,
+from mirage_tui.screens.inspector.messages import (Counted, DetailLoaded, FacetsLoaded,
                                                    ItemsLoaded)
 
 PAGE_SIZE = 100
@@ -103,23 +103,17 @@ class InspectorScreen(BaseScreen):
         self._start()
 
     def _start(self) -> None:
-        store = self.store
-        if store is None:  # the workspace is still opening: try again shortly
-            self.set_timer(0.25, self._start)
-            return
-        self.load_facets(store, self.run_name)
+        store = self.store_or_retry(self._start)
+        if store is not None:
+            self.load_facets(store, self.run_name)
 
     # ------------------------------------------------------------------ workers
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-facets",
           name="load run")
     def load_facets(self, store, run_name: str) -> None:
-        try:
+        with self.worker_errors("the run", store):  # RunNotFound, sqlite errors
             self.post_message(FacetsLoaded(run_facets(store, run_name)))
-        except Exception as exc:  # RunNotFound, sqlite errors
-            self.post_message(Failed("the run", f"{type(exc).__name__}: {exc}"))
-        finally:
-            store.close()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-items",
           name="load items")
@@ -127,7 +121,7 @@ class InspectorScreen(BaseScreen):
         from engine.results.inspector import items_for
 
         args = filters.query_args()
-        try:
+        with self.worker_errors("items", store):
             rows = items_for(store, self.run_name, limit=PAGE_SIZE + 1, offset=offset, **args)
             exhausted = len(rows) <= PAGE_SIZE
             self.post_message(ItemsLoaded(generation, offset, rows[:PAGE_SIZE], exhausted))
@@ -136,17 +130,13 @@ class InspectorScreen(BaseScreen):
                 total = len(rows) if exhausted else len(
                     items_for(store, self.run_name, limit=COUNT_ALL, **args))
                 self.post_message(Counted(generation, total))
-        except Exception as exc:
-            self.post_message(Failed("items", f"{type(exc).__name__}: {exc}"))
-        finally:
-            store.close()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-detail",
           name="load item")
     def load_detail(self, store, systems: list[str], query: str | int, generation: int) -> None:
         from engine.results.inspector import item_detail
 
-        try:
+        with self.worker_errors("the item", store):
             details = [item_detail(store, self.run_name, s, query) for s in systems]
             verdicts = []
             try:
@@ -154,12 +144,9 @@ class InspectorScreen(BaseScreen):
 
                 verdicts = verdicts_for(store, self.run_name, details[0].query_rowid)
             except Exception as exc:  # no arena tables or a broken row: the item still shows
-                self.post_message(Failed("judge verdicts", f"{type(exc).__name__}: {exc}"))
+                self.post_message(WorkerFailed("judge verdicts",
+                                               f"{type(exc).__name__}: {exc}"))
             self.post_message(DetailLoaded(generation, details, verdicts))
-        except Exception as exc:
-            self.post_message(Failed("the item", f"{type(exc).__name__}: {exc}"))
-        finally:
-            store.close()
 
     # ------------------------------------------------------------------ facets and filters
 
@@ -378,8 +365,8 @@ class InspectorScreen(BaseScreen):
 
     # ------------------------------------------------------------------ errors
 
-    @on(Failed)
-    def _failed(self, message: Failed) -> None:
+    @on(WorkerFailed)
+    def _failed(self, message: WorkerFailed) -> None:
         self.page_loading = False
         if message.what == "the run":
             self.query_one("#insp-status", Static).update(f"Cannot open the run: {message.error}")

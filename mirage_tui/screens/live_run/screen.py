@@ -1,18 +1,5 @@
-"""The live-run screen: a run's progress and its numbers as they fill in.
-
-At the top, progress from the run controller's newest :class:`~engine.jobs.JobEvent`
-(items done of planned, cached, errors, tokens/s, ETA, what is being worked on); for a run
-that is not going in this session, the counts stored with it. Below, from
-:func:`engine.results.report.build_report` recomputed in a thread worker at most every
-``REPORT_INTERVAL`` seconds while items finish (never on the UI thread):
-
-- accuracy (EM_loose) per setting and system, each with its 95% CI and n;
-- the adaptability panel: NV, CA, CI, CM per system as bars with CI whiskers; Enter on a bar
-  opens the inspector on that system's items of that category;
-- retrieval P, R and NDCG at 1, 3 and 5 with CIs, when the run retrieved.
-
-``c`` cancels (after the current item; resumable), ``r`` resumes a stopped run.
-"""
+"""The Live run screen: which run it follows, when its progress and report are redrawn, and
+its keys (cancel, resume, Enter on a bar inspects). What is drawn comes from :mod:`.panels`."""
 
 from __future__ import annotations
 
@@ -28,64 +15,18 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 from textual.worker import Worker
 
-from engine.results.records import split_system
 from mirage_tui.screens.base import BaseScreen
+from mirage_tui.screens.live_run.panels import (accuracy_columns, ended_line, event_counts,
+                                                fill_table, report_notes, retrieval_columns,
+                                                run_title, stored_counts, working_line)
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
-from mirage_tui.widgets.estimates import duration, pct_cell, setting_label
 
 REPORT_INTERVAL = 2.0
 """Seconds between report recomputations while a run works."""
 
-RETRIEVAL_ROWS = tuple((f"{metric}@{k}", f"{label}@{k}")
-                       for metric, label in (("p", "P"), ("r", "R"), ("ndcg", "NDCG"))
-                       for k in (1, 3, 5))
-
-
-def retrieval_cell(est: dict | None) -> str:
-    if not est or est.get("value") is None:
-        return "–"
-    return f"{est['value']:.2f} [{est['lo']:.2f}–{est['hi']:.2f}]"
-
-
-def event_counts(event) -> str:
-    """The progress line of a running run (timings included)."""
-    eta = 0.0 if event.total and event.done >= event.total else event.eta_seconds
-    parts = [f"{event.done}/{event.total} {event.unit}", f"{event.cached} cached",
-             f"{event.errors} errors"]
-    if event.detail.truncated:
-        parts.append(f"{event.detail.truncated} truncated")
-    parts.append(f"{event.rate:.0f} {event.rate_unit}" if event.rate
-                 else f"– {event.rate_unit}")
-    parts.append(f"ETA {duration(eta)}")
-    return " · ".join(parts)
-
-
-def stored_counts(items: dict) -> str:
-    """The progress line of a stored run (no timings: they belong to the session)."""
-    parts = [f"{items.get('done', 0)}/{items.get('total', 0)} items",
-             f"{items.get('errors', 0)} errors"]
-    if items.get("truncated"):
-        parts.append(f"{items['truncated']} truncated")
-    if items.get("pending"):
-        parts.append(f"{items['pending']} pending")
-    return " · ".join(parts)
-
-
-def fill_table(table: DataTable, columns: list[tuple[str, list[str]]],
-               keys: list[str]) -> None:
-    """Replace the table's columns and rows. Widths are computed here, not left to the
-    table's auto-sizing, so a redraw in quick succession never leaves narrow columns."""
-    table.clear(columns=True)
-    for index, (label, cells) in enumerate(columns):
-        width = max([len(label), *(len(c) for c in cells)])
-        table.add_column(label, key=f"c{index}", width=width)
-    for row, key in enumerate(keys):
-        table.add_row(*(Text(cells[row], justify="left" if index == 0 else "right")
-                        for index, (_, cells) in enumerate(columns)), key=key)
-
 
 class LiveRunScreen(BaseScreen):
-    """Progress, accuracy, adaptability and retrieval of one run; see the module docstring."""
+    """Progress, accuracy, adaptability and retrieval of one run; see the package docstring."""
 
     # keyboard-first: Enter on the highlighted bar inspects its items straight away
     AUTO_FOCUS = "#live-adaptability"
@@ -273,13 +214,7 @@ class LiveRunScreen(BaseScreen):
             bar.update(total=max(event.total, 1), progress=event.done)
             counts.update(event_counts(event))
             if controller.running:
-                state = "cancelling after the current item" if controller.cancelling \
-                    else "running"
-                run = event.detail
-                doing = event.message or (
-                    f"now {run.system} · {setting_label(run.setting)}"
-                    if run.system else "starting")
-                now.update(f"{state} · {doing} · c cancels (resumable)")
+                now.update(working_line(event, controller.cancelling))
             else:
                 now.update(self._ended_line())
             self._title_from(status=("running" if controller.running else None))
@@ -303,18 +238,9 @@ class LiveRunScreen(BaseScreen):
         self.refresh_bindings()
 
     def _ended_line(self) -> str:
-        controller = self.controller
-        if self._is_current() and controller.error:
-            return f"did not start: {controller.error}"
-        summary = controller.summary if self._is_current() else None
-        status = summary.status if summary else (self.report.status if self.report else "")
-        if summary is not None and summary.message and status != "done":
-            return f"{status}: {summary.message} · r resumes"
-        if status == "done":
-            return "done · Enter on a bar inspects its items"
-        if status in ("cancelled", "running", "failed", "planned"):
-            return f"{status} · r resumes it"
-        return status
+        controller, current = self.controller, self._is_current()
+        return ended_line(controller.error if current else None,
+                          controller.summary if current else None, self.report)
 
     def run_ended(self) -> None:
         """The controller's run stopped: final progress and a fresh report."""
@@ -388,19 +314,7 @@ class LiveRunScreen(BaseScreen):
         self.query_one("#live-title", Static).update(text)
 
     def _title_from(self, status: str | None = None) -> None:
-        report = self.report
-        parts = [self.run_name or "?"]
-        if report is not None:
-            parts.append(report.dataset)
-            sample = report.sample
-            if sample:
-                parts.append(f"sample of {sample['queries']} of {sample['of']} queries "
-                             f"(seed {sample['seed']})")
-            devices = report.header.get("devices") or []
-            if devices:
-                parts.append("on " + ", ".join(devices))
-        parts.append(status or (report.status if report is not None else "…"))
-        self._set_title(" · ".join(parts))
+        self._set_title(run_title(self.run_name, self.report, status))
 
     def _clear_panels(self) -> None:
         self.query_one("#live-accuracy", DataTable).clear(columns=True)
@@ -418,26 +332,12 @@ class LiveRunScreen(BaseScreen):
         self._draw_accuracy(report)
         self.query_one(AdaptabilityPanel).show(report.systems)
         self._draw_retrieval(report)
-        notes = list(report.notes)
-        if report.partial:
-            notes.insert(0, "Partial: the run has items still to do; numbers cover the "
-                            "finished ones.")
-        self.query_one("#live-notes", Static).update("\n".join(notes))
+        self.query_one("#live-notes", Static).update(report_notes(report))
 
     def _draw_accuracy(self, report) -> None:
         table = self.query_one("#live-accuracy", DataTable)
-        systems = list(report.accuracy)
-        settings: list[str] = []
-        for by_setting in report.accuracy.values():
-            settings += [s for s in by_setting if s not in settings]
-        templates = {split_system(s)[1] for s in systems}
-        short = len(templates) == 1
-        columns = [("setting", [setting_label(s) for s in settings])]
-        columns += [(split_system(system)[0] if short else system,
-                     [pct_cell(report.accuracy[system].get(s)) for s in settings])
-                    for system in systems]
-        fill_table(table, columns, settings)
-        template = next(iter(templates)) if short and templates else None
+        columns, keys, template = accuracy_columns(report)
+        fill_table(table, columns, keys)
         table.border_subtitle = Text(f"prompt {template}" if template else "")
 
     def _draw_retrieval(self, report) -> None:
@@ -446,13 +346,7 @@ class LiveRunScreen(BaseScreen):
         table.display = bool(entries)
         if not entries:
             return
-        rows = [(key, label) for key, label in RETRIEVAL_ROWS
-                if any(key in e["metrics"] for e in entries)]
-        columns = [("metric", [label for _, label in rows])]
-        columns += [(f"{e['retriever_name']} (n={e['n']})",
-                     [retrieval_cell(e["metrics"].get(key)) for key, _ in rows])
-                    for e in entries]
-        fill_table(table, columns, [key for key, _ in rows])
+        fill_table(table, *retrieval_columns(entries))
 
     # ------------------------------------------------------------------ actions
 

@@ -1,0 +1,34 @@
+"""What the leaderboard's workers post back to the screen: small dataclasses; the board and the
+surrogate carry the generation they were asked for, so one that arrives after the run or the
+arena changed is dropped. An error is the screens' :class:`~mirage_tui.screens.base.WorkerFailed`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.message import Message
+
+
+@dataclass
+class ChoicesLoaded(Message):
+    """The runs, and the arenas of the run picked (``engine.arena.battles.ArenaInfo``)."""
+    runs: list[str]
+    run: str | None
+    arenas: list
+    arena: str | None
+
+
+@dataclass
+class BoardLoaded(Message):
+    """The arena's ratings (``engine.arena.types.Ratings``), or None and why not."""
+    generation: int
+    ratings: object | None
+    error: str | None
+
+
+@dataclass
+class SurrogateLoaded(Message):
+    """The surrogate judge's text (:func:`.board.surrogate_text`, or why there is none)."""
+    generation: int
+    text: Text

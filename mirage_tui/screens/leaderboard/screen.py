@@ -1,0 +1,328 @@
+"""The leaderboard screen: pick the run and the arena, read its ratings, heatmap and surrogate;
+judge, cancel judging, compute the surrogate's features; Enter inspects a system.
+
+The workers ask the engine through :mod:`.data` and post :mod:`.messages`; what is drawn is
+written by :mod:`.board`. Judging runs through the screen's own
+:class:`~mirage_tui.jobs.JobController` (``self.judging``) with the judge picked in
+:class:`~mirage_tui.dialogs.judge_arena.JudgeArenaScreen`.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, ProgressBar, Select, Static
+
+from mirage_tui.dialogs.judge_arena import JudgeArenaScreen
+from mirage_tui.jobs import MIN_INTERVAL, JobController
+from mirage_tui.screens.base import BaseScreen, WorkerFailed
+from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, arena_line,
+                                                  judged_line, judging_line, no_arena,
+                                                  rating_cells, ratings_notes, ratings_status)
+from mirage_tui.screens.leaderboard.data import (arena_choices, compute_surrogate_features,
+                                                 rate, surrogate)
+from mirage_tui.screens.leaderboard.messages import BoardLoaded, ChoicesLoaded, SurrogateLoaded
+from mirage_tui.widgets.heatmap import WinFractionHeatmap
+
+
+class LeaderboardScreen(BaseScreen):
+    """Ratings, heatmap and surrogate of one run's arena. Escape goes back."""
+
+    AUTO_FOCUS = "#ratings"
+
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("j", "judge", "Judge"),
+        Binding("x", "cancel_judging", "Cancel judging", show=False),
+        Binding("c", "toggle_counts", "Counts"),
+        Binding("u", "surrogate_features", "Surrogate"),
+        Binding("a", "pick_arena", "Arena"),
+        Binding("r", "refresh", "Refresh"),
+    ]
+
+    DEFAULT_CSS = """
+    LeaderboardScreen #lb-pickers { height: 1; padding: 0 1; }
+    LeaderboardScreen #lb-run { width: 1fr; margin-right: 1; }
+    LeaderboardScreen #lb-arena { width: 1fr; }
+    LeaderboardScreen #lb-status { height: auto; max-height: 3; padding: 0 1;
+        color: $text-muted; }
+    LeaderboardScreen #lb-progress { height: 1; padding: 0 1; }
+    LeaderboardScreen #lb-body { height: 1fr; }
+    LeaderboardScreen #ratings { height: auto; max-height: 14; border: round $primary 50%; }
+    LeaderboardScreen #ratings:focus { border: round $accent; }
+    LeaderboardScreen .lb-block { height: auto; padding: 0 1; margin-top: 1; }
+    LeaderboardScreen #lb-heatmap { margin-top: 1; }
+    """
+
+    def __init__(self, run_name: str | None = None, arena: str | None = None) -> None:
+        super().__init__()
+        self.run_name = run_name
+        self.arena = arena
+        self.arenas: list = []
+        self.ratings = None
+        self.generation = 0
+        self.judging = JobController(self, group="lb-judge")
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="lb-pickers"):
+            yield Select([], prompt="run", id="lb-run", compact=True)
+            yield Select([], prompt="arena", id="lb-arena", compact=True)
+        yield Static("Loading…", id="lb-status", markup=False)
+        yield ProgressBar(id="lb-progress", show_eta=False)
+        with VerticalScroll(id="lb-body"):
+            ratings = DataTable(id="ratings", cursor_type="row", zebra_stripes=True)
+            ratings.border_title = "Ratings"
+            yield ratings
+            yield Static("", id="lb-notes", classes="lb-block", markup=False)
+            yield WinFractionHeatmap(id="lb-heatmap")
+            yield Static("", id="lb-surrogate", classes="lb-block", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "leaderboard"
+        self.query_one("#lb-progress").display = False
+        table = self.query_one("#ratings", DataTable)
+        for label, key in RATING_COLUMNS:
+            table.add_column(label, key=key)
+        table.focus()
+        self.action_refresh()
+
+    def action_refresh(self) -> None:
+        store = self.store_or_retry(self.action_refresh)
+        if store is not None:
+            self.load_choices(store, self.run_name, self.arena)
+
+    # ------------------------------------------------------------------ choices
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="lb-choices",
+          name="list arenas")
+    def load_choices(self, store, run: str | None, arena: str | None) -> None:
+        with self.worker_errors("the arenas", store):
+            self.post_message(ChoicesLoaded(*arena_choices(store, run, arena)))
+
+    @on(ChoicesLoaded)
+    def _choices_loaded(self, message: ChoicesLoaded) -> None:
+        self.run_name, self.arena, self.arenas = message.run, message.arena, message.arenas
+        runs = self.query_one("#lb-run", Select)
+        with runs.prevent(Select.Changed):
+            names = list(message.runs) + ([message.run] if message.run and
+                                          message.run not in message.runs else [])
+            runs.set_options([(Text(n), n) for n in names])
+            if message.run is not None:
+                runs.value = message.run
+        arenas = self.query_one("#lb-arena", Select)
+        with arenas.prevent(Select.Changed):
+            arenas.set_options([(Text(f"{a.name} ({a.mode}, {a.battles} battles)"), a.name)
+                                for a in message.arenas])
+            if message.arena is not None:
+                arenas.value = message.arena
+        if message.run is None:
+            self._empty(NO_RUNS)
+        elif message.arena is None:
+            self._empty(no_arena(message.run))
+        else:
+            self._load_board()
+
+    def _empty(self, text: str) -> None:
+        self.generation += 1
+        self.ratings = None
+        self.query_one("#ratings", DataTable).clear()
+        self.query_one("#lb-status", Static).update(text)
+        self.query_one("#lb-notes", Static).update("")
+        self.query_one("#lb-heatmap", WinFractionHeatmap).set_ratings(None)
+        self.query_one("#lb-surrogate", Static).update("")
+
+    @on(Select.Changed, "#lb-run")
+    def _run_picked(self, event: Select.Changed) -> None:
+        if event.value != Select.NULL and event.value != self.run_name:
+            self.run_name, self.arena = str(event.value), None
+            self.action_refresh()
+
+    @on(Select.Changed, "#lb-arena")
+    def _arena_picked(self, event: Select.Changed) -> None:
+        if event.value != Select.NULL and event.value != self.arena:
+            self.arena = str(event.value)
+            self._load_board()
+
+    def action_pick_arena(self) -> None:
+        self.query_one("#lb-arena", Select).focus()
+
+    # ------------------------------------------------------------------ ratings + surrogate
+
+    def _arena_info(self):
+        return next((a for a in self.arenas if a.name == self.arena), None)
+
+    def _load_board(self) -> None:
+        store = self.store
+        if store is None or self.run_name is None or self.arena is None:
+            return
+        self.generation += 1
+        info = self._arena_info()
+        if info is not None:
+            self.query_one("#lb-status", Static).update(arena_line(info) +
+                                                        " · computing the ratings…")
+        self.query_one("#lb-surrogate", Static).update("")
+        self.load_board(store, self.run_name, self.arena, self.generation)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="lb-board",
+          name="ratings")
+    def load_board(self, store, run: str, arena: str, generation: int) -> None:
+        with self.worker_errors("the ratings", store):
+            ratings, error = rate(store, run, arena)
+            self.post_message(BoardLoaded(generation, ratings, error))
+            if ratings is not None:
+                self.post_message(SurrogateLoaded(generation, surrogate(store, run, arena)))
+
+    @on(BoardLoaded)
+    def _board_loaded(self, message: BoardLoaded) -> None:
+        if message.generation != self.generation:
+            return
+        info = self._arena_info()
+        line = arena_line(info) if info is not None else (self.arena or "")
+        table = self.query_one("#ratings", DataTable)
+        table.clear()
+        heatmap = self.query_one("#lb-heatmap", WinFractionHeatmap)
+        self.ratings = r = message.ratings
+        if r is None:
+            self.query_one("#lb-status", Static).update(f"{line} · no ratings: {message.error}")
+            self.query_one("#lb-notes", Static).update("")
+            heatmap.set_ratings(None)
+            return
+        for s in r.systems:
+            table.add_row(*rating_cells(s), key=s.system)
+        self.query_one("#lb-status", Static).update(ratings_status(self.arena, info, r))
+        self.query_one("#lb-notes", Static).update(ratings_notes(r))
+        heatmap.set_ratings(r)
+        self.query_one("#lb-surrogate", Static).update(Text("Surrogate judge: computing…",
+                                                            style="dim"))
+
+    @on(SurrogateLoaded)
+    def _surrogate_loaded(self, message: SurrogateLoaded) -> None:
+        if message.generation == self.generation:
+            self.query_one("#lb-surrogate", Static).update(message.text)
+
+    def action_toggle_counts(self) -> None:
+        heatmap = self.query_one("#lb-heatmap", WinFractionHeatmap)
+        heatmap.show_counts = not heatmap.show_counts
+
+    @on(DataTable.RowSelected, "#ratings")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        from engine.arena.types import split_arena_system
+        from mirage_tui.screens.inspector import InspectorScreen
+
+        if self.run_name is None:
+            return
+        system, setting = split_arena_system(event.row_key.value)
+        if setting is None:
+            self.notify(f"{system} is a reference, not a run system.", timeout=3,
+                        markup=False)
+            return
+        self.app.push_screen(InspectorScreen(self.run_name, system=system, setting=setting))
+
+    # ------------------------------------------------------------------ judging
+
+    def action_judge(self) -> None:
+        if self.judging.running:
+            self.notify("Judging is already running; x cancels it.", timeout=3)
+            return
+        if self.run_name is None:
+            self.notify("No run to judge yet.", timeout=3)
+            return
+        run = self.run_name
+
+        def chosen(answer: tuple[str, int] | None) -> None:
+            if answer is None or self.store is None:
+                return
+            judge_name, queries = answer
+
+            def work(store, progress, cancel):
+                from engine.arena.judging import judge_arena
+
+                return judge_arena(store, run, judge_name, pairs="all", queries=queries,
+                                   progress=progress, cancel=cancel, min_interval=MIN_INTERVAL)
+
+            if not self.judging.launch(run, work):
+                return
+            bar = self.query_one("#lb-progress", ProgressBar)
+            bar.update(total=None, progress=0)
+            bar.display = True
+            self.query_one("#lb-status", Static).update(
+                f"Judging {run} with {judge_name} on {queries} queries… (x cancels)")
+
+        self.app.push_screen(JudgeArenaScreen(run), chosen)
+
+    @on(JobController.Progress)
+    def _judge_progress(self, message: JobController.Progress) -> None:
+        self.judging.progress_handled()
+        p = self.judging.latest
+        if p is None:
+            return
+        bar = self.query_one("#lb-progress", ProgressBar)
+        bar.update(total=p.total or None, progress=p.done)
+        self.query_one("#lb-status", Static).update(judging_line(p))
+
+    @on(JobController.Failed)
+    def _judge_failed(self, message: JobController.Failed) -> None:
+        self.query_one("#lb-progress").display = False
+        self.query_one("#lb-status", Static).update(f"Judging failed: {message.error}")
+        self.app.notify(message.error, title="Judging failed", severity="error",
+                        markup=False, timeout=15)
+
+    @on(JobController.Finished)
+    def _judge_done(self, message: JobController.Finished) -> None:
+        self.query_one("#lb-progress").display = False
+        s = message.summary
+        self.app.notify(judged_line(s), title="Judging", markup=False, timeout=10,
+                        severity="information" if s.status == "done" else "warning")
+        self.arena = s.arena
+        self.action_refresh()
+
+    def action_cancel_judging(self) -> None:
+        if not self.judging.running:
+            self.notify("Nothing is being judged.", timeout=2)
+            return
+        self.judging.cancel()
+        self.notify("Cancelling after the current battle; judging resumes from the cache.",
+                    timeout=4)
+
+    # ------------------------------------------------------------------ surrogate features
+
+    def action_surrogate_features(self) -> None:
+        store = self.store
+        if store is None or self.run_name is None or self.arena is None:
+            self.notify("No arena to compute the surrogate for.", timeout=3)
+            return
+        self.generation += 1
+        self.query_one("#lb-surrogate", Static).update(
+            Text("Computing the model-free features (language, citations, ROUGE-L, BLEU)…",
+                 style="dim"))
+        self.compute_features(store, self.run_name, self.arena, self.generation)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="lb-features",
+          name="surrogate features")
+    def compute_features(self, store, run: str, arena: str, generation: int) -> None:
+        with self.worker_errors("the features", store):
+            compute_surrogate_features(store, run, arena)
+            self.post_message(SurrogateLoaded(generation, surrogate(store, run, arena)))
+
+    # ------------------------------------------------------------------ the rest
+
+    def action_back(self) -> None:
+        if self.focused is not None and self.focused.id in ("lb-run", "lb-arena"):
+            self.query_one("#ratings", DataTable).focus()
+        else:
+            self.go_back()      # pop a pushed screen, else the previous mode
+
+    def on_unmount(self) -> None:
+        self.judging.cancel_quietly()      # judging stops after its battle, stays resumable
+
+    @on(WorkerFailed)
+    def _failed(self, message: WorkerFailed) -> None:
+        self.query_one("#lb-status", Static).update(
+            f"Could not load {message.what}: {message.error}")
+        self.app.notify(message.error, title=f"Could not load {message.what}",
+                        severity="error", markup=False, timeout=10)

@@ -1,0 +1,146 @@
+"""What Live run draws, as lines and table columns: the progress lines (of a run going in this
+session, of a stored one), the title, the accuracy and retrieval tables' columns from a
+:class:`~engine.results.report.RunReport`, and :func:`fill_table` that puts columns in a table.
+Pure formatting: the screen decides when, these say what."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from engine.results.records import split_system
+from mirage_tui.widgets.estimates import duration, pct_cell, setting_label
+
+RETRIEVAL_ROWS = tuple((f"{metric}@{k}", f"{label}@{k}")
+                       for metric, label in (("p", "P"), ("r", "R"), ("ndcg", "NDCG"))
+                       for k in (1, 3, 5))
+"""(report key, label) of the retrieval table's rows."""
+
+Columns = list[tuple[str, list[str]]]
+"""A table as columns: (label, one cell a row), the first column the rows' labels."""
+
+
+# --------------------------------------------------------------------------- progress
+
+
+def event_counts(event) -> str:
+    """The progress line of a running run (timings included)."""
+    eta = 0.0 if event.total and event.done >= event.total else event.eta_seconds
+    parts = [f"{event.done}/{event.total} {event.unit}", f"{event.cached} cached",
+             f"{event.errors} errors"]
+    if event.detail.truncated:
+        parts.append(f"{event.detail.truncated} truncated")
+    parts.append(f"{event.rate:.0f} {event.rate_unit}" if event.rate
+                 else f"– {event.rate_unit}")
+    parts.append(f"ETA {duration(eta)}")
+    return " · ".join(parts)
+
+
+def stored_counts(items: dict) -> str:
+    """The progress line of a stored run (no timings: they belong to the session)."""
+    parts = [f"{items.get('done', 0)}/{items.get('total', 0)} items",
+             f"{items.get('errors', 0)} errors"]
+    if items.get("truncated"):
+        parts.append(f"{items['truncated']} truncated")
+    if items.get("pending"):
+        parts.append(f"{items['pending']} pending")
+    return " · ".join(parts)
+
+
+def working_line(event, cancelling: bool) -> str:
+    """What a running run does now, from its newest event."""
+    state = "cancelling after the current item" if cancelling else "running"
+    run = event.detail
+    doing = event.message or (f"now {run.system} · {setting_label(run.setting)}"
+                              if run.system else "starting")
+    return f"{state} · {doing} · c cancels (resumable)"
+
+
+def ended_line(error: str | None, summary, report) -> str:
+    """How a run that is not going ended: ``error`` (it did not start) and ``summary`` of
+    this session's run, else the stored ``report``'s status."""
+    if error:
+        return f"did not start: {error}"
+    status = summary.status if summary else (report.status if report else "")
+    if summary is not None and summary.message and status != "done":
+        return f"{status}: {summary.message} · r resumes"
+    if status == "done":
+        return "done · Enter on a bar inspects its items"
+    if status in ("cancelled", "running", "failed", "planned"):
+        return f"{status} · r resumes it"
+    return status
+
+
+def run_title(run_name: str | None, report, status: str | None = None) -> str:
+    """``name · dataset · sample of … · on devices · status``; the report's status unless
+    ``status`` says otherwise."""
+    parts = [run_name or "?"]
+    if report is not None:
+        parts.append(report.dataset)
+        sample = report.sample
+        if sample:
+            parts.append(f"sample of {sample['queries']} of {sample['of']} queries "
+                         f"(seed {sample['seed']})")
+        devices = report.header.get("devices") or []
+        if devices:
+            parts.append("on " + ", ".join(devices))
+    parts.append(status or (report.status if report is not None else "…"))
+    return " · ".join(parts)
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def report_notes(report) -> str:
+    notes = list(report.notes)
+    if report.partial:
+        notes.insert(0, "Partial: the run has items still to do; numbers cover the "
+                        "finished ones.")
+    return "\n".join(notes)
+
+
+def accuracy_columns(report) -> tuple[Columns, list[str], str | None]:
+    """Accuracy: a row a setting, a column a system (its generator alone when every system
+    has the same prompt template, which is then returned), the row keys."""
+    systems = list(report.accuracy)
+    settings: list[str] = []
+    for by_setting in report.accuracy.values():
+        settings += [s for s in by_setting if s not in settings]
+    templates = {split_system(s)[1] for s in systems}
+    short = len(templates) == 1
+    columns = [("setting", [setting_label(s) for s in settings])]
+    columns += [(split_system(system)[0] if short else system,
+                 [pct_cell(report.accuracy[system].get(s)) for s in settings])
+                for system in systems]
+    template = next(iter(templates)) if short and templates else None
+    return columns, settings, template
+
+
+def retrieval_cell(est: dict | None) -> str:
+    if not est or est.get("value") is None:
+        return "–"
+    return f"{est['value']:.2f} [{est['lo']:.2f}–{est['hi']:.2f}]"
+
+
+def retrieval_columns(entries: list[dict]) -> tuple[Columns, list[str]]:
+    """Retrieval: a row a metric the run has, a column a retriever (with its n), the row
+    keys."""
+    rows = [(key, label) for key, label in RETRIEVAL_ROWS
+            if any(key in e["metrics"] for e in entries)]
+    columns = [("metric", [label for _, label in rows])]
+    columns += [(f"{e['retriever_name']} (n={e['n']})",
+                 [retrieval_cell(e["metrics"].get(key)) for key, _ in rows])
+                for e in entries]
+    return columns, [key for key, _ in rows]
+
+
+def fill_table(table: DataTable, columns: Columns, keys: list[str]) -> None:
+    """Replace the table's columns and rows. Widths are computed here, not left to the
+    table's auto-sizing, so a redraw in quick succession never leaves narrow columns."""
+    table.clear(columns=True)
+    for index, (label, cells) in enumerate(columns):
+        width = max([len(label), *(len(c) for c in cells)])
+        table.add_column(label, key=f"c{index}", width=width)
+    for row, key in enumerate(keys):
+        table.add_row(*(Text(cells[row], justify="left" if index == 0 else "right")
+                        for index, (_, cells) in enumerate(columns)), key=key)
