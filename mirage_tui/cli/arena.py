@@ -24,8 +24,9 @@ import sys
 import threading
 from pathlib import Path
 
-from mirage_tui.cli.common import CliError, db_option, duration, install_interrupt
+from mirage_tui.cli.common import CliError, db_option, install_interrupt
 from mirage_tui.cli.progress import ProgressPrinter
+from mirage_tui.durations import duration
 
 
 def add_parsers(sub) -> None:

@@ -35,16 +35,3 @@ def install_interrupt(cancel: threading.Event):
                          "(Ctrl-C again to stop at once)\n")
 
     return signal.signal(signal.SIGINT, handler)
-
-
-def duration(seconds: float | None) -> str:
-    """``45s``, ``3m05s``, ``1h02m``; ``?`` when unknown (the screens write durations so too:
-    :mod:`mirage_tui.widgets.estimates` re-exports this one)."""
-    if seconds is None:
-        return "?"
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

@@ -15,7 +15,7 @@ import sys
 import time
 
 from engine.jobs import JobEvent
-from mirage_tui.cli.common import duration as _duration
+from mirage_tui.durations import duration as _duration
 
 LOG_INTERVAL = 10.0
 VERBS = {"index": "indexing", "import": "importing", "retrieval": "retrieving"}

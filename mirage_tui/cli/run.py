@@ -23,8 +23,9 @@ import threading
 from dataclasses import asdict
 from pathlib import Path
 
-from mirage_tui.cli.common import CliError, db_option, duration, install_interrupt
+from mirage_tui.cli.common import CliError, db_option, install_interrupt
 from mirage_tui.cli.progress import ProgressPrinter, accuracy_line
+from mirage_tui.durations import duration
 
 
 def add_parsers(sub) -> None:

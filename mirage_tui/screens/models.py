@@ -22,7 +22,7 @@ from textual.worker import Worker
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.widgets.tables import highlighted_key
-from models.catalog import CatalogEntry, list_models
+from models.catalog import CatalogEntry, format_size, list_models
 
 COLUMNS = (("model", "name"), ("kind", "kind"), ("installed", "installed"),
            ("check", "check"), ("quant", "quant"), ("context", "context"), ("size", "size"),
@@ -34,13 +34,7 @@ def _clip(text: str, width: int) -> str:
 
 
 def size_text(n: int | None) -> str:
-    if n is None:
-        return "—"
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return "—"
+    return format_size(n, "—")
 
 
 def check_summary(result: dict) -> str:

@@ -7,8 +7,7 @@ only format them, they compute nothing.
 from __future__ import annotations
 
 from engine.results.records import parse_retrieved
-# durations as the CLI writes them (its module is standard library only): 45s, 3m05s, 1h02m
-from mirage_tui.cli.common import duration
+from mirage_tui.durations import duration
 
 __all__ = ["duration", "fraction_cell", "pct_cell", "setting_label"]
 

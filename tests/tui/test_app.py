@@ -18,10 +18,11 @@ from engine.store import Store
 from mirage_tui.dialogs.import_dataset import ImportDatasetScreen
 from mirage_tui.screens.datasets import PAGE_SIZE, DatasetsScreen
 from mirage_tui.screens.query import ORACLE_MARK, ChunkCard, QueryScreen
+from testkit.paths import SHARED_DATA
 from testkit.tui import RecordingApp, palette, text_of, wait_for_workers
 from testkit.tui import cells as row_cells
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = SHARED_DATA
 XQUAD_DE = DATA / "xquad" / "xquad.de.json"
 
 pytestmark = pytest.mark.asyncio
