@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 
 import pytest
-
 from testkit.paths import ROOT
 from testkit.store import row_counts
 
@@ -26,3 +25,12 @@ def store(tmp_path):
 @pytest.fixture
 def counts():
     return row_counts
+
+
+@pytest.fixture
+def demo(store):
+    """A fresh store with the demo pool imported."""
+    from engine.datasets.demo_pool import ensure_demo
+
+    ensure_demo(store)
+    return store

@@ -1,6 +1,6 @@
 """The run engine: configs, plans and their order, sampling, truncation, the generation cache,
-resume after cancel / crash / full disk / kill -9, adaptive sampling, the CLI, and a real
-short run with the packaged SmolLM2 on the demo pool.
+resume after cancel / crash / full disk, adaptive sampling. The CLI's run command is tested in
+tests/cli/test_run_cli.py, real SmolLM2 runs (and kill -9) in tests/e2e/test_run_real.py.
 
 Fakes only at the edge: a scripted generator that counts its calls, and (for plan order) a
 retriever that ranks a query's pool backwards; the store, the engine and the metrics are real.
@@ -9,118 +9,28 @@ retriever that ranks a query's pool backwards; the store, the engine and the met
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import threading
-import time
-from pathlib import Path
 
 import pytest
+from testkit.runs import SMOL, BackwardsRetriever, FakeGenerator, config, rows, run
 
 from engine.datasets.demo_pool import ensure_demo
 from engine.metrics.answer import METRICS, SCORER_VERSION
-from engine.runs import (SCORER_MARK, ConfigError, RunConfig, RunConfigMismatch, execute,
-                         generation_key, plan_run, stratified_order)
+from engine.runs import (
+    SCORER_MARK,
+    ConfigError,
+    RunConfig,
+    RunConfigMismatch,
+    execute,
+    generation_key,
+    plan_run,
+    stratified_order,
+)
 from engine.runs.plan import estimate, measured_speeds
 from engine.runs.prompting import PromptTooLong, fit_prompt, load_queries
 from engine.runs.sampling import allocation, ci_half_widths
 from engine.store import Store
-from models.base import Generation, ModelError, ModelIdentity
-from testkit.paths import ROOT
-SMOL = "smollm2-135m-instruct"
-
-
-# --------------------------------------------------------------------------- fakes
-
-class FakeRendered:
-    def __init__(self, text: str):
-        self.text = text
-        self.tokens = list(range(len(text) // 4 + 1))
-
-
-class FakeGenerator:
-    """Scripted: answers with the start of its first context chunk (or "I don't know"),
-    counts calls, and raises ModelError on the calls listed in ``fail_on``."""
-
-    chat = True
-    supports_label_probs = False
-    device = "cpu"
-
-    def __init__(self, name: str = "fake-gen", n_ctx: int = 8192, fail_on=()):
-        self.name, self.n_ctx = name, n_ctx
-        self.fail_on = set(fail_on)
-        self.calls: list[str] = []
-
-    @property
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(self.name, "f" * 64, None, self.n_ctx, "fake")
-
-    def render(self, messages) -> FakeRendered:
-        return FakeRendered("".join(f"<{m['role']}>{m['content']}" for m in messages))
-
-    def count_tokens(self, text: str) -> int:
-        return len(text) // 4
-
-    def generate(self, messages, params) -> Generation:
-        text = self.render(messages).text
-        self.calls.append(text)
-        if len(self.calls) in self.fail_on:
-            raise ModelError(f"{self.name}: scripted crash on call {len(self.calls)}")
-        _, _, context = text.partition("Context : ")
-        answer = context.lstrip("1. ")[:60] if context else "I don't know"
-        return Generation(text=answer, prompt_tokens=len(text) // 4 + 1, completion_tokens=7,
-                          prompt_tokens_evaluated=len(text) // 8, seconds=0.001,
-                          finish_reason="stop", device="cpu", prompt_text=text)
-
-
-class BackwardsRetriever:
-    """Ranks a query's own pool backwards (enough to give retrieved@k real chunks)."""
-
-    def __init__(self, store, label="backwards#00000000"):
-        self.store, self.label, self.calls = store, label, 0
-
-    def retrieve(self, query_rowids, depth=5, progress=None, cancel=None):
-        self.calls += 1
-        out = {}
-        for q in query_rowids:
-            rows = self.store.query("SELECT chunk_rowid FROM pool WHERE query_rowid = ? AND "
-                                    "position IS NOT NULL ORDER BY position DESC", (q,))
-            out[q] = [(r[0], 1.0 - i / 10) for i, r in enumerate(rows)][:depth]
-        return out
-
-
-@pytest.fixture
-def demo(store):
-    ensure_demo(store)
-    return store
-
-
-def config(**kw) -> RunConfig:
-    base = dict(dataset="demo", generators=["fake-gen"], settings=["base", "oracle", "mixed"],
-                sample=6, name="t")
-    return RunConfig(**{**base, **kw})
-
-
-def run(store, cfg, gens=None, **kw):
-    gens = gens if gens is not None else {"fake-gen": FakeGenerator()}
-    plan = plan_run(store, cfg, check_models=False)
-    return plan, execute(store, plan, generators=gens, **kw)
-
-
-def rows(store) -> dict:
-    """Everything a run stores, minus timings and timestamps (for equality)."""
-    return {
-        "items": sorted(tuple(r) for r in store.query(
-            "SELECT system, setting, query_rowid, generation_key, context, truncated, error "
-            "FROM run_items")),
-        "generations": sorted(tuple(r) for r in store.query(
-            "SELECT key, model_key, prompt, params, text FROM generations")),
-        "scores": sorted(tuple(r) for r in store.query(
-            "SELECT generation_key, query_rowid, metric, value, detail FROM scores")),
-    }
-
+from models.base import ModelIdentity
 
 # --------------------------------------------------------------------------- config
 
@@ -479,168 +389,3 @@ def test_adaptive_sampling_stops_at_the_target_and_reuses_batches(demo):
     plan2, spent = run(demo, tight)
     assert spent.stop_reason == "budget spent" and spent.queries == 25
     assert plan2.queries[:10] == plan.queries[:10]
-
-
-# --------------------------------------------------------------------------- CLI
-
-def _command() -> list[str]:
-    """``python -m mirage_tui.cli``: the command a user types."""
-    return [sys.executable, "-m", "mirage_tui.cli"]
-
-
-def _cli(*args, db, timeout=180, **kw):
-    return subprocess.run([*_command(), "run", "--db", str(db), *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=timeout, **kw)
-
-
-def test_cli_dry_run_and_errors(tmp_path):
-    db = tmp_path / "w.db"
-    ensure_demo(Store(db))
-    done = _cli("--dataset", "demo", "--generator", SMOL, "--sample", "4", "--dry-run",
-                "--name", "dry", db=db)
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
-    assert "run dry (new)" in out and "4 of 60 queries" in out
-    assert "settings: base, mixed, oracle" in out and "items: 12" in out
-    assert "default 600/70 tok/s" in out and "0 items of this run" in out
-    assert Store(db).query("SELECT COUNT(*) FROM runs")[0][0] == 0   # a dry run writes nothing
-    bad = _cli("--dataset", "demo", "--generator", "nope", db=db)
-    assert bad.returncode == 1 and "generator 'nope'" in bad.stderr
-    assert "available generators" in bad.stderr
-    missing = _cli("--generator", SMOL, db=db)
-    assert missing.returncode == 1 and "--dataset" in missing.stderr
-    as_json = _cli("--dataset", "demo", "--generator", SMOL, "--sample", "2", "--dry-run",
-                   "--json", db=db)
-    data = json.loads(as_json.stdout)
-    assert data["count"] == 6 and data["systems"] == [f"{SMOL}/mirage@1"]
-
-
-def test_progress_printer_lines():
-    import io
-    from dataclasses import replace
-
-    from engine.runs.events import run_event
-    from mirage_tui.cli.progress import ProgressPrinter
-
-    stream = io.StringIO()
-    printer = ProgressPrinter(stream, interval=3600)
-    event = run_event("r", "running", 3, 12, 1, 2, 0, 0, 40.0, 300.0, 95.0, "s/m@1",
-                          "retrieved@3:minilm-l6-v2#abc", 3, {"s/m@1": {"base": (1, 3)}})
-    printer(event)
-    printer(event)                                   # throttled: not a tty
-    printer(replace(event, status="done", done=12))
-    lines = stream.getvalue().splitlines()
-    assert len(lines) == 2
-    assert "3/12 items, 1 cached, 40 tok/s, ETA 1m35s" in lines[0]
-    assert "retrieved@3:minilm-l6-v2" in lines[0] and "#abc" not in lines[0]
-
-
-# --------------------------------------------------------------------------- real model
-
-@pytest.mark.slow
-def test_real_short_run_with_smollm2(demo):
-    from models.llama import LlamaGenerator
-
-    smol = LlamaGenerator.load(SMOL, n_threads=1)
-    cfg = config(generators=[SMOL], sample=4, max_tokens=16, name="real", threads=1)
-    plan, summary = run(demo, cfg, {SMOL: smol})
-    assert summary.status == "done" and summary.generated == 12 and summary.errors == 0
-    gens = demo.query("SELECT * FROM generations")
-    assert len(gens) == 12
-    assert all(g["completion_tokens"] <= 16 and g["device"] == "cpu" for g in gens)
-    # prefix reuse: consecutive prompts share the system prompt and the question
-    total = sum(g["prompt_tokens"] for g in gens)
-    evaluated = sum(g["prompt_tokens_evaluated"] for g in gens)
-    assert evaluated < total
-    # the stored prompt is exactly what the chat template renders
-    first = plan.items[0]
-    facts = load_queries(demo, [first.query_rowid])[first.query_rowid]
-    from engine.prompts import get_template
-
-    text = smol.render(get_template("mirage").messages(facts.text)).text
-    assert demo.query("SELECT 1 FROM generations WHERE prompt = ?", (text,))
-    assert text.startswith("<|im_start|>system\nYou are a helpful assistant.<|im_end|>")
-    scores = demo.query("SELECT COUNT(DISTINCT generation_key) FROM scores "
-                        "WHERE metric = 'em_loose'")[0][0]
-    assert scores == 12
-    header = json.loads(demo.query("SELECT header FROM runs")[0][0])
-    model = header["models"][SMOL]
-    assert model["quantization"] == "Q4_1" and len(model["sha256"]) == 64
-    assert header["devices"] == ["cpu"] and header["packages"]["llama-cpp-python"]
-    assert header["dataset"]["name"] == "demo" and header["scorer_version"] == SCORER_VERSION
-
-
-def _start_run(db: Path, args: tuple, store: Store, until: int) -> subprocess.Popen:
-    """Start ``run`` in a subprocess and return once ``until`` generations are stored."""
-    proc = subprocess.Popen([*_command(), "run", "--db", str(db), *args],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while store.query("SELECT COUNT(*) FROM generations")[0][0] < until:
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"the run ended or stalled before {until} generations: "
-                        f"{proc.communicate()[1][-2000:]}")
-        time.sleep(0.05)
-    return proc
-
-
-@pytest.mark.slow
-def test_ctrl_c_then_kill_9_then_rerun_repeats_nothing(tmp_path):
-    db = tmp_path / "w.db"
-    store = Store(db)
-    ensure_demo(store)
-    args = ("--dataset", "demo", "--generator", SMOL, "--settings", "base,oracle",
-            "--sample", "6", "--max-tokens", "12", "--threads", "1", "--name", "k")
-    # Ctrl-C: the current item finishes, the run is marked cancelled
-    proc = _start_run(db, args, store, until=2)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert "cancelled" in out and store.query("SELECT status FROM runs")[0][0] == "cancelled"
-    cancelled = store.query("SELECT COUNT(*) FROM generations")[0][0]
-    assert 2 <= cancelled < 12
-    # kill -9: no chance to clean up; the status stays 'running'
-    proc = _start_run(db, args, store, until=cancelled + 2)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=30)
-    before = {r["key"]: r["created_at"] for r in store.query(
-        "SELECT key, created_at FROM generations")}
-    assert cancelled + 2 <= len(before) < 12
-    assert store.query("SELECT status FROM runs")[0][0] == "running"
-    # the same command again: finishes, regenerating nothing that was stored
-    done = _cli(*args, db=db)
-    assert done.returncode == 0, done.stderr
-    assert f"{12 - len(before)} generated, {len(before)} from the store" in done.stdout
-    after = {r["key"]: r["created_at"] for r in store.query(
-        "SELECT key, created_at FROM generations")}
-    assert len(after) == 12 and all(after[k] == v for k, v in before.items())
-    items = store.query("SELECT system, setting, query_rowid, generation_key FROM run_items")
-    assert len(items) == 12 and len({tuple(r[:3]) for r in items}) == 12
-    assert {r[3] for r in items} == set(after)
-    assert store.query("SELECT status FROM runs")[0][0] == "done"
-    assert store.query("SELECT COUNT(*) FROM scores WHERE metric = 'em_loose'")[0][0] == 12
-
-
-@pytest.mark.slow
-def test_retrieved_settings_through_the_real_retriever(demo):
-    cfg = config(sample=3, settings=["base", "retrieved@1", "retrieved@3"],
-                 retrievers=["minilm-l6-v2"], name="ret")
-    plan, summary = run(demo, cfg)       # scripted generator, real MiniLM retriever
-    assert summary.status == "done" and summary.generated + summary.cached == 9
-    header = json.loads(demo.query("SELECT header FROM runs")[0][0])
-    label = header["retrievers"]["minilm-l6-v2"]["label"]
-    assert label.startswith("minilm-l6-v2#")
-    assert header["retrievers"]["minilm-l6-v2"]["embedder"]["backend"] == \
-        "sentence-transformers"
-    for r in demo.query("SELECT setting, query_rowid, context FROM run_items "
-                        "WHERE setting LIKE 'retrieved@%'"):
-        k = int(r["setting"].split("@")[1].split(":")[0])
-        assert r["setting"] == f"retrieved@{k}:{label}"
-        ranked = json.loads(demo.query("SELECT ranked FROM retrievals WHERE retriever = ? AND "
-                                       "query_rowid = ?", (label, r["query_rowid"]))[0][0])
-        assert json.loads(r["context"]) == [c for c, _ in ranked[:k]]
-    again = FakeGenerator()
-    plan2 = plan_run(demo, cfg, check_models=False)
-    assert plan2.retriever_labels["minilm-l6-v2"] == label       # read back from the header
-    second = execute(demo, plan2, generators={"fake-gen": again})
-    assert second.status == "done" and again.calls == [] and second.cached == 9
