@@ -34,3 +34,11 @@ def demo(store):
 
     ensure_demo(store)
     return store
+
+
+@pytest.fixture
+def toy(store):
+    """The hand-made run ``toy-run`` (see :mod:`testkit.toy_run`)."""
+    from testkit.toy_run import build_toy
+
+    return build_toy(store)

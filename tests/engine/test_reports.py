@@ -1,4 +1,5 @@
-"""Run reports, the inspector's drill-down, exports and the report CLI, on hand-made rows.
+"""Run reports, the inspector's drill-down and exports, on hand-made rows (the report CLI is
+tested in tests/cli/test_report_cli.py).
 
 The synthetic run: dataset ``toy@1`` with nine queries (q0-q3 and q8 in English, q4-q7 in
 German; even ones from source "wiki", odd ones from "news"), each with a three-chunk pool
@@ -13,144 +14,17 @@ German; even ones from source "wiki", odd ones from "news"), each with a three-c
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 
 import pytest
 
 from engine.results.inspector import item_detail, items_for
-from engine.results.report import build_report, format_report
 from engine.results.records import RunNotFound
+from testkit.toy_run import A, B, LABEL, RET, SETTINGS, chunk_rowid, new_run, fill
+from engine.results.report import build_report, format_report
 
 N_BOOT = 200
-A, B = "gen-a/mirage@1", "gen-b/mirage@1"
-LABEL = "ret-x#0badcafe"  # retriever labels carry an identity hash
-RET = f"retrieved@1:{LABEL}"
-LANG = {f"q{i}": ("en" if i in (0, 1, 2, 3, 8) else "de") for i in range(9)}
-
-# (base, oracle, mixed, retrieved@1) EM_loose labels; None: no item; "err": a failed item
-LABELS = {
-    A: {"q0": (1, 1, 1, 1), "q1": (0, 1, 0, 1), "q2": (0, 0, 0, 0), "q3": (1, 0, 0, 0),
-        "q4": (0, 1, 1, 1), "q5": (1, 1, 0, 1), "q6": (0, 0, 1, 0), "q7": (1, 0, 1, 0),
-        "q8": (0, 1, None, None)},
-    B: {**{f"q{i}": (0, 1, 1, None) for i in range(5)},
-        "q5": (0, 1, 0, None), "q6": (0, 1, 0, None), "q7": (1, 0, 0, None),
-        "q8": (0, "err", 1, None)},
-}
-SETTINGS = ("base", "oracle", "mixed", RET)
-
-
-# --------------------------------------------------------------------------- building the store
-
-def _dataset(store) -> dict[str, int]:
-    """toy@1 by direct SQL; returns query_id -> rowid."""
-    with store.write() as db:
-        c = db.conn
-        c.execute("INSERT INTO datasets (id, name, version, kind, format, content_hash, "
-                  "created_at) VALUES (1, 'toy', 1, 'qa', 'mirage', 'hash-toy', '2024-01-01')")
-        for i in range(9):
-            qid = f"q{i}"
-            c.execute("INSERT INTO queries (id, dataset_id, query_id, text, language, source, "
-                      "answers) VALUES (?, 1, ?, ?, ?, ?, ?)",
-                      (100 + i, qid, f"What is {qid}?", LANG[qid],
-                       "wiki" if i % 2 == 0 else "news", json.dumps([f"ans{i}"])))
-            for j in range(3):
-                c.execute("INSERT INTO chunks (id, dataset_id, chunk_id, title, text, "
-                          "content_hash) VALUES (?, 1, ?, ?, ?, ?)",
-                          (1000 + 10 * i + j, f"{qid}-c{j}", qid, f"text {qid} {j}",
-                           f"h{i}{j}"))
-                c.execute("INSERT INTO pool VALUES (?, ?, ?, ?, ?, 'label')",
-                          (100 + i, 1000 + 10 * i + j, j, int(j < 2), int(j == 0)))
-    return {f"q{i}": 100 + i for i in range(9)}
-
-
-def _chunk(i: int, j: int) -> int:
-    return 1000 + 10 * i + j
-
-
-def _retrievals(store) -> None:
-    """ret-x rankings: even queries [oracle, noise, support, ...], odd [noise, oracle, ...];
-    q8 has none."""
-    with store.write() as db:
-        for i in range(8):
-            other = [_chunk((i + 1) % 8, 2), _chunk((i + 2) % 8, 2)]
-            order = ([_chunk(i, 0), _chunk(i, 2), _chunk(i, 1), *other] if i % 2 == 0
-                     else [_chunk(i, 2), _chunk(i, 0), other[0], _chunk(i, 1), other[1]])
-            ranked = [[c, 1.0 - 0.1 * r] for r, c in enumerate(order)]
-            db.conn.execute("INSERT INTO retrievals VALUES (?, ?, ?)",
-                            (LABEL, 100 + i, json.dumps(ranked)))
-
-
-def _new_run(store, name: str, status: str = "done", config: dict | None = None,
-             header: dict | None = None) -> int:
-    with store.write() as db:
-        cur = db.conn.execute(
-            "INSERT INTO runs (name, dataset_id, config, header, status, created_at, "
-            "updated_at) VALUES (?, 1, ?, ?, ?, '2024-01-02', '2024-01-02')",
-            (name, json.dumps(config or {"seed": 0}),
-             json.dumps(header or {"device": "cpu", "models": {"gen-a": "sha-a"}}), status))
-        return cur.lastrowid
-
-
-def _context(i: int, setting: str) -> list[int]:
-    return {"base": [], "oracle": [_chunk(i, 0)], "mixed": [_chunk(i, j) for j in range(3)],
-            RET: [_chunk(i, 0) if i % 2 == 0 else _chunk(i, 2)]}[setting]
-
-
-def add_item(store, run_id: int, system: str, setting: str, qid: str, label) -> None:
-    """One run item with its generation and scores (label 0/1), or a failed item ("err")."""
-    i = int(qid[1:])
-    qrow = 100 + i
-    with store.write() as db:
-        c = db.conn
-        if label == "err":
-            c.execute("INSERT INTO run_items (run_id, system, setting, query_rowid, context, "
-                      "error) VALUES (?, ?, ?, ?, ?, 'context overflow: 900 > 512')",
-                      (run_id, system, setting, qrow, json.dumps(_context(i, setting))))
-            return
-        key = f"{system}|{setting}|{qid}"
-        text = f"It is ans{i}." if label else "I do not know."
-        c.execute("INSERT OR IGNORE INTO generations (key, model_key, model_name, prompt, "
-                  "params, text, prompt_tokens, completion_tokens, seconds, finish_reason, "
-                  "device, created_at) VALUES (?, ?, ?, ?, '{}', ?, 50, 5, 0.1, 'stop', 'cpu', "
-                  "'2024-01-02')",
-                  (key, system.split("/")[0] + "-key", system.split("/")[0],
-                   f"<prompt {system} {setting} {qid}>", text))
-        scores = {"em_loose": float(label), "em_strict": float(label and i == 0),
-                  "f1_mirage": 0.5 * label, "no_answer": float(1 - label),
-                  "correct_language": None if i % 3 == 0 else 1.0}
-        for metric, value in scores.items():
-            c.execute("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
-                      (key, qrow, metric, value, f"why {metric} {qid}"))
-        # the run engine's marker row: which scorer wrote these scores (not a metric)
-        c.execute("INSERT OR REPLACE INTO scores VALUES (?, ?, '_scorer', NULL, 'answer-1')",
-                  (key, qrow))
-        c.execute("INSERT INTO run_items (run_id, system, setting, query_rowid, generation_key, "
-                  "context, truncated) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                  (run_id, system, setting, qrow, key, json.dumps(_context(i, setting)),
-                   int(system == A and setting == "oracle" and qid == "q1")))
-
-
-def fill(store, run_id: int, systems=(A, B), queries=None) -> None:
-    for system in systems:
-        for qid, labels in LABELS[system].items():
-            if queries is not None and qid not in queries:
-                continue
-            for setting, label in zip(SETTINGS, labels):
-                if label is not None:
-                    add_item(store, run_id, system, setting, qid, label)
-
-
-@pytest.fixture
-def toy(store):
-    _dataset(store)
-    _retrievals(store)
-    run_id = _new_run(store, "toy-run", header={"device": "cpu", "total_items": 61,
-                                                "models": {"gen-a": "sha-a"}})
-    fill(store, run_id)
-    return store
-
 
 def _row(report, label):
     return next(s for s in report.as_json()["systems"] if s["system"] == label)
@@ -269,7 +143,7 @@ def test_retrieval_table_from_stored_rankings(toy):
 # --------------------------------------------------------------------------- partial runs
 
 def test_partial_run_reports_what_it_has_and_updates(toy):
-    run_id = _new_run(toy, "partial", status="running", config={"sample": 4, "seed": 7},
+    run_id = new_run(toy, "partial", status="running", config={"sample": 4, "seed": 7},
                       header={"total_items": 12,
                               "selection": {"mode": "sample", "queries": 4, "of": 9}})
     fill(toy, run_id, systems=(A,), queries={"q0", "q1"})
@@ -413,45 +287,10 @@ def test_export_jsonl_round_trip(toy, tmp_path):
     assert len(items) == 61 and all(i["type"] == "item" for i in items)
     assert set(lines[0]["columns"]) | {"type"} == set(items[0])
     ret = next(i for i in items if i["setting"] == RET and i["query_id"] == "q0")
-    assert (ret["retriever"], ret["top_k"], ret["context"]) == (LABEL, 1, [_chunk(0, 0)])
+    assert (ret["retriever"], ret["top_k"], ret["context"]) == (LABEL, 1, [chunk_rowid(0, 0)])
     assert ret["scorer_version"] == "answer-1" and "_scorer" not in ret
     assert ret["correct_language"] is None and ret["em_loose"] == 1.0
     assert not (tmp_path / "out.header.json").exists()
-
-
-# --------------------------------------------------------------------------- CLI
-
-def _cli(store, argv):
-    from mirage_tui.cli.report import add_parsers, run
-
-    parser = argparse.ArgumentParser()
-    add_parsers(parser.add_subparsers(dest="command"))
-    return run(parser.parse_args(argv), store)
-
-
-def test_cli_report_json_and_text(toy, capsys):
-    assert _cli(toy, ["report", "toy-run", "--json", "--n-boot", "50", "--seed", "1"]) == 0
-    data = json.loads(capsys.readouterr().out)
-    assert data["run"] == "toy-run" and data["n_boot"] == 50 and data["seed"] == 1
-    for row in data["systems"]:
-        for key in ("system", "n", "nv", "ca", "ci", "cm", "overall", "patterns"):
-            assert key in row
-        for key in ("nv", "ca", "ci", "cm", "overall"):
-            assert f"{key}_lo" in row and f"{key}_hi" in row
-    assert _cli(toy, ["report", "toy-run", "--by", "source", "--n-boot", "50"]) == 0
-    out = capsys.readouterr().out
-    assert "Table 1." in out and "wiki" in out
-
-
-def test_cli_export_default_path_and_unknown_run(toy, tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    assert _cli(toy, ["export", "toy-run", "--format", "jsonl"]) == 0
-    assert (tmp_path / "toy-run.jsonl").exists()
-    assert "61 items" in capsys.readouterr().out
-    assert _cli(toy, ["export", "toy-run", "-o", str(tmp_path / "x" / "r.csv")]) == 0
-    assert (tmp_path / "x" / "r.header.json").exists()
-    with pytest.raises(LookupError, match="known: toy-run"):
-        _cli(toy, ["report", "missing"])
 
 
 # --------------------------------------------------------------------------- with the run engine
