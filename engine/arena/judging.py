@@ -14,19 +14,7 @@ plan (docs/METRICS.md §2, §4):
   one, is then shown to the judge as the template's reference section). Template
   ``ragqa_arena_pairwise``; queries without a reference answer are skipped and counted.
 
-Position bias. ``order="random"``: each battle is judged in its seeded order
-(:func:`engine.arena.planning.shown_order`). The RAG-QA Arena reference code puts the model's
-answer first when the query has an even number of words; mirage-tui randomises with the seed
-instead (or judges both orders). ``order="both"``: both orders are judged; a disagreement is
-stored as a tie (both labels in ``detail``); one unparsed order and one parsed: the parsed one
-decides and the failure is counted; both unparsed: winner NULL. ``order="debiased"``: both
-orders are judged and, when both verdicts carry label probabilities, each side's probability
-is averaged over the two orders (P(a) = mean of P(A | a shown first) and P(B | a shown
-second)), which cancels a judge's constant preference for a position; the side with the higher
-mean wins when it leads by at least ``DEBIAS_TIE_MARGIN``, else the battle is a tie. This is
-mirage-tui's addition for small local judges, which often prefer Answer A whatever it says
-(then 'both' turns nearly every battle into a tie); without probabilities it falls back to
-'both'.
+Position bias: ``order`` is ``random``, ``both`` or ``debiased``; see :mod:`engine.arena.orders`.
 
 Verdicts are mapped back to 'a' / 'b' / 'tie' in the canonical order (sorted contestants;
 against a reference, the contestant is a). A reply that cannot be parsed gives winner NULL
@@ -52,11 +40,30 @@ from typing import Callable
 
 from engine.arena.events import ArenaSummary, arena_event
 from engine.arena.judgments import cached_verdict
+from engine.arena.orders import (
+    DEBIAS_TIE_MARGIN,
+    ORDERS,
+    canonical_winner,
+    combine_orders,
+    debiased_winner,
+)
+
 # the planning layer, re-exported: callers import these from here too
-from engine.arena.planning import (MAX_DOCUMENTS, REFERENCE, ArenaError,  # noqa: F401
-                                   Matchup, QueryJob, choose_contestants, load_answers,
-                                   plan_jobs, reference_documents, refusal, run_contestants,
-                                   sample_queries, shown_order)
+from engine.arena.planning import (  # noqa: F401
+    MAX_DOCUMENTS,
+    REFERENCE,
+    ArenaError,
+    Matchup,
+    QueryJob,
+    choose_contestants,
+    load_answers,
+    plan_jobs,
+    reference_documents,
+    refusal,
+    run_contestants,
+    sample_queries,
+    shown_order,
+)
 from engine.jobs import Job, JobEvent, eta, model_failed, per_second
 from engine.results.records import load_run
 from engine.runs.header import identity_json, machine, now, package_versions
@@ -66,8 +73,6 @@ from models.judges import PairwiseJudge
 
 PAIRWISE_TEMPLATE = "mirage_bench_pairwise"
 REFERENCE_TEMPLATE = "ragqa_arena_pairwise"
-ORDERS = ("random", "both", "debiased")
-DEBIAS_TIE_MARGIN = 0.02   # mean-probability lead below which a debiased battle is a tie
 PAIRS = ("all", "reference")
 FIXED_CONFIG = ("mode", "judge", "template", "order", "seed", "reference", "systems")
 """Config keys an arena keeps for life; ``queries`` may grow (a larger sample extends it)."""
@@ -75,40 +80,6 @@ FIXED_CONFIG = ("mode", "judge", "template", "order", "seed", "reference", "syst
 
 class ArenaConfigMismatch(ArenaError):
     """An arena of that name exists with another configuration or another judge model."""
-
-
-def canonical_winner(label, shown: str) -> str | None:
-    """The judge's 'A' / 'B' / 'tie' for the order shown, as 'a' / 'b' / 'tie' (None: unparsed)."""
-    if label is None:
-        return None
-    if label == "tie":
-        return "tie"
-    first = label == "A"
-    return ("a" if first else "b") if shown == "ab" else ("b" if first else "a")
-
-
-def debiased_winner(ab_probs: dict | None, ba_probs: dict | None,
-                    margin: float = DEBIAS_TIE_MARGIN) -> str | None:
-    """'a', 'b' or 'tie' from the label probabilities of both orders (module docstring); None
-    when either order has no probabilities."""
-    if not ab_probs or not ba_probs:
-        return None
-    p_a = (ab_probs.get("A", 0.0) + ba_probs.get("B", 0.0)) / 2
-    p_b = (ab_probs.get("B", 0.0) + ba_probs.get("A", 0.0)) / 2
-    if abs(p_a - p_b) < margin:
-        return "tie"
-    return "a" if p_a > p_b else "b"
-
-
-def combine_orders(ab: str | None, ba: str | None) -> tuple[str | None, int, bool]:
-    """``(winner, parse_failures, disagreement)`` of a battle judged in both orders."""
-    if ab is None and ba is None:
-        return None, 2, False
-    if ab is None or ba is None:
-        return ab or ba, 1, False
-    if ab != ba:
-        return "tie", 0, True
-    return ab, 0, False
 
 
 # --------------------------------------------------------------------------- the entry point

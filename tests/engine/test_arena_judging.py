@@ -17,20 +17,43 @@ import json
 import threading
 
 import pytest
+from testkit.arena import (  # noqa: F401
+    A_BASE,
+    A_ORACLE,
+    B_BASE,
+    B_ORACLE,
+    CONTESTANTS,
+    Answerer,
+    ScriptedJudge,
+    against_reference,
+    make_run,
+    prefer_stronger,
+    sections,
+    strength,
+    write_lfrqa,
+)
 
-from engine.arena.battles import (ArenaNotFound, battle_rows, list_arenas, load_battles,
-                                  resolve_arena)
-from engine.arena.judging import (ArenaConfigMismatch, ArenaError, combine_orders,
-                                  judge_arena, shown_order)
+from engine.arena.battles import (
+    ArenaNotFound,
+    battle_rows,
+    list_arenas,
+    load_battles,
+    resolve_arena,
+)
+from engine.arena.judging import (
+    ArenaConfigMismatch,
+    ArenaError,
+    judge_arena,
+    shown_order,
+)
+from engine.arena.orders import combine_orders
 from engine.arena.reference import format_reference_report, reference_report
 from engine.arena.types import arena_system
 from engine.datasets.demo_pool import ensure_demo
 from engine.results.records import RunNotFound
 from engine.stats import wilson_interval
 from models.base import ContextOverflow
-from testkit.arena import (A_BASE, A_ORACLE, B_BASE, B_ORACLE, CONTESTANTS, Answerer,  # noqa: F401
-                           ScriptedJudge, against_reference, make_run, prefer_stronger,
-                           sections, strength, write_lfrqa)
+
 
 @pytest.fixture
 def demo_run(store):
@@ -358,7 +381,7 @@ def test_reference_mode_against_a_contestant_and_both_orders(lfrqa_run):
 
 
 def test_debiased_order_cancels_a_constant_position_preference():
-    from engine.arena.judging import debiased_winner
+    from engine.arena.orders import debiased_winner
 
     # the judge prefers Answer A by 0.2 whatever it shows; a's answer is a little better
     ab = {"A": 0.65, "B": 0.30, "tie": 0.05}      # a shown first
