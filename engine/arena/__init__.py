@@ -108,8 +108,8 @@ from engine.arena.types import (
 )
 from engine.arena.verdicts import ItemVerdict, OrderVerdict, verdicts_for
 
-__all__ = ["DEBIAS_TIE_MARGIN", "ORDERS", "canonical_winner", "combine_orders", "debiased_winner",
-           
+__all__ = [
+    "DEBIAS_TIE_MARGIN", "ORDERS", "canonical_winner", "combine_orders", "debiased_winner",
     "ArenaConfigMismatch", "ArenaError", "ArenaInfo", "ArenaNotFound", "BATTLE_COLUMNS",
     "Battle", "ContestantResult", "DEFAULT_ALPHA", "DEFAULT_TOURNAMENTS", "EncodedBattles",
     "FEATURES", "FeatureSummary", "ItemVerdict", "MIN_SYSTEMS", "Matchup", "OrderVerdict",
