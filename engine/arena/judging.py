@@ -1,8 +1,7 @@
 """Judging a run's answers: every battle stored as it is judged, resumable after anything.
 
 :mod:`engine.arena.planning` decides what to judge (contestants, sampled queries, matchups,
-the seeded A/B order); its public names are importable from here too. This module runs the
-plan (docs/METRICS.md §2, §4):
+the seeded A/B order); this module runs the plan (docs/METRICS.md §2, §4):
 
 - ``pairs="all"`` (MIRAGE-Bench arena): every pair of contestants that both answered a query,
   judged with the ``mirage_bench_pairwise`` template, which shows the query's reference
@@ -47,21 +46,13 @@ from engine.arena.orders import (
     combine_orders,
     debiased_winner,
 )
-
-# the planning layer, re-exported: callers import these from here too
-from engine.arena.planning import (  # noqa: F401
+from engine.arena.planning import (
     MAX_DOCUMENTS,
-    REFERENCE,
     ArenaError,
     Matchup,
     QueryJob,
     choose_contestants,
-    load_answers,
     plan_jobs,
-    reference_documents,
-    refusal,
-    run_contestants,
-    sample_queries,
     shown_order,
 )
 from engine.jobs import Job, JobEvent, eta, model_failed, per_second

@@ -40,13 +40,9 @@ from engine.arena.battles import (
     load_battles,
     resolve_arena,
 )
-from engine.arena.judging import (
-    ArenaConfigMismatch,
-    ArenaError,
-    judge_arena,
-    shown_order,
-)
+from engine.arena.judging import ArenaConfigMismatch, judge_arena
 from engine.arena.orders import combine_orders
+from engine.arena.planning import ArenaError, shown_order
 from engine.arena.reference import format_reference_report, reference_report
 from engine.arena.types import arena_system
 from engine.datasets.demo_pool import ensure_demo

@@ -1,15 +1,8 @@
 """Run reports, the inspector's drill-down and exports, on hand-made rows (the report CLI is
 tested in tests/cli/test_report_cli.py).
 
-The synthetic run: dataset ``toy@1`` with nine queries (q0-q3 and q8 in English, q4-q7 in
-German; even ones from source "wiki", odd ones from "news"), each with a three-chunk pool
-(chunk 0 the oracle, chunks 0 and 1 supporting). Two systems:
-
-- A = gen-a/mirage@1 with base, oracle, mixed and retrieved@1:ret-x on q0-q7; on q8 only base
-  and oracle (so q8 is left out as missing). Its (b, o, m) labels cover all eight patterns once,
-  so NV = CA = CI = CM = 2/8; with retrieved@1 as mixed, CA = 4/8, NV = 0, CI = CM = 2/8.
-- B = gen-b/mirage@1 with base, oracle and mixed; its oracle item on q8 failed (left out as
-  errored). NV = 2/8, CA = 5/8, CI = 0, CM = 1/8.
+The synthetic run ``toy-run`` and its expected adaptability are described in
+:mod:`testkit.toy_run`.
 """
 
 from __future__ import annotations
@@ -18,10 +11,10 @@ import csv
 import json
 
 import pytest
+from testkit.toy_run import LABEL, RET, SETTINGS, A, B, chunk_rowid, fill, new_run
 
 from engine.results.inspector import item_detail, items_for
 from engine.results.records import RunNotFound
-from testkit.toy_run import A, B, LABEL, RET, SETTINGS, chunk_rowid, new_run, fill
 from engine.results.report import build_report, format_report
 
 N_BOOT = 200
