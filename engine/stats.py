@@ -171,3 +171,197 @@ def wilson_interval(k: int, n: int, alpha: float = 0.05) -> Estimate:
     lo = 0.0 if k == 0 else max(0.0, centre - half)  # exact at the edges, not 1e-17 off
     hi = 1.0 if k == n else min(1.0, centre + half)
     return Estimate(p, lo, hi, n)
+
+
+# ------------------------------------------------------------------ interval method per kind
+#
+# Which interval a number gets depends on what kind of number it is; :func:`interval` and
+# :func:`intervals` are the one place that decides. Point values are always the plain statistic
+# on the data (the mean over items), exactly as :func:`bootstrap_many` computes them; only the
+# interval ends depend on the kind.
+
+RATE = "rate"
+"""k of n items: every value is 0 or 1 (EM, BERGEN match, correct language, no-answer, the
+adaptability shares NV/CA/CI/CM, P@1 ...). Interval: Clopper–Pearson."""
+
+BOUNDED_MEAN = "bounded_mean"
+"""A mean of per-item scores in [0, 1] that are not all 0/1 (F1, char-3gram recall, NDCG,
+P@k / R@k for k > 1). Interval: percentile bootstrap, floored by Clopper–Pearson."""
+
+MEAN = "mean"
+"""A mean of per-item scores with no known bounds (a reranker logit). Interval: percentile
+bootstrap (there is no boundary to be degenerate at, and no bound to build a floor from)."""
+
+SIGNED_SHARE = "signed_share"
+"""The adaptability overall score -NV + CA - CI - CM, a composite of the category shares of one
+multinomial. Interval: see :func:`composite_interval`."""
+
+KINDS = (RATE, BOUNDED_MEAN, MEAN, SIGNED_SHARE)
+
+
+def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """The Clopper–Pearson ("exact") (1 - alpha) interval for k successes in n trials.
+
+    It inverts two one-sided binomial tests, so its coverage is at least 1 - alpha for every
+    true p and every n: it is the method for rates. Wilson is shorter but under-covers at small
+    n near the boundary: at n = 8 and p = 0.02, k = 1 gives a Wilson lower bound of about 0.022
+    > 0.02, so the truth is missed whenever k >= 1 (about 15% of samples) and coverage is ~85%.
+    Clopper–Pearson gives [0, 1 - (alpha/2)^(1/n)] at k = 0 (0 of 8: [0, 0.369]) and the mirror
+    image at k = n, so it never has zero width.
+    """
+    if n <= 0 or k < 0 or k > n:
+        raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=1 - alpha, method="exact")
+    lo = 0.0 if k == 0 else float(ci.low)  # exact at the edges
+    hi = 1.0 if k == n else float(ci.high)
+    return lo, hi
+
+
+def infer_kind(values: Sequence[float]) -> str:
+    """:data:`RATE` when every value is 0 or 1, :data:`BOUNDED_MEAN` when every value lies in
+    [0, 1], else :data:`MEAN`. (No values: :data:`RATE`; there is no interval either way.)"""
+    arr = np.asarray(values, dtype=float)
+    if np.all((arr == 0) | (arr == 1)):
+        return RATE
+    if np.all((arr >= 0) & (arr <= 1)):
+        return BOUNDED_MEAN
+    return MEAN
+
+
+def rate_interval(values: Sequence[float], value: float | None = None,
+                  alpha: float = 0.05) -> Estimate:
+    """The share of 1s among 0/1 ``values`` with its Clopper–Pearson interval (see
+    :func:`clopper_pearson` for why not Wilson, and why not the percentile bootstrap: that one
+    has zero width at 0 of n and n of n, e.g. ``0.0 [0.0, 0.0] n=8``)."""
+    arr = np.asarray(values, dtype=float)
+    n = len(arr)
+    if n == 0:
+        return Estimate(None, None, None, 0)
+    if not np.all((arr == 0) | (arr == 1)):
+        raise ValueError("a rate needs 0/1 values")
+    lo, hi = clopper_pearson(int(arr.sum()), n, alpha)
+    return Estimate(float(arr.mean()) if value is None else value, lo, hi, n)
+
+
+def _cp_floor(values: np.ndarray, lo: float, hi: float, alpha: float) -> tuple[float, float]:
+    k = min(len(values), max(0, int(round(float(values.sum())))))
+    cp_lo, cp_hi = clopper_pearson(k, len(values), alpha)
+    return min(lo, cp_lo), max(hi, cp_hi)
+
+
+def _boot_lo_hi(boot: np.ndarray, value: float, alpha: float) -> tuple[float, float]:
+    return _percentiles(boot, alpha) if len(boot) else (value, value)
+
+
+def composite_interval(counts: Sequence[int], weights: Sequence[float], *, n_boot: int = 1000,
+                       seed: int = 0, alpha: float = 0.05) -> tuple[float, float]:
+    """The (1 - alpha) interval of ``sum(weights * shares)``, the shares being those of one
+    multinomial with category ``counts`` (e.g. NV, CA, CI, CM of n queries).
+
+    - Weights that take at most two distinct values {a, b}: the composite is b + (a - b) times
+      the share of the a-categories, a binomial rate; its interval is the matching affine image
+      of the Clopper–Pearson interval, so coverage is exact-conservative and the width is never
+      zero. The adaptability overall -NV + CA - CI - CM is this case: since the four shares sum
+      to 1 it equals 2 CA - 1, so its interval is 2 [CA_lo, CA_hi] - 1 (0 CA of 8 queries:
+      [-1, -0.26], not [-1, -1]).
+    - Otherwise: a Bayesian bootstrap, ``n_boot`` draws of the shares from Dirichlet(counts +
+      1/2) (the Jeffreys prior, so categories with count 0 still vary), seeded and vectorised,
+      and the alpha/2, 1 - alpha/2 percentiles of the composite over the draws, widened to the
+      weights' extremes where a category count is 0 at the boundary.
+    """
+    c = np.asarray(counts, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    n = int(c.sum())
+    if n <= 0 or c.shape != w.shape:
+        raise ValueError("need positive counts, one weight per category")
+    distinct = np.unique(w)
+    if len(distinct) == 1:
+        return float(distinct[0]), float(distinct[0])
+    if len(distinct) == 2:
+        low_w, high_w = float(distinct[0]), float(distinct[1])
+        k = int(c[w == high_w].sum())
+        lo, hi = clopper_pearson(k, n, alpha)
+        return low_w + (high_w - low_w) * lo, low_w + (high_w - low_w) * hi
+    rng = np.random.default_rng(seed)
+    shares = rng.dirichlet(c + 0.5, size=n_boot)
+    lo, hi = _percentiles(shares @ w, alpha)
+    # all items in the lowest- (highest-) weight categories: keep that extreme inside
+    if c[w != distinct[0]].sum() == 0:
+        lo = float(distinct[0])
+    if c[w != distinct[-1]].sum() == 0:
+        hi = float(distinct[-1])
+    return float(lo), float(hi)
+
+
+def intervals(columns: Mapping[str, Sequence[float | None]],
+              kinds: Mapping[str, str] | None = None, *, n_boot: int = 1000, seed: int = 0,
+              alpha: float = 0.05) -> dict[str, Estimate]:
+    """The mean of each column with the (1 - alpha) interval its kind calls for; the one
+    dispatcher every shown number goes through.
+
+    ``kinds[name]`` is one of :data:`KINDS`; a missing name gets :func:`infer_kind` of its
+    values. Columns of the same length share the bootstrap resamples (as in
+    :func:`bootstrap_many`); None values are left out of their column. Per kind:
+
+    - :data:`RATE`: Clopper–Pearson of (sum, n) (:func:`rate_interval`).
+    - :data:`BOUNDED_MEAN`: the percentile bootstrap over items, widened to at least the
+      Clopper–Pearson interval of (round(sum), n). The bootstrap alone is degenerate when every
+      item scores the same (all F1 = 0 gives [0, 0]); a [0, 1] score has at most the variance of
+      a 0/1 score with the same mean, so the Clopper–Pearson interval of the nearest count is a
+      conservative floor that keeps the interval honest at small n and the boundary, while for
+      spread-out scores at large n the bootstrap is the wider one and is kept.
+    - :data:`MEAN`: the percentile bootstrap over items.
+    - :data:`SIGNED_SHARE`: the column must be the adaptability overall per item (-1 or +1, as
+      -NV + CA - CI - CM is per item); its interval is 2 CP(CA) - 1 (:func:`composite_interval`).
+
+    The point value is always the plain mean of the column, and n the number of values used.
+    """
+    kinds = dict(kinds or {})
+    kept = {name: np.asarray([v for v in col if v is not None], dtype=float)
+            for name, col in columns.items()}
+    for name, arr in kept.items():
+        kinds.setdefault(name, infer_kind(arr))
+        if kinds[name] not in KINDS:
+            raise ValueError(f"unknown interval kind {kinds[name]!r} for {name!r}")
+    # the bootstrap is needed only for (bounded) means; same-length columns share resamples
+    by_length: dict[int, list[str]] = {}
+    for name, arr in kept.items():
+        if kinds[name] in (BOUNDED_MEAN, MEAN):
+            by_length.setdefault(len(arr), []).append(name)
+    boot: dict[str, Estimate] = {}
+    for names in by_length.values():
+        boot.update(bootstrap_many({name: kept[name] for name in names},
+                                   n_boot=n_boot, seed=seed, alpha=alpha))
+    out: dict[str, Estimate] = {}
+    for name, arr in kept.items():
+        n = len(arr)
+        if n == 0:
+            out[name] = Estimate(None, None, None, 0)
+            continue
+        value = float(arr.mean())
+        kind = kinds[name]
+        if kind == RATE:
+            out[name] = rate_interval(arr, value=value, alpha=alpha)
+        elif kind == SIGNED_SHARE:
+            if not np.all((arr == -1) | (arr == 1)):
+                raise ValueError(f"{name!r}: a signed share needs -1/+1 values")
+            k = int((arr == 1).sum())
+            lo, hi = composite_interval([n - k, k], [-1.0, 1.0], n_boot=n_boot, seed=seed,
+                                        alpha=alpha)
+            out[name] = Estimate(value, lo, hi, n)
+        else:
+            est = boot[name]
+            lo, hi = est.lo, est.hi
+            if kind == BOUNDED_MEAN:
+                lo, hi = _cp_floor(arr, lo, hi, alpha)
+            out[name] = Estimate(value, lo, hi, n)
+    return out
+
+
+def interval(kind: str | None, values: Sequence[float | None], *, n_boot: int = 1000,
+             seed: int = 0, alpha: float = 0.05) -> Estimate:
+    """One column's mean with the interval for ``kind`` (None: inferred); see :func:`intervals`."""
+    kinds = {"x": kind} if kind is not None else None
+    return intervals({"x": values}, kinds, n_boot=n_boot, seed=seed, alpha=alpha)["x"]

@@ -11,7 +11,7 @@ of four categories, so the four shares sum to 1:
 - context misinterpretation (CM, lower is better): o = 0 and b = 1
 
 The overall score is the reference code's ``-NV + CA - CI - CM``. Unlike the paper, every share
-comes with a 95% bootstrap CI over items, all from the same resamples. The counts of the eight
+comes with a 95% CI over items (Clopper–Pearson; see :func:`adaptability`). The counts of the eight
 (b, o, m) patterns are kept as the reference keeps them, but keyed ``b1o0m1``; the reference
 writes ``{b}_{m}_{o}`` (mixed before oracle), an easy thing to misread.
 """
@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from engine.stats import Estimate, bootstrap_many
+from engine.stats import RATE, SIGNED_SHARE, Estimate, intervals
 
 Labels = Sequence[int]
 """One item's (b, o, m) EM_loose labels, each 0 or 1."""
@@ -167,13 +167,15 @@ def adaptability(items: Iterable[Labels], n_boot: int = 1000, seed: int = 0,
                  mixed_setting: str = "mixed") -> AdaptabilityReport:
     """The MIRAGE §1 adaptability report for one system over items of (b, o, m) EM_loose labels.
 
-    NV, CA, CI, CM, overall and the three accuracies are computed on the same bootstrap
-    resamples of items, so on every resample NV + CA + CI + CM = 1 and NV + CA = oracle accuracy.
+    NV, CA, CI, CM and the three accuracies are k-of-n rates with Clopper–Pearson intervals;
+    overall (= 2 CA - 1, as the four shares sum to 1) gets the matching image of CA's interval
+    (:func:`engine.stats.intervals`), so no interval has zero width, even at 0 of n or n of n.
     ``mixed_setting`` records which setting filled the mixed slot (e.g. "retrieved@5").
     """
     items = [_checked(item) for item in items]
     columns = _indicators(items)
-    est = bootstrap_many(columns, n_boot=n_boot, seed=seed)
+    kinds = {name: SIGNED_SHARE if name == "overall" else RATE for name in columns}
+    est = intervals(columns, kinds, n_boot=n_boot, seed=seed)
     return AdaptabilityReport(
         n=len(items),
         nv=est["nv"], ca=est["ca"], ci=est["ci"], cm=est["cm"], overall=est["overall"],

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from engine.stats import Estimate, bootstrap_many
+from engine.stats import Estimate, intervals
 
 DEFAULT_KS = (1, 3, 5)
 
@@ -93,15 +93,19 @@ def retrieval_scores(relevances: Sequence[float], n_gold: int,
 def retrieval_report(per_query: Sequence[tuple[Sequence[float], int]],
                      ks: Sequence[int] = DEFAULT_KS, n_boot: int = 1000,
                      seed: int = 0) -> dict[str, Estimate]:
-    """The mean of each retrieval metric over queries, with a 95% bootstrap CI over queries.
+    """The mean of each retrieval metric over queries, with a 95% CI over queries.
+
+    The interval follows the metric's values (:func:`engine.stats.intervals`): Clopper–Pearson
+    where every query scores 0 or 1 (P@1, R@1 with one gold chunk), else the percentile
+    bootstrap over queries floored by Clopper–Pearson (F1, NDCG, P@k), never zero-width.
 
     ``per_query`` holds one ``(relevances, n_gold)`` pair per query. Keys are those of
     :func:`retrieval_scores` (``"p@1"``, ``"ndcg_mirage@5"``, ...); n is the number of queries.
-    All metrics come from the same resamples of queries.
+    Bootstrapped metrics come from the same resamples of queries.
     """
     names = list(retrieval_scores([], 0, ks))
     columns: dict[str, list[float]] = {name: [] for name in names}
     for relevances, n_gold in per_query:
         for name, value in retrieval_scores(relevances, n_gold, ks).items():
             columns[name].append(value)
-    return bootstrap_many(columns, n_boot=n_boot, seed=seed)
+    return intervals(columns, n_boot=n_boot, seed=seed)

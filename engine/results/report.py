@@ -2,7 +2,7 @@
 
 Per system (generator/template), and for each setting that can play MIRAGE's "mixed" role
 (``mixed``, and in RAG mode every ``retrieved@k:retriever``): NV, CA, CI, CM and the overall
-score with 95% bootstrap CIs and the counts of the eight (b, o, m) EM_loose patterns
+score with 95% CIs and the counts of the eight (b, o, m) EM_loose patterns
 (MIRAGE §1, :mod:`engine.metrics.adaptability`), also split by query language and source.
 Only queries whose base, oracle and mixed-like items all have an EM_loose score count; the
 others are counted as left out (``errored`` when one of the three items failed, ``missing``
@@ -28,7 +28,7 @@ from engine.results.records import (ItemRecord, RunInfo, RunNotFound, is_mixed_l
                                     parse_retrieved, retriever_name, setting_order,
                                     split_system)
 from engine.retrieval.scores import gold_chunks, stored_rankings
-from engine.stats import bootstrap_ci
+from engine.stats import RATE, interval
 from engine.store import Store
 
 __all__ = ["RunReport", "RunNotFound", "build_report", "format_report", "system_label",
@@ -231,11 +231,11 @@ def _adaptability_json(triples: list[tuple[int, int, int]], mixed: str, n_boot: 
 
 
 def _accuracy(items: Iterable[ItemRecord], n_boot: int, seed: int) -> dict:
-    return _mean((i.loose for i in items), n_boot, seed)
+    return interval(RATE, [i.loose for i in items], n_boot=n_boot, seed=seed).as_json()
 
 
 def _mean(values: Iterable[float | None], n_boot: int, seed: int) -> dict:
-    return bootstrap_ci(list(values), n_boot=n_boot, seed=seed).as_json()
+    return interval(None, list(values), n_boot=n_boot, seed=seed).as_json()
 
 
 def _key(value: str | None) -> str:

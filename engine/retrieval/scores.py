@@ -61,7 +61,8 @@ def _resolve_label(store: Store, dataset_ref: str, label: str) -> str:
 def retrieval_report_for(store: Store, dataset_ref: str, retriever_label: str,
                          ks: Sequence[int] = DEFAULT_KS, by: str | None = None,
                          n_boot: int = 1000, seed: int = 0) -> dict:
-    """P/R/F1/NDCG/NDCG-MIRAGE @ each k from the stored rankings, with 95% bootstrap CIs.
+    """P/R/F1/NDCG/NDCG-MIRAGE @ each k from the stored rankings, with 95% CIs
+    (Clopper–Pearson for 0/1 scores, else a floored bootstrap: :func:`engine.stats.intervals`).
 
     Returns ``{"dataset", "retriever", "ks", "depth", "by", "queries", "n", "no_gold",
     "missing", "metrics": {name: Estimate}, "groups": {value: {"n", "no_gold", "metrics"}}}``:

@@ -12,13 +12,13 @@ of n·N_h/N), and a longer prefix extends a shorter one. So:
   batch extends the previous ones and a resumed or re-run adaptive run reuses every item.
 
 The adaptive stopping rule (:func:`ci_half_widths`) reads EM_loose labels from stored rows:
-for each system and each mixed-like setting, the 95% bootstrap CI of NV, CA, CI and CM
+for each system and each mixed-like setting, the 95% CI of NV, CA, CI and CM
 (MIRAGE §1, :func:`engine.metrics.adaptability.adaptability`); when the run lacks base or
-oracle (no adaptability to compute), the Wilson CI of EM_loose accuracy per setting.
-A percentile bootstrap collapses to a point when all items agree (20 of 20 context
-insensitive gives [1, 1]), so each share's half-width is the larger of the bootstrap's and
-the Wilson interval's for the same proportion. Sampling stops when every half-width is below
-the target, or the budget is spent.
+oracle (no adaptability to compute), the CI of EM_loose accuracy per setting. These are the
+intervals the report shows: Clopper–Pearson for these k-of-n rates
+(:func:`engine.stats.intervals`), which never collapses to a point when all items agree
+(20 of 20 context insensitive gives [0.83, 1], not [1, 1]). Sampling stops when every
+half-width is below the target, or the budget is spent.
 """
 
 from __future__ import annotations
@@ -67,10 +67,10 @@ def adaptive_batch_size(budget: int, batch: int | None = None) -> int:
     return max(ADAPTIVE_MIN_BATCH, math.ceil(0.1 * budget))
 
 
-def _wilson_half_width(k: int, n: int) -> float:
-    from engine.stats import wilson_interval
+def _rate_half_width(labels: Sequence[int]) -> float:
+    from engine.stats import RATE, interval
 
-    est = wilson_interval(k, n)
+    est = interval(RATE, list(labels))
     return (est.hi - est.lo) / 2
 
 
@@ -100,11 +100,10 @@ def ci_half_widths(labels: Mapping[str, Mapping[str, Mapping[int, int]]],
                                       n_boot=n_boot, seed=seed, mixed_setting=setting)
                 for metric in ADAPTIVE_SHARES:
                     est = getattr(report, metric)
-                    wilson = _wilson_half_width(round(est.value * est.n), est.n)
-                    out[f"{system} | {setting} | {metric}"] = max((est.hi - est.lo) / 2, wilson)
+                    out[f"{system} | {setting} | {metric}"] = (est.hi - est.lo) / 2
         else:
             for setting, by_query in by_setting.items():
                 n = len(by_query)
                 out[f"{system} | {setting} | em_loose"] = (
-                    _wilson_half_width(sum(by_query.values()), n) if n else math.inf)
+                    _rate_half_width(list(by_query.values())) if n else math.inf)
     return out
