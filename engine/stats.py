@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from statistics import NormalDist
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -199,6 +200,7 @@ multinomial. Interval: see :func:`composite_interval`."""
 KINDS = (RATE, BOUNDED_MEAN, MEAN, SIGNED_SHARE)
 
 
+@lru_cache(maxsize=65536)
 def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
     """The Clopper–Pearson ("exact") (1 - alpha) interval for k successes in n trials.
 

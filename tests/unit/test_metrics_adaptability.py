@@ -7,6 +7,7 @@ import pytest
 
 from engine.metrics.adaptability import (
     CATEGORIES,
+    METRIC_KEYS,
     PATTERN_KEYS,
     adaptability,
     category_label,
@@ -19,7 +20,7 @@ from engine.metrics.adaptability import (
     pattern_counts,
     pattern_key,
 )
-from engine.stats import bootstrap_ci
+from engine.stats import clopper_pearson, rate_interval
 
 # Hand-worked: 10 items.
 #   b o m   category            count
@@ -109,13 +110,22 @@ def test_the_four_sum_to_one_exactly():
     assert report.nv.value + report.ca.value == pytest.approx(report.accuracy["oracle"].value)
 
 
-def test_all_cis_come_from_the_same_resamples():
-    """Same seed, same resamples: each CI equals a lone bootstrap of its indicator."""
+def test_shares_get_clopper_pearson_and_overall_its_image():
+    """Each share and accuracy is k of n with its Clopper–Pearson CI; overall = 2 CA - 1, so its
+    CI is 2 CP(CA) - 1; none depends on the seed."""
     report = adaptability(ITEMS, n_boot=400, seed=11)
-    nv_indicator = [int(o == 1 and m == 0) for b, o, m in ITEMS]
-    assert report.nv == bootstrap_ci(nv_indicator, n_boot=400, seed=11)
-    oracle = [o for _, o, _ in ITEMS]
-    assert report.accuracy["oracle"] == bootstrap_ci(oracle, n_boot=400, seed=11)
+    nv_k = sum(int(o == 1 and m == 0) for b, o, m in ITEMS)
+    assert (report.nv.lo, report.nv.hi) == clopper_pearson(nv_k, len(ITEMS))
+    assert report.nv == rate_interval([int(o == 1 and m == 0) for b, o, m in ITEMS])
+    oracle_k = sum(o for _, o, _ in ITEMS)
+    assert (report.accuracy["oracle"].lo, report.accuracy["oracle"].hi) == clopper_pearson(
+        oracle_k, len(ITEMS))
+    ca_k = round(report.ca.value * len(ITEMS))
+    ca_lo, ca_hi = clopper_pearson(ca_k, len(ITEMS))
+    assert report.overall.lo == pytest.approx(2 * ca_lo - 1)
+    assert report.overall.hi == pytest.approx(2 * ca_hi - 1)
+    other = adaptability(ITEMS, n_boot=50, seed=3)
+    assert [getattr(other, k) for k in METRIC_KEYS] == [getattr(report, k) for k in METRIC_KEYS]
 
 
 def test_property_random_inputs_partition_items():
@@ -157,7 +167,9 @@ def test_empty_report():
     assert report.as_json()["nv"] is None
 
 
-def test_single_item_has_point_intervals():
+def test_single_item_has_exact_intervals():
     report = adaptability([(0, 1, 0)])
-    assert (report.nv.value, report.nv.lo, report.nv.hi) == (1.0, 1.0, 1.0)
+    # 1 of 1: Clopper-Pearson [0.025, 1]; 0 of 1 (CA): [0, 0.975], so overall [-1, 0.95]
+    assert (report.nv.value, report.nv.lo, report.nv.hi) == (1.0, pytest.approx(0.025), 1.0)
     assert report.overall.value == -1.0
+    assert (report.overall.lo, report.overall.hi) == (-1.0, pytest.approx(0.95))
