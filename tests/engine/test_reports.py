@@ -16,6 +16,7 @@ from testkit.toy_run import LABEL, RET, SETTINGS, A, B, chunk_rowid, fill, new_r
 from engine.results.inspector import item_detail, items_for
 from engine.results.records import RunNotFound
 from engine.results.report import build_report, format_report
+from engine.stats import clopper_pearson
 
 N_BOOT = 200
 
@@ -65,10 +66,16 @@ def test_cis_contain_the_value_and_are_deterministic(toy):
         for key in ("nv", "ca", "ci", "cm", "overall"):
             assert row[f"{key}_lo"] <= row[key] <= row[f"{key}_hi"]
         assert row["ca_lo"] < row["ca_hi"]  # not degenerate: 8 items that differ
+    # the shares are k of n with exact (Clopper-Pearson) CIs, which no seed moves
+    for row in first["systems"]:
+        k = round(row["ca"] * row["n"])
+        assert (row["ca_lo"], row["ca_hi"]) == clopper_pearson(k, row["n"])
+        assert row["overall_lo"] == pytest.approx(2 * row["ca_lo"] - 1)
+        assert row["overall_hi"] == pytest.approx(2 * row["ca_hi"] - 1)
     other = build_report(toy, "toy-run", n_boot=N_BOOT, seed=4).as_json()
     assert [r["nv"] for r in other["systems"]] == [r["nv"] for r in first["systems"]]
-    assert any(r["ca_lo"] != s["ca_lo"] or r["ca_hi"] != s["ca_hi"]
-               for r, s in zip(other["systems"], first["systems"]))
+    assert [(r["ca_lo"], r["ca_hi"]) for r in other["systems"]] == [
+        (r["ca_lo"], r["ca_hi"]) for r in first["systems"]]
 
 
 def test_accuracy_per_setting_and_other_metrics(toy):
@@ -91,7 +98,8 @@ def test_accuracy_per_setting_and_other_metrics(toy):
     assert metrics["no_answer"]["value"] == pytest.approx(5 / 9)
     assert metrics["em_strict"]["value"] == pytest.approx(1 / 9)  # only q0
     # correct_language: None for q0, q3, q6 (too short), so n counts the other six
-    assert metrics["correct_language"] == {"value": 1.0, "lo": 1.0, "hi": 1.0, "n": 6}
+    assert metrics["correct_language"] == {"value": 1.0, "lo": pytest.approx(0.025 ** (1 / 6)),
+                                           "hi": 1.0, "n": 6}  # 6 of 6: Clopper-Pearson
 
 
 def test_by_language_and_by_source_split_the_queries(toy):
