@@ -10,6 +10,11 @@ Every number shown to a user carries its 95% CI and its n. Two tools:
 - :func:`wilson_interval`: the Wilson score interval for a plain proportion k/n, for when there is
   nothing to resample (or too little: it behaves well for n of a few items and for k = 0 or n).
 
+Which interval a shown number gets is decided in one place, :func:`intervals` (one column:
+:func:`interval`), by the number's kind: Clopper–Pearson for rates (k of n), the percentile
+bootstrap floored by Clopper–Pearson for bounded means, ``2 CP(CA) - 1`` for the adaptability
+overall, the plain bootstrap for unbounded means. No rate or overall interval has zero width.
+
 Everything is deterministic under ``seed``: the same inputs and seed give the same numbers.
 """
 
