@@ -258,10 +258,6 @@ def _cp_floor(values: np.ndarray, lo: float, hi: float, alpha: float) -> tuple[f
     return min(lo, cp_lo), max(hi, cp_hi)
 
 
-def _boot_lo_hi(boot: np.ndarray, value: float, alpha: float) -> tuple[float, float]:
-    return _percentiles(boot, alpha) if len(boot) else (value, value)
-
-
 def composite_interval(counts: Sequence[int], weights: Sequence[float], *, n_boot: int = 1000,
                        seed: int = 0, alpha: float = 0.05) -> tuple[float, float]:
     """The (1 - alpha) interval of ``sum(weights * shares)``, the shares being those of one
