@@ -134,7 +134,7 @@ SETTING_KEYS = ("base", "oracle", "mixed")
 
 @dataclass(frozen=True)
 class AdaptabilityReport:
-    """NV, CA, CI, CM and overall with 95% bootstrap CIs, accuracy per setting, pattern counts."""
+    """NV, CA, CI, CM and overall with 95% CIs (:func:`engine.stats.interval`), accuracy per setting, pattern counts."""
 
     n: int
     nv: Estimate

@@ -14,7 +14,7 @@ so that a terminal UI can style each role and the command line can join them
 - ``note``: an aside (notes, what only one run has);
 - ``""``: everything else.
 
-Every number is a percentage with its 95% bootstrap CI and n, as in :mod:`.text`. Works on
+Every number is a percentage with its 95% CI and n, as in :mod:`.text`. Works on
 :meth:`engine.results.report.RunReport.as_json`.
 """
 
@@ -187,7 +187,8 @@ def comparison_segments(c: RunComparison) -> list[Segment]:
                     "strong"))
     else:
         out.append((f" on {c.left_dataset}", ""))
-    out.append(("\nΔ = B − A in points; % with 95% bootstrap CIs, n = queries.", ""))
+    out.append(("\nΔ = B − A in points; % with 95% CIs (Clopper–Pearson for rates), "
+                "n = queries.", ""))
     out.append(_heading("Accuracy (EM_loose)"))
     rows = [["system", "setting", f"A {ln}", f"B {rn}", "Δ", ""]]
     rows += [[e.system, short_setting(e.what), _est(e.a), _est(e.b), _delta(e), _overlap(e)]
@@ -226,8 +227,8 @@ def summary_segments(report: dict, row: RunRow | None = None) -> list[Segment]:
     if report.get("partial"):
         out.append((f"\nPARTIAL: {items['pending']} items pending; numbers cover the items "
                     "stored so far.", "strong"))
-    out.append((f"\n% with 95% bootstrap CIs ({report['n_boot']} resamples, seed "
-                f"{report['seed']}); n = queries.", ""))
+    out.append((f"\n% with 95% CIs (rates: exact; scores: {report['n_boot']} bootstrap "
+                f"resamples, seed {report['seed']}); n = queries.", ""))
     out.append(_heading("Accuracy (EM_loose) per system × setting"))
     settings = list(dict.fromkeys(s for per in report["accuracy"].values() for s in per))
     rows = [["system"] + [short_setting(s) for s in settings]]

@@ -1,6 +1,6 @@
 """A run report as plain text, in the shape of MIRAGE's tables (Park et al., Tables 1 and 2).
 
-Every number is a percentage with its 95% bootstrap CI, ``12.3 [9.1, 15.8]``, and every row or
+Every number is a percentage with its 95% CI (:func:`engine.stats.interval`), ``12.3 [9.1, 15.8]``, and every row or
 cell says its n. Works on :meth:`engine.results.report.RunReport.as_json` (or the report itself).
 """
 
@@ -83,8 +83,9 @@ def _title(report: dict) -> list[str]:
         kind = "an adaptive sample" if sample["mode"] == "adaptive" else "a sample"
         lines.append(f"Computed on {kind} of {sample['queries']:,} of {sample['of']:,} "
                      f"queries (stratified by source and language, seed {sample['seed']}).")
-    lines.append(f"Percentages with 95% bootstrap CIs over queries ({report['n_boot']} "
-                 f"resamples, seed {report['seed']}); n = queries counted.")
+    lines.append(f"Percentages with 95% CIs over queries (exact Clopper–Pearson for rates; "
+                 f"scores: {report['n_boot']} bootstrap resamples, seed {report['seed']}, no "
+                 "narrower than Clopper–Pearson); n = queries counted.")
     return lines
 
 

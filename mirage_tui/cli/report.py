@@ -28,7 +28,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--by", choices=("language", "source"),
                    help="split the tables by query language or source")
     p.add_argument("--n-boot", type=int, default=1000, metavar="N",
-                   help="bootstrap resamples for the 95%% CIs (default 1000)")
+                   help="bootstrap resamples for the 95%% CIs of scores; rates use exact "
+                        "Clopper-Pearson intervals (default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="bootstrap seed (default 0)")
 

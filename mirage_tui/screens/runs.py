@@ -2,7 +2,7 @@
 
 The list is the run history's rows (``engine.results.comparison.run_rows``); Enter computes the
 run's report (``engine.results.report.build_report``: accuracy per system × setting and
-NV/CA/CI/CM, each with its 95% bootstrap CI and n) in a worker and shows its summary
+NV/CA/CI/CM, each with its 95% CI and n) in a worker and shows its summary
 (``summary_segments``). Space marks a run and ``c`` compares the highlighted run with it where
 systems and settings overlap (``compare_reports``); ``e`` exports the highlighted run
 (``engine.results.export.export_run``) to a path and format asked for in a small dialog. The
