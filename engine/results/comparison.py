@@ -227,7 +227,7 @@ def summary_segments(report: dict, row: RunRow | None = None) -> list[Segment]:
     if report.get("partial"):
         out.append((f"\nPARTIAL: {items['pending']} items pending; numbers cover the items "
                     "stored so far.", "strong"))
-    out.append((f"\n% with 95% CIs (rates: exact; scores: {report['n_boot']} bootstrap "
+    out.append((f"\n% with 95% CIs (rates: exact; scores: bootstrap, {report['n_boot']} "
                 f"resamples, seed {report['seed']}); n = queries.", ""))
     out.append(_heading("Accuracy (EM_loose) per system × setting"))
     settings = list(dict.fromkeys(s for per in report["accuracy"].values() for s in per))

@@ -84,7 +84,7 @@ def _title(report: dict) -> list[str]:
         lines.append(f"Computed on {kind} of {sample['queries']:,} of {sample['of']:,} "
                      f"queries (stratified by source and language, seed {sample['seed']}).")
     lines.append(f"Percentages with 95% CIs over queries (exact Clopper–Pearson for rates; "
-                 f"scores: {report['n_boot']} bootstrap resamples, seed {report['seed']}, no "
+                 f"scores: bootstrap, {report['n_boot']} resamples, seed {report['seed']}, no "
                  "narrower than Clopper–Pearson); n = queries counted.")
     return lines
 
