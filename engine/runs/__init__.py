@@ -7,13 +7,13 @@
 - :mod:`engine.runs.prompting`: contexts, the truncation rule, the generation cache key;
 - :mod:`engine.runs.header`: the run header (what reproduces a run);
 - :mod:`engine.runs.rows`: the run row and one transaction per item; what is stored;
-- :mod:`engine.runs.events`: :class:`ProgressEvent` (the :class:`~engine.jobs.JobEvent` a run
+- :mod:`engine.runs.events`: :func:`run_event` (the :class:`~engine.jobs.JobEvent` a run
   reports, with :class:`RunProgress` as its detail) and :class:`RunSummary`;
 - :mod:`engine.runs.execute`: :func:`execute`, with progress callbacks and cooperative cancel.
 """
 
 from engine.runs.config import BASIC_SETTINGS, ConfigError, RunConfig
-from engine.runs.events import ProgressEvent, RunProgress, RunSummary, run_event
+from engine.runs.events import RunProgress, RunSummary, run_event
 from engine.runs.execute import execute
 from engine.runs.header import (
                                 identity_json,
@@ -72,7 +72,7 @@ from engine.runs.sampling import (
                                 stratified_order,
 )
 
-__all__ = ["BASIC_SETTINGS", "ConfigError", "FittedPrompt", "Plan", "PlanItem", "ProgressEvent",
+__all__ = ["BASIC_SETTINGS", "ConfigError", "FittedPrompt", "Plan", "PlanItem",
            "PromptTooLong", "QueryFacts", "RunConfig", "RunConfigMismatch", "RunProgress", "RunSummary",
            "SCORER_MARK", "Speed", "System", "adaptive_batch_size", "allocation",
            "check_embedder", "check_generator", "check_run_models", "ci_half_widths",

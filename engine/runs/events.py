@@ -9,10 +9,6 @@ from dataclasses import dataclass, field
 
 from engine.jobs import JobEvent
 
-ProgressEvent = JobEvent
-"""The event a run reports: the one event class of every job."""
-
-
 @dataclass(frozen=True)
 class RunProgress:
     """A run's own numbers in its events (``event.detail``)."""
