@@ -23,6 +23,20 @@ class ModelError(Exception):
     """A model that cannot be loaded or used, with the file and the problem in the message."""
 
 
+class TransientModelError(ModelError):
+    """A failure that may pass if the same request is sent again: a refused connection, an
+    HTTP 429 or 5xx, a request past its timeout, a model host that died and is restarting.
+    The engine retries these with backoff (and records the item as failed when retries run out);
+    every other ModelError stops the run."""
+
+
+class ReplyError(ModelError):
+    """The model answered, but not with usable text: a wrong type (``None``, a number), a body
+    without the expected fields, text that cannot be stored (a lone surrogate). The message
+    names the model and the problem. The engine records it as that item's error and goes on;
+    a resumed run asks again."""
+
+
 class ContextOverflow(ModelError):
     """A prompt longer than the model's context window."""
 
