@@ -4,6 +4,10 @@ Local GGUF files are first-class: the catalog scans the usual model folders (``m
 recursively, a few levels deep, reading only each file's header. Packaged models are listed
 whether installed or not, with the command that installs them. Names are what the rest of the
 app says: ``load_generator("gemma3-270m")``, ``load_generator("~/models/x.gguf")``.
+
+An endpoint spec (``http://HOST:PORT/v1#MODEL``, ``ollama:MODEL``, a name configured in
+endpoints.toml, see :mod:`models.endpoints`) loads an :class:`models.http.HttpGenerator`
+instead; :func:`find_endpoint` tells which, and refuses a name that is both.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
-from models import packaged
+from models import endpoints, packaged
 from models.base import Embedder, Generator, ModelError
 from models.gguf import read_gguf
 
@@ -39,6 +43,9 @@ class CatalogEntry:
     architecture: str | None = None
     dim: int | None = None         # embedders
     error: str | None = None       # why a file found on disk cannot be used
+    url: str | None = None         # endpoints: the server's /v1 root
+    api_key_env: str | None = None  # endpoints: the variable that holds the key (never the key)
+    model: str | None = None       # endpoints: the served model id (None: the first listed)
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -231,13 +238,76 @@ def find_model(name: str, folders: Iterable[Path] | None = None) -> CatalogEntry
     return partial[0] if partial else None
 
 
+def find_endpoint(spec: str, folders: Iterable[Path] | None = None) -> endpoints.Endpoint | None:
+    """The endpoint ``spec`` names (a URL, a shortcut, ``endpoint:NAME`` or a configured
+    NAME), or None when it names a catalog model or a file. A configured NAME that is also a
+    catalog model is a ModelError naming both; a malformed config is one only when ``spec``
+    names nothing else."""
+    if endpoints.is_endpoint_spec(spec):
+        return endpoints.parse_spec(spec)
+    if spec.lower().endswith(".gguf") or Path(spec).expanduser().exists():
+        return None
+    try:
+        endpoint = endpoints.configured().get(spec)
+    except ModelError:
+        if packaged.get_spec(spec) is None and _quiet_find(spec, folders) is None:
+            raise
+        return None
+    if endpoint is None:
+        return None
+    model = packaged.get_spec(spec) or _quiet_find(spec, folders)
+    if model is not None:
+        raise ModelError(f"{spec}: is both endpoint {spec!r} of {endpoints.config_path()} and "
+                         f"catalog model {model.name!r}; say endpoint:{spec} or the model's "
+                         f"full name")
+    return endpoint
+
+
+def _quiet_find(name: str, folders) -> CatalogEntry | None:
+    try:
+        return find_model(name, folders)
+    except ModelError:          # matches several models: a catalog name all the same
+        return CatalogEntry(name=name, kind="generator", path=None, installed=True,
+                            install=None, size_bytes=None, quantization=None,
+                            context_length=None, license=None, chat=False)
+
+
+def endpoint_entries(probe: bool = True) -> list[CatalogEntry]:
+    """Configured endpoints, then (``probe``) the models of servers running on the usual
+    loopback ports (:func:`models.endpoints.discover`, a fraction of a second). A malformed
+    config gives one entry whose ``error`` says where."""
+    out = []
+    try:
+        found = list(endpoints.configured().values())
+    except ModelError as exc:
+        found = []
+        out.append(CatalogEntry(name=str(endpoints.config_path()), kind="endpoint", path=None,
+                                installed=False, install=None, size_bytes=None,
+                                quantization=None, context_length=None, license=None,
+                                chat=True, source="configured", error=str(exc)))
+    if probe:
+        found += endpoints.discover()
+    for e in found:
+        out.append(CatalogEntry(
+            name=e.spec, kind="endpoint", path=None, installed=True, install=None,
+            size_bytes=None, quantization=None, context_length=e.context_length,
+            license=None, chat=e.api == "chat",
+            source="configured" if e.source == "config" else e.source,
+            model=e.model, url=e.url, api_key_env=e.api_key_env))
+    return out
+
+
 def load_generator(name_or_path: str | os.PathLike, *, folders: Iterable[Path] | None = None,
                    **opts) -> Generator:
-    """A generator by catalog name (packaged or found on disk) or by GGUF path. Options go to
+    """A generator by endpoint spec (:func:`find_endpoint`; llama.cpp options are ignored),
+    catalog name (packaged or found on disk) or GGUF path. Options go to
     ``LlamaGenerator.load`` (n_ctx, n_threads, n_gpu_layers, swa_full, log_file)."""
+    text = str(name_or_path)
+    endpoint = find_endpoint(text, folders)
+    if endpoint is not None:
+        return endpoint.open()
     from models.llama import LlamaGenerator
 
-    text = str(name_or_path)
     if packaged.get_spec(text) is not None:
         return LlamaGenerator.load(text, **opts)
     path = Path(text).expanduser()

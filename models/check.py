@@ -22,20 +22,21 @@ CHECK_PASSAGES = [f"Passage {i}: a short text about topic number {i}, used to ti
 
 
 def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None) -> dict:
-    """Load ``name`` (a catalog name or a GGUF path) and time one short job; see the module
+    """Load ``name`` (a catalog name, a GGUF path or an endpoint spec) and time one short job; see the module
     docstring. Keys: name, kind, ok, device, seconds, load_seconds, tokens_per_s,
     prompt_tokens_per_s, items_per_s, error; plus, for a generator, prompt_tokens,
     completion_tokens, finish_reason, text, chat; for an embedder, items and dim."""
-    from models.catalog import find_model, load_embedder, load_generator
+    from models.catalog import find_endpoint, find_model, load_embedder, load_generator
 
     result: dict = {"name": name, "kind": None, "ok": False, "device": None,
                     "seconds": None, "load_seconds": None, "tokens_per_s": None,
                     "prompt_tokens_per_s": None, "items_per_s": None, "error": None}
     try:
         is_file = name.lower().endswith(".gguf") or Path(name).is_file()
-        entry = None if is_file else find_model(name)
+        endpoint = None if is_file else find_endpoint(name)
+        entry = None if is_file or endpoint else find_model(name)
         kind = entry.kind if entry else "generator"
-        result["kind"] = kind if (entry or is_file) else None
+        result["kind"] = kind if (entry or is_file or endpoint) else None
         if entry is not None and not entry.installed:
             raise ModelError(entry.error or f"{name}: not installed; `{entry.install}`")
         started = time.perf_counter()

@@ -1,7 +1,25 @@
-"""A Generator on an OpenAI-compatible HTTP endpoint (a llama.cpp server, vLLM, ...).
+"""A Generator on an OpenAI-compatible HTTP endpoint (a llama.cpp server, vLLM, Ollama, ...).
 
-Standard library only (urllib). Every failure (connection refused, timeout, a non-200 answer,
-a body that is not the expected JSON) is a ModelError naming the URL and the problem.
+Transport: one pooled ``httpx.Client`` per generator, shared by every thread that calls it
+(the engine keeps several requests in flight through one generator); the lazily probed facts
+(the model list, the identity, logprobs support) are computed once under a lock.
+
+Failures name the URL (and the model when known). Those that may pass on a second try are
+:class:`models.base.TransientModelError`: a refused or reset connection, a request past its
+timeout, HTTP 429 and 5xx (:class:`HttpTransientStatusError`, which is also an
+:class:`HttpStatusError` with ``status`` and the server's ``retry_after`` seconds when it sent
+Retry-After). Any other non-200 answer, a body that is not the expected JSON, an unknown host:
+a plain ModelError. Nothing here retries: the engine owns one retry policy for all backends.
+
+**Identity** (the cache key): the served model id plus what the server reports about its
+weights, probed once with short timeouts: llama.cpp's ``/props`` (model path, n_ctx, build,
+chat template), Ollama's ``/api/show`` and ``/api/tags`` (digest, details), LM Studio's
+``/api/v0/models/ID``, and the ``/v1/models`` entry's ``root``, ``parent``,
+``max_model_len`` and ``meta`` (vLLM, llama-server). The whole report is hashed, so a changed
+model never reuses a stale cache; ``created`` and ``owned_by`` are left out (vLLM and
+llama.cpp stamp ``created`` with the time of the request). A server that reports nothing but the
+id gets a *weak* identity, the hash of URL + id as before, and ``endpoint["identity"]`` says
+``weak: id only`` (the run header shows it).
 
 ``label_probs`` reads the first generated token's ``top_logprobs`` (completions API:
 ``logprobs: N``; chat API: ``logprobs: true, top_logprobs: N``). The server only reports its
@@ -13,28 +31,50 @@ does not, ``label_probs`` raises NotImplementedError.
 
 from __future__ import annotations
 
+import email.utils
 import hashlib
-import http.client
 import json
 import math
+import os
 import socket
+import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Sequence
 
-from .base import Generation, Message, ModelError, ModelIdentity, Prompt, SamplingParams
+import httpx
+
+from .base import (Generation, Message, ModelError, ModelIdentity, Prompt, SamplingParams,
+                   TransientModelError)
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+PROBE_TIMEOUT_S = 5.0
+DEFAULT_CONTEXT = 8192
+"""The context assumed when the server reports none and the config gives none: prompts are
+fitted to it, and a server with a smaller window answers an overlong prompt with an error."""
+CHARS_PER_TOKEN = 3.0
+"""A token count estimate (chat API, no tokenize endpoint): UTF-8 bytes / 3, on the high side."""
+WEAK = "weak: id only"
 
 
 class HttpStatusError(ModelError):
     """The server answered, but not with 200."""
 
-    def __init__(self, message: str, status: int):
+    def __init__(self, message: str, status: int, retry_after: float | None = None):
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after
+
+
+class HttpTransientStatusError(HttpStatusError, TransientModelError):
+    """HTTP 429 or 5xx: the server is busy or failing now; the same request may pass later."""
+
+
+class HttpTransportError(TransientModelError):
+    """No answer: a refused or reset connection, or a request past its timeout."""
+
+    status = None
+    retry_after = None
 
 
 class HttpGenerator:
@@ -42,13 +82,19 @@ class HttpGenerator:
 
     ``base_url`` is the server root or its ``/v1`` (both work). ``model`` defaults to the
     first model the server lists. With ``api="completions"`` the generator counts as a base
-    model (``chat`` False): judges then send completion frames, not messages.
+    model (``chat`` False): judges then send completion frames, not messages. The API key is
+    ``api_key``, or read from the environment variable ``api_key_env`` at each request (so it
+    is held nowhere). ``server`` ('ollama', 'lmstudio', 'vllm', 'llamacpp') limits the
+    identity probes to that server's; ``spec`` is how the user named the endpoint.
     """
 
     backend = "http"
+    device = "http"
 
     def __init__(self, base_url: str, model: str | None = None, api: str = "chat",
-                 api_key: str | None = None, timeout: float = 120.0, top_logprobs: int = 20):
+                 api_key: str | None = None, timeout: float = 120.0, top_logprobs: int = 20,
+                 *, api_key_env: str | None = None, server: str | None = None,
+                 context_length: int | None = None, spec: str | None = None):
         if api not in ("chat", "completions"):
             raise ValueError(f"api must be 'chat' or 'completions', not {api!r}")
         parts = urllib.parse.urlsplit(base_url)
@@ -58,62 +104,83 @@ class HttpGenerator:
         self.base_url = root if root.endswith("/v1") else root + "/v1"
         self.api = api
         self.chat = api == "chat"
-        self.api_key = api_key
+        self._api_key = api_key
+        self.api_key_env = api_key_env
         self.timeout = timeout
         self.top_logprobs = top_logprobs
+        self.server = server
+        self.spec = spec
+        self._context_length = context_length
         self._model = model
         self._models_listing: list[dict] | None = None
         self._identity: ModelIdentity | None = None
+        self._reported: list[str] = []
         self._label_probs_n: int | None = None     # top-N the server accepted; 0 = none
+        self._tokenize: str | None = None          # the tokenize path that works; "" = none
+        self._lock = threading.RLock()
         host = urllib.parse.urlsplit(self.base_url).hostname or ""
         # Loopback never goes through an environment proxy; anything else may need one.
-        self._opener = (urllib.request.build_opener(urllib.request.ProxyHandler({}))
-                        if host in _LOOPBACK else urllib.request.build_opener())
+        self._client = httpx.Client(
+            trust_env=host not in _LOOPBACK, timeout=timeout,
+            limits=httpx.Limits(max_connections=128, max_keepalive_connections=64))
+
+    def close(self) -> None:
+        self._client.close()
 
     # ------------------------------------------------------------------ transport
 
+    def _headers(self) -> dict:
+        headers = {"Accept": "application/json"}
+        key = self._api_key
+        if key is None and self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise ModelError(f"{self.spec or self.base_url}: the environment variable "
+                                 f"{self.api_key_env} (its API key) is not set")
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
     def _request(self, method: str, path: str, body: dict | None = None, *,
-                 root: bool = False) -> dict:
+                 root: bool = False, timeout: float | None = None) -> dict:
         """JSON from ``base_url + path`` (or from the server root + path when ``root``)."""
         url = (self.base_url[: -len("/v1")] if root else self.base_url) + path
-        data = None if body is None else json.dumps(body).encode("utf-8")
-        headers = {"Accept": "application/json"}
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        seconds = self.timeout if timeout is None else timeout
+        of = f" (model {self._model})" if self._model else ""
         try:
-            with self._opener.open(request, timeout=self.timeout) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as e:
-            try:
-                detail = e.read().decode("utf-8", "replace").strip()[:500]
-            except (OSError, http.client.HTTPException):
-                detail = "(no body)"
-            raise HttpStatusError(f"{method} {url}: HTTP {e.code} {e.reason}: {detail}",
-                                  e.code) from e
-        except urllib.error.URLError as e:
-            reason = e.reason
-            if isinstance(reason, (TimeoutError, socket.timeout)):
-                raise ModelError(f"{method} {url}: no answer within {self.timeout:g} s") from e
-            if isinstance(reason, ConnectionRefusedError):
-                raise ModelError(f"{method} {url}: connection refused (is the server "
-                                 f"running?)") from e
-            raise ModelError(f"{method} {url}: cannot connect: {reason}") from e
-        except (TimeoutError, socket.timeout) as e:
-            raise ModelError(f"{method} {url}: no answer within {self.timeout:g} s") from e
-        except (OSError, http.client.HTTPException) as e:
-            raise ModelError(f"{method} {url}: connection failed: "
-                             f"{type(e).__name__}: {e}") from e
+            response = self._client.request(method, url, json=body, headers=self._headers(),
+                                            timeout=seconds)
+            raw = response.content
+        except httpx.TimeoutException as e:
+            raise HttpTransportError(f"{method} {url}: no answer within {seconds:g} s{of}") \
+                from e
+        except httpx.ConnectError as e:
+            if _caused_by(e, socket.gaierror):
+                raise ModelError(f"{method} {url}: unknown host ({e})") from e
+            if _caused_by(e, ConnectionRefusedError) or "refused" in str(e).lower():
+                raise HttpTransportError(f"{method} {url}: connection refused (is the server "
+                                         f"running?){of}") from e
+            raise HttpTransportError(f"{method} {url}: cannot connect: {e}{of}") from e
+        except (httpx.NetworkError, httpx.RemoteProtocolError) as e:
+            raise HttpTransportError(f"{method} {url}: connection failed: "
+                                     f"{type(e).__name__}: {e}{of}") from e
+        except httpx.HTTPError as e:
+            raise ModelError(f"{method} {url}: {type(e).__name__}: {e}{of}") from e
+        if response.status_code != 200:
+            status = response.status_code
+            detail = raw.decode("utf-8", "replace").strip()[:500] or "(no body)"
+            message = f"{method} {url}: HTTP {status} {response.reason_phrase}: {detail}{of}"
+            if status == 429 or status >= 500:
+                raise HttpTransientStatusError(message, status, _retry_after(response))
+            raise HttpStatusError(message, status)
         try:
             parsed = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise ModelError(f"{method} {url}: malformed JSON ({e}): "
-                             f"{raw[:200].decode('utf-8', 'replace')!r}") from e
+                             f"{raw[:200].decode('utf-8', 'replace')!r}{of}") from e
         if not isinstance(parsed, dict):
             raise ModelError(f"{method} {url}: expected a JSON object, got "
-                             f"{type(parsed).__name__}")
+                             f"{type(parsed).__name__}{of}")
         return parsed
 
     def _url(self, path: str) -> str:
@@ -122,41 +189,105 @@ class HttpGenerator:
     # ------------------------------------------------------------------ what it is
 
     def _models(self) -> list[dict]:
-        if self._models_listing is None:
-            listing = self._request("GET", "/models")
-            data = listing.get("data")
-            models = [m for m in data if isinstance(m, dict) and "id" in m] \
-                if isinstance(data, list) else []
-            if not models:
-                raise ModelError(f"GET {self._url('/models')}: no models listed: "
-                                 f"{json.dumps(listing)[:200]}")
-            self._models_listing = models
-        return self._models_listing
+        with self._lock:
+            if self._models_listing is None:
+                listing = self._request("GET", "/models")
+                data = listing.get("data")
+                models = [m for m in data if isinstance(m, dict) and "id" in m] \
+                    if isinstance(data, list) else []
+                if not models:
+                    raise ModelError(f"GET {self._url('/models')}: no models listed: "
+                                     f"{json.dumps(listing)[:200]}")
+                self._models_listing = models
+            return self._models_listing
 
     @property
     def model(self) -> str:
         if self._model is None:
-            self._model = str(self._models()[0]["id"])
+            with self._lock:
+                if self._model is None:
+                    self._model = str(self._models()[0]["id"])
         return self._model
 
     @property
     def name(self) -> str:
         return self.model
 
+    def _entry(self) -> dict:
+        """This model's /v1/models entry (Ollama lists ``NAME`` as ``NAME:latest``)."""
+        models = self._models()
+        for wanted in (self.model, self.model + ":latest"):
+            entry = next((m for m in models if m["id"] == wanted), None)
+            if entry is not None:
+                return entry
+        raise ModelError(f"GET {self._url('/models')}: model {self.model!r} is not "
+                         f"served (served: {[m['id'] for m in models]})")
+
     @property
     def identity(self) -> ModelIdentity:
-        if self._identity is None:
-            entry = next((m for m in self._models() if m["id"] == self.model), None)
-            if entry is None:
-                raise ModelError(f"GET {self._url('/models')}: model {self.model!r} is not "
-                                 f"served (served: {[m['id'] for m in self._models()]})")
-            self._identity = ModelIdentity(
-                name=self.model,
-                sha256=hashlib.sha256((self.base_url + self.model).encode()).hexdigest(),
-                quantization=None,
-                context_length=_context_length(entry),
-                backend="http")
-        return self._identity
+        with self._lock:
+            if self._identity is None:
+                self._identity = self._probe_identity()
+            return self._identity
+
+    def _probe_identity(self) -> ModelIdentity:
+        entry = self._entry()
+        facts: dict = {"id": self.model}
+        listed = {k: entry[k] for k in ("root", "parent", "max_model_len", "meta")
+                  if entry.get(k) not in (None, "", {}, [])}
+        if listed:
+            facts["models"] = listed
+        for source, probe in self._probes():
+            found = probe(self)
+            if found:
+                facts[source] = found
+        self._reported = [k for k in facts if k != "id"]
+        context = _context_length(entry, facts)
+        quantization = (facts.get("ollama", {}).get("details", {}).get("quantization_level")
+                        or facts.get("lmstudio", {}).get("quantization"))
+        if self._reported:
+            digest = hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode())
+        else:          # the id alone: tied to this URL (the key of earlier versions)
+            digest = hashlib.sha256((self.base_url + self.model).encode())
+        return ModelIdentity(name=self.model, sha256=digest.hexdigest(),
+                             quantization=quantization if isinstance(quantization, str)
+                             else None, context_length=context, backend="http")
+
+    def _probes(self):
+        table = {"llamacpp": ("props", _probe_props), "ollama": ("ollama", _probe_ollama),
+                 "lmstudio": ("lmstudio", _probe_lmstudio)}
+        if self.server is not None:
+            return [table[self.server]] if self.server in table else []
+        return list(table.values())
+
+    def _probe(self, method: str, path: str, body: dict | None = None) -> dict | None:
+        """A probe's JSON, or None when the server has no such endpoint (any non-200 answer,
+        or not JSON); a server that does not answer at all raises."""
+        try:
+            return self._request(method, path, body, root=True,
+                                 timeout=min(self.timeout, PROBE_TIMEOUT_S))
+        except HttpStatusError:
+            return None
+        except HttpTransportError:
+            raise
+        except ModelError:
+            return None
+
+    @property
+    def endpoint(self) -> dict:
+        """What the run header records about the endpoint (never the key)."""
+        identity = self.identity
+        return {"url": self.base_url, "model": self.model, "api": self.api,
+                "spec": self.spec, "api_key_env": self.api_key_env,
+                "context_length": self.n_ctx,
+                "identity": ("reported: " + ", ".join(self._reported)) if self._reported
+                else WEAK, "sha256": identity.sha256}
+
+    @property
+    def n_ctx(self) -> int:
+        """The context prompts are fitted to: the server's, else the config's, else
+        :data:`DEFAULT_CONTEXT`."""
+        return self.identity.context_length or self._context_length or DEFAULT_CONTEXT
 
     # ------------------------------------------------------------------ generation
 
@@ -241,20 +372,22 @@ class HttpGenerator:
     @property
     def supports_label_probs(self) -> bool:
         """Probed once: does the server return top logprobs for the first token?"""
-        if self._label_probs_n is None:
-            self._label_probs_n = 0
-            # OpenAI's completions API allows at most 5; vLLM and llama.cpp allow 20 or more.
-            for n in dict.fromkeys((self.top_logprobs, 5)):
-                path, body = self._logprob_body("Hi" if not self.chat else
-                                                [{"role": "user", "content": "Hi"}], n)
-                try:
-                    response = self._request("POST", path, body)
-                except HttpStatusError:
-                    continue      # the server refused logprobs (or this many of them)
-                if self._first_token_logprobs(response):
-                    self._label_probs_n = n
-                break
+        with self._lock:
+            if self._label_probs_n is None:
+                self._label_probs_n = self._probe_label_probs()
         return self._label_probs_n > 0
+
+    def _probe_label_probs(self) -> int:
+        # OpenAI's completions API allows at most 5; vLLM and llama.cpp allow 20 or more.
+        for n in dict.fromkeys((self.top_logprobs, 5)):
+            path, body = self._logprob_body("Hi" if not self.chat else
+                                            [{"role": "user", "content": "Hi"}], n)
+            try:
+                response = self._request("POST", path, body)
+            except HttpStatusError:
+                continue      # the server refused logprobs (or this many of them)
+            return n if self._first_token_logprobs(response) else 0
+        return 0
 
     def label_probs(self, prompt: Prompt, labels: Sequence[str]) -> dict[str, float]:
         """P(label is the next token), normalised over the labels.
@@ -287,23 +420,30 @@ class HttpGenerator:
         """Tokens in ``text`` by the server's own tokenizer.
 
         Tries llama-cpp-python's ``/extras/tokenize/count``, then llama.cpp's and vLLM's
-        ``/tokenize``; failing both, the prompt_tokens of a one-token completion (which may
-        include a BOS token).
+        ``/tokenize`` (the one that works is remembered); failing both, with the completions
+        API, the prompt_tokens of a one-token completion (which may include a BOS token), and
+        with the chat API (Ollama, LM Studio, hosted APIs) an estimate: UTF-8 bytes / 3.
         """
         attempts = [("/extras/tokenize/count", {"input": text, "model": self.model}),
                     ("/tokenize", {"content": text, "prompt": text, "model": self.model})]
         for path, body in attempts:
+            if self._tokenize is not None and path != self._tokenize:
+                continue
             try:
                 response = self._request("POST", path, body, root=True)
-            except HttpStatusError:
+            except HttpStatusError as e:
+                if isinstance(e, TransientModelError) and self._tokenize == path:
+                    raise
                 continue          # not this server's endpoint
             if isinstance(response.get("count"), int):     # llama-cpp-python, vLLM
+                self._tokenize = path
                 return response["count"]
             if isinstance(response.get("tokens"), list):
+                self._tokenize = path
                 return len(response["tokens"])
+        self._tokenize = ""
         if self.chat:
-            raise ModelError(f"{self.base_url}: no tokenize endpoint, and a chat prompt's "
-                             f"token count includes its template")
+            return math.ceil(len(text.encode("utf-8")) / CHARS_PER_TOKEN)
         return self.generate(text, SamplingParams(max_tokens=1)).prompt_tokens
 
 
@@ -313,14 +453,92 @@ def _as_messages(prompt: Prompt) -> list[Message]:
     return [dict(m) for m in prompt]
 
 
-def _context_length(entry: dict) -> int:
-    """The context window a /v1/models entry reports (vLLM, llama.cpp), else 0."""
+def _context_length(entry: dict, facts: dict) -> int:
+    """The context window the server reports (llama.cpp /props, vLLM, Ollama, LM Studio,
+    the /v1/models entry), else 0."""
     meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
-    for value in (entry.get("max_model_len"), entry.get("context_length"), entry.get("n_ctx"),
-                  meta.get("n_ctx"), meta.get("n_ctx_train")):
-        if isinstance(value, int) and value > 0:
+    ollama_info = facts.get("ollama", {}).get("model_info") or {}
+    for value in (facts.get("props", {}).get("n_ctx"), entry.get("max_model_len"),
+                  entry.get("context_length"), entry.get("n_ctx"),
+                  facts.get("lmstudio", {}).get("max_context_length"),
+                  meta.get("n_ctx"), meta.get("n_ctx_train"),
+                  *(v for k, v in ollama_info.items() if k.endswith(".context_length"))):
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return 0
+
+
+def _probe_props(gen: HttpGenerator) -> dict | None:
+    """llama.cpp's llama-server: the model file, its context, the build and chat template."""
+    props = gen._probe("GET", "/props")
+    if not props:
+        return None
+    settings = props.get("default_generation_settings") or {}
+    found = {"model_path": props.get("model_path"), "build_info": props.get("build_info"),
+             "n_ctx": settings.get("n_ctx") if isinstance(settings, dict) else None}
+    template = props.get("chat_template")
+    if isinstance(template, str) and template:
+        found["chat_template_sha256"] = hashlib.sha256(template.encode()).hexdigest()
+    found = {k: v for k, v in found.items() if v not in (None, "")}
+    return found or None
+
+
+def _probe_ollama(gen: HttpGenerator) -> dict | None:
+    """Ollama: the digest of the model's manifest (/api/tags) and its details (/api/show)."""
+    show = gen._probe("POST", "/api/show", {"model": gen.model})
+    if not show or not isinstance(show.get("details"), dict):
+        return None
+    found: dict = {"details": show["details"]}
+    info = show.get("model_info")
+    if isinstance(info, dict):
+        found["model_info"] = {k: v for k, v in info.items()
+                               if not isinstance(v, list)}   # tokenizer tables are huge
+    for key in ("template", "parameters", "modelfile"):
+        if isinstance(show.get(key), str):
+            found[key + "_sha256"] = hashlib.sha256(show[key].encode()).hexdigest()
+    tags = gen._probe("GET", "/api/tags") or {}
+    for m in tags.get("models") or []:
+        if isinstance(m, dict) and gen.model in (m.get("name"), m.get("model"),
+                                                 str(m.get("name", "")).removesuffix(":latest")):
+            found["digest"] = m.get("digest")
+            break
+    return found
+
+
+def _probe_lmstudio(gen: HttpGenerator) -> dict | None:
+    """LM Studio's REST API: architecture, quantization, publisher, context of the model."""
+    found = gen._probe("GET", "/api/v0/models/" + urllib.parse.quote(gen.model, safe=""))
+    if not found or found.get("id") != gen.model:
+        return None
+    keep = ("arch", "quantization", "compatibility_type", "publisher", "max_context_length",
+            "type")
+    return {k: found[k] for k in keep if k in found} or None
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds from a Retry-After header (a number, or an HTTP date), else None."""
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time()) if when is not None else None
+
+
+def _caused_by(exc: BaseException, kind: type) -> bool:
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, kind):
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
 
 
 def _evaluated(response: dict, prompt_tokens: int) -> int:

@@ -3,7 +3,9 @@ leave unchanged. Plain helpers live in tests/testkit (paths, MIRAGE writers, sto
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 
 import pytest
 from testkit.paths import ROOT
@@ -11,6 +13,11 @@ from testkit.store import row_counts
 
 if str(ROOT) not in sys.path:  # so `pytest` works without an installed package too
     sys.path.insert(0, str(ROOT))
+
+# No test (nor the CLI it starts) reads the user's endpoints.toml or lists the model servers
+# that happen to run on this machine; endpoint tests set both variables themselves.
+os.environ["MIRAGE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="mirage-config-")
+os.environ["MIRAGE_ENDPOINT_PORTS"] = ""
 
 
 @pytest.fixture

@@ -91,7 +91,11 @@ def identity_json(model) -> dict | None:
     identity = getattr(model, "identity", None)
     if identity is None:
         return None
-    return {**asdict(identity), "key": identity.key()}
+    out = {**asdict(identity), "key": identity.key()}
+    endpoint = getattr(model, "endpoint", None)      # an HTTP endpoint: its URL, model id
+    if isinstance(endpoint, dict):                   # and how strong its identity is
+        out["endpoint"] = endpoint
+    return out
 
 
 def record_generator(header: dict, name: str, generator) -> str | None:

@@ -235,10 +235,16 @@ def _generator_names() -> list[str]:
 
 def check_generator(name: str, what: str = "generator") -> None:
     """Raises LookupError naming ``name`` and listing the installed generators when it is
-    neither a packaged model, a model the catalog finds, nor a GGUF file."""
+    neither an endpoint spec, a packaged model, a model the catalog finds, nor a GGUF file."""
     from models import packaged
-    from models.catalog import find_model
+    from models.base import ModelError
+    from models.catalog import find_endpoint, find_model
 
+    try:
+        if find_endpoint(name) is not None:
+            return              # an endpoint: reached when the run loads it
+    except ModelError as exc:
+        raise LookupError(f"{what} {name!r}: {exc}") from None
     spec = packaged.get_spec(name)
     if spec is not None:
         if spec.planned_path() is None:

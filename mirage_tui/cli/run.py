@@ -68,18 +68,18 @@ def add_parsers(sub) -> None:
 def _canonical_generators(names: str | None) -> str | None:
     """Short names as the catalog knows them (``smollm2`` → ``smollm2-135m-instruct``), so a
     run's system labels do not depend on how the model was typed. Paths and names the catalog
-    does not know are kept as given (plan_run checks them)."""
+    does not know, and endpoints, are kept as given (plan_run checks them)."""
     if not names:
         return names
     from models.base import ModelError
-    from models.catalog import find_model
+    from models.catalog import find_endpoint, find_model
 
     out = []
     for name in (n.strip() for n in names.split(",")):
         entry = None
         if name and not name.lower().endswith(".gguf") and not Path(name).expanduser().exists():
             try:
-                entry = find_model(name)
+                entry = None if find_endpoint(name) else find_model(name)
             except ModelError:
                 entry = None        # ambiguous: plan_run reports it
         out.append(entry.name if entry is not None and entry.kind == "generator" else name)
