@@ -276,17 +276,16 @@ def endpoint_entries(probe: bool = True) -> list[CatalogEntry]:
     """Configured endpoints, then (``probe``) the models of servers running on the usual
     loopback ports (:func:`models.endpoints.discover`, a fraction of a second). A malformed
     config gives one entry whose ``error`` says where."""
-    out = []
-    try:
-        found = list(endpoints.configured().values())
-    except ModelError as exc:
-        found = []
-        out.append(CatalogEntry(name=str(endpoints.config_path()), kind="endpoint", path=None,
-                                installed=False, install=None, size_bytes=None,
-                                quantization=None, context_length=None, license=None,
-                                chat=True, source="configured", error=str(exc)))
-    if probe:
-        found += endpoints.discover()
+    out, found = [], []
+    for source, find in (("configured", endpoints.configured),
+                         ("discovered", endpoints.discover if probe else list)):
+        try:
+            found += find().values() if source == "configured" else find()
+        except ModelError as exc:
+            out.append(CatalogEntry(name=source, kind="endpoint", path=None, installed=False,
+                                    install=None, size_bytes=None, quantization=None,
+                                    context_length=None, license=None, chat=True,
+                                    source=source, error=str(exc)))
     for e in found:
         out.append(CatalogEntry(
             name=e.spec, kind="endpoint", path=None, installed=True, install=None,

@@ -3,7 +3,10 @@
     mirage-tui models list [--json]
     mirage-tui models check NAME [--json] [--max-tokens N]
 
-``check`` loads the model and runs one short generation (prompt and generated tokens/s) or one
+``list`` also shows the configured endpoints (endpoints.toml; the name of a key's environment
+variable, never the key) and the models of servers running on the usual loopback ports
+(Ollama 11434, LM Studio 1234, vLLM 8000, llama.cpp 8080), probed in parallel for at most
+0.3 s, as specs ready for ``--generator`` or ``--judge``. ``check`` loads the model and runs one short generation (prompt and generated tokens/s) or one
 small embedding batch (items/s) with :func:`models.check.check_model` (the TUI's Models screen
 uses the same); it exits 1 with the reason when the model does not work. The model code is
 imported only when a models command runs.
@@ -21,13 +24,14 @@ def add_parsers(sub) -> None:
     models = sub.add_parser("models", help="list local models and check that one runs")
     models_sub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
 
-    p = models_sub.add_parser("list", help="packaged and local models, installed or not")
+    p = models_sub.add_parser("list", help="packaged and local models, installed or not, and "
+                                           "endpoints (configured, and running on loopback)")
     db_option(p)
     p.add_argument("--json", action="store_true", help="print a JSON array")
 
     p = models_sub.add_parser("check", help="load a model and time one short run")
     db_option(p)
-    p.add_argument("name", help="a name from `models list`, or a GGUF path")
+    p.add_argument("name", help="a name from `models list`, a GGUF path or an endpoint spec")
     p.add_argument("--max-tokens", type=int, default=16, help="tokens to generate (default 16)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -39,26 +43,54 @@ def run(args, store=None) -> int:
 
 
 def _list(args) -> int:
-    from models.catalog import format_size, list_models
+    from models.catalog import endpoint_entries, format_size, list_models
 
     entries = list_models()
+    remote = endpoint_entries()
     if args.json:
-        print(json.dumps([e.as_json() for e in entries], ensure_ascii=False))
+        print(json.dumps([e.as_json() for e in entries + remote], ensure_ascii=False))
         return 0
     rows = [("NAME", "KIND", "INSTALLED", "QUANT", "CONTEXT", "SIZE", "LICENSE")]
     for e in entries:
         rows.append((e.name, e.kind + (" (chat)" if e.chat else ""),
                      "yes" if e.installed else "no", e.quantization or "-",
                      str(e.context_length or "-"), format_size(e.size_bytes), e.license or "-"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    _print_table(rows)
     for e in entries:
         if not e.installed and e.install:
             print(f"  {e.name}: not installed; `{e.install}`")
         if e.error:
             print(f"  {e.name}: {e.error}")
+    _print_endpoints(remote)
     return 0
+
+
+def _print_table(rows) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+def _print_endpoints(remote) -> None:
+    from models.base import ModelError
+    from models.endpoints import config_path, probe_ports
+
+    print()
+    usable = [e for e in remote if not e.error]
+    if usable:
+        _print_table([("ENDPOINT", "SOURCE", "URL", "MODEL", "KEY ENV")] + [
+            (e.name, e.source, e.url or "-", e.model or "(first listed)", e.api_key_env or "-")
+            for e in usable])
+    else:
+        try:
+            ports = ", ".join(map(str, probe_ports())) or "none"
+        except ModelError:
+            ports = "(see below)"
+        print(f"endpoints: none configured in {config_path()}, and no server answers on "
+              f"127.0.0.1 ports {ports}")
+    for e in remote:
+        if e.error:
+            print(f"  endpoints ({e.source}): {e.error}")
 
 
 def _check(args) -> int:

@@ -158,6 +158,21 @@ def test_identity_and_token_count(server, chat, completions):
     assert chat.count_tokens(text) == len(vocab.tokenize(text.encode(), special=True))
 
 
+def test_a_spec_loads_the_real_server_through_the_catalog(server):
+    from models.catalog import load_generator
+    from models.check import check_model
+
+    gen = load_generator(server + "/v1", n_threads=2)         # no #MODEL: the first listed
+    assert isinstance(gen, HttpGenerator) and gen.model.endswith(".gguf")
+    named = load_generator(f"{server}/v1#{gen.model}")
+    assert named.identity == gen.identity
+    # llama-cpp-python's server reports nothing but the id: a weak identity, said so
+    assert gen.endpoint["identity"] == "weak: id only" and gen.endpoint["url"] == server + "/v1"
+    result = check_model(f"{server}/v1#{gen.model}", max_tokens=4)
+    assert result["ok"] and result["kind"] == "generator" and result["device"] == "http"
+    assert 0 < result["completion_tokens"] <= 4
+
+
 # --------------------------------------------------------------------------- label_probs
 
 @pytest.mark.parametrize("api", ["chat", "completions"])
