@@ -282,7 +282,7 @@ def endpoint_entries(probe: bool = True) -> list[CatalogEntry]:
         try:
             found += find().values() if source == "configured" else find()
         except ModelError as exc:
-            out.append(CatalogEntry(name=source, kind="endpoint", path=None, installed=False,
+            out.append(CatalogEntry(name=f"{source} endpoints", kind="endpoint", path=None, installed=False,
                                     install=None, size_bytes=None, quantization=None,
                                     context_length=None, license=None, chat=True,
                                     source=source, error=str(exc)))

@@ -1,6 +1,7 @@
-"""The judge dialog of the Leaderboard: which installed generator judges a run's answers
-pairwise, and on how many queries; dismisses with ``(judge, queries)``. The models are listed
-in a worker (``models.catalog.list_models``), packaged ones first."""
+"""The judge dialog of the Leaderboard: which installed generator or endpoint judges a run's
+answers pairwise, and on how many queries; dismisses with ``(judge, queries)``. The models are
+listed in a worker (``models.catalog.list_models``, then ``endpoint_entries``), packaged ones
+first."""
 
 from __future__ import annotations
 
@@ -72,15 +73,16 @@ class JudgeArenaScreen(BaseModal[tuple[str, int] | None]):
           name="find judge models")
     def find_models(self) -> None:
         try:
-            from models.catalog import list_models
+            from models.catalog import endpoint_entries, list_models
 
             entries = [e for e in list_models(include_embedders=False)
                        if e.kind == "generator"]
+            remote = endpoint_entries()
         except Exception as exc:
             self.app.notify(f"Cannot list models: {exc}", severity="error", markup=False)
-            entries = []
+            entries, remote = [], []
         entries.sort(key=lambda e: (e.source != "packaged", e.name))
-        usable = [e.name for e in entries if e.installed and not e.error]
+        usable = [e.name for e in entries + remote if e.installed and not e.error]
         missing = [f"{e.name} ({e.install or e.error or 'not installed'})" for e in entries
                    if not (e.installed and not e.error)]
         self.post_message(self.ModelsFound(usable, missing))

@@ -1,7 +1,9 @@
-"""The models screen: what the catalog finds (packaged, on disk, installable) and a one-key
-check that loads the highlighted model and times a short job.
+"""The models screen: what the catalog finds (packaged, on disk, installable), the endpoints
+(configured in endpoints.toml, and the models of servers running on the usual loopback ports),
+and a one-key check that loads the highlighted model and times a short job.
 
-The catalog is read in a thread worker (it scans the usual model folders, headers only); a
+The catalog is read, and the loopback ports probed, in a thread worker (it scans the usual
+model folders, headers only; each port gets at most 0.3 s, all at once); a
 check (``c``) loads the model in another worker with :func:`models.check.check_model`, the same
 function behind ``mirage-tui models check``, and writes its speed into the row's ``check``
 column and the panel below. A model that fails says why in a notification.
@@ -9,7 +11,7 @@ column and the panel below. A model that fails says why in a notification.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 from textual import on, work
@@ -22,7 +24,7 @@ from textual.worker import Worker
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.widgets.tables import highlighted_key
-from models.catalog import CatalogEntry, format_size, list_models
+from models.catalog import CatalogEntry, endpoint_entries, format_size, list_models
 
 COLUMNS = (("model", "name"), ("kind", "kind"), ("installed", "installed"),
            ("check", "check"), ("quant", "quant"), ("context", "context"), ("size", "size"),
@@ -145,7 +147,7 @@ class ModelsScreen(BaseScreen):
           name="read the model catalog")
     def load_catalog(self) -> None:
         try:
-            self.post_message(self.Loaded(list_models()))
+            self.post_message(self.Loaded(list_models() + endpoint_entries()))
         except Exception as exc:  # noqa: BLE001 - an unreadable folder must not crash the app
             self.post_message(self.Failed(f"{type(exc).__name__}: {exc}"))
 
@@ -155,18 +157,25 @@ class ModelsScreen(BaseScreen):
         self.entries = {}
         table.clear()
         for e in message.entries:
+            if e.kind == "endpoint" and e.name in self.entries:   # say which: a spec
+                e = replace(e, name=f"endpoint:{e.name}")
             self.entries[e.name] = e
             kind = e.kind + (" (chat)" if e.chat else "")
             installed = "yes" if e.installed else ("error" if e.error else "no")
+            if e.kind == "endpoint":
+                installed = "error" if e.error else {"discovered": "running"}.get(e.source,
+                                                                                  e.source)
             table.add_row(Text(e.name), kind, installed, Text(self._check_cell(e.name)),
                           Text(e.quantization or "—"),
                           Text(str(e.context_length or "—"), justify="right"),
                           Text(size_text(e.size_bytes), justify="right"),
                           Text(_clip(e.license or "—", 18)), key=e.name)
         packaged = sum(e.source == "packaged" for e in message.entries)
-        table.border_subtitle = Text(f"{packaged} packaged · "
-                                     f"{len(message.entries) - packaged} found on disk · "
-                                     "c checks the highlighted model")
+        remote = sum(e.kind == "endpoint" for e in message.entries)
+        table.border_subtitle = Text(
+            f"{packaged} packaged · {len(message.entries) - packaged - remote} found on disk · "
+            + (f"{remote} endpoint{'s' if remote != 1 else ''} · " if remote else "")
+            + "c checks the highlighted model")
         if keep in self.entries:
             table.move_cursor(row=table.get_row_index(keep))
         self._show_detail()
@@ -194,6 +203,9 @@ class ModelsScreen(BaseScreen):
                  + (f" · dimension {entry.dim}" if entry.dim else "")]
         if entry.path:
             lines.append(f"file: {entry.path}")
+        if entry.url:
+            lines.append(f"url: {entry.url} · model: {entry.model or 'the first listed'}"
+                         + (f" · key from ${entry.api_key_env}" if entry.api_key_env else ""))
         if not entry.installed and entry.install:
             lines.append(f"not installed: {entry.install}")
         if entry.error:

@@ -13,7 +13,7 @@ together (the fields' parsing and the plan's text are a few lines each).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -73,10 +73,12 @@ def _optional_float(text: str, what: str) -> float | None:
 
 @dataclass
 class FormChoices:
-    """What the form offers: QA datasets (labels), installed generators and embedders."""
+    """What the form offers: QA datasets (labels), installed generators and embedders, and
+    endpoints (configured, or running on a usual loopback port)."""
     datasets: list[str]
     generators: list[tuple[str, bool]]     # (name, packaged)
     embedders: list[str]
+    endpoints: list[str] = field(default_factory=list)
 
 
 class NewRunScreen(BaseScreen):
@@ -257,7 +259,7 @@ class NewRunScreen(BaseScreen):
           name="list datasets and models")
     def load_choices(self) -> None:
         from engine.datasets.catalog import list_datasets
-        from models.catalog import embedder_entries, list_models
+        from models.catalog import embedder_entries, endpoint_entries, list_models
 
         store = self.store
         datasets: list[str] = []
@@ -271,7 +273,9 @@ class NewRunScreen(BaseScreen):
                       for e in list_models(include_embedders=False)
                       if e.kind == "generator" and e.installed]
         embedders = [e.name for e in embedder_entries() if e.installed]
-        self.post_message(self.ChoicesLoaded(FormChoices(datasets, generators, embedders)))
+        remote = [e.name for e in endpoint_entries() if not e.error]
+        self.post_message(self.ChoicesLoaded(FormChoices(datasets, generators, embedders,
+                                                         remote)))
 
     def on_new_run_screen_choices_loaded(self, message: ChoicesLoaded) -> None:
         choices = self.choices = message.choices
@@ -287,12 +291,13 @@ class NewRunScreen(BaseScreen):
             first = next((name for name, packaged in choices.generators if packaged), None)
             generators.add_options(
                 [(f"{name}" + (" (packaged)" if packaged else ""), name, name == first)
-                 for name, packaged in choices.generators])
+                 for name, packaged in choices.generators]
+                + [(f"{name} (endpoint)", name, False) for name in choices.endpoints])
         retrievers = self.query_one("#run-retrievers", SelectionList)
         with retrievers.prevent(SelectionList.SelectedChanged):
             retrievers.clear_options()
             retrievers.add_options([(name, name, False) for name in choices.embedders])
-        if not choices.generators:
+        if not choices.generators and not choices.endpoints:
             self._show_error("No generator is installed: see Models (2) for what to install.")
         self._schedule_preview(now=True)
 
