@@ -163,7 +163,7 @@ class Store:
                  timeout: float = BUSY_TIMEOUT):
         self.path = Path(path).expanduser() if path is not None else default_db_path()
         self.timeout = timeout
-        self._check_place(create_folder)
+        self.check_place(self.path, create_folder)
         self.created = not self.path.exists()
         self._key = str(self.path.resolve())
         self._local = threading.local()
@@ -176,22 +176,23 @@ class Store:
             finally:
                 conn.close()
 
-    def _check_place(self, create_folder: bool) -> None:
+    @staticmethod
+    def check_place(path: Path, create_folder: bool) -> None:
         """Refuse a path whose folder is missing (unless asked to create it) or that is not
         a file, before SQLite makes something of it."""
-        folder = self.path.parent
+        folder = path.parent
         if folder.exists() and not folder.is_dir():
-            raise StorageError(self.path, f"{folder} is not a folder")
+            raise StorageError(path, f"{folder} is not a folder")
         if not folder.exists():
             if not create_folder:
-                raise StorageError(self.path, f"the folder {folder} does not exist (a typo?); "
+                raise StorageError(path, f"the folder {folder} does not exist (a typo?); "
                                    f"create it first: mkdir -p {folder}")
             try:
                 folder.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise storage_error(self.path, exc) from None
-        if self.path.is_dir():
-            raise StorageError(self.path, "is a folder, not a database file")
+                raise storage_error(path, exc) from None
+        if path.is_dir():
+            raise StorageError(path, "is a folder, not a database file")
 
     def _check_version(self, conn: sqlite3.Connection) -> None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
