@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from engine.datasets.catalog import DatasetNotFound
     from engine.datasets.formats.base import DatasetFormatError
+    from engine.runs.owner import RunBusy
     from engine.store import ENV_DB, StorageError, Store, default_db_path
     from engine.store.database import storage_error
     from engine.text_safety import VisibleStream
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                       file=sys.stderr)
         return import_module(_GROUPS[args.command]).run(args, store)
     except (CliError, DatasetFormatError, DatasetNotFound, LookupError, StorageError,
-            ValueError, ModelError) as exc:
+            ValueError, ModelError, RunBusy) as exc:
         return _fail(exc)
     except sqlite3.Error as exc:
         return _fail(storage_error(db_path, exc) or f"database error ({db_path}): {exc}")
