@@ -17,9 +17,12 @@ what it returns (``summary``):
 - the error policy, here and nowhere else:
 
   - :class:`Stop` ``(status, message)`` ends the job with that status and message;
-  - a full disk (SQLITE_FULL, also as the ``__context__`` of the error that follows it) ends it
-    as failed with a message saying that it resumes once there is space;
-  - any other sqlite ``OperationalError``: failed is recorded and the error raised;
+  - a full disk, however SQLite words it (``SQLITE_FULL``, or ``SQLITE_IOERR`` as a file-size
+    limit gives; also as the ``__context__`` or ``__cause__`` of the error that follows it)
+    ends it as failed with a message naming the database and saying that it resumes once
+    there is space;
+  - any other sqlite ``OperationalError`` (a :class:`~engine.store.StorageError`: read-only,
+    locked, ...): failed is recorded and the error raised, its message one line;
   - a model's error (:func:`model_errors`, :func:`model_failed`): failed, the message names
     the model;
   - ``KeyboardInterrupt``: cancelled is recorded and the interrupt raised;
@@ -41,6 +44,9 @@ from typing import Callable, Iterator
 
 DISK_FULL = ("the disk is full (database or disk is full): the {kind} stopped; every stored "
              "step is complete. Free some space and run it again to resume.")
+DISK_FULL_CODES = ("SQLITE_FULL", "SQLITE_IOERR")
+"""SQLite's primary result codes of a write the disk refused: ``SQLITE_IOERR`` is what a
+file-size limit (``ulimit -f``) gives, and what some file systems give when full."""
 MODEL_FAILED = "{model} failed: {type}: {error}"
 CANCELLED = "cancelled; run it again to resume"
 
@@ -87,13 +93,27 @@ def is_cancelled(cancel) -> bool:
 
 
 def is_disk_full(exc: BaseException | None) -> bool:
-    """SQLITE_FULL, also as the context of the "cannot rollback" that ``Store.write`` raises
-    when SQLite has already rolled the transaction back on it."""
-    while exc is not None:
-        if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc).lower():
-            return True
-        exc = exc.__context__
+    """A write the disk refused (:data:`DISK_FULL_CODES`, or "full" in the words of an
+    sqlite3 without error codes), also as the context or cause of the error that follows it
+    (the "cannot rollback" after SQLite rolled back itself, a :class:`StorageError`)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, sqlite3.OperationalError):
+            name = getattr(exc, "sqlite_errorname", None) or ""
+            if any(name == c or name.startswith(c + "_") for c in DISK_FULL_CODES):
+                return True
+            if not name and "full" in str(exc).lower():
+                return True
+        exc = exc.__cause__ or exc.__context__
     return False
+
+
+def database_named(exc: BaseException) -> str:
+    """``" (database PATH)"`` for a storage error that knows its file, else ``""``."""
+    path = getattr(exc, "path", None)
+    ok = path is not None and isinstance(exc, sqlite3.OperationalError)
+    return f" (database {path})" if ok else ""
 
 
 def model_failed(model: str, exc: BaseException, template: str = MODEL_FAILED,
@@ -182,7 +202,8 @@ class Job:
             if self.raises or not is_disk_full(exc):
                 self._end("failed", f"database error: {exc}", quiet=True)
                 raise
-            status, message = "failed", self.disk_full.format(kind=self.kind)
+            status = "failed"
+            message = self.disk_full.format(kind=self.kind) + database_named(exc)
         except BaseException as exc:      # KeyboardInterrupt, or a bug: leave it resumable
             final = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
             self._end(final, f"interrupted: {type(exc).__name__}: {exc}", quiet=True)

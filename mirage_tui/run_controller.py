@@ -30,8 +30,10 @@ if TYPE_CHECKING:
 
 __all__ = ["MIN_INTERVAL", "RESUMABLE", "RunController", "resumable_runs", "stored_config"]
 
-RESUMABLE = ("running", "cancelled")
-"""Statuses a next launch offers to resume: killed while running, or cancelled."""
+RESUMABLE = ("interrupted", "cancelled")
+"""Statuses a next launch offers to resume: interrupted (its process was killed: a stored
+``running`` whose owner is gone, :mod:`engine.runs.owner`), or cancelled. A run another live
+process is running is not offered."""
 
 
 class RunController(JobController):
@@ -118,7 +120,7 @@ def stored_config(store, run_name: str) -> RunConfig:
 
 
 def resumable_runs(store) -> list[dict]:
-    """Runs that stopped before their end (status ``running``: the process was killed; or
+    """Runs that stopped before their end (status ``interrupted``: the process was killed; or
     ``cancelled``), newest first, with their finished and planned item counts."""
     from engine.results.records import item_counts, known_runs, load_items, load_run
 

@@ -44,8 +44,9 @@ from typing import Sequence
 
 import httpx
 
-from .base import (Generation, Message, ModelError, ModelIdentity, Prompt, SamplingParams,
-                   TransientModelError)
+from .base import (Generation, Message, ModelError, ModelIdentity, Prompt, ReplyError,
+                   SamplingParams, TransientModelError)
+from .replies import checked_text
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 PROBE_TIMEOUT_S = 5.0
@@ -320,10 +321,11 @@ class HttpGenerator:
             prompt_tokens = int(usage["prompt_tokens"])
             completion_tokens = int(usage["completion_tokens"])
         except (KeyError, IndexError, TypeError, ValueError) as e:
-            raise ModelError(f"POST {url}: unexpected response ({type(e).__name__}: {e}): "
-                             f"{json.dumps(response)[:300]}") from e
+            raise ReplyError(f"{self.model}: POST {url}: unexpected response "
+                             f"({type(e).__name__}: {e}): "
+                             f"{json.dumps(response, ensure_ascii=True)[:300]}") from e
         return Generation(
-            text=text or "",
+            text=checked_text(self.model, text, f"POST {url}"),
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             prompt_tokens_evaluated=_evaluated(response, prompt_tokens),

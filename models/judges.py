@@ -14,7 +14,9 @@ A verdict is read one of two ways, and says which:
   the arena decides what they count as; MIRAGE-Bench records a failed grade as missing).
 
 Prompts come from versioned templates (``models.judge_templates``); a verdict names its
-template as ``name@version``.
+template as ``name@version``. The fields (query, answers, documents, reference) are untrusted:
+their control-token markers are broken before the template sees them
+(:mod:`models.control_tokens`), so an answer cannot speak as the system or end the judge's turn.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from .base import ContextOverflow, Generator, ModelError, Prompt, SamplingParams
+from .control_tokens import markers_of, neutralise_fields
 from .judge_templates import JudgeTemplate, get_template
 
 Label = str | int
@@ -253,7 +256,9 @@ class _Judge:
         return self._judge_name
 
     def prompt(self, **fields) -> Prompt:
-        """What the generator is sent: chat messages, or a completion frame for a base model."""
+        """What the generator is sent: chat messages, or a completion frame for a base model,
+        the fields' control-token markers broken (module docstring)."""
+        fields = neutralise_fields(fields, markers_of(self.generator))
         if self.generator.chat:
             return self.template.chat_messages(fields)
         return self.template.completion_text(fields)

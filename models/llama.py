@@ -19,6 +19,15 @@ What this adapter adds to a bare ``llama_cpp.Llama``:
   raises ``ContextOverflow`` (the engine decides whether to truncate). Asking for an ``n_ctx``
   longer than the model was trained for is refused with a ModelError, not clamped: a silent
   clamp would change what the run header and the cache key say.
+- **Untrusted text stays text.** ``control_tokens`` lists the model's own control tokens
+  (read from the loaded vocabulary); the engine breaks them, and the common families' chat
+  markers, in every untrusted part before building a prompt (:mod:`models.control_tokens`).
+  The rendered text is still tokenized with special tokens parsed, since the chat template's
+  own markers must become control tokens; tokenizing the untrusted parts apart would need the
+  template rendered in pieces, which jinja2 templates do not offer, so the text rule is the
+  one that holds here as for every other backend.
+- **Replies are checked** (:func:`models.replies.checked_text`): text that cannot be stored
+  is a ``ReplyError`` naming the model, an item error for the engine.
 - **One lock per loaded model**, and one loaded model per (path, n_ctx, n_gpu_layers):
   ``LlamaGenerator.load`` returns the same instance for the same key.
 
@@ -53,6 +62,8 @@ from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from models import packaged
 from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, Prompt,
                          SamplingParams)
+from models.control_tokens import usable_markers
+from models.replies import checked_text
 from models.few_shot import FEW_SHOT_STOP, FEW_SHOT_VERSION, render_few_shot
 from models.gguf import GGUFInfo, read_gguf
 from models.llama_log import log_mark, recent_log, set_log_file
@@ -135,6 +146,7 @@ class LlamaGenerator:
             set_log_file(log_file)
         self._llm = self._load_llama()
         self._vocab = self._llm._model.vocab
+        self._control_tokens: tuple[str, ...] | None = None
         self.chat = self.info.has_chat_template
         self._formatter = self._chat_formatter() if self.chat else None
 
@@ -183,6 +195,18 @@ class LlamaGenerator:
         return ModelIdentity(name=self.name, sha256=self._sha256,
                              quantization=self.quantization, context_length=self.n_ctx,
                              backend=self.backend)
+
+    @property
+    def control_tokens(self) -> tuple[str, ...]:
+        """The text of every token the vocabulary marks as control (``<|im_start|>``,
+        ``<end_of_turn>``, ...): the markers untrusted text must not hold."""
+        if self._control_tokens is None:
+            model, flag = self._llm._model, llama_cpp.LLAMA_TOKEN_ATTR_CONTROL
+            count = llama_cpp.llama_vocab_n_tokens(self._vocab)
+            self._control_tokens = usable_markers(
+                model.token_get_text(t) for t in range(count)
+                if llama_cpp.llama_vocab_get_attr(self._vocab, t) & flag)
+        return self._control_tokens
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` as part of a prompt (no BOS, special tokens not parsed)."""
@@ -260,7 +284,8 @@ class LlamaGenerator:
             done = time.perf_counter()
         prompt_s, gen_s = prompt_done - started, done - prompt_done
         return Generation(
-            text=text, prompt_tokens=len(tokens), completion_tokens=len(completion),
+            text=checked_text(self.name, text), prompt_tokens=len(tokens),
+            completion_tokens=len(completion),
             prompt_tokens_evaluated=evaluated, seconds=done - started, finish_reason=finish,
             device=self.device, prompt_text=rendered.text,
             extra={"mode": rendered.mode, "stop": list(stops), "seed": params.seed,

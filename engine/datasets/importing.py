@@ -4,12 +4,17 @@ Re-importing content already in the store (same content hash, same format) write
 A different content under an existing name becomes that name's next version. An import is a
 :class:`~engine.jobs.Job` of one step (parse, then one transaction) that reports its parse
 progress as :class:`~engine.jobs.JobEvent`; its errors are raised as they are.
+
+A JSON string may spell a lone surrogate (``"\ud800"``), which no UTF-8 column can hold: the
+parsed dataset is checked before the write (:func:`check_storable`), and the error names the
+file, the record and the field instead of a codec's complaint from inside SQLite.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -20,6 +25,7 @@ from engine.datasets.formats import FORMATS, detect_format, get_importer
 from engine.datasets.formats.base import DatasetFormatError, ParsedDataset, Progress
 from engine.jobs import Job, JobEvent, combined_progress
 from engine.store import Store
+from engine.text_safety import visible_line
 
 
 @dataclass
@@ -98,6 +104,7 @@ class _Importing(Job):
 
         started = time.perf_counter()
         parsed = importer.parse(path, progress=self.parse_progress if self.progress else None)
+        check_storable(parsed, files[0] if len(files) == 1 else path)
         dataset_id, version = write_dataset(store, parsed, name=name, content_hash=digest,
                                             path=path, nbytes=nbytes,
                                             seconds=time.perf_counter() - started)
@@ -117,6 +124,39 @@ class _Importing(Job):
 
     def summary(self, status: str, message: str | None) -> ImportResult:
         return self.result
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _bad_text(value) -> str | None:
+    """The first lone surrogate in ``value`` (a string, or strings inside lists and dicts)."""
+    if isinstance(value, str):
+        found = _SURROGATE.search(value)
+        return None if found is None else f"\\u{ord(found.group()):04x}"
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, (list, tuple)):
+        return next((bad for bad in map(_bad_text, value) if bad), None)
+    return None
+
+
+def check_storable(parsed: ParsedDataset, path: Path) -> None:
+    """Refuse text that cannot be stored (a lone surrogate) naming the file, the record and
+    the field, before anything is written."""
+    records = [("query", q.query_id, q, ("query_id", "text", "answers", "language", "source",
+                                         "reference_answer", "reference_citations",
+                                         "metadata")) for q in parsed.queries]
+    records += [("chunk", c.chunk_id, c, ("chunk_id", "text", "title", "language",
+                                          "metadata")) for c in parsed.chunks]
+    for kind, ident, record, fields in records:
+        for name in fields:
+            bad = _bad_text(getattr(record, name))
+            if bad:
+                raise DatasetFormatError(
+                    path, f"not valid Unicode: a lone surrogate {bad} (an unpaired "
+                    f"\\uD800-\\uDFFF escape); fix or remove it",
+                    record=f"{kind} {visible_line(ident)}", field=name)
 
 
 def _counts(parsed: ParsedDataset) -> dict[str, int]:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from engine.runs.owner import shown_status
 from engine.store import Store, json_column
 
 SCORER_MARK = "_scorer"
@@ -132,9 +133,10 @@ def load_run(store: Store, name: str) -> RunInfo:
         hint = f" (known: {', '.join(known)})" if known else " (the workspace has no runs yet)"
         raise RunNotFound(f"no run named {name!r}{hint}")
     r = rows[0]
+    status = shown_status(store, r["id"], r["status"])      # a dead owner: interrupted
     return RunInfo(r["id"], r["name"], r["dataset_id"], f"{r['d_name']}@{r['d_version']}",
                    r["d_hash"], r["d_queries"], json_column(r["config"], {}),
-                   json_column(r["header"], {}), r["status"], r["created_at"], r["updated_at"])
+                   json_column(r["header"], {}), status, r["created_at"], r["updated_at"])
 
 
 def load_items(store: Store, run: RunInfo, metrics: Iterable[str] | None = None,

@@ -15,6 +15,11 @@ the chunks actually given in its ``context``. A context setting keeps at least o
 even its first chunk does not fit (or the base prompt, the bare question, does not), the item
 records an error and the run goes on.
 
+Untrusted text. The question and the chunks are data: every control-token marker in them
+(the generator's own ``control_tokens`` and the common chat markers) is broken by
+:func:`models.control_tokens.neutralise` before the template sees them, whatever the backend.
+Ordinary text holds none, so its prompts are byte for byte what they were.
+
 Cache key: ``sha256`` of the JSON list ``[model identity key, exact prompt text, sampling
 params JSON]`` (:func:`generation_key`). The exact text is what the generator renders
 (``generator.render(messages).text``: its chat template, or the few-shot frame of a base
@@ -31,6 +36,7 @@ from typing import Iterable, Sequence
 from engine.prompts import Template
 from engine.store import Store
 from models.base import SamplingParams
+from models.control_tokens import markers_of, neutralise
 
 
 class PromptTooLong(Exception):
@@ -115,11 +121,13 @@ def fit_prompt(generator, template: Template, facts: QueryFacts, kind: str,
                max_tokens: int) -> FittedPrompt:
     """The item's prompt under the truncation rule (module docstring)."""
     n_ctx = context_length(generator)
+    markers = markers_of(generator)
 
     def build(n: int | None) -> FittedPrompt:
         kept = None if n is None else context[:n]
         messages = template.messages(
-            facts.text, None if kept is None else [chunks[c] for c in kept],
+            neutralise(facts.text, markers),
+            None if kept is None else [neutralise(chunks[c], markers) for c in kept],
             language=facts.language, oracle=kind == "oracle")
         text, tokens = render(generator, messages)
         return FittedPrompt(messages, text, tokens, kept or [],

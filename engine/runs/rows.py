@@ -1,7 +1,10 @@
 """What a run writes and reads back: the run row, one transaction per item, and what is stored.
 
-An item is written in one transaction: its ``generations`` row (``INSERT OR IGNORE``: the key
-is the cache key, so a generation is stored once whatever runs ask for it), its ``run_items``
+An item is written in one transaction: its ``generations`` row (``ON CONFLICT (key) DO
+NOTHING``: the key is the cache key, so a generation is stored once whatever runs ask for it;
+unlike ``INSERT OR IGNORE`` it ignores only that, so a row SQLite rejects (a NULL text) fails
+loudly instead of vanishing; a generation whose text is not a storable string is refused
+before the write with the :class:`~models.base.ReplyError` of its model), its ``run_items``
 row (``INSERT OR REPLACE`` on the primary key run, system, setting, query: an earlier error
 row is replaced) and its ``scores`` (replaced as a whole). Either all of it lands or none.
 
@@ -16,9 +19,11 @@ import json
 from collections import defaultdict
 
 from engine.metrics.answer import SCORER_VERSION
+from engine.runs import owner
 from engine.runs.header import initial_header, now
 from engine.runs.plan import Plan, PlanItem, RunConfigMismatch
 from engine.store import Store
+from models.replies import checked_text
 
 SCORER_MARK = "_scorer"
 LOOSE = "em_loose"
@@ -27,12 +32,16 @@ ItemKey = tuple[str, str, int]        # (system, setting, query rowid)
 
 
 def save_plan(store: Store, plan: Plan) -> int:
-    """Create the run's row (status ``planned``) unless it exists; returns its id. With
-    ``plan.replace_existing`` an existing run of that name is deleted first (its items go;
-    generations and scores stay in the cache)."""
+    """Create the run's row unless it exists and make this process its owner (status
+    ``running``; :func:`engine.runs.owner.claim` refuses a run another live process holds);
+    returns its id. With ``plan.replace_existing`` an existing run of that name is deleted
+    first (its items go; generations and scores stay in the cache)."""
     config = plan.config
     with store.write() as db:
         conn = db.conn
+        held = conn.execute("SELECT id FROM runs WHERE name = ?", (config.name,)).fetchone()
+        if held is not None:                    # before replacing it or taking it over
+            owner.claim(conn, held[0], config.name)
         if plan.replace_existing:
             conn.execute("DELETE FROM runs WHERE name = ?", (config.name,))
             plan.replace_existing = False
@@ -52,6 +61,7 @@ def save_plan(store: Store, plan: Plan) -> int:
             "updated_at) VALUES (?, ?, ?, ?, 'planned', ?, ?)",
             (config.name, plan.dataset_id, json.dumps(config.as_json()),
              json.dumps(initial_header(plan), ensure_ascii=False), stamp, stamp))
+        owner.claim(conn, cur.lastrowid, config.name)
         return cur.lastrowid
 
 
@@ -68,14 +78,16 @@ def write_item(store: Store, run_id: int, key: ItemKey, gen_key: str, prompt,
     """One finished item: its generation (when newly generated), its run item, its scores
     (when computed), all in one transaction."""
     system, setting, query = key
+    if generation is not None:
+        checked_text(model_name or model_key or system, generation.text)
     with store.write() as db:
         conn = db.conn
         if generation is not None:
             conn.execute(
-                "INSERT OR IGNORE INTO generations (key, model_key, model_name, prompt, "
+                "INSERT INTO generations (key, model_key, model_name, prompt, "
                 "params, text, prompt_tokens, completion_tokens, prompt_tokens_evaluated, "
                 "seconds, finish_reason, device, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
                 (gen_key, model_key, model_name, prompt.text, params, generation.text,
                  generation.prompt_tokens, generation.completion_tokens,
                  generation.prompt_tokens_evaluated, generation.seconds,

@@ -8,6 +8,20 @@ while a write is in progress, and SQLite's own locking (with a busy timeout) cov
 processes on the same file.
 
 Opening a store creates or upgrades its schema with :func:`engine.store.schema.migrate`.
+
+Storage faults. Every SQLite or OS error about the file itself (read-only file or folder, a
+missing folder, a full disk or a file-size limit, a lock held past the busy timeout, a file
+that is not a database or is corrupt, a schema newer than this code) leaves the store as a
+:class:`StorageError` whose message is one line naming the database file and the cause
+(:func:`storage_error`, the one place that words them). It subclasses
+``sqlite3.OperationalError``, so code that handles database errors (the job policy in
+:mod:`engine.jobs`) handles it too; ``sqlite_errorcode``/``sqlite_errorname`` are kept.
+Constraint and programming errors are bugs or rejected rows and pass through as they are.
+
+A missing folder is created only when asked (``create_folder=True``, the default for the
+engine's own callers and the default workspace); the CLI passes ``False`` for a path the user
+typed, so a typo is refused with a message rather than a new workspace somewhere unexpected.
+``Store.created`` says whether opening made a new database file.
 """
 
 from __future__ import annotations
@@ -22,7 +36,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import sqlite_utils
 
-from engine.store.schema import migrate
+from engine.store.schema import SCHEMA_VERSION, migrate
 
 ENV_DB = "MIRAGE_DB"
 
@@ -69,38 +83,150 @@ def _write_lock(path: str) -> threading.RLock:
         return _WRITE_LOCKS.setdefault(path, threading.RLock())
 
 
-class StoreError(Exception):
-    """The database file cannot be opened or is not a mirage-tui workspace."""
+class StorageError(sqlite3.OperationalError):
+    """The workspace file cannot be read or written: the message is one line naming the file
+    and the cause (module docstring). ``path`` is the file; ``resumable`` says that the cause
+    may pass (a full disk, a lock) and running the same work again resumes it."""
+
+    def __init__(self, path: str | os.PathLike, cause: str, *, code: int | None = None,
+                 name: str | None = None, resumable: bool = False):
+        super().__init__(f"{path}: {cause}")
+        self.path, self.cause, self.resumable = Path(path), cause, resumable
+        self.sqlite_errorcode, self.sqlite_errorname = code, name
+
+
+StoreError = StorageError
+"""The older name, kept for callers that catch it."""
+
+BUSY_TIMEOUT = 30.0
+"""Seconds a write waits for another process's lock before it fails as locked."""
+
+# SQLite primary result codes (https://sqlite.org/rescode.html) → the cause in words.
+_CAUSES = {
+    "SQLITE_READONLY": "the database is read-only (the file or its folder cannot be written)",
+    "SQLITE_CANTOPEN": "cannot open the database file (its folder is missing, or the file or "
+                       "folder cannot be read or written)",
+    "SQLITE_PERM": "permission denied",
+    "SQLITE_FULL": "the disk is full (SQLITE_FULL); the unfinished write was rolled back",
+    "SQLITE_IOERR": "disk I/O error (the disk is full, the file reached a size limit, or the "
+                    "device failed); the unfinished write was rolled back",
+    "SQLITE_NOTADB": "not a mirage-tui workspace (file is not a database)",
+    "SQLITE_CORRUPT": "the database file is corrupt (database disk image is malformed)",
+}
+_RESUMABLE = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_BUSY", "SQLITE_LOCKED")
+
+
+def sqlite_primary_name(exc: BaseException) -> str | None:
+    """``SQLITE_IOERR`` for ``SQLITE_IOERR_WRITE`` and the like (None: not from SQLite)."""
+    name = getattr(exc, "sqlite_errorname", None)
+    if not name:
+        return None
+    for primary in (*_CAUSES, "SQLITE_BUSY", "SQLITE_LOCKED"):
+        if name == primary or name.startswith(primary + "_"):
+            return primary
+    return name
+
+
+def storage_error(path: str | os.PathLike, exc: BaseException,
+                  timeout: float = BUSY_TIMEOUT) -> StorageError | None:
+    """The :class:`StorageError` for ``exc`` raised on the database ``path``, or None when
+    ``exc`` is not about storage (a constraint, a bug). The one place the causes are worded."""
+    if isinstance(exc, StorageError):
+        return exc
+    if isinstance(exc, OSError):
+        cause = exc.strerror or str(exc)
+        if exc.filename and str(exc.filename) != str(path):
+            cause += f" ({exc.filename})"
+        return StorageError(path, cause)
+    if not isinstance(exc, sqlite3.OperationalError | sqlite3.DatabaseError) or isinstance(
+            exc, sqlite3.IntegrityError | sqlite3.ProgrammingError | sqlite3.InterfaceError):
+        return None
+    primary = sqlite_primary_name(exc)
+    if primary in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+        cause = (f"the database is locked by another process (waited {timeout:g} s); try "
+                 "again when it is done")
+    elif primary in _CAUSES:
+        cause = _CAUSES[primary]
+    elif primary is None and "full" in str(exc).lower():   # an older sqlite3 without codes
+        primary, cause = "SQLITE_FULL", _CAUSES["SQLITE_FULL"]
+    else:
+        return None
+    return StorageError(path, cause, code=getattr(exc, "sqlite_errorcode", None),
+                        name=getattr(exc, "sqlite_errorname", None) or primary,
+                        resumable=primary in _RESUMABLE)
 
 
 class Store:
     """A workspace database. Cheap to create; connections are opened per thread on demand."""
 
-    def __init__(self, path: str | os.PathLike | None = None):
+    def __init__(self, path: str | os.PathLike | None = None, *, create_folder: bool = True,
+                 timeout: float = BUSY_TIMEOUT):
         self.path = Path(path).expanduser() if path is not None else default_db_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.timeout = timeout
+        self.check_place(self.path, create_folder)
+        self.created = not self.path.exists()
         self._key = str(self.path.resolve())
         self._local = threading.local()
         self._lock = _write_lock(self._key)
-        with self._lock:
+        with self._lock, self._storage_errors(os_errors=True):
             conn = self._connect()
             try:
+                self._check_version(conn)
                 migrate(conn)
-            except sqlite3.DatabaseError as exc:
-                raise StoreError(f"{self.path}: not a usable SQLite database ({exc})") from exc
             finally:
                 conn.close()
+
+    @staticmethod
+    def check_place(path: Path, create_folder: bool) -> None:
+        """Refuse a path whose folder is missing (unless asked to create it) or that is not
+        a file, before SQLite makes something of it."""
+        folder = path.parent
+        if folder.exists() and not folder.is_dir():
+            raise StorageError(path, f"{folder} is not a folder")
+        if not folder.exists():
+            if not create_folder:
+                raise StorageError(path, f"the folder {folder} does not exist (a typo?); "
+                                   f"create it first: mkdir -p {folder}")
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise storage_error(path, exc) from None
+        if path.is_dir():
+            raise StorageError(path, "is a folder, not a database file")
+
+    def _check_version(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StorageError(self.path, f"written by a newer mirage-tui (schema version "
+                               f"{version}; this one knows up to {SCHEMA_VERSION}); upgrade "
+                               "mirage-tui to open it")
+
+    @contextmanager
+    def _storage_errors(self, os_errors: bool = False) -> Iterator[None]:
+        """SQLite errors about the file (and OS errors while opening it, ``os_errors``)
+        become :class:`StorageError` (one line)."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as exc:
+            if isinstance(exc, OSError) and not os_errors:
+                raise
+            error = storage_error(self.path, exc, self.timeout)
+            if error is None or error is exc:
+                raise
+            raise error from exc
 
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a transaction is exactly
         # what the code says it is.
-        try:
-            conn = sqlite3.connect(self._key, timeout=30, isolation_level=None)
-            conn.execute("PRAGMA journal_mode = WAL")
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: not a usable SQLite database ({exc})") from exc
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        with self._storage_errors(os_errors=True):
+            conn = sqlite3.connect(self._key, timeout=self.timeout, isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA foreign_keys = ON")
+                conn.execute("PRAGMA synchronous = NORMAL")
+            except BaseException:
+                conn.close()
+                raise
         conn.row_factory = sqlite3.Row
         return conn
 
@@ -130,19 +256,29 @@ class Store:
             if conn.in_transaction:  # nested use joins the outer transaction
                 yield self.db
                 return
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.db
-            except BaseException:
-                # SQLite may already have rolled back itself (a full disk does): keep the
-                # original error rather than hiding it behind "no transaction is active"
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+            with self._storage_errors():
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self.db
+                except BaseException:
+                    # SQLite may already have rolled back itself (a full disk does): keep the
+                    # original error rather than hiding it behind "no transaction is active"
+                    if conn.in_transaction:
+                        try:
+                            conn.execute("ROLLBACK")
+                        except sqlite3.Error:
+                            pass
+                    raise
+                try:
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
-        return self.conn.execute(sql, params).fetchall()
+        with self._storage_errors():
+            return self.conn.execute(sql, params).fetchall()
 
     def query_in(self, sql: str, values: Iterable, params: Sequence = ()) -> Iterator[sqlite3.Row]:
         """The rows of ``sql`` for any number of ``values``, looked up :data:`IN_BATCH` at a

@@ -257,6 +257,24 @@ def m003_arena(db: sqlite_utils.Database) -> None:
     )
 
 
+
+@migration
+def m004_run_owners(db: sqlite_utils.Database) -> None:
+    """Who is running a run: one row per run while a process works on it
+    (:mod:`engine.runs.owner`)."""
+    db.executescript(
+        """
+        CREATE TABLE run_owners (
+            run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            process_start TEXT,            -- the process's start tick (Linux), against pid reuse
+            claimed_at TEXT NOT NULL
+        );
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -288,3 +306,4 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             raise
         applied.append(name)
     return applied
+

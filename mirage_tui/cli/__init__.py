@@ -2,11 +2,21 @@
 
 Every subcommand takes ``--db PATH`` (or ``$MIRAGE_DB``) and exits non-zero on failure, so it
 can be scripted. Textual is imported only when the TUI starts.
+
+Failures are one line on stderr, ``mirage-tui: error: ...``, and exit 1 (2 for usage): bad
+input, a model's error, and every storage fault (:class:`engine.store.StorageError` names the
+database file and the cause). A path typed with ``--db`` or ``$MIRAGE_DB`` whose folder does
+not exist is refused (a typo must not create a workspace somewhere unexpected); only the
+default workspace's folder is created. What commands print goes through
+:class:`engine.text_safety.VisibleStream`, so dataset and model text cannot drive the
+terminal. A closed pipe (``... | head -1``) ends the command quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sqlite3
 import sys
 
 from mirage_tui.cli.common import CliError, db_option
@@ -56,27 +66,68 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from engine.datasets.catalog import DatasetNotFound
     from engine.datasets.formats.base import DatasetFormatError
-    from engine.store import Store, StoreError, default_db_path
+    from engine.runs.owner import RunBusy
+    from engine.store import ENV_DB, StorageError, Store, default_db_path
+    from engine.store.database import storage_error
+    from engine.text_safety import VisibleStream
     from models.base import ModelError
 
     parser = build_parser()
     args = parser.parse_args(argv)
     db_path = args.db or default_db_path()
-    try:
-        if args.command is None:
-            from mirage_tui.app import run_app
+    typed = args.db is not None or bool(os.environ.get(ENV_DB))
+    if args.command is None:
+        try:
+            Store.check_place(db_path, create_folder=not typed)
+        except StorageError as exc:
+            return _fail(exc)
+        from mirage_tui.app import run_app
 
-            run_app(db_path)
-            return 0
+        run_app(db_path)
+        return 0
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = VisibleStream(out), VisibleStream(err)
+    try:
         from importlib import import_module
 
-        store = None if args.command in _NO_STORE else Store(db_path)
+        store = None
+        if args.command not in _NO_STORE:
+            store = Store(db_path, create_folder=not typed)
+            if store.created and typed and err.isatty():
+                print(f"mirage-tui: note: created a new workspace at {db_path}",
+                      file=sys.stderr)
         return import_module(_GROUPS[args.command]).run(args, store)
-    except (CliError, DatasetFormatError, DatasetNotFound, LookupError, StoreError,
-            ValueError, ModelError) as exc:
-        print(f"mirage-tui: error: {exc}", file=sys.stderr)
-        return 1
+    except (CliError, DatasetFormatError, DatasetNotFound, LookupError, StorageError,
+            ValueError, ModelError, RunBusy) as exc:
+        return _fail(exc)
+    except sqlite3.Error as exc:
+        return _fail(storage_error(db_path, exc) or f"database error ({db_path}): {exc}")
+    except BrokenPipeError:
+        return _closed_pipe()
     except KeyboardInterrupt:
         print("mirage-tui: interrupted", file=sys.stderr)
         return 130
+    finally:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _closed_pipe()
+        sys.stdout, sys.stderr = out, err
+
+
+def _fail(exc) -> int:
+    """The one-line error and exit status 1."""
+    from engine.text_safety import visible_line
+
+    print(f"mirage-tui: error: {visible_line(exc)}", file=sys.stderr)
+    return 1
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout went away (``| head``): nothing more to say, and no traceback
+    when Python flushes stdout at exit (the recipe of the Python docs, signal.html#note-on-
+    sigpipe). Exits 141, as a shell command killed by SIGPIPE does."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.__stdout__.fileno())
+    return 141
 

@@ -15,6 +15,7 @@ import sys
 import time
 
 from engine.jobs import JobEvent
+from engine.text_safety import visible_line
 from mirage_tui.durations import duration as _duration
 
 LOG_INTERVAL = 10.0
@@ -81,7 +82,10 @@ class ProgressPrinter:
     the end."""
 
     def __init__(self, stream=None, interval: float | None = LOG_INTERVAL):
-        self.stream = stream if stream is not None else sys.stderr
+        stream = stream if stream is not None else sys.stderr
+        # the bar's own carriage returns go to the terminal as they are; the line's text (a
+        # query, a file name) is made visible here instead (engine.text_safety)
+        self.stream = getattr(stream, "raw", stream)
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.interval = interval
         self.last: JobEvent | None = None
@@ -90,7 +94,7 @@ class ProgressPrinter:
 
     def __call__(self, event: JobEvent) -> None:
         self.last = event
-        text = self.line(event)
+        text = visible_line(self.line(event))
         if self.tty:
             width = self._width()
             self.stream.write("\r" + text[:width].ljust(width))

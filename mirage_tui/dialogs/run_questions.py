@@ -36,7 +36,7 @@ def resume_question(run: dict, stopped: int = 1) -> ChoiceModal:
     """``run``: a row of :func:`mirage_tui.run_controller.resumable_runs`; ``stopped``: how
     many stopped runs there are in all."""
     total = run["total"] if run["total"] is not None else "?"
-    how = ("was still running when mirage-tui stopped" if run["status"] == "running"
+    how = ("was still running when mirage-tui stopped" if run["status"] in ("running", "interrupted")
            else "was cancelled")
     more = f" ({stopped - 1} other stopped run(s) in Runs.)" if stopped > 1 else ""
     return ChoiceModal(

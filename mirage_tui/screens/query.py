@@ -18,8 +18,10 @@ from textual.message import Message
 from textual.widgets import Footer, Header, Static
 
 from engine.datasets.catalog import PoolEntry, QueryDetail, get_query
+from engine.text_safety import visible
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
+from mirage_tui.widgets.safe_text import safe_line, safe_text
 
 ORACLE_MARK = "★ oracle"
 
@@ -43,12 +45,12 @@ class ChunkCard(Vertical, can_focus=True):
         self.entry = entry
         position = "—" if entry.position is None else str(entry.position + 1)
         # Text, not str: a border title is read as markup, and titles may hold "[...]"
-        self.border_title = Text(f"#{position} · {entry.title or 'untitled'}")
-        self.border_subtitle = Text(entry.chunk_id)
+        self.border_title = safe_line(f"#{position} · {entry.title or 'untitled'}")
+        self.border_subtitle = safe_line(entry.chunk_id)
 
     def compose(self) -> ComposeResult:
         yield Static(support_label(self.entry), classes="chunk-badge", markup=False)
-        yield Static(self.entry.text, classes="chunk-text", markup=False)
+        yield Static(safe_text(self.entry.text), classes="chunk-text", markup=False)
 
 
 class QueryScreen(BaseScreen):
@@ -121,21 +123,21 @@ class QueryScreen(BaseScreen):
         if detail.query_id != self.query_id:
             return  # an older query's answer after n / p
         self.detail = detail
-        self.query_one("#query-text", Static).update(Text(detail.text, style="bold"))
+        self.query_one("#query-text", Static).update(safe_text(detail.text, style="bold"))
         index = self.query_ids.index(detail.query_id) if detail.query_id in self.query_ids else 0
-        self.query_one("#query-meta", Static).update(
+        self.query_one("#query-meta", Static).update(safe_line(
             f"{detail.query_id} · language {detail.language or '—'} · source "
             f"{detail.source or '—'} · {detail.dataset} · query {index + 1} of "
-            f"{len(self.query_ids)} in the list")
+            f"{len(self.query_ids)} in the list"))
         answers = Text("Gold answers: ", style="bold")
-        answers.append(" | ".join(detail.answers) if detail.answers else "(none)",
+        answers.append(visible(" | ".join(detail.answers) if detail.answers else "(none)"),
                        style="not bold")
         self.query_one("#query-answers", Static).update(answers)
         reference = self.query_one("#query-reference", Static)
         reference.display = bool(detail.reference_answer)
         if detail.reference_answer:
             ref = Text("Reference answer: ", style="bold")
-            ref.append(detail.reference_answer, style="not bold")
+            ref.append(visible(detail.reference_answer), style="not bold")
             reference.update(ref)
         oracles = sum(e.is_oracle for e in detail.pool)
         supporting = sum(bool(e.support) for e in detail.pool)

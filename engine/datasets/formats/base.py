@@ -20,13 +20,15 @@ Progress = Callable[[int, int | None, str], None]
 
 
 class DatasetFormatError(ValueError):
-    """A dataset file that cannot be imported, with where and why."""
+    """A dataset file that cannot be imported, with where and why, in one line."""
 
     def __init__(self, path: str | Path, message: str, record: str | int | None = None,
                  field: str | None = None):
         self.path = str(path)
         self.record = record
         self.field = field
+        # one line, whatever a library's own error adds (pyarrow's end in a newline)
+        message = " ".join(str(message).split())
         self.reason = message
         where = self.path
         if record is not None:

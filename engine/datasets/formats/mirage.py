@@ -55,6 +55,10 @@ def detect(path: Path) -> bool:
 
 def files(path: Path) -> list[Path]:
     folder = _folder(path)
+    if not path.is_dir() and path.name != DATASET:
+        raise DatasetFormatError(path, f"not a MIRAGE file: the MIRAGE layout is a folder "
+                                 f"holding {DATASET} (and {DOC_POOL}, {ORACLE}); give "
+                                 f"that folder or its {DATASET}")
     if not (folder / DATASET).is_file():
         raise DatasetFormatError(folder, f"no {DATASET} in this folder (MIRAGE layout)")
     return [folder / name for name in (DATASET, DOC_POOL, ORACLE) if (folder / name).is_file()]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from rich.text import Text
 
 from engine.datasets.catalog import DatasetSummary
+from mirage_tui.widgets.safe_text import safe_line
 
 PAGE_SIZE = 200
 LOAD_MORE_MARGIN = 20  # rows from the end at which the next page is fetched
@@ -32,7 +33,7 @@ def number(value: int | str) -> Text:
 
 def plain(value: str) -> Text:
     # DataTable reads a str cell as markup: a question with "[1]" in it would be mangled
-    return Text(value)
+    return safe_line(value)
 
 
 @dataclass

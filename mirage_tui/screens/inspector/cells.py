@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from mirage_tui.widgets.safe_text import safe_line
+
 
 def clip(text: str | None, width: int) -> str:
     text = " ".join((text or "").split())
@@ -12,7 +14,7 @@ def clip(text: str | None, width: int) -> str:
 
 def plain(value) -> Text:
     # DataTable reads a str cell as markup: "[1]" in an answer would vanish
-    return Text(str(value))
+    return safe_line(value)
 
 
 def value_text(value: float | None) -> str:

@@ -9,7 +9,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Static
 
+from engine.text_safety import visible
 from mirage_tui.screens.inspector.cells import value_text
+from mirage_tui.widgets.safe_text import safe_line, safe_text
 
 ORACLE_MARK = "★ oracle"
 
@@ -29,11 +31,11 @@ def pool_card(chunk, shown_settings: set[str]) -> Static:
     given = [s for s in chunk.in_context_of if s in shown_settings] or chunk.in_context_of
     if given:
         badge.append(" · given in " + ", ".join(dict.fromkeys(given)))
-    body = Text.assemble(badge, "\n", chunk.text)
+    body = Text.assemble(badge, "\n", safe_text(chunk.text))
     card = Static(body, classes=f"pool-chunk {kind}", markup=False)
     position = "—" if chunk.position is None else str(chunk.position + 1)
-    card.border_title = Text(f"#{position} · {chunk.title or 'untitled'}")
-    card.border_subtitle = Text(chunk.chunk_id)
+    card.border_title = safe_line(f"#{position} · {chunk.title or 'untitled'}")
+    card.border_subtitle = safe_line(chunk.chunk_id)
     return card
 
 
@@ -44,11 +46,11 @@ def setting_panel(system: str, row) -> Static:
         text.append("no item in this setting", style="italic")
     else:
         text.append("Prompt sent\n", style="bold")
-        text.append((row.prompt or "(no generation)") + "\n", style="dim")
+        text.append(visible(row.prompt or "(no generation)") + "\n", style="dim")
         text.append("Response\n", style="bold")
         if row.error:
-            text.append(f"error: {row.error}\n", style="bold red")
-        text.append((row.response if row.response is not None else "—") + "\n")
+            text.append(f"error: {visible(row.error)}\n", style="bold red")
+        text.append(visible(row.response if row.response is not None else "—") + "\n")
         facts = [f"{row.prompt_tokens} → {row.completion_tokens} tokens"
                  if row.prompt_tokens is not None else None, row.finish_reason,
                  "truncated context" if row.truncated else None,
@@ -127,16 +129,16 @@ class ItemDetail(VerticalScroll):
         this query, then scroll to the top and take the focus."""
         first = details[0]
         systems = [d.system for d in details]
-        self.query_one("#d-query", Static).update(Text(first.query, style="bold"))
+        self.query_one("#d-query", Static).update(safe_text(first.query, style="bold"))
         self.query_one("#d-meta", Static).update(
             f"{first.query_id} · language {first.language or '—'} · source "
             f"{first.source or '—'} · run {first.run} · " + "  vs  ".join(systems))
         answers = Text("Gold answers: ", style="bold")
-        answers.append(" | ".join(first.answers) if first.answers else "(none)",
+        answers.append(visible(" | ".join(first.answers) if first.answers else "(none)"),
                        style="not bold")
         if first.reference_answer:
             answers.append("\nReference answer: ", style="bold")
-            answers.append(first.reference_answer, style="not bold")
+            answers.append(visible(first.reference_answer), style="not bold")
         self.query_one("#d-answers", Static).update(answers)
         adapt = Text()
         for d in details:
