@@ -1,0 +1,7 @@
+"""``python -m models.host serve ...``: the model host process (:mod:`models.host.server`)."""
+
+import sys
+
+from models.host.server import main
+
+sys.exit(main())
