@@ -27,6 +27,7 @@ never imports llama_cpp.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import http.client
 import json
 import os
@@ -54,7 +55,7 @@ LOG_ROTATE_BYTES = 8 << 20
 _DEFAULT_MAX_CTX = 4096                 # models.llama.DEFAULT_MAX_CTX (not imported: llama_cpp)
 
 _POPENS: dict[int, subprocess.Popen] = {}      # hosts this process started, by pid
-_LEASED: set[str] = set()
+_LEASED: dict[str, Path] = {}                  # this process's lease files, by key
 _HOSTED: dict[tuple, "HostedGenerator"] = {}
 _HOSTED_LOCK = threading.Lock()
 
@@ -209,8 +210,9 @@ def _wait_ready(spec: HostSpec, proc: subprocess.Popen, log: Path) -> registry.H
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise ModelError(f"{spec.name}: the model host {describe_exit(proc.returncode, proc.pid)}"
-                             f" while loading {spec.path}: {_last_error(log)} (log: {log})")
+            how = describe_exit(proc.returncode, proc.pid)
+            raise ModelError(f"{spec.name}: the model host {how} while loading {spec.path}: "
+                             f"{_last_error(log)} (log: {log})")
         entry = registry.read_entry(spec.key)
         if entry is not None and entry.pid == proc.pid:
             try:
@@ -228,8 +230,7 @@ def _wait_ready(spec: HostSpec, proc: subprocess.Popen, log: Path) -> registry.H
 def find_or_start(spec: HostSpec) -> registry.HostEntry:
     """The live host of ``spec`` (started if none runs), with this process's lease on it."""
     with registry.registry_lock():
-        registry.add_lease(spec.key)
-        _LEASED.add(spec.key)
+        _LEASED[spec.key] = registry.add_lease(spec.key)
         entry = registry.read_entry(spec.key)
         if entry is not None and entry.alive():
             return entry
@@ -274,8 +275,9 @@ def stop_hosts(name: str | None = None) -> list[registry.HostEntry]:
 
 @atexit.register
 def _drop_leases() -> None:
-    for key in list(_LEASED):
-        registry.drop_lease(key)
+    for path in _LEASED.values():
+        with contextlib.suppress(OSError):
+            path.unlink()
     _LEASED.clear()
 
 
@@ -300,9 +302,11 @@ class HostedGenerator:
         ``LlamaGenerator.load``. ``log_file`` is ignored: a host logs to its own file."""
         spec = HostSpec.resolve(name_or_path, name=name, n_ctx=n_ctx, n_threads=n_threads)
         with _HOSTED_LOCK:
-            found = _HOSTED.get((spec.key, spec.name))
+            cache_key = (str(registry.hosts_dir()), spec.key, spec.name)
+            found = _HOSTED.get(cache_key)
             if found is None:
-                found = _HOSTED[(spec.key, spec.name)] = cls(spec)
+                found = _HOSTED[cache_key] = cls(spec)
+                found._cache_key = cache_key
             return found
 
     def __init__(self, spec: HostSpec):
@@ -379,9 +383,7 @@ class HostedGenerator:
         registry.remove_entry(entry.key, entry.pid)
         message = f"{self.name}: the model host {how} (log: {entry.log})"
         if deaths > 1:
-            with _HOSTED_LOCK:
-                if _HOSTED.get((self.spec.key, self.name)) is self:
-                    del _HOSTED[(self.spec.key, self.name)]
+            self._forget()
             return ModelError(f"{message}; it died a second time, so this run stops "
                               "(resume it to go on)")
         return TransientModelError(f"{message}; it is restarted for the next request")
@@ -437,12 +439,19 @@ class HostedGenerator:
         """Forget this generator and drop this process's lease (the host stops after its grace
         period if no other process uses it)."""
         self._drop_connection()
+        self._forget()
         with _HOSTED_LOCK:
-            if _HOSTED.get((self.spec.key, self.name)) is self:
-                del _HOSTED[(self.spec.key, self.name)]
-            if not any(k == self.spec.key for k, _ in _HOSTED):
-                registry.drop_lease(self.spec.key)
-                _LEASED.discard(self.spec.key)
+            if not any(k[1] == self.spec.key for k in _HOSTED):
+                lease = _LEASED.pop(self.spec.key, None)
+                if lease is not None:
+                    with contextlib.suppress(OSError):
+                        lease.unlink()
+
+    def _forget(self) -> None:
+        with _HOSTED_LOCK:
+            key = getattr(self, "_cache_key", None)
+            if key is not None and _HOSTED.get(key) is self:
+                del _HOSTED[key]
 
     def __repr__(self) -> str:
         entry = self._entry

@@ -173,12 +173,14 @@ def _leases_dir(key: str) -> Path:
     return hosts_dir() / f"{key}.clients"
 
 
-def add_lease(key: str, pid: int | None = None) -> None:
+def add_lease(key: str, pid: int | None = None) -> Path:
+    """Write the lease of ``pid`` (this process) on ``key``; returns its file."""
     pid = os.getpid() if pid is None else pid
     folder = _leases_dir(key)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / str(pid)).write_text(json.dumps({"started": process_start_time(pid),
-                                               "since": time.time()}))
+    path = folder / str(pid)
+    path.write_text(json.dumps({"started": process_start_time(pid), "since": time.time()}))
+    return path
 
 
 def drop_lease(key: str, pid: int | None = None) -> None:
