@@ -23,9 +23,9 @@ trap 'rm -rf "$WORK"' EXIT
 
 echo "build_llama_server: llama-cpp-python $VERSION sdist -> $WORK"
 "$PY" -m pip download --no-binary :all: --no-deps --dest "$WORK" "llama-cpp-python==$VERSION"
-tar -xzf "$WORK"/llama_cpp_python-"$VERSION".tar.gz -C "$WORK"
-SRC="$WORK/llama_cpp_python-$VERSION/vendor/llama.cpp"
-[ -f "$SRC/CMakeLists.txt" ] || { echo "build_llama_server: no vendor/llama.cpp in the sdist" >&2; exit 1; }
+for sdist in "$WORK"/llama*cpp*python-"$VERSION".tar.gz; do tar -xzf "$sdist" -C "$WORK"; done
+SRC="$(find "$WORK" -maxdepth 3 -type d -path '*/vendor/llama.cpp' | head -n 1)"
+[ -n "$SRC" ] && [ -f "$SRC/CMakeLists.txt" ] || { echo "build_llama_server: no vendor/llama.cpp in the sdist" >&2; exit 1; }
 
 # CMAKE_ARGS is split on spaces on purpose (several -D flags)
 # shellcheck disable=SC2086
