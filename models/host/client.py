@@ -390,7 +390,7 @@ class HostedGenerator:
 
     def _call(self, method: str, path: str, body: dict | None = None) -> dict:
         entry = self._connect()
-        data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        data = None if body is None else json.dumps(body).encode("ascii")
         headers = {"Content-Type": "application/json"}
         for attempt in (0, 1):
             conn = self._connection(entry)

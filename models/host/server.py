@@ -217,7 +217,7 @@ def make_handler(host: Host):
                 status, out = _error_body(exc)
                 if status >= 500:
                     _log(f"{method} {self.path}: {out['error']['message']}")
-            data = json.dumps(out, ensure_ascii=False).encode("utf-8")
+            data = json.dumps(out).encode("ascii")   # escaped ASCII: a lone surrogate survives
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
