@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.mirage-setup
 
-.PHONY: run test setup bench
+.PHONY: run test setup bench llama-server
 run: setup
 	$(BIN)/mirage-tui
 
@@ -19,3 +19,8 @@ $(STAMP): pyproject.toml scripts/setup.sh
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+# optional: llama.cpp's llama-server as the model-host backend (~15 min on 2 cores; CMAKE_ARGS
+# passes GPU flags through). See README, "Model hosting".
+llama-server: setup
+	bash scripts/build_llama_server.sh $(VENV)

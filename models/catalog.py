@@ -297,29 +297,38 @@ def endpoint_entries(probe: bool = True) -> list[CatalogEntry]:
 
 
 def load_generator(name_or_path: str | os.PathLike, *, folders: Iterable[Path] | None = None,
-                   **opts) -> Generator:
+                   hosted: bool | None = None, **opts) -> Generator:
     """A generator by endpoint spec (:func:`find_endpoint`; llama.cpp options are ignored),
-    catalog name (packaged or found on disk) or GGUF path. Options go to
-    ``LlamaGenerator.load`` (n_ctx, n_threads, n_gpu_layers, swa_full, log_file)."""
+    catalog name (packaged or found on disk) or GGUF path. Options are n_ctx and n_threads
+    (and for in-process models n_gpu_layers, swa_full, log_file).
+
+    By default a local model runs in a model host process shared by every mirage-tui process
+    (``models.host.HostedGenerator``); ``hosted=False``, or ``$MIRAGE_HOSTING=in-process``
+    when ``hosted`` is None, loads it into this process (``LlamaGenerator.load``)."""
     text = str(name_or_path)
     endpoint = find_endpoint(text, folders)
     if endpoint is not None:
         return endpoint.open()
+    target, name = text, None
+    path = Path(text).expanduser()
+    if packaged.get_spec(text) is None and (path.suffix.lower() == ".gguf" or path.exists()):
+        target = path
+    elif packaged.get_spec(text) is None:
+        entry = find_model(text, folders)
+        if entry is None:
+            raise ModelError(f"{text}: no such model; `mirage-tui models list` shows the names")
+        if entry.kind != "generator":
+            raise ModelError(f"{text}: is an {entry.kind}, not a generator")
+        if entry.error:
+            raise ModelError(entry.error)
+        target, name = entry.path, entry.name
+    from models.host.client import HostedGenerator, hosting_default
+
+    if hosting_default() if hosted is None else hosted:
+        return HostedGenerator.for_model(target, name=name, **opts)
     from models.llama import LlamaGenerator
 
-    if packaged.get_spec(text) is not None:
-        return LlamaGenerator.load(text, **opts)
-    path = Path(text).expanduser()
-    if path.suffix.lower() == ".gguf" or path.exists():
-        return LlamaGenerator.load(path, **opts)
-    entry = find_model(text, folders)
-    if entry is None:
-        raise ModelError(f"{text}: no such model; `mirage-tui models list` shows the names")
-    if entry.kind != "generator":
-        raise ModelError(f"{text}: is an {entry.kind}, not a generator")
-    if entry.error:
-        raise ModelError(entry.error)
-    return LlamaGenerator.load(entry.path, name=entry.name, **opts)
+    return LlamaGenerator.load(target, **({"name": name} if name else {}), **opts)
 
 
 def load_embedder(name_or_path: str | os.PathLike, **opts) -> Embedder:

@@ -20,6 +20,31 @@ os.environ["MIRAGE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="mirage-config-")
 os.environ["MIRAGE_ENDPOINT_PORTS"] = ""
 
 
+@pytest.fixture(scope="session", autouse=True)
+def host_data_dir(tmp_path_factory):
+    """Model hosts of this session live in a temporary data dir, never the user's; the suite
+    loads models in process unless $MIRAGE_HOSTING says otherwise (fewer processes, faster;
+    tests/models/test_host.py and tests/e2e/test_host_kill.py use real hosts). Any host still
+    running at the end is stopped."""
+    import os
+
+    folder = tmp_path_factory.mktemp("mirage-data")
+    saved = {k: os.environ.get(k) for k in ("MIRAGE_DATA_DIR", "MIRAGE_HOSTING",
+                                            "MIRAGE_HOST_GRACE")}
+    os.environ["MIRAGE_DATA_DIR"] = str(folder)
+    os.environ.setdefault("MIRAGE_HOSTING", "in-process")
+    os.environ.setdefault("MIRAGE_HOST_GRACE", "2")
+    yield folder
+    from models.host import stop_hosts
+
+    stop_hosts()
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
 @pytest.fixture
 def store(tmp_path):
     from engine.store import Store

@@ -1,6 +1,7 @@
 """The ``mirage-tui`` command: the TUI with no arguments, headless subcommands otherwise.
 
-Every subcommand takes ``--db PATH`` (or ``$MIRAGE_DB``) and exits non-zero on failure, so it
+Every subcommand takes ``--db PATH`` (or ``$MIRAGE_DB``) and ``--in-process`` (models load into
+this process, not a shared model host: ``models/host/``) and exits non-zero on failure, so it
 can be scripted. Textual is imported only when the TUI starts.
 
 Failures are one line on stderr, ``mirage-tui: error: ...``, and exit 1 (2 for usage): bad
@@ -34,7 +35,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     for module in _group_modules():
         module.add_parsers(sub)
+    _add_everywhere(parser, "--in-process", action="store_true",
+                    help="load models into this process instead of a shared model host "
+                         "(the same as MIRAGE_HOSTING=in-process)")
     return parser
+
+
+def _add_everywhere(parser: argparse.ArgumentParser, *names, **options) -> None:
+    """The option on the parser and on every subcommand below it (so it goes anywhere)."""
+    parser.add_argument(*names, **options, default=argparse.SUPPRESS)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                _add_everywhere(child, *names, **options)
 
 
 # command groups, each in its own module with add_parsers(sub) and run(args, store) -> int;
@@ -75,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     db_path = args.db or default_db_path()
+    if getattr(args, "in_process", False):
+        os.environ["MIRAGE_HOSTING"] = "in-process"
     typed = args.db is not None or bool(os.environ.get(ENV_DB))
     if args.command is None:
         try:

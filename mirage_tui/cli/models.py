@@ -2,6 +2,11 @@
 
     mirage-tui models list [--json]
     mirage-tui models check NAME [--json] [--max-tokens N]
+    mirage-tui models hosts [--json] [--stop [NAME]]
+
+``hosts`` lists the live model hosts of this machine (``models/host/``: one process per loaded
+model, shared by the TUI and the CLI) with their model, URL, pid, threads, client processes and
+log file; ``--stop`` stops them all, or those whose name contains NAME.
 
 ``list`` also shows the configured endpoints (endpoints.toml; the name of a key's environment
 variable, never the key) and the models of servers running on the usual loopback ports
@@ -36,10 +41,48 @@ def add_parsers(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
+    p = models_sub.add_parser("hosts", help="the live model hosts (one process per model)")
+    db_option(p)
+    p.add_argument("--stop", nargs="?", const="", metavar="NAME",
+                   help="stop every host, or those whose model name contains NAME")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+
+
 def run(args, store=None) -> int:
     if args.models_command == "list":
         return _list(args)
+    if args.models_command == "hosts":
+        return _hosts(args)
     return _check(args)
+
+
+def _hosts(args) -> int:
+    from models.host import data_dir, list_hosts, stop_hosts
+
+    if args.stop is not None:
+        stopped = stop_hosts(args.stop or None)
+        for e in stopped:
+            print(f"stopped {e.name} (pid {e.pid}, {e.url})")
+        if not stopped:
+            print("no model host to stop" + (f" matches {args.stop!r}" if args.stop else ""))
+        return 0
+    hosts = list_hosts()
+    if args.json:
+        print(json.dumps(hosts, ensure_ascii=False))
+        return 0
+    if not hosts:
+        print(f"no model host is running (registry: {data_dir() / 'hosts'})")
+        return 0
+    _print_table([("MODEL", "URL", "PID", "THREADS", "BACKEND", "CLIENTS", "LOG")] + [
+        (h["name"], h["url"], str(h["pid"]), str(h["threads"]), h["backend"],
+         ",".join(map(str, h["clients"])) or "-", h["log"]) for h in hosts])
+    return 0
+
+
+def _print_table(rows: list[tuple]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
 
 
 def _list(args) -> int:

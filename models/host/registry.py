@@ -1,0 +1,214 @@
+"""The shared registry of model hosts in the data dir, and the leases of their clients.
+
+    <data dir>/hosts/registry.lock          fcntl lock around "find or start" (one host per key)
+    <data dir>/hosts/<key>.json             a live host: model, url, pid, threads, log, ...
+    <data dir>/hosts/<key>.clients/<pid>    one lease per client process (its start time inside)
+    <data dir>/hosts/<name>-<key8>.log      the host's log (llama.cpp's included)
+
+The key is the identity of what is served: the model file's sha256, the context length and the
+backend, so two processes asking for the same model find the same host. A lease names a client
+process; a lease whose process is gone (exited, killed with -9, its pid reused by another
+process) does not count, so the host can tell when its last client is gone.
+
+Standard library only: the host process imports this module too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+DATA_DIR_ENV = "MIRAGE_DATA_DIR"
+
+
+def data_dir() -> Path:
+    """``$MIRAGE_DATA_DIR`` if set, else platformdirs' user data dir for mirage-tui."""
+    env = os.environ.get(DATA_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("mirage-tui"))
+
+
+def hosts_dir() -> Path:
+    folder = data_dir() / "hosts"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def host_key(sha256: str, n_ctx: int, backend: str) -> str:
+    return hashlib.sha256(f"{sha256}|{n_ctx}|{backend}".encode()).hexdigest()[:32]
+
+
+@dataclass
+class HostEntry:
+    key: str
+    name: str
+    model: str                 # the GGUF path
+    url: str                   # http://127.0.0.1:PORT
+    pid: int
+    pid_started: float | None  # the host process's start time (pid reuse guard)
+    threads: int
+    n_ctx: int
+    backend: str               # 'llama.cpp' or 'llama-server'
+    started: float             # time.time() when it began serving
+    log: str
+    slots: int = 1
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        return hosts_dir() / f"{self.key}.json"
+
+    def alive(self) -> bool:
+        return pid_alive(self.pid, self.pid_started)
+
+    def clients(self) -> list[int]:
+        return live_leases(self.key)
+
+
+# ------------------------------------------------------------------ processes
+
+def process_start_time(pid: int) -> float | None:
+    """The start time of ``pid`` in clock ticks since boot (Linux /proc), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2:].split()
+    try:
+        return float(fields[19])       # field 22 of the full line: starttime
+    except (IndexError, ValueError):
+        return None
+
+
+def pid_alive(pid: int, started: float | None = None) -> bool:
+    """Whether ``pid`` runs (a zombie does not) and, when ``started`` is given, is still the
+    process that had that start time."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True                    # no /proc (macOS): os.kill is all we know
+    if stat[stat.rfind(")") + 2:][:1] in ("Z", "X"):
+        return False
+    return started is None or process_start_time(pid) == started
+
+
+# ------------------------------------------------------------------ entries
+
+@contextlib.contextmanager
+def registry_lock() -> Iterator[None]:
+    """The one lock around reading and changing the registry across processes."""
+    with open(hosts_dir() / "registry.lock", "a+b") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def write_entry(entry: HostEntry) -> None:
+    tmp = entry.path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(asdict(entry), indent=1))
+    os.replace(tmp, entry.path)
+
+
+def read_entry(key: str) -> HostEntry | None:
+    try:
+        return HostEntry(**json.loads((hosts_dir() / f"{key}.json").read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def remove_entry(key: str, pid: int | None = None) -> None:
+    """Remove the entry of ``key`` (only if it still names ``pid``, when given)."""
+    found = read_entry(key)
+    if found is not None and (pid is None or found.pid == pid):
+        with contextlib.suppress(OSError):
+            found.path.unlink()
+
+
+def live_entries() -> list[HostEntry]:
+    """Entries whose host process runs; the entries of dead hosts are removed on the way."""
+    out = []
+    for path in sorted(hosts_dir().glob("*.json")):
+        entry = read_entry(path.stem)
+        if entry is None:
+            continue
+        if entry.alive():
+            out.append(entry)
+        else:
+            remove_entry(entry.key, entry.pid)
+    return out
+
+
+def log_path(name: str, key: str) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60]
+    return hosts_dir() / f"{safe}-{key[:8]}.log"
+
+
+# ------------------------------------------------------------------ leases
+
+def _leases_dir(key: str) -> Path:
+    return hosts_dir() / f"{key}.clients"
+
+
+def add_lease(key: str, pid: int | None = None) -> Path:
+    """Write the lease of ``pid`` (this process) on ``key``; returns its file."""
+    pid = os.getpid() if pid is None else pid
+    folder = _leases_dir(key)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / str(pid)
+    path.write_text(json.dumps({"started": process_start_time(pid), "since": time.time()}))
+    return path
+
+
+def drop_lease(key: str, pid: int | None = None) -> None:
+    with contextlib.suppress(OSError):
+        (_leases_dir(key) / str(os.getpid() if pid is None else pid)).unlink()
+
+
+def live_leases(key: str) -> list[int]:
+    """The client pids of ``key`` that still run; the leases of the others are removed."""
+    out = []
+    folder = _leases_dir(key)
+    if not folder.is_dir():
+        return out
+    for path in folder.iterdir():
+        try:
+            pid = int(path.name)
+            started = json.loads(path.read_text()).get("started")
+        except (ValueError, OSError, AttributeError):
+            continue
+        if pid_alive(pid, started):
+            out.append(pid)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()
+    return sorted(out)
+
+
+def remove_lease_folder(key: str) -> None:
+    """Remove the lease folder of ``key`` if no lease is left in it."""
+    with contextlib.suppress(OSError):
+        _leases_dir(key).rmdir()

@@ -1,0 +1,256 @@
+"""The model host: a real ``python -m models.host`` subprocess on loopback serving the packaged
+SmolLM2, found through the registry of a temporary data dir.
+
+Byte-identical to in-process, an OpenAI client against it, what the host process imports,
+kill -9 (named error, one restart, then a plain ModelError), two client processes sharing one
+host that exits after its last client is gone (one killed with -9), the threads budget, a host
+that cannot start, and the optional llama-server binary lookup."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from testkit.paths import ROOT
+from testkit.runs import SMOL
+
+from models.base import ContextOverflow, ModelError, SamplingParams, TransientModelError
+from models.catalog import load_generator
+from models.host import client, registry
+from models.host.client import HostedGenerator, HostSpec
+from models.host.llama_server import find_llama_server
+
+ASK = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
+GREEDY = SamplingParams(max_tokens=12)
+
+
+def _dead_within(pids, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(registry.pid_alive(p) for p in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.fixture
+def hosting(tmp_path, monkeypatch):
+    """A fresh data dir, hosted by default, a one-second grace; at the end no host survives."""
+    monkeypatch.setenv("MIRAGE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MIRAGE_HOSTING", "hosted")
+    monkeypatch.setenv("MIRAGE_HOST_GRACE", "1")
+    monkeypatch.delenv("MIRAGE_HOST_BACKEND", raising=False)
+    monkeypatch.setenv("MIRAGE_LLAMA_SERVER", "")         # the llama.cpp backend, always
+    seen: list[int] = []
+    yield seen
+    seen += [e.pid for e in registry.live_entries()]
+    client.stop_hosts()
+    assert _dead_within(seen, 15), f"a host survived the test: {seen}"
+
+
+def _kill_host(gen: HostedGenerator) -> int:
+    pid = gen.host.pid
+    os.kill(pid, signal.SIGKILL)
+    return pid
+
+
+def test_hosted_generator_is_byte_identical_to_in_process(hosting):
+    hosted = load_generator(SMOL, n_threads=1)
+    assert isinstance(hosted, HostedGenerator)
+    hosting.append(hosted.host.pid)
+    local = load_generator(SMOL, hosted=False, n_threads=1)
+    assert hosted.identity == local.identity and hosted.identity.backend == "llama.cpp"
+    assert (hosted.name, hosted.chat, hosted.n_ctx) == (local.name, local.chat, local.n_ctx)
+    a, b = hosted.generate(ASK, GREEDY), local.generate(ASK, GREEDY)
+    assert a.text == b.text and a.prompt_text == b.prompt_text and a.text
+    assert (a.prompt_tokens, a.completion_tokens, a.finish_reason, a.device) == \
+        (b.prompt_tokens, b.completion_tokens, b.finish_reason, b.device)
+    # prefix reuse happens in the host: the same prompt again evaluates (almost) nothing
+    assert hosted.generate(ASK, GREEDY).prompt_tokens_evaluated <= 1
+    assert hosted.label_probs(ASK, ["Paris", "London"]) == \
+        pytest.approx(local.label_probs(ASK, ["Paris", "London"]), abs=1e-9)
+    assert hosted.count_tokens("hello world") == local.count_tokens("hello world")
+    assert hosted.render(ASK).tokens == local.render(ASK).tokens
+    assert hosted.generate("The capital of France is", GREEDY).text == \
+        local.generate("The capital of France is", GREEDY).text
+    with pytest.raises(ContextOverflow) as overflow:
+        hosted.generate("word " * 5000, GREEDY)
+    assert overflow.value.context_length == hosted.n_ctx and overflow.value.prompt_tokens > 4096
+    with pytest.raises(ValueError, match="at least one label"):
+        hosted.label_probs(ASK, [])
+    assert load_generator(SMOL) is hosted                  # one per model in a process
+    entry = registry.live_entries()
+    assert len(entry) == 1 and entry[0].pid == hosted.host.pid
+    assert entry[0].clients() == [os.getpid()]
+    log = entry[0].log
+    assert log.startswith(str(registry.hosts_dir())) and "serving" in open(log).read()
+
+
+def test_an_openai_client_talks_to_the_host(hosting):
+    from models.http import HttpGenerator
+
+    hosted = load_generator(SMOL, n_threads=1)
+    hosting.append(hosted.host.pid)
+    over_http = HttpGenerator(hosted.host.url, model=hosted.name, api="chat")
+    assert over_http.generate(ASK, GREEDY).text == hosted.generate(ASK, GREEDY).text
+    raw = HttpGenerator(hosted.host.url, model=hosted.name, api="completions")
+    assert raw.generate("The capital of France is", GREEDY).text == \
+        hosted.generate("The capital of France is", GREEDY).text
+
+
+def test_the_host_process_imports_no_library_that_crashes_beside_cuda_llama(hosting):
+    hosted = load_generator(SMOL, n_threads=1)
+    hosting.append(hosted.host.pid)
+    modules = client._get_json(hosted.host.url, "/mirage/modules")["modules"]
+    assert "llama_cpp" in modules and "models.llama" in modules
+    heavy = {"pandas", "pyarrow", "sqlite_utils", "torch", "sklearn", "textual", "engine",
+             "sentence_transformers", "mirage_tui"}
+    assert not [m for m in modules if m.split(".")[0] in heavy]
+    # and the client side never loads llama.cpp (checked in a fresh interpreter)
+    code = ("import sys; from models.catalog import load_generator; "
+            f"g = load_generator({SMOL!r}, n_threads=1); g.generate('Hi', "
+            "__import__('models.base').base.SamplingParams(max_tokens=2)); "
+            "print(sorted(m for m in sys.modules if m.startswith('llama')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+def test_kill_9_names_the_model_restarts_once_then_stops(hosting):
+    gen = load_generator(SMOL, n_threads=1)
+    first = gen.generate(ASK, GREEDY).text
+    hosting.append(_kill_host(gen))
+    with pytest.raises(TransientModelError) as died:
+        gen.generate(ASK, GREEDY)
+    message = str(died.value)
+    assert SMOL in message and "signal 9 (SIGKILL)" in message and "log:" in message
+    assert gen.generate(ASK, GREEDY).text == first            # restarted, same answer
+    hosting.append(gen.host.pid)
+    assert gen.host.pid != hosting[0]
+    _kill_host(gen)
+    with pytest.raises(ModelError) as again:
+        gen.count_tokens("hello")
+    assert not isinstance(again.value, TransientModelError)
+    assert "second time" in str(again.value) and SMOL in str(again.value)
+    fresh = load_generator(SMOL, n_threads=1)                  # a new object starts afresh
+    assert fresh is not gen and fresh.generate(ASK, GREEDY).text == first
+    hosting.append(fresh.host.pid)
+
+
+CLIENT = textwrap.dedent("""
+    import sys
+    from models.catalog import load_generator
+    from models.base import SamplingParams
+    g = load_generator({smol!r}, n_threads=1)
+    g.generate('Hello', SamplingParams(max_tokens=2))
+    print(g.host.pid, flush=True)
+    sys.stdin.read()          # hold the host until the test closes stdin (or kills us)
+""")
+
+
+def _client(smol: str) -> tuple[subprocess.Popen, int]:
+    proc = subprocess.Popen([sys.executable, "-c", CLIENT.format(smol=smol)], cwd=ROOT,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    if not line.strip():
+        proc.kill()
+        pytest.fail(f"client failed: {proc.communicate()[1][-2000:]}")
+    return proc, int(line)
+
+
+def test_two_processes_share_one_host_which_exits_after_the_last_client(hosting):
+    a, host_a = _client(SMOL)
+    b, host_b = _client(SMOL)
+    hosting += [host_a, host_b]
+    try:
+        assert host_a == host_b
+        entries = registry.live_entries()
+        assert [e.pid for e in entries] == [host_a]
+        assert entries[0].clients() == sorted([a.pid, b.pid])
+        os.kill(a.pid, signal.SIGKILL)                  # no chance to drop its lease
+        a.wait(10)
+        time.sleep(2.5)                                  # past the grace: b still holds it
+        assert registry.pid_alive(host_a) and entries[0].clients() == [b.pid]
+        b.stdin.close()                                  # b exits normally
+        b.wait(30)
+        assert _dead_within([host_a], 15), "the host outlived its last client"
+        assert registry.live_entries() == []
+    finally:
+        for p in (a, b):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def test_host_exits_when_the_process_that_started_it_is_killed_9(hosting):
+    a, host = _client(SMOL)
+    hosting.append(host)
+    os.kill(a.pid, signal.SIGKILL)
+    a.wait(10)
+    assert _dead_within([host], 15)
+
+
+def test_threads_of_all_hosts_stay_within_the_cores(hosting):
+    cores = os.cpu_count() or 1
+    big = load_generator(SMOL)                                  # asks for every core
+    other = load_generator(SMOL, n_ctx=2048)                    # another key: another host
+    hosting += [big.host.pid, other.host.pid]
+    entries = registry.live_entries()
+    assert len(entries) == 2 and all(e.threads >= 1 for e in entries)
+    if cores >= 2:
+        assert sum(e.threads for e in entries) <= cores
+    served = {e.pid: client._get_json(e.url, "/mirage/identity")["threads"] for e in entries}
+    assert served == {e.pid: e.threads for e in entries}
+    assert big.generate(ASK, GREEDY).text == other.generate(ASK, GREEDY).text
+
+
+def test_a_host_that_cannot_start_names_the_model_the_status_and_the_log(hosting):
+    with pytest.raises(ModelError) as failed:
+        load_generator(SMOL, n_ctx=99_999)
+    message = str(failed.value)
+    assert SMOL in message and "exited with status 3" in message
+    assert "longer than the 8192 tokens" in message and ".log)" in message
+    assert registry.live_entries() == []
+    with pytest.raises(ModelError, match="no such file"):
+        load_generator(ROOT / "no-such-model.gguf")
+
+
+def test_hosting_mode_from_the_environment(monkeypatch):
+    monkeypatch.setenv("MIRAGE_HOSTING", "in-process")
+    assert client.hosting_default() is False
+    monkeypatch.setenv("MIRAGE_HOSTING", "hosted")
+    assert client.hosting_default() is True
+    monkeypatch.setenv("MIRAGE_HOSTING", "sideways")
+    with pytest.raises(ModelError, match="MIRAGE_HOSTING"):
+        client.hosting_default()
+    from models.llama import DEFAULT_MAX_CTX
+
+    assert client._DEFAULT_MAX_CTX == DEFAULT_MAX_CTX
+
+
+def test_llama_server_binary_lookup_and_its_own_identity(tmp_path, monkeypatch):
+    monkeypatch.setenv("MIRAGE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.delenv("MIRAGE_LLAMA_SERVER", raising=False)
+    monkeypatch.delenv("MIRAGE_HOST_BACKEND", raising=False)
+    assert find_llama_server() is None
+    plain = HostSpec.resolve(SMOL)
+    assert plain.backend == "llama.cpp"
+    binary = tmp_path / "data" / "bin" / "llama-server"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    assert find_llama_server() == binary
+    served = HostSpec.resolve(SMOL)
+    assert served.backend == "llama-server" and served.key != plain.key
+    monkeypatch.setenv("MIRAGE_LLAMA_SERVER", "")              # empty: the backend is off
+    assert find_llama_server() is None and HostSpec.resolve(SMOL).key == plain.key
+    monkeypatch.setenv("MIRAGE_HOST_BACKEND", "llama-server")
+    with pytest.raises(ModelError, match="make llama-server"):
+        HostSpec.resolve(SMOL)
