@@ -41,6 +41,7 @@ import heapq
 import http.client
 import random
 import socket
+import sqlite3
 import time
 import urllib.error
 from collections import deque
@@ -357,6 +358,8 @@ def in_flight(requests: Iterable[Request], *, name: str, policy: Policy,
                     continue
                 yield outcome
                 if outcome.status == "fatal":
+                    if isinstance(outcome.error, sqlite3.Error):
+                        raise outcome.error       # the job's policy: a full disk, ...
                     raise (fatal(outcome) if fatal is not None
                            else model_failed(name, outcome.error))
                 budget.record(outcome.ok, None if outcome.ok else outcome.message)
