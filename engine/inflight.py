@@ -56,6 +56,7 @@ TICK = 0.1
 MAX_ATTEMPTS = 4
 BACKOFF_S = 0.5           # the first retry waits about this long, then 2×, 4×, ...
 MAX_BACKOFF_S = 30.0
+MAX_RETRY_AFTER_S = 120.0  # a server's Retry-After is honoured up to this
 WATCHDOG_GRACE_S = 5.0
 SPARE_WORKERS = 4         # threads beyond N for calls abandoned by the watchdog
 DEFAULT_ENDPOINT_CONCURRENCY = 8
@@ -218,9 +219,9 @@ class Policy:
 
     concurrency: int = 1
     watchdog: float | None = None
-    max_attempts: int = MAX_ATTEMPTS
-    backoff: float = BACKOFF_S
-    max_backoff: float = MAX_BACKOFF_S
+    max_attempts: int = field(default_factory=lambda: MAX_ATTEMPTS)
+    backoff: float = field(default_factory=lambda: BACKOFF_S)
+    max_backoff: float = field(default_factory=lambda: MAX_BACKOFF_S)
     seed: int = 0
 
 
@@ -403,7 +404,7 @@ def _group(slot: _Slot):
 def _delay(policy: Policy, attempts: int, error: BaseException, rng: random.Random) -> float:
     hint = _retry_after(error)
     if hint is not None:
-        return min(hint, policy.max_backoff * 2)
+        return min(hint, MAX_RETRY_AFTER_S)
     base = min(policy.max_backoff, policy.backoff * 2 ** (attempts - 1))
     return base * (0.5 + rng.random() / 2)            # jitter: half to the whole delay
 
