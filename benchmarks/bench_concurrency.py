@@ -132,6 +132,8 @@ def main() -> None:
             proc, url = llama_server(folder, args.threads)
             try:
                 generator = HttpGenerator(url, timeout=300)
+                # llama_cpp.server's /v1/models reports no context window (identity 0)
+                generator.n_ctx = 2048
                 one_run(folder, "warm", generator, 1, args.max_tokens, 1)   # load, caches
                 rows = [one_run(folder, "llama", generator, args.queries, args.max_tokens, n)
                         for n in (1, 4)]

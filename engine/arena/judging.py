@@ -24,8 +24,12 @@ the query and the documents before the answers; llama.cpp reuses the evaluated p
 Every judge call goes through :func:`engine.arena.judgments.cached_verdict` (one transaction
 each); every battle is one more transaction. Re-running skips stored battles, and a battle
 interrupted between its two orders is finished from the judgments cache: no judge call is
-ever made twice. Status: ``planned`` → ``running`` → ``done`` | ``cancelled`` (cooperative,
-checked between battles) | ``failed`` (the judge raised; running again resumes). Judging is a
+ever made twice. Battles go through :mod:`engine.inflight` (up to ``concurrency`` out, a
+query's battles one after another; judge calls and their cache on the workers, battle rows
+on the job's thread in plan order). A battle whose judge request failed after its retries
+is counted in ``errors`` and left for the next session. Status: ``planned`` → ``running`` →
+``done`` | ``cancelled`` (cooperative: no new battle is sent) | ``failed`` (the judge raised,
+or failures went beyond the error budget; running again resumes). Judging is a
 :class:`~engine.jobs.Job`: cancel, the end and the errors follow that policy, and progress is a
 :class:`~engine.jobs.JobEvent` (:func:`~engine.arena.events.arena_event`).
 """

@@ -1,7 +1,9 @@
 """Executing a plan: every generation stored as it finishes, resumable after anything.
 
-Items run in the plan's order (generator, then query, then settings in prefix-sharing order).
-Each finished item is one transaction (:mod:`engine.runs.rows`). A run that is cancelled,
+Items run in the plan's order (generator, then query, then settings in prefix-sharing order)
+through :mod:`engine.inflight`: up to ``concurrency`` requests out at once (a query's items
+one after another), retried when a failure is transient, each outcome stored on this thread in
+the plan's order. Each finished item is one transaction (:mod:`engine.runs.rows`). A run that is cancelled,
 crashes or is killed with ``kill -9`` has only whole items stored; running it again skips
 the items it has, answers every other item whose generation is already stored (by any run)
 from the store, and generates only the rest: nothing is generated twice, no row is lost or
@@ -12,9 +14,13 @@ and language, with ``cited=True`` for a template whose responses carry citations
 (``mirage-bench``). A stored generation already scored for the query by the current scorer
 version is not scored again.
 
-Status: ``planned`` → ``running`` → ``done`` | ``cancelled`` (cooperative cancel, checked
-between items) | ``failed`` (a generator raised: the item records the error and the run stops;
-or the disk filled up: the open transaction is rolled back, nothing is half-written).
+Status: ``planned`` → ``running`` → ``done`` | ``cancelled`` (cooperative: no new request is
+sent, the ones in flight finish and are stored) | ``failed`` (a generator raised an error that
+is neither transient nor a bad reply, or failed items went beyond the error budget: the item
+records the error and the run stops; or the disk filled up: the open transaction is rolled
+back, nothing is half-written). An item whose request failed after its retries, or whose
+reply was unusable (:class:`~models.base.ReplyError`), records its error and the run goes on;
+it counts in ``errors``, and running again asks for it again.
 Running it again resumes. Adaptive runs take the plan's batches one after another and stop
 when :func:`engine.runs.sampling.ci_half_widths` are all below the target. Progress goes to
 a callback as :class:`~engine.jobs.JobEvent` (:func:`~engine.runs.events.run_event`), at most
