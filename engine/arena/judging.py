@@ -24,17 +24,21 @@ the query and the documents before the answers; llama.cpp reuses the evaluated p
 Every judge call goes through :func:`engine.arena.judgments.cached_verdict` (one transaction
 each); every battle is one more transaction. Re-running skips stored battles, and a battle
 interrupted between its two orders is finished from the judgments cache: no judge call is
-ever made twice. Status: ``planned`` → ``running`` → ``done`` | ``cancelled`` (cooperative,
-checked between battles) | ``failed`` (the judge raised; running again resumes). Judging is a
+ever made twice. Battles go through :mod:`engine.inflight` (up to ``concurrency`` out, a
+query's battles one after another; judge calls and their cache on the workers, battle rows
+on the job's thread in plan order). A battle whose judge request failed after its retries
+is counted in ``errors`` and left for the next session. Status: ``planned`` → ``running`` →
+``done`` | ``cancelled`` (cooperative: no new battle is sent) | ``failed`` (the judge raised,
+or failures went beyond the error budget; running again resumes). Judging is a
 :class:`~engine.jobs.Job`: cancel, the end and the errors follow that policy, and progress is a
 :class:`~engine.jobs.JobEvent` (:func:`~engine.arena.events.arena_event`).
 """
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
+from functools import partial
 from typing import Callable
 
 from engine.arena.events import ArenaSummary, arena_event
@@ -55,7 +59,9 @@ from engine.arena.planning import (
     plan_jobs,
     shown_order,
 )
-from engine.jobs import Job, JobEvent, eta, model_failed, per_second
+from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_concurrency,
+                             in_flight, parse_max_errors, watchdog_for)
+from engine.jobs import Job, JobEvent, Stop, eta, model_failed, per_second
 from engine.results.records import load_run
 from engine.runs.header import identity_json, machine, now, package_versions
 from engine.store import Store
@@ -81,11 +87,14 @@ def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: s
                 reference: str | None = None, n_threads: int | None = None,
                 progress: Callable[[JobEvent], None] | None = None,
                 cancel: threading.Event | Callable[[], bool] | None = None,
-                min_interval: float = 0.1) -> ArenaSummary:
+                min_interval: float = 0.1, concurrency: int | None = None,
+                max_errors: int | float | str | None = None) -> ArenaSummary:
     """Judge the run's answers (module docstring) into the arena ``name`` (default
     ``pairwise:<judge>`` or ``reference:<judge>``, with ``:both`` / ``:seed<S>`` when not the
     defaults) and say how it ended. ``judge`` is a catalog name or path (loaded with
-    ``n_threads``) or a ready Generator. Raises :class:`ArenaError` (bad options, too few
+    ``n_threads``) or a ready Generator. ``concurrency`` judge requests are kept in flight
+    (default: the judge's own, :func:`engine.inflight.default_concurrency`), with the error
+    budget ``max_errors`` (:class:`engine.inflight.ErrorBudget`). Raises :class:`ArenaError` (bad options, too few
     contestants, a judge that cannot load, another arena config) before writing anything."""
     if pairs not in PAIRS:
         raise ArenaError(f"pairs must be one of {', '.join(PAIRS)}, not {pairs!r}")
@@ -95,6 +104,12 @@ def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: s
         raise ArenaError("queries must be at least 1")
     if reference is not None and pairs != "reference":
         raise ArenaError("a reference contestant needs pairs='reference'")
+    if concurrency is not None and (isinstance(concurrency, bool) or concurrency < 1):
+        raise ArenaError("concurrency must be at least 1")
+    try:
+        budget = ErrorBudget(parse_max_errors(max_errors))
+    except ValueError as exc:
+        raise ArenaError(str(exc)) from None
     run = load_run(store, run_name)
     contestants = choose_contestants(store, run, pairs, systems, reference)
     mode = "pairwise" if pairs == "all" else "reference"
@@ -117,6 +132,9 @@ def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: s
     name = name or _default_name(mode, judge_name, order, seed, reference)
     judging = _Judging(store, run, name, config, generator, contestants, plan, progress, cancel,
                        min_interval, n_threads)
+    judging.budget = budget
+    judging.policy = Policy(concurrency=concurrency or default_concurrency(generator),
+                            watchdog=watchdog_for(generator), seed=seed)
     # opened before the job's error policy applies: another config, or a database error
     # here, raises as it is, with nothing written
     judging.open()
@@ -220,6 +238,9 @@ class _Judging(Job):
         self.current: str | None = None
         self.last_error: str | None = None
         self.stored: dict[tuple, tuple] = {}     # battles judged before (open reads them)
+        self.budget = ErrorBudget()
+        self.policy = Policy()
+        self.mark = 0.0                   # when the last battle was stored
 
     # ----------------------------------------------------------------------- the loop
 
@@ -227,18 +248,47 @@ class _Judging(Job):
         stored = self.stored
         self._count_stored(self.jobs, stored)
         self.emit(force=True)
-        for job in self.jobs:
+        requests = (Request((job, m), partial(self._verdicts, job, m), group=job.query_id)
+                    for job in self.jobs for m in job.matchups
+                    if (m.query, m.a, m.b) not in stored)
+        self.check_cancel()
+        self.mark = time.perf_counter()
+        for outcome in in_flight(requests, name=self.judge.judge_name, policy=self.policy,
+                                 budget=self.budget, cancel=self.cancel, tick=self.emit,
+                                 fatal=self._fatal):
+            job, m = outcome.key
             self.current = job.query_id
-            for matchup in job.matchups:
-                if (matchup.query, matchup.a, matchup.b) in stored:
-                    continue
-                self.check_cancel()
-                self._battle(job, matchup)
-                self.emit()
+            if outcome.ok and not isinstance(outcome.value, ContextOverflow):
+                self._battle(m, *outcome.value)
+            else:
+                error = outcome.value if outcome.ok else outcome.error
+                self.counts["errors"] += 1
+                self.last_error = f"query {job.query_id}, {m.a} vs {m.b}: {error}"
+            self.emit()
+        self.check_cancel()
         if self.counts["errors"]:
-            return (f"{self.counts['errors']} battle(s) not judged: the prompt overflows "
-                    f"the judge's context (last: {self.last_error})")
+            return (f"{self.counts['errors']} battle(s) not judged (the prompt overflows the "
+                    f"judge's context, or the judge failed; run it again to retry them); "
+                    f"last: {self.last_error}")
         return None
+
+    def _verdicts(self, job: QueryJob, m: Matchup):
+        """On a worker thread: the battle's verdicts (from the judgments cache, or judged and
+        cached now), or the ContextOverflow when even no documents fit."""
+        if self.config["order"] in ("both", "debiased"):
+            shown = ["ab", "ba"]
+        else:
+            shown = [shown_order(self.config["seed"], m.query, m.a, m.b)]
+        try:
+            verdicts, n_docs = judge_verdicts(self.store, self.judge, job, m, shown)
+        except ContextOverflow as exc:
+            return exc
+        return shown, verdicts, n_docs
+
+    def _fatal(self, outcome: Outcome) -> Stop:
+        job, _ = outcome.key
+        return model_failed(self.judge.judge_name, outcome.error, JUDGE_FAILED,
+                            query=job.query_id)
 
     def open(self) -> None:
         """Create the arena row, or check a stored one against this config and judge; read
@@ -278,8 +328,10 @@ class _Judging(Job):
                 self.arena_id = cur.lastrowid
             self.header.pop("message", None)
             self.header["contestants"] = self.contestants
+            self.header["concurrency"] = self.policy.concurrency
             self.header.setdefault("sessions", []).append(
                 {"started_at": now(), "threads": self.n_threads,
+                 "concurrency": self.policy.concurrency,
                  "device": getattr(self.generator, "device", None),
                  "packages": package_versions()})
             conn.execute("UPDATE arenas SET config = ?, header = ?, status = 'running', "
@@ -311,23 +363,8 @@ class _Judging(Job):
 
     # ----------------------------------------------------------------------- one battle
 
-    def _battle(self, job: QueryJob, m: Matchup) -> None:
-        started = time.perf_counter()
-        if self.config["order"] in ("both", "debiased"):
-            shown = ["ab", "ba"]
-        else:
-            shown = [shown_order(self.config["seed"], m.query, m.a, m.b)]
-        try:
-            verdicts, n_docs = judge_verdicts(self.store, self.judge, job, m, shown)
-        except ContextOverflow as exc:
-            self.counts["errors"] += 1
-            self.last_error = f"query {job.query_id}, {m.a} vs {m.b}: {exc}"
-            return
-        except sqlite3.OperationalError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any judge failure stops the judging
-            raise model_failed(self.judge.judge_name, exc, JUDGE_FAILED,
-                               query=job.query_id) from None
+    def _battle(self, m: Matchup, shown, verdicts, n_docs) -> None:
+        """On the job's thread, in plan order: the battle's row from its verdicts."""
         orders, new_calls = [], 0
         for order, stored in verdicts:
             v = stored.verdict
@@ -364,10 +401,12 @@ class _Judging(Job):
         c["unparsed"] += winner is None
         c["disagreements"] += disagreement
         c["judge_calls"] += new_calls
-        if new_calls:
+        moment = time.perf_counter()
+        if new_calls:      # wall time since the last battle: N in flight overlap
             c["judged"] += 1
-            self.battle_seconds += time.perf_counter() - started
-        else:
+            self.battle_seconds += moment - self.mark
+        self.mark = moment
+        if not new_calls:
             c["cached"] += 1
 
     # ----------------------------------------------------------------------- the arena row

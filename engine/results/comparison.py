@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.results.text import ADAPTABILITY_COLUMNS, pct, short_setting, table
+from engine.results.text import ADAPTABILITY_COLUMNS, concurrency_text, pct, short_setting, table
 
 Segment = tuple[str, str]
 """``(text, role)``; see the module docstring for the roles."""
@@ -213,13 +213,17 @@ def comparison_segments(c: RunComparison) -> list[Segment]:
 def summary_segments(report: dict, row: RunRow | None = None) -> list[Segment]:
     """One run: title, accuracy per system × setting, adaptability, notes."""
     items = report["items"]
+    failed = f" · {items['errors']} failed" if items.get("errors") else ""
     out: list[Segment] = [(f"{report['run']} · {report['dataset']} · {report['status']} · "
-                           f"{items['done']}/{items['total']} items", "title")]
+                           f"{items['done']}/{items['total']} items{failed}", "title")]
     if row is not None:
         out.append((f"\ncreated {row.created} · updated {row.updated} · seed {row.seeds} · "
                     f"device {', '.join(row.devices) or '—'}\ngenerators "
                     f"{', '.join(row.generators) or '—'} · settings {', '.join(row.settings)}",
                     ""))
+    overlap = concurrency_text(report.get("header") or {})
+    if overlap:
+        out.append((f"\nrequests in flight: {overlap}", ""))
     sample = report.get("sample")
     if sample:
         out.append((f"\nA sample of {sample['queries']} of {sample['of']} queries "

@@ -65,15 +65,32 @@ def _context(entry: dict) -> tuple[str, str]:
     return "mixed (pool)", "-"
 
 
+def concurrency_text(header: dict) -> str:
+    """The run header's requests in flight per generator (``smollm2 4``), when any generator
+    had more than one out at once; empty otherwise."""
+    concurrency = header.get("concurrency")
+    if not isinstance(concurrency, dict) or not any(
+            isinstance(n, int) and n > 1 for n in concurrency.values()):
+        return ""
+    return ", ".join(f"{name} {n}" for name, n in concurrency.items())
+
+
 def _title(report: dict) -> list[str]:
     items = report["items"]
     errors = items["errors"]  # done counts them: finished items, generated or failed
-    extra = [f"{errors} error{'s' if errors != 1 else ''}" if errors else "",
+    extra = [f"{errors} failed" if errors else "",
              f"{items['truncated']} truncated" if items["truncated"] else ""]
     extra_text = ", ".join(e for e in extra if e)
     lines = [f"Run {report['run']} on {report['dataset']}: {report['status']}, "
              f"{items['done']}/{items['total']} items done"
              + (f" ({extra_text})" if extra_text else "")]
+    if errors:
+        lines.append(f"{errors} item{'s' if errors != 1 else ''} failed (recorded with the error; "
+                     "running the run again retries them).")
+    overlap = concurrency_text(report.get("header") or {})
+    if overlap:
+        lines.append(f"Requests in flight: {overlap} (a backend that batches requests may "
+                     "change a greedy text slightly).")
     if report.get("partial"):
         lines.append(f"PARTIAL: status {report['status']}, {items['done']} of {items['total']} "
                      f"items done ({items['pending']} pending); the numbers cover the items "

@@ -22,11 +22,13 @@ A run file (every key but ``dataset`` and ``generators`` is optional)::
     max_tokens = 64
     n_ctx = 4096
     threads = 2
+    concurrency = 4                       # requests in flight (default: from the generator)
+    max_errors = "10%"                    # error budget: a count, a fraction or a percentage
 
 Re-running a run of the same name resumes it when the fields that decide its results
-(:data:`IDENTITY_FIELDS`) are the same; ``threads``, ``adaptive_target``, ``adaptive_batch``
-and ``budget`` may change between sessions (they decide how fast and how far it goes, not
-what any item is).
+(:data:`IDENTITY_FIELDS`) are the same; ``threads``, ``concurrency``, ``max_errors``,
+``adaptive_target``, ``adaptive_batch`` and ``budget`` may change between sessions (they decide
+how fast and how far it goes, not what any item is).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from engine.inflight import parse_max_errors
 from engine.prompts import get_template
 
 BASIC_SETTINGS = ("base", "oracle", "mixed")
@@ -84,6 +87,8 @@ class RunConfig:
     max_tokens: int = 64
     n_ctx: int | None = None
     threads: int | None = None
+    concurrency: int | None = None
+    max_errors: int | float | str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.dataset, str) or not self.dataset.strip():
@@ -123,7 +128,11 @@ class RunConfig:
         if self.reranker and self.top_k and max(self.top_k) > self.rerank_depth:
             raise ConfigError(f"rerank_depth {self.rerank_depth} is smaller than the largest "
                               f"k ({max(self.top_k)}): the reranker keeps only its candidates")
-        for name in ("sample", "budget", "adaptive_batch", "n_ctx", "threads"):
+        try:
+            self.max_errors = parse_max_errors(self.max_errors)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        for name in ("sample", "budget", "adaptive_batch", "n_ctx", "threads", "concurrency"):
             if getattr(self, name) is not None:
                 self._positive(name)
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):

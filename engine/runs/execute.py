@@ -1,7 +1,9 @@
 """Executing a plan: every generation stored as it finishes, resumable after anything.
 
-Items run in the plan's order (generator, then query, then settings in prefix-sharing order).
-Each finished item is one transaction (:mod:`engine.runs.rows`). A run that is cancelled,
+Items run in the plan's order (generator, then query, then settings in prefix-sharing order)
+through :mod:`engine.inflight`: up to ``concurrency`` requests out at once (a query's items
+one after another), retried when a failure is transient, each outcome stored on this thread in
+the plan's order. Each finished item is one transaction (:mod:`engine.runs.rows`). A run that is cancelled,
 crashes or is killed with ``kill -9`` has only whole items stored; running it again skips
 the items it has, answers every other item whose generation is already stored (by any run)
 from the store, and generates only the rest: nothing is generated twice, no row is lost or
@@ -12,9 +14,13 @@ and language, with ``cited=True`` for a template whose responses carry citations
 (``mirage-bench``). A stored generation already scored for the query by the current scorer
 version is not scored again.
 
-Status: ``planned`` → ``running`` → ``done`` | ``cancelled`` (cooperative cancel, checked
-between items) | ``failed`` (a generator raised: the item records the error and the run stops;
-or the disk filled up: the open transaction is rolled back, nothing is half-written).
+Status: ``planned`` → ``running`` → ``done`` | ``cancelled`` (cooperative: no new request is
+sent, the ones in flight finish and are stored) | ``failed`` (a generator raised an error that
+is neither transient nor a bad reply, or failed items went beyond the error budget: the item
+records the error and the run stops; or the disk filled up: the open transaction is rolled
+back, nothing is half-written). An item whose request failed after its retries, or whose
+reply was unusable (:class:`~models.base.ReplyError`), records its error and the run goes on;
+it counts in ``errors``, and running again asks for it again.
 Running it again resumes. Adaptive runs take the plan's batches one after another and stop
 when :func:`engine.runs.sampling.ci_half_widths` are all below the target. Progress goes to
 a callback as :class:`~engine.jobs.JobEvent` (:func:`~engine.runs.events.run_event`), at most
@@ -28,8 +34,12 @@ import json
 import threading
 import time
 from collections import defaultdict
+from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Mapping
 
+from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_concurrency,
+                             in_flight, watchdog_for)
 from engine.jobs import Job, JobEvent, Stop, eta, model_errors, model_failed, per_second
 from engine.metrics.answer import score_generation
 from engine.prompts import get_template
@@ -46,6 +56,17 @@ from models.base import ContextOverflow
 DISK_FULL = ("the disk is full (database or disk is full): the run stopped; every stored item "
              "is complete (each is one transaction). Free some space and run it again to "
              "resume.")
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """What a worker found for one item: its prompt and text (stored or new), or why not."""
+
+    prompt: object
+    gen_key: str | None
+    text: str | None
+    generation: object
+    error: str | None = None
 
 
 def execute(store: Store, plan: Plan, *, progress: Callable[[JobEvent], None] | None = None,
@@ -85,6 +106,9 @@ class _Runner(Job):
         self.stop_reason: str | None = None
         self.half_widths: dict[str, float] = {}
         self.recorded: set[str] = set()               # generators whose identity is recorded
+        self.budget = ErrorBudget(self.config.max_errors)
+        self.contexts: dict[tuple, list[int]] = {}    # item key -> context, while in flight
+        self.mark = 0.0                               # when the last item was stored
 
     # ----------------------------------------------------------------------- the loop
 
@@ -130,32 +154,45 @@ class _Runner(Job):
         chunks = load_chunks(self.store, wanted)
         for system in self.plan.systems:
             todo = [i for i in items if i.system == system]
-            if all(self.finished.get(self._key(i)) for i in todo):
-                self.counts["done"] += len(todo)          # nothing to do: no model to load
-                self.counts["cached"] += len(todo)
-                continue
+            stored = [i for i in todo if self.finished.get(self._key(i))]
+            self.counts["done"] += len(stored)          # finished before: nothing to ask
+            self.counts["cached"] += len(stored)
+            todo = [i for i in todo if not self.finished.get(self._key(i))]
+            if not todo:
+                continue                                # no model to load
             generator = self._generator(system.generator)
             model_key = generator.identity.key()
-            for item in todo:
-                self.check_cancel()
-                self._do_item(item, generator, model_key, facts[item.query_rowid], ranked,
-                              chunks)
+            requests = (Request(item, partial(self._answer, item, generator, model_key,
+                                              facts[item.query_rowid], ranked, chunks),
+                                group=item.query_rowid) for item in todo)
+            self.check_cancel()
+            self.mark = time.perf_counter()
+            for outcome in in_flight(requests, name=system.generator,
+                                     policy=self._policy(system.generator, generator),
+                                     budget=self.budget, cancel=self.cancel, tick=self.emit):
+                self._store(outcome, generator, model_key, facts[outcome.key.query_rowid])
                 self.emit()
+            self.check_cancel()
         self.emit(force=True)
 
     def _key(self, item: PlanItem) -> tuple:
         return (item.system.label, self.plan.setting_of(item), item.query_rowid)
 
+    def _policy(self, name: str, generator) -> Policy:
+        """How many requests go out at once (the run's setting, else the generator's
+        default), recorded in the header for this session."""
+        n = self.config.concurrency or default_concurrency(generator)
+        if self.header.get("concurrency", {}).get(name) != n:
+            self.header.setdefault("concurrency", {})[name] = n
+            self.header["sessions"][-1].setdefault("concurrency", {})[name] = n
+            self._write_run()
+        return Policy(concurrency=n, watchdog=watchdog_for(generator), seed=self.config.seed)
+
     # ----------------------------------------------------------------------- one item
 
-    def _do_item(self, item, generator, model_key, facts, ranked, chunks) -> None:
-        key = self._key(item)
-        self.current = key[:2]
-        if self.finished.get(key):
-            self.counts["done"] += 1
-            self.counts["cached"] += 1
-            return
-        started = time.perf_counter()
+    def _answer(self, item, generator, model_key, facts, ranked, chunks) -> _Answer:
+        """On a worker thread: the item's prompt, and its generation from the cache or the
+        model. Model errors propagate (the in-flight policy retries, records or stops)."""
         try:
             context = context_rowids(item.kind, facts,
                                      ranked.get(item.retriever, {}).get(item.query_rowid),
@@ -163,21 +200,36 @@ class _Runner(Job):
             prompt = fit_prompt(generator, self.template, facts, item.kind, context, chunks,
                                 self.config.max_tokens)
         except (LookupError, PromptTooLong) as exc:
-            self._error(key, None, str(exc))
-            return
+            return _Answer(None, None, None, None, str(exc))
+        self.contexts[self._key(item)] = prompt.context
         gen_key = generation_key(model_key, prompt.text, self.params)
-        text, generation = rows.generation_text(self.store, gen_key), None
-        if text is None:
-            try:
-                generation = generator.generate(prompt.messages, self.params)
-            except ContextOverflow as exc:
-                self._error(key, prompt.context, f"context overflow: {exc}")
-                return
-            except Exception as exc:  # noqa: BLE001 - any model failure stops the run
-                stop = model_failed(item.system.generator, exc)
-                self._error(key, prompt.context, stop.message)
-                raise stop from None
-            text = generation.text
+        text = rows.generation_text(self.store, gen_key)
+        if text is not None:
+            return _Answer(prompt, gen_key, text, None)
+        try:
+            generation = generator.generate(prompt.messages, self.params)
+        except ContextOverflow as exc:
+            return _Answer(prompt, None, None, None, f"context overflow: {exc}")
+        return _Answer(prompt, gen_key, generation.text, generation)
+
+    def _store(self, outcome: Outcome, generator, model_key, facts) -> None:
+        """On the job's thread, in the plan's order: the item stored, or its error."""
+        item = outcome.key
+        key = self._key(item)
+        self.current = key[:2]
+        if not outcome.ok:
+            message = outcome.message
+            if outcome.status == "fatal":
+                message = model_failed(item.system.generator, outcome.error).message
+            self._error(key, self.contexts.pop(key, None), message)
+            return
+        answer: _Answer = outcome.value
+        self.contexts.pop(key, None)
+        if answer.error is not None:
+            self._error(key, answer.prompt.context if answer.prompt else None, answer.error)
+            return
+        prompt, gen_key, text, generation = answer.prompt, answer.gen_key, answer.text, \
+            answer.generation
         scores = None
         if generation is not None or not rows.is_scored(self.store, gen_key, item.query_rowid):
             scores = score_generation(text, facts.answers, language=facts.language,
@@ -188,10 +240,12 @@ class _Runner(Job):
         self.finished[key] = gen_key
         self.counts["done"] += 1
         self.counts["truncated"] += prompt.truncated
+        moment = time.perf_counter()
         if generation is None:
             self.counts["cached"] += 1
         else:
-            self._count_generation(generation, time.perf_counter() - started)
+            self._count_generation(generation, moment - self.mark)
+        self.mark = moment
         loose = (next((s.value for s in scores if s.metric == rows.LOOSE), None) if scores
                  else rows.stored_loose(self.store, gen_key, item.query_rowid))
         self._count_label(key[0], key[1], loose)

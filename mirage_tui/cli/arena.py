@@ -2,7 +2,7 @@
 
     mirage-tui arena judge RUN --judge MODEL [--pairs all|reference] [--reference SYSTEM]
                            [--queries N] [--order random|both] [--seed S] [--threads N]
-                           [--name NAME]
+                           [--concurrency N] [--max-errors N|P%] [--name NAME]
     mirage-tui arena ratings RUN [--arena NAME] [--boot 200] [--seed 0] [--json]
     mirage-tui arena surrogate RUN [--arena NAME] [--judge MODEL] [--json]
     mirage-tui arena export RUN [--arena NAME] [--format csv|jsonl] [--out PATH]
@@ -24,7 +24,7 @@ import sys
 import threading
 from pathlib import Path
 
-from mirage_tui.cli.common import CliError, db_option, install_interrupt
+from mirage_tui.cli.common import CliError, db_option, in_flight_options, install_interrupt
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -60,6 +60,7 @@ def add_parsers(sub) -> None:
                    help="judge only contestants in these settings, e.g. base,oracle,retrieved@3 "
                         "(default: every setting of the run)")
     p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for the judge")
+    in_flight_options(p, "judge")
     p.add_argument("--name", help="arena name (default pairwise:JUDGE or reference:JUDGE)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -125,7 +126,8 @@ def _judge(args, store) -> int:
                               queries=args.queries, seed=args.seed, order=args.order,
                               systems=_systems_in(store, args.run, args.settings),
                               name=args.name, reference=args.reference,
-                              n_threads=args.threads, progress=printer, cancel=cancel)
+                              n_threads=args.threads, progress=printer, cancel=cancel,
+                              concurrency=args.concurrency, max_errors=args.max_errors)
     finally:
         printer.close()
         if previous is not None:

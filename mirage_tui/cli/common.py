@@ -21,6 +21,17 @@ def db_option(parser: argparse.ArgumentParser, top: bool = False) -> None:
         help="workspace database file (default: $MIRAGE_DB or the user data folder)")
 
 
+def in_flight_options(parser: argparse.ArgumentParser, what: str = "generator") -> None:
+    """``--concurrency`` and ``--max-errors``: how many model requests go out at once, and how
+    many may fail before the job stops (engine/inflight.py)."""
+    parser.add_argument("--concurrency", type=int, metavar="N",
+                        help=f"{what} requests in flight at once (default: the {what}'s own: "
+                             "a host's slots, 8 for an HTTP endpoint, 1 in-process)")
+    parser.add_argument("--max-errors", metavar="N|P%",
+                        help="error budget: stop after more than N failed requests, or more "
+                             "than P%% of those attempted (default 10%%, at least 5)")
+
+
 def install_interrupt(cancel: threading.Event):
     """First Ctrl-C: cancel after the current item; second: the default (KeyboardInterrupt)."""
     if threading.current_thread() is not threading.main_thread():

@@ -5,10 +5,13 @@
         --settings base,oracle,mixed,retrieved@1,retrieved@3,retrieved@5 \\
         --retriever minilm-l6-v2,e5-small-q4 --sample 100 --seed 0 --name demo-smol
     mirage-tui run ... --dry-run          # the plan, what is stored already, a time estimate
+    mirage-tui run ... --concurrency 8 --max-errors 5%   # requests in flight, error budget
 
 Flags override the file's keys. Running the same command again resumes the run (without
 ``--name`` the name is derived from the configuration, so the same command finds it); a run
-of the same name with other settings is refused unless ``--force-new``. Ctrl-C cancels
+of the same name with other settings is refused unless ``--force-new`` (``--concurrency``,
+``--max-errors`` and ``--threads`` may change: the run resumes). Items that failed (retries
+spent, an unusable reply) are recorded with their error and retried by the next run. Ctrl-C cancels
 cleanly after the current item (twice: at once); the run resumes from the store.
 
 Progress goes to stderr: a live bar on a terminal, otherwise a line every ~10 seconds.
@@ -23,7 +26,7 @@ import threading
 from dataclasses import asdict
 from pathlib import Path
 
-from mirage_tui.cli.common import CliError, db_option, install_interrupt
+from mirage_tui.cli.common import CliError, db_option, in_flight_options, install_interrupt
 from mirage_tui.cli.progress import ProgressPrinter, accuracy_line
 from mirage_tui.durations import duration
 
@@ -58,6 +61,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--max-tokens", type=int, metavar="N", help="tokens per answer (64)")
     p.add_argument("--n-ctx", type=int, metavar="N", help="context window (model default)")
     p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads")
+    in_flight_options(p)
     p.add_argument("--dry-run", action="store_true",
                    help="print the plan, what is stored already and a time estimate")
     p.add_argument("--force-new", action="store_true",
@@ -95,7 +99,8 @@ def _config(args):
                  "template": args.template, "sample": args.sample, "seed": args.seed,
                  "name": args.name, "adaptive_target": args.adaptive_target,
                  "adaptive_batch": args.adaptive_batch, "budget": args.budget,
-                 "max_tokens": args.max_tokens, "n_ctx": args.n_ctx, "threads": args.threads}
+                 "max_tokens": args.max_tokens, "n_ctx": args.n_ctx, "threads": args.threads,
+                 "concurrency": args.concurrency, "max_errors": args.max_errors}
     if args.config is not None:
         return RunConfig.from_toml(args.config, **overrides)
     if not args.dataset or not args.generator:

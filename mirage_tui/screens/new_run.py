@@ -209,6 +209,9 @@ class NewRunScreen(BaseScreen):
                     yield from self._row("threads", Input(
                         "", placeholder="auto", id="run-threads", classes="short",
                         compact=True, type="integer"), "llama.cpp")
+                    yield from self._row("in flight", Input(
+                        "", placeholder="auto", id="run-concurrency", classes="short",
+                        compact=True, type="integer"), "requests at once")
                     yield from self._row("name", Input(
                         "", placeholder="derived from the configuration", id="run-name",
                         compact=True))
@@ -331,6 +334,8 @@ class NewRunScreen(BaseScreen):
             max_tokens=_optional_int(self.query_one("#run-max-tokens", Input).value,
                                      "max tokens") or 64,
             threads=_optional_int(self.query_one("#run-threads", Input).value, "threads"),
+            concurrency=_optional_int(self.query_one("#run-concurrency", Input).value,
+                                      "in flight"),
             name=self.query_one("#run-name", Input).value.strip() or None)
 
     @on(Input.Changed)

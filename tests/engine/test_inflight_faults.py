@@ -1,0 +1,138 @@
+"""Real runs through the in-flight policy: against a loopback OpenAI-compatible server that
+refuses, answers 500 and stalls past the timeout (tests/testkit/fault_server.py) through
+``models.http.HttpGenerator``; a model reply that cannot be used; a breached error budget; and
+SmolLM2 in-process at concurrency 3 storing exactly what a sequential run stores.
+
+Everything stored is checked in SQLite directly: every item is stored or recorded failed,
+none twice, and a resumed run fills the failed ones.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from testkit.fault_server import FaultServer
+from testkit.runs import SMOL, FakeGenerator, config, run
+
+import engine.inflight
+from engine.datasets.demo_pool import ensure_demo
+from engine.store import Store
+from models.base import ReplyError
+from models.http import HttpGenerator
+
+
+def item_rows(store) -> list[tuple]:
+    return [tuple(r) for r in store.query(
+        "SELECT system, setting, query_rowid, generation_key, error FROM run_items "
+        "ORDER BY system, setting, query_rowid")]
+
+
+def stored_answers(store) -> list[tuple]:
+    """Item by item: the generated text and every score (the rowids are the same in two
+    stores that imported the same demo pool)."""
+    return [tuple(r) for r in store.query(
+        "SELECT ri.system, ri.setting, ri.query_rowid, g.text, s.metric, s.value "
+        "FROM run_items ri JOIN generations g ON g.key = ri.generation_key "
+        "JOIN scores s ON s.generation_key = ri.generation_key "
+        "AND s.query_rowid = ri.query_rowid ORDER BY 1, 2, 3, 5")]
+
+
+@pytest.fixture
+def quick_retries(monkeypatch):
+    monkeypatch.setattr(engine.inflight, "BACKOFF_S", 0.05)
+    monkeypatch.setattr(engine.inflight, "MAX_BACKOFF_S", 0.2)
+
+
+def test_a_run_against_a_faulty_endpoint_stores_or_fails_every_item_then_resumes(
+        demo, quick_retries):
+    with FaultServer(seed=3, refuse=0.3, error=0.15, stall=0.1, stall_s=1.0) as server:
+        generator = HttpGenerator(server.url, timeout=0.4)
+        cfg = config(generators=["faulty"], sample=12, concurrency=4, max_errors="60%")
+        _, first = run(demo, cfg, {"faulty": generator})
+        assert first.status == "done" and first.total == 36
+        assert set(server.faults) == {"refuse", "error", "stall", "ok"}
+        items = item_rows(demo)
+        stored = [r for r in items if r[3] is not None and r[4] is None]
+        failed = [r for r in items if r[3] is None and r[4] is not None]
+        assert len(items) == 36 == len(stored) + len(failed)
+        assert len({r[:3] for r in items}) == 36                       # no duplicates
+        assert failed and first.errors == len(failed) and first.generated == len(stored)
+        assert all("after 4 attempts" in r[4] for r in failed)
+        assert demo.query("SELECT COUNT(*) FROM generations")[0][0] == len(stored)
+        header = json.loads(demo.query("SELECT header FROM runs")[0][0])
+        assert header["concurrency"] == {"faulty": 4}
+        assert header["sessions"][-1]["concurrency"] == {"faulty": 4}
+        # the server behaves again: running it again asks for the failed items only
+        server.faulty = False
+        asked = sum(server.asked.values())
+        _, second = run(demo, cfg, {"faulty": generator})
+        assert second.status == "done" and second.errors == 0
+        assert second.generated == len(failed) and second.cached == len(stored)
+        assert sum(server.asked.values()) - asked == len(failed)
+        items = item_rows(demo)
+        assert len(items) == 36 and all(r[3] and r[4] is None for r in items)
+        assert demo.query("SELECT COUNT(*) FROM generations")[0][0] == 36
+
+
+class ReplyFails(FakeGenerator):
+    """Answers unusably (a ReplyError) on the calls whose prompt contains ``marker``."""
+
+    def __init__(self, marker: str, **kw):
+        super().__init__(**kw)
+        self.marker = marker
+
+    def generate(self, messages, params):
+        generation = super().generate(messages, params)
+        if self.marker in self.calls[-1]:
+            raise ReplyError(f"{self.name} answered None for this prompt")
+        return generation
+
+
+def test_a_reply_error_records_that_item_and_the_run_goes_on(demo):
+    gen = ReplyFails("Context : ", fail_on=())
+    cfg = config(settings=["base", "oracle"], sample=4)
+    _, first = run(demo, cfg, {"fake-gen": gen})
+    # oracle prompts carry a context: 4 items fail, the 4 base ones are stored
+    assert first.status == "done" and first.errors == 4 and first.generated == 4
+    errors = demo.query("SELECT setting, error FROM run_items WHERE error IS NOT NULL")
+    assert {r[0] for r in errors} == {"oracle"}
+    assert all("ReplyError: fake-gen answered None" in r[1] for r in errors)
+    healthy = FakeGenerator()
+    _, second = run(demo, cfg, {"fake-gen": healthy})
+    assert second.status == "done" and len(healthy.calls) == 4 and second.errors == 0
+    assert demo.query("SELECT COUNT(*) FROM run_items WHERE error IS NULL")[0][0] == 8
+
+
+def test_an_error_budget_breach_stops_the_run_resumably(demo):
+    broken = ReplyFails("", name="fake-gen")               # every reply is unusable
+    _, first = run(demo, config(sample=6), {"fake-gen": broken})
+    assert first.status == "failed"
+    assert first.message.startswith("fake-gen: 5 of 5 requests failed, beyond the error "
+                                    "budget") and "answered None" in first.message
+    assert demo.query("SELECT status FROM runs")[0][0] == "failed"
+    assert demo.query("SELECT COUNT(*) FROM run_items WHERE error IS NOT NULL")[0][0] == 5
+    assert len(broken.calls) <= 6                          # stopped, not 18 calls
+    # a larger budget lets it finish with every item recorded
+    _, tolerant = run(demo, config(sample=6, max_errors=100), {"fake-gen": broken})
+    assert tolerant.status == "done" and tolerant.errors == 18
+    healthy = FakeGenerator()
+    _, resumed = run(demo, config(sample=6), {"fake-gen": healthy})
+    assert resumed.status == "done" and len(healthy.calls) == 18 and resumed.errors == 0
+
+
+def test_smollm2_at_concurrency_3_stores_what_a_sequential_run_stores(tmp_path):
+    from models.catalog import load_generator
+
+    smol = load_generator(SMOL, n_ctx=2048, n_threads=2)
+    stores = []
+    for n in (1, 3):
+        store = Store(tmp_path / f"c{n}.db")
+        ensure_demo(store)
+        cfg = config(generators=[SMOL], settings=["base", "oracle"], sample=3, max_tokens=12,
+                     concurrency=n)
+        _, summary = run(store, cfg, {SMOL: smol})
+        assert summary.status == "done" and summary.generated == 6 and summary.errors == 0
+        stores.append(store)
+    sequential, concurrent = (stored_answers(s) for s in stores)
+    assert len(sequential) > 6 and sequential == concurrent
