@@ -343,6 +343,13 @@ class HostedGenerator:
     def identity(self) -> ModelIdentity:
         return self._identity
 
+    @property
+    def max_concurrency(self) -> int:
+        """Requests worth having out at once (the engine's default ``--concurrency``): the
+        host's parallel slots, 1 for our own host (it serves one request at a time), ``-np``
+        for llama-server."""
+        return max(1, int(getattr(self.host, "slots", 1) or 1))
+
     # ----------------------------------------------------------------- transport
 
     def _connection(self, entry: registry.HostEntry) -> http.client.HTTPConnection:
