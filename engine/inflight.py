@@ -120,7 +120,8 @@ def watchdog_for(generator) -> float | None:
 
 def parse_max_errors(value) -> int | float | None:
     """``--max-errors``: an absolute count (``20``), a fraction (``0.1``) or a percentage
-    (``10%``) of the items attempted; None keeps the default."""
+    (``10%``) of the items attempted; None keeps the default. A fraction or percentage stays a
+    share even when it is whole: ``100%`` (or ``1.0``) means no budget, never one error."""
     if value is None or value == "":
         return None
     if isinstance(value, bool):
@@ -135,13 +136,12 @@ def parse_max_errors(value) -> int | float | None:
         except ValueError:
             raise ValueError(f"max_errors: expected a count (20), a fraction (0.1) or a "
                              f"percentage (10%), got {text!r}") from None
-    if isinstance(value, float) and value.is_integer() and value >= 1:
-        value = int(value)
     if isinstance(value, int) and value >= 0:
         return value
-    if isinstance(value, float) and 0 <= value < 1:
+    if isinstance(value, float) and 0 <= value <= 1:
         return value
-    raise ValueError(f"max_errors: expected a count >= 0 or a fraction in [0, 1), got {value!r}")
+    raise ValueError(f"max_errors: expected a count >= 0, a fraction in [0, 1] or a "
+                     f"percentage, got {value!r}")
 
 
 @dataclass

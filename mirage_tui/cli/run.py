@@ -36,8 +36,12 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("run", help="run an evaluation (systems × settings × queries)",
                        description="Plan and execute an evaluation run (systems × settings × "
                                    "queries) from a TOML file or from flags. Running the same "
-                                   "command again resumes it.")
+                                   "command again resumes it, and so does --resume NAME.")
     db_option(p)
+    p.add_argument("--resume", metavar="NAME",
+                   help="resume the stored run NAME with its own configuration: failed and "
+                        "missing items are asked again (only --threads, --concurrency and "
+                        "--max-errors may change)")
     p.add_argument("--config", type=Path, metavar="TOML",
                    help="a run file: dataset, generators, settings, retrievers, ... as keys")
     p.add_argument("--dataset", help="NAME or NAME@VERSION")
@@ -90,9 +94,36 @@ def _canonical_generators(names: str | None) -> str | None:
     return ",".join(out)
 
 
-def _config(args):
+_RESUME_KEEPS = ("threads", "concurrency", "max_errors")
+"""What ``--resume`` may change: settings outside the run's identity."""
+
+
+def _resumed_config(args, store):
+    """The stored configuration of run ``args.resume`` with only :data:`_RESUME_KEEPS`
+    replaced; any other configuration flag is a usage error (it would make another run)."""
+    from engine.results.records import load_run
     from engine.runs import RunConfig
 
+    given = [f"--{key.replace('_', '-')}" for key, value in vars(args).items()
+             if key in _CONFIG_FLAGS and value not in (None, False)]
+    if given:
+        raise CliError(f"--resume {args.resume} takes the run's stored configuration; drop "
+                       f"{', '.join(given)} (only --threads, --concurrency and --max-errors "
+                       "may change)")
+    stored = load_run(store, args.resume).config
+    return RunConfig.from_dict(stored, **{k: getattr(args, k) for k in _RESUME_KEEPS})
+
+
+_CONFIG_FLAGS = ("config", "dataset", "generator", "settings", "retriever", "reranker",
+                 "rerank_depth", "template", "sample", "seed", "name", "adaptive_target",
+                 "adaptive_batch", "budget", "max_tokens", "n_ctx", "force_new")
+
+
+def _config(args, store=None):
+    from engine.runs import RunConfig
+
+    if getattr(args, "resume", None):
+        return _resumed_config(args, store)
     overrides = {"dataset": args.dataset, "generators": _canonical_generators(args.generator),
                  "settings": args.settings, "retrievers": args.retriever,
                  "reranker": args.reranker, "rerank_depth": args.rerank_depth,
@@ -112,7 +143,7 @@ def _config(args):
 def run(args, store) -> int:
     from engine.runs import execute, plan_run
 
-    plan = plan_run(store, _config(args), force_new=args.force_new)
+    plan = plan_run(store, _config(args, store), force_new=args.force_new)
     if args.dry_run:
         return _dry_run(store, plan, args.json)
     cancel = threading.Event()

@@ -97,12 +97,12 @@ def test_arena_judge_with_an_endpoint_judge(tmp_path, capsys):
 def test_run_against_a_faulty_endpoint_with_requests_in_flight_then_resume(tmp_path):
     """``run --generator http://127.0.0.1:PORT/v1#MODEL --concurrency 4`` against a server
     that refuses and fails requests: every item ends stored or failed (none twice), several
-    requests were out at once, and the same command again fills exactly the failed ones."""
+    requests were out at once, and ``run --resume NAME`` fills exactly the failed ones."""
     from testkit.fault_server import FaultServer
 
     db = tmp_path / "w.db"
     ensure_demo(Store(db))
-    with FaultServer(seed=5, refuse=0.3, error=0.2, stall=0.0, latency_s=0.05) as server:
+    with FaultServer(seed=5, refuse=0.45, error=0.25, stall=0.0, latency_s=0.05) as server:
         args = ("--dataset", "demo", "--generator", f"{server.url}#fault-model",
                 "--sample", "6", "--name", "faulty", "--concurrency", "4",
                 "--max-errors", "100%", "--json")
@@ -117,11 +117,15 @@ def test_run_against_a_faulty_endpoint_with_requests_in_flight_then_resume(tmp_p
         failed = [r for r in items if r[3] is None and r[4] is not None]
         assert len(items) == 18 == len(stored) + len(failed)     # 6 queries × 3 settings
         assert len({r[:3] for r in items}) == 18
+        assert failed, "the seed should make some item fail all its attempts"
         store.close()
         server.faulty = False
         asked = sum(server.asked.values())
-        second = cli_run(*args, db=db)
+        refused = cli_run("--resume", "faulty", "--sample", "3", db=db)
+        assert refused.returncode != 0 and "drop --sample" in refused.stderr
+        second = cli_run("--resume", "faulty", "--concurrency", "2", "--json", db=db)
         assert second.returncode == 0, second.stderr
+        assert json.loads(second.stdout)["generated"] == len(failed)
         assert sum(server.asked.values()) - asked == len(failed)
     store = Store(db)
     items = store.query("SELECT generation_key, error FROM run_items")

@@ -201,6 +201,12 @@ def test_max_errors_and_default_concurrency():
     assert parse_max_errors(None) is None
     assert parse_max_errors("20") == 20 and parse_max_errors(3) == 3
     assert parse_max_errors("10%") == 0.1 and parse_max_errors("0.25") == 0.25
+    # a whole share stays a share: 100% is no budget at all, not "at most 1"
+    assert isinstance(parse_max_errors("100%"), float) and parse_max_errors("100%") == 1.0
+    budget = ErrorBudget(parse_max_errors("100%"))
+    for _ in range(10):
+        budget.record(False, "refused")
+    assert not budget.exceeded
     for bad in ("many", -1, 1.5, "150%"):
         with pytest.raises(ValueError):
             parse_max_errors(bad)
