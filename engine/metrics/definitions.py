@@ -34,9 +34,9 @@ GOLD_DEFINITIONS = (GOLD_ORACLE, GOLD_WIDENED)
 DEFAULT_GOLD = GOLD_ORACLE
 
 GOLD_DESCRIPTIONS = {
-    GOLD_ORACLE: "oracle: chunks marked supporting in the dataset file (MIRAGE's definition)",
-    GOLD_WIDENED: "oracle+answer-match: those plus sibling chunks containing a gold answer "
-                  "(added at import)",
+    GOLD_ORACLE: "oracle (chunks marked supporting in the dataset file; MIRAGE's definition)",
+    GOLD_WIDENED: "oracle+answer-match (those plus sibling chunks that contain a gold answer, "
+                  "marked at import)",
 }
 
 PARITY_MODES = ("mirage", "bergen")
@@ -151,7 +151,9 @@ def definition_lines(definitions: Mapping[str, Any] | None) -> list[str]:
         return []
     lines = []
     if definitions.get("parity"):
-        lines.append(f"Parity: {definitions['parity']} (the reference's choices below)")
+        fixed = PARITY_PRESETS.get(definitions["parity"], {})
+        lines.append(f"Parity: {definitions['parity']} (fixes "
+                     + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in fixed.items()) + ")")
     lines.append(f"Correct language: {definitions['language']}")
     lines.append(gold_line(definitions["gold"], definitions.get("answer_match_rows", 0)))
     return lines
