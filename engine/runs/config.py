@@ -159,7 +159,7 @@ class RunConfig:
                                   f"(e.g. 0.03), got {target!r}")
             self.adaptive_target = float(target)
         try:
-            resolve_definitions(self.definition_choices())
+            resolve_definitions(None, **self.definition_choices())
         except DefinitionError as exc:
             raise ConfigError(str(exc)) from None
         if self.name is not None:

@@ -128,3 +128,39 @@ def test_header_lines():
     assert lines[0].startswith("Parity: bergen (fixes gold oracle, language rule bergen")
     assert lines[1].startswith("Correct language: fastText lid.176.ftz")
     assert lines[2].startswith("Retrieval gold: oracle (")
+
+
+# ------------------------------------------------------------------- recorded with the run
+
+def test_run_config_records_the_choices_without_renaming_the_run():
+    from engine.runs import RunConfig
+    from engine.runs.config import ConfigError
+
+    plain = RunConfig(dataset="demo", generators=["g"])
+    bergen = RunConfig(dataset="demo", generators=["g"], parity="bergen")
+    assert bergen.as_json()["parity"] == "bergen"
+    assert plain.name == bergen.name        # not an identity field: the same command resumes
+    assert not plain.differences(bergen.as_json())
+    with pytest.raises(ConfigError, match="contradicts parity 'mirage'"):
+        RunConfig(dataset="demo", generators=["g"], parity="mirage", gold="oracle+answer-match")
+    with pytest.raises(ConfigError, match="gold"):
+        RunConfig(dataset="demo", generators=["g"], gold="all")
+
+
+def test_a_resume_keeps_what_it_does_not_name():
+    from engine.runs import RunConfig
+    from engine.runs.rows import keep_recorded_choices
+
+    stored = RunConfig(dataset="demo", generators=["g"], parity="bergen").as_json()
+    resumed = RunConfig(dataset="demo", generators=["g"])
+    keep_recorded_choices(resumed, stored)
+    assert resumed.parity == "bergen"
+    stored = RunConfig(dataset="demo", generators=["g"], parity="mirage",
+                       language_detector="fasttext").as_json()
+    asked = RunConfig(dataset="demo", generators=["g"], gold="oracle+answer-match")
+    keep_recorded_choices(asked, stored)       # the gold asked contradicts the recorded parity
+    assert (asked.parity, asked.gold, asked.language_detector) == (
+        None, "oracle+answer-match", "fasttext")
+    cleared = RunConfig(dataset="demo", generators=["g"], parity="none")
+    keep_recorded_choices(cleared, stored)
+    assert resolve(cleared.as_json()).parity is None
