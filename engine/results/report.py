@@ -150,7 +150,7 @@ def _language_notes(items: list[ItemRecord], metric: str) -> list[str]:
                   and metric not in i.scores)
     if not lacking:
         return []
-    return [f"{lacking} item{'s' if lacking != 1 else ''} were scored before {metric} was "
+    return [f"{lacking} item{'s were' if lacking != 1 else ' was'} scored before {metric} was "
             "stored (an older scorer): their correct language is left out; resume the run to "
             "rescore them from the stored generations (nothing is generated again)"]
 
