@@ -195,8 +195,10 @@ BOUNDED_MEAN = "bounded_mean"
 P@k / R@k for k > 1). Interval: percentile bootstrap, floored by Clopper–Pearson."""
 
 MEAN = "mean"
-"""A mean of per-item scores with no known bounds (a reranker logit). Interval: percentile
-bootstrap (there is no boundary to be degenerate at, and no bound to build a floor from)."""
+"""A mean of per-item scores with no known bounds (a reranker logit, a count of citations).
+Interval: percentile bootstrap; for counts (non-negative integers) floored by the exact Poisson
+interval of the total (:func:`poisson_mean_interval`), so every item citing exactly two passages
+does not read ``2 [2, 2]``."""
 
 SIGNED_SHARE = "signed_share"
 """The adaptability overall score -NV + CA - CI - CM, a composite of the category shares of one
@@ -223,6 +225,20 @@ def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
     ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=1 - alpha, method="exact")
     lo = 0.0 if k == 0 else float(ci.low)  # exact at the edges
     hi = 1.0 if k == n else float(ci.high)
+    return lo, hi
+
+
+@lru_cache(maxsize=65536)
+def poisson_mean_interval(total: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """The exact (Garwood) (1 - alpha) interval of a Poisson rate, per item: ``total`` events
+    over ``n`` items. ``[chi2(alpha/2; 2 total) / 2n, chi2(1 - alpha/2; 2 total + 2) / 2n]``,
+    0 below when the total is 0 (0 of 8 items: [0, 0.46]); never zero width."""
+    if n <= 0 or total < 0:
+        raise ValueError(f"need total >= 0 and n > 0, got total={total}, n={n}")
+    from scipy.stats import chi2
+
+    lo = 0.0 if total == 0 else float(chi2.ppf(alpha / 2, 2 * total)) / (2 * n)
+    hi = float(chi2.ppf(1 - alpha / 2, 2 * total + 2)) / (2 * n)
     return lo, hi
 
 
@@ -315,7 +331,11 @@ def intervals(columns: Mapping[str, Sequence[float | None]],
       a 0/1 score with the same mean, so the Clopper–Pearson interval of the nearest count is a
       conservative floor that keeps the interval honest at small n and the boundary, while for
       spread-out scores at large n the bootstrap is the wider one and is kept.
-    - :data:`MEAN`: the percentile bootstrap over items.
+    - :data:`MEAN`: the percentile bootstrap over items; for counts (non-negative integers)
+      widened to at least the exact Poisson interval of the total over n
+      (:func:`poisson_mean_interval`), which is not degenerate when every item is the same.
+      A real-valued unbounded mean with no spread at all keeps a zero-width bootstrap
+      interval: with no bound and no variance there is nothing honest to widen it by.
     - :data:`SIGNED_SHARE`: the column must be the adaptability overall per item (-1 or +1, as
       -NV + CA - CI - CM is per item); its interval is 2 CP(CA) - 1 (:func:`composite_interval`).
 
@@ -359,6 +379,9 @@ def intervals(columns: Mapping[str, Sequence[float | None]],
             lo, hi = est.lo, est.hi
             if kind == BOUNDED_MEAN:
                 lo, hi = _cp_floor(arr, lo, hi, alpha)
+            elif np.all((arr >= 0) & (arr == np.round(arr))):   # counts
+                p_lo, p_hi = poisson_mean_interval(int(arr.sum()), n, alpha)
+                lo, hi = min(lo, p_lo), max(hi, p_hi)
             out[name] = Estimate(value, lo, hi, n)
     return out
 

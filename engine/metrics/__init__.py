@@ -6,6 +6,10 @@
   (RAG-QA Arena no-answer) and the citations :mod:`engine.metrics.response_format` reads.
 - :mod:`engine.metrics.adaptability`: MIRAGE's NV / CA / CI / CM and overall, with CIs.
 - :mod:`engine.metrics.retrieval`: P/R/F1/NDCG@k per query and averaged with CIs.
+- :mod:`engine.metrics.definitions`: the recorded choices behind a report (retrieval gold
+  definition, correct-language detector and rule, parity mode) and the header lines naming them.
+- :mod:`engine.metrics.parity`: the README's parity table, read from each metric function's
+  ``Reference:`` / ``Deviation:`` docstring paragraphs.
 
 Definitions live in METRICS.md; confidence intervals come from :mod:`engine.stats`.
 """
@@ -32,6 +36,7 @@ from engine.metrics.adaptability import (
 from engine.metrics.answer import (
     ANSWER_MATCH_METRICS,
     CITATION_METRIC,
+    LANGUAGE_VARIANTS,
     METRICS,
     SCORER_VERSION,
     Overlap,
@@ -49,6 +54,7 @@ from engine.metrics.answer import (
     score_generation,
 )
 from engine.metrics.language import (
+    LANGUAGE_METRICS,
     correct_language,
     detect_language,
     language_probability,
@@ -72,7 +78,8 @@ from engine.metrics.retrieval import (
 __all__ = [
     "ANSWER_MATCH_METRICS", "AdaptabilityReport", "CATEGORIES", "CONTEXT_ACCEPTABLE",
     "CONTEXT_INSENSITIVE", "CONTEXT_MISINTERPRETED", "DEFAULT_KS", "NOISE_VULNERABLE",
-    "PATTERN_KEYS", "CITATION_METRIC", "DECLINE_PHRASES", "METRICS",
+    "PATTERN_KEYS", "CITATION_METRIC", "DECLINE_PHRASES", "LANGUAGE_METRICS",
+    "LANGUAGE_VARIANTS", "METRICS",
     "Overlap", "SCORER_VERSION", "Score", "adaptability", "bergen_em", "bergen_f1",
     "bergen_match", "bergen_normalize", "bergen_token_overlap", "category_label", "category_of",
     "char3_recall", "char3grams", "context_acceptability", "context_insensitivity",

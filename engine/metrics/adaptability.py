@@ -64,7 +64,12 @@ def pattern_key(b: int, o: int, m: int) -> str:
 
 
 def pattern_counts(items: Iterable[Labels]) -> dict[str, int]:
-    """How many items show each of the eight (b, o, m) patterns; all eight keys, zeros included."""
+    """How many items show each of the eight (b, o, m) patterns; all eight keys, zeros included.
+
+    Reference: MIRAGE ``evaluation.py`` (``Metrics.get_analysis_and_report``, ``label_count``).
+    Deviation: keys read ``b{b}o{o}m{m}``; the reference writes ``{b}_{m}_{o}`` (mixed before
+    oracle). The counts are the same.
+    """
     counts = dict.fromkeys(PATTERN_KEYS, 0)
     for item in items:
         counts[pattern_key(*_checked(item))] += 1
@@ -104,27 +109,48 @@ def _share(items: Iterable[Labels], name: str) -> float | None:
 
 
 def noise_vulnerability(items: Iterable[Labels]) -> float | None:
-    """NV (MIRAGE §1): the share of items right with the oracle and wrong with mixed."""
+    """NV (MIRAGE §1): the share of items right with the oracle and wrong with mixed.
+
+    Reference: MIRAGE ``evaluation.py`` (``Metrics.get_analysis_and_report``, ``nv``).
+    Deviation: not rounded to 5 decimals; a 95% Clopper–Pearson interval and n are added (the reference reports the share alone).
+    """
     return _share(items, "nv")
 
 
 def context_acceptability(items: Iterable[Labels]) -> float | None:
-    """CA (MIRAGE §1): the share of items right with the oracle and right with mixed."""
+    """CA (MIRAGE §1): the share of items right with the oracle and right with mixed.
+
+    Reference: MIRAGE ``evaluation.py`` (``Metrics.get_analysis_and_report``, ``ca``).
+    Deviation: not rounded to 5 decimals; a 95% Clopper–Pearson interval and n are added (the reference reports the share alone).
+    """
     return _share(items, "ca")
 
 
 def context_insensitivity(items: Iterable[Labels]) -> float | None:
-    """CI (MIRAGE §1): the share of items wrong with the oracle and wrong without context."""
+    """CI (MIRAGE §1): the share of items wrong with the oracle and wrong without context.
+
+    Reference: MIRAGE ``evaluation.py`` (``Metrics.get_analysis_and_report``, ``ci``).
+    Deviation: not rounded to 5 decimals; a 95% Clopper–Pearson interval and n are added (the reference reports the share alone).
+    """
     return _share(items, "ci")
 
 
 def context_misinterpretation(items: Iterable[Labels]) -> float | None:
-    """CM (MIRAGE §1): the share of items wrong with the oracle but right without context."""
+    """CM (MIRAGE §1): the share of items wrong with the oracle but right without context.
+
+    Reference: MIRAGE ``evaluation.py`` (``Metrics.get_analysis_and_report``, ``cm``).
+    Deviation: not rounded to 5 decimals; a 95% Clopper–Pearson interval and n are added (the reference reports the share alone).
+    """
     return _share(items, "cm")
 
 
 def overall_score(items: Iterable[Labels]) -> float | None:
-    """MIRAGE's overall score as its reference code ranks systems: -NV + CA - CI - CM."""
+    """MIRAGE's overall score as its reference code ranks systems: -NV + CA - CI - CM.
+
+    Reference: MIRAGE ``evaluation.py`` (``Metrics.calculate_score``).
+    Deviation: computed from unrounded shares (the reference sums shares rounded to 5
+    decimals); its 95% interval is 2·CP(CA) − 1, as the four shares sum to 1.
+    """
     return _share(items, "overall")
 
 

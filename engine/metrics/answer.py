@@ -24,13 +24,15 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple
 
-from engine.metrics.language import language_verdict
+from engine.metrics.language import DEFAULT_LANGUAGE_METRIC, LANGUAGE_METRICS, language_scores
 from engine.metrics.no_answer import decline_reason
 from engine.metrics.response_format import parse_citations, split_reason_answer, strip_citations
 
-SCORER_VERSION = "answer-1"
+SCORER_VERSION = "answer-2"
 """Changes whenever a metric of :func:`score_generation` changes its values (here or in the
-modules it calls): stored scores carry it in their key."""
+modules it calls): stored scores carry it in their key. ``answer-2`` added the correct-language
+variants (:data:`LANGUAGE_VARIANTS`); items scored by ``answer-1`` are rescored (from the stored
+generation, nothing regenerated) when their run resumes."""
 
 
 @dataclass(frozen=True)
@@ -64,13 +66,21 @@ def em_loose(prediction: str | None, answers: Iterable[str] | str) -> float:
 
     Like the reference code there is no other normalisation (no punctuation or article
     stripping), so published numbers can be matched.
+
+    Reference: MIRAGE ``LLM.py`` (``LLM_Evaluator``, the ``EM_label`` of each answer).
+    Deviation: a gold that is empty is ignored (the reference counts "" as inside every
+    prediction, which makes any answer right).
     """
     return 1.0 if _em_loose_gold(prediction, answers) is not None else 0.0
 
 
 def em_strict(prediction: str | None, answers: Iterable[str] | str) -> float:
     """EM_strict (MIRAGE §1): 1.0 when any lowercased gold equals the lowercased, stripped
-    prediction, else 0.0; no other normalisation, as in the reference code."""
+    prediction, else 0.0; no other normalisation, as in the reference code.
+
+    Reference: MIRAGE ``LLM.py`` (``LLM_Evaluator``, strict exact match).
+    Deviation: a gold that is empty is ignored.
+    """
     pred = (prediction or "").strip().lower()
     return 1.0 if any(g.lower() == pred for g in _golds(answers)) else 0.0
 
@@ -99,6 +109,9 @@ def mirage_f1(prediction: str | None, answers: Iterable[str] | str) -> float:
 
     Pooling the golds' tokens is the reference's choice (a prediction matching one of several
     golds loses recall); it is kept so published numbers can be matched.
+
+    Reference: MIRAGE ``LLM.py`` (``LLM_Evaluator``, F1).
+    Deviation: a gold that is empty is ignored.
     """
     return _mirage_overlap(prediction, answers)[0].f1
 
@@ -133,12 +146,21 @@ def _bergen_match_gold(prediction: str | None, answers: Iterable[str] | str) -> 
 
 def bergen_match(prediction: str | None, answers: Iterable[str] | str) -> float:
     """Match (BERGEN, Chirkova et al., mRAG §metrics): 1.0 when any normalised gold is a
-    substring of the normalised prediction (:func:`bergen_normalize`), else 0.0."""
+    substring of the normalised prediction (:func:`bergen_normalize`), else 0.0.
+
+    Reference: BERGEN ``modules/metrics.py`` (``match_score``, "M").
+    Deviation: a gold that is empty after normalisation (e.g. "The") is ignored; the reference
+    finds "" inside every prediction.
+    """
     return 1.0 if _bergen_match_gold(prediction, answers) is not None else 0.0
 
 
 def bergen_em(prediction: str | None, answers: Iterable[str] | str) -> float:
-    """EM (BERGEN): 1.0 when the normalised prediction equals any normalised gold, else 0.0."""
+    """EM (BERGEN): 1.0 when the normalised prediction equals any normalised gold, else 0.0.
+
+    Reference: BERGEN ``modules/metrics.py`` (``exact_match_score``, "EM").
+    Deviation: a gold that is empty after normalisation is ignored.
+    """
     pred = bergen_normalize(prediction)
     return 1.0 if any(n == pred for _, n in _normalized_golds(answers)) else 0.0
 
@@ -164,7 +186,12 @@ def bergen_token_overlap(prediction: str | None, answers: Iterable[str] | str) -
 
 
 def bergen_f1(prediction: str | None, answers: Iterable[str] | str) -> float:
-    """Token F1 (BERGEN): SQuAD-style multiset F1 on normalised text, max over golds."""
+    """Token F1 (BERGEN): SQuAD-style multiset F1 on normalised text, max over golds.
+
+    Reference: BERGEN ``modules/metrics.py`` (``f1_score``, "F1"; precision and recall each
+    maximised over golds separately, as there).
+    Deviation: a gold that is empty after normalisation is ignored.
+    """
     return bergen_token_overlap(prediction, answers).f1
 
 
@@ -198,6 +225,10 @@ def char3_recall(prediction: str | None, answers: Iterable[str] | str) -> float:
 
     Forgives transliteration variants: "sofia kovalevskaia" recalls 9 of the 13 3-grams of the
     gold "sofya kovalevskaya".
+
+    Reference: BERGEN ``modules/metrics.py`` (``f1_score(..., ngrams)["recall"]``,
+    "Recall_char3gram").
+    Deviation: a gold that is empty after normalisation is ignored.
     """
     return _char3_best(prediction, answers)[0]
 
@@ -206,7 +237,11 @@ def char3_recall(prediction: str | None, answers: Iterable[str] | str) -> float:
 
 ANSWER_MATCH_METRICS = ("em_loose", "em_strict", "f1_mirage", "bergen_match", "bergen_em",
                         "bergen_f1", "char3_recall")
-METRICS = (*ANSWER_MATCH_METRICS, "correct_language", "no_answer")
+METRICS = (*ANSWER_MATCH_METRICS, DEFAULT_LANGUAGE_METRIC, "no_answer")
+LANGUAGE_VARIANTS = tuple(m for m in LANGUAGE_METRICS if m != DEFAULT_LANGUAGE_METRIC)
+"""The correct-language score under the other (detector, rule) pairs
+(:data:`engine.metrics.language.LANGUAGE_METRICS`); stored after :data:`METRICS`, and a report
+shows the one pair it was asked for as ``correct_language``."""
 CITATION_METRIC = "citations"
 
 
@@ -242,7 +277,9 @@ def _answer_match_scores(text: str, answers: list[str]) -> list[Score]:
 
 def score_generation(prediction: str | None, answers: Iterable[str] | str | None,
                      language: str | None = None, cited: bool = False) -> list[Score]:
-    """Every answer metric of one generation, in the order of :data:`METRICS`.
+    """Every answer metric of one generation, in the order of :data:`METRICS`, then the
+    correct-language variants (:data:`LANGUAGE_VARIANTS`: the mirage-tui rule judges the scored
+    text, BERGEN's raw rule the response as generated, ``prediction``).
 
     ``answers`` are the golds ([] for long-form datasets: the answer-match metrics are then
     None); ``language`` the user's language for ``correct_language``. With ``cited=True`` (a
@@ -261,9 +298,12 @@ def score_generation(prediction: str | None, answers: Iterable[str] | str | None
         scores = _answer_match_scores(text, golds)
     else:
         scores = [Score(name, None, "no gold answer") for name in ANSWER_MATCH_METRICS]
-    scores.append(Score("correct_language", *language_verdict(text, language)))
+    languages = {m: Score(m, value, why)
+                 for m, value, why in language_scores(text, prediction, language)}
+    scores.append(languages.pop(DEFAULT_LANGUAGE_METRIC))
     reason = decline_reason(text)
     scores.append(Score("no_answer", 1.0 if reason else 0.0, reason or "answers"))
+    scores += [languages[m] for m in LANGUAGE_VARIANTS]
     if cited:
         scores.append(Score(CITATION_METRIC, float(len(citations)), json.dumps(citations)))
     return scores

@@ -108,5 +108,10 @@ def is_no_answer(prediction: str | None) -> bool:
 
     A phrase list is a heuristic: a response that hedges with "I don't know exactly, but …"
     counts as declining.
+
+    Reference: RAG-QA Arena (Han et al.), the no-answer ratio (the paper; no reference code is
+    followed).
+    Deviation: what declines is decided by a per-language phrase list (nine languages), a
+    heuristic.
     """
     return decline_reason(prediction) is not None

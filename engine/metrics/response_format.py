@@ -17,6 +17,10 @@ def parse_citations(text: str | None) -> list[int]:
 
     Any bracketed integer counts (a bracketed year would too); the caller drops numbers that
     name no passage it showed.
+
+    Reference: MIRAGE-Bench (Thakur et al.), heuristic features, citation quality (the paper;
+    no reference code is followed).
+    Deviation: any bracketed integer counts as a citation (a bracketed year would too).
     """
     seen: dict[int, None] = {}
     for match in _CITATION.finditer(text or ""):

@@ -29,18 +29,40 @@ def precision_at_k(relevances: Sequence[float], k: int) -> float:
     """P@k (MIRAGE §1): relevant chunks in the top k, divided by k.
 
     Divides by k even when fewer than k chunks were retrieved, as the reference does.
+
+    Reference: MIRAGE ``retriever.py`` (``Retriever_Evaluator.evaluate_results_at_k``,
+    ``precision``).
+    Deviation: the mean over queries gets a 95% interval and n; the gold set follows the
+    recorded definition (``oracle``, the file's, by default); chunks are stored once per
+    text, so a ranking never holds one text twice (MIRAGE's pool repeats some texts under
+    other queries, and its ranking counts such a copy as not relevant).
     """
     return _hits(relevances, k) / k
 
 
 def recall_at_k(relevances: Sequence[float], k: int, n_gold: int) -> float:
-    """R@k (MIRAGE §1): relevant chunks in the top k, divided by |gold|; 0 when there is no gold."""
+    """R@k (MIRAGE §1): relevant chunks in the top k, divided by |gold|; 0 when there is no gold.
+
+    Reference: MIRAGE ``retriever.py`` (``Retriever_Evaluator.evaluate_results_at_k``,
+    ``recall``).
+    Deviation: the mean over queries gets a 95% interval and n; the gold set follows the
+    recorded definition (``oracle``, the file's, by default); chunks are stored once per
+    text, so a ranking never holds one text twice (MIRAGE's pool repeats some texts under
+    other queries, and its ranking counts such a copy as not relevant).
+    """
     hits = _hits(relevances, k)
     return hits / n_gold if n_gold > 0 else 0.0
 
 
 def f1_at_k(relevances: Sequence[float], k: int, n_gold: int) -> float:
-    """F1@k (MIRAGE §1): the harmonic mean of P@k and R@k, 0 when both are 0."""
+    """F1@k (MIRAGE §1): the harmonic mean of P@k and R@k, 0 when both are 0.
+
+    Reference: MIRAGE ``retriever.py`` (``Retriever_Evaluator.calculate_f1``).
+    Deviation: the mean over queries gets a 95% interval and n; the gold set follows the
+    recorded definition (``oracle``, the file's, by default); chunks are stored once per
+    text, so a ranking never holds one text twice (MIRAGE's pool repeats some texts under
+    other queries, and its ranking counts such a copy as not relevant).
+    """
     p = precision_at_k(relevances, k)
     r = recall_at_k(relevances, k, n_gold)
     return 2 * p * r / (p + r) if p + r > 0 else 0.0
@@ -58,6 +80,10 @@ def ndcg_at_k(relevances: Sequence[float], k: int, n_gold: int) -> float:
 
     The ideal ranking puts min(k, |gold|) relevant chunks first; 0 when there is no gold.
     This differs on purpose from the MIRAGE reference code; see :func:`ndcg_mirage_at_k`.
+
+    Reference: MIRAGE §1 (the paper's NDCG); ``retriever.py`` computes another ideal.
+    Deviation: the ideal DCG comes from the gold set, not from the retrieved list (textbook
+    NDCG); shown beside the reference number, ``NDCG(ref)``.
     """
     ideal = dcg_at_k([1] * min(k, n_gold), k) if n_gold > 0 else 0.0
     return dcg_at_k(relevances, k) / ideal if ideal > 0 else 0.0
@@ -70,6 +96,12 @@ def ndcg_mirage_at_k(relevances: Sequence[float], k: int) -> float:
     reference sorts its full top-5 before cutting to k), not from the gold set; so one hit at
     rank 1 scores 1.0 however many gold chunks the query has, and a query with no hit scores 0.
     Pass the full retrieved list, not only its top k, to reproduce the reference number.
+
+    Reference: MIRAGE ``retriever.py`` (``Retriever_Evaluator.calculate_ndcg``).
+    Deviation: the mean over queries gets a 95% interval and n; the gold set follows the
+    recorded definition (``oracle``, the file's, by default); chunks are stored once per
+    text, so a ranking never holds one text twice (MIRAGE's pool repeats some texts under
+    other queries, and its ranking counts such a copy as not relevant).
     """
     ideal = dcg_at_k(sorted(relevances, reverse=True), k)
     return dcg_at_k(relevances, k) / ideal if ideal > 0 else 0.0

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.metrics.definitions import definition_lines
 from engine.results.text import ADAPTABILITY_COLUMNS, concurrency_text, pct, short_setting, table
 
 Segment = tuple[str, str]
@@ -233,6 +234,8 @@ def summary_segments(report: dict, row: RunRow | None = None) -> list[Segment]:
                     "stored so far.", "strong"))
     out.append((f"\n% with 95% CIs (rates: exact; scores: bootstrap, {report['n_boot']} "
                 f"resamples, seed {report['seed']}); n = queries.", ""))
+    for line in definition_lines(report.get("definitions")):
+        out.append((f"\n{line}", ""))
     out.append(_heading("Accuracy (EM_loose) per system × setting"))
     settings = list(dict.fromkeys(s for per in report["accuracy"].values() for s in per))
     rows = [["system"] + [short_setting(s) for s in settings]]

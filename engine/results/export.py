@@ -19,7 +19,9 @@ Conventions (one per format, so a file is never ambiguous):
 
 The header holds the run's name, status and item counts, the dataset (name@version and content
 hash), the run config as asked for, and the run engine's header (model identities, templates,
-seeds, package versions, device, ...) as stored in ``runs.header``, plus the column list.
+seeds, package versions, device, ...) as stored in ``runs.header``, plus the column list, and
+``definitions``: the choices the run records (gold, correct-language detector and rule, parity)
+and the detector and rule behind each ``correct_language*`` column.
 """
 
 from __future__ import annotations
@@ -71,10 +73,23 @@ def run_header(store: Store, run_name: str) -> dict[str, Any]:
             "dataset": run.dataset, "dataset_id": run.dataset_id,
             "dataset_content_hash": run.dataset_hash, "dataset_queries": run.dataset_queries,
             "config": run.config, "run_header": run.header,
+            "definitions": export_definitions(run.config),
             "created_at": run.created_at, "updated_at": run.updated_at,
             "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "exported_by": {"mirage_tui": _version(), "python": sys.version.split()[0],
                             "platform": platform.platform()}}
+
+
+def export_definitions(config: dict) -> dict[str, Any]:
+    """The report choices the run records (:mod:`engine.metrics.definitions`), and what
+    produced each correct-language column: ``{"recorded": ..., "language_columns": {column:
+    "langid 1.1.6, rule: ..."}}``. Retrieval scores are not exported per item, so the gold
+    definition is only recorded here."""
+    from engine.metrics.definitions import resolve
+    from engine.metrics.language import LANGUAGE_METRICS, describe
+
+    return {"recorded": resolve(config).as_json(),
+            "language_columns": {m: describe(d, r) for m, (d, r) in LANGUAGE_METRICS.items()}}
 
 
 def export_rows(store: Store, run_name: str) -> tuple[list[str], list[dict[str, Any]]]:

@@ -70,9 +70,9 @@ def retriever_name(label: str | None) -> str | None:
 
 def metric_order(metrics: Iterable[str]) -> list[str]:
     """The answer metrics in :data:`engine.metrics.answer.METRICS` order, others after, sorted."""
-    from engine.metrics.answer import CITATION_METRIC, METRICS
+    from engine.metrics.answer import CITATION_METRIC, LANGUAGE_VARIANTS, METRICS
 
-    known = [*METRICS, CITATION_METRIC]
+    known = [*METRICS, *LANGUAGE_VARIANTS, CITATION_METRIC]
     present = set(metrics)
     return [m for m in known if m in present] + sorted(present - set(known))
 

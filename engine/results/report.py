@@ -11,6 +11,12 @@ the run, and the mean of every other stored metric per setting, each with its CI
 values, e.g. a reply too short for language detection, are left out of n). And the retrieval
 table (MIRAGE Table 2 shape) for every retriever the run used, over the run's queries.
 
+Two recorded choices decide numbers here (:mod:`engine.metrics.definitions`), and the report
+names both: the retrieval gold definition (``oracle`` or ``oracle+answer-match``; the table is
+computed for both, ``retrieval`` holding the chosen one and ``retrieval_by_gold`` each) and the
+correct-language detector and rule (every item stores all of them; the report shows the chosen
+one as ``correct_language``). The run's config records the choices; arguments override them.
+
 A run that is not done reports what it has and says so (``partial``). Same rows and seed, same
 numbers.
 """
@@ -22,12 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from engine.metrics.adaptability import adaptability
+from engine.metrics.definitions import GOLD_DEFINITIONS, resolve as resolve_definitions
+from engine.metrics.language import DEFAULT_LANGUAGE_METRIC, LANGUAGE_METRICS
 from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
 from engine.results.records import (ItemRecord, RunInfo, RunNotFound, is_mixed_like,
                                     item_counts, load_items, load_run, metric_order,
                                     parse_retrieved, retriever_name, setting_order,
                                     split_system)
-from engine.retrieval.scores import gold_chunks, stored_rankings
+from engine.retrieval.scores import answer_match_rows, gold_chunks, stored_rankings
 from engine.stats import RATE, interval
 from engine.store import Store
 
@@ -67,23 +75,36 @@ class RunReport:
     notes: list[str] = field(default_factory=list)
     n_boot: int = 1000
     seed: int = 0
+    definitions: dict = field(default_factory=dict)     # Definitions.as_json() + answer_match_rows
+    retrieval_by_gold: dict[str, list[dict]] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         return {"run": self.run, "status": self.status, "partial": self.partial,
                 "dataset": self.dataset, "header": self.header, "config": self.config,
+                "definitions": self.definitions,
                 "items": dict(self.items), "sample": self.sample, "n_boot": self.n_boot,
                 "seed": self.seed, "systems": self.systems, "accuracy": self.accuracy,
-                "metrics": self.metrics, "retrieval": self.retrieval, "notes": self.notes}
+                "metrics": self.metrics, "retrieval": self.retrieval,
+                "retrieval_by_gold": self.retrieval_by_gold, "notes": self.notes}
 
 
 # --------------------------------------------------------------------------- the report
 
-def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0) -> RunReport:
-    """Everything computed from the run's stored rows; see the module docstring."""
+def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0, *,
+                 parity: str | None = None, gold: str | None = None,
+                 language_rule: str | None = None,
+                 language_detector: str | None = None) -> RunReport:
+    """Everything computed from the run's stored rows; see the module docstring. ``parity``,
+    ``gold``, ``language_rule`` and ``language_detector`` override the choices the run
+    recorded (:func:`engine.metrics.definitions.resolve`; a contradiction raises
+    :class:`~engine.metrics.definitions.DefinitionError`)."""
     run = load_run(store, run_name)
+    definitions = resolve_definitions(run.config, parity=parity, gold=gold,
+                                      language_rule=language_rule,
+                                      language_detector=language_detector)
     items = load_items(store, run)
     labels = run_retrievers(run, items)
-    gold = gold_chunks(store, run.dataset_id) if labels else {}
+    widened = answer_match_rows(store, run.dataset_id)
     rankings = {label: stored_rankings(store, run.dataset_id, label, max(DEFAULT_KS))
                 for label in labels}
 
@@ -94,17 +115,44 @@ def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0)
         by_system[item.system][item.setting][item.query_rowid] = item
         facts.setdefault(item.query_rowid, item)
     queries = sorted(facts)
-    # arena features (``feat:*``) belong to the surrogate report, not to the answer tables
-    all_metrics = metric_order({m for i in items for m in i.scores if not m.startswith("feat:")})
+    # arena features (``feat:*``) belong to the surrogate report, not to the answer tables;
+    # of the correct-language variants only the chosen one is shown, as ``correct_language``
+    stored = {m for i in items for m in i.scores if not m.startswith("feat:")}
+    shown = {m: m for m in stored if m not in LANGUAGE_METRICS}
+    if stored & set(LANGUAGE_METRICS):
+        shown[DEFAULT_LANGUAGE_METRIC] = definitions.language_metric
+    all_metrics = [(m, shown[m]) for m in metric_order(shown)]
     systems, accuracy, metrics, notes = _system_tables(by_system, queries, all_metrics,
                                                        n_boot, seed)
+    notes += _language_notes(items, definitions.language_metric)
+    by_gold: dict[str, list[dict]] = {}
+    for definition in GOLD_DEFINITIONS:
+        if by_gold and not widened:   # no answer-match rows: the same gold sets
+            by_gold[definition] = next(iter(by_gold.values()))
+            continue
+        sets = gold_chunks(store, run.dataset_id, definition) if labels else {}
+        by_gold[definition] = _retrieval_table(rankings, sets, queries, facts, n_boot, seed)
     return RunReport(
         run=run.name, status=run.status, dataset=run.dataset, header=run.header,
         config=run.config, items=counts,
         partial=run.status != "done" or counts["pending"] > 0,
         sample=_sample_note(run, len(queries)), systems=systems, accuracy=accuracy,
-        metrics=metrics, retrieval=_retrieval_table(rankings, gold, queries, facts, n_boot, seed),
-        notes=notes, n_boot=n_boot, seed=seed)
+        metrics=metrics, retrieval=by_gold[definitions.gold], notes=notes, n_boot=n_boot,
+        seed=seed, definitions={**definitions.as_json(), "answer_match_rows": widened},
+        retrieval_by_gold=by_gold)
+
+
+def _language_notes(items: list[ItemRecord], metric: str) -> list[str]:
+    """A note when items scored before the chosen correct-language variant existed lack it."""
+    if metric == DEFAULT_LANGUAGE_METRIC:
+        return []
+    lacking = sum(1 for i in items if DEFAULT_LANGUAGE_METRIC in i.scores
+                  and metric not in i.scores)
+    if not lacking:
+        return []
+    return [f"{lacking} item{'s were' if lacking != 1 else ' was'} scored before {metric} was "
+            "stored (an older scorer): their correct language is left out; resume the run to "
+            "rescore them from the stored generations (nothing is generated again)"]
 
 
 def format_report(report: RunReport | dict, by: str | None = None) -> str:
@@ -114,10 +162,12 @@ def format_report(report: RunReport | dict, by: str | None = None) -> str:
     return _format(report, by=by)
 
 
-def _system_tables(by_system: _BySystem, queries: list[int], all_metrics: list[str],
-                   n_boot: int, seed: int) -> tuple[list[dict], dict, dict, list[str]]:
+def _system_tables(by_system: _BySystem, queries: list[int],
+                   all_metrics: list[tuple[str, str]], n_boot: int,
+                   seed: int) -> tuple[list[dict], dict, dict, list[str]]:
     """Per system: the adaptability rows (one per mixed-like setting), accuracy and every
-    other metric per setting, and notes on the adaptability a system cannot have."""
+    other metric per setting (``all_metrics``: (name shown, stored metric read)), and notes on
+    the adaptability a system cannot have."""
     systems, notes = [], []
     accuracy: dict[str, dict[str, dict]] = {}
     metrics: dict[str, dict[str, dict[str, dict]]] = {}
@@ -126,8 +176,8 @@ def _system_tables(by_system: _BySystem, queries: list[int], all_metrics: list[s
         ordered = sorted(settings, key=setting_order)
         accuracy[system] = {s: _accuracy(settings[s].values(), n_boot, seed) for s in ordered}
         metrics[system] = {
-            s: {m: _mean((i.scores.get(m) for i in settings[s].values()), n_boot, seed)
-                for m in all_metrics}
+            s: {m: _mean((i.scores.get(source) for i in settings[s].values()), n_boot, seed)
+                for m, source in all_metrics}
             for s in ordered}
         for mixed in (s for s in ordered if is_mixed_like(s)):
             lacking = [s for s in ("base", "oracle") if s not in settings]
@@ -261,8 +311,9 @@ def run_retrievers(run: RunInfo, items: Iterable[ItemRecord]) -> list[str]:
 def _relevances(ranking: dict[int, list[int]], gold: dict[int, set[int]],
                 queries: Iterable[int]) -> dict[int, tuple[list[int], int]]:
     """``{query_rowid: (relevances of the ranked chunks, |gold|)}`` for the run's queries
-    that have a ranking. Relevant: a pool row of that query with ``support = 1`` (MIRAGE §1);
-    |gold| counts those rows."""
+    that have a ranking. Relevant: a chunk in the query's gold set (MIRAGE §1; which rows
+    count depends on the gold definition, :func:`engine.retrieval.scores.gold_chunks`);
+    |gold| counts them."""
     wanted = set(queries)
     return {q: ([int(chunk in gold.get(q, ())) for chunk in ranked], len(gold.get(q, ())))
             for q, ranked in ranking.items() if q in wanted}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.metrics.definitions import definition_lines
 from engine.results.records import parse_retrieved, retriever_name
 from engine.stats import format_interval
 
@@ -103,7 +104,7 @@ def _title(report: dict) -> list[str]:
     lines.append(f"Percentages with 95% CIs over queries (exact Clopper–Pearson for rates; "
                  f"scores: bootstrap, {report['n_boot']} resamples, seed {report['seed']}, no "
                  "narrower than Clopper–Pearson); n = queries counted.")
-    return lines
+    return lines + definition_lines(report.get("definitions"))
 
 
 def _adaptability_table(report: dict, by: str | None) -> list[str]:
@@ -150,8 +151,9 @@ def _retrieval_table(report: dict, by: str | None) -> list[str]:
                             + [str(values["n"])]
                             + [_est(values["metrics"][f"{key}@{k}"])
                                for key, _ in RETRIEVAL_COLUMNS])
-    lines = ["Table 2. Retrieval over the run's queries (MIRAGE §1; relevant = a pool chunk of "
-             "the query with support = 1; NDCG(ref) = the reference code's NDCG)"
+    gold = (report.get("definitions") or {}).get("gold", "oracle")
+    lines = [f"Table 2. Retrieval over the run's queries (MIRAGE §1; relevant = the query's "
+             f"gold chunks, {gold}; NDCG(ref) = the reference code's NDCG)"
              + (f", by {by}" if by else "")]
     for e in report["retrieval"]:
         if e["retriever_name"] != e["retriever"]:

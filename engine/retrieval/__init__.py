@@ -19,9 +19,9 @@ from engine.retrieval.index import (
                                     retriever_label,
 )
 from engine.retrieval.retriever import Retriever, clear_index_cache, index_cache_info
-from engine.retrieval.scores import (gold_chunks, report_json, retrieval_report_for,
-                                     stored_rankings, stored_retrievers)
+from engine.retrieval.scores import (answer_match_rows, gold_chunks, report_json,
+                                     retrieval_report_for, stored_rankings, stored_retrievers)
 
-__all__ = ["IndexReport", "Retriever", "clear_index_cache", "gold_chunks", "index_cache_info",
-           "index_dataset", "label_name", "pending_texts", "report_json", "retrieval_report_for",
-           "retriever_label", "stored_rankings", "stored_retrievers"]
+__all__ = ["IndexReport", "Retriever", "answer_match_rows", "clear_index_cache", "gold_chunks",
+           "index_cache_info", "index_dataset", "label_name", "pending_texts", "report_json",
+           "retrieval_report_for", "retriever_label", "stored_rankings", "stored_retrievers"]

@@ -1,9 +1,16 @@
 """Scores of stored rankings (MIRAGE, Park et al., §1 "Retrieval").
 
-Scores. A retrieved chunk is relevant when it has a pool row of that query with ``support = 1``
-(chunks of attached collections never do); P/R/F1/NDCG (standard and the reference variant,
+Scores. A retrieved chunk is relevant when it is in the query's gold set, which depends on the
+gold definition (:mod:`engine.metrics.definitions`): ``oracle``, the pool rows with
+``support = 1`` from the file (``support_source = 'label'``, MIRAGE's definition; the default),
+or ``oracle+answer-match``, every pool row with ``support = 1``, including the siblings the
+importer marked because they contain a gold answer (``support_source = 'answer-match'``).
+Chunks of attached collections are never gold. P/R/F1/NDCG (standard and the reference variant,
 ``ndcg_mirage``) come from :mod:`engine.metrics.retrieval`. Queries without any relevant chunk
 are kept (recall 0) and counted.
+
+The pool's ``support_source`` column has been in the schema since its first migration, so every
+workspace can tell the two apart; no migration was needed.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ import json
 from typing import Sequence
 
 from engine.datasets.catalog import resolve
+from engine.metrics.definitions import (DEFAULT_GOLD, GOLD_WIDENED, DefinitionError,
+                                        check_choice)
 from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
 from engine.retrieval.index import dataset_label, label_name
 from engine.store import Store
@@ -25,15 +34,31 @@ def stored_retrievers(store: Store, dataset_ref: str) -> list[str]:
         "WHERE q.dataset_id = ? ORDER BY r.retriever", (dataset_id,))]
 
 
-def gold_chunks(store: Store, dataset_id: int) -> dict[int, set[int]]:
-    """Each query's relevant chunks: its pool rows with ``support = 1`` (queries without one
-    are absent)."""
+def _gold_filter(definition: str) -> str:
+    if check_choice("gold", definition) is None:
+        raise DefinitionError("gold: a definition is required")
+    return "" if definition == GOLD_WIDENED else " AND p.support_source = 'label'"
+
+
+def gold_chunks(store: Store, dataset_id: int,
+                definition: str = DEFAULT_GOLD) -> dict[int, set[int]]:
+    """Each query's relevant chunks under the gold ``definition`` (``oracle``: its pool rows
+    with ``support = 1`` from the file; ``oracle+answer-match``: every pool row with
+    ``support = 1``). Queries without one are absent."""
     gold: dict[int, set[int]] = {}
     for q, c in store.query("SELECT p.query_rowid, p.chunk_rowid FROM pool p JOIN queries q "
-                            "ON q.id = p.query_rowid WHERE q.dataset_id = ? AND p.support = 1",
-                            (dataset_id,)):
+                            "ON q.id = p.query_rowid WHERE q.dataset_id = ? AND p.support = 1"
+                            + _gold_filter(definition), (dataset_id,)):
         gold.setdefault(q, set()).add(c)
     return gold
+
+
+def answer_match_rows(store: Store, dataset_id: int) -> int:
+    """How many pool rows of the dataset are supporting only by answer match (the difference
+    between the two gold definitions; 0: they agree)."""
+    return store.query("SELECT COUNT(*) FROM pool p JOIN queries q ON q.id = p.query_rowid "
+                       "WHERE q.dataset_id = ? AND p.support = 1 "
+                       "AND p.support_source != 'label'", (dataset_id,))[0][0]
 
 
 def stored_rankings(store: Store, dataset_id: int, label: str, depth: int) -> dict[int, list[int]]:
@@ -60,12 +85,14 @@ def _resolve_label(store: Store, dataset_ref: str, label: str) -> str:
 
 def retrieval_report_for(store: Store, dataset_ref: str, retriever_label: str,
                          ks: Sequence[int] = DEFAULT_KS, by: str | None = None,
-                         n_boot: int = 1000, seed: int = 0) -> dict:
+                         n_boot: int = 1000, seed: int = 0, gold: str = DEFAULT_GOLD) -> dict:
     """P/R/F1/NDCG/NDCG-MIRAGE @ each k from the stored rankings, with 95% CIs
-    (Clopper–Pearson for 0/1 scores, else a floored bootstrap: :func:`engine.stats.intervals`).
+    (Clopper–Pearson for 0/1 scores, else a floored bootstrap: :func:`engine.stats.intervals`),
+    against the ``gold`` definition (``oracle`` or ``oracle+answer-match``).
 
-    Returns ``{"dataset", "retriever", "ks", "depth", "by", "queries", "n", "no_gold",
-    "missing", "metrics": {name: Estimate}, "groups": {value: {"n", "no_gold", "metrics"}}}``:
+    Returns ``{"dataset", "retriever", "ks", "depth", "by", "gold", "answer_match_rows",
+    "queries", "n", "no_gold", "missing", "metrics": {name: Estimate},
+    "groups": {value: {"n", "no_gold", "metrics"}}}``:
     ``n`` queries scored (those with a stored ranking; ``missing`` others), ``no_gold`` of
     them without any relevant chunk (scored with recall 0). Each ranking is cut to max(ks)
     before scoring, so ``ndcg_mirage`` sorts the same top list as the reference.
@@ -78,7 +105,8 @@ def retrieval_report_for(store: Store, dataset_ref: str, retriever_label: str,
     depth = ks[-1]
     dataset_id = resolve(store, dataset_ref)
     label = _resolve_label(store, dataset_ref, retriever_label)
-    gold = gold_chunks(store, dataset_id)
+    definition = gold
+    gold_sets = gold_chunks(store, dataset_id, definition)
     rankings = stored_rankings(store, dataset_id, label, depth)
     queries = store.query("SELECT id, language, source FROM queries WHERE dataset_id = ? "
                           "ORDER BY id", (dataset_id,))
@@ -87,7 +115,7 @@ def retrieval_report_for(store: Store, dataset_ref: str, retriever_label: str,
     for row in queries:
         if row["id"] not in rankings:
             continue
-        relevant = gold.get(row["id"], set())
+        relevant = gold_sets.get(row["id"], set())
         item = ([int(c in relevant) for c in rankings[row["id"]]], len(relevant))
         scored.append(item)
         if by:
@@ -99,7 +127,9 @@ def retrieval_report_for(store: Store, dataset_ref: str, retriever_label: str,
 
     overall = block(scored)
     return {"dataset": dataset_label(store, dataset_id), "retriever": label, "ks": list(ks),
-            "depth": depth, "by": by, "queries": len(queries), "n": overall["n"],
+            "depth": depth, "by": by, "gold": definition,
+            "answer_match_rows": answer_match_rows(store, dataset_id),
+            "queries": len(queries), "n": overall["n"],
             "no_gold": overall["no_gold"], "missing": len(queries) - overall["n"],
             "metrics": overall["metrics"],
             "groups": {name: block(items) for name, items in sorted(groups.items())}}

@@ -24,11 +24,20 @@ A run file (every key but ``dataset`` and ``generators`` is optional)::
     threads = 2
     concurrency = 4                       # requests in flight (default: from the generator)
     max_errors = "10%"                    # error budget: a count, a fraction or a percentage
+    gold = "oracle"                       # oracle | oracle+answer-match (retrieval)
+    language_rule = "mirage-tui"          # mirage-tui | bergen (correct language)
+    language_detector = "langid"          # langid | fasttext
+    # parity = "bergen"                   # mirage | bergen: fixes the choices above to the
+                                          # reference's (asking for others is an error)
 
 Re-running a run of the same name resumes it when the fields that decide its results
 (:data:`IDENTITY_FIELDS`) are the same; ``threads``, ``concurrency``, ``max_errors``,
 ``adaptive_target``, ``adaptive_batch`` and ``budget`` may change between sessions (they decide
-how fast and how far it goes, not what any item is).
+how fast and how far it goes, not what any item is). So may the report choices ``parity``,
+``gold``, ``language_rule`` and ``language_detector`` (:mod:`engine.metrics.definitions`):
+every item is scored under every choice, and these only record which one the run's report
+shows. A resume that names one replaces the recorded one (``parity = "none"`` clears a
+recorded parity); one it does not name keeps what the run recorded.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from engine.inflight import parse_max_errors
+from engine.metrics.definitions import DefinitionError, resolve as resolve_definitions
 from engine.prompts import get_template
 
 BASIC_SETTINGS = ("base", "oracle", "mixed")
@@ -89,6 +99,10 @@ class RunConfig:
     threads: int | None = None
     concurrency: int | None = None
     max_errors: int | float | str | None = None
+    parity: str | None = None
+    gold: str | None = None
+    language_rule: str | None = None
+    language_detector: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.dataset, str) or not self.dataset.strip():
@@ -144,6 +158,10 @@ class RunConfig:
                 raise ConfigError(f"adaptive_target: expected a CI half-width between 0 and 1 "
                                   f"(e.g. 0.03), got {target!r}")
             self.adaptive_target = float(target)
+        try:
+            resolve_definitions(None, **self.definition_choices())
+        except DefinitionError as exc:
+            raise ConfigError(str(exc)) from None
         if self.name is not None:
             self.name = str(self.name).strip() or None
         if self.name is None:
@@ -160,6 +178,11 @@ class RunConfig:
     def top_k(self) -> list[int]:
         """The k of every retrieved@k setting, ascending."""
         return sorted({k for s in self.settings if (k := _retrieved_k(s))})
+
+    def definition_choices(self) -> dict:
+        """The report choices this run records (None: not chosen)."""
+        return {"parity": self.parity, "gold": self.gold, "language_rule": self.language_rule,
+                "language_detector": self.language_detector}
 
     @property
     def adaptive(self) -> bool:

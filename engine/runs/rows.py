@@ -52,6 +52,7 @@ def save_plan(store: Store, plan: Plan) -> int:
             if differs or row["dataset_id"] != plan.dataset_id:
                 raise RunConfigMismatch(f"run {config.name!r} exists with a different "
                                         f"configuration ({', '.join(differs) or 'dataset'})")
+            keep_recorded_choices(config, json.loads(row["config"]))
             conn.execute("UPDATE runs SET config = ? WHERE id = ?",
                          (json.dumps(config.as_json()), row["id"]))
             return row["id"]
@@ -63,6 +64,22 @@ def save_plan(store: Store, plan: Plan) -> int:
              json.dumps(initial_header(plan), ensure_ascii=False), stamp, stamp))
         owner.claim(conn, cur.lastrowid, config.name)
         return cur.lastrowid
+
+
+def keep_recorded_choices(config, stored: dict) -> None:
+    """A resume that does not name a report choice (parity, gold, language rule or detector)
+    keeps the one the run recorded, unless the parity it names fixes that choice."""
+    from engine.metrics.definitions import PARITY_PRESETS
+
+    asked = {k: v for k, v in config.definition_choices().items() if v is not None}
+    if "parity" not in asked:   # the recorded parity holds unless a choice asked contradicts it
+        preset = PARITY_PRESETS.get(stored.get("parity") or "", {})
+        if all(asked.get(k, v) == v for k, v in preset.items()):
+            config.parity = stored.get("parity")
+    fixed = PARITY_PRESETS.get(config.parity or "", {})
+    for key in ("gold", "language_rule", "language_detector"):
+        if key not in asked and key not in fixed and stored.get(key) is not None:
+            setattr(config, key, stored[key])
 
 
 def write_run(store: Store, run_id: int, header: dict, status: str | None = None) -> None:

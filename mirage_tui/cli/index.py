@@ -3,7 +3,8 @@ score (MIRAGE §1 retrieval; the table has the shape of MIRAGE's Table 2).
 
     mirage-tui index DATASET --embedder NAME [--batch-size N] [--json]
     mirage-tui retrieve DATASET --embedder NAME [--reranker judge:GENERATOR]
-                        [--rerank-depth 20] [--depth 5] [--by language|source] [--json]
+                        [--rerank-depth 20] [--depth 5] [--by language|source]
+                        [--gold oracle|oracle+answer-match] [--json]
 
 Both resume: vectors and rankings already stored are reused, so an interrupted command picks
 up where it stopped. Models are loaded only when a command runs.
@@ -15,6 +16,7 @@ import json
 import sys
 
 from engine.datasets.catalog import resolve
+from engine.metrics.definitions import DEFAULT_GOLD, GOLD_DEFINITIONS, gold_line
 from engine.retrieval import Retriever, index_dataset, report_json, retrieval_report_for
 from mirage_tui.cli.common import db_option
 from mirage_tui.cli.progress import ProgressPrinter
@@ -46,6 +48,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--by", choices=("language", "source"), help="one table per group")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--gold", choices=GOLD_DEFINITIONS, default=DEFAULT_GOLD,
+                   help="relevant chunks: oracle (supporting in the file, MIRAGE's definition; "
+                        "default) or oracle+answer-match (plus siblings containing an answer)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -117,13 +122,14 @@ def _retrieve(args, store) -> int:
         printer.close()
     ks = tuple(sorted({k for k in (1, 3, 5) if k <= args.depth} | {args.depth}))
     report = retrieval_report_for(store, retriever.dataset, retriever.label, ks=ks, by=args.by,
-                                  n_boot=args.n_boot, seed=args.seed)
+                                  n_boot=args.n_boot, seed=args.seed, gold=args.gold)
     if args.json:
         print(json.dumps({**report_json(report), "chunks": retriever.chunk_count},
                          ensure_ascii=False))
         return 0
     print(f"{report['dataset']}  retriever {report['retriever']}  top {report['depth']} of "
           f"{retriever.chunk_count:,} chunks")
+    print(gold_line(report["gold"], report["answer_match_rows"]))
     blocks = [("all", report)] + list(report["groups"].items())
     for name, block in blocks:
         print(format_table(name, block, report["ks"]))

@@ -1,9 +1,13 @@
 """``mirage-tui report`` and ``mirage-tui export``: a run's numbers, and its rows as files.
 
     mirage-tui report RUN [--json] [--by language|source] [--n-boot N] [--seed S]
+                      [--parity mirage|bergen|none] [--gold oracle|oracle+answer-match]
+                      [--language-rule mirage-tui|bergen] [--language-detector langid|fasttext]
     mirage-tui export RUN [--format csv|jsonl] [-o PATH]
 
-Both read the run's stored rows (a run still going reports what it has, marked partial).
+Both read the run's stored rows (a run still going reports what it has, marked partial). The
+report's header names the choices behind its numbers (correct-language detector and rule,
+retrieval gold); they are the ones the run recorded unless a flag asks for others.
 ``export`` writes ``./RUN.csv`` (plus its header in ``./RUN.header.json``) or ``./RUN.jsonl``
 (header on the first line) unless ``-o`` says where.
 """
@@ -13,6 +17,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from engine.metrics.definitions import GOLD_DEFINITIONS, NO_PARITY, PARITY_MODES
+from engine.metrics.language import DETECTORS, RULES
 from mirage_tui.cli.common import db_option
 
 COMMANDS = ("report", "export")
@@ -32,6 +38,20 @@ def add_parsers(sub) -> None:
                         "Clopper-Pearson intervals (default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="bootstrap seed (default 0)")
+    p.add_argument("--parity", choices=(*PARITY_MODES, NO_PARITY),
+                   help="a reference's choices: mirage (the file's retrieval gold) or bergen "
+                        "(raw-response correct language, fastText); none sets aside the "
+                        "run's recorded parity")
+    p.add_argument("--gold", choices=GOLD_DEFINITIONS,
+                   help="retrieval gold: oracle (supporting in the file, MIRAGE's definition) "
+                        "or oracle+answer-match (plus siblings containing an answer); "
+                        "default: the run's, else oracle")
+    p.add_argument("--language-rule", choices=RULES,
+                   help="correct language of the response with citations removed and "
+                        "stripped (mirage-tui) or of the raw response (bergen); default: the "
+                        "run's, else mirage-tui")
+    p.add_argument("--language-detector", choices=DETECTORS,
+                   help="langid or fasttext (lid.176.ftz); default: the run's, else langid")
 
     p = sub.add_parser("export", help="write a run's items and scores as CSV or JSON lines")
     db_option(p)
@@ -56,7 +76,9 @@ def _report(args, store) -> int:
 
     if args.n_boot < 1:
         raise ValueError("--n-boot must be at least 1")
-    report = build_report(store, args.run, n_boot=args.n_boot, seed=args.seed)
+    report = build_report(store, args.run, n_boot=args.n_boot, seed=args.seed,
+                          parity=args.parity, gold=args.gold, language_rule=args.language_rule,
+                          language_detector=args.language_detector)
     if args.json:
         print(json.dumps(report.as_json(), ensure_ascii=False))
     else:

@@ -66,6 +66,16 @@ def add_parsers(sub) -> None:
     p.add_argument("--n-ctx", type=int, metavar="N", help="context window (model default)")
     p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads")
     in_flight_options(p)
+    p.add_argument("--parity", choices=("mirage", "bergen", "none"),
+                   help="record a reference's choices for the report: mirage (the file's "
+                        "retrieval gold) or bergen (correct language of the raw response, "
+                        "fastText); none clears a recorded one")
+    p.add_argument("--gold", choices=("oracle", "oracle+answer-match"),
+                   help="retrieval gold the report uses (default oracle)")
+    p.add_argument("--language-rule", choices=("mirage-tui", "bergen"),
+                   help="correct-language rule the report uses (default mirage-tui)")
+    p.add_argument("--language-detector", choices=("langid", "fasttext"),
+                   help="correct-language detector the report uses (default langid)")
     p.add_argument("--dry-run", action="store_true",
                    help="print the plan, what is stored already and a time estimate")
     p.add_argument("--force-new", action="store_true",
@@ -131,7 +141,9 @@ def _config(args, store=None):
                  "name": args.name, "adaptive_target": args.adaptive_target,
                  "adaptive_batch": args.adaptive_batch, "budget": args.budget,
                  "max_tokens": args.max_tokens, "n_ctx": args.n_ctx, "threads": args.threads,
-                 "concurrency": args.concurrency, "max_errors": args.max_errors}
+                 "concurrency": args.concurrency, "max_errors": args.max_errors,
+                 "parity": args.parity, "gold": args.gold, "language_rule": args.language_rule,
+                 "language_detector": args.language_detector}
     if args.config is not None:
         return RunConfig.from_toml(args.config, **overrides)
     if not args.dataset or not args.generator:

@@ -15,7 +15,7 @@ import pytest
 from testkit.runs import SMOL, BackwardsRetriever, FakeGenerator, config, rows, run
 
 from engine.datasets.demo_pool import ensure_demo
-from engine.metrics.answer import METRICS, SCORER_VERSION
+from engine.metrics.answer import LANGUAGE_VARIANTS, METRICS, SCORER_VERSION
 from engine.runs import (
     SCORER_MARK,
     ConfigError,
@@ -288,7 +288,8 @@ def test_a_full_disk_stops_cleanly_and_resumes(demo):
     for item in demo.query("SELECT generation_key, query_rowid FROM run_items"):
         assert demo.query("SELECT 1 FROM generations WHERE key = ?", (item[0],))
         assert demo.query("SELECT COUNT(*) FROM scores WHERE generation_key = ? AND "
-                          "query_rowid = ?", (item[0], item[1]))[0][0] == len(METRICS) + 1
+                          "query_rowid = ?", (item[0], item[1]))[0][0] == (
+                              len(METRICS) + len(LANGUAGE_VARIANTS) + 1)
     stored = demo.query("SELECT COUNT(*) FROM run_items")[0][0]
     assert stored == summary.done
     again = FakeGenerator()

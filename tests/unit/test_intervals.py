@@ -135,3 +135,14 @@ def test_kind_is_inferred_from_the_values():
         intervals({"x": [0.5]}, {"x": SIGNED_SHARE})
     with pytest.raises(ValueError):
         intervals({"x": [0.5]}, {"x": "nope"})
+
+
+def test_a_count_mean_with_no_spread_is_not_zero_width():
+    # every answer cites exactly two passages: the bootstrap alone says [2, 2]
+    from engine.stats import interval, poisson_mean_interval
+
+    est = interval(None, [2.0] * 8)
+    assert est.value == 2.0 and est.lo < 2.0 < est.hi
+    assert (est.lo, est.hi) == poisson_mean_interval(16, 8)
+    lo, hi = poisson_mean_interval(0, 8)
+    assert lo == 0.0 and hi == pytest.approx(3.6889 / 8, rel=1e-3)

@@ -10,6 +10,7 @@ import pytest
 from engine.metrics import language
 from engine.metrics.answer import (
     ANSWER_MATCH_METRICS,
+    LANGUAGE_VARIANTS,
     METRICS,
     SCORER_VERSION,
     Score,
@@ -337,9 +338,12 @@ def _by_name(scores):
 def test_score_generation_names_and_order():
     scores = score_generation("The capital is Paris.", ["Paris"])
     assert all(isinstance(s, Score) for s in scores)
-    assert [s.metric for s in scores] == list(METRICS)
+    assert [s.metric for s in scores] == list(METRICS) + list(LANGUAGE_VARIANTS)
     assert METRICS == ("em_loose", "em_strict", "f1_mirage", "bergen_match", "bergen_em",
                        "bergen_f1", "char3_recall", "correct_language", "no_answer")
+    assert LANGUAGE_VARIANTS == ("correct_language:langid:bergen",
+                                 "correct_language:fasttext:mirage-tui",
+                                 "correct_language:fasttext:bergen")
     assert isinstance(SCORER_VERSION, str) and SCORER_VERSION
 
 

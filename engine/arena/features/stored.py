@@ -19,7 +19,7 @@ from engine.arena.features.text import model_free_features
 from engine.arena.types import arena_system
 from engine.jobs import is_cancelled
 from engine.results.records import load_items, load_run
-from engine.stats import Estimate, bootstrap_ci
+from engine.stats import Estimate, interval
 from engine.store import Store, batched
 from models.base import Generator
 
@@ -170,9 +170,11 @@ def system_features(store: Store, run_name: str, features: Iterable[str] | None 
                     queries: Iterable[int] | None = None, n_boot: int = 1000,
                     seed: int = 0) -> dict[str, dict[str, Estimate]]:
     """Mean of each feature per contestant (``system | setting``, as the arena names them),
-    with its 95% percentile-bootstrap CI over responses and n (NULL values left out of n).
+    with its 95% CI over responses (:func:`engine.stats.interval`: Clopper–Pearson floor for
+    [0, 1] features such as citation recall, so all-zero features are not ``0 [0, 0]``) and n
+    (NULL values left out of n).
     ``features``: stored metric names (default every ``feat:`` metric)."""
     values = feature_values(store, run_name, features, queries=queries)
-    return {system: {metric: bootstrap_ci(vals, n_boot=n_boot, seed=seed)
+    return {system: {metric: interval(None, vals, n_boot=n_boot, seed=seed)
                      for metric, vals in sorted(per.items())}
             for system, per in sorted(values.items())}

@@ -57,7 +57,9 @@ def setting_panel(system: str, row) -> Static:
                  f"scorer {row.scorer_version}" if row.scorer_version else None]
         text.append(" · ".join(f for f in facts if f) + "\n", style="italic")
         text.append("Scores\n", style="bold")
-        width = max((len(s.metric) for s in row.scores), default=8)
+        # the long correct-language variant names (correct_language:fasttext:mirage-tui) run
+        # past the column rather than widen it for every score
+        width = min(16, max((len(s.metric) for s in row.scores), default=8))
         for score in row.scores:
             text.append(f"{score.metric.ljust(width)}  {value_text(score.value):>5}  ")
             text.append((score.detail or "") + "\n", style="dim")

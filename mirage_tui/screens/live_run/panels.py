@@ -8,6 +8,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
+from engine.metrics.definitions import definition_lines
 from engine.results.records import split_system
 from mirage_tui.widgets.estimates import duration, pct_cell, setting_label
 
@@ -96,6 +97,9 @@ def report_notes(report) -> str:
     if report.partial:
         notes.insert(0, "Partial: the run has items still to do; numbers cover the "
                         "finished ones.")
+    definitions = getattr(report, "definitions", None) or {}
+    if definitions:
+        notes += definition_lines(definitions)
     return "\n".join(notes)
 
 
@@ -132,6 +136,19 @@ def retrieval_columns(entries: list[dict]) -> tuple[Columns, list[str]]:
                  [retrieval_cell(e["metrics"].get(key)) for key, _ in rows])
                 for e in entries]
     return columns, [key for key, _ in rows]
+
+
+def gold_subtitle(gold: str, definitions: dict) -> str:
+    """The Retrieval panel's subtitle: the gold definition shown, what it leaves out or adds,
+    and the key that switches it."""
+    rows = definitions.get("answer_match_rows", 0)
+    if not rows:
+        extra = "no answer-match rows"
+    elif gold == "oracle":
+        extra = f"{rows} answer-match rows not counted"
+    else:
+        extra = f"incl. {rows} answer-match rows"
+    return f"gold {gold} ({extra}) · d switches"
 
 
 def fill_table(table: DataTable, columns: Columns, keys: list[str]) -> None:

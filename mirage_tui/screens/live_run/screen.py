@@ -15,10 +15,12 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 from textual.worker import Worker
 
+from engine.metrics.definitions import GOLD_DEFINITIONS
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.live_run.panels import (accuracy_columns, ended_line, event_counts,
-                                                fill_table, report_notes, retrieval_columns,
-                                                run_title, stored_counts, working_line)
+                                                fill_table, gold_subtitle, report_notes,
+                                                retrieval_columns, run_title, stored_counts,
+                                                working_line)
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
 
 REPORT_INTERVAL = 2.0
@@ -34,6 +36,7 @@ class LiveRunScreen(BaseScreen):
     BINDINGS = [
         Binding("c", "cancel_run", "Cancel run"),
         Binding("r", "resume_run", "Resume"),
+        Binding("d", "toggle_gold", "Gold def"),
         Binding("f5", "reload_report", "Reload", show=False),
         Binding("escape", "app.go_back", "Back", show=False),
     ]
@@ -108,6 +111,7 @@ class LiveRunScreen(BaseScreen):
         self._report_started = 0.0
         self._drawn_done: int | None = None
         self._mounted = False
+        self.gold: str | None = None    # the Retrieval panel's gold definition (None: the run's)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -342,11 +346,28 @@ class LiveRunScreen(BaseScreen):
 
     def _draw_retrieval(self, report) -> None:
         table = self.query_one("#live-retrieval", DataTable)
-        entries = report.retrieval
+        gold = self.shown_gold()
+        entries = report.retrieval_by_gold.get(gold, report.retrieval)
         table.display = bool(entries)
         if not entries:
             return
         fill_table(table, *retrieval_columns(entries))
+        table.border_subtitle = Text(gold_subtitle(gold, report.definitions))
+
+    def shown_gold(self) -> str:
+        """The gold definition the Retrieval panel shows: the one ``d`` chose, else the
+        report's (the run's recorded one, else oracle)."""
+        recorded = (self.report.definitions.get("gold") if self.report is not None else None)
+        return self.gold or recorded or GOLD_DEFINITIONS[0]
+
+    def action_toggle_gold(self) -> None:
+        """Switch the Retrieval panel between the two gold definitions (both are computed)."""
+        if self.report is None or not self.report.retrieval:
+            self.notify("This run has no retrieval to score.", timeout=3)
+            return
+        current = GOLD_DEFINITIONS.index(self.shown_gold())
+        self.gold = GOLD_DEFINITIONS[(current + 1) % len(GOLD_DEFINITIONS)]
+        self._draw_retrieval(self.report)
 
     # ------------------------------------------------------------------ actions
 
@@ -357,6 +378,8 @@ class LiveRunScreen(BaseScreen):
         going = controller is not None and controller.running
         if action == "cancel_run":
             return True if going and self._is_current() else None
+        if action == "toggle_gold":
+            return True if self.report is not None and self.report.retrieval else None
         if action == "resume_run":
             finished = self.report is not None and self.report.status == "done" \
                 and not self.report.items.get("pending")
