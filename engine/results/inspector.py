@@ -19,9 +19,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from engine.metrics.adaptability import CATEGORIES, category_label, category_of, pattern_key
-from engine.results.records import (LOOSE_METRIC, SCORER_MARK, ItemRecord, is_mixed_like,
-                                    load_items, load_run, metric_order, parse_retrieved,
+from engine.metrics.adaptability import (CATEGORIES, PATTERN_KEYS, category_label, category_of,
+                                         pattern_key)
+from engine.results.records import (LOOSE_METRIC, SCORER_MARK, is_mixed_like, load_run, metric_order, parse_retrieved,
                                     setting_order)
 from engine.store import Store
 
@@ -114,21 +114,148 @@ def _default_mixed(settings: set[str]) -> str | None:
     return mixed_like[0] if mixed_like else None
 
 
-def _labels(by_setting: dict[str, ItemRecord], mixed: str | None) -> tuple[str, str] | None:
-    if mixed is None:
-        return None
-    labels = [by_setting[s].loose if s in by_setting else None for s in ("base", "oracle", mixed)]
-    if any(label is None for label in labels):
-        return None
-    return pattern_key(*labels), category_of(*labels)
+def _run_settings(store: Store, run_id: int) -> dict[str, list[str]]:
+    """Each system's settings (an aggregate over the run's primary key, no item loaded)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for r in store.query("SELECT DISTINCT system, setting FROM run_items WHERE run_id = ?",
+                         (run_id,)):
+        out[r[0]].append(r[1])
+    return out
 
 
-def _in_range(value: float | None, lo: float | None, hi: float | None) -> bool:
-    if lo is None and hi is None:
-        return True
-    if value is None:
-        return False
-    return (lo is None or value >= lo) and (hi is None or value <= hi)
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _case(column: str, mapping: dict[str, object], default: str = "NULL") -> str:
+    """``CASE column WHEN 'key' THEN value ... END`` (keys and string values quoted)."""
+    if not mapping:
+        return default
+    whens = " ".join(f"WHEN {_quote(k)} THEN "
+                     f"{_quote(v) if isinstance(v, str) else ('NULL' if v is None else v)}"
+                     for k, v in mapping.items())
+    return f"CASE {column} {whens} ELSE {default} END"
+
+
+def _label_sql(alias: str) -> str:
+    return f"CAST(ROUND({alias}.value) AS INTEGER)"
+
+
+def _patterns_of(category: str) -> list[str]:
+    return [p for p in PATTERN_KEYS if category_of(int(p[1]), int(p[3]), int(p[5])) == category]
+
+
+@dataclass
+class ItemQuery:
+    """The SQL behind one inspector filter (see :func:`items_sql`): ``FROM ... WHERE ...``
+    with its parameters, the columns of an :class:`ItemRow` and the setting rank (the
+    third part of the order, after system and query)."""
+
+    columns: str
+    body: str
+    params: list
+    rank: str
+    ranks: dict[str, int]
+
+
+def items_sql(store: Store, run_id: int, system: str | None = None,
+              setting: str | None = None, category: str | None = None,
+              pattern: str | None = None, language: str | None = None,
+              source: str | None = None, metric: str | None = None,
+              min_value: float | None = None, max_value: float | None = None,
+              mixed_setting: str | None = None, search: str | None = None) -> ItemQuery:
+    """The inspector's filters as one indexed query over the run's items: every filter is a
+    ``WHERE`` term, each EM_loose label (base, oracle, the mixed-like setting) a primary-key
+    look-up, and the order ``(system, query_rowid, setting rank)`` walks the
+    ``run_items_order`` index, so a page stops after its rows."""
+    by_system = _run_settings(store, run_id)
+    settings = {s for names in by_system.values() for s in names}
+    ranks = {s: i for i, s in enumerate(sorted(settings, key=setting_order))}
+    rank = _case("ri.setting", ranks, "0")
+    if mixed_setting is not None:
+        mixed = _quote(mixed_setting)
+    else:
+        defaults = {name: _default_mixed(set(names)) for name, names in by_system.items()}
+        mixed = ("(CASE WHEN ri.setting = 'mixed' OR ri.setting GLOB 'retrieved@[0-9]*' "
+                 f"THEN ri.setting ELSE {_case('ri.system', defaults)} END)")
+    labels = " || ".join(f"'{k}' || CAST(ROUND(l{a}.value) AS INTEGER)"
+                         for k, a in (("b", "b"), ("o", "o"), ("m", "m")))
+    loose = _quote(LOOSE_METRIC)
+    body = (
+        "FROM run_items ri JOIN queries q ON q.id = ri.query_rowid "
+        "LEFT JOIN generations g ON g.key = ri.generation_key "
+        "LEFT JOIN scores sl ON sl.generation_key = ri.generation_key "
+        f"AND sl.query_rowid = ri.query_rowid AND sl.metric = {loose} "
+        + "".join(
+            f"LEFT JOIN run_items r{a} ON r{a}.run_id = ri.run_id AND r{a}.system = ri.system "
+            f"AND r{a}.setting = {expr} AND r{a}.query_rowid = ri.query_rowid "
+            f"LEFT JOIN scores l{a} ON l{a}.generation_key = r{a}.generation_key "
+            f"AND l{a}.query_rowid = ri.query_rowid AND l{a}.metric = {loose} "
+            for a, expr in (("b", "'base'"), ("o", "'oracle'"), ("m", mixed)))
+        + (f"LEFT JOIN scores sm ON sm.generation_key = ri.generation_key "
+           f"AND sm.query_rowid = ri.query_rowid AND sm.metric = {_quote(metric)} "
+           if metric else ""))
+    where, params = ["ri.run_id = ?"], [run_id]
+    for column, value in (("ri.system", system), ("ri.setting", setting),
+                          ("q.language", language), ("q.source", source)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    for op, bound in ((">=", min_value), ("<=", max_value)):
+        if metric is not None and bound is not None:
+            where.append(f"sm.value {op} ?")
+            params.append(bound)
+    wanted = ([pattern] if pattern is not None else []) + \
+        (_patterns_of(category) if category is not None else [])
+    if pattern is not None and category is not None:
+        wanted = [pattern] if pattern in _patterns_of(category) else []
+    if pattern is not None or category is not None:
+        where.append(f"({labels}) IN ({', '.join('?' * len(wanted)) or 'NULL'})")
+        params += wanted
+    if search:
+        escaped = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        where.append("(q.text LIKE ? ESCAPE '\\' OR g.text LIKE ? ESCAPE '\\' "
+                     "OR q.query_id = ?)")
+        params += [f"%{escaped}%", f"%{escaped}%", search]
+    columns = ("ri.system, ri.setting, ri.query_rowid, q.query_id, q.text AS query, "
+               "q.language, q.source, g.text AS response, sl.value AS em_loose, "
+               + ("sm.value" if metric else "NULL") + " AS value, "
+               f"{mixed} AS mixed, {labels} AS pattern, ri.truncated, ri.error, "
+               f"ri.generation_key, {rank} AS rank")
+    return ItemQuery(columns, body + "WHERE " + " AND ".join(where), params, rank, ranks)
+
+
+def inspector_facets(store: Store, run_name: str) -> dict:
+    """What run ``run_name``'s items offer to filter by (systems, settings, languages, sources,
+    metrics), with its dataset and status: aggregate queries, no item loaded."""
+    run = load_run(store, run_name)
+    by_system = _run_settings(store, run.id)
+
+    def distinct(column: str) -> list[str]:
+        return sorted(r[0] for r in store.query(
+            f"SELECT DISTINCT q.{column} FROM run_items ri JOIN queries q "
+            f"ON q.id = ri.query_rowid WHERE ri.run_id = ? AND q.{column} IS NOT NULL",
+            (run.id,)))
+
+    metrics = {r[0] for r in store.query(
+        "SELECT DISTINCT s.metric FROM run_items ri JOIN scores s "
+        "ON s.generation_key = ri.generation_key AND s.query_rowid = ri.query_rowid "
+        "WHERE ri.run_id = ? AND s.metric NOT LIKE '\\_%' ESCAPE '\\'", (run.id,))}
+    return {"systems": sorted(by_system),
+            "settings": sorted({s for names in by_system.values() for s in names},
+                               key=setting_order),
+            "languages": distinct("language"), "sources": distinct("source"),
+            "metrics": metric_order(metrics), "dataset": run.dataset, "status": run.status}
+
+
+def _check_filters(category: str | None, pattern: str | None, metric: str | None,
+                   min_value: float | None, max_value: float | None) -> None:
+    if category is not None and category not in CATEGORIES:
+        raise ValueError(f"unknown category {category!r} (one of {', '.join(CATEGORIES)})")
+    if pattern is not None and not _PATTERN.match(pattern):
+        raise ValueError(f"pattern must look like b1o0m1, got {pattern!r}")
+    if (min_value is not None or max_value is not None) and metric is None:
+        raise ValueError("min_value/max_value need a metric")
 
 
 def items_for(store: Store, run_name: str, system: str | None = None,
@@ -137,63 +264,64 @@ def items_for(store: Store, run_name: str, system: str | None = None,
               source: str | None = None, metric: str | None = None,
               min_value: float | None = None, max_value: float | None = None,
               mixed_setting: str | None = None, limit: int = 200,
-              offset: int = 0) -> list[ItemRow]:
+              offset: int = 0, search: str | None = None,
+              after: tuple[str, int, str] | None = None) -> list[ItemRow]:
     """A page of the run's items matching every filter given, ordered by system, query and
     setting. ``metric`` with ``min_value``/``max_value`` keeps items whose stored value of that
-    metric lies in the closed range (items without a value are dropped by a range)."""
-    if category is not None and category not in CATEGORIES:
-        raise ValueError(f"unknown category {category!r} (one of {', '.join(CATEGORIES)})")
-    if pattern is not None and not _PATTERN.match(pattern):
-        raise ValueError(f"pattern must look like b1o0m1, got {pattern!r}")
-    if (min_value is not None or max_value is not None) and metric is None:
-        raise ValueError("min_value/max_value need a metric")
+    metric lies in the closed range (items without a value are dropped by a range).
+    ``search`` keeps items whose question or response contains the text (or whose query id is
+    it). ``after`` (the ``(system, query_rowid, setting)`` of the last row shown) pages by key:
+    the next page starts right after that row, as fast deep in the run as at its start;
+    ``offset`` skips rows instead (slower deep in a big run)."""
+    _check_filters(category, pattern, metric, min_value, max_value)
     run = load_run(store, run_name)
-    wanted = {LOOSE_METRIC} | ({metric} if metric else set())
-    items = load_items(store, run, metrics=wanted)
-    grouped: dict[tuple[str, int], dict[str, ItemRecord]] = defaultdict(dict)
-    for item in items:
-        grouped[(item.system, item.query_rowid)][item.setting] = item
-    defaults = {sys_: _default_mixed({i.setting for i in items if i.system == sys_})
-                for sys_ in {i.system for i in items}}
-
-    selected: list[tuple[ItemRecord, str | None, tuple[str, str] | None]] = []
-    for item in items:
-        if system is not None and item.system != system:
-            continue
-        if setting is not None and item.setting != setting:
-            continue
-        if language is not None and item.language != language:
-            continue
-        if source is not None and item.source != source:
-            continue
-        if metric is not None and not _in_range(item.scores.get(metric), min_value, max_value):
-            continue
-        mixed = mixed_setting or (item.setting if is_mixed_like(item.setting)
-                                  else defaults[item.system])
-        labels = _labels(grouped[(item.system, item.query_rowid)], mixed)
-        if pattern is not None and (labels is None or labels[0] != pattern):
-            continue
-        if category is not None and (labels is None or labels[1] != category):
-            continue
-        selected.append((item, mixed, labels))
-    page = selected[offset:offset + limit]
-    texts = _texts(store, [i.query_rowid for i, _, _ in page],
-                   [i.generation_key for i, _, _ in page])
-    return [ItemRow(i.system, i.setting, i.query_rowid, i.query_id,
-                    texts["queries"].get(i.query_rowid, ""), i.language, i.source,
-                    texts["responses"].get(i.generation_key), i.scores.get(LOOSE_METRIC),
-                    metric, i.scores.get(metric) if metric else None,
-                    mixed if labels else None, labels[0] if labels else None,
-                    labels[1] if labels else None, i.truncated, i.error, i.generation_key)
-            for i, mixed, labels in page]
+    text, params = page_query(store, run.id, after=after, limit=limit, offset=offset,
+                              system=system, setting=setting, category=category,
+                              pattern=pattern, language=language, source=source,
+                              metric=metric, min_value=min_value, max_value=max_value,
+                              mixed_setting=mixed_setting, search=search)
+    rows = store.query(text, tuple(params))
+    out = []
+    for r in rows:
+        pat = r["pattern"]
+        category_ = category_of(int(pat[1]), int(pat[3]), int(pat[5])) if pat else None
+        out.append(ItemRow(r["system"], r["setting"], r["query_rowid"], r["query_id"],
+                           r["query"] or "", r["language"], r["source"], r["response"],
+                           r["em_loose"], metric, r["value"], r["mixed"] if pat else None,
+                           pat, category_, bool(r["truncated"]), r["error"],
+                           r["generation_key"]))
+    return out
 
 
-def _texts(store: Store, query_rowids: list[int], keys: list[str | None]) -> dict[str, dict]:
-    queries = {r[0]: r[1] for r in store.query_in(
-        "SELECT id, text FROM queries WHERE id IN ({marks})", sorted(set(query_rowids)))}
-    responses = {r[0]: r[1] for r in store.query_in(
-        "SELECT key, text FROM generations WHERE key IN ({marks})", sorted({k for k in keys if k}))}
-    return {"queries": queries, "responses": responses}
+def page_query(store: Store, run_id: int, *, after: tuple[str, int, str] | None = None,
+               limit: int = 200, offset: int = 0, **filters) -> tuple[str, list]:
+    """The SQL text and parameters of one page of :func:`items_for` (the query-plan test reads
+    it with ``EXPLAIN QUERY PLAN``)."""
+    sql = items_sql(store, run_id, **filters)
+    body, params = sql.body, list(sql.params)
+    if after is not None:
+        a_system, a_query, a_setting = after
+        body += (" AND (ri.system, ri.query_rowid) >= (?, ?) AND NOT (ri.system = ? AND "
+                 f"ri.query_rowid = ? AND {sql.rank} <= ?)")
+        params += [a_system, a_query, a_system, a_query, sql.ranks.get(a_setting, -1)]
+    return (f"SELECT {sql.columns} {body} ORDER BY ri.system, ri.query_rowid, {sql.rank} "
+            "LIMIT ? OFFSET ?", [*params, limit, offset])
+
+
+def count_query(store: Store, run_id: int, **filters) -> tuple[str, list]:
+    """The SQL text and parameters that count :func:`items_for`'s matches."""
+    sql = items_sql(store, run_id, **filters)
+    return f"SELECT COUNT(*) {sql.body}", list(sql.params)
+
+
+def count_items_for(store: Store, run_name: str, **filters) -> int:
+    """How many of the run's items match the filters of :func:`items_for` (one aggregate
+    query; ``limit``, ``offset`` and ``after`` do not apply)."""
+    _check_filters(filters.get("category"), filters.get("pattern"), filters.get("metric"),
+                   filters.get("min_value"), filters.get("max_value"))
+    run = load_run(store, run_name)
+    text, params = count_query(store, run.id, **filters)
+    return store.query(text, tuple(params))[0][0]
 
 
 def _query_row(store: Store, dataset_id: int, query_id: str | int):

@@ -275,6 +275,18 @@ def m004_run_owners(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration
+def m005_results_indexes(db: sqlite_utils.Database) -> None:
+    """Reading a big run by pages (issue 15): the inspector walks a run's items in
+    (system, query, setting) order and stops after a page (:mod:`engine.results.inspector`)."""
+    db.executescript(
+        """
+        CREATE INDEX IF NOT EXISTS run_items_order
+            ON run_items (run_id, system, query_rowid, setting);
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

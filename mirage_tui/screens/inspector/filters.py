@@ -57,17 +57,11 @@ class Filters:
 
 
 def run_facets(store, run_name: str) -> dict:
-    """What run ``run_name``'s items offer to filter by, with its dataset and status."""
-    from engine.results.records import load_items, load_run, metric_order, setting_order
+    """What run ``run_name``'s items offer to filter by, with its dataset and status
+    (:func:`engine.results.inspector.inspector_facets`: aggregate queries)."""
+    from engine.results.inspector import inspector_facets
 
-    run = load_run(store, run_name)
-    items = load_items(store, run)
-    return {"systems": sorted({i.system for i in items}),
-            "settings": sorted({i.setting for i in items}, key=setting_order),
-            "languages": sorted({i.language for i in items if i.language}),
-            "sources": sorted({i.source for i in items if i.source}),
-            "metrics": metric_order({m for i in items for m in i.scores}),
-            "dataset": run.dataset, "status": run.status}
+    return inspector_facets(store, run_name)
 
 
 def status_line(loaded: int, total: int | None, loading: bool, filters: Filters) -> str:

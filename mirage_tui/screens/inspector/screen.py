@@ -28,7 +28,6 @@ from mirage_tui.screens.inspector.messages import (Counted, DetailLoaded, Facets
 
 PAGE_SIZE = 100
 LOAD_MORE_MARGIN = 10
-COUNT_ALL = 10**9
 
 
 class InspectorScreen(BaseScreen):
@@ -117,18 +116,20 @@ class InspectorScreen(BaseScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-items",
           name="load items")
-    def load_items_page(self, store, filters: Filters, offset: int, generation: int) -> None:
-        from engine.results.inspector import items_for
+    def load_items_page(self, store, filters: Filters, offset: int, generation: int,
+                        after: tuple[str, int, str] | None = None) -> None:
+        from engine.results.inspector import count_items_for, items_for
 
         args = filters.query_args()
         with self.worker_errors("items", store):
-            rows = items_for(store, self.run_name, limit=PAGE_SIZE + 1, offset=offset, **args)
+            # keyset paging: the page after the last row shown, as fast deep in a run
+            rows = items_for(store, self.run_name, limit=PAGE_SIZE + 1, after=after, **args)
             exhausted = len(rows) <= PAGE_SIZE
             self.post_message(ItemsLoaded(generation, offset, rows[:PAGE_SIZE], exhausted))
             if offset == 0:
                 # the engine pages without a count: count once per filter, only when needed
-                total = len(rows) if exhausted else len(
-                    items_for(store, self.run_name, limit=COUNT_ALL, **args))
+                total = len(rows) if exhausted else count_items_for(store, self.run_name,
+                                                                    **args)
                 self.post_message(Counted(generation, total))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-detail",
@@ -221,7 +222,9 @@ class InspectorScreen(BaseScreen):
             return
         self.page_loading = True
         self._update_status()
-        self.load_items_page(store, self.filters, len(self.rows), self.generation)
+        last = self.rows[-1] if self.rows else None
+        after = (last.system, last.query_rowid, last.setting) if last else None
+        self.load_items_page(store, self.filters, len(self.rows), self.generation, after)
 
     @on(ItemsLoaded)
     def _items_loaded(self, message: ItemsLoaded) -> None:
