@@ -42,6 +42,7 @@ from engine.results.records import (
                                       retriever_name,
                                       setting_order,
                                       split_system,
+                                      stored_counts,
 )
 from engine.results.report import (
                                       RunReport,
@@ -58,5 +59,6 @@ __all__ = ["ADAPTABILITY_COLUMNS", "RunComparison", "RunRow", "compare_reports",
            "export_rows", "export_run", "format_report", "header_path", "is_mixed_like",
            "item_counts", "item_detail", "items_for", "known_runs", "load_items", "load_run",
            "metric_order", "num", "parse_retrieved", "pct", "retriever_name", "run_header",
-           "run_retrievers", "setting_order", "short_setting", "split_system", "system_label",
+           "run_retrievers", "setting_order", "short_setting", "split_system", "stored_counts",
+           "system_label",
            "table"]

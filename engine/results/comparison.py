@@ -55,11 +55,12 @@ class RunRow:
 
 
 def run_row(store, name: str) -> RunRow:
-    """Run ``name``'s row: item counts, configuration, seeds, devices, times to the minute."""
-    from engine.results.records import item_counts, load_items, load_run
+    """Run ``name``'s row: item counts (the run's counters), configuration, seeds, devices,
+    times to the minute."""
+    from engine.results.records import load_run, stored_counts
 
     run = load_run(store, name)
-    counts = item_counts(run, load_items(store, run, metrics=()))
+    counts = stored_counts(store, run)
     config, header = run.config, run.header
     seeds = header.get("seeds") if isinstance(header.get("seeds"), dict) else {}
     seed_values = list(dict.fromkeys(str(v) for v in seeds.values())) or [

@@ -33,11 +33,12 @@ import platform
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Iterable, Iterator
 
-from engine.results.records import (item_counts, load_items, load_run, metric_order,
-                                    parse_retrieved, split_system)
-from engine.store import Store
+from engine.results.records import (SCORER_MARK, count_items, load_run, parse_retrieved,
+                                    run_metrics, run_settings, setting_rank_sql, split_system,
+                                    stored_counts)
+from engine.store import Store, json_column
 
 FORMATS = ("csv", "jsonl")
 EXPORT_FORMAT_VERSION = 1
@@ -67,9 +68,8 @@ def _version() -> str | None:
 def run_header(store: Store, run_name: str) -> dict[str, Any]:
     """Everything needed to reproduce (and to identify) the run, for an export's header."""
     run = load_run(store, run_name)
-    items = load_items(store, run, metrics=())
     return {"type": "header", "export_format_version": EXPORT_FORMAT_VERSION,
-            "run": run.name, "status": run.status, "items": item_counts(run, items),
+            "run": run.name, "status": run.status, "items": stored_counts(store, run),
             "dataset": run.dataset, "dataset_id": run.dataset_id,
             "dataset_content_hash": run.dataset_hash, "dataset_queries": run.dataset_queries,
             "config": run.config, "run_header": run.header,
@@ -93,43 +93,75 @@ def export_definitions(config: dict) -> dict[str, Any]:
 
 
 def export_rows(store: Store, run_name: str) -> tuple[list[str], list[dict[str, Any]]]:
-    """``(columns, rows)``: one dict per run item with native values (see module docstring)."""
+    """``(columns, rows)``: one dict per run item with native values (see module docstring).
+    Every row in memory: for a big run, iterate :func:`iter_export_rows` instead."""
+    columns, rows = iter_export_rows(store, run_name)
+    return columns, list(rows)
+
+
+_GENERATION_COLUMNS = ("model_name", "prompt", "prompt_tokens", "completion_tokens",
+                       "prompt_tokens_evaluated", "seconds", "finish_reason", "device")
+
+
+def iter_export_rows(store: Store, run_name: str) -> tuple[list[str], Iterator[dict[str, Any]]]:
+    """``(columns, rows)`` with the rows as an iterator: two cursors walk the run's items and
+    their scores side by side in the same order (system, query, setting), so memory stays
+    bounded however big the run is."""
     run = load_run(store, run_name)
-    items = load_items(store, run, details=True)
-    metrics = metric_order({m for item in items for m in item.scores})
+    metrics = run_metrics(store, run.id)
     columns = list(ITEM_COLUMNS) + [c for m in metrics for c in (m, f"{m}_detail")]
-    generations = {r["key"]: r for r in store.query(
-        "SELECT g.* FROM generations g WHERE g.key IN (SELECT generation_key FROM run_items "
-        "WHERE run_id = ?)", (run.id,))}
-    queries = {r["id"]: r for r in store.query(
-        "SELECT id, text, answers FROM queries WHERE id IN (SELECT query_rowid FROM run_items "
-        "WHERE run_id = ?)", (run.id,))}
-    rows = []
-    for item in items:
-        g = generations.get(item.generation_key)
-        q = queries[item.query_rowid]
-        generator, template = split_system(item.system)
-        retrieved = parse_retrieved(item.setting)
+    rank, _ = setting_rank_sql(s for names in run_settings(store, run.id).values()
+                               for s in names)
+    order = f"ORDER BY ri.system, ri.query_rowid, {rank}"
+    items = store.iterate(
+        "SELECT ri.system, ri.setting, ri.query_rowid, ri.generation_key, ri.truncated, "
+        "ri.error, ri.context, q.query_id, q.language, q.source, q.text AS query, q.answers, "
+        + ", ".join(f"g.{c}" for c in _GENERATION_COLUMNS) + ", g.text AS response "
+        "FROM run_items ri JOIN queries q ON q.id = ri.query_rowid "
+        "LEFT JOIN generations g ON g.key = ri.generation_key "
+        f"WHERE ri.run_id = ? {order}", (run.id,))
+    scores = store.iterate(
+        "SELECT ri.system, ri.query_rowid, ri.setting, s.metric, s.value, s.detail "
+        "FROM run_items ri JOIN scores s ON s.generation_key = ri.generation_key "
+        f"AND s.query_rowid = ri.query_rowid WHERE ri.run_id = ? {order}", (run.id,))
+    return columns, _rows(run.name, columns, metrics, items, scores)
+
+
+def _rows(run: str, columns: list[str], metrics: list[str], items: Iterator,
+          scores: Iterator) -> Iterator[dict[str, Any]]:
+    pending = next(scores, None)
+    for r in items:
+        key = (r["system"], r["query_rowid"], r["setting"])
+        values: dict[str, Any] = {}
+        details: dict[str, Any] = {}
+        scorer = None
+        while pending is not None and (pending[0], pending[1], pending[2]) == key:
+            if pending["metric"] == SCORER_MARK:
+                scorer = pending["detail"]
+            elif not pending["metric"].startswith("_"):
+                values[pending["metric"]] = pending["value"]
+                details[pending["metric"]] = pending["detail"]
+            pending = next(scores, None)
+        generator, template = split_system(r["system"])
+        retrieved = parse_retrieved(r["setting"])
         row: dict[str, Any] = {
-            "run": run.name, "system": item.system, "generator": generator,
-            "template": template, "setting": item.setting,
+            "run": run, "system": r["system"], "generator": generator,
+            "template": template, "setting": r["setting"],
             "retriever": retrieved[1] if retrieved else None,
             "top_k": retrieved[0] if retrieved else None,
-            "query_rowid": item.query_rowid, "query_id": item.query_id,
-            "language": item.language, "source": item.source, "query": q["text"],
-            "answers": json.loads(q["answers"]), "context": item.context,
-            "generation_key": item.generation_key,
-            "truncated": item.truncated, "error": item.error,
-            "scorer_version": item.scorer_version}
-        for key in ("model_name", "prompt", "prompt_tokens", "completion_tokens",
-                    "prompt_tokens_evaluated", "seconds", "finish_reason", "device"):
-            row[key] = g[key] if g is not None else None
-        row["response"] = g["text"] if g is not None else None
+            "query_rowid": r["query_rowid"], "query_id": r["query_id"],
+            "language": r["language"], "source": r["source"], "query": r["query"],
+            "answers": json.loads(r["answers"]), "context": json_column(r["context"], None),
+            "generation_key": r["generation_key"],
+            "truncated": bool(r["truncated"]), "error": r["error"],
+            "scorer_version": scorer}
+        for key_ in _GENERATION_COLUMNS:
+            row[key_] = r[key_]
+        row["response"] = r["response"]
         for m in metrics:
-            row[m] = item.scores.get(m)
-            row[f"{m}_detail"] = item.details.get(m)
-        rows.append({c: row[c] for c in columns})
-    return columns, rows
+            row[m] = values.get(m)
+            row[f"{m}_detail"] = details.get(m)
+        yield {c: row[c] for c in columns}
 
 
 def _csv_cell(value: Any) -> Any:
@@ -143,7 +175,8 @@ def _csv_cell(value: Any) -> Any:
 
 
 def _write(fh: IO[str], fmt: str, header: dict, columns: list[str],
-           rows: list[dict[str, Any]]) -> None:
+           rows: Iterable[dict[str, Any]]) -> None:
+    """Write as the rows come (one row in memory at a time)."""
     if fmt == "jsonl":
         fh.write(json.dumps(header, ensure_ascii=False) + "\n")
         for row in rows:
@@ -163,10 +196,10 @@ def export_run(store: Store, run_name: str, format: str = "csv",
     if format not in FORMATS:
         raise ValueError(f"unknown export format {format!r} (one of {', '.join(FORMATS)})")
     header = run_header(store, run_name)
-    columns, rows = export_rows(store, run_name)
+    columns, rows = iter_export_rows(store, run_name)
     header["format"] = format
     header["columns"] = columns
-    header["rows"] = len(rows)
+    header["rows"] = count_items(store, load_run(store, run_name))
     if out is None:
         out = Path(f"{run_name}.{format}")
     if hasattr(out, "write"):

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from engine.metrics.adaptability import (CATEGORIES, PATTERN_KEYS, category_label, category_of,
                                          pattern_key)
-from engine.results.records import (LOOSE_METRIC, SCORER_MARK, is_mixed_like, load_run, metric_order, parse_retrieved,
-                                    setting_order)
+from engine.results.records import (LOOSE_METRIC, SCORER_MARK, is_mixed_like, load_run,
+                                    metric_order, parse_retrieved, quote_sql, run_metrics,
+                                    run_settings, setting_order, setting_rank_sql)
 from engine.store import Store
 
 _PATTERN = re.compile(r"^b[01]o[01]m[01]$")
@@ -114,31 +114,14 @@ def _default_mixed(settings: set[str]) -> str | None:
     return mixed_like[0] if mixed_like else None
 
 
-def _run_settings(store: Store, run_id: int) -> dict[str, list[str]]:
-    """Each system's settings (an aggregate over the run's primary key, no item loaded)."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for r in store.query("SELECT DISTINCT system, setting FROM run_items WHERE run_id = ?",
-                         (run_id,)):
-        out[r[0]].append(r[1])
-    return out
-
-
-def _quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _case(column: str, mapping: dict[str, object], default: str = "NULL") -> str:
     """``CASE column WHEN 'key' THEN value ... END`` (keys and string values quoted)."""
     if not mapping:
         return default
-    whens = " ".join(f"WHEN {_quote(k)} THEN "
-                     f"{_quote(v) if isinstance(v, str) else ('NULL' if v is None else v)}"
+    whens = " ".join(f"WHEN {quote_sql(k)} THEN "
+                     f"{quote_sql(v) if isinstance(v, str) else ('NULL' if v is None else v)}"
                      for k, v in mapping.items())
     return f"CASE {column} {whens} ELSE {default} END"
-
-
-def _label_sql(alias: str) -> str:
-    return f"CAST(ROUND({alias}.value) AS INTEGER)"
 
 
 def _patterns_of(category: str) -> list[str]:
@@ -168,19 +151,18 @@ def items_sql(store: Store, run_id: int, system: str | None = None,
     ``WHERE`` term, each EM_loose label (base, oracle, the mixed-like setting) a primary-key
     look-up, and the order ``(system, query_rowid, setting rank)`` walks the
     ``run_items_order`` index, so a page stops after its rows."""
-    by_system = _run_settings(store, run_id)
+    by_system = run_settings(store, run_id)
     settings = {s for names in by_system.values() for s in names}
-    ranks = {s: i for i, s in enumerate(sorted(settings, key=setting_order))}
-    rank = _case("ri.setting", ranks, "0")
+    rank, ranks = setting_rank_sql(settings)
     if mixed_setting is not None:
-        mixed = _quote(mixed_setting)
+        mixed = quote_sql(mixed_setting)
     else:
         defaults = {name: _default_mixed(set(names)) for name, names in by_system.items()}
         mixed = ("(CASE WHEN ri.setting = 'mixed' OR ri.setting GLOB 'retrieved@[0-9]*' "
                  f"THEN ri.setting ELSE {_case('ri.system', defaults)} END)")
     labels = " || ".join(f"'{k}' || CAST(ROUND(l{a}.value) AS INTEGER)"
                          for k, a in (("b", "b"), ("o", "o"), ("m", "m")))
-    loose = _quote(LOOSE_METRIC)
+    loose = quote_sql(LOOSE_METRIC)
     body = (
         "FROM run_items ri JOIN queries q ON q.id = ri.query_rowid "
         "LEFT JOIN generations g ON g.key = ri.generation_key "
@@ -193,7 +175,7 @@ def items_sql(store: Store, run_id: int, system: str | None = None,
             f"AND l{a}.query_rowid = ri.query_rowid AND l{a}.metric = {loose} "
             for a, expr in (("b", "'base'"), ("o", "'oracle'"), ("m", mixed)))
         + (f"LEFT JOIN scores sm ON sm.generation_key = ri.generation_key "
-           f"AND sm.query_rowid = ri.query_rowid AND sm.metric = {_quote(metric)} "
+           f"AND sm.query_rowid = ri.query_rowid AND sm.metric = {quote_sql(metric)} "
            if metric else ""))
     where, params = ["ri.run_id = ?"], [run_id]
     for column, value in (("ri.system", system), ("ri.setting", setting),
@@ -229,7 +211,7 @@ def inspector_facets(store: Store, run_name: str) -> dict:
     """What run ``run_name``'s items offer to filter by (systems, settings, languages, sources,
     metrics), with its dataset and status: aggregate queries, no item loaded."""
     run = load_run(store, run_name)
-    by_system = _run_settings(store, run.id)
+    by_system = run_settings(store, run.id)
 
     def distinct(column: str) -> list[str]:
         return sorted(r[0] for r in store.query(
@@ -237,15 +219,11 @@ def inspector_facets(store: Store, run_name: str) -> dict:
             f"ON q.id = ri.query_rowid WHERE ri.run_id = ? AND q.{column} IS NOT NULL",
             (run.id,)))
 
-    metrics = {r[0] for r in store.query(
-        "SELECT DISTINCT s.metric FROM run_items ri JOIN scores s "
-        "ON s.generation_key = ri.generation_key AND s.query_rowid = ri.query_rowid "
-        "WHERE ri.run_id = ? AND s.metric NOT LIKE '\\_%' ESCAPE '\\'", (run.id,))}
     return {"systems": sorted(by_system),
             "settings": sorted({s for names in by_system.values() for s in names},
                                key=setting_order),
             "languages": distinct("language"), "sources": distinct("source"),
-            "metrics": metric_order(metrics), "dataset": run.dataset, "status": run.status}
+            "metrics": run_metrics(store, run.id), "dataset": run.dataset, "status": run.status}
 
 
 def _check_filters(category: str | None, pattern: str | None, metric: str | None,

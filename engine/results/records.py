@@ -172,6 +172,39 @@ def load_items(store: Store, run: RunInfo, metrics: Iterable[str] | None = None,
     return _ordered(items.values())
 
 
+def run_settings(store: Store, run_id: int) -> dict[str, list[str]]:
+    """Each system's settings in the run (an aggregate over the run's key, no item loaded)."""
+    out: dict[str, list[str]] = {}
+    for r in store.query("SELECT DISTINCT system, setting FROM run_items WHERE run_id = ?",
+                         (run_id,)):
+        out.setdefault(r[0], []).append(r[1])
+    return out
+
+
+def run_metrics(store: Store, run_id: int) -> list[str]:
+    """Every metric any item of the run has (marker rows ``_…`` left out), in
+    :func:`metric_order` (one aggregate query)."""
+    return metric_order(r[0] for r in store.query(
+        "SELECT DISTINCT s.metric FROM run_items ri JOIN scores s "
+        "ON s.generation_key = ri.generation_key AND s.query_rowid = ri.query_rowid "
+        "WHERE ri.run_id = ? AND s.metric NOT LIKE '\\_%' ESCAPE '\\'", (run_id,)))
+
+
+def quote_sql(value: str) -> str:
+    """``value`` as an SQL string literal."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def setting_rank_sql(settings: Iterable[str], column: str = "ri.setting") -> tuple[str, dict]:
+    """``(CASE expression, {setting: rank})``: the rank of ``column`` in :func:`setting_order`
+    among ``settings``, so that SQL orders items as :func:`load_items` does."""
+    ranks = {s: i for i, s in enumerate(sorted(set(settings), key=setting_order))}
+    if not ranks:
+        return "0", ranks
+    whens = " ".join(f"WHEN {quote_sql(k)} THEN {v}" for k, v in ranks.items())
+    return f"CASE {column} {whens} ELSE 0 END", ranks
+
+
 def count_items(store: Store, run: RunInfo) -> int:
     """How many items of the run are stored (generated or failed)."""
     return store.query("SELECT COUNT(*) FROM run_items WHERE run_id = ?", (run.id,))[0][0]
@@ -193,6 +226,18 @@ def item_counts(run: RunInfo, items: list[ItemRecord]) -> dict[str, int]:
     done = generated + errors
     truncated = sum(1 for i in items if i.truncated)
     total = max(_planned_total(run) or 0, len(items))
+    return {"done": done, "total": total, "generated": generated, "errors": errors,
+            "truncated": truncated, "pending": total - done}
+
+
+def stored_counts(store: Store, run: RunInfo) -> dict[str, int]:
+    """The counts of :func:`item_counts` from the run's counters (``run_counts``, kept with
+    the run as its items are written): one row read, no item loaded."""
+    rows = store.query("SELECT items, generated, errors, truncated FROM run_counts "
+                       "WHERE run_id = ?", (run.id,))
+    items, generated, errors, truncated = tuple(rows[0]) if rows else (0, 0, 0, 0)
+    done = generated + errors
+    total = max(_planned_total(run) or 0, items)
     return {"done": done, "total": total, "generated": generated, "errors": errors,
             "truncated": truncated, "pending": total - done}
 

@@ -31,12 +31,12 @@ from engine.metrics.adaptability import adaptability
 from engine.metrics.definitions import GOLD_DEFINITIONS, resolve as resolve_definitions
 from engine.metrics.language import DEFAULT_LANGUAGE_METRIC, LANGUAGE_METRICS
 from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
-from engine.results.records import (ItemRecord, RunInfo, RunNotFound, is_mixed_like,
+from engine.results.records import (LOOSE_METRIC, ItemRecord, RunInfo, RunNotFound, is_mixed_like,
                                     item_counts, load_items, load_run, metric_order,
                                     parse_retrieved, retriever_name, setting_order,
                                     split_system)
 from engine.retrieval.scores import answer_match_rows, gold_chunks, stored_rankings
-from engine.stats import RATE, interval
+from engine.stats import RATE, interval, intervals
 from engine.store import Store
 
 __all__ = ["RunReport", "RunNotFound", "build_report", "format_report", "system_label",
@@ -93,17 +93,19 @@ class RunReport:
 def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0, *,
                  parity: str | None = None, gold: str | None = None,
                  language_rule: str | None = None,
-                 language_detector: str | None = None) -> RunReport:
+                 language_detector: str | None = None, summary_only: bool = False) -> RunReport:
     """Everything computed from the run's stored rows; see the module docstring. ``parity``,
     ``gold``, ``language_rule`` and ``language_detector`` override the choices the run
     recorded (:func:`engine.metrics.definitions.resolve`; a contradiction raises
-    :class:`~engine.metrics.definitions.DefinitionError`)."""
+    :class:`~engine.metrics.definitions.DefinitionError`). ``summary_only`` computes only what
+    a run's summary shows (accuracy and adaptability per system; no per-language or per-source
+    breakdowns, no other metrics, no retrieval table), from the EM_loose scores alone."""
     run = load_run(store, run_name)
     definitions = resolve_definitions(run.config, parity=parity, gold=gold,
                                       language_rule=language_rule,
                                       language_detector=language_detector)
-    items = load_items(store, run)
-    labels = run_retrievers(run, items)
+    items = load_items(store, run, metrics=(LOOSE_METRIC,) if summary_only else None)
+    labels = [] if summary_only else run_retrievers(run, items)
     widened = answer_match_rows(store, run.dataset_id)
     rankings = {label: stored_rankings(store, run.dataset_id, label, max(DEFAULT_KS))
                 for label in labels}
@@ -123,7 +125,7 @@ def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0,
         shown[DEFAULT_LANGUAGE_METRIC] = definitions.language_metric
     all_metrics = [(m, shown[m]) for m in metric_order(shown)]
     systems, accuracy, metrics, notes = _system_tables(by_system, queries, all_metrics,
-                                                       n_boot, seed)
+                                                       n_boot, seed, not summary_only)
     notes += _language_notes(items, definitions.language_metric)
     by_gold: dict[str, list[dict]] = {}
     for definition in GOLD_DEFINITIONS:
@@ -163,8 +165,8 @@ def format_report(report: RunReport | dict, by: str | None = None) -> str:
 
 
 def _system_tables(by_system: _BySystem, queries: list[int],
-                   all_metrics: list[tuple[str, str]], n_boot: int,
-                   seed: int) -> tuple[list[dict], dict, dict, list[str]]:
+                   all_metrics: list[tuple[str, str]], n_boot: int, seed: int,
+                   breakdowns: bool = True) -> tuple[list[dict], dict, dict, list[str]]:
     """Per system: the adaptability rows (one per mixed-like setting), accuracy and every
     other metric per setting (``all_metrics``: (name shown, stored metric read)), and notes on
     the adaptability a system cannot have."""
@@ -175,9 +177,11 @@ def _system_tables(by_system: _BySystem, queries: list[int],
         settings = by_system[system]
         ordered = sorted(settings, key=setting_order)
         accuracy[system] = {s: _accuracy(settings[s].values(), n_boot, seed) for s in ordered}
+        # every metric of a setting in one call: columns of one length share the resamples
         metrics[system] = {
-            s: {m: _mean((i.scores.get(source) for i in settings[s].values()), n_boot, seed)
-                for m, source in all_metrics}
+            s: {m: est.as_json() for m, est in intervals(
+                {m: [i.scores.get(source) for i in settings[s].values()]
+                 for m, source in all_metrics}, n_boot=n_boot, seed=seed).items()}
             for s in ordered}
         for mixed in (s for s in ordered if is_mixed_like(s)):
             lacking = [s for s in ("base", "oracle") if s not in settings]
@@ -186,7 +190,7 @@ def _system_tables(by_system: _BySystem, queries: list[int],
                              f"{' and no '.join(lacking)} items for it")
                 continue
             systems.append(_adaptability_entry(system, mixed, settings, queries,
-                                               accuracy[system], n_boot, seed))
+                                               accuracy[system], n_boot, seed, breakdowns))
     return systems, accuracy, metrics, notes
 
 
@@ -217,7 +221,7 @@ def _sample_note(run: RunInfo, queries_in_run: int) -> dict | None:
 
 def _adaptability_entry(system: str, mixed: str, settings: dict[str, dict[int, ItemRecord]],
                         queries: list[int], accuracy: dict, n_boot: int,
-                        seed: int) -> dict[str, Any]:
+                        seed: int, breakdowns: bool = True) -> dict[str, Any]:
     triples: dict[int, tuple[int, int, int]] = {}
     facts: dict[int, ItemRecord] = {}
     left_out = {"missing": 0, "errored": 0}
@@ -243,6 +247,8 @@ def _adaptability_entry(system: str, mixed: str, settings: dict[str, dict[int, I
     entry.update(_adaptability_json(list(triples.values()), mixed, n_boot, seed))
     entry["left_out"] = {**left_out, "total": left_out["missing"] + left_out["errored"]}
     entry["accuracy"] = accuracy
+    if not breakdowns:
+        return entry
     trio_settings = {s: settings[s] for s in ("base", "oracle", mixed)}
     entry["by_language"] = _breakdown("language", triples, facts, trio_settings, mixed,
                                       n_boot, seed)
@@ -254,20 +260,22 @@ def _adaptability_entry(system: str, mixed: str, settings: dict[str, dict[int, I
 def _breakdown(attr: str, queries: dict[int, tuple[int, int, int]],
                facts: dict[int, ItemRecord], settings: dict[str, dict[int, ItemRecord]],
                mixed: str, n_boot: int, seed: int) -> dict[str, dict]:
-    groups: dict[str, dict[int, tuple]] = defaultdict(dict)
+    """Adaptability and accuracy per group (language or source), the items grouped in one
+    pass: per group the compact list of its triples and, per setting, of its labels."""
+    groups: dict[str, list[tuple]] = defaultdict(list)
     for q, triple in queries.items():
-        groups[_key(getattr(facts[q], attr))][q] = triple
-    # groups whose queries were all left out still show their accuracy
-    for by_query in settings.values():
-        for q, item in by_query.items():
-            groups.setdefault(_key(getattr(item, attr)), {})
+        groups[_key(getattr(facts[q], attr))].append(triple)
+    ordered = sorted(settings, key=setting_order)
+    labels: dict[str, dict[str, list]] = defaultdict(lambda: {s: [] for s in ordered})
+    for s in ordered:
+        for item in settings[s].values():
+            labels[_key(getattr(item, attr))][s].append(item.loose)
     out = {}
-    for group in sorted(groups):
-        entry = _adaptability_json(list(groups[group].values()), mixed, n_boot, seed)
-        entry["accuracy"] = {
-            s: _accuracy((i for i in settings[s].values() if _key(getattr(i, attr)) == group),
-                         n_boot, seed)
-            for s in sorted(settings, key=setting_order)}
+    # groups whose queries were all left out still show their accuracy
+    for group in sorted(set(groups) | set(labels)):
+        entry = _adaptability_json(groups.get(group, []), mixed, n_boot, seed)
+        by_setting = labels.get(group) or {s: [] for s in ordered}
+        entry["accuracy"] = {s: _rate(by_setting[s], n_boot, seed) for s in ordered}
         out[group] = entry
     return out
 
@@ -281,11 +289,11 @@ def _adaptability_json(triples: list[tuple[int, int, int]], mixed: str, n_boot: 
 
 
 def _accuracy(items: Iterable[ItemRecord], n_boot: int, seed: int) -> dict:
-    return interval(RATE, [i.loose for i in items], n_boot=n_boot, seed=seed).as_json()
+    return _rate([i.loose for i in items], n_boot, seed)
 
 
-def _mean(values: Iterable[float | None], n_boot: int, seed: int) -> dict:
-    return interval(None, list(values), n_boot=n_boot, seed=seed).as_json()
+def _rate(labels: list, n_boot: int, seed: int) -> dict:
+    return interval(RATE, labels, n_boot=n_boot, seed=seed).as_json()
 
 
 def _key(value: str | None) -> str:

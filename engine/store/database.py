@@ -280,6 +280,18 @@ class Store:
         with self._storage_errors():
             return self.conn.execute(sql, params).fetchall()
 
+    def iterate(self, sql: str, params: tuple | dict = (), *,
+                chunk: int = 1000) -> Iterator[sqlite3.Row]:
+        """The rows of ``sql`` as they come, ``chunk`` at a time (a cursor of its own: memory
+        stays bounded however many rows there are; another query may run meanwhile)."""
+        with self._storage_errors():
+            cursor = self.conn.execute(sql, params)
+            try:
+                while rows := cursor.fetchmany(chunk):
+                    yield from rows
+            finally:
+                cursor.close()
+
     def query_in(self, sql: str, values: Iterable, params: Sequence = ()) -> Iterator[sqlite3.Row]:
         """The rows of ``sql`` for any number of ``values``, looked up :data:`IN_BATCH` at a
         time: ``{marks}`` in ``sql`` stands for a batch's placeholders, bound after ``params``.

@@ -287,6 +287,61 @@ def m005_results_indexes(db: sqlite_utils.Database) -> None:
     )
 
 
+# one item's contribution to its run's counters (``item`` is NEW or OLD in a trigger)
+_COUNTS = ("1", "{i}.generation_key IS NOT NULL",
+           "{i}.generation_key IS NULL AND COALESCE({i}.error, '') != ''", "{i}.truncated != 0")
+_COUNT_COLUMNS = ("items", "generated", "errors", "truncated")
+
+
+def _count_change(item: str, sign: str) -> str:
+    """Add (``+``, an upsert) or take away (``-``, an update: a run being deleted has lost its
+    row already, and must not get one back) an item's contribution."""
+    values = [c.format(i=item) for c in _COUNTS]
+    if sign == "-":
+        sets = ", ".join(f"{col} = {col} - ({v})" for col, v in zip(_COUNT_COLUMNS, values))
+        return f"UPDATE run_counts SET {sets} WHERE run_id = {item}.run_id;"
+    return (
+        f"INSERT INTO run_counts (run_id, {', '.join(_COUNT_COLUMNS)}) "
+        f"VALUES ({item}.run_id, {', '.join(f'({v})' for v in values)}) ON CONFLICT (run_id) "
+        "DO UPDATE SET "
+        + ", ".join(f"{col} = {col} + excluded.{col}" for col in _COUNT_COLUMNS) + ";")
+
+
+@migration
+def m006_run_counts(db: sqlite_utils.Database) -> None:
+    """Per-run item counters kept with the run (issue 15): the run history reads a run's
+    done/total/errors from one row instead of counting its items. Triggers on ``run_items``
+    keep them in the same transaction as the item, whoever writes it (an ``INSERT OR REPLACE``
+    that replaces a row is the one write they cannot see: the run engine upserts instead);
+    existing runs are back-filled."""
+    db.executescript(
+        f"""
+        CREATE TABLE IF NOT EXISTS run_counts (
+            run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+            items INTEGER NOT NULL,        -- stored items (generated or failed)
+            generated INTEGER NOT NULL,    -- with a generation
+            errors INTEGER NOT NULL,       -- without one, with an error
+            truncated INTEGER NOT NULL     -- whose context was truncated
+        );
+        CREATE TRIGGER IF NOT EXISTS run_counts_insert AFTER INSERT ON run_items BEGIN
+            {_count_change("NEW", "+")}
+        END;
+        CREATE TRIGGER IF NOT EXISTS run_counts_delete AFTER DELETE ON run_items BEGIN
+            {_count_change("OLD", "-")}
+        END;
+        CREATE TRIGGER IF NOT EXISTS run_counts_update AFTER UPDATE ON run_items BEGIN
+            {_count_change("OLD", "-")}
+            {_count_change("NEW", "+")}
+        END;
+        INSERT OR REPLACE INTO run_counts (run_id, items, generated, errors, truncated)
+            SELECT run_id, COUNT(*), SUM(generation_key IS NOT NULL),
+                   SUM(generation_key IS NULL AND COALESCE(error, '') != ''),
+                   SUM(truncated != 0)
+            FROM run_items GROUP BY run_id;
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

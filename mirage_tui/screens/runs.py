@@ -219,7 +219,8 @@ class RunsScreen(BaseScreen):
         from engine.results.report import build_report
 
         with self.worker_errors("the report", store):
-            reports = [build_report(store, n, n_boot=N_BOOT, seed=0).as_json() for n in names]
+            reports = [build_report(store, n, n_boot=N_BOOT, seed=0, summary_only=True).as_json()
+                       for n in names]
             segments = summary_segments(reports[0], self.runs.get(names[0])) \
                 if len(reports) == 1 else comparison_segments(compare_reports(*reports))
             text = styled(segments)

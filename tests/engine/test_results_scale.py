@@ -65,3 +65,49 @@ def test_page_and_count_queries_never_scan_items_or_scores(toy, filters):
         assert not scans, plan
         # ordered by the index: at most the settings of one (system, query) are sorted
         assert not any(line == "USE TEMP B-TREE FOR ORDER BY" for line in plan), plan
+
+
+# --------------------------------------------------------------------------- run counters
+
+
+def _counts_both(store, name):
+    from engine.results.records import item_counts, load_items, stored_counts
+
+    run = load_run(store, name)
+    return stored_counts(store, run), item_counts(run, load_items(store, run, metrics=()))
+
+
+def test_run_counters_follow_every_write_and_are_back_filled(toy):
+    from engine.runs.rows import write_error, write_item
+    from engine.store.schema import m006_run_counts
+    import sqlite_utils
+
+    stored, counted = _counts_both(toy, "toy-run")
+    assert stored == counted and counted["errors"] == 1 and counted["done"] > 0
+    run = load_run(toy, "toy-run")
+    # a failed item, then the same item generated (the error row replaced), then a new one
+    q = toy.query("SELECT id FROM queries ORDER BY id")[0][0]
+    write_error(toy, run.id, ("gen-c/mirage@1", "base", q), None, "boom")
+    assert _counts_both(toy, "toy-run")[0] == _counts_both(toy, "toy-run")[1]
+    key = toy.query("SELECT generation_key FROM run_items WHERE generation_key IS NOT NULL "
+                    "LIMIT 1")[0][0]
+
+    class Prompt:
+        text, context, truncated = "p", [1], True
+
+    write_item(toy, run.id, ("gen-c/mirage@1", "base", q), key, Prompt())
+    stored, counted = _counts_both(toy, "toy-run")
+    assert stored == counted and stored["truncated"] == counted["truncated"] >= 1
+    with toy.write() as db:
+        db.conn.execute("DELETE FROM run_items WHERE run_id = ? AND system = ?",
+                        (run.id, "gen-c/mirage@1"))
+    stored, counted = _counts_both(toy, "toy-run")
+    assert stored == counted
+    # an existing workspace: the migration counts what is stored
+    with toy.write() as db:
+        db.conn.execute("DROP TABLE run_counts")
+        m006_run_counts(sqlite_utils.Database(db.conn))
+    assert _counts_both(toy, "toy-run")[0] == counted
+    with toy.write() as db:
+        db.conn.execute("DELETE FROM runs WHERE id = ?", (run.id,))
+    assert toy.query("SELECT COUNT(*) FROM run_counts WHERE run_id = ?", (run.id,))[0][0] == 0
