@@ -122,14 +122,14 @@ def stored_config(store, run_name: str) -> RunConfig:
 def resumable_runs(store) -> list[dict]:
     """Runs that stopped before their end (status ``interrupted``: the process was killed; or
     ``cancelled``), newest first, with their finished and planned item counts."""
-    from engine.results.records import item_counts, known_runs, load_items, load_run
+    from engine.results.records import known_runs, load_run, stored_counts
 
     out = []
     for name in reversed(known_runs(store)):
         run = load_run(store, name)
         if run.status not in RESUMABLE:
             continue
-        counts = item_counts(run, load_items(store, run))
+        counts = stored_counts(store, run)
         if counts["pending"] <= 0:
             continue
         out.append({"name": run.name, "status": run.status, "done": counts["done"],

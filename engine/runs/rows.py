@@ -5,9 +5,8 @@ NOTHING``: the key is the cache key, so a generation is stored once whatever run
 unlike ``INSERT OR IGNORE`` it ignores only that, so a row SQLite rejects (a NULL text) fails
 loudly instead of vanishing; a generation whose text is not a storable string is refused
 before the write with the :class:`~models.base.ReplyError` of its model), its ``run_items``
-row (an upsert on the primary key run, system, setting, query: an earlier error row is
-replaced, and the run's counters in ``run_counts`` follow by trigger) and its ``scores``
-(replaced as a whole). Either all of it lands or none.
+row (``INSERT OR REPLACE`` on the primary key run, system, setting, query: an earlier error
+row is replaced) and its ``scores`` (replaced as a whole). Either all of it lands or none.
 
 Scores carry a marker row ``_scorer`` (value NULL, detail ``SCORER_VERSION``): stored scores
 with the current version are reused; missing or older ones are computed again. Reports should
@@ -30,13 +29,6 @@ SCORER_MARK = "_scorer"
 LOOSE = "em_loose"
 
 ItemKey = tuple[str, str, int]        # (system, setting, query rowid)
-
-# an item written again replaces the stored one (an earlier error row); an upsert, not
-# ``INSERT OR REPLACE``, so that the run's counters (``run_counts``, kept by triggers in the
-# same transaction) see the old row go
-_UPSERT = ("ON CONFLICT (run_id, system, setting, query_rowid) DO UPDATE SET "
-           "generation_key = excluded.generation_key, context = excluded.context, "
-           "truncated = excluded.truncated, error = excluded.error")
 
 
 def save_plan(store: Store, plan: Plan) -> int:
@@ -118,8 +110,8 @@ def write_item(store: Store, run_id: int, key: ItemKey, gen_key: str, prompt,
                  generation.prompt_tokens_evaluated, generation.seconds,
                  generation.finish_reason, generation.device, now()))
         conn.execute(
-            "INSERT INTO run_items (run_id, system, setting, query_rowid, generation_key, "
-            f"context, truncated, error) VALUES (?, ?, ?, ?, ?, ?, ?, NULL) {_UPSERT}",
+            "INSERT OR REPLACE INTO run_items (run_id, system, setting, query_rowid, "
+            "generation_key, context, truncated, error) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
             (run_id, system, setting, query, gen_key, json.dumps(prompt.context),
              int(prompt.truncated)))
         if scores is not None:
@@ -138,8 +130,8 @@ def write_error(store: Store, run_id: int, key: ItemKey, context: list[int] | No
     system, setting, query = key
     with store.write() as db:
         db.conn.execute(
-            "INSERT INTO run_items (run_id, system, setting, query_rowid, generation_key, "
-            f"context, truncated, error) VALUES (?, ?, ?, ?, NULL, ?, 0, ?) {_UPSERT}",
+            "INSERT OR REPLACE INTO run_items (run_id, system, setting, query_rowid, "
+            "generation_key, context, truncated, error) VALUES (?, ?, ?, ?, NULL, ?, 0, ?)",
             (run_id, system, setting, query,
              None if context is None else json.dumps(context), error))
         db.conn.execute("UPDATE runs SET updated_at = ? WHERE id = ?", (now(), run_id))

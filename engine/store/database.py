@@ -224,6 +224,9 @@ class Store:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA foreign_keys = ON")
                 conn.execute("PRAGMA synchronous = NORMAL")
+                # an INSERT OR REPLACE fires the delete triggers of the row it replaces (the
+                # run counters of ``run_counts`` count on it; sqlite-utils turns it on too)
+                conn.execute("PRAGMA recursive_triggers = ON")
             except BaseException:
                 conn.close()
                 raise

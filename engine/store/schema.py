@@ -311,9 +311,10 @@ def _count_change(item: str, sign: str) -> str:
 def m006_run_counts(db: sqlite_utils.Database) -> None:
     """Per-run item counters kept with the run (issue 15): the run history reads a run's
     done/total/errors from one row instead of counting its items. Triggers on ``run_items``
-    keep them in the same transaction as the item, whoever writes it (an ``INSERT OR REPLACE``
-    that replaces a row is the one write they cannot see: the run engine upserts instead);
-    existing runs are back-filled."""
+    keep them in the same transaction as the item, whoever writes it; existing runs are
+    back-filled. The run engine writes an item with ``INSERT OR REPLACE`` (an error row is
+    replaced): its implicit delete fires the delete trigger because every store connection
+    turns ``recursive_triggers`` on (:meth:`engine.store.Store._connect`)."""
     db.executescript(
         f"""
         CREATE TABLE IF NOT EXISTS run_counts (
