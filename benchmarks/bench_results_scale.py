@@ -13,8 +13,9 @@ Timed read paths (wall seconds, one process):
   (what ``report --json`` runs);
 - ``summary``: the Runs screen's Enter (``build_report`` with its 200 resamples, then
   ``summary_segments``);
-- ``inspector_page``: one Inspector page of 100 items (first page, a deep page, a category
-  filter, a text search);
+- ``inspector_page``: one Inspector page of 100 items (the first page, the last by offset and,
+  as the Inspector scrolls, by key, a category filter, a setting and language filter, a
+  score range, a text search);
 - ``runs_row``: one row of the Runs list (:func:`engine.results.comparison.run_row`);
 - ``export_csv``: ``export --format csv`` in a child process: its wall time and its peak
   resident memory (``ru_maxrss`` of the child).
@@ -130,12 +131,13 @@ def timed(fn, repeat: int = 1) -> float:
 
 
 EXPORT_CHILD = """
-import resource, sys, time
+import re, sys, time
 from engine.store import Store
 from engine.results.export import export_run
 t = time.perf_counter()
 export_run(Store(sys.argv[1]), "scale", format=sys.argv[3], out=sys.argv[2])
-print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+status = open("/proc/self/status").read()
+print(time.perf_counter() - t, re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1))
 """
 
 
@@ -146,7 +148,8 @@ def export_in_child(db: Path, fmt: str) -> dict:
                           cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     seconds, peak_kb = done.stdout.strip().splitlines()[-1].split()
-    # the child's own peak resident set (ru_maxrss, KB on Linux), interpreter and imports in
+    # the child's own peak resident set (VmHWM, interpreter and imports in): not ru_maxrss,
+    # which a child inherits from its parent across fork and exec
     return {"seconds": float(seconds), "peak_rss_mb": int(peak_kb) / 1024,
             "bytes": out.stat().st_size}
 
@@ -167,13 +170,16 @@ def measure(db: Path) -> dict:
     out["runs_row_seconds"] = timed(lambda: run_row(store, "scale"), repeat=3)
     pages = {
         "first": {},
-        "deep": {"offset": max(0, total - 200)},
+        "deep_offset": {"offset": max(0, total - 200)},
         "category": {"category": "noise_vulnerable"},
         "setting_language": {"setting": "mixed", "language": "en"},
         "score_range": {"metric": "em_loose", "min_value": 1.0, "max_value": 1.0},
     }
     if _has_search():
         pages["search"] = {"search": "Denver"}
+    if _has_keyset():   # what the Inspector does when scrolled: the page after the last row
+        last = items_for(store, "scale", limit=1, offset=max(0, total - 201))[0]
+        pages["deep_keyset"] = {"after": (last.system, last.query_rowid, last.setting)}
     out["inspector_page_seconds"] = {
         name: timed(lambda a=args: items_for(store, "scale", limit=101, **a), repeat=2)
         for name, args in pages.items()}
@@ -184,11 +190,19 @@ def measure(db: Path) -> dict:
 
 
 def _has_search() -> bool:
+    return _takes("search")
+
+
+def _has_keyset() -> bool:
+    return _takes("after")
+
+
+def _takes(parameter: str) -> bool:
     import inspect
 
     from engine.results.inspector import items_for
 
-    return "search" in inspect.signature(items_for).parameters
+    return parameter in inspect.signature(items_for).parameters
 
 
 def main() -> int:
