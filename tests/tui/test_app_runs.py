@@ -43,19 +43,21 @@ def option_texts(panel: AdaptabilityPanel) -> list[str]:
 class ScriptedGenerator(ScriptedModel):
     """Answers with the start of its first context chunk (right with the oracle, often wrong
     without context), sleeping ``delay`` seconds a call so that a run takes a while; with a
-    ``gate``, every call waits until the test opens it."""
+    ``gate``, every call after the first ``open_calls`` waits until the test opens
+    it (so a test can act mid-run however slow the machine is)."""
 
     def __init__(self, name: str = FAKE, delay: float = 0.0,
-                 gate: threading.Event | None = None) -> None:
+                 gate: threading.Event | None = None, open_calls: int = 0) -> None:
         super().__init__(name, "a" * 64)
-        self.delay, self.gate = delay, gate
+        self.delay, self.gate, self.open_calls = delay, gate, open_calls
         self.calls = 0
         self.lock = threading.Lock()
 
     def generate(self, messages, params) -> Generation:
         with self.lock:
             self.calls += 1
-        if self.gate is not None:
+            call = self.calls
+        if self.gate is not None and call > self.open_calls:
             self.gate.wait(60)
         time.sleep(self.delay)
         text = self.render(messages).text
@@ -255,17 +257,20 @@ async def test_cancel_then_resume_finishes_with_the_same_counts(db_path, tmp_pat
         ref_report = ref.live_screen.report
     assert ref_report.items["done"] == 12
 
-    slow = ScriptedGenerator(delay=0.15)
+    gate = threading.Event()      # three items pass, the fourth waits for the cancel
+    slow = ScriptedGenerator(delay=0.05, gate=gate, open_calls=3)
     app = RecordingApp(db_path, generators={FAKE: slow})
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for_workers(pilot)
         app.start_run(fake_config(sample=4))
-        await wait_until(pilot, lambda: slow.calls >= 3, 20, "three items")
+        await wait_until(pilot, lambda: slow.calls >= 4, 20, "the fourth item")
         await pilot.press("c")
         await pilot.pause()
         assert isinstance(app.screen, ChoiceModal)
         assert "resume it later" in text_of(app.screen.query_one("#choice-body", Static))
         await pilot.press("c")
+        await wait_until(pilot, lambda: app.run_controller.cancelling, 20, "the cancel")
+        gate.set()                # the item in flight finishes and is stored; no new one
         await wait_for_run(pilot)
         summary = app.run_controller.summary
         assert summary.status == "cancelled" and summary.done < 12
