@@ -1,0 +1,90 @@
+"""Calibrating a judge against human labels: every pair judged through the judgments cache,
+resumable, the result stored with the judge's identity and template."""
+
+import json
+
+import pytest
+
+from engine.arena.calibrate import (CalibrationError, calibrate_judge, latest_calibration,
+                                    shown_first)
+from engine.datasets.importing import import_path
+from testkit.arena import ScriptedJudge
+
+
+def longer_wins(s):
+    """Prefers the longer answer, ties on equal length; 'unsure' on one query."""
+    one, two = s["Answer 1"], s["Answer 2"].split("\n\n")[0]   # the reply cue follows
+    if "q-unparsed" in s["Question"]:
+        return "I cannot decide."
+    if len(one) == len(two):
+        return "0"
+    return "1" if len(one) > len(two) else "2"
+
+
+@pytest.fixture
+def labels(store, tmp_path):
+    rows = []
+    for i in range(8):
+        a, b = "short", "a much longer answer"
+        if i % 2:
+            a, b = b, a
+        human = 2 if len(b) > len(a) else -1          # people prefer the longer one too
+        for annotator, label in (("ann", human), ("bob", human if i != 3 else 0)):
+            rows.append({"query": f"q{i}", "answer_a": a, "answer_b": b, "label": label,
+                         "annotator": annotator, "domain": "x" if i < 4 else "y",
+                         "reference": "ref"})
+    rows.append({"query": "q-unparsed", "answer_a": "a", "answer_b": "bb", "label": 1})
+    path = tmp_path / "people.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    import_path(store, path)
+    return "people"
+
+
+def test_calibrate_both_orders_cached_and_stored(store, labels):
+    judge = ScriptedJudge(longer_wins, name="fake-judge")
+    result = calibrate_judge(store, labels, judge, both_orders=True, n_boot=100)
+    assert result.status == "done" and result.pairs == 9
+    assert result.judge_calls == 18 and len(judge.calls) == 18
+    assert result.figures["sign_accuracy"].value == 1.0
+    assert result.figures["sign_accuracy"].n == 8            # q-unparsed has no verdict
+    assert result.figures["flip_rate"].value == 0.0
+    assert result.counts == {"pairs": 9, "orders": 18, "unparsed": 2, "failed": 0,
+                             "no_verdict": 1}
+    stored = latest_calibration(store, "fake-judge")
+    assert stored.template == "ragqa_arena_pairwise@1" and stored.labels == "people@1"
+    assert stored.estimate("sign_accuracy").value == 1.0
+    assert set(stored.figures["by_domain"]) == {"x", "y", "(none)"}
+    assert stored.figures["confusion"]["b"]["b"] == 4
+    # the reference answer was shown
+    assert "ref" in judge.calls[0]
+    # again: every verdict from the cache, no judge call
+    again = calibrate_judge(store, labels, judge, both_orders=True, n_boot=100)
+    assert len(judge.calls) == 18 and again.cached == 9 and again.judge_calls == 0
+    assert again.figures == result.figures
+
+
+def test_seeded_single_order_and_sample(store, labels):
+    judge = ScriptedJudge(longer_wins)
+    result = calibrate_judge(store, labels, judge, sample=4, seed=1, n_boot=50)
+    assert result.pairs == 4 and len(judge.calls) == 4
+    assert result.figures["flip_rate"].n == 0 and result.figures["flip_rate"].value is None
+    assert {shown_first(1, str(i)) for i in range(20)} == {"ab", "ba"}
+
+
+def test_a_judge_that_breaks_stops_and_resumes_from_the_cache(store, labels):
+    judge = ScriptedJudge(longer_wins, fail_on=(3,))
+    result = calibrate_judge(store, labels, judge, n_boot=50)
+    # a ModelError that is not transient is fatal: the job stops, nothing half-stored
+    assert result.status == "failed" and "fake-judge" in result.message
+    assert latest_calibration(store) is None
+    judge.fail_on = set()
+    good = calibrate_judge(store, labels, judge, n_boot=50)
+    assert good.status == "done" and good.counts["failed"] == 0
+    assert good.cached == 2 and len(judge.calls) == 3 + 7     # two from the first session
+
+
+def test_bad_options(store, labels):
+    with pytest.raises(CalibrationError, match="no labels on aspect 'completeness'"):
+        calibrate_judge(store, labels, ScriptedJudge(), aspect="completeness")
+    with pytest.raises(CalibrationError, match="template"):
+        calibrate_judge(store, labels, ScriptedJudge(), template="no_such_template")
