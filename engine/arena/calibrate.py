@@ -305,12 +305,13 @@ class StoredCalibration:
 
 
 def latest_calibration(store: Store, judge: str | None = None, template: str | None = None,
-                       judge_key: str | None = None) -> StoredCalibration | None:
+                       judge_key: str | None = None,
+                       calibration_id: int | None = None) -> StoredCalibration | None:
     """The newest calibration of a judge (by name, or by identity key) and template, or of
-    any judge without them; None when there is none."""
+    any judge without them (or the one ``calibration_id``); None when there is none."""
     where, params = [], []
     for column, value in (("c.judge_name", judge), ("c.template", template),
-                          ("c.judge_key", judge_key)):
+                          ("c.judge_key", judge_key), ("c.id", calibration_id)):
         if value is not None:
             where.append(f"{column} = ?")
             params.append(value)
