@@ -88,3 +88,35 @@ def test_bad_options(store, labels):
         calibrate_judge(store, labels, ScriptedJudge(), aspect="completeness")
     with pytest.raises(CalibrationError, match="template"):
         calibrate_judge(store, labels, ScriptedJudge(), template="no_such_template")
+
+
+def test_the_leaderboard_line_names_the_arena_judges_calibration(demo, tmp_path):
+    from engine.arena.battles import resolve_arena
+    from engine.arena.calibration_report import arena_calibration_line
+    from engine.arena.judging import judge_arena
+    from testkit.arena import make_run
+
+    store = demo
+    make_run(store)
+    judge = ScriptedJudge(name="fake-judge")
+    assert judge_arena(store, "r", judge).status == "done"
+    info = resolve_arena(store, "r")
+    assert arena_calibration_line(store, info).startswith("judge calibration: not calibrated")
+    path = tmp_path / "l.jsonl"
+    path.write_text("\n".join(json.dumps({"query": f"q{i}", "answer_a": "x", "answer_b": "yy",
+                                          "label": 1}) for i in range(3)))
+    import_path(store, path)
+    # another judge's calibration is not this arena's
+    calibrate_judge(store, "l", ScriptedJudge(longer_wins, name="other", sha="o" * 64),
+                    n_boot=20)
+    assert "not calibrated" in arena_calibration_line(store, info)
+    calibrate_judge(store, "l", ScriptedJudge(longer_wins, name="fake-judge"), n_boot=20)
+    line = arena_calibration_line(store, info)
+    assert line.startswith("judge calibration (#2, fake-judge, l@1, overall): sign accuracy")
+    # the arena used mirage_bench_pairwise, the calibration ragqa_arena_pairwise: said so
+    assert "calibrated with template ragqa_arena_pairwise@1, the arena used " \
+           "mirage_bench_pairwise@1" in line
+    same = calibrate_judge(store, "l", ScriptedJudge(name="fake-judge"),
+                           template="mirage_bench_pairwise", n_boot=20)
+    assert same.status == "done" and same.template == "mirage_bench_pairwise@1"
+    assert "the arena used" not in arena_calibration_line(store, info)
