@@ -301,6 +301,8 @@ def m005_human_labels(db: sqlite_utils.Database) -> None:
             aspect TEXT NOT NULL,          -- 'overall', 'correctness', 'completeness', ...
             label INTEGER NOT NULL CHECK (label BETWEEN -2 AND 2),
             note TEXT,
+            source TEXT NOT NULL DEFAULT 'import',   -- 'import' or 'app' (entered by a person)
+            created_at TEXT,               -- when it was entered in the app
             PRIMARY KEY (pair_rowid, annotator, aspect)
         );
         -- one calibration of a judge (identity + template) against a labels dataset
