@@ -104,18 +104,27 @@ def record_human_verdict(store: Store, run_name: str, query_rowid: int, system_a
     return name
 
 
-def human_verdicts_for(store: Store, run_name: str, query_rowid: int
-                       ) -> dict[tuple[str, str], list[HumanVerdict]]:
-    """``(system_a, system_b) -> verdicts`` people entered on the query's battles of the run."""
+def human_verdicts_of_run(store: Store, run_name: str, query_rowid: int | None = None
+                          ) -> dict[tuple[int, str, str], list[HumanVerdict]]:
+    """``(query rowid, system_a, system_b) -> verdicts`` people entered on the run's battles
+    (of one query with ``query_rowid``)."""
+    prefix = "[%" if query_rowid is None else f"[{query_rowid}, %"
     rows = store.query(
         "SELECT p.pair_id, l.annotator, l.label, l.note, l.created_at, l.source "
         "FROM human_labels l JOIN label_pairs p ON p.id = l.pair_rowid "
         "JOIN datasets d ON d.id = p.dataset_id WHERE d.name = ? AND d.format = 'app' "
         "AND p.pair_id LIKE ? ORDER BY l.created_at",
-        (labels_dataset_name(run_name), f"[{query_rowid}, %"))
-    out: dict[tuple[str, str], list[HumanVerdict]] = {}
+        (labels_dataset_name(run_name), prefix))
+    out: dict[tuple[int, str, str], list[HumanVerdict]] = {}
     for r in rows:
-        _, a, b = json.loads(r["pair_id"])
-        out.setdefault((a, b), []).append(HumanVerdict(r["annotator"], r["label"], r["note"],
-                                                       r["created_at"], r["source"]))
+        q, a, b = json.loads(r["pair_id"])
+        out.setdefault((q, a, b), []).append(HumanVerdict(r["annotator"], r["label"], r["note"],
+                                                          r["created_at"], r["source"]))
     return out
+
+
+def human_verdicts_for(store: Store, run_name: str, query_rowid: int
+                       ) -> dict[tuple[str, str], list[HumanVerdict]]:
+    """``(system_a, system_b) -> verdicts`` people entered on the query's battles of the run."""
+    return {(a, b): found for (_, a, b), found in
+            human_verdicts_of_run(store, run_name, query_rowid).items()}

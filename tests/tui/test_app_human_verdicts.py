@@ -70,6 +70,13 @@ async def test_a_human_verdict_survives_a_restart_and_feeds_calibrate(workspace)
     assert [(r[0], r[1], r[2], r[3]) for r in rows] == [
         (getpass.getuser(), 1, "B cites the oracle", "app")]
     assert rows[0]["created_at"]
+    # exported with the battles
+    from engine.arena.battles import battle_rows
+
+    exported = [r for r in battle_rows(store, "alpha", battle.arena)
+                if (r["system_a"], r["system_b"]) == (battle.system_a, battle.system_b)
+                and r["human_verdicts"]]
+    assert [r["human_verdicts"][0]["note"] for r in exported] == ["B cites the oracle"]
     result = calibrate_judge(store, "verdicts:alpha", ScriptedJudge(), n_boot=20)
     assert result.status == "done" and result.pairs == 1
     [pair] = store.query("SELECT pair_id FROM label_pairs")
