@@ -41,6 +41,7 @@ class LeaderboardScreen(BaseScreen):
         Binding("u", "surrogate_features", "Surrogate"),
         Binding("a", "pick_arena", "Arena"),
         Binding("r", "refresh", "Refresh"),
+        Binding("h", "calibration", "Calibration"),
     ]
 
     DEFAULT_CSS = """
@@ -313,6 +314,13 @@ class LeaderboardScreen(BaseScreen):
             self.post_message(SurrogateLoaded(generation, surrogate(store, run, arena)))
 
     # ------------------------------------------------------------------ the rest
+
+    def action_calibration(self) -> None:
+        """The Calibration screen of the arena's judge (any judge's without an arena)."""
+        from mirage_tui.screens.calibration import CalibrationScreen
+
+        info = self._arena_info()
+        self.app.push_screen(CalibrationScreen(info.judge if info is not None else None))
 
     def action_back(self) -> None:
         if self.focused is not None and self.focused.id in ("lb-run", "lb-arena"):
