@@ -164,6 +164,8 @@ def check_storable(parsed: ParsedDataset, path: Path) -> None:
 
 
 def _counts(parsed: ParsedDataset) -> dict[str, int]:
+    if parsed.kind == "labels":         # pairs and labels only: no queries, chunks or pool
+        return dict(parsed.counts)
     counts = {"queries": len(parsed.queries), "chunks": len(parsed.chunks),
               "pool_entries": len(parsed.pool)}
     counts.update(parsed.counts)
