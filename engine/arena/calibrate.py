@@ -297,6 +297,12 @@ class StoredCalibration:
     verdicts: list
     created_at: str
 
+    def items(self) -> list[CalibrationItem]:
+        """The stored pair verdicts as calibration items (to compare two calibrations)."""
+        return [CalibrationItem(v["pair_id"], self.aspect, v.get("domain"), tuple(v["human"]),
+                                tuple(JudgedOrder(**o) for o in v.get("orders", [])))
+                for v in self.verdicts]
+
     def estimate(self, name: str, group: str | None = None, key: str = "overall") -> Estimate:
         source = self.figures.get(key, {}) if group is None else \
             self.figures.get(key, {}).get(group, {})

@@ -258,14 +258,18 @@ def calibration_figures(items: Sequence[CalibrationItem], *, n_boot: int = 1000,
         value, count = values[name], int(masks[mask].sum())
         if name == "first_position_wins":      # its n: the verdicts, not the pairs
             count = int(cols["decisive"].sum())
-        if math.isnan(value):
-            out[name] = Estimate(None, None, None, count)
-            continue
-        drawn = np.concatenate(boots[name]) if boots[name] else np.asarray([value])
-        drawn = drawn[~np.isnan(drawn)]
-        lo, hi = np.percentile(drawn, [2.5, 97.5]) if len(drawn) else (value, value)
-        out[name] = Estimate(value, float(lo), float(hi), count)
+        out[name] = _estimate(value, boots[name], count)
     return out
+
+
+def _estimate(value: float, drawn: list[np.ndarray], n: int) -> Estimate:
+    """The value with the 2.5 and 97.5 percentiles of its defined bootstrap draws."""
+    if math.isnan(value):
+        return Estimate(None, None, None, n)
+    d = np.concatenate(drawn) if drawn else np.asarray([value])
+    d = d[~np.isnan(d)]
+    lo, hi = np.percentile(d, [2.5, 97.5]) if len(d) else (value, value)
+    return Estimate(value, float(lo), float(hi), n)
 
 
 def verdict_counts(items: Iterable[CalibrationItem]) -> dict[str, int]:
@@ -293,3 +297,31 @@ def breakdown(items: Sequence[CalibrationItem], key: Callable[[CalibrationItem],
     for it in items:
         groups.setdefault(key(it) or "(none)", []).append(it)
     return {g: calibration_figures(groups[g], n_boot=n_boot, seed=seed) for g in sorted(groups)}
+
+
+def paired_difference(items_a: Sequence[CalibrationItem], items_b: Sequence[CalibrationItem],
+                      *, n_boot: int = 1000, seed: int = 0) -> dict[str, Estimate]:
+    """Two calibrations compared on the pairs both judged (two templates, two judges): for
+    every figure, B's value minus A's, with a *paired* percentile-bootstrap 95% CI (each
+    resample draws the same pairs for both, so the pair-to-pair spread common to both cancels)
+    and n, the pairs in common. A CI that excludes 0 says the difference is more than the
+    choice of pairs."""
+    by_id = {it.pair_id: it for it in items_b}
+    common = [(a, by_id[a.pair_id]) for a in items_a if a.pair_id in by_id]
+    n = len(common)
+    cols_a = {k: v[None, :] for k, v in _columns([a for a, _ in common]).items()}
+    cols_b = {k: v[None, :] for k, v in _columns([b for _, b in common]).items()}
+
+    def diff(ca, cb):
+        ma, mb = _masks(ca), _masks(cb)
+        return {name: fn(cb, mb) - fn(ca, ma) for name, (_, fn) in _FIGURES.items()}
+
+    values = {k: float(v[0]) for k, v in diff(cols_a, cols_b).items()} if n else \
+        dict.fromkeys(_FIGURES, math.nan)
+    drawn: dict[str, list[np.ndarray]] = {name: [] for name in _FIGURES}
+    if n > 1:
+        for idx in resample_indices(n, n_boot, seed):
+            for name, d in diff({k: v[0][idx] for k, v in cols_a.items()},
+                                {k: v[0][idx] for k, v in cols_b.items()}).items():
+                drawn[name].append(d)
+    return {name: _estimate(value, drawn[name], n) for name, value in values.items()}

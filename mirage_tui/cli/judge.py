@@ -4,11 +4,14 @@
                                [--both-orders] [--sample N] [--seed S] [--template NAME]
                                [--threads N] [--concurrency N] [--max-errors N|P%] [--json]
     mirage-tui judge calibration [--judge MODEL] [--template NAME] [--json]
+    mirage-tui judge compare ID_A ID_B [--boot 1000] [--json]
 
 ``calibrate`` judges every pair of a labels dataset (``mirage-tui data import`` of a RAGChecker
 meta-evaluation file or a plain JSONL/CSV of labels), cached and resumable like arena judging,
 stores the calibration and prints every figure with its 95% CI and n beside the published
-anchors. ``calibration`` prints the newest stored one again.
+anchors. ``calibration`` prints the newest stored one again. ``compare`` puts two stored
+calibrations (two templates, two judges) side by side on the pairs both judged, with the paired
+bootstrap CI of each difference.
 """
 
 from __future__ import annotations
@@ -59,9 +62,17 @@ def add_parsers(sub) -> None:
     p.add_argument("--template", metavar="NAME@VERSION")
     p.add_argument("--json", action="store_true")
 
+    p = jsub.add_parser("compare", help="two stored calibrations, paired on their common pairs")
+    db_option(p)
+    p.add_argument("first", type=int, metavar="ID_A", help="calibration id (A)")
+    p.add_argument("second", type=int, metavar="ID_B", help="calibration id (B)")
+    p.add_argument("--boot", type=int, default=1000, metavar="N")
+    p.add_argument("--json", action="store_true")
+
 
 def run(args, store) -> int:
-    return {"calibrate": _calibrate, "calibration": _show}[args.judge_command](args, store)
+    return {"calibrate": _calibrate, "calibration": _show,
+            "compare": _compare}[args.judge_command](args, store)
 
 
 def _calibrate(args, store) -> int:
@@ -108,6 +119,34 @@ def _show(args, store) -> int:
         print(json.dumps(_stored_json(stored), ensure_ascii=False))
     else:
         _print(stored)
+    return 0
+
+
+def _compare(args, store) -> int:
+    from engine.arena.calibrate import latest_calibration
+    from engine.arena.calibration import paired_difference
+    from engine.arena.calibration_report import ROWS
+
+    cals = []
+    for ident in (args.first, args.second):
+        cal = latest_calibration(store, calibration_id=ident)
+        if cal is None:
+            raise CliError(f"no calibration #{ident} (mirage-tui judge calibration --json "
+                           "lists the newest)")
+        cals.append(cal)
+    a, b = cals
+    diff = paired_difference(a.items(), b.items(), n_boot=args.boot)
+    if args.json:
+        print(json.dumps({"a": a.id, "b": b.id, "difference": {k: v.as_json()
+                                                               for k, v in diff.items()}}))
+        return 0
+    print(f"A: #{a.id} {a.judge} · {a.template} · {a.labels} · {a.aspect}")
+    print(f"B: #{b.id} {b.judge} · {b.template} · {b.labels} · {b.aspect}")
+    print(f"paired on {next(iter(diff.values())).n} common pairs; B − A with its 95% CI")
+    width = max(len(label) for _, label, _, _ in ROWS)
+    for name, label, _, _ in ROWS:
+        if not name.startswith("human_"):
+            print(f"  {label:<{width}}  {diff[name].format_num(3)}")
     return 0
 
 

@@ -120,3 +120,27 @@ def test_the_leaderboard_line_names_the_arena_judges_calibration(demo, tmp_path)
                            template="mirage_bench_pairwise", n_boot=20)
     assert same.status == "done" and same.template == "mirage_bench_pairwise@1"
     assert "the arena used" not in arena_calibration_line(store, info)
+
+
+def test_two_templates_compared_paired_through_the_cli(store, labels, capsys):
+    from mirage_tui import cli
+
+    def both_schemes(s):
+        if "Answer A" in s:       # mirage_bench_pairwise: always the first shown
+            return "A"
+        return longer_wins(s)
+
+    a = calibrate_judge(store, labels, ScriptedJudge(both_schemes), both_orders=True,
+                        template="mirage_bench_pairwise", n_boot=50)
+    b = calibrate_judge(store, labels, ScriptedJudge(both_schemes), both_orders=True,
+                        n_boot=50)
+    assert cli.main(["judge", "compare", str(a.calibration_id), str(b.calibration_id),
+                     "--db", str(store.path), "--boot", "50", "--json"]) == 0
+    diff = json.loads(capsys.readouterr().out)["difference"]
+    assert diff["flip_rate"]["value"] == -1.0 and diff["flip_rate"]["n"] == 9
+    assert diff["sign_accuracy"]["value"] == 1.0
+    assert cli.main(["judge", "compare", str(a.calibration_id), str(b.calibration_id),
+                     "--db", str(store.path), "--boot", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "paired on 9 common pairs" in out and "mirage_bench_pairwise@1" in out
+    assert cli.main(["judge", "compare", "1", "99", "--db", str(store.path)]) == 1

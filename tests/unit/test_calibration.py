@@ -115,3 +115,20 @@ def test_empty_and_deterministic():
     assert all(e.value is None and e.n == 0 for e in f.values())
     items = [item([i % 5 - 2, (i * 3) % 5 - 2], ("ab", "ab"[i % 2])) for i in range(30)]
     assert calibration_figures(items, seed=3) == calibration_figures(items, seed=3)
+
+
+def test_paired_difference_on_common_pairs():
+    from engine.arena.calibration import paired_difference
+
+    humans = [[-1, -1], [1, 2], [2, 2], [-2, -1], [1, 1]]
+    wrong = [item(h, ("ab", "b" if np.mean(h) < 0 else "a"), pair=str(i))
+             for i, h in enumerate(humans)]
+    right = [item(h, ("ab", "a" if np.mean(h) < 0 else "b"), pair=str(i))
+             for i, h in enumerate(humans)]
+    right.append(item([1, 1], ("ab", "a"), pair="only-in-b"))   # not in common: left out
+    d = paired_difference(wrong, right, n_boot=200)
+    assert d["sign_accuracy"].value == 1.0 and d["sign_accuracy"].n == 5
+    assert d["sign_accuracy"].lo == d["sign_accuracy"].hi == 1.0   # paired: no spread
+    same = paired_difference(right, right, n_boot=200)
+    assert same["agreement"].value == 0 and (same["agreement"].lo, same["agreement"].hi) == (0, 0)
+    assert same["flip_rate"].value is None          # one order: undefined on both sides
