@@ -117,13 +117,14 @@ def battles_of(store: Store, arena_id: int) -> list[Battle]:
 BATTLE_COLUMNS = ("arena", "query_id", "query_rowid", "source", "language", "system_a",
                   "system_b", "winner", "shown", "parse_failures", "refusal_a", "refusal_b",
                   "disagreement", "documents", "label_ab", "label_ba", "probs_ab", "probs_ba",
-                  "raw_ab", "raw_ba", "method", "judgment_keys", "created_at")
+                  "raw_ab", "raw_ba", "method", "judgment_keys", "created_at", "human_verdicts")
 
 
 def battle_rows(store: Store, run_name: str, arena_name: str | None = None) -> list[dict]:
     """One flat dict per battle (:data:`BATTLE_COLUMNS`) for export and inspection: the query,
     the contestants, the verdict, the order(s) shown with each order's label (as the judge
-    wrote it: 'A', 'B' or 'tie'), probabilities and raw reply, and the judgment keys."""
+    wrote it: 'A', 'B' or 'tie'), probabilities and raw reply, the judgment keys, and the
+    verdicts people entered on it (``engine.arena.human_verdicts``)."""
     info = resolve_arena(store, run_name, arena_name)
     rows = store.query(
         "SELECT b.*, q.query_id, q.source, q.language FROM battles b "
@@ -132,6 +133,9 @@ def battle_rows(store: Store, run_name: str, arena_name: str | None = None) -> l
     keys = {k for r in rows for k in json_column(r["judgment_keys"], [])}
     raws: dict[str, str | None] = {j["key"]: j["raw"] for j in store.query_in(
         "SELECT key, raw FROM judgments WHERE key IN ({marks})", sorted(keys))}
+    from engine.arena.human_verdicts import human_verdicts_of_run
+
+    human = human_verdicts_of_run(store, run_name)
     out = []
     for r in rows:
         detail = json_column(r["detail"], {})
@@ -151,5 +155,8 @@ def battle_rows(store: Store, run_name: str, arena_name: str | None = None) -> l
             "raw_ab": raws.get(ab.get("key")) if ab else None,
             "raw_ba": raws.get(ba.get("key")) if ba else None,
             "method": ",".join(methods) or None,
-            "judgment_keys": json_column(r["judgment_keys"], []), "created_at": r["created_at"]})
+            "judgment_keys": json_column(r["judgment_keys"], []), "created_at": r["created_at"],
+            "human_verdicts": [{"annotator": h.annotator, "label": h.label, "note": h.note,
+                                "created_at": h.created_at} for h in human.get(
+                                    (r["query_rowid"], r["system_a"], r["system_b"]), [])]})
     return out

@@ -117,7 +117,7 @@ def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: s
                      queries=queries, seed=seed)
     if not plan[0]:
         raise ArenaError(_nothing_to_judge(run.name, mode, reference, plan[2]))
-    generator = _load_judge(judge, n_threads)
+    generator = load_judge(judge, n_threads)
     judge_name = generator.identity.name
     config = {"mode": mode, "pairs": pairs, "judge": judge_name,
               "template": PairwiseJudge(generator, _template(mode)).template.id,
@@ -167,7 +167,9 @@ def _default_name(mode, judge_name, order, seed, reference) -> str:
     return name
 
 
-def _load_judge(judge, n_threads):
+def load_judge(judge, n_threads):
+    """A catalog name or path loaded as the judge (a Generator as it is); ArenaError when it
+    cannot load."""
     if not isinstance(judge, str):
         return judge
     from models.catalog import load_generator

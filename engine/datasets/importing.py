@@ -149,6 +149,10 @@ def check_storable(parsed: ParsedDataset, path: Path) -> None:
                                          "metadata")) for q in parsed.queries]
     records += [("chunk", c.chunk_id, c, ("chunk_id", "text", "title", "language",
                                           "metadata")) for c in parsed.chunks]
+    records += [("pair", p.pair_id, p, ("pair_id", "query", "reference", "answer_a", "answer_b",
+                                        "domain", "metadata")) for p in parsed.label_pairs]
+    records += [("pair", p.pair_id, lab, ("annotator", "aspect", "note"))
+                for p in parsed.label_pairs for lab in p.labels]
     for kind, ident, record, fields in records:
         for name in fields:
             bad = _bad_text(getattr(record, name))
@@ -160,6 +164,8 @@ def check_storable(parsed: ParsedDataset, path: Path) -> None:
 
 
 def _counts(parsed: ParsedDataset) -> dict[str, int]:
+    if parsed.kind == "labels":         # pairs and labels only: no queries, chunks or pool
+        return dict(parsed.counts)
     counts = {"queries": len(parsed.queries), "chunks": len(parsed.chunks),
               "pool_entries": len(parsed.pool)}
     counts.update(parsed.counts)
@@ -194,6 +200,8 @@ def write_dataset(store: Store, parsed: ParsedDataset, *, name: str, content_has
             ((dataset_id, q.query_id, q.text, q.language, q.source,
               json.dumps(q.answers, ensure_ascii=False), q.reference_answer,
               _json(q.reference_citations), _json(q.metadata)) for q in parsed.queries))
+        if parsed.label_pairs:
+            _write_label_pairs(conn, dataset_id, parsed.label_pairs)
         if parsed.pool:
             chunk_rowid = dict(conn.execute(
                 "SELECT chunk_id, id FROM chunks WHERE dataset_id = ?", (dataset_id,)).fetchall())
@@ -213,10 +221,30 @@ def write_dataset(store: Store, parsed: ParsedDataset, *, name: str, content_has
     return dataset_id, version
 
 
+def _write_label_pairs(conn, dataset_id: int, pairs: list) -> None:
+    """A labels dataset's pairs and each person's labels (inside write_dataset's
+    transaction)."""
+    for p in pairs:
+        cur = conn.execute(
+            "INSERT INTO label_pairs (dataset_id, pair_id, query, reference, answer_a, "
+            "answer_b, domain, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (dataset_id, p.pair_id, p.query, p.reference, p.answer_a, p.answer_b, p.domain,
+             _json(p.metadata)))
+        conn.executemany(
+            "INSERT INTO human_labels (pair_rowid, annotator, aspect, label, note) "
+            "VALUES (?, ?, ?, ?, ?)",
+            ((cur.lastrowid, lab.annotator, lab.aspect, lab.label, lab.note)
+             for lab in p.labels))
+
+
 def dataset_counts(store: Store, dataset_id: int) -> dict[str, int]:
     row = store.query(
         "SELECT (SELECT COUNT(*) FROM queries WHERE dataset_id = :d) AS queries, "
         "(SELECT COUNT(*) FROM chunks WHERE dataset_id = :d) AS chunks, "
         "(SELECT COUNT(*) FROM pool JOIN queries q ON q.id = pool.query_rowid "
-        " WHERE q.dataset_id = :d) AS pool_entries", {"d": dataset_id})[0]
-    return dict(row)
+        " WHERE q.dataset_id = :d) AS pool_entries, "
+        "(SELECT COUNT(*) FROM label_pairs WHERE dataset_id = :d) AS pairs", {"d": dataset_id})[0]
+    counts = dict(row)
+    if not counts["pairs"]:
+        counts.pop("pairs")
+    return counts

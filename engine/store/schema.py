@@ -343,6 +343,54 @@ def m006_run_counts(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration
+def m007_human_labels(db: sqlite_utils.Database) -> None:
+    """Human pairwise labels (a dataset of kind 'labels': :mod:`engine.datasets.formats.
+    pairwise_labels`), and judge calibrations against them (:mod:`engine.arena.calibrate`)."""
+    db.executescript(
+        """
+        -- one answer pair of a labels dataset: a query and two answers (A shown first)
+        CREATE TABLE label_pairs (
+            id INTEGER PRIMARY KEY,
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+            pair_id TEXT NOT NULL,         -- the id in the source file (or made from its text)
+            query TEXT NOT NULL,
+            reference TEXT,                -- a reference answer, when the file has one
+            answer_a TEXT NOT NULL,
+            answer_b TEXT NOT NULL,
+            domain TEXT,
+            metadata TEXT,                 -- JSON, anything else the source file carried
+            UNIQUE (dataset_id, pair_id)
+        );
+        -- one person's label on one pair and aspect: -2 (A much better) .. 2 (B much better)
+        CREATE TABLE human_labels (
+            pair_rowid INTEGER NOT NULL REFERENCES label_pairs(id) ON DELETE CASCADE,
+            annotator TEXT NOT NULL,
+            aspect TEXT NOT NULL,          -- 'overall', 'correctness', 'completeness', ...
+            label INTEGER NOT NULL CHECK (label BETWEEN -2 AND 2),
+            note TEXT,
+            source TEXT NOT NULL DEFAULT 'import',   -- 'import' or 'app' (entered by a person)
+            created_at TEXT,               -- when it was entered in the app
+            PRIMARY KEY (pair_rowid, annotator, aspect)
+        );
+        -- one calibration of a judge (identity + template) against a labels dataset
+        CREATE TABLE calibrations (
+            id INTEGER PRIMARY KEY,
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id) ON DELETE CASCADE,
+            judge_key TEXT NOT NULL,       -- ModelIdentity.key() of the judge model
+            judge_name TEXT NOT NULL,
+            template TEXT NOT NULL,        -- name@version
+            aspect TEXT NOT NULL,
+            config TEXT NOT NULL,          -- JSON: orders, sample, seed
+            figures TEXT NOT NULL,         -- JSON: every figure with its CI and n
+            verdicts TEXT NOT NULL,        -- JSON: per pair, the judge's orders (for the screen)
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX calibrations_judge ON calibrations (judge_name, template);
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -214,8 +214,11 @@ def _ratings(args, store) -> int:
                 "reference": report.as_json() if report else None}
         print(json.dumps(data, ensure_ascii=False))
         return 0
+    from engine.arena.calibration_report import arena_calibration_line
+
     print(f"arena {info.name} ({info.mode}, {info.status}) of run {args.run}, judge "
           f"{info.judge}")
+    print(arena_calibration_line(store, info))
     print(format_leaderboard(ratings).rstrip("\n"))
     if report is not None:
         print()

@@ -94,6 +94,7 @@ def test_judge_then_list_ratings_export(db, fake_judge, capsys, tmp_path):
     assert systems[0]["system"] == arena_system("gen-b/mirage@1", "oracle")
     code, out, _ = main(capsys, "arena", "ratings", "r", "--db", str(db), "--boot", "20")
     assert code == 0 and "pairwise:fake-judge" in out and "gen-b/mirage@1 | oracle" in out
+    assert "judge calibration: not calibrated" in out
 
     out_csv = tmp_path / "b.csv"
     code, out, _ = main(capsys, "arena", "export", "r", "--db", str(db), "--format", "csv",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-TABLES = ("datasets", "queries", "chunks", "pool", "imports")
+TABLES = ("datasets", "label_pairs", "human_labels", "queries", "chunks", "pool", "imports")
 
 
 def row_counts(store) -> dict[str, int]:

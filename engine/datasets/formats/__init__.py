@@ -17,6 +17,8 @@ _MODULES = {
     "lfrqa": "engine.datasets.formats.lfrqa",
     "wiki-summaries": "engine.datasets.formats.wiki",
     "beir": "engine.datasets.formats.beir",
+    "ragchecker-meta": "engine.datasets.formats.ragchecker_meta",
+    "pairwise-labels": "engine.datasets.formats.pairwise_labels",
 }
 FORMATS = tuple(_MODULES)
 

@@ -75,7 +75,7 @@ class PoolRecord:
 
 @dataclass
 class ParsedDataset:
-    kind: str  # 'qa' or 'collection'
+    kind: str  # 'qa', 'collection' or 'labels' (human pairwise labels)
     format: str
     queries: list[QueryRecord] = field(default_factory=list)
     chunks: list[ChunkRecord] = field(default_factory=list)
@@ -83,6 +83,7 @@ class ParsedDataset:
     warnings: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     description: str | None = None
+    label_pairs: list = field(default_factory=list)   # kind 'labels': formats.pairwise_labels
 
 
 def text_hash(text: str) -> str:

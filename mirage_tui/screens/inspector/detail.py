@@ -70,8 +70,11 @@ def setting_panel(system: str, row) -> Static:
     return panel
 
 
-def verdict_lines(verdicts, systems: list[str]) -> Text:
-    """The judge's verdicts on this query for battles the shown systems took part in."""
+def verdict_lines(verdicts, systems: list[str], human: dict | None = None) -> Text:
+    """The judge's verdicts on this query for battles the shown systems took part in, and
+    under each the verdicts people entered (``engine.arena.human_verdicts``)."""
+    from engine.arena.human_verdicts import LABEL_WORDS
+
     text = Text()
     for v in verdicts:
         if not any(v.involves(s) for s in systems):
@@ -89,6 +92,11 @@ def verdict_lines(verdicts, systems: list[str]) -> Text:
                         style="dim")
         if v.disagreement:
             text.append("\n    the two orders disagreed: stored as a tie", style="dim")
+        for h in (human or {}).get((v.system_a, v.system_b), []):
+            text.append(f"\n    {h.annotator} ({(h.created_at or '')[:16]}): ", style="italic")
+            text.append(LABEL_WORDS.get(h.label, str(h.label)), style="bold italic")
+            if h.note:
+                text.append(f" · {visible(h.note)}", style="italic")
         text.append("\n")
     return text
 
@@ -126,7 +134,7 @@ class ItemDetail(VerticalScroll):
     def show_error(self, error: str) -> None:
         self.query_one("#d-query", Static).update(f"Could not load the item: {error}")
 
-    async def show_items(self, details: list, verdicts: list) -> None:
+    async def show_items(self, details: list, verdicts: list, human: dict | None = None) -> None:
         """Draw ``details`` (the first system's, then the second's) and the verdicts on
         this query, then scroll to the top and take the focus."""
         first = details[0]
@@ -149,7 +157,7 @@ class ItemDetail(VerticalScroll):
                 adapt.append(f"{a['pattern']} · {a['label']}\n")
         self.query_one("#d-adapt", Static).update(adapt or Text("No adaptability pattern: "
                                                                 "base, oracle or mixed missing."))
-        lines = verdict_lines(verdicts, systems)
+        lines = verdict_lines(verdicts, systems, human)
         block = self.query_one("#d-verdicts", Static)
         block.display = bool(lines)
         if lines:

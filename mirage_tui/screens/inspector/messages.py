@@ -5,7 +5,7 @@ after the filters (or the item shown) changed is dropped. An error is the screen
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textual.message import Message
 
@@ -38,3 +38,4 @@ class DetailLoaded(Message):
     generation: int
     details: list
     verdicts: list
+    human: dict = field(default_factory=dict)   # (system_a, system_b) -> people's verdicts

@@ -22,6 +22,7 @@ from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.inspector.cells import ITEM_COLUMNS, item_cells, item_key
 from mirage_tui.screens.inspector.detail import ItemDetail
+from mirage_tui.screens.inspector.human import HumanVerdictKeys
 from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets, status_line
 from mirage_tui.screens.inspector.messages import (Counted, DetailLoaded, FacetsLoaded,
                                                    ItemsLoaded)
@@ -30,7 +31,7 @@ PAGE_SIZE = 100
 LOAD_MORE_MARGIN = 10
 
 
-class InspectorScreen(BaseScreen):
+class InspectorScreen(HumanVerdictKeys, BaseScreen):
     """A run's items, filtered; Enter opens one; Escape goes back."""
 
     AUTO_FOCUS = "#insp-items"
@@ -45,6 +46,9 @@ class InspectorScreen(BaseScreen):
         Binding("p", "previous_item", "Previous", show=False),
         Binding("o", "jump_to_oracle", "Oracle", show=False),
         Binding("t", "jump_to_settings", "Prompts", show=False),
+        Binding("a", "human_verdict('a')", "Mine: A", show=False),
+        Binding("e", "human_verdict('tie')", "Mine: tie", show=False),
+        Binding("b", "human_verdict('b')", "Mine: B", show=False),
     ]
 
     PALETTE = (
@@ -139,15 +143,17 @@ class InspectorScreen(BaseScreen):
 
         with self.worker_errors("the item", store):
             details = [item_detail(store, self.run_name, s, query) for s in systems]
-            verdicts = []
+            verdicts, human = [], {}
             try:
+                from engine.arena.human_verdicts import human_verdicts_for
                 from engine.arena.verdicts import verdicts_for
 
                 verdicts = verdicts_for(store, self.run_name, details[0].query_rowid)
+                human = human_verdicts_for(store, self.run_name, details[0].query_rowid)
             except Exception as exc:  # no arena tables or a broken row: the item still shows
                 self.post_message(WorkerFailed("judge verdicts",
                                                f"{type(exc).__name__}: {exc}"))
-            self.post_message(DetailLoaded(generation, details, verdicts))
+            self.post_message(DetailLoaded(generation, details, verdicts, human))
 
     # ------------------------------------------------------------------ facets and filters
 
@@ -301,7 +307,9 @@ class InspectorScreen(BaseScreen):
             return
         first = message.details[0]
         self.current = (first.system, first.query_rowid)
-        await self.query_one(ItemDetail).show_items(message.details, message.verdicts)
+        self.shown_verdicts = message.verdicts
+        await self.query_one(ItemDetail).show_items(message.details, message.verdicts,
+                                                    message.human)
 
     def action_second_system(self) -> None:
         if self.second is not None:

@@ -52,6 +52,14 @@ def rate(store, run: str, arena: str):
         return None, str(exc)
 
 
+def calibration_line(store, run: str, arena: str) -> str:
+    """How far the arena's judge agrees with people (``engine.arena.calibration_report``)."""
+    from engine.arena.battles import resolve_arena
+    from engine.arena.calibration_report import arena_calibration_line
+
+    return arena_calibration_line(store, resolve_arena(store, run, arena))
+
+
 def surrogate(store, run: str, arena: str) -> Text:
     """The surrogate judge's ranking (:func:`.board.surrogate_text`), or why there is none and
     how to get it."""

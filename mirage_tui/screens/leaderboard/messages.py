@@ -25,6 +25,7 @@ class BoardLoaded(Message):
     generation: int
     ratings: object | None
     error: str | None
+    calibration: str = ""        # the judge's calibration line (or "not calibrated")
 
 
 @dataclass

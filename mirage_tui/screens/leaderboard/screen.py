@@ -22,8 +22,8 @@ from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, arena_line,
                                                   judged_line, judging_line, no_arena,
                                                   rating_cells, ratings_notes, ratings_status)
-from mirage_tui.screens.leaderboard.data import (arena_choices, compute_surrogate_features,
-                                                 rate, surrogate)
+from mirage_tui.screens.leaderboard.data import (arena_choices, calibration_line,
+                                                 compute_surrogate_features, rate, surrogate)
 from mirage_tui.screens.leaderboard.messages import BoardLoaded, ChoicesLoaded, SurrogateLoaded
 from mirage_tui.widgets.heatmap import WinFractionHeatmap
 
@@ -41,6 +41,7 @@ class LeaderboardScreen(BaseScreen):
         Binding("u", "surrogate_features", "Surrogate"),
         Binding("a", "pick_arena", "Arena"),
         Binding("r", "refresh", "Refresh"),
+        Binding("h", "calibration", "Calibration"),
     ]
 
     DEFAULT_CSS = """
@@ -173,7 +174,8 @@ class LeaderboardScreen(BaseScreen):
     def load_board(self, store, run: str, arena: str, generation: int) -> None:
         with self.worker_errors("the ratings", store):
             ratings, error = rate(store, run, arena)
-            self.post_message(BoardLoaded(generation, ratings, error))
+            self.post_message(BoardLoaded(generation, ratings, error,
+                                          calibration_line(store, run, arena)))
             if ratings is not None:
                 self.post_message(SurrogateLoaded(generation, surrogate(store, run, arena)))
 
@@ -195,7 +197,9 @@ class LeaderboardScreen(BaseScreen):
         for s in r.systems:
             table.add_row(*rating_cells(s), key=s.system)
         self.query_one("#lb-status", Static).update(ratings_status(self.arena, info, r))
-        self.query_one("#lb-notes", Static).update(ratings_notes(r))
+        notes = ratings_notes(r)
+        notes.append(message.calibration + "\n", style="italic")
+        self.query_one("#lb-notes", Static).update(notes)
         heatmap.set_ratings(r)
         self.query_one("#lb-surrogate", Static).update(Text("Surrogate judge: computing…",
                                                             style="dim"))
@@ -310,6 +314,13 @@ class LeaderboardScreen(BaseScreen):
             self.post_message(SurrogateLoaded(generation, surrogate(store, run, arena)))
 
     # ------------------------------------------------------------------ the rest
+
+    def action_calibration(self) -> None:
+        """The Calibration screen of the arena's judge (any judge's without an arena)."""
+        from mirage_tui.screens.calibration import CalibrationScreen
+
+        info = self._arena_info()
+        self.app.push_screen(CalibrationScreen(info.judge if info is not None else None))
 
     def action_back(self) -> None:
         if self.focused is not None and self.focused.id in ("lb-run", "lb-arena"):

@@ -1,0 +1,252 @@
+"""Human pairwise labels: people's verdicts on two answers to one query (a dataset of kind
+``labels``, the ground truth ``mirage-tui judge calibrate`` reads a judge against).
+
+Two layouts, one reader:
+
+- **RAGChecker meta-evaluation** (``ragchecker-meta``; amazon-science/RAGChecker
+  ``data/meta_evaluation/human_labeled_data.json``): a JSON list of ``{instance_id, dataset,
+  query_id, query, gt_answer, model1: {model_name, response}, model2: {...},
+  correctness_label, completeness_label, overall_label}``. Each row is one annotator's labels
+  on one pair; the rows sharing an ``instance_id`` are the pair's annotators, numbered in file
+  order (``annotator 1``, ``annotator 2``: the file names nobody). ``model1`` is answer A.
+  The domain is the ``dataset`` after its last ``/`` (``robustqa/fiqa`` → ``fiqa``).
+- **Plain** (``pairwise-labels``): JSON lines or CSV with the columns ``query, reference?,
+  answer_a, answer_b, label, annotator?, aspect?, domain?, pair_id?, note?``. Rows with the
+  same ``pair_id`` (or, without one, the same query and answers) are one pair. ``aspect``
+  defaults to ``overall``; a row without an ``annotator`` is numbered like RAGChecker's.
+
+A label runs from -2 (answer A much better) to 2 (answer B much better), 0 a tie; ``A``,
+``B`` and ``tie`` are read as -1, 1 and 0. Anything else, a missing field, a pair id reused for
+another query or answers, or one annotator labelling one pair and aspect twice is refused with
+the file, the record and the field. The import is all or nothing like every other.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.datasets.formats.base import (DatasetFormatError, ParsedDataset, Progress,
+                                          iter_jsonl, load_json, read_head, read_text,
+                                          require_str)
+
+FORMAT = "pairwise-labels"
+RAGCHECKER_FORMAT = "ragchecker-meta"
+ASPECTS = ("correctness", "completeness", "overall")
+_WORD_LABELS = {"a": -1, "b": 1, "tie": 0}
+
+
+@dataclass
+class LabelRecord:
+    annotator: str
+    aspect: str
+    label: int
+    note: str | None = None
+
+
+@dataclass
+class PairRecord:
+    pair_id: str
+    query: str
+    answer_a: str
+    answer_b: str
+    reference: str | None = None
+    domain: str | None = None
+    metadata: dict | None = None
+    labels: list[LabelRecord] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- detection
+
+def is_ragchecker(path: Path) -> bool:
+    head = read_head(path)
+    return (path.is_file() and head.lstrip().startswith(b"[") and b'"instance_id"' in head
+            and b'"model1"' in head)
+
+
+def _is_plain(path: Path) -> bool:
+    if not path.is_file() or path.suffix.lower() not in (".jsonl", ".csv"):
+        return False
+    head = read_head(path)
+    return b"answer_a" in head and b"answer_b" in head and b"label" in head
+
+
+def files(path: Path) -> list[Path]:
+    return [path]
+
+
+def default_name(path: Path) -> str:
+    return path.stem
+
+
+# --------------------------------------------------------------------------- fields
+
+def parse_label(path: Path, record: Any, value: Any, key: str = "label") -> int:
+    """-2..2 from a label cell (an int, its text, or A / B / tie)."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in _WORD_LABELS:
+            return _WORD_LABELS[text.lower()]
+        try:
+            value = float(text)
+        except ValueError:
+            raise DatasetFormatError(path, f"expected -2..2 or A / B / tie, got {text[:20]!r}",
+                                     record=record, field=key) from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) \
+            or not -2 <= value <= 2:
+        raise DatasetFormatError(path, f"expected an integer from -2 to 2, got {value!r}",
+                                 record=record, field=key)
+    return int(value)
+
+
+def _optional_str(path: Path, record: Any, obj: dict, key: str) -> str | None:
+    value = obj.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise DatasetFormatError(path, f"expected a string, got {type(value).__name__}",
+                                 record=record, field=key)
+    return value
+
+
+class _Pairs:
+    """Pairs by id, checking that an id always names the same text and that no annotator
+    labels one pair and aspect twice."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.pairs: dict[str, PairRecord] = {}
+        self.first: dict[str, Any] = {}
+
+    def add(self, record: Any, pair: PairRecord, labels: list[tuple[str | None, str, int,
+                                                                    str | None]]) -> None:
+        known = self.pairs.get(pair.pair_id)
+        if known is None:
+            self.pairs[pair.pair_id] = known = pair
+            self.first[pair.pair_id] = record
+        else:
+            for name in ("query", "answer_a", "answer_b"):
+                if getattr(known, name) != getattr(pair, name):
+                    raise DatasetFormatError(
+                        self.path, f"pair {pair.pair_id!r} has another {name} here than at "
+                        f"record {self.first[pair.pair_id]}", record=record, field=name)
+        taken = {(lab.annotator, lab.aspect) for lab in known.labels}
+        for annotator, aspect, label, note in labels:
+            if annotator is None:
+                n = 1 + sum(1 for lab in known.labels if lab.aspect == aspect
+                            and lab.annotator.startswith("annotator "))
+                annotator = f"annotator {n}"
+            if (annotator, aspect) in taken:
+                raise DatasetFormatError(
+                    self.path, f"{annotator!r} already labelled pair {pair.pair_id!r} on "
+                    f"{aspect!r}", record=record, field="annotator")
+            taken.add((annotator, aspect))
+            known.labels.append(LabelRecord(annotator, aspect, label, note))
+
+    def parsed(self, fmt: str) -> ParsedDataset:
+        out = ParsedDataset(kind="labels", format=fmt)
+        out.label_pairs = list(self.pairs.values())
+        labels = [lab for p in out.label_pairs for lab in p.labels]
+        out.counts = {"pairs": len(out.label_pairs), "labels": len(labels),
+                      "annotators": len({lab.annotator for lab in labels}),
+                      "aspects": len({lab.aspect for lab in labels}),
+                      "domains": len({p.domain for p in out.label_pairs if p.domain})}
+        out.description = (f"{len(out.label_pairs)} answer pairs, {len(labels)} human labels")
+        empty = sum(1 for p in out.label_pairs if not p.answer_a.strip() or not p.answer_b.strip())
+        if empty:
+            out.warnings.append(f"{empty} pair(s) with an empty answer (kept: a system that "
+                                "said nothing is judged as such)")
+        return out
+
+
+# --------------------------------------------------------------------------- readers
+
+def parse_ragchecker(path: Path, progress: Progress | None = None) -> ParsedDataset:
+    rows = load_json(path, list, "a list of labelled pairs (RAGChecker meta-evaluation)")
+    pairs = _Pairs(path)
+    for index, obj in enumerate(rows):
+        if progress and index % 100 == 0:
+            progress(index, len(rows), "pairs")
+        if not isinstance(obj, dict):
+            raise DatasetFormatError(path, f"expected an object, got {type(obj).__name__}",
+                                     record=index)
+        if obj.get("instance_id") is None:
+            raise DatasetFormatError(path, "missing", record=index, field="instance_id")
+        answers = []
+        for side in ("model1", "model2"):
+            model = obj.get(side)
+            if not isinstance(model, dict):
+                raise DatasetFormatError(path, "expected an object {model_name, response}",
+                                         record=index, field=side)
+            # an empty answer is a system that said nothing: a fact to judge, kept (and counted)
+            answers.append((require_str(path, f"{index} {side}", model, "response",
+                                        allow_empty=True),
+                            _optional_str(path, index, model, "model_name")))
+        dataset = _optional_str(path, index, obj, "dataset")
+        pair = PairRecord(
+            pair_id=str(obj["instance_id"]), query=require_str(path, index, obj, "query"),
+            answer_a=answers[0][0], answer_b=answers[1][0],
+            reference=_optional_str(path, index, obj, "gt_answer"),
+            domain=dataset.rsplit("/", 1)[-1] if dataset else None,
+            metadata={"dataset": dataset, "query_id": _optional_str(path, index, obj, "query_id"),
+                      "model_a": answers[0][1], "model_b": answers[1][1]})
+        labels = []
+        for aspect in ASPECTS:
+            key = f"{aspect}_label"
+            if key not in obj:
+                raise DatasetFormatError(path, "missing", record=index, field=key)
+            labels.append((None, aspect, parse_label(path, index, obj[key], key), None))
+        pairs.add(index, pair, labels)
+    if progress:
+        progress(len(rows), len(rows), "done")
+    return pairs.parsed(RAGCHECKER_FORMAT)
+
+
+def _plain_rows(path: Path):
+    if path.suffix.lower() == ".jsonl":
+        for lineno, obj in iter_jsonl(path):
+            yield f"at line {lineno}", obj
+        return
+    reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
+    missing = {"query", "answer_a", "answer_b", "label"} - set(reader.fieldnames or ())
+    if missing:
+        raise DatasetFormatError(path, f"the header has no {', '.join(sorted(missing))} "
+                                       "column", record="header")
+    for obj in reader:
+        yield f"at line {reader.line_num}", obj
+
+
+def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
+    pairs = _Pairs(path)
+    for record, obj in _plain_rows(path):
+        query = require_str(path, record, obj, "query")
+        a = require_str(path, record, obj, "answer_a", allow_empty=True)
+        b = require_str(path, record, obj, "answer_b", allow_empty=True)
+        if obj.get("label") is None or obj.get("label") == "":
+            raise DatasetFormatError(path, "missing", record=record, field="label")
+        label = parse_label(path, record, obj["label"])
+        pair_id = _optional_str(path, record, obj, "pair_id") or \
+            json.dumps([query, a, b], ensure_ascii=False)
+        pair = PairRecord(pair_id, query, a, b,
+                          reference=_optional_str(path, record, obj, "reference"),
+                          domain=_optional_str(path, record, obj, "domain"))
+        aspect = (_optional_str(path, record, obj, "aspect") or "overall").strip().lower()
+        pairs.add(record, pair, [(_optional_str(path, record, obj, "annotator"), aspect, label,
+                                  _optional_str(path, record, obj, "note"))])
+    parsed = pairs.parsed(FORMAT)
+    # text-made ids are long; number them in file order instead
+    for index, pair in enumerate(parsed.label_pairs, start=1):
+        if pair.pair_id.startswith("["):
+            pair.pair_id = f"pair-{index}"
+    return parsed
+
+
+def detect(path: Path) -> bool:
+    return _is_plain(path)
+

@@ -1,0 +1,49 @@
+"""Reading a labels dataset back: answer pairs with every person's labels, by aspect
+(written by :mod:`engine.datasets.formats.pairwise_labels` through the importer)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.datasets.catalog import DatasetNotFound, resolve
+from engine.store import Store, json_column
+
+
+@dataclass(frozen=True)
+class LabelledPair:
+    rowid: int
+    pair_id: str
+    query: str
+    answer_a: str
+    answer_b: str
+    reference: str | None
+    domain: str | None
+    metadata: dict
+    labels: dict[str, dict[str, int]] = field(default_factory=dict)  # aspect -> annotator -> -2..2
+
+    def aspect_labels(self, aspect: str) -> list[int]:
+        """This aspect's labels, by annotator name (a stable order)."""
+        found = self.labels.get(aspect, {})
+        return [found[name] for name in sorted(found)]
+
+
+def load_label_pairs(store: Store, dataset: str) -> list[LabelledPair]:
+    """Every pair of the labels dataset ``dataset`` (``name`` or ``name@version``), in file
+    order, with its labels. :class:`DatasetNotFound` for an unknown name or a dataset of
+    another kind."""
+    dataset_id = resolve(store, dataset)
+    row = store.query("SELECT name, version, kind FROM datasets WHERE id = ?", (dataset_id,))[0]
+    if row["kind"] != "labels":
+        raise DatasetNotFound(f"dataset {row['name']}@{row['version']} holds {row['kind']} "
+                              "data, not human pairwise labels (import a labels file: "
+                              "ragchecker-meta or pairwise-labels)")
+    rows = store.query("SELECT * FROM label_pairs WHERE dataset_id = ? ORDER BY id",
+                       (dataset_id,))
+    labels: dict[int, dict[str, dict[str, int]]] = {}
+    for r in store.query("SELECT l.pair_rowid, l.annotator, l.aspect, l.label FROM human_labels "
+                         "l JOIN label_pairs p ON p.id = l.pair_rowid WHERE p.dataset_id = ?",
+                         (dataset_id,)):
+        labels.setdefault(r[0], {}).setdefault(r["aspect"], {})[r["annotator"]] = r["label"]
+    return [LabelledPair(r["id"], r["pair_id"], r["query"], r["answer_a"], r["answer_b"],
+                         r["reference"], r["domain"], json_column(r["metadata"], {}) or {},
+                         labels.get(r["id"], {})) for r in rows]

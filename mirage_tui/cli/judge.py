@@ -1,0 +1,164 @@
+"""``mirage-tui judge``: can this judge be trusted? Calibrate it against human labels.
+
+    mirage-tui judge calibrate --judge MODEL --labels DATASET [--aspect overall]
+                               [--both-orders] [--sample N] [--seed S] [--template NAME]
+                               [--threads N] [--concurrency N] [--max-errors N|P%] [--json]
+    mirage-tui judge calibration [--judge MODEL] [--template NAME] [--json]
+    mirage-tui judge compare ID_A ID_B [--boot 1000] [--json]
+
+``calibrate`` judges every pair of a labels dataset (``mirage-tui data import`` of a RAGChecker
+meta-evaluation file or a plain JSONL/CSV of labels), cached and resumable like arena judging,
+stores the calibration and prints every figure with its 95% CI and n beside the published
+anchors. ``calibration`` prints the newest stored one again. ``compare`` puts two stored
+calibrations (two templates, two judges) side by side on the pairs both judged, with the paired
+bootstrap CI of each difference.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+
+from mirage_tui.cli.common import CliError, db_option, in_flight_options, install_interrupt
+from mirage_tui.cli.progress import ProgressPrinter
+from mirage_tui.durations import duration
+
+
+def add_parsers(sub) -> None:
+    judge = sub.add_parser("judge", help="calibrate a judge against human labels",
+                           description="Can this judge be trusted? Its pairwise verdicts "
+                                       "against human labels, with CIs, beside the ceiling "
+                                       "of human-human agreement.")
+    jsub = judge.add_subparsers(dest="judge_command", metavar="ACTION", required=True)
+
+    p = jsub.add_parser("calibrate", help="judge every labelled pair and store the figures "
+                                          "(resumable)")
+    db_option(p)
+    p.add_argument("--judge", required=True, metavar="MODEL",
+                   help="judge model: catalog name or GGUF path")
+    p.add_argument("--labels", required=True, metavar="DATASET",
+                   help="a labels dataset (name or name@version)")
+    p.add_argument("--aspect", default="overall",
+                   help="the labels read as the main figures (default overall; every aspect "
+                        "is also broken down)")
+    p.add_argument("--both-orders", action="store_true",
+                   help="judge each pair in both orders (position bias: the flip rate); "
+                        "default one seeded order per pair")
+    p.add_argument("--sample", type=int, metavar="N", help="a seeded sample of N pairs")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    p.add_argument("--template", default=None, metavar="NAME",
+                   help="pairwise judge template (default ragqa_arena_pairwise)")
+    p.add_argument("--boot", type=int, default=1000, metavar="N",
+                   help="bootstrap resamples for the CIs (default 1000)")
+    p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for the judge")
+    in_flight_options(p, "judge")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    p = jsub.add_parser("calibration", help="print the newest stored calibration")
+    db_option(p)
+    p.add_argument("--judge", metavar="MODEL", help="of this judge (its identity name)")
+    p.add_argument("--template", metavar="NAME@VERSION")
+    p.add_argument("--json", action="store_true")
+
+    p = jsub.add_parser("compare", help="two stored calibrations, paired on their common pairs")
+    db_option(p)
+    p.add_argument("first", type=int, metavar="ID_A", help="calibration id (A)")
+    p.add_argument("second", type=int, metavar="ID_B", help="calibration id (B)")
+    p.add_argument("--boot", type=int, default=1000, metavar="N")
+    p.add_argument("--json", action="store_true")
+
+
+def run(args, store) -> int:
+    return {"calibrate": _calibrate, "calibration": _show,
+            "compare": _compare}[args.judge_command](args, store)
+
+
+def _calibrate(args, store) -> int:
+    from engine.arena.calibrate import DEFAULT_TEMPLATE, calibrate_judge, latest_calibration
+
+    cancel = threading.Event()
+    printer = ProgressPrinter(sys.stderr)
+    previous = install_interrupt(cancel)
+    try:
+        summary = calibrate_judge(store, args.labels, args.judge, aspect=args.aspect,
+                                  both_orders=args.both_orders, sample=args.sample,
+                                  seed=args.seed, template=args.template or DEFAULT_TEMPLATE,
+                                  n_threads=args.threads, progress=printer, cancel=cancel,
+                                  concurrency=args.concurrency, max_errors=args.max_errors,
+                                  n_boot=args.boot)
+    finally:
+        printer.close()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if summary.status != "done":
+        raise CliError(f"calibration {summary.status}: {summary.message} (run it again to "
+                       "resume: the verdicts so far are cached)")
+    stored = latest_calibration(store, calibration_id=summary.calibration_id)
+    if args.json:
+        print(json.dumps({**summary.as_json(), "stored": _stored_json(stored)},
+                         ensure_ascii=False))
+        return 0
+    _print(stored)
+    print(f"\n{summary.pairs} pairs in {duration(summary.seconds)}: {summary.judge_calls} new "
+          f"judge call(s), {summary.cached} pair(s) from the cache")
+    if summary.message:
+        print(f"note: {summary.message}")
+    return 0
+
+
+def _show(args, store) -> int:
+    from engine.arena.calibrate import latest_calibration
+
+    stored = latest_calibration(store, judge=args.judge, template=args.template)
+    if stored is None:
+        raise CliError("no calibration stored" + (f" for judge {args.judge!r}" if args.judge
+                                                  else "") + " (mirage-tui judge calibrate)")
+    if args.json:
+        print(json.dumps(_stored_json(stored), ensure_ascii=False))
+    else:
+        _print(stored)
+    return 0
+
+
+def _compare(args, store) -> int:
+    from engine.arena.calibrate import latest_calibration
+    from engine.arena.calibration import paired_difference
+    from engine.arena.calibration_report import ROWS
+
+    cals = []
+    for ident in (args.first, args.second):
+        cal = latest_calibration(store, calibration_id=ident)
+        if cal is None:
+            raise CliError(f"no calibration #{ident} (mirage-tui judge calibration --json "
+                           "lists the newest)")
+        cals.append(cal)
+    a, b = cals
+    diff = paired_difference(a.items(), b.items(), n_boot=args.boot)
+    if args.json:
+        print(json.dumps({"a": a.id, "b": b.id, "difference": {k: v.as_json()
+                                                               for k, v in diff.items()}}))
+        return 0
+    print(f"A: #{a.id} {a.judge} · {a.template} · {a.labels} · {a.aspect}")
+    print(f"B: #{b.id} {b.judge} · {b.template} · {b.labels} · {b.aspect}")
+    print(f"paired on {next(iter(diff.values())).n} common pairs; B − A with its 95% CI")
+    width = max(len(label) for _, label, _, _ in ROWS)
+    for name, label, _, _ in ROWS:
+        if not name.startswith("human_"):
+            print(f"  {label:<{width}}  {diff[name].format_num(3)}")
+    return 0
+
+
+def _stored_json(stored) -> dict:
+    return {"id": stored.id, "labels": stored.labels, "judge": stored.judge,
+            "judge_key": stored.judge_key, "template": stored.template,
+            "aspect": stored.aspect, "config": stored.config, "figures": stored.figures,
+            "created_at": stored.created_at}
+
+
+def _print(stored) -> None:
+    from engine.arena.calibration_report import calibration_lines
+
+    for line in calibration_lines(stored):
+        print(line)

@@ -1,0 +1,146 @@
+"""Calibrating a judge against human labels: every pair judged through the judgments cache,
+resumable, the result stored with the judge's identity and template."""
+
+import json
+
+import pytest
+
+from engine.arena.calibrate import (CalibrationError, calibrate_judge, latest_calibration,
+                                    shown_first)
+from engine.datasets.importing import import_path
+from testkit.arena import ScriptedJudge
+
+
+def longer_wins(s):
+    """Prefers the longer answer, ties on equal length; 'unsure' on one query."""
+    one, two = s["Answer 1"], s["Answer 2"].split("\n\n")[0]   # the reply cue follows
+    if "q-unparsed" in s["Question"]:
+        return "I cannot decide."
+    if len(one) == len(two):
+        return "0"
+    return "1" if len(one) > len(two) else "2"
+
+
+@pytest.fixture
+def labels(store, tmp_path):
+    rows = []
+    for i in range(8):
+        a, b = "short", "a much longer answer"
+        if i % 2:
+            a, b = b, a
+        human = 2 if len(b) > len(a) else -1          # people prefer the longer one too
+        for annotator, label in (("ann", human), ("bob", human if i != 3 else 0)):
+            rows.append({"query": f"q{i}", "answer_a": a, "answer_b": b, "label": label,
+                         "annotator": annotator, "domain": "x" if i < 4 else "y",
+                         "reference": "ref"})
+    rows.append({"query": "q-unparsed", "answer_a": "a", "answer_b": "bb", "label": 1})
+    path = tmp_path / "people.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    import_path(store, path)
+    return "people"
+
+
+def test_calibrate_both_orders_cached_and_stored(store, labels):
+    judge = ScriptedJudge(longer_wins, name="fake-judge")
+    result = calibrate_judge(store, labels, judge, both_orders=True, n_boot=100)
+    assert result.status == "done" and result.pairs == 9
+    assert result.judge_calls == 18 and len(judge.calls) == 18
+    assert result.figures["sign_accuracy"].value == 1.0
+    assert result.figures["sign_accuracy"].n == 8            # q-unparsed has no verdict
+    assert result.figures["flip_rate"].value == 0.0
+    assert result.counts == {"pairs": 9, "orders": 18, "unparsed": 2, "failed": 0,
+                             "no_verdict": 1}
+    stored = latest_calibration(store, "fake-judge")
+    assert stored.template == "ragqa_arena_pairwise@1" and stored.labels == "people@1"
+    assert stored.estimate("sign_accuracy").value == 1.0
+    assert set(stored.figures["by_domain"]) == {"x", "y", "(none)"}
+    assert stored.figures["confusion"]["b"]["b"] == 4
+    # the reference answer was shown
+    assert "ref" in judge.calls[0]
+    # again: every verdict from the cache, no judge call
+    again = calibrate_judge(store, labels, judge, both_orders=True, n_boot=100)
+    assert len(judge.calls) == 18 and again.cached == 9 and again.judge_calls == 0
+    assert again.figures == result.figures
+
+
+def test_seeded_single_order_and_sample(store, labels):
+    judge = ScriptedJudge(longer_wins)
+    result = calibrate_judge(store, labels, judge, sample=4, seed=1, n_boot=50)
+    assert result.pairs == 4 and len(judge.calls) == 4
+    assert result.figures["flip_rate"].n == 0 and result.figures["flip_rate"].value is None
+    assert {shown_first(1, str(i)) for i in range(20)} == {"ab", "ba"}
+
+
+def test_a_judge_that_breaks_stops_and_resumes_from_the_cache(store, labels):
+    judge = ScriptedJudge(longer_wins, fail_on=(3,))
+    result = calibrate_judge(store, labels, judge, n_boot=50)
+    # a ModelError that is not transient is fatal: the job stops, nothing half-stored
+    assert result.status == "failed" and "fake-judge" in result.message
+    assert latest_calibration(store) is None
+    judge.fail_on = set()
+    good = calibrate_judge(store, labels, judge, n_boot=50)
+    assert good.status == "done" and good.counts["failed"] == 0
+    assert good.cached == 2 and len(judge.calls) == 3 + 7     # two from the first session
+
+
+def test_bad_options(store, labels):
+    with pytest.raises(CalibrationError, match="no labels on aspect 'completeness'"):
+        calibrate_judge(store, labels, ScriptedJudge(), aspect="completeness")
+    with pytest.raises(CalibrationError, match="template"):
+        calibrate_judge(store, labels, ScriptedJudge(), template="no_such_template")
+
+
+def test_the_leaderboard_line_names_the_arena_judges_calibration(demo, tmp_path):
+    from engine.arena.battles import resolve_arena
+    from engine.arena.calibration_report import arena_calibration_line
+    from engine.arena.judging import judge_arena
+    from testkit.arena import make_run
+
+    store = demo
+    make_run(store)
+    judge = ScriptedJudge(name="fake-judge")
+    assert judge_arena(store, "r", judge).status == "done"
+    info = resolve_arena(store, "r")
+    assert arena_calibration_line(store, info).startswith("judge calibration: not calibrated")
+    path = tmp_path / "l.jsonl"
+    path.write_text("\n".join(json.dumps({"query": f"q{i}", "answer_a": "x", "answer_b": "yy",
+                                          "label": 1}) for i in range(3)))
+    import_path(store, path)
+    # another judge's calibration is not this arena's
+    calibrate_judge(store, "l", ScriptedJudge(longer_wins, name="other", sha="o" * 64),
+                    n_boot=20)
+    assert "not calibrated" in arena_calibration_line(store, info)
+    calibrate_judge(store, "l", ScriptedJudge(longer_wins, name="fake-judge"), n_boot=20)
+    line = arena_calibration_line(store, info)
+    assert line.startswith("judge calibration (#2, fake-judge, l@1, overall): sign accuracy")
+    # the arena used mirage_bench_pairwise, the calibration ragqa_arena_pairwise: said so
+    assert "calibrated with template ragqa_arena_pairwise@1, the arena used " \
+           "mirage_bench_pairwise@1" in line
+    same = calibrate_judge(store, "l", ScriptedJudge(name="fake-judge"),
+                           template="mirage_bench_pairwise", n_boot=20)
+    assert same.status == "done" and same.template == "mirage_bench_pairwise@1"
+    assert "the arena used" not in arena_calibration_line(store, info)
+
+
+def test_two_templates_compared_paired_through_the_cli(store, labels, capsys):
+    from mirage_tui import cli
+
+    def both_schemes(s):
+        if "Answer A" in s:       # mirage_bench_pairwise: always the first shown
+            return "A"
+        return longer_wins(s)
+
+    a = calibrate_judge(store, labels, ScriptedJudge(both_schemes), both_orders=True,
+                        template="mirage_bench_pairwise", n_boot=50)
+    b = calibrate_judge(store, labels, ScriptedJudge(both_schemes), both_orders=True,
+                        n_boot=50)
+    assert cli.main(["judge", "compare", str(a.calibration_id), str(b.calibration_id),
+                     "--db", str(store.path), "--boot", "50", "--json"]) == 0
+    diff = json.loads(capsys.readouterr().out)["difference"]
+    assert diff["flip_rate"]["value"] == -1.0 and diff["flip_rate"]["n"] == 9
+    assert diff["sign_accuracy"]["value"] == 1.0
+    assert cli.main(["judge", "compare", str(a.calibration_id), str(b.calibration_id),
+                     "--db", str(store.path), "--boot", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "paired on 9 common pairs" in out and "mirage_bench_pairwise@1" in out
+    assert cli.main(["judge", "compare", "1", "99", "--db", str(store.path)]) == 1
