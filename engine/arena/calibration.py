@@ -29,8 +29,10 @@ LLM-as-judge agreement figures, Zheng et al. 2023 §3.3-4.2):
   other: sign agreement on pairs both call non-ties, Cohen's κ on the 3-way classes, Pearson
   and Spearman of their labels.
 
-Every figure is an :class:`engine.stats.Estimate`: the value on the data, a percentile
-bootstrap 95% CI over pairs (the same resampled pairs for every figure) and its n. The
+Every figure is an :class:`engine.stats.Estimate`: the value on the data, a 95% CI and its n.
+Shares of pairs or verdicts (:data:`RATES`) get the exact Clopper–Pearson interval, like every
+rate in the app; κ and the correlations a percentile bootstrap over pairs (the same resampled
+pairs for every figure). The
 bootstrap is written here on :func:`engine.stats.resample_indices` rather than taken from
 :func:`engine.stats.bootstrap_many` because κ and correlations are undefined on some resamples
 (one class only, a constant column): those resamples are dropped instead of making the
@@ -47,7 +49,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from engine.arena.orders import combine_orders
-from engine.stats import Estimate, resample_indices
+from engine.stats import Estimate, clopper_pearson, resample_indices
 
 CLASSES = ("a", "tie", "b")
 _SIGN = {"a": -1, "tie": 0, "b": 1}
@@ -258,8 +260,19 @@ def calibration_figures(items: Sequence[CalibrationItem], *, n_boot: int = 1000,
         value, count = values[name], int(masks[mask].sum())
         if name == "first_position_wins":      # its n: the verdicts, not the pairs
             count = int(cols["decisive"].sum())
-        out[name] = _estimate(value, boots[name], count)
+        if name in RATES and not math.isnan(value) and count > 0:
+            lo, hi = clopper_pearson(int(round(value * count)), count)
+            out[name] = Estimate(value, lo, hi, count)
+        else:
+            out[name] = _estimate(value, boots[name], count)
     return out
+
+
+RATES = frozenset({"sign_accuracy", "agreement", "flip_rate", "first_position_wins",
+                   "human_sign_agreement"})
+"""Figures that are a share of n pairs (or verdicts): their interval is the exact
+Clopper–Pearson one (:func:`engine.stats.clopper_pearson`), as for every rate the app shows,
+not the percentile bootstrap, which has zero width at 0 of n and n of n (issue 14)."""
 
 
 def _estimate(value: float, drawn: list[np.ndarray], n: int) -> Estimate:
