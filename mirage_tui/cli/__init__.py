@@ -61,6 +61,7 @@ _GROUPS: dict[str, str] = {
     "report": "mirage_tui.cli.report",
     "export": "mirage_tui.cli.report",
     "arena": "mirage_tui.cli.arena",
+    "compare": "mirage_tui.cli.compare",
 }
 _NO_STORE = ("models",)
 

@@ -1,0 +1,147 @@
+"""``mirage-tui compare``: is B really better than A? A paired comparison on shared items.
+
+    mirage-tui compare A B [--metric M ...] [--json] [--csv PATH] [--n-boot N] [--seed S]
+                       [--delta POINTS] [--fail-if-worse METRIC:DELTA] [--flips N]
+
+A and B are ``RUN`` or ``RUN:SYSTEM`` (two systems of one run, or of two runs, of different
+models too); only the (setting, query) items both generated are compared
+(:mod:`engine.results.paired`). ``--fail-if-worse em_loose:2`` exits 1 when B is
+significantly worse than A on that metric (Holm p < 0.05) by more than 2 points (the CI's
+bound beyond −2), in any setting, so a model or prompt change can be gated in CI.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from mirage_tui.cli.common import CliError, db_option
+
+COMMANDS = ("compare",)
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("compare", help="paired comparison of two systems on shared items: "
+                                       "Δ with CIs, McNemar/permutation p, Holm, item diff")
+    db_option(p)
+    p.add_argument("a", help="A: RUN or RUN:SYSTEM")
+    p.add_argument("b", help="B: RUN or RUN:SYSTEM")
+    p.add_argument("--metric", action="append", metavar="M",
+                   help="a stored score or an adaptability share (nv, ca, ci, cm, overall); "
+                        "repeat for more; 'all' for every stored score (default em_loose, "
+                        "f1_mirage, char3_recall, correct_language and the adaptability)")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--csv", type=Path, metavar="PATH",
+                   help="also write one row per shared item with both sides' scores")
+    p.add_argument("--n-boot", type=int, default=10_000, metavar="N",
+                   help="bootstrap resamples (default 10000)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    p.add_argument("--delta", type=float, metavar="POINTS",
+                   help="also size the sample to detect this difference (points)")
+    p.add_argument("--flips", type=int, default=5, metavar="N",
+                   help="flipped items to show per direction (default 5)")
+    p.add_argument("--fail-if-worse", metavar="METRIC:DELTA",
+                   help="exit 1 when B is significantly worse than A on METRIC by more "
+                        "than DELTA points")
+
+
+def run(args, store) -> int:
+    from engine.results.paired import PairingError, compare
+
+    gate = _gate(args.fail_if_worse)
+    if args.n_boot < 1:
+        raise CliError("--n-boot must be at least 1")
+    try:
+        c = compare(store, args.a, args.b, args.metric, n_boot=args.n_boot, seed=args.seed,
+                    delta=None if args.delta is None else args.delta / 100)
+    except PairingError as exc:
+        raise CliError(str(exc)) from None
+    if args.csv:
+        write_csv(c, args.csv)
+    if args.json:
+        print(json.dumps(c.as_json(), ensure_ascii=False))
+    else:
+        print(format_comparison(c, flips=args.flips), end="")
+    if gate:
+        metric, delta = gate
+        worse = [r for r in c.rows if r.metric == metric and r.better < 0
+                 and (r.hi * 100 < -delta if r.direction > 0 else r.lo * 100 > delta)]
+        if not any(r.metric == metric for r in c.rows):
+            raise CliError(f"--fail-if-worse: no row for {metric!r}")
+        if worse:
+            print(f"FAIL: B is worse than A on {', '.join(r.name for r in worse)} by more "
+                  f"than {delta:g} points")
+            return 1
+    return 0
+
+
+def _gate(text: str | None) -> tuple[str, float] | None:
+    if not text:
+        return None
+    metric, sep, delta = text.rpartition(":")
+    try:
+        return metric, float(delta)
+    except ValueError:
+        raise CliError(f"--fail-if-worse wants METRIC:DELTA (e.g. em_loose:2), got {text!r}") \
+            from None
+
+
+def write_csv(c, path: Path) -> Path:
+    """One row per shared item: setting, query, language, source, then a_/b_ of each score."""
+    rows = c.items
+    fields = list(rows[0]) if rows else ["setting", "query_id"]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def format_comparison(c, flips: int = 5) -> str:
+    """The comparison as text: header, table, verdict, power, item diff, transitions."""
+    from engine.results.paired import p_text, pattern_name, points, power_line, verdict_line
+    from engine.results.text import table
+
+    out = [f"A = {c.a.label}  ({c.a.dataset})", f"B = {c.b.label}  ({c.b.dataset})",
+           f"{c.shared_items} shared items ({c.shared_queries} queries); only A: {c.only_a}, "
+           f"only B: {c.only_b}. Δ = B − A in points, 95% paired bootstrap CI over queries "
+           f"({c.n_boot} resamples, seed {c.seed}); p: McNemar exact (0/1 scores) or sign-flip "
+           "permutation; Holm across the rows.", ""]
+    rows = [["metric", "setting", "n", "A", "B", "Δ [95% CI]", "p", "Holm p", "verdict"]]
+    for r in c.rows:
+        rows.append([r.metric, r.setting, str(r.n), f"{100 * r.a:.1f}", f"{100 * r.b:.1f}",
+                     f"{points(r.delta)} [{points(r.lo)}, {points(r.hi)}]", p_text(r.p),
+                     p_text(r.p_holm), r.verdict])
+    out += table(rows, right={2, 3, 4})
+    out += ["", verdict_line(c), power_line(c), ""]
+    better = [f for f in c.flips if f.way == "better"]
+    worse = [f for f in c.flips if f.way == "worse"]
+    out.append(f"Item diff on {c.flip_metric}: {len(better)} wrong → right, {len(worse)} "
+               "right → wrong")
+    for by in ("setting", "language", "source"):
+        groups = c.flip_groups(by)
+        if groups:
+            out.append(f"  by {by}: " + ", ".join(f"{k} +{v['better']}/−{v['worse']}"
+                                                 for k, v in groups.items()))
+    for title, group in (("wrong → right", better), ("right → wrong", worse)):
+        for f in group[:flips]:
+            out.append(f"  {title} [{f.setting}] {f.query_id}: {_short(f.query)}")
+            out.append(f"      A: {_short(f.a_response)}")
+            out.append(f"      B: {_short(f.b_response)}")
+    for setting, matrix in c.transitions.items():
+        moves = sorted(((n, a, b) for a, row in matrix.items() for b, n in row.items()
+                        if n and a != b), reverse=True)
+        same = sum(matrix[k][k] for k in matrix)
+        out.append("")
+        out.append(f"(b, o, m) patterns with {setting}: {same} queries unchanged; moves: "
+                   + (", ".join(f"{pattern_name(a)} → {pattern_name(b)} ×{n}"
+                                for n, a, b in moves[:10]) or "none"))
+    return "\n".join(out) + "\n"
+
+
+def _short(text: str | None, width: int = 90) -> str:
+    if text is None:
+        return "–"
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
