@@ -116,7 +116,7 @@ def pair(store, a_spec: str, b_spec: str) -> Pairing:
     sys_a, sys_b = _systems(all_a), _systems(all_b)
     if run_b is run_a and sa is None and sb is None and len(sys_a) == 2:
         sa, sb = sys_a
-    a_system = _choose(run_a, sys_a, sa, sb)
+    a_system = _choose(run_a, sys_a, sa, sb or (sys_b[0] if len(sys_b) == 1 else None))
     b_system = _choose(run_b, sys_b, sb, a_system if sa is not None or len(sys_a) == 1 else None)
     if run_a is run_b and a_system == b_system:
         raise PairingError(f"A and B are the same system ({a_system} in run {ra}); name two")
@@ -486,3 +486,59 @@ def power_line(c: PairedComparison) -> str:
 def pattern_name(key: str) -> str:
     """``b1o1m0`` → ``110``."""
     return key[1] + key[3] + key[5]
+
+
+def format_comparison(c, flips: int = 5) -> str:
+    """The comparison as text: header, table, verdict, power, item diff, transitions."""
+    from engine.results.text import table
+
+    out = [f"A = {c.a.label}  ({c.a.dataset})", f"B = {c.b.label}  ({c.b.dataset})",
+           f"{c.shared_items} shared items ({c.shared_queries} queries); only A: {c.only_a}, "
+           f"only B: {c.only_b}. Δ = B − A in points, 95% paired bootstrap CI over queries "
+           f"({c.n_boot} resamples, seed {c.seed}); p: McNemar exact (0/1 scores) or sign-flip "
+           "permutation; Holm across the rows.", ""]
+    rows = [["metric", "setting", "n", "A", "B", "Δ [95% CI]", "p", "Holm p", "verdict"]]
+    for r in c.rows:
+        rows.append([r.metric, r.setting, str(r.n), f"{100 * r.a:.1f}", f"{100 * r.b:.1f}",
+                     f"{points(r.delta)} [{points(r.lo)}, {points(r.hi)}]", p_text(r.p),
+                     p_text(r.p_holm), r.verdict])
+    out += table(rows, right={2, 3, 4})
+    out += ["", verdict_line(c), power_line(c), ""]
+    better = [f for f in c.flips if f.way == "better"]
+    worse = [f for f in c.flips if f.way == "worse"]
+    out.append(f"Item diff on {c.flip_metric}: {len(better)} wrong → right, {len(worse)} "
+               "right → wrong")
+    for by in ("setting", "language", "source"):
+        groups = c.flip_groups(by)
+        if groups:
+            out.append(f"  by {by}: " + ", ".join(f"{k} +{v['better']}/−{v['worse']}"
+                                                 for k, v in groups.items()))
+    for title, group in (("wrong → right", better), ("right → wrong", worse)):
+        for f in group[:flips]:
+            out.append(f"  {title} [{f.setting}] {f.query_id}: {_short(f.query)}")
+            out.append(f"      A: {_short(f.a_response)}")
+            out.append(f"      B: {_short(f.b_response)}")
+    for setting, matrix in c.transitions.items():
+        moves = sorted(((n, a, b) for a, row in matrix.items() for b, n in row.items()
+                        if n and a != b), reverse=True)
+        same = sum(matrix[k][k] for k in matrix)
+        out.append("")
+        out.append(f"(b, o, m) patterns with {setting}: {same} queries unchanged; moves: "
+                   + (", ".join(f"{pattern_name(a)} → {pattern_name(b)} ×{n}"
+                                for n, a, b in moves[:10]) or "none"))
+    return "\n".join(out) + "\n"
+
+
+def _short(text: str | None, width: int = 90) -> str:
+    if text is None:
+        return "–"
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def paired_text(store, a_spec: str, b_spec: str, n_boot: int = 2000) -> str:
+    """The paired comparison as text, or why there is none (for the TUI's Runs screen)."""
+    try:
+        return format_comparison(compare(store, a_spec, b_spec, n_boot=n_boot), flips=3)
+    except PairingError as exc:
+        return f"No paired comparison: {exc}\n"

@@ -47,7 +47,7 @@ def add_parsers(sub) -> None:
 
 
 def run(args, store) -> int:
-    from engine.results.paired import PairingError, compare
+    from engine.results.paired import PairingError, compare, format_comparison
 
     gate = _gate(args.fail_if_worse)
     if args.n_boot < 1:
@@ -96,52 +96,3 @@ def write_csv(c, path: Path) -> Path:
         w.writeheader()
         w.writerows(rows)
     return path
-
-
-def format_comparison(c, flips: int = 5) -> str:
-    """The comparison as text: header, table, verdict, power, item diff, transitions."""
-    from engine.results.paired import p_text, pattern_name, points, power_line, verdict_line
-    from engine.results.text import table
-
-    out = [f"A = {c.a.label}  ({c.a.dataset})", f"B = {c.b.label}  ({c.b.dataset})",
-           f"{c.shared_items} shared items ({c.shared_queries} queries); only A: {c.only_a}, "
-           f"only B: {c.only_b}. Δ = B − A in points, 95% paired bootstrap CI over queries "
-           f"({c.n_boot} resamples, seed {c.seed}); p: McNemar exact (0/1 scores) or sign-flip "
-           "permutation; Holm across the rows.", ""]
-    rows = [["metric", "setting", "n", "A", "B", "Δ [95% CI]", "p", "Holm p", "verdict"]]
-    for r in c.rows:
-        rows.append([r.metric, r.setting, str(r.n), f"{100 * r.a:.1f}", f"{100 * r.b:.1f}",
-                     f"{points(r.delta)} [{points(r.lo)}, {points(r.hi)}]", p_text(r.p),
-                     p_text(r.p_holm), r.verdict])
-    out += table(rows, right={2, 3, 4})
-    out += ["", verdict_line(c), power_line(c), ""]
-    better = [f for f in c.flips if f.way == "better"]
-    worse = [f for f in c.flips if f.way == "worse"]
-    out.append(f"Item diff on {c.flip_metric}: {len(better)} wrong → right, {len(worse)} "
-               "right → wrong")
-    for by in ("setting", "language", "source"):
-        groups = c.flip_groups(by)
-        if groups:
-            out.append(f"  by {by}: " + ", ".join(f"{k} +{v['better']}/−{v['worse']}"
-                                                 for k, v in groups.items()))
-    for title, group in (("wrong → right", better), ("right → wrong", worse)):
-        for f in group[:flips]:
-            out.append(f"  {title} [{f.setting}] {f.query_id}: {_short(f.query)}")
-            out.append(f"      A: {_short(f.a_response)}")
-            out.append(f"      B: {_short(f.b_response)}")
-    for setting, matrix in c.transitions.items():
-        moves = sorted(((n, a, b) for a, row in matrix.items() for b, n in row.items()
-                        if n and a != b), reverse=True)
-        same = sum(matrix[k][k] for k in matrix)
-        out.append("")
-        out.append(f"(b, o, m) patterns with {setting}: {same} queries unchanged; moves: "
-                   + (", ".join(f"{pattern_name(a)} → {pattern_name(b)} ×{n}"
-                                for n, a, b in moves[:10]) or "none"))
-    return "\n".join(out) + "\n"
-
-
-def _short(text: str | None, width: int = 90) -> str:
-    if text is None:
-        return "–"
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[:width - 1] + "…"

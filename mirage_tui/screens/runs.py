@@ -222,6 +222,11 @@ class RunsScreen(BaseScreen):
             reports = [build_report(store, n, n_boot=N_BOOT, seed=0).as_json() for n in names]
             segments = summary_segments(reports[0], self.runs.get(names[0])) \
                 if len(reports) == 1 else comparison_segments(compare_reports(*reports))
+            if len(names) == 2:     # and paired, on the items both runs answered (issue 16)
+                from engine.results.paired import paired_text
+
+                segments = [*segments, ("\nPaired comparison (B − A on shared items)\n",
+                                        "heading"), (paired_text(store, *names), "")]
             text = styled(segments)
             self.post_message(self.SummaryReady(generation, text))
 

@@ -203,6 +203,10 @@ async def test_runs_list_summary_compare_and_export(workspace, tmp_path):
                          if line.startswith(A) and " mixed " in line)
         assert "+33.3" in mixed_row and "CIs overlap" in mixed_row
         assert f"only in alpha: {B}" in compare
+        # and paired on the items both answered (issue 16): alpha's fake-a against beta's
+        assert "Paired comparison (B − A on shared items)" in compare
+        assert "No clear difference on em_loose (mixed): +33.3 points" in compare
+        assert "18 shared items" in compare
 
         # export beta as JSONL through the modal
         out = tmp_path / "exports" / "beta.jsonl"
