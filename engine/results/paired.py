@@ -19,9 +19,11 @@ independent). Same rows, same seed, same numbers.
 
 from __future__ import annotations
 
+import csv
 import math
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
@@ -452,15 +454,20 @@ def p_text(p: float | None) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def _eq(p: float | None) -> str:
+    return f"= {p_text(p)}" if p is None or p >= 0.001 else "< 0.001"
+
+
 def verdict_line(c: PairedComparison) -> str:
     """The headline in words, e.g. "B is better on em_loose (mixed): +6.2 points [+2.1,
-    +10.4], p = 0.004 (Holm), 312 shared items"."""
+    +10.4], p = 0.001 (Holm 0.004, 4 tests), 312 shared items"; "better" needs Holm p < 0.05
+    and a CI that excludes 0."""
     r = c.headline()
     if r is None:
         return f"Nothing to compare on the {c.shared_items} shared items."
     where = f"{r.metric} ({r.setting})"
     ci = f"{points(r.delta)} points [{points(r.lo)}, {points(r.hi)}]"
-    p = f"p = {p_text(r.p_holm)}" if r.p_holm is None or r.p_holm >= 0.001 else "p < 0.001"
+    p = f"p {_eq(r.p)} (Holm {p_text(r.p_holm)}, {len(c.rows)} tests)"
     tail = f"{ci}, {p}, {c.shared_items} shared items"
     if r.better > 0:
         return f"B is better on {where}: {tail}"
@@ -536,9 +543,12 @@ def _short(text: str | None, width: int = 90) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def paired_text(store, a_spec: str, b_spec: str, n_boot: int = 2000) -> str:
-    """The paired comparison as text, or why there is none (for the TUI's Runs screen)."""
-    try:
-        return format_comparison(compare(store, a_spec, b_spec, n_boot=n_boot), flips=3)
-    except PairingError as exc:
-        return f"No paired comparison: {exc}\n"
+def write_items_csv(c: PairedComparison, path: Path) -> Path:
+    """One row per shared item: setting, query, language, source, then a_/b_ of each score."""
+    rows = c.items
+    fields = list(rows[0]) if rows else ["setting", "query_id"]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    return path

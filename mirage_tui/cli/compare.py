@@ -12,7 +12,6 @@ bound beyond −2), in any setting, so a model or prompt change can be gated in 
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
@@ -47,7 +46,8 @@ def add_parsers(sub) -> None:
 
 
 def run(args, store) -> int:
-    from engine.results.paired import PairingError, compare, format_comparison
+    from engine.results.paired import (PairingError, compare, format_comparison,
+                                        write_items_csv)
 
     gate = _gate(args.fail_if_worse)
     if args.n_boot < 1:
@@ -58,7 +58,7 @@ def run(args, store) -> int:
     except PairingError as exc:
         raise CliError(str(exc)) from None
     if args.csv:
-        write_csv(c, args.csv)
+        write_items_csv(c, args.csv)
     if args.json:
         print(json.dumps(c.as_json(), ensure_ascii=False))
     else:
@@ -85,14 +85,3 @@ def _gate(text: str | None) -> tuple[str, float] | None:
     except ValueError:
         raise CliError(f"--fail-if-worse wants METRIC:DELTA (e.g. em_loose:2), got {text!r}") \
             from None
-
-
-def write_csv(c, path: Path) -> Path:
-    """One row per shared item: setting, query, language, source, then a_/b_ of each score."""
-    rows = c.items
-    fields = list(rows[0]) if rows else ["setting", "query_id"]
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
-    return path
