@@ -435,6 +435,19 @@ def _item_rows(pairing: Pairing, metrics: list[str]) -> list[dict]:
     return rows
 
 
+def worse_than(c: PairedComparison, metric: str, delta_points: float) -> list[PairedRow]:
+    """The rows of ``metric`` where B is significantly worse than A (Holm p < 0.05, CI
+    excluding 0) by more than ``delta_points``: the whole CI beyond −delta (beyond +delta for
+    a lower-is-better share). :class:`PairingError` when ``metric`` has no row."""
+    rows = [r for r in c.rows if r.metric == metric]
+    if not rows:
+        raise PairingError(f"no compared row for {metric!r} "
+                           f"(rows: {', '.join(dict.fromkeys(r.metric for r in c.rows))})")
+    d = delta_points / 100
+    return [r for r in rows if r.better < 0
+            and (r.hi < -d if r.direction > 0 else r.lo > d)]
+
+
 def compare(store, a_spec: str, b_spec: str, metrics: Iterable[str] | None = None,
             **options) -> PairedComparison:
     """:func:`pair` then :func:`compare_pair`."""

@@ -47,7 +47,7 @@ def add_parsers(sub) -> None:
 
 def run(args, store) -> int:
     from engine.results.paired import (PairingError, compare, format_comparison,
-                                        write_items_csv)
+                                        worse_than, write_items_csv)
 
     gate = _gate(args.fail_if_worse)
     if args.n_boot < 1:
@@ -64,14 +64,13 @@ def run(args, store) -> int:
     else:
         print(format_comparison(c, flips=args.flips), end="")
     if gate:
-        metric, delta = gate
-        worse = [r for r in c.rows if r.metric == metric and r.better < 0
-                 and (r.hi * 100 < -delta if r.direction > 0 else r.lo * 100 > delta)]
-        if not any(r.metric == metric for r in c.rows):
-            raise CliError(f"--fail-if-worse: no row for {metric!r}")
+        try:
+            worse = worse_than(c, *gate)
+        except PairingError as exc:
+            raise CliError(f"--fail-if-worse: {exc}") from None
         if worse:
             print(f"FAIL: B is worse than A on {', '.join(r.name for r in worse)} by more "
-                  f"than {delta:g} points")
+                  f"than {gate[1]:g} points")
             return 1
     return 0
 

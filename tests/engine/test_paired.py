@@ -164,3 +164,26 @@ def test_refusals(store):
     # two systems in one run, named by the run alone
     p = pair(store, "alpha", "alpha")
     assert (p.a.system, p.b.system) == ("fake-a/mirage@1", "fake-b/mirage@1")
+
+
+def test_fail_if_worse_gate_on_known_rows():
+    from engine.results.paired import PairedComparison, PairedRow, Side, worse_than
+
+    def row(metric, delta, lo, hi, p_holm):
+        return PairedRow(metric, "mixed", "binary", 300, 0.5, 0.5 + delta, delta, lo, hi,
+                         p_holm, "McNemar exact", p_holm=p_holm)
+
+    side = Side("r", "s", "d@1")
+    c = PairedComparison(side, side, 300, 300, 0, 0,
+                         [row("em_loose", -0.08, -0.12, -0.04, 0.001),    # worse by 4..12
+                          row("f1_mirage", -0.08, -0.12, -0.01, 0.001),   # CI reaches −1
+                          row("nv", 0.06, 0.03, 0.09, 0.01),              # lower is better
+                          row("ca", -0.30, -0.5, 0.1, 0.2)],               # not significant
+                         "em_loose", [], {}, 100, 0)
+    assert [r.metric for r in worse_than(c, "em_loose", 2)] == ["em_loose"]
+    assert worse_than(c, "em_loose", 5) == []          # the CI's bound −4 is not beyond −5
+    assert worse_than(c, "f1_mirage", 2) == []
+    assert [r.metric for r in worse_than(c, "nv", 2)] == ["nv"]
+    assert worse_than(c, "ca", 0) == []
+    with pytest.raises(PairingError, match="no compared row for 'bleu'"):
+        worse_than(c, "bleu", 1)
