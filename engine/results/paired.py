@@ -225,6 +225,7 @@ class PairedComparison:
     seed: int
     delta: float | None = None          # the user-named difference for the power column
     items: list[dict] = field(default_factory=list)     # one row per shared item
+    arena: list[dict] = field(default_factory=list)     # :func:`arena_duel`, per setting
 
     def flip_groups(self, by: str) -> dict[str, dict[str, int]]:
         """``{group: {"better": n, "worse": n}}`` of the flips by setting, language or
@@ -256,7 +257,8 @@ class PairedComparison:
                 "flips": [asdict(f) for f in self.flips],
                 "flip_groups": {by: self.flip_groups(by)
                                 for by in ("setting", "language", "source")},
-                "transitions": self.transitions, "verdict": verdict_line(self)}
+                "transitions": self.transitions, "arena": self.arena,
+                "verdict": verdict_line(self)}
 
 
 def _binary(metric: str, values: np.ndarray) -> bool:
@@ -383,6 +385,7 @@ def compare_pair(store, pairing: Pairing, metrics: Iterable[str] | None = None, 
                            pairing.only_b, rows, flip_metric, flips, transitions, n_boot, seed,
                            delta)
     out.items = _item_rows(pairing, wanted)
+    out.arena = arena_duel(store, pairing, n_boot=min(n_boot, 1000), seed=seed)
     return out
 
 
@@ -448,6 +451,45 @@ def worse_than(c: PairedComparison, metric: str, delta_points: float) -> list[Pa
             and (r.hi < -d if r.direction > 0 else r.lo > d)]
 
 
+def arena_duel(store, pairing: Pairing, arena: str | None = None, n_boot: int = 1000,
+                seed: int = 0) -> list[dict]:
+    """For two systems of one run with a pairwise arena: per setting where both are
+    contestants, P(θ_A > θ_B) over the bootstrap tournaments (queries resampled, Bradley–Terry
+    refitted on each: :func:`engine.arena.tournaments.bootstrap_thetas`) and the Elo difference
+    B − A with its percentile 95% CI (Elo = 400·θ/ln 10, :func:`engine.arena.bradley_terry.
+    elo_scale`). Empty when the sides are in different runs or the run has no arena."""
+    from engine.arena.battles import ArenaNotFound, load_battles
+    from engine.arena.bradley_terry import ELO_PER_NAT, bradley_terry_fit
+    from engine.arena.tournaments import bootstrap_thetas, encode_battles, total_wins
+    from engine.arena.types import arena_system
+
+    if pairing.a.run != pairing.b.run:
+        return []
+    try:
+        battles = load_battles(store, pairing.a.run, arena)
+    except ArenaNotFound:
+        return []
+    enc = encode_battles(battles)
+    if enc.n_queries == 0:
+        return []
+    out = []
+    thetas = None
+    for setting in pairing.settings:
+        ca, cb = arena_system(pairing.a.system, setting), arena_system(pairing.b.system, setting)
+        if ca not in enc.systems or cb not in enc.systems:
+            continue
+        if thetas is None:
+            thetas = bootstrap_thetas(enc, n_boot, seed)
+            theta = bradley_terry_fit(total_wins(enc))
+        ia, ib = enc.systems.index(ca), enc.systems.index(cb)
+        d = ELO_PER_NAT * (thetas[:, ib] - thetas[:, ia])
+        lo, hi = np.percentile(d, [2.5, 97.5])
+        out.append({"setting": setting, "p_a_stronger": float(np.mean(d < 0)),
+                    "elo_delta": float(ELO_PER_NAT * (theta[ib] - theta[ia])), "elo_lo": float(lo), "elo_hi": float(hi),
+                    "tournaments": n_boot, "queries": enc.n_queries})
+    return out
+
+
 def compare(store, a_spec: str, b_spec: str, metrics: Iterable[str] | None = None,
             **options) -> PairedComparison:
     """:func:`pair` then :func:`compare_pair`."""
@@ -503,6 +545,14 @@ def power_line(c: PairedComparison) -> str:
     return text + "."
 
 
+def arena_lines(c: PairedComparison) -> list[str]:
+    """One line per setting the run's arena judged both in."""
+    return [f"arena ({a['setting']}): P(A stronger than B) = {a['p_a_stronger']:.2f} over "
+            f"{a['tournaments']} tournaments of {a['queries']} queries; Elo B − A "
+            f"{a['elo_delta']:+.0f} [{a['elo_lo']:+.0f}, {a['elo_hi']:+.0f}]"
+            for a in c.arena]
+
+
 def pattern_name(key: str) -> str:
     """``b1o1m0`` → ``110``."""
     return key[1] + key[3] + key[5]
@@ -523,7 +573,7 @@ def format_comparison(c, flips: int = 5) -> str:
                      f"{points(r.delta)} [{points(r.lo)}, {points(r.hi)}]", p_text(r.p),
                      p_text(r.p_holm), r.verdict])
     out += table(rows, right={2, 3, 4})
-    out += ["", verdict_line(c), power_line(c), ""]
+    out += ["", verdict_line(c), power_line(c), *arena_lines(c), ""]
     better = [f for f in c.flips if f.way == "better"]
     worse = [f for f in c.flips if f.way == "worse"]
     out.append(f"Item diff on {c.flip_metric}: {len(better)} wrong → right, {len(worse)} "

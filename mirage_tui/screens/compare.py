@@ -4,7 +4,8 @@ Reached from Runs (mark a run with space, highlight another, ``c``) and from the
 (mark a system with space, highlight another, ``v``). A and B are ``RUN`` or ``RUN:SYSTEM``
 (:mod:`engine.results.paired`); a worker computes the comparison (never the UI thread):
 
-- the verdict line in words and the power line;
+- the verdict line in words, the power line, and for two systems of a run with an arena the
+  probability that A's Bradley–Terry strength exceeds B's and the Elo difference's CI;
 - per metric × setting and adaptability share: A, B, a Δ bar with its CI whisker, Δ with the
   95% CI, p, Holm p and the verdict;
 - the flipped items (wrong → right, right → wrong) with both responses; Enter opens the
@@ -144,7 +145,8 @@ class CompareScreen(BaseScreen):
 
     @on(Ready)
     def _ready(self, message: Ready) -> None:
-        from engine.results.paired import p_text, pattern_name, points, power_line, verdict_line
+        from engine.results.paired import (arena_lines, p_text, pattern_name, points,
+                                           power_line, verdict_line)
 
         c = self.comparison = message.comparison
         head = c.headline()
@@ -154,6 +156,8 @@ class CompareScreen(BaseScreen):
                        f"({c.shared_queries} queries)\n")
         verdict.append(verdict_line(c), style=style)
         verdict.append("\n" + power_line(c), style="italic")
+        for line in arena_lines(c):
+            verdict.append("\n" + line)
         self.query_one("#cmp-verdict", Static).update(verdict)
         rows = self.query_one("#cmp-rows", DataTable)
         rows.clear()

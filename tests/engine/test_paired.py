@@ -139,6 +139,10 @@ def test_two_systems_of_one_run(store):
     assert verdict_line(c).startswith("No clear difference on em_loose (mixed): +33.3 points")
     assert "18 shared items" in verdict_line(c)
     assert power_line(c).startswith("power: ")
+    # the run's arena: fake-b's mixed answers won 4, lost 1, tied 1 of 6 battles
+    duel = next(a for a in c.arena if a["setting"] == "mixed")
+    assert duel["p_a_stronger"] < 0.5 and duel["elo_delta"] > 0
+    assert duel["elo_lo"] <= duel["elo_delta"] <= duel["elo_hi"] and duel["queries"] == 6
     # seeded: same numbers again
     again = compare(store, "alpha:fake-a/mirage@1", "alpha:fake-b/mirage@1", n_boot=2000)
     assert [(r.lo, r.hi, r.p) for r in again.rows] == [(r.lo, r.hi, r.p) for r in c.rows]
