@@ -58,10 +58,10 @@ _GROUPS: dict[str, str] = {
     "index": "mirage_tui.cli.index",
     "retrieve": "mirage_tui.cli.index",
     "run": "mirage_tui.cli.run",
+    "compare": "mirage_tui.cli.compare",
     "report": "mirage_tui.cli.report",
     "export": "mirage_tui.cli.report",
     "arena": "mirage_tui.cli.arena",
-    "compare": "mirage_tui.cli.compare",
 }
 _NO_STORE = ("models",)
 

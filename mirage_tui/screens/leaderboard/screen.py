@@ -35,14 +35,14 @@ class LeaderboardScreen(BaseScreen):
 
     BINDINGS = [
         Binding("escape", "back", "Back"),
+        Binding("space", "mark", "Mark", show=False),
+        Binding("v", "compare", "Compare the mark", show=False),
         Binding("j", "judge", "Judge"),
         Binding("x", "cancel_judging", "Cancel judging", show=False),
         Binding("c", "toggle_counts", "Counts"),
         Binding("u", "surrogate_features", "Surrogate"),
         Binding("a", "pick_arena", "Arena"),
         Binding("r", "refresh", "Refresh"),
-        Binding("space", "mark", "Mark", show=False),
-        Binding("v", "compare", "Compare the mark", show=False),
     ]
 
     DEFAULT_CSS = """
