@@ -58,6 +58,7 @@ _GROUPS: dict[str, str] = {
     "index": "mirage_tui.cli.index",
     "retrieve": "mirage_tui.cli.index",
     "run": "mirage_tui.cli.run",
+    "compare": "mirage_tui.cli.compare",
     "report": "mirage_tui.cli.report",
     "export": "mirage_tui.cli.report",
     "arena": "mirage_tui.cli.arena",

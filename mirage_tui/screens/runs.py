@@ -22,11 +22,12 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
-from engine.results.comparison import (RunRow, Segment, compare_reports, comparison_segments,
+from engine.results.comparison import (RunRow, compare_reports, comparison_segments,
                                        run_rows, summary_segments)
 from engine.results.text import short_setting
 from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
+from mirage_tui.widgets.segments import ROLE_STYLES, styled  # noqa: F401 (re-exported)
 from mirage_tui.widgets.tables import highlighted_key
 
 N_BOOT = 200
@@ -35,18 +36,6 @@ EMPTY = ("No runs yet in this workspace. Start one from the command line, e.g.\n
          "or from the app's New run screen; it appears here as soon as it starts.")
 KEYS = ("Enter summary · i inspector · b leaderboard · space mark · c compare with the mark · "
         "e export")
-ROLE_STYLES = {"title": "bold", "heading": "bold underline", "header": "bold",
-               "strong": "bold", "note": "italic", "": ""}
-
-
-def styled(segments: list[Segment]) -> Text:
-    """The engine's text segments as the summary pane draws them. The title's bold is the
-    base style of the whole text, as the pane has always drawn it."""
-    (title, _), *rest = segments
-    out = Text(title, style=ROLE_STYLES["title"])
-    for text, role in rest:
-        out.append(text, style=ROLE_STYLES[role])
-    return out
 
 
 # --------------------------------------------------------------------------- the screen
@@ -209,9 +198,10 @@ class RunsScreen(BaseScreen):
             self.notify("Mark a run with space, then highlight another and press c.",
                         timeout=4)
             return
-        self.generation += 1
-        self._show(Text(f"Comparing {self.marked} with {name}…"))
-        self.build_summary(store, [self.marked, name], self.generation)
+        from mirage_tui.screens.compare import CompareScreen
+
+        # the paired comparison on shared items, with the runs side by side below (issue 16)
+        self.app.push_screen(CompareScreen(self.marked, name))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-summary",
           name="run report")

@@ -196,13 +196,23 @@ async def test_runs_list_summary_compare_and_export(workspace, tmp_path):
         table.move_cursor(row=table.get_row_index("beta"))
         await pilot.press("c")
         await settle(pilot)
-        compare = text_of(screen.query_one("#run-summary", Static))
+        # c opens the Compare screen: paired on shared items, the runs side by side below
+        from mirage_tui.screens.compare import CompareScreen
+        assert isinstance(app.screen, CompareScreen)
+        compare = text_of(app.screen.query_one("#cmp-more", Static))
         assert "alpha" in compare and "beta" in compare
         # fake-a mixed: alpha 2/6, beta 4/6 → +33.3 points; fake-b is only in alpha
         mixed_row = next(line for line in compare.splitlines()
                          if line.startswith(A) and " mixed " in line)
         assert "+33.3" in mixed_row and "CIs overlap" in mixed_row
         assert f"only in alpha: {B}" in compare
+        # and paired on the items both answered (issue 16): alpha's fake-a against beta's
+        verdict = text_of(app.screen.query_one("#cmp-verdict", Static))
+        assert "No clear difference on em_loose (mixed): +33.3 points" in verdict
+        assert "18 shared items" in verdict
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen
 
         # export beta as JSONL through the modal
         out = tmp_path / "exports" / "beta.jsonl"

@@ -79,3 +79,11 @@ def test_snapshot_leaderboard(workspace, snap_compare):
 
     assert snap_compare(ScreensApp(workspace["path"]), terminal_size=SIZE,
                         run_before=_push(lambda: LeaderboardScreen("alpha", "duel")))
+
+
+def test_snapshot_compare(workspace, snap_compare):
+    from mirage_tui.screens.compare import CompareScreen
+
+    assert snap_compare(ScreensApp(workspace["path"]), terminal_size=SIZE,
+                        run_before=_push(lambda: CompareScreen(f"alpha:{A}", "alpha:"
+                                                               "fake-b/mirage@1")))

@@ -35,6 +35,8 @@ class LeaderboardScreen(BaseScreen):
 
     BINDINGS = [
         Binding("escape", "back", "Back"),
+        Binding("space", "mark", "Mark", show=False),
+        Binding("v", "compare", "Compare the mark", show=False),
         Binding("j", "judge", "Judge"),
         Binding("x", "cancel_judging", "Cancel judging", show=False),
         Binding("c", "toggle_counts", "Counts"),
@@ -66,6 +68,7 @@ class LeaderboardScreen(BaseScreen):
         self.ratings = None
         self.generation = 0
         self.judging = JobController(self, group="lb-judge")
+        self.marked: str | None = None      # a run system, for v (paired comparison)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -226,6 +229,37 @@ class LeaderboardScreen(BaseScreen):
                         markup=False)
             return
         self.app.push_screen(InspectorScreen(self.run_name, system=system, setting=setting))
+
+    # ------------------------------------------------------------------ paired comparison
+
+    def _highlighted_system(self) -> str | None:
+        from engine.arena.types import split_arena_system
+        from mirage_tui.widgets.tables import highlighted_key
+
+        key = highlighted_key(self.query_one("#ratings", DataTable))
+        system, setting = split_arena_system(key) if key else (None, None)
+        return system if setting is not None else None
+
+    def action_mark(self) -> None:
+        """Space: mark the highlighted contestant's system for ``v``."""
+        system = self._highlighted_system()
+        if system is None or self.run_name is None:
+            self.notify("Highlight a run system (not a reference) to mark it.", timeout=3)
+            return
+        self.marked = None if self.marked == system else system
+        self.notify(f"Marked {system}: highlight another system and press v to compare."
+                    if self.marked else "Mark cleared.", timeout=3, markup=False)
+
+    def action_compare(self) -> None:
+        """v: the Compare screen, the marked system (A) against the highlighted one (B)."""
+        from mirage_tui.screens.compare import CompareScreen
+
+        system = self._highlighted_system()
+        if self.run_name is None or self.marked is None or system in (None, self.marked):
+            self.notify("Mark a system with space, highlight another and press v.", timeout=4)
+            return
+        self.app.push_screen(CompareScreen(f"{self.run_name}:{self.marked}",
+                                           f"{self.run_name}:{system}"))
 
     # ------------------------------------------------------------------ judging
 

@@ -1,0 +1,617 @@
+"""Is B really better than A? Two systems compared on the items both answered.
+
+A side is ``RUN`` or ``RUN:SYSTEM`` (:func:`parse_side`): two systems of one run, or systems of
+two runs, of different models too. An item is a (setting, query); the pairing keeps the items
+both sides generated (:func:`pair`, :class:`PairingError` when there are none, naming how many
+each side has). :func:`compare_pair` then computes, per metric × setting (and the MIRAGE §1
+adaptability shares per mixed-like setting), A's and B's values, Δ = B − A with a paired
+bootstrap 95% CI over queries, a p-value (McNemar's exact test for binary scores, the paired
+sign-flip permutation test otherwise, also for the adaptability shares, which are means of
+per-query indicators), Holm's adjustment across every row of the comparison, a verdict, and the
+items for 80% power (:mod:`engine.results.paired_stats` has the statistics and their sources).
+And the item diff: every item whose binary score flipped (A right → B wrong, wrong → right),
+grouped by setting, language and source, with both responses, and the (b, o, m) pattern
+transitions of the queries (e.g. ``110 → 100``).
+
+Resampling is over queries, all settings of a query together (a query's items are not
+independent). Same rows, same seed, same numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from engine.metrics.adaptability import PATTERN_KEYS
+from engine.metrics.language import DEFAULT_LANGUAGE_METRIC
+from engine.results.records import (LOOSE_METRIC, ItemRecord, RunInfo, is_mixed_like,
+                                    load_items, load_run, metric_order, setting_order)
+from engine.results.paired_stats import (holm, mcnemar_exact, mcnemar_sample_size,
+                                         paired_bootstrap, paired_mean_sample_size,
+                                         sign_flip_p)
+
+DEFAULT_METRICS = (LOOSE_METRIC, "f1_mirage", "char3_recall", DEFAULT_LANGUAGE_METRIC)
+"""The rows shown unless ``metrics`` names others (``all``: every stored one)."""
+
+CONTINUOUS = frozenset({"f1_mirage", "bergen_f1", "char3_recall", "citations"})
+"""Scores that are not 0/1 (any other score is binary when all its values are 0 or 1)."""
+
+ADAPTABILITY = (("nv", "NV"), ("ca", "CA"), ("ci", "CI"), ("cm", "CM"), ("overall", "overall"))
+LOWER_BETTER = frozenset({"nv", "ci", "cm"})
+NEUTRAL = frozenset({"no_answer", "citations"})
+"""Scores with no better direction: the verdict says higher/lower."""
+
+
+class PairingError(ValueError):
+    """The two sides cannot be paired (no shared items, an ambiguous or unknown system)."""
+
+
+@dataclass
+class Side:
+    run: str
+    system: str
+    dataset: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.run}:{self.system}"
+
+
+def parse_side(spec: str) -> tuple[str, str | None]:
+    """``RUN`` → (RUN, None); ``RUN:SYSTEM`` → (RUN, SYSTEM)."""
+    run, sep, system = spec.partition(":")
+    return (run, system or None) if sep else (spec, None)
+
+
+def _systems(items: Iterable[ItemRecord]) -> list[str]:
+    return sorted({i.system for i in items})
+
+
+def _choose(run: RunInfo, systems: list[str], wanted: str | None, other: str | None) -> str:
+    if wanted is not None:
+        if wanted not in systems:
+            raise PairingError(f"run {run.name!r} has no system {wanted!r} "
+                               f"(it has: {', '.join(systems) or 'none'})")
+        return wanted
+    if other in systems:
+        return other
+    if len(systems) == 1:
+        return systems[0]
+    raise PairingError(f"run {run.name!r} has {len(systems)} systems; say which as "
+                       f"{run.name}:SYSTEM ({', '.join(systems)})")
+
+
+@dataclass
+class Pairing:
+    """Two sides and their items on the (setting, query) keys both generated."""
+
+    a: Side
+    b: Side
+    items_a: dict[tuple[str, int], ItemRecord]
+    items_b: dict[tuple[str, int], ItemRecord]
+    shared: list[tuple[str, int]]
+    only_a: int
+    only_b: int
+
+    @property
+    def settings(self) -> list[str]:
+        return sorted({s for s, _ in self.shared}, key=setting_order)
+
+    @property
+    def queries(self) -> list[int]:
+        return sorted({q for _, q in self.shared})
+
+
+def pair(store, a_spec: str, b_spec: str) -> Pairing:
+    """Load both sides and keep the items both generated (not failed, not pending)."""
+    (ra, sa), (rb, sb) = parse_side(a_spec), parse_side(b_spec)
+    run_a = load_run(store, ra)
+    run_b = run_a if rb == ra else load_run(store, rb)
+    all_a = load_items(store, run_a)
+    all_b = all_a if run_b is run_a else load_items(store, run_b)
+    sys_a, sys_b = _systems(all_a), _systems(all_b)
+    if run_b is run_a and sa is None and sb is None and len(sys_a) == 2:
+        sa, sb = sys_a
+    a_system = _choose(run_a, sys_a, sa, sb or (sys_b[0] if len(sys_b) == 1 else None))
+    b_system = _choose(run_b, sys_b, sb, a_system if sa is not None or len(sys_a) == 1 else None)
+    if run_a is run_b and a_system == b_system:
+        raise PairingError(f"A and B are the same system ({a_system} in run {ra}); name two")
+    ia = {(i.setting, i.query_rowid): i for i in all_a
+          if i.system == a_system and i.generation_key is not None}
+    ib = {(i.setting, i.query_rowid): i for i in all_b
+          if i.system == b_system and i.generation_key is not None}
+    shared = sorted(set(ia) & set(ib), key=lambda k: (k[1], setting_order(k[0])))
+    a = Side(ra, a_system, run_a.dataset)
+    b = Side(rb, b_system, run_b.dataset)
+    if not shared:
+        why = (f" (datasets differ: {a.dataset} vs {b.dataset})" if a.dataset != b.dataset
+               else "")
+        raise PairingError(f"{a.label} and {b.label} share no items{why}: A has {len(ia)} "
+                           f"generated items, B {len(ib)}; 0 (setting, query) in common")
+    return Pairing(a, b, ia, ib, shared, len(ia) - len(shared), len(ib) - len(shared))
+
+
+# --------------------------------------------------------------------------- rows
+
+
+@dataclass
+class PairedRow:
+    """One compared number: a score in one setting, or an adaptability share."""
+
+    metric: str
+    setting: str
+    kind: str                   # "binary" | "continuous" | "adaptability"
+    n: int
+    a: float | None
+    b: float | None
+    delta: float | None         # B − A
+    lo: float | None
+    hi: float | None
+    p: float | None
+    test: str
+    table: dict | None = None   # binary: both / a_only / b_only / neither
+    sd: float | None = None     # standard deviation of the per-item differences
+    p_holm: float | None = None
+    n_for_power: int | None = None      # items for 80% power at the observed Δ
+    n_for_delta: int | None = None      # ... at the user-named Δ
+    verdict: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.metric} ({self.setting})"
+
+    @property
+    def direction(self) -> int:
+        """+1 higher is better, −1 lower is better, 0 neither."""
+        if self.metric in NEUTRAL:
+            return 0
+        return -1 if self.metric in LOWER_BETTER else 1
+
+    @property
+    def significant(self) -> bool:
+        return (self.p_holm is not None and self.p_holm < 0.05 and self.lo is not None
+                and (self.lo > 0 or self.hi < 0))
+
+    @property
+    def better(self) -> int:
+        """+1 B significantly better, −1 B significantly worse, 0 no clear difference."""
+        if not self.significant:
+            return 0
+        sign = 1 if self.delta > 0 else -1
+        return sign * self.direction if self.direction else 0
+
+
+@dataclass
+class Flip:
+    """An item whose binary score differs between A and B."""
+
+    setting: str
+    query_rowid: int
+    query_id: str
+    language: str | None
+    source: str | None
+    a: float
+    b: float
+    a_key: str | None
+    b_key: str | None
+    a_response: str | None = None
+    b_response: str | None = None
+    query: str | None = None
+
+    @property
+    def way(self) -> str:
+        return "better" if self.b > self.a else "worse"
+
+
+@dataclass
+class PairedComparison:
+    a: Side
+    b: Side
+    shared_items: int
+    shared_queries: int
+    only_a: int
+    only_b: int
+    rows: list[PairedRow]
+    flip_metric: str
+    flips: list[Flip]
+    transitions: dict[str, dict[str, dict[str, int]]]   # mixed setting -> A pattern -> B -> n
+    n_boot: int
+    seed: int
+    delta: float | None = None          # the user-named difference for the power column
+    items: list[dict] = field(default_factory=list)     # one row per shared item
+    arena: list[dict] = field(default_factory=list)     # :func:`arena_duel`, per setting
+
+    def flip_groups(self, by: str) -> dict[str, dict[str, int]]:
+        """``{group: {"better": n, "worse": n}}`` of the flips by setting, language or
+        source."""
+        out: dict[str, Counter] = defaultdict(Counter)
+        for f in self.flips:
+            out[str(getattr(f, by) or "?")][f.way] += 1
+        return {k: {"better": v["better"], "worse": v["worse"]} for k, v in sorted(out.items())}
+
+    def row(self, metric: str, setting: str | None = None) -> PairedRow | None:
+        for r in self.rows:
+            if r.metric == metric and (setting is None or r.setting == setting):
+                return r
+        return None
+
+    def headline(self) -> PairedRow | None:
+        """The row the verdict line speaks of: the flip metric in mixed (else its first
+        setting), else the first row."""
+        return (self.row(self.flip_metric, "mixed") or self.row(self.flip_metric)
+                or (self.rows[0] if self.rows else None))
+
+    def as_json(self) -> dict[str, Any]:
+        return {"a": asdict(self.a), "b": asdict(self.b), "shared_items": self.shared_items,
+                "shared_queries": self.shared_queries, "only_a": self.only_a,
+                "only_b": self.only_b, "n_boot": self.n_boot, "seed": self.seed,
+                "named_delta": self.delta,
+                "rows": [asdict(r) | {"better": r.better} for r in self.rows],
+                "flip_metric": self.flip_metric,
+                "flips": [asdict(f) for f in self.flips],
+                "flip_groups": {by: self.flip_groups(by)
+                                for by in ("setting", "language", "source")},
+                "transitions": self.transitions, "arena": self.arena,
+                "verdict": verdict_line(self)}
+
+
+def _binary(metric: str, values: np.ndarray) -> bool:
+    if metric in CONTINUOUS:
+        return False
+    v = values[~np.isnan(values)]
+    return bool(np.all((v == 0) | (v == 1)))
+
+
+def _score(item: ItemRecord, metric: str) -> float:
+    value = item.scores.get(metric)
+    return np.nan if value is None else float(value)
+
+
+def _wanted_metrics(pairing: Pairing, metrics: Iterable[str] | None) -> list[str]:
+    stored = {m for i in pairing.items_a.values() for m in i.scores if not m.startswith("feat:")}
+    stored &= {m for i in pairing.items_b.values() for m in i.scores}
+    if metrics is None:
+        return [m for m in DEFAULT_METRICS if m in stored]
+    metrics = list(metrics)
+    if metrics == ["all"]:
+        return metric_order(stored)
+    unknown = [m for m in metrics if m not in stored and m not in dict(ADAPTABILITY)]
+    if unknown:
+        raise PairingError(f"no stored score {', '.join(unknown)} on both sides "
+                           f"(stored: {', '.join(metric_order(stored))})")
+    return [m for m in metrics if m in stored]
+
+
+def _pattern(items: dict, setting: str, q: int) -> tuple[int, int, int] | None:
+    labels = []
+    for s in ("base", "oracle", setting):
+        item = items.get((s, q))
+        value = None if item is None else item.loose
+        if value is None:
+            return None
+        labels.append(value)
+    return tuple(labels)
+
+
+def _indicators(p: tuple[int, int, int]) -> dict[str, float]:
+    b, o, m = p
+    nv, ca, ci, cm = o * (1 - m), o * m, (1 - o) * (1 - b), (1 - o) * b
+    return {"nv": nv, "ca": ca, "ci": ci, "cm": cm, "overall": -nv + ca - ci - cm}
+
+
+def compare_pair(store, pairing: Pairing, metrics: Iterable[str] | None = None, *,
+                 n_boot: int = 10_000, n_perm: int = 9_999, seed: int = 0,
+                 delta: float | None = None, responses: bool = True) -> PairedComparison:
+    """Everything the module docstring lists, for ``metrics`` (default
+    :data:`DEFAULT_METRICS`; ``["all"]`` every stored score; adaptability keys ``nv``… pick
+    those shares). ``delta`` (a fraction, e.g. 0.05) adds the items for 80% power to detect it.
+    """
+    wanted = _wanted_metrics(pairing, metrics)
+    adapt_keys = [k for k, _ in ADAPTABILITY
+                  if metrics is None or list(metrics) == ["all"] or k in list(metrics)]
+    queries = pairing.queries
+    qpos = {q: i for i, q in enumerate(queries)}
+    nq = len(queries)
+    columns: list[tuple[str, str, np.ndarray, np.ndarray]] = []   # metric, setting, a, b
+    for metric in wanted:
+        for setting in pairing.settings:
+            a, b = np.full(nq, np.nan), np.full(nq, np.nan)
+            for s, q in pairing.shared:
+                if s == setting:
+                    a[qpos[q]] = _score(pairing.items_a[(s, q)], metric)
+                    b[qpos[q]] = _score(pairing.items_b[(s, q)], metric)
+            if np.any(~(np.isnan(a) | np.isnan(b))):
+                columns.append((metric, setting, a, b))
+    transitions: dict[str, dict[str, dict[str, int]]] = {}
+    kinds = {}
+    for setting in [s for s in pairing.settings if is_mixed_like(s)]:
+        pa = {q: _pattern(pairing.items_a, setting, q) for q in queries}
+        pb = {q: _pattern(pairing.items_b, setting, q) for q in queries}
+        both = [q for q in queries if pa[q] is not None and pb[q] is not None]
+        if not both:
+            continue
+        matrix = {k: dict.fromkeys(PATTERN_KEYS, 0) for k in PATTERN_KEYS}
+        for q in both:
+            matrix["b{}o{}m{}".format(*pa[q])]["b{}o{}m{}".format(*pb[q])] += 1
+        transitions[setting] = matrix
+        for key in adapt_keys:
+            a, b = np.full(nq, np.nan), np.full(nq, np.nan)
+            for q in both:
+                a[qpos[q]] = _indicators(pa[q])[key]
+                b[qpos[q]] = _indicators(pb[q])[key]
+            columns.append((key, setting, a, b))
+            kinds[(key, setting)] = "adaptability"
+
+    diffs = np.column_stack([b - a for _, _, a, b in columns]) if columns else np.empty((nq, 0))
+    lo, hi = paired_bootstrap(diffs, n_boot=n_boot, seed=seed)
+    rows = []
+    for j, (metric, setting, a, b) in enumerate(columns):
+        have = ~(np.isnan(a) | np.isnan(b))
+        av, bv = a[have], b[have]
+        d = bv - av
+        kind = kinds.get((metric, setting)) or ("binary" if _binary(metric, np.concatenate(
+            [av, bv])) else "continuous")
+        sd = float(np.std(d, ddof=1)) if len(d) > 1 else None
+        row = PairedRow(metric, setting, kind, int(have.sum()), float(av.mean()),
+                        float(bv.mean()), float(d.mean()), _num(lo[j]), _num(hi[j]), None, "",
+                        sd=sd)
+        if kind == "binary":
+            test = mcnemar_exact(av, bv)
+            row.p, row.table, row.test = test["p"], test["table"], "McNemar exact"
+            p10, p01 = test["table"]["a_only"] / row.n, test["table"]["b_only"] / row.n
+            row.n_for_power = mcnemar_sample_size(p10, p01)
+            row.n_for_delta = None if delta is None else mcnemar_sample_size(p10, p01, delta)
+        else:
+            row.p = sign_flip_p(av, bv, n_resamples=n_perm, seed=seed)
+            row.test = "sign-flip permutation"
+            if sd is not None:
+                row.n_for_power = paired_mean_sample_size(sd, row.delta)
+                row.n_for_delta = None if delta is None else paired_mean_sample_size(sd, delta)
+        rows.append(row)
+    for row, adjusted in zip(rows, holm([r.p for r in rows])):
+        row.p_holm = _num(adjusted)
+        row.verdict = _verdict(row)
+
+    binary = [r.metric for r in rows if r.kind == "binary"]
+    flip_metric = LOOSE_METRIC if LOOSE_METRIC in binary or not binary else binary[0]
+    flips = _flips(store, pairing, flip_metric, responses)
+    out = PairedComparison(pairing.a, pairing.b, len(pairing.shared), nq, pairing.only_a,
+                           pairing.only_b, rows, flip_metric, flips, transitions, n_boot, seed,
+                           delta)
+    out.items = _item_rows(pairing, wanted)
+    out.arena = arena_duel(store, pairing, n_boot=min(n_boot, 1000), seed=seed)
+    return out
+
+
+def _num(x) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _verdict(row: PairedRow) -> str:
+    if row.better > 0:
+        return "B better"
+    if row.better < 0:
+        return "B worse"
+    if row.significant:
+        return "B higher" if row.delta > 0 else "B lower"
+    return "no clear difference"
+
+
+def _flips(store, pairing: Pairing, metric: str, responses: bool) -> list[Flip]:
+    out = []
+    for s, q in pairing.shared:
+        ia, ib = pairing.items_a[(s, q)], pairing.items_b[(s, q)]
+        a, b = ia.scores.get(metric), ib.scores.get(metric)
+        if a is None or b is None or round(a) == round(b):
+            continue
+        out.append(Flip(s, q, ia.query_id, ia.language, ia.source, float(a), float(b),
+                        ia.generation_key, ib.generation_key))
+    if responses and out:
+        keys = sorted({k for f in out for k in (f.a_key, f.b_key) if k})
+        texts = {r[0]: r[1] for r in store.query_in(
+            "SELECT key, text FROM generations WHERE key IN ({marks})", keys)}
+        queries = {r[0]: r[1] for r in store.query_in(
+            "SELECT id, text FROM queries WHERE id IN ({marks})",
+            sorted({f.query_rowid for f in out}))}
+        for f in out:
+            f.a_response, f.b_response = texts.get(f.a_key), texts.get(f.b_key)
+            f.query = queries.get(f.query_rowid)
+    return out
+
+
+def _item_rows(pairing: Pairing, metrics: list[str]) -> list[dict]:
+    rows = []
+    for s, q in pairing.shared:
+        ia, ib = pairing.items_a[(s, q)], pairing.items_b[(s, q)]
+        row = {"setting": s, "query_id": ia.query_id, "language": ia.language,
+               "source": ia.source}
+        for m in metrics:
+            row[f"a_{m}"] = ia.scores.get(m)
+            row[f"b_{m}"] = ib.scores.get(m)
+        rows.append(row)
+    return rows
+
+
+def worse_than(c: PairedComparison, metric: str, delta_points: float) -> list[PairedRow]:
+    """The rows of ``metric`` where B is significantly worse than A (Holm p < 0.05, CI
+    excluding 0) by more than ``delta_points``: the whole CI beyond −delta (beyond +delta for
+    a lower-is-better share). :class:`PairingError` when ``metric`` has no row."""
+    rows = [r for r in c.rows if r.metric == metric]
+    if not rows:
+        raise PairingError(f"no compared row for {metric!r} "
+                           f"(rows: {', '.join(dict.fromkeys(r.metric for r in c.rows))})")
+    d = delta_points / 100
+    return [r for r in rows if r.better < 0
+            and (r.hi < -d if r.direction > 0 else r.lo > d)]
+
+
+def arena_duel(store, pairing: Pairing, arena: str | None = None, n_boot: int = 1000,
+                seed: int = 0) -> list[dict]:
+    """For two systems of one run with a pairwise arena: per setting where both are
+    contestants, P(θ_A > θ_B) over the bootstrap tournaments (queries resampled, Bradley–Terry
+    refitted on each: :func:`engine.arena.tournaments.bootstrap_thetas`) and the Elo difference
+    B − A with its percentile 95% CI (Elo = 400·θ/ln 10, :func:`engine.arena.bradley_terry.
+    elo_scale`). Empty when the sides are in different runs or the run has no arena."""
+    from engine.arena.battles import ArenaNotFound, load_battles
+    from engine.arena.bradley_terry import ELO_PER_NAT, bradley_terry_fit
+    from engine.arena.tournaments import bootstrap_thetas, encode_battles, total_wins
+    from engine.arena.types import arena_system
+
+    if pairing.a.run != pairing.b.run:
+        return []
+    try:
+        battles = load_battles(store, pairing.a.run, arena)
+    except ArenaNotFound:
+        return []
+    enc = encode_battles(battles)
+    if enc.n_queries == 0:
+        return []
+    out = []
+    thetas = None
+    for setting in pairing.settings:
+        ca, cb = arena_system(pairing.a.system, setting), arena_system(pairing.b.system, setting)
+        if ca not in enc.systems or cb not in enc.systems:
+            continue
+        if thetas is None:
+            thetas = bootstrap_thetas(enc, n_boot, seed)
+            theta = bradley_terry_fit(total_wins(enc))
+        ia, ib = enc.systems.index(ca), enc.systems.index(cb)
+        d = ELO_PER_NAT * (thetas[:, ib] - thetas[:, ia])
+        lo, hi = np.percentile(d, [2.5, 97.5])
+        out.append({"setting": setting, "p_a_stronger": float(np.mean(d < 0)),
+                    "elo_delta": float(ELO_PER_NAT * (theta[ib] - theta[ia])), "elo_lo": float(lo), "elo_hi": float(hi),
+                    "tournaments": n_boot, "queries": enc.n_queries})
+    return out
+
+
+def compare(store, a_spec: str, b_spec: str, metrics: Iterable[str] | None = None,
+            **options) -> PairedComparison:
+    """:func:`pair` then :func:`compare_pair`."""
+    return compare_pair(store, pair(store, a_spec, b_spec), metrics, **options)
+
+
+# --------------------------------------------------------------------------- words
+
+
+def points(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:+.1f}"
+
+
+def p_text(p: float | None) -> str:
+    if p is None:
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _eq(p: float | None) -> str:
+    return f"= {p_text(p)}" if p is None or p >= 0.001 else "< 0.001"
+
+
+def verdict_line(c: PairedComparison) -> str:
+    """The headline in words, e.g. "B is better on em_loose (mixed): +6.2 points [+2.1,
+    +10.4], p = 0.001 (Holm 0.004, 4 tests), 312 shared items"; "better" needs Holm p < 0.05
+    and a CI that excludes 0."""
+    r = c.headline()
+    if r is None:
+        return f"Nothing to compare on the {c.shared_items} shared items."
+    where = f"{r.metric} ({r.setting})"
+    ci = f"{points(r.delta)} points [{points(r.lo)}, {points(r.hi)}]"
+    p = f"p {_eq(r.p)} (Holm {p_text(r.p_holm)}, {len(c.rows)} tests)"
+    tail = f"{ci}, {p}, {c.shared_items} shared items"
+    if r.better > 0:
+        return f"B is better on {where}: {tail}"
+    if r.better < 0:
+        return f"B is worse on {where}: {tail}"
+    return f"No clear difference on {where}: {tail}"
+
+
+def power_line(c: PairedComparison) -> str:
+    """How many items the headline metric needs for 80% power."""
+    r = c.headline()
+    if r is None:
+        return ""
+    text = (f"power: {r.n_for_power:,} items (queries per setting) would give 80% power to "
+            f"detect the observed {points(r.delta)} points on {r.metric} ({r.setting}); "
+            f"this comparison has {r.n}" if r.n_for_power else
+            f"power: no difference observed on {r.metric} ({r.setting}), nothing to size")
+    if c.delta is not None and r.n_for_delta:
+        text += f"; {r.n_for_delta:,} to detect {100 * c.delta:.1f} points"
+    return text + "."
+
+
+def arena_lines(c: PairedComparison) -> list[str]:
+    """One line per setting the run's arena judged both in."""
+    return [f"arena ({a['setting']}): P(A stronger than B) = {a['p_a_stronger']:.2f} over "
+            f"{a['tournaments']} tournaments of {a['queries']} queries; Elo B − A "
+            f"{a['elo_delta']:+.0f} [{a['elo_lo']:+.0f}, {a['elo_hi']:+.0f}]"
+            for a in c.arena]
+
+
+def pattern_name(key: str) -> str:
+    """``b1o1m0`` → ``110``."""
+    return key[1] + key[3] + key[5]
+
+
+def format_comparison(c, flips: int = 5) -> str:
+    """The comparison as text: header, table, verdict, power, item diff, transitions."""
+    from engine.results.text import table
+
+    out = [f"A = {c.a.label}  ({c.a.dataset})", f"B = {c.b.label}  ({c.b.dataset})",
+           f"{c.shared_items} shared items ({c.shared_queries} queries); only A: {c.only_a}, "
+           f"only B: {c.only_b}. Δ = B − A in points, 95% paired bootstrap CI over queries "
+           f"({c.n_boot} resamples, seed {c.seed}); p: McNemar exact (0/1 scores) or sign-flip "
+           "permutation; Holm across the rows.", ""]
+    rows = [["metric", "setting", "n", "A", "B", "Δ [95% CI]", "p", "Holm p", "verdict"]]
+    for r in c.rows:
+        rows.append([r.metric, r.setting, str(r.n), f"{100 * r.a:.1f}", f"{100 * r.b:.1f}",
+                     f"{points(r.delta)} [{points(r.lo)}, {points(r.hi)}]", p_text(r.p),
+                     p_text(r.p_holm), r.verdict])
+    out += table(rows, right={2, 3, 4})
+    out += ["", verdict_line(c), power_line(c), *arena_lines(c), ""]
+    better = [f for f in c.flips if f.way == "better"]
+    worse = [f for f in c.flips if f.way == "worse"]
+    out.append(f"Item diff on {c.flip_metric}: {len(better)} wrong → right, {len(worse)} "
+               "right → wrong")
+    for by in ("setting", "language", "source"):
+        groups = c.flip_groups(by)
+        if groups:
+            out.append(f"  by {by}: " + ", ".join(f"{k} +{v['better']}/−{v['worse']}"
+                                                 for k, v in groups.items()))
+    for title, group in (("wrong → right", better), ("right → wrong", worse)):
+        for f in group[:flips]:
+            out.append(f"  {title} [{f.setting}] {f.query_id}: {_short(f.query)}")
+            out.append(f"      A: {_short(f.a_response)}")
+            out.append(f"      B: {_short(f.b_response)}")
+    for setting, matrix in c.transitions.items():
+        moves = sorted(((n, a, b) for a, row in matrix.items() for b, n in row.items()
+                        if n and a != b), reverse=True)
+        same = sum(matrix[k][k] for k in matrix)
+        out.append("")
+        out.append(f"(b, o, m) patterns with {setting}: {same} queries unchanged; moves: "
+                   + (", ".join(f"{pattern_name(a)} → {pattern_name(b)} ×{n}"
+                                for n, a, b in moves[:10]) or "none"))
+    return "\n".join(out) + "\n"
+
+
+def _short(text: str | None, width: int = 90) -> str:
+    if text is None:
+        return "–"
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def write_items_csv(c: PairedComparison, path: Path) -> Path:
+    """One row per shared item: setting, query, language, source, then a_/b_ of each score."""
+    rows = c.items
+    fields = list(rows[0]) if rows else ["setting", "query_id"]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    return path

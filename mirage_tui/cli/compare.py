@@ -1,0 +1,86 @@
+"""``mirage-tui compare``: is B really better than A? A paired comparison on shared items.
+
+    mirage-tui compare A B [--metric M ...] [--json] [--csv PATH] [--n-boot N] [--seed S]
+                       [--delta POINTS] [--fail-if-worse METRIC:DELTA] [--flips N]
+
+A and B are ``RUN`` or ``RUN:SYSTEM`` (two systems of one run, or of two runs, of different
+models too); only the (setting, query) items both generated are compared
+(:mod:`engine.results.paired`). ``--fail-if-worse em_loose:2`` exits 1 when B is
+significantly worse than A on that metric (Holm p < 0.05) by more than 2 points (the CI's
+bound beyond −2), in any setting, so a model or prompt change can be gated in CI.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mirage_tui.cli.common import CliError, db_option
+
+COMMANDS = ("compare",)
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("compare", help="paired comparison of two systems on shared items: "
+                                       "Δ with CIs, McNemar/permutation p, Holm, item diff")
+    db_option(p)
+    p.add_argument("a", help="A: RUN or RUN:SYSTEM")
+    p.add_argument("b", help="B: RUN or RUN:SYSTEM")
+    p.add_argument("--metric", action="append", metavar="M",
+                   help="a stored score or an adaptability share (nv, ca, ci, cm, overall); "
+                        "repeat for more; 'all' for every stored score (default em_loose, "
+                        "f1_mirage, char3_recall, correct_language and the adaptability)")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--csv", type=Path, metavar="PATH",
+                   help="also write one row per shared item with both sides' scores")
+    p.add_argument("--n-boot", type=int, default=10_000, metavar="N",
+                   help="bootstrap resamples (default 10000)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    p.add_argument("--delta", type=float, metavar="POINTS",
+                   help="also size the sample to detect this difference (points)")
+    p.add_argument("--flips", type=int, default=5, metavar="N",
+                   help="flipped items to show per direction (default 5)")
+    p.add_argument("--fail-if-worse", metavar="METRIC:DELTA",
+                   help="exit 1 when B is significantly worse than A on METRIC by more "
+                        "than DELTA points")
+
+
+def run(args, store) -> int:
+    from engine.results.paired import (PairingError, compare, format_comparison,
+                                        worse_than, write_items_csv)
+
+    gate = _gate(args.fail_if_worse)
+    if args.n_boot < 1:
+        raise CliError("--n-boot must be at least 1")
+    try:
+        c = compare(store, args.a, args.b, args.metric, n_boot=args.n_boot, seed=args.seed,
+                    delta=None if args.delta is None else args.delta / 100)
+    except PairingError as exc:
+        raise CliError(str(exc)) from None
+    if args.csv:
+        write_items_csv(c, args.csv)
+    if args.json:
+        print(json.dumps(c.as_json(), ensure_ascii=False))
+    else:
+        print(format_comparison(c, flips=args.flips), end="")
+    if gate:
+        try:
+            worse = worse_than(c, *gate)
+        except PairingError as exc:
+            raise CliError(f"--fail-if-worse: {exc}") from None
+        if worse:
+            print(f"FAIL: B is worse than A on {', '.join(r.name for r in worse)} by more "
+                  f"than {gate[1]:g} points")
+            return 1
+    return 0
+
+
+def _gate(text: str | None) -> tuple[str, float] | None:
+    if not text:
+        return None
+    metric, sep, delta = text.rpartition(":")
+    try:
+        return metric, float(delta)
+    except ValueError:
+        raise CliError(f"--fail-if-worse wants METRIC:DELTA (e.g. em_loose:2), got {text!r}") \
+            from None

@@ -1,0 +1,243 @@
+"""The Compare screen: is B really better than A? Two systems on the items both answered.
+
+Reached from Runs (mark a run with space, highlight another, ``c``) and from the Leaderboard
+(mark a system with space, highlight another, ``v``). A and B are ``RUN`` or ``RUN:SYSTEM``
+(:mod:`engine.results.paired`); a worker computes the comparison (never the UI thread):
+
+- the verdict line in words, the power line, and for two systems of a run with an arena the
+  probability that A's Bradley–Terry strength exceeds B's and the Elo difference's CI;
+- per metric × setting and adaptability share: A, B, a Δ bar with its CI whisker, Δ with the
+  95% CI, p, Holm p and the verdict;
+- the flipped items (wrong → right, right → wrong) with both responses; Enter opens the
+  Inspector on B's item (``s`` there shows a second system beside it when both are in one run);
+- the (b, o, m) pattern transitions A → B as a matrix;
+- for two runs, the runs side by side as before (:mod:`engine.results.comparison`).
+
+``x`` writes the comparison as JSON and its items as CSV beside the workspace.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Static
+
+from engine.metrics.adaptability import PATTERN_KEYS
+from mirage_tui.screens.base import BaseScreen
+from mirage_tui.widgets.segments import styled
+
+N_BOOT = 2000
+BAR = 21
+
+
+def delta_bar(delta: float | None, lo: float | None, hi: float | None, scale: float,
+              width: int = BAR) -> Text:
+    """Δ as a bar from 0 (the centre ``│``) with its CI as a whisker ``├─┤``, on ``±scale``;
+    green when the CI is above 0, red below, dim otherwise."""
+    if delta is None or lo is None or hi is None or scale <= 0:
+        return Text(" " * width)
+    half = width // 2
+
+    def col(x: float) -> int:
+        return max(0, min(width - 1, half + round(x / scale * half)))
+
+    cells = [" "] * width
+    a, b = col(lo), col(hi)
+    for i in range(a, b + 1):
+        cells[i] = "─"
+    cells[a], cells[b] = "├", "┤"
+    cells[half] = "│" if cells[half] == " " else "┼"
+    cells[col(delta)] = "●"
+    style = "green" if lo > 0 else "red" if hi < 0 else "dim"
+    return Text("".join(cells), style=style)
+
+
+class CompareScreen(BaseScreen):
+    """A paired comparison of ``a`` and ``b`` (RUN or RUN:SYSTEM). Escape goes back."""
+
+    AUTO_FOCUS = "#cmp-rows"
+
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("x", "export", "Export"),
+    ]
+
+    DEFAULT_CSS = """
+    CompareScreen #cmp-verdict { height: auto; padding: 0 1; }
+    CompareScreen #cmp-rows { height: auto; max-height: 45%; border: round $primary 50%; }
+    CompareScreen #cmp-flips { height: auto; max-height: 40%; border: round $primary 50%; }
+    CompareScreen DataTable:focus { border: round $accent; }
+    CompareScreen #cmp-more { height: auto; padding: 0 1; }
+    """
+
+    @dataclass
+    class Ready(Message):
+        comparison: object
+        side_by_side: Text | None
+
+    @dataclass
+    class Failed(Message):
+        text: str
+
+    def __init__(self, a: str, b: str) -> None:
+        super().__init__()
+        self.a, self.b = a, b
+        self.comparison = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(f"Comparing {self.a} (A) with {self.b} (B)…", id="cmp-verdict",
+                     markup=False)
+        with VerticalScroll(id="cmp-pane"):
+            rows = DataTable(id="cmp-rows", cursor_type="row", zebra_stripes=True)
+            rows.border_title = "B − A on shared items"
+            yield rows
+            flips = DataTable(id="cmp-flips", cursor_type="row", zebra_stripes=True)
+            flips.border_title = "Flipped items (Enter: inspect B's)"
+            yield flips
+            yield Static("", id="cmp-more", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"compare · {self.a} vs {self.b}"
+        rows = self.query_one("#cmp-rows", DataTable)
+        for label in ("metric", "setting", "n", "A", "B", "Δ bar (CI)", "Δ [95% CI]", "p",
+                      "Holm p", "verdict"):
+            rows.add_column(label, key=label)
+        flips = self.query_one("#cmp-flips", DataTable)
+        for label in ("flip", "setting", "query", "lang", "A", "B"):
+            flips.add_column(label, key=label)
+        store = self.store_or_retry(self.on_mount)
+        if store is not None:
+            self.build(store)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="compare", name="compare")
+    def build(self, store) -> None:
+        from engine.results.comparison import compare_reports, comparison_segments
+        from engine.results.paired import PairingError, compare, parse_side
+        from engine.results.report import build_report
+
+        with self.worker_errors("the comparison", store):
+            try:
+                c = compare(store, self.a, self.b, n_boot=N_BOOT)
+            except PairingError as exc:
+                self.post_message(self.Failed(f"No paired comparison: {exc}"))
+                return
+            side = None
+            (ra, sa), (rb, sb) = parse_side(self.a), parse_side(self.b)
+            if ra != rb and sa is None and sb is None:
+                reports = [build_report(store, n, n_boot=200, seed=0).as_json()
+                           for n in (ra, rb)]
+                side = styled(comparison_segments(compare_reports(*reports)))
+            self.post_message(self.Ready(c, side))
+
+    @on(Failed)
+    def _failed(self, message: Failed) -> None:
+        self.query_one("#cmp-verdict", Static).update(Text(message.text, style="bold red"))
+
+    @on(Ready)
+    def _ready(self, message: Ready) -> None:
+        from engine.results.paired import (arena_lines, p_text, pattern_name, points,
+                                           power_line, verdict_line)
+
+        c = self.comparison = message.comparison
+        head = c.headline()
+        style = "bold green" if head and head.better > 0 else (
+            "bold red" if head and head.better < 0 else "bold")
+        verdict = Text(f"A = {c.a.label} · B = {c.b.label} · {c.shared_items} shared items "
+                       f"({c.shared_queries} queries)\n")
+        verdict.append(verdict_line(c), style=style)
+        verdict.append("\n" + power_line(c), style="italic")
+        for line in arena_lines(c):
+            verdict.append("\n" + line)
+        self.query_one("#cmp-verdict", Static).update(verdict)
+        rows = self.query_one("#cmp-rows", DataTable)
+        rows.clear()
+        scale = max([abs(x) for r in c.rows for x in (r.lo, r.hi) if x is not None] + [0.05])
+        for i, r in enumerate(c.rows):
+            colour = "green" if r.better > 0 else "red" if r.better < 0 else ""
+            rows.add_row(r.metric, r.setting, str(r.n), f"{100 * r.a:.1f}", f"{100 * r.b:.1f}",
+                         delta_bar(r.delta, r.lo, r.hi, scale),
+                         f"{points(r.delta)} [{points(r.lo)}, {points(r.hi)}]", p_text(r.p),
+                         p_text(r.p_holm), Text(r.verdict, style=colour), key=str(i))
+        flips = self.query_one("#cmp-flips", DataTable)
+        flips.clear()
+        for i, f in enumerate(c.flips):
+            way = Text("wrong → right", style="green") if f.way == "better" else Text(
+                "right → wrong", style="red")
+            flips.add_row(way, f.setting, f.query_id, f.language or "?",
+                          _short(f.a_response), _short(f.b_response), key=str(i))
+        flips.border_title = (f"Flipped items on {c.flip_metric}: "
+                              f"{sum(f.way == 'better' for f in c.flips)} wrong → right, "
+                              f"{sum(f.way == 'worse' for f in c.flips)} right → wrong "
+                              "(Enter: inspect B's)")
+        more = Text()
+        for setting, matrix in c.transitions.items():
+            used = [k for k in PATTERN_KEYS
+                    if any(matrix[k].values()) or any(matrix[r][k] for r in PATTERN_KEYS)]
+            more.append(f"(b, o, m) pattern transitions with {setting}: rows A, columns B\n",
+                        style="bold")
+            more.append("A \\ B " + " ".join(f"{pattern_name(k):>4}" for k in used) + "\n")
+            for k in used:
+                more.append(f"{pattern_name(k):>5} ")
+                for j in used:
+                    n = matrix[k][j]
+                    more.append(f"{n:>4}" + " ", style="bold" if n and k == j else
+                                ("yellow" if n else "dim"))
+                more.append("\n")
+        groups = "; ".join(
+            f"by {by}: " + ", ".join(f"{k} +{v['better']}/−{v['worse']}"
+                                     for k, v in c.flip_groups(by).items())
+            for by in ("language", "source") if c.flip_groups(by))
+        if groups:
+            more.append(f"\nFlips {groups}\n")
+        if message.side_by_side is not None:
+            more.append("\n")
+            more.append_text(message.side_by_side)
+        self.query_one("#cmp-more", Static).update(more)
+
+    def action_back(self) -> None:
+        self.go_back()
+
+    @on(DataTable.RowSelected, "#cmp-flips")
+    def action_inspect(self) -> None:
+        """Enter on a flip: the Inspector on B's item."""
+        from mirage_tui.screens.inspector import InspectorScreen
+
+        if self.comparison is None or not self.comparison.flips:
+            return
+        flips = self.query_one("#cmp-flips", DataTable)
+        f = self.comparison.flips[flips.cursor_row]
+        b = self.comparison.b
+        self.app.push_screen(InspectorScreen(b.run, system=b.system, setting=f.setting,
+                                             query=f.query_id))
+
+    def action_export(self) -> None:
+        c = self.comparison
+        if c is None:
+            return
+        from engine.results.paired import write_items_csv
+
+        base = Path.cwd() / f"compare-{_safe(c.a.label)}-vs-{_safe(c.b.label)}"
+        Path(f"{base}.json").write_text(json.dumps(c.as_json(), ensure_ascii=False, indent=1))
+        write_items_csv(c, Path(f"{base}.csv"))
+        self.notify(f"Wrote {base}.json and {base}.csv", timeout=5, markup=False)
+
+
+def _safe(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)
+
+
+def _short(text: str | None, width: int = 36) -> str:
+    if text is None:
+        return "–"
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"

@@ -1,0 +1,93 @@
+"""The Compare screen (issue 16) through Textual's Pilot, on the inspection workspace of
+conftest.py (runs made by the real engine with scripted generators): the verdict, the rows
+with Δ bars, the flips with Enter opening the Inspector on B's item, the transitions, the
+export, and a refusal."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from textual.widgets import DataTable, Static
+
+from mirage_tui.screens.compare import CompareScreen, delta_bar
+from testkit.scripted_runs import A, B
+from testkit.tui import RecordingApp, open_screen, settle, text_of
+
+
+
+def test_delta_bar_draws_zero_the_whisker_and_the_point():
+    bar = delta_bar(0.2, 0.12, 0.4, scale=0.4, width=21)
+    assert bar.plain.index("│") == 10 and bar.plain.index("●") == 15
+    assert bar.plain[13] == "├" and bar.plain[20] == "┤" and bar.style == "green"
+    assert delta_bar(-0.1, -0.3, 0.1, 0.4).style == "dim"
+    assert delta_bar(None, None, None, 0.4).plain.strip() == ""
+
+
+@pytest.mark.asyncio
+async def test_compare_screen_two_systems_of_one_run(workspace, tmp_path, monkeypatch):
+    from mirage_tui.screens.inspector import InspectorScreen
+
+    monkeypatch.chdir(tmp_path)
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_screen(pilot, CompareScreen(f"alpha:{A}", f"alpha:{B}"))
+        screen = app.screen
+        verdict = text_of(screen.query_one("#cmp-verdict", Static))
+        assert "No clear difference on em_loose (mixed): +33.3 points" in verdict
+        assert "18 shared items (6 queries)" in verdict and "power: " in verdict
+        rows = screen.query_one("#cmp-rows", DataTable)
+        first = [str(c) for c in rows.get_row_at(0)]
+        assert first[:5] == ["em_loose", "base", "6", "33.3", "16.7"]
+        assert "┼" in first[5] and "●" in first[5]       # the CI crosses 0
+        flips = screen.query_one("#cmp-flips", DataTable)
+        assert flips.row_count == 6
+        more = text_of(screen.query_one("#cmp-more", Static))
+        assert "(b, o, m) pattern transitions with mixed" in more
+        # Enter on a flip: the Inspector on B's item
+        flips.focus()
+        flips.move_cursor(row=0)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, InspectorScreen)
+        assert app.screen.filters.system == B and app.screen.current[0] == B  # its detail
+        await pilot.press("escape", "escape")    # the detail, then the inspector
+        await settle(pilot)
+        assert app.screen is screen
+        # x: the comparison as JSON and its items as CSV
+        await pilot.press("x")
+        await settle(pilot)
+        (js,) = tmp_path.glob("compare-*.json")
+        assert json.loads(js.read_text())["shared_items"] == 18
+        with open(js.with_suffix(".csv")) as f:
+            assert len(list(csv.DictReader(f))) == 18
+
+
+@pytest.mark.asyncio
+async def test_compare_screen_refuses_an_ambiguous_side(workspace):
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_screen(pilot, CompareScreen("alpha", "beta:nobody"))
+        verdict = text_of(app.screen.query_one("#cmp-verdict", Static))
+        assert verdict.startswith("No paired comparison: run 'alpha' has 2 systems")
+
+
+@pytest.mark.asyncio
+async def test_compare_from_the_leaderboard(workspace):
+    from mirage_tui.screens.leaderboard import LeaderboardScreen
+
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_screen(pilot, LeaderboardScreen("alpha"))
+        table = app.screen.query_one("#ratings", DataTable)
+        table.focus()
+        table.move_cursor(row=table.get_row_index(f"{A} | mixed"))
+        await pilot.press("space")
+        table.move_cursor(row=table.get_row_index(f"{B} | mixed"))
+        await pilot.press("v")
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        assert (app.screen.a, app.screen.b) == (f"alpha:{A}", f"alpha:{B}")
+        verdict = text_of(app.screen.query_one("#cmp-verdict", Static))
+        assert "18 shared items" in verdict
