@@ -31,10 +31,14 @@ def _wait_for(session: str, text: str, timeout: float = 90.0) -> str:
 
 
 @pytest.fixture
-def session(tmp_path):
+def session(tmp_path, request):
     assert BIN.exists(), f"{BIN} is not installed (run `make setup`)"
     name = f"mirage-smoke-{uuid.uuid4().hex[:8]}"
     db = tmp_path / "smoke.db"
+    if "two_runs" in request.keywords:         # two finished runs made by the real engine
+        from testkit.scripted_runs import build_workspace
+
+        build_workspace(db)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     cmd = f"{BIN} --db {db}; echo EXITED-$?; sleep 30"
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", cmd],
@@ -81,5 +85,28 @@ def test_quick_comparison_then_inspect_and_quit(session):
     _tmux("send-keys", "-t", session, "Enter")
     screen = _wait_for(session, "match", timeout=60)        # "N items match" / "1 item matches"
     assert "noise vulnerable" in screen.lower()
+    _tmux("send-keys", "-t", session, "q")
+    _wait_for(session, "EXITED-0", timeout=30)
+
+
+@pytest.mark.two_runs
+def test_runs_mark_two_and_compare(session):
+    """Runs (3) → space on the first run → Down → c: the Compare screen pairs the two runs'
+    items and says in words whether B is better, with its shared items → Escape → quit."""
+    _wait_for(session, "demo@1")
+    _tmux("send-keys", "-t", session, "3")
+    _wait_for(session, "beta")
+    _tmux("send-keys", "-t", session, "space")
+    _tmux("send-keys", "-t", session, "Down")
+    _tmux("send-keys", "-t", session, "c")
+    screen = _wait_for(session, "shared items (", timeout=60)   # the verdict line
+    assert "No clear difference on em_loose" in screen and "power:" in screen
+    assert "wrong → right" in screen                             # the flips
+    _tmux("send-keys", "-t", session, "Escape")
+    time.sleep(1.0)             # a terminal reads ESC followed at once by q as Alt+q
+    deadline = time.monotonic() + 30
+    while "B − A on shared items" in _tmux("capture-pane", "-p", "-t", session):
+        assert time.monotonic() < deadline, "Escape did not leave the Compare screen"
+        time.sleep(0.3)
     _tmux("send-keys", "-t", session, "q")
     _wait_for(session, "EXITED-0", timeout=30)
