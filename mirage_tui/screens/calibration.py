@@ -261,7 +261,8 @@ class CalibrationScreen(BaseScreen):
             line += "; press n again to resume (the verdicts are cached)"
         self.query_one("#cal-job", Static).update(line)
         self.app.notify(line, title="Calibration", markup=False, timeout=10,
-                        severity="information" if s.status == "done" else "warning")
+                        severity={"done": "information", "failed": "error"}.get(s.status,
+                                                                                "warning"))
         if s.calibration_id is not None:
             self.judge = s.judge
             self.sub_title = f"calibration · {s.judge}"

@@ -247,3 +247,22 @@ async def test_stepping_between_stored_calibrations(calibrated):
         await settle(pilot)
         assert "calibration #2" in status()
         assert not app.errors()
+
+
+@pytest.mark.asyncio
+async def test_a_judge_crashing_mid_calibration_is_one_line(tmp_path, monkeypatch):
+    from mirage_tui.screens.calibration import CalibrationScreen
+
+    path = labelled_workspace(tmp_path)
+    judge = ScriptedJudge(first_wins, name="crashy", fail_on=range(1, 100))
+    scripted_catalog(monkeypatch, judge, "crashy")
+    app = RecordingApp(path)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await open_screen(pilot, CalibrationScreen())
+        await pilot.press("n")
+        await settle(pilot)
+        await pilot.click("#calib-go")
+        await settle(pilot)
+        assert app.screen.query_one("#cal-progress").display is False
+        errors = app.errors()
+        assert len(errors) == 1 and "\n" not in errors[0] and "crashy" in errors[0], app.notes
