@@ -115,6 +115,17 @@ def scripted_catalog(monkeypatch, judge, name):
     monkeypatch.setattr(models.catalog, "load_generator", lambda *a, **k: judge)
 
 
+async def calibrate_with_defaults(pilot) -> None:
+    """Open the Calibration screen, press n, accept the dialog's choices, wait for the job."""
+    from mirage_tui.screens.calibration import CalibrationScreen
+
+    await open_screen(pilot, CalibrationScreen())
+    await pilot.press("n")
+    await settle(pilot)
+    await pilot.click("#calib-go")
+    await settle(pilot)
+
+
 def labelled_workspace(tmp_path, n=4):
     """A workspace holding one small labels dataset, ``small`` (n pairs, two annotators)."""
     rows = [{"query": f"Q{i}?", "answer_a": f"a{i}", "answer_b": f"b{i}",
@@ -202,7 +213,6 @@ async def test_new_calibration_without_labels_says_how_to_import(tmp_path, monke
 @pytest.mark.asyncio
 async def test_a_failing_judge_is_one_line_not_a_crash(tmp_path, monkeypatch):
     import models.catalog
-    from mirage_tui.screens.calibration import CalibrationScreen
 
     path = labelled_workspace(tmp_path)
     scripted_catalog(monkeypatch, None, "broken")
@@ -213,11 +223,7 @@ async def test_a_failing_judge_is_one_line_not_a_crash(tmp_path, monkeypatch):
     monkeypatch.setattr(models.catalog, "load_generator", broken)
     app = RecordingApp(path)
     async with app.run_test(size=(110, 40)) as pilot:
-        await open_screen(pilot, CalibrationScreen())
-        await pilot.press("n")
-        await settle(pilot)
-        await pilot.click("#calib-go")
-        await settle(pilot)
+        await calibrate_with_defaults(pilot)
         assert any("cannot load judge model 'broken'" in m for m in app.errors())
         assert "Calibration failed" in text_of(app.screen.query_one("#cal-job", Static))
 
@@ -251,18 +257,12 @@ async def test_stepping_between_stored_calibrations(calibrated):
 
 @pytest.mark.asyncio
 async def test_a_judge_crashing_mid_calibration_is_one_line(tmp_path, monkeypatch):
-    from mirage_tui.screens.calibration import CalibrationScreen
-
     path = labelled_workspace(tmp_path)
     judge = ScriptedJudge(first_wins, name="crashy", fail_on=range(1, 100))
     scripted_catalog(monkeypatch, judge, "crashy")
     app = RecordingApp(path)
     async with app.run_test(size=(110, 40)) as pilot:
-        await open_screen(pilot, CalibrationScreen())
-        await pilot.press("n")
-        await settle(pilot)
-        await pilot.click("#calib-go")
-        await settle(pilot)
+        await calibrate_with_defaults(pilot)
         assert app.screen.query_one("#cal-progress").display is False
         errors = app.errors()
         assert len(errors) == 1 and "\n" not in errors[0] and "crashy" in errors[0], app.notes
