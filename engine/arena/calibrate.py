@@ -334,3 +334,33 @@ def latest_calibration(store: Store, judge: str | None = None, template: str | N
                              json_column(r["figures"], {}), json_column(r["verdicts"], []),
                              r["created_at"])
 
+
+
+@dataclass(frozen=True)
+class CalibrationListing:
+    """One stored calibration, without its figures: what a picker shows."""
+    id: int
+    labels: str
+    judge: str
+    template: str
+    aspect: str
+    orders: str                    # 'both' or 'seeded'
+    pairs: int
+    created_at: str
+
+
+def list_calibrations(store: Store, judge: str | None = None) -> list[CalibrationListing]:
+    """The stored calibrations (of one judge, by name, or of all), oldest first."""
+    rows = store.query(
+        "SELECT c.id, c.judge_name, c.template, c.aspect, c.config, c.created_at, "
+        "d.name || '@' || d.version AS labels FROM calibrations c "
+        "JOIN datasets d ON d.id = c.dataset_id"
+        + (" WHERE c.judge_name = ?" if judge is not None else "") + " ORDER BY c.id",
+        (judge,) if judge is not None else ())
+    out = []
+    for r in rows:
+        config = json_column(r["config"], {}) or {}
+        out.append(CalibrationListing(r["id"], r["labels"], r["judge_name"], r["template"],
+                                      r["aspect"], config.get("orders", "seeded"),
+                                      int(config.get("pairs") or 0), r["created_at"]))
+    return out

@@ -47,3 +47,27 @@ def load_label_pairs(store: Store, dataset: str) -> list[LabelledPair]:
     return [LabelledPair(r["id"], r["pair_id"], r["query"], r["answer_a"], r["answer_b"],
                          r["reference"], r["domain"], json_column(r["metadata"], {}) or {},
                          labels.get(r["id"], {})) for r in rows]
+
+
+@dataclass(frozen=True)
+class LabelsDataset:
+    """One labels dataset in the store: ``ref`` (``name@version``), its pairs and aspects."""
+    ref: str
+    pairs: int
+    aspects: tuple[str, ...]
+
+
+def labels_datasets(store: Store) -> list[LabelsDataset]:
+    """Every labels dataset in the store (newest version of a name last), with the number of
+    pairs and the aspects its labels are on (the calibration dialog's choices)."""
+    rows = store.query(
+        "SELECT d.id, d.name, d.version, (SELECT COUNT(*) FROM label_pairs p WHERE "
+        "p.dataset_id = d.id) AS n FROM datasets d WHERE d.kind = 'labels' "
+        "ORDER BY d.name, d.version")
+    out = []
+    for r in rows:
+        aspects = tuple(a[0] for a in store.query(
+            "SELECT DISTINCT l.aspect FROM human_labels l JOIN label_pairs p ON "
+            "p.id = l.pair_rowid WHERE p.dataset_id = ? ORDER BY l.aspect", (r["id"],)))
+        out.append(LabelsDataset(f"{r['name']}@{r['version']}", r["n"], aspects))
+    return out

@@ -20,6 +20,20 @@ from mirage_tui.screens.base import BaseModal
 DEFAULT_QUERIES = 20
 
 
+def judge_models() -> tuple[list[str], list[str]]:
+    """The installed generators and endpoints that can judge (packaged ones first), and the
+    catalog generators that cannot yet, each with how to install it (in a worker: slow)."""
+    from models.catalog import endpoint_entries, list_models
+
+    entries = [e for e in list_models(include_embedders=False) if e.kind == "generator"]
+    remote = endpoint_entries()
+    entries.sort(key=lambda e: (e.source != "packaged", e.name))
+    usable = [e.name for e in entries + remote if e.installed and not e.error]
+    missing = [f"{e.name} ({e.install or e.error or 'not installed'})" for e in entries
+               if not (e.installed and not e.error)]
+    return usable, missing
+
+
 class JudgeArenaScreen(BaseModal[tuple[str, int] | None]):
     """Pick the judge model and how many queries to judge; dismisses ``(judge, queries)``."""
 
@@ -73,18 +87,10 @@ class JudgeArenaScreen(BaseModal[tuple[str, int] | None]):
           name="find judge models")
     def find_models(self) -> None:
         try:
-            from models.catalog import endpoint_entries, list_models
-
-            entries = [e for e in list_models(include_embedders=False)
-                       if e.kind == "generator"]
-            remote = endpoint_entries()
+            usable, missing = judge_models()
         except Exception as exc:
             self.app.notify(f"Cannot list models: {exc}", severity="error", markup=False)
-            entries, remote = [], []
-        entries.sort(key=lambda e: (e.source != "packaged", e.name))
-        usable = [e.name for e in entries + remote if e.installed and not e.error]
-        missing = [f"{e.name} ({e.install or e.error or 'not installed'})" for e in entries
-                   if not (e.installed and not e.error)]
+            usable, missing = [], []
         self.post_message(self.ModelsFound(usable, missing))
 
     @on(ModelsFound)

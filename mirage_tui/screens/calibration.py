@@ -4,11 +4,15 @@ the published anchors, the confusion matrix (judge × human), and the disagreeme
 Enter on one shows the pair, both answers, each person's label and each order's verdict.
 
 Opened from the Leaderboard (``h``) for the arena's judge, or for the newest calibration of any
-judge. Escape goes back."""
+judge. ``[`` / ``]`` step to the older / newer stored calibration (of that judge, else of any);
+``n`` starts a new one (:class:`~mirage_tui.dialogs.calibrate.CalibrateScreen` picks judge,
+labels, aspect, orders, sample) as a :class:`~mirage_tui.jobs.JobController` job with live
+progress, ``x`` cancels it (resumable: every verdict is cached), and the new calibration is
+shown when it ends. Escape goes back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.text import Text
 from textual import on, work
@@ -16,9 +20,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
-from mirage_tui.screens.base import BaseScreen
+from mirage_tui.jobs import MIN_INTERVAL, JobController
+from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.widgets.safe_text import safe_line, safe_text
 
 CLASS_WORDS = {"a": "A better", "tie": "tie", "b": "B better", "none": "no verdict"}
@@ -31,6 +36,7 @@ class CalibrationLoaded(Message):
     calibration: object | None
     pairs: dict
     missing: str = ""
+    listing: list = field(default_factory=list)    # engine.arena.calibrate.CalibrationListing
 
 
 def disagreements(calibration) -> list[dict]:
@@ -43,10 +49,18 @@ class CalibrationScreen(BaseScreen):
     """A judge's calibration against human labels."""
 
     AUTO_FOCUS = "#cal-disagreements"
-    BINDINGS = [Binding("escape", "back", "Back")]
+    BINDINGS = [Binding("escape", "back", "Back"),
+                Binding("n", "new_calibration", "New calibration"),
+                Binding("x", "cancel_calibration", "Cancel", show=False),
+                Binding("left_square_bracket", "step(-1)", "Older", key_display="[",
+                        show=False),
+                Binding("right_square_bracket", "step(1)", "Newer", key_display="]",
+                        show=False)]
 
     DEFAULT_CSS = """
     CalibrationScreen #cal-body { height: 1fr; }
+    CalibrationScreen #cal-progress { height: 1; padding: 0 1; }
+    CalibrationScreen #cal-job { height: auto; padding: 0 1; color: $text-muted; }
     CalibrationScreen .cal-block { height: auto; padding: 0 1; margin-top: 1; }
     CalibrationScreen #cal-confusion { height: auto; margin: 1 1 0 1; }
     CalibrationScreen #cal-disagreements { height: auto; max-height: 12; margin: 1 1 0 1;
@@ -59,9 +73,13 @@ class CalibrationScreen(BaseScreen):
         self.judge = judge
         self.calibration = None
         self.pairs: dict = {}
+        self.listing: list = []             # the stored calibrations one can step through
+        self.calibrating = JobController(self, group="calibrate")
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield Static("", id="cal-job", markup=False)
+        yield ProgressBar(id="cal-progress", show_eta=False)
         with VerticalScroll(id="cal-body"):
             yield Static("Loading the calibration…", id="cal-status", classes="cal-block",
                          markup=False)
@@ -73,39 +91,51 @@ class CalibrationScreen(BaseScreen):
 
     def on_mount(self) -> None:
         self.sub_title = "calibration" + (f" · {self.judge}" if self.judge else "")
+        self.query_one("#cal-progress").display = False
+        self.query_one("#cal-job").display = False
+        self.reload()
+
+    def reload(self, calibration_id: int | None = None) -> None:
+        """Load the calibration ``calibration_id`` (the newest of the judge without it)."""
         store = self.store
         if store is not None:
-            self.load(store, self.judge)
+            self.load(store, self.judge, calibration_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="calibration",
           name="calibration")
-    def load(self, store, judge: str | None) -> None:
-        from engine.arena.calibrate import latest_calibration
+    def load(self, store, judge: str | None, calibration_id: int | None = None) -> None:
+        from engine.arena.calibrate import latest_calibration, list_calibrations
         from engine.datasets.labels import load_label_pairs
 
         with self.worker_errors("the calibration", store):
-            cal = latest_calibration(store, judge=judge)
+            listing = list_calibrations(store, judge)
+            cal = (latest_calibration(store, calibration_id=calibration_id)
+                   if calibration_id is not None else latest_calibration(store, judge=judge))
             if cal is None:
                 who = f"judge {judge!r}" if judge else "any judge"
                 self.post_message(CalibrationLoaded(None, {}, (
-                    f"No calibration of {who} yet: import human labels (mirage-tui data "
-                    "import FILE) and run mirage-tui judge calibrate --judge MODEL --labels "
-                    "DATASET, or enter your own verdicts in the Inspector (a / e / b).")))
+                    f"No calibration of {who} yet: press n to start one (or run mirage-tui "
+                    "judge calibrate --judge MODEL --labels DATASET), after importing human "
+                    "labels (mirage-tui data import FILE); or enter your own verdicts in the "
+                    "Inspector (a / e / b).")))
                 return
             pairs = {p.pair_id: p for p in load_label_pairs(store, cal.labels)}
-            self.post_message(CalibrationLoaded(cal, pairs))
+            self.post_message(CalibrationLoaded(cal, pairs, listing=listing))
 
     @on(CalibrationLoaded)
     def _loaded(self, message: CalibrationLoaded) -> None:
         from engine.arena.calibration_report import calibration_lines
 
         status = self.query_one("#cal-status", Static)
+        self.listing = message.listing
         if message.calibration is None:
             status.update(message.missing)
             return
         self.calibration, self.pairs = cal, _ = message.calibration, message.pairs
         lines = calibration_lines(cal)
-        status.update(Text(lines[0], style="bold"))
+        header = Text(lines[0], style="bold")
+        header.append(f"\n{position_line(cal, self.listing)}", style="")
+        status.update(header)
         self.query_one("#cal-figures", Static).update("\n".join(lines[1:]))
         matrix = self.query_one("#cal-confusion", DataTable)
         matrix.clear(columns=True)
@@ -148,5 +178,124 @@ class CalibrationScreen(BaseScreen):
                         + ("" if score is None else f" (P(B) − P(A) = {score:+.2f})"))
         self.query_one("#cal-pair", Static).update(text)
 
+    # ------------------------------------------------------------------ stepping
+
+    def action_step(self, delta: int) -> None:
+        """``[`` / ``]``: the older / newer stored calibration."""
+        ids = [c.id for c in self.listing]
+        if self.calibration is None or self.calibration.id not in ids or len(ids) < 2:
+            self.notify("No other calibration to show.", timeout=2)
+            return
+        index = ids.index(self.calibration.id) + delta
+        if not 0 <= index < len(ids):
+            self.notify("That is the " + ("oldest" if delta < 0 else "newest") + " one.",
+                        timeout=2)
+            return
+        self.reload(ids[index])
+
+    # ------------------------------------------------------------------ a new calibration
+
+    def action_new_calibration(self) -> None:
+        from mirage_tui.dialogs.calibrate import CalibrateScreen, CalibrationRequest
+
+        if self.calibrating.running:
+            self.notify("A calibration is running; x cancels it.", timeout=3)
+            return
+
+        def chosen(request: CalibrationRequest | None) -> None:
+            if request is None or self.store is None:
+                return
+
+            def work(store, progress, cancel):
+                from engine.arena.calibrate import calibrate_judge
+
+                return calibrate_judge(store, request.labels, request.judge,
+                                       aspect=request.aspect, both_orders=request.both_orders,
+                                       sample=request.sample, n_threads=self.threads,
+                                       progress=progress, cancel=cancel,
+                                       min_interval=MIN_INTERVAL)
+
+            if not self.calibrating.launch(request.labels, work):
+                return
+            bar = self.query_one("#cal-progress", ProgressBar)
+            bar.update(total=None, progress=0)
+            bar.display = True
+            job = self.query_one("#cal-job", Static)
+            job.display = True
+            job.update(f"Calibrating {request.judge} on {request.labels} ({request.aspect}, "
+                       f"{'both orders' if request.both_orders else 'one order'}, "
+                       f"{request.sample or 'all'} pairs)… (x cancels)")
+
+        self.app.push_screen(CalibrateScreen(self.calibration.judge if self.calibration
+                                             else self.judge), chosen)
+
+    @on(JobController.Progress)
+    def _calibrate_progress(self, message: JobController.Progress) -> None:
+        self.calibrating.progress_handled()
+        p = self.calibrating.latest
+        if p is None:
+            return
+        self.query_one("#cal-progress", ProgressBar).update(total=p.total or None,
+                                                             progress=p.done)
+        self.query_one("#cal-job", Static).update(
+            f"Calibrating on {p.name}: {p.done}/{p.total} {p.unit} ({p.cached} cached, "
+            f"{p.errors} failed)" + (f" · {p.rate:.2f}/s" if p.rate else "")
+            + (f" · about {p.eta_seconds:.0f}s left" if p.eta_seconds is not None else "")
+            + (" · cancelling…" if self.calibrating.cancelling else " · x cancels"))
+
+    @on(JobController.Failed)
+    def _calibrate_failed(self, message: JobController.Failed) -> None:
+        self.query_one("#cal-progress").display = False
+        self.query_one("#cal-job", Static).update(f"Calibration failed: {message.error}")
+        self.app.notify(message.error, title="Calibration failed", severity="error",
+                        markup=False, timeout=15)
+
+    @on(JobController.Finished)
+    def _calibrate_done(self, message: JobController.Finished) -> None:
+        self.query_one("#cal-progress").display = False
+        s = message.summary
+        line = (f"Calibration of {s.judge} on {s.labels}: {s.status}, {s.pairs} pairs "
+                f"({s.judged} judged now, {s.cached} cached)"
+                + (f": {s.message}" if s.message else ""))
+        if s.calibration_id is None:
+            line += "; press n again to resume (the verdicts are cached)"
+        self.query_one("#cal-job", Static).update(line)
+        self.app.notify(line, title="Calibration", markup=False, timeout=10,
+                        severity={"done": "information", "failed": "error"}.get(s.status,
+                                                                                "warning"))
+        if s.calibration_id is not None:
+            self.judge = s.judge
+            self.sub_title = f"calibration · {s.judge}"
+            self.reload(s.calibration_id)
+
+    def action_cancel_calibration(self) -> None:
+        if not self.calibrating.cancel():
+            self.notify("No calibration is running.", timeout=2)
+            return
+        self.notify("Cancelling after the current pair; the calibration resumes from the cache.",
+                    timeout=4)
+
+    def on_unmount(self) -> None:
+        self.calibrating.cancel_quietly()
+
+    @on(WorkerFailed)
+    def _worker_failed(self, message: WorkerFailed) -> None:
+        self.query_one("#cal-status", Static).update(
+            f"Could not load {message.what}: {message.error}")
+        self.app.notify(message.error, title=f"Could not load {message.what}",
+                        severity="error", markup=False, timeout=10)
+
     def action_back(self) -> None:
         self.go_back()
+
+
+def position_line(cal, listing: list) -> str:
+    """Which stored calibration this is (the line above has judge, template, aspect and
+    orders): its pairs and date, and k of n ([ ] step)."""
+    ids = [c.id for c in listing]
+    entry = listing[ids.index(cal.id)] if cal.id in ids else None
+    pairs = cal.config.get("pairs", entry.pairs if entry else 0)
+    text = f"{pairs} pairs judged · {cal.created_at[:19].replace('T', ' ')}"
+    if len(ids) > 1 and entry is not None:
+        text += f" · {ids.index(cal.id) + 1} of {len(ids)} stored ([ older, ] newer)"
+    return text + " · n new calibration"

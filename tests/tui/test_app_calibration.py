@@ -23,7 +23,9 @@ def first_wins(s):
 
 
 @pytest.fixture
-def calibrated(tmp_path):
+def calibrated(tmp_path, monkeypatch):
+    # a fixed date: the screen's header shows it (and the snapshot with it)
+    monkeypatch.setattr("engine.arena.calibrate.now", lambda: "2026-01-02 03:04:05")
     path = tmp_path / "w.db"
     store = Store(path)
     rows = [{"query": f"Question {i}?", "answer_a": f"first answer {i}",
@@ -98,3 +100,169 @@ def test_snapshot_calibration(calibrated, snap_compare):
         await pilot.pause()
 
     assert snap_compare(ScreensApp(calibrated), terminal_size=(110, 40), run_before=run_before)
+
+
+def scripted_catalog(monkeypatch, judge, name):
+    """The catalog lists one installed generator ``name`` that loads as ``judge``."""
+    import models.catalog
+    from models.catalog import CatalogEntry
+
+    entry = CatalogEntry(name=name, kind="generator", path="/nowhere.gguf", installed=True,
+                         install=None, size_bytes=None, quantization=None, context_length=8192,
+                         license=None, chat=True, source="packaged")
+    monkeypatch.setattr(models.catalog, "list_models", lambda *a, **k: [entry])
+    monkeypatch.setattr(models.catalog, "endpoint_entries", lambda *a, **k: [])
+    monkeypatch.setattr(models.catalog, "load_generator", lambda *a, **k: judge)
+
+
+async def calibrate_with_defaults(pilot) -> None:
+    """Open the Calibration screen, press n, accept the dialog's choices, wait for the job."""
+    from mirage_tui.screens.calibration import CalibrationScreen
+
+    await open_screen(pilot, CalibrationScreen())
+    await pilot.press("n")
+    await settle(pilot)
+    await pilot.click("#calib-go")
+    await settle(pilot)
+
+
+def labelled_workspace(tmp_path, n=4):
+    """A workspace holding one small labels dataset, ``small`` (n pairs, two annotators)."""
+    rows = [{"query": f"Q{i}?", "answer_a": f"a{i}", "answer_b": f"b{i}",
+             "label": (2, -1, 1, 0)[i % 4], "annotator": who}
+            for i in range(n) for who in ("ann", "bob")]
+    labels = tmp_path / "small.jsonl"
+    labels.write_text("\n".join(json.dumps(r) for r in rows))
+    path = tmp_path / "w.db"
+    store = Store(path)
+    import_path(store, labels)
+    store.close()
+    return path
+
+
+@pytest.mark.asyncio
+async def test_new_calibration_from_the_screen(tmp_path, monkeypatch):
+    from engine.arena.calibrate import list_calibrations
+    from mirage_tui.dialogs.calibrate import CalibrateScreen
+    from mirage_tui.screens.calibration import CalibrationScreen
+    from textual.widgets import Checkbox, Input, Select
+
+    path = labelled_workspace(tmp_path)
+    judge = ScriptedJudge(first_wins, name="lazy-judge")
+    scripted_catalog(monkeypatch, judge, "lazy-judge")
+
+    app = RecordingApp(path)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await open_screen(pilot, CalibrationScreen())
+        screen = app.screen
+        assert "press n" in text_of(screen.query_one("#cal-status", Static))
+        await pilot.press("n")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, CalibrateScreen)
+        assert modal.query_one("#calib-judge", Select).value == "lazy-judge"
+        assert modal.query_one("#calib-labels", Select).value == "small@1"
+        assert modal.query_one("#calib-aspect", Select).value == "overall"
+        modal.query_one("#calib-both", Checkbox).value = True
+        modal.query_one("#calib-sample", Input).value = "3"
+        modal.query_one("#calib-sample", Input).focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is screen
+        assert len(judge.calls) == 6                     # 3 pairs × both orders
+        assert any("Calibration of lazy-judge on small@1: done, 3 pairs" in m
+                   for m, _ in app.notes), app.notes
+        status = text_of(screen.query_one("#cal-status", Static))
+        assert "judge lazy-judge" in status and "both order(s)\n3 pairs judged" in status
+        figures = text_of(screen.query_one("#cal-figures", Static))
+        assert "position flip rate (both orders)  100.0%" in figures
+        assert not app.errors()
+    store = Store(path)
+    try:
+        [stored] = list_calibrations(store)
+        assert (stored.judge, stored.labels, stored.orders, stored.pairs) == \
+            ("lazy-judge", "small@1", "both", 3)
+    finally:
+        store.close()
+
+
+@pytest.mark.asyncio
+async def test_new_calibration_without_labels_says_how_to_import(tmp_path, monkeypatch):
+    from mirage_tui.dialogs.calibrate import CalibrateScreen
+    from mirage_tui.screens.calibration import CalibrationScreen
+
+    scripted_catalog(monkeypatch, ScriptedJudge(first_wins), "fake-judge")
+    app = RecordingApp(tmp_path / "w.db")
+    async with app.run_test(size=(110, 40)) as pilot:
+        await open_screen(pilot, CalibrationScreen())
+        await pilot.press("n")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, CalibrateScreen)
+        hint = text_of(modal.query_one("#calib-hint", Static))
+        assert "No labels dataset" in hint
+        assert "mirage-tui data import ../shared/data/ragchecker-meta/" in hint
+        await pilot.click("#calib-go")
+        await settle(pilot)
+        assert app.screen is modal                  # nothing to calibrate against
+        assert any("No labels dataset" in m for m, _ in app.notes)
+        await pilot.press("escape")
+        assert not app.errors()
+
+
+@pytest.mark.asyncio
+async def test_a_failing_judge_is_one_line_not_a_crash(tmp_path, monkeypatch):
+    import models.catalog
+
+    path = labelled_workspace(tmp_path)
+    scripted_catalog(monkeypatch, None, "broken")
+
+    def broken(*a, **k):
+        raise OSError("no such file")
+
+    monkeypatch.setattr(models.catalog, "load_generator", broken)
+    app = RecordingApp(path)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await calibrate_with_defaults(pilot)
+        assert any("cannot load judge model 'broken'" in m for m in app.errors())
+        assert "Calibration failed" in text_of(app.screen.query_one("#cal-job", Static))
+
+
+@pytest.mark.asyncio
+async def test_stepping_between_stored_calibrations(calibrated):
+    from mirage_tui.screens.calibration import CalibrationScreen
+
+    store = Store(calibrated)
+    calibrate_judge(store, "mine", ScriptedJudge(first_wins, name="lazy-judge"),
+                    sample=3, n_boot=50)          # a second calibration: one order, 3 pairs
+    store.close()
+    app = RecordingApp(calibrated)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await open_screen(pilot, CalibrationScreen("lazy-judge"))
+        status = lambda: text_of(app.screen.query_one("#cal-status", Static))  # noqa: E731
+        assert "calibration #2" in status() and "seeded order(s)\n3 pairs" in status()
+        assert "2 of 2 stored" in status()
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert "calibration #1" in status() and "both order(s)\n6 pairs" in status()
+        assert "1 of 2 stored" in status()
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert any("oldest" in m for m, _ in app.notes)
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert "calibration #2" in status()
+        assert not app.errors()
+
+
+@pytest.mark.asyncio
+async def test_a_judge_crashing_mid_calibration_is_one_line(tmp_path, monkeypatch):
+    path = labelled_workspace(tmp_path)
+    judge = ScriptedJudge(first_wins, name="crashy", fail_on=range(1, 100))
+    scripted_catalog(monkeypatch, judge, "crashy")
+    app = RecordingApp(path)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await calibrate_with_defaults(pilot)
+        assert app.screen.query_one("#cal-progress").display is False
+        errors = app.errors()
+        assert len(errors) == 1 and "\n" not in errors[0] and "crashy" in errors[0], app.notes

@@ -1,0 +1,183 @@
+"""The new-calibration dialog of the Calibration screen: which installed generator or endpoint
+judges, against which labels dataset (``engine.datasets.labels.labels_datasets``) and aspect, in
+both orders or one, on a sample of the pairs or all; dismisses with a :class:`CalibrationRequest`
+(``engine.arena.calibrate.calibrate_judge``'s options). Models and datasets are listed in a
+worker, packaged models first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+
+from mirage_tui.dialogs.judge_arena import judge_models
+from mirage_tui.screens.base import BaseModal
+
+IMPORT_HINT = ("No labels dataset in the workspace: import human pairwise labels first, e.g. "
+               "mirage-tui data import ../shared/data/ragchecker-meta/human_labeled_pairs.json "
+               "(or a JSONL of query, answer_a, answer_b, label, annotator).")
+
+
+@dataclass(frozen=True)
+class CalibrationRequest:
+    judge: str
+    labels: str
+    aspect: str
+    both_orders: bool
+    sample: int | None
+
+
+class CalibrateScreen(BaseModal[CalibrationRequest | None]):
+    """Pick judge, labels, aspect, orders and sample; dismisses a :class:`CalibrationRequest`."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    CalibrateScreen { align: center middle; }
+    #calib-dialog { width: 84; max-width: 100%; height: auto; padding: 0 1;
+                    border: thick $accent; background: $surface; }
+    #calib-title { text-style: bold; margin-bottom: 1; }
+    .calib-row { height: 1; margin-top: 1; }
+    .calib-row Label { width: 10; color: $text-muted; }
+    .calib-row Select { width: 1fr; }
+    #calib-both { height: 1; margin-top: 1; border: none; padding: 0; }
+    #calib-sample { width: 12; }
+    #calib-hint { margin-top: 1; color: $text-muted; }
+    #calib-buttons { height: auto; margin-top: 1; align-horizontal: right; }
+    #calib-buttons Button { margin-left: 1; }
+    """
+
+    @dataclass
+    class ChoicesFound(Message):
+        models: list[str]
+        missing: list[str]
+        datasets: list        # engine.datasets.labels.LabelsDataset
+        error: str = ""
+
+    def __init__(self, judge: str | None = None) -> None:
+        super().__init__()
+        self.judge = judge
+        self.datasets: dict = {}
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="calib-dialog"):
+            yield Label("New calibration: the judge against human labels", id="calib-title")
+            with Horizontal(classes="calib-row"):
+                yield Label("judge")
+                yield Select([], prompt="finding models…", id="calib-judge", compact=True)
+            with Horizontal(classes="calib-row"):
+                yield Label("labels")
+                yield Select([], prompt="finding labels…", id="calib-labels", compact=True)
+            with Horizontal(classes="calib-row"):
+                yield Label("aspect")
+                yield Select([], prompt="aspect", id="calib-aspect", compact=True)
+            yield Checkbox("both orders (A|B and B|A: position bias, twice the calls)",
+                           id="calib-both", compact=True)
+            with Horizontal(classes="calib-row"):
+                yield Label("sample")
+                yield Input("", placeholder="all", id="calib-sample", type="integer",
+                            compact=True)
+            yield Static("Every verdict is cached, so a cancelled calibration resumes.",
+                         id="calib-hint", markup=False)
+            with Horizontal(id="calib-buttons"):
+                yield Button("Calibrate", variant="primary", id="calib-go")
+                yield Button("Cancel", id="calib-cancel")
+
+    def on_mount(self) -> None:
+        self.find_choices(self.store)
+        self.query_one("#calib-judge", Select).focus()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="calib-choices",
+          name="find calibration choices")
+    def find_choices(self, store) -> None:
+        error, datasets = "", []
+        try:
+            usable, missing = judge_models()
+        except Exception as exc:  # noqa: BLE001 - a broken catalog is a line, not a crash
+            error = f"Cannot list models: {exc}"
+            usable, missing = [], []
+        if store is not None:
+            try:
+                from engine.datasets.labels import labels_datasets
+
+                datasets = labels_datasets(store)
+            except Exception as exc:  # noqa: BLE001
+                error = f"Cannot list the labels datasets: {type(exc).__name__}: {exc}"
+            finally:
+                store.close()
+        self.post_message(self.ChoicesFound(usable, missing, datasets, error))
+
+    @on(ChoicesFound)
+    def _choices_found(self, message: ChoicesFound) -> None:
+        hints = []
+        if message.error:
+            self.app.notify(message.error, severity="error", markup=False)
+        judge = self.query_one("#calib-judge", Select)
+        judge.set_options([(Text(n), n) for n in message.models])
+        if message.models:
+            judge.value = self.judge if self.judge in message.models else message.models[0]
+        else:
+            hints.append("No judge model is installed: `mirage-tui models list` shows how to "
+                         "install one" + (f" ({'; '.join(message.missing[:2])})."
+                                          if message.missing else "."))
+        self.datasets = {d.ref: d for d in message.datasets}
+        labels = self.query_one("#calib-labels", Select)
+        labels.set_options([(Text(f"{d.ref} ({d.pairs} pairs)"), d.ref)
+                            for d in message.datasets])
+        if message.datasets:
+            labels.value = message.datasets[-1].ref
+            self._set_aspects(message.datasets[-1].ref)
+        else:
+            hints.append(IMPORT_HINT)
+        if hints:
+            self.query_one("#calib-hint", Static).update("\n".join(hints))
+
+    @on(Select.Changed, "#calib-labels")
+    def _labels_changed(self, event: Select.Changed) -> None:
+        if event.value != Select.NULL:
+            self._set_aspects(str(event.value))
+
+    def _set_aspects(self, ref: str) -> None:
+        aspects = self.datasets[ref].aspects if ref in self.datasets else ()
+        select = self.query_one("#calib-aspect", Select)
+        select.set_options([(Text(a), a) for a in aspects])
+        if aspects:
+            select.value = "overall" if "overall" in aspects else aspects[0]
+
+    @on(Input.Submitted, "#calib-sample")
+    @on(Button.Pressed, "#calib-go")
+    def _go(self) -> None:
+        judge = self.query_one("#calib-judge", Select).value
+        labels = self.query_one("#calib-labels", Select).value
+        aspect = self.query_one("#calib-aspect", Select).value
+        if judge == Select.NULL:
+            self.notify("Pick a judge model first.", severity="warning")
+            return
+        if labels == Select.NULL:
+            self.notify(IMPORT_HINT, severity="warning", markup=False, timeout=10)
+            return
+        if aspect == Select.NULL:
+            self.notify("This labels dataset has no labels to read.", severity="warning")
+            return
+        raw = self.query_one("#calib-sample", Input).value.strip()
+        sample = None
+        if raw:
+            try:
+                sample = int(raw)
+                if sample < 1:
+                    raise ValueError
+            except ValueError:
+                self.notify("Sample: a whole number, at least 1 (blank: all pairs).",
+                            severity="warning")
+                return
+        self.dismiss(CalibrationRequest(str(judge), str(labels), str(aspect),
+                                        self.query_one("#calib-both", Checkbox).value, sample))
+
+    @on(Button.Pressed, "#calib-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
