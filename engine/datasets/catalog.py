@@ -87,9 +87,15 @@ def resolve(store: Store, ref: str) -> int:
     return row[0]["id"]
 
 
+_N_QUERIES = ("CASE WHEN d.kind = 'labels' "
+              "THEN (SELECT COUNT(*) FROM label_pairs p WHERE p.dataset_id = d.id) "
+              "ELSE (SELECT COUNT(*) FROM queries q WHERE q.dataset_id = d.id) END")
+"""A dataset's items: its queries, or for human labels (kind 'labels') its answer pairs."""
+
+
 def list_datasets(store: Store, latest_only: bool = False) -> list[DatasetSummary]:
     rows = store.query(
-        "SELECT d.*, (SELECT COUNT(*) FROM queries q WHERE q.dataset_id = d.id) AS n_queries, "
+        f"SELECT d.*, {_N_QUERIES} AS n_queries, "
         "(SELECT COUNT(*) FROM chunks c WHERE c.dataset_id = d.id) AS n_chunks "
         "FROM datasets d ORDER BY d.name, d.version")
     if latest_only:
@@ -101,13 +107,17 @@ def list_datasets(store: Store, latest_only: bool = False) -> list[DatasetSummar
 def get_dataset(store: Store, ref: str) -> DatasetSummary:
     dataset_id = resolve(store, ref)
     row = store.query(
-        "SELECT d.*, (SELECT COUNT(*) FROM queries q WHERE q.dataset_id = d.id) AS n_queries, "
+        f"SELECT d.*, {_N_QUERIES} AS n_queries, "
         "(SELECT COUNT(*) FROM chunks c WHERE c.dataset_id = d.id) AS n_chunks "
         "FROM datasets d WHERE d.id = ?", (dataset_id,))[0]
     return _summary(store, row)
 
 
 def _summary(store: Store, r) -> DatasetSummary:
+    if r["kind"] == "labels":           # answer pairs: no queries, chunks, languages or sources
+        return DatasetSummary(r["id"], r["name"], r["version"], r["kind"], r["format"],
+                              r["created_at"], r["n_queries"], r["n_chunks"], {}, {}, [],
+                              r["description"])
     table = "queries" if r["n_queries"] else "chunks"
     languages = {(row[0] or "?"): row[1] for row in store.query(
         f"SELECT language, COUNT(*) FROM {table} WHERE dataset_id = ? "

@@ -36,6 +36,11 @@ def test_the_real_ragchecker_file(store):
     assert first.labels["overall"]["annotator 2"] == raw[1]["overall_label"]
     assert first.metadata["model_b"] == raw[0]["model2"]["model_name"]
     assert import_path(store, RAGCHECKER).outcome == "unchanged"
+    # the catalog counts a labels dataset's answer pairs (not 0 queries, 0 chunks)
+    from engine.datasets.catalog import list_datasets
+
+    (summary,) = [d for d in list_datasets(store) if d.kind == "labels"]
+    assert (summary.queries, summary.chunks, summary.languages) == (196, 0, {})
 
 
 def test_plain_jsonl_and_csv(store, tmp_path):

@@ -131,7 +131,9 @@ class DatasetsScreen(BaseScreen):
         table.clear()
         for d in message.datasets:
             qa = d.kind == "qa"
-            table.add_row(plain(d.label), d.kind, number(d.queries if qa else "—"),
+            items = (d.queries if qa else f"{d.queries:,} pairs" if d.kind == "labels"
+                     else "—")
+            table.add_row(plain(d.label), d.kind, number(items),
                           number(d.chunks), plain(languages_cell(d.languages)),
                           number(f"{len(d.sources)}+" if len(d.sources) >= 50
                                  else len(d.sources)),
@@ -351,8 +353,10 @@ class DatasetsScreen(BaseScreen):
             self.notify(f"Already in the workspace as {result.label}; nothing written.",
                         title="Import", markup=False)
         else:
-            self.notify(f"Imported {result.label} ({result.format}): "
-                        f"{counts.get('queries', 0)} queries, {counts.get('chunks', 0)} chunks "
+            what = (f"{counts.get('pairs', 0)} answer pairs, {counts.get('labels', 0)} labels"
+                    if "pairs" in counts else
+                    f"{counts.get('queries', 0)} queries, {counts.get('chunks', 0)} chunks")
+            self.notify(f"Imported {result.label} ({result.format}): {what} "
                         f"in {result.seconds:.1f}s", title="Import", markup=False)
         if result.warnings:
             shown = "; ".join(result.warnings[:3])
