@@ -66,6 +66,16 @@ def test_plain_jsonl_and_csv(store, tmp_path):
     import_path(store, csv_path)
     [pair] = load_label_pairs(store, "sheet")
     assert pair.answer_a == "a, with comma" and pair.labels["overall"] == {"p1": 2, "p2": 1}
+
+    # a numbered id never takes an id the file gives another pair
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("\n".join(json.dumps(r) for r in [
+        {"query": "first", "answer_a": "a", "answer_b": "b", "label": 1},
+        {"query": "named", "answer_a": "c", "answer_b": "d", "label": -1, "pair_id": "pair-1"},
+    ]) + "\n")
+    import_path(store, mixed)
+    by_query = {p.query: p.pair_id for p in load_label_pairs(store, "mixed")}
+    assert by_query == {"named": "pair-1", "first": "pair-2"}
     with pytest.raises(DatasetNotFound, match="not human pairwise labels"):
         import_path(store, SHARED_DATA / "xquad" / "xquad.en.json")
         load_label_pairs(store, "xquad.en")

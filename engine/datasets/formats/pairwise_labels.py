@@ -240,10 +240,16 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
         pairs.add(record, pair, [(_optional_str(path, record, obj, "annotator"), aspect, label,
                                   _optional_str(path, record, obj, "note"))])
     parsed = pairs.parsed(FORMAT)
-    # text-made ids are long; number them in file order instead
-    for index, pair in enumerate(parsed.label_pairs, start=1):
+    # text-made ids are long; number them in file order instead, skipping any number an
+    # explicit pair_id of the same file already uses
+    taken = {pair.pair_id for pair in parsed.label_pairs if not pair.pair_id.startswith("[")}
+    number = 0
+    for pair in parsed.label_pairs:
         if pair.pair_id.startswith("["):
-            pair.pair_id = f"pair-{index}"
+            number += 1
+            while f"pair-{number}" in taken:
+                number += 1
+            pair.pair_id = f"pair-{number}"
     return parsed
 
 
