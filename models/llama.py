@@ -88,19 +88,6 @@ _INSTANCES_LOCK = threading.Lock()
 _LOAD_LOCK = threading.Lock()     # one load at a time: the log capture is process-wide
 
 
-def resolve_model_path(name_or_path: str | os.PathLike) -> tuple[Path, str | None]:
-    """A packaged name (assembled on first use) or a file path → (path, packaged name)."""
-    text = str(name_or_path)
-    spec = packaged.get_spec(text)
-    if spec is not None:
-        path = spec.locate()
-        if path is None:
-            raise ModelError(f"{spec.name}: not installed; install it with `{spec.install}`")
-        return path, spec.name
-    path = Path(text).expanduser()
-    return path, packaged.name_for_path(path) if path.exists() else None
-
-
 class LlamaGenerator:
     """A GGUF model behind ``models.base.Generator``. Use ``LlamaGenerator.load`` (cached)."""
 
@@ -112,7 +99,7 @@ class LlamaGenerator:
              n_gpu_layers: int | None = None, **opts) -> "LlamaGenerator":
         """The loaded model for (file, n_ctx, n_gpu_layers), loading it on first request.
         Other options (n_threads, swa_full, log_file, name) apply only to that first load."""
-        path, name = resolve_model_path(name_or_path)
+        path, name = packaged.resolve_model_path(name_or_path)
         info = _read_info(path)
         n_ctx = _effective_n_ctx(path, info, n_ctx)
         n_gpu_layers = _effective_gpu_layers(n_gpu_layers)

@@ -182,6 +182,20 @@ def name_for_path(path: str | os.PathLike) -> str | None:
     return None
 
 
+def resolve_model_path(name_or_path: str | os.PathLike) -> tuple[Path, str | None]:
+    """A packaged name (assembled on first use) or a file path → (path, packaged name). Used
+    by in-process loading and by the model host's client, which must not import llama_cpp."""
+    text = str(name_or_path)
+    spec = get_spec(text)
+    if spec is not None:
+        path = spec.locate()
+        if path is None:
+            raise ModelError(f"{spec.name}: not installed; install it with `{spec.install}`")
+        return path, spec.name
+    path = Path(text).expanduser()
+    return path, name_for_path(path) if path.exists() else None
+
+
 # --------------------------------------------------------------------------- file digests
 # Model identities (and so every cache key built on them) need the sha256 of the weights;
 # reading a few hundred MB at each start would be slow, so each digest is kept in a small JSON

@@ -86,18 +86,10 @@ class HostSpec:
         would load them, without importing llama_cpp."""
         from models.gguf import read_gguf
 
-        text = str(name_or_path)
-        spec = packaged.get_spec(text)
-        if spec is not None:
-            path = spec.locate()
-            if path is None:
-                raise ModelError(f"{spec.name}: not installed; install it with `{spec.install}`")
-            name = name or spec.name
-        else:
-            path = Path(text).expanduser()
-            if not path.exists():
-                raise ModelError(f"{path}: no such file")
-            name = name or packaged.name_for_path(path) or path.stem
+        path, packaged_name = packaged.resolve_model_path(name_or_path)
+        if not path.exists():
+            raise ModelError(f"{path}: no such file")
+        name = name or packaged_name or path.stem
         trained = read_gguf(path).context_length
         if n_ctx is None:
             n_ctx = min(trained or _DEFAULT_MAX_CTX, _DEFAULT_MAX_CTX)
