@@ -202,7 +202,9 @@ def _sample_note(run: RunInfo, queries_in_run: int) -> dict | None:
     those it has items for so far."""
     config, header = run.config, run.header
     selection = header.get("selection") if isinstance(header.get("selection"), dict) else {}
-    mode = selection.get("mode") or ("adaptive" if config.get("adaptive_target") is not None
+    adaptive = (config.get("adaptive_target") is not None
+                or config.get("adaptive_until") == "difference")
+    mode = selection.get("mode") or ("adaptive" if adaptive
                                      else "sample" if config.get("sample") else "all")
     if mode == "adaptive":
         used = header.get("adaptive") if isinstance(header.get("adaptive"), dict) else {}

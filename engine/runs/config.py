@@ -92,6 +92,7 @@ class RunConfig:
     sample: int | None = None
     seed: int = 0
     adaptive_target: float | None = None
+    adaptive_until: str | None = None     # 'precision' (default) or 'difference'
     adaptive_batch: int | None = None
     budget: int | None = None
     max_tokens: int = 64
@@ -158,6 +159,12 @@ class RunConfig:
                 raise ConfigError(f"adaptive_target: expected a CI half-width between 0 and 1 "
                                   f"(e.g. 0.03), got {target!r}")
             self.adaptive_target = float(target)
+        if self.adaptive_until not in (None, "precision", "difference"):
+            raise ConfigError(f"adaptive_until: expected 'precision' or 'difference', got "
+                              f"{self.adaptive_until!r}")
+        if self.adaptive_until == "difference" and len(self.generators) < 2:
+            raise ConfigError("adaptive_until 'difference': needs two generators (it samples "
+                              "until the second one's EM difference from the first is decided)")
         try:
             resolve_definitions(None, **self.definition_choices())
         except DefinitionError as exc:
@@ -186,7 +193,7 @@ class RunConfig:
 
     @property
     def adaptive(self) -> bool:
-        return self.adaptive_target is not None
+        return self.adaptive_target is not None or self.adaptive_until == "difference"
 
     def identity(self) -> dict:
         """The fields that decide what every item of the run is (compared on resume)."""

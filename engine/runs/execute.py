@@ -49,7 +49,7 @@ from engine.runs.header import identity_json, record_generator, start_session
 from engine.runs.plan import Plan, PlanItem
 from engine.runs.prompting import (PromptTooLong, context_rowids, fit_prompt, generation_key,
                                    load_chunks, load_queries, params_json, sampling_params)
-from engine.runs.sampling import ci_half_widths
+from engine.runs.sampling import ci_half_widths, difference_interval
 from engine.store import Store
 from models.base import ContextOverflow
 
@@ -119,7 +119,9 @@ class _Runner(Job):
             self._run_batch(queries)
             if self.config.adaptive:
                 if self._precise_enough():
-                    self.stop_reason = "target reached"
+                    self.stop_reason = ("difference decided"
+                                        if self.config.adaptive_until == "difference"
+                                        else "target reached")
                     break
                 if number == len(batches):
                     self.stop_reason = ("budget spent" if len(self.plan.queries)
@@ -386,11 +388,27 @@ class _Runner(Job):
 
     def _precise_enough(self) -> bool:
         labels = rows.loose_labels(self.store, self.run_id)
+        if self.config.adaptive_until == "difference":
+            return self._difference_decided(labels)
         self.half_widths = ci_half_widths(labels, seed=self.config.seed)
         widest = max(self.half_widths.values(), default=float("inf"))
         self.emit(force=True, message=f"{self.queries_used} queries: widest 95% CI half-width "
                                        f"{widest:.3f} (target {self.config.adaptive_target})")
         return widest < self.config.adaptive_target
+
+    def _difference_decided(self, labels) -> bool:
+        a, b = (s.label for s in self.plan.systems[:2])
+        found = difference_interval(labels, a, b, seed=self.config.seed)
+        if found["difference"] is None:
+            return False
+        self.half_widths = {f"{b} - {a} | em_loose": (found["hi"] - found["lo"]) / 2}
+        self.header.setdefault("adaptive_difference", {}).update(
+            {"a": a, "b": b, **{k: found[k] for k in ("difference", "lo", "hi", "n")}})
+        verdict = "decided" if found["decided"] else "not decided yet"
+        self.emit(force=True, message=(
+            f"{self.queries_used} queries: {b} − {a} on EM_loose {found['difference']:+.3f} "
+            f"[{found['lo']:+.3f}, {found['hi']:+.3f}] over {found['n']} queries ({verdict})"))
+        return found["decided"]
 
     # ----------------------------------------------------------------------- reporting
 

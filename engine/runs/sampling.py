@@ -19,6 +19,10 @@ intervals the report shows: Clopper–Pearson for these k-of-n rates
 (:func:`engine.stats.intervals`), which never collapses to a point when all items agree
 (20 of 20 context insensitive gives [0.83, 1], not [1, 1]). Sampling stops when every
 half-width is below the target, or the budget is spent.
+
+With ``adaptive_until = "difference"`` the rule is :func:`difference_interval` instead (issue
+16): sample until the paired 95% CI of the second system's EM_loose minus the first's excludes
+0 (the difference is decided, either way), or the budget is spent.
 """
 
 from __future__ import annotations
@@ -107,3 +111,33 @@ def ci_half_widths(labels: Mapping[str, Mapping[str, Mapping[int, int]]],
                 out[f"{system} | {setting} | em_loose"] = (
                     _rate_half_width(list(by_query.values())) if n else math.inf)
     return out
+
+
+def difference_interval(labels: Mapping[str, Mapping[str, Mapping[int, int]]], a: str, b: str,
+                        seed: int = 0, n_boot: int = 2000) -> dict:
+    """System ``b``'s EM_loose minus system ``a``'s, paired by query: each query's difference
+    is the mean over the settings both systems answered (so a query's settings, which are not
+    independent, stay together), and the 95% CI is the paired percentile bootstrap over
+    queries (:func:`engine.results.paired_stats.paired_bootstrap`, the Compare screen's).
+    Returns ``{"difference", "lo", "hi", "n", "decided"}``; ``decided`` when the CI excludes
+    0. No shared query: difference None, not decided."""
+    import numpy as np
+
+    from engine.results.paired_stats import paired_bootstrap
+
+    left, right = labels.get(a, {}), labels.get(b, {})
+    diffs = []
+    queries = sorted({q for by in left.values() for q in by}
+                     & {q for by in right.values() for q in by})
+    for q in queries:
+        pairs = [(left[s][q], right[s][q]) for s in left
+                 if s in right and q in left[s] and q in right[s]]
+        if pairs:
+            diffs.append(sum(y - x for x, y in pairs) / len(pairs))
+    if not diffs:
+        return {"difference": None, "lo": None, "hi": None, "n": 0, "decided": False}
+    column = np.asarray(diffs, dtype=float)[:, None]
+    lo, hi = paired_bootstrap(column, n_boot=n_boot, seed=seed)
+    lo, hi = float(lo[0]), float(hi[0])
+    return {"difference": float(column.mean()), "lo": lo, "hi": hi, "n": len(diffs),
+            "decided": lo > 0 or hi < 0}

@@ -40,8 +40,8 @@ def add_parsers(sub) -> None:
     db_option(p)
     p.add_argument("--resume", metavar="NAME",
                    help="resume the stored run NAME with its own configuration: failed and "
-                        "missing items are asked again (only --threads, --concurrency and "
-                        "--max-errors may change)")
+                        "missing items are asked again (only --threads, --concurrency, "
+                        "--max-errors and the report choices may change)")
     p.add_argument("--config", type=Path, metavar="TOML",
                    help="a run file: dataset, generators, settings, retrievers, ... as keys")
     p.add_argument("--dataset", help="NAME or NAME@VERSION")
@@ -57,6 +57,10 @@ def add_parsers(sub) -> None:
                    help="a seeded sample of N queries, stratified by source and language")
     p.add_argument("--seed", type=int, metavar="S", help="sampling and generation seed (0)")
     p.add_argument("--name", help="run name (default: derived from the configuration)")
+    p.add_argument("--adaptive-until", choices=("precision", "difference"),
+                   help="adaptive sampling stops when every CI is narrow enough (precision, "
+                        "with --adaptive-target) or when the paired CI of the second "
+                        "generator's EM minus the first's excludes 0 (difference)")
     p.add_argument("--adaptive-target", type=float, metavar="W",
                    help="sample until every 95%% CI half-width is below W (e.g. 0.03)")
     p.add_argument("--adaptive-batch", type=int, metavar="N",
@@ -104,8 +108,10 @@ def _canonical_generators(names: str | None) -> str | None:
     return ",".join(out)
 
 
-_RESUME_KEEPS = ("threads", "concurrency", "max_errors")
-"""What ``--resume`` may change: settings outside the run's identity."""
+_RESUME_KEEPS = ("threads", "concurrency", "max_errors", "parity", "gold", "language_rule",
+                 "language_detector")
+"""What ``--resume`` may change: settings outside the run's identity (how many requests, and
+the recorded report choices)."""
 
 
 def _resumed_config(args, store):
@@ -118,15 +124,16 @@ def _resumed_config(args, store):
              if key in _CONFIG_FLAGS and value not in (None, False)]
     if given:
         raise CliError(f"--resume {args.resume} takes the run's stored configuration; drop "
-                       f"{', '.join(given)} (only --threads, --concurrency and --max-errors "
-                       "may change)")
+                       f"{', '.join(given)} (only --threads, --concurrency, --max-errors and "
+                       "the report choices --parity/--gold/--language-* may change)")
     stored = load_run(store, args.resume).config
     return RunConfig.from_dict(stored, **{k: getattr(args, k) for k in _RESUME_KEEPS})
 
 
 _CONFIG_FLAGS = ("config", "dataset", "generator", "settings", "retriever", "reranker",
                  "rerank_depth", "template", "sample", "seed", "name", "adaptive_target",
-                 "adaptive_batch", "budget", "max_tokens", "n_ctx", "force_new")
+                 "adaptive_until", "adaptive_batch", "budget", "max_tokens", "n_ctx",
+                 "force_new")
 
 
 def _config(args, store=None):
@@ -139,6 +146,7 @@ def _config(args, store=None):
                  "reranker": args.reranker, "rerank_depth": args.rerank_depth,
                  "template": args.template, "sample": args.sample, "seed": args.seed,
                  "name": args.name, "adaptive_target": args.adaptive_target,
+                 "adaptive_until": args.adaptive_until,
                  "adaptive_batch": args.adaptive_batch, "budget": args.budget,
                  "max_tokens": args.max_tokens, "n_ctx": args.n_ctx, "threads": args.threads,
                  "concurrency": args.concurrency, "max_errors": args.max_errors,
@@ -219,9 +227,11 @@ def _dry_run(store, plan, as_json: bool) -> int:
     print(f"  dataset {plan.dataset}: {plan.first_batch} of {plan.dataset_queries} queries "
           f"({selection})")
     if c.adaptive:
-        print(f"  adaptive: batches of {plan.batch_size} queries until every 95% CI half-width "
-              f"< {c.adaptive_target}, at most {len(plan.queries)} queries "
-              f"({plan.max_count} items)")
+        until = (f"the paired 95% CI of {plan.systems[1].label} − {plan.systems[0].label} "
+                 "(EM_loose) excludes 0" if c.adaptive_until == "difference"
+                 else f"every 95% CI half-width < {c.adaptive_target}")
+        print(f"  adaptive: batches of {plan.batch_size} queries until {until}, at most "
+              f"{len(plan.queries)} queries ({plan.max_count} items)")
     print(f"  systems: {', '.join(s.label for s in plan.systems)}")
     print(f"  settings: {', '.join(plan.settings)}")
     print(f"  items: {plan.count} ({plan.first_batch} queries × {len(plan.systems)} "

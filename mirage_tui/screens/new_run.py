@@ -434,9 +434,11 @@ def plan_summary(plan, guess: dict) -> str:
              f"system{'s' if systems != 1 else ''} × {settings} "
              f"setting{'s' if settings != 1 else ''} · {selection}"]
     if c.adaptive:
-        lines.append(f"Adaptive: batches of {plan.batch_size} queries until every 95% CI "
-                     f"half-width is below {c.adaptive_target}, at most {len(plan.queries)} "
-                     f"queries ({plan.max_count} items)")
+        until = ("the paired CI of the second generator's EM minus the first's excludes 0"
+                 if c.adaptive_until == "difference"
+                 else f"every 95% CI half-width is below {c.adaptive_target}")
+        lines.append(f"Adaptive: batches of {plan.batch_size} queries until {until}, at most "
+                     f"{len(plan.queries)} queries ({plan.max_count} items)")
     speeds = "; ".join(
         f"{name} {g['gen_tps']:.0f} tok/s "
         f"{'measured here' if g['speed'].startswith('measured') else 'assumed'}"

@@ -390,3 +390,43 @@ def test_adaptive_sampling_stops_at_the_target_and_reuses_batches(demo):
     plan2, spent = run(demo, tight)
     assert spent.stop_reason == "budget spent" and spent.queries == 25
     assert plan2.queries[:10] == plan.queries[:10]
+
+
+def test_adaptive_until_the_paired_difference_is_decided(demo):
+    """``adaptive_until="difference"`` (issue 16): sample batches until the paired 95% CI of
+    the second system's EM minus the first's excludes 0, or the budget is spent."""
+    answers = [a for (text,) in demo.query("SELECT answers FROM queries")
+               for a in json.loads(text)]
+
+    class Knows(FakeGenerator):           # every gold answer of the pool: always right
+        def generate(self, messages, params):
+            generation = super().generate(messages, params)
+            generation.text = " ".join(answers)
+            return generation
+
+    class Dunno(FakeGenerator):           # never right
+        def generate(self, messages, params):
+            generation = super().generate(messages, params)
+            generation.text = "I don't know"
+            return generation
+
+    cfg = config(generators=["dunno", "knows"], sample=None, adaptive_until="difference",
+                 adaptive_batch=10, budget=40, name="diff")
+    _, decided = run(demo, cfg, {"dunno": Dunno("dunno"), "knows": Knows("knows")})
+    assert decided.status == "done" and decided.stop_reason == "difference decided"
+    assert decided.queries == 10                                 # the first batch decides it
+    header = json.loads(demo.query("SELECT header FROM runs WHERE name = 'diff'")[0][0])
+    found = header["adaptive_difference"]
+    assert (found["a"], found["b"], found["n"]) == ("dunno/mirage@1", "knows/mirage@1", 10)
+    assert found["difference"] == 1.0 and found["lo"] > 0
+    assert header["adaptive"]["stop_reason"] == "difference decided"
+
+    # two systems that answer alike never decide: the budget is spent
+    same = config(generators=["fake-a", "fake-b"], sample=None, adaptive_until="difference",
+                  adaptive_batch=10, budget=30, name="same")
+    _, spent = run(demo, same, {"fake-a": FakeGenerator("fake-a"),
+                                "fake-b": FakeGenerator("fake-b")})
+    assert spent.stop_reason == "budget spent" and spent.queries == 30
+
+    with pytest.raises(ConfigError, match="needs two generators"):
+        config(sample=None, adaptive_until="difference")
