@@ -71,9 +71,10 @@ class WatchdogTimeout(TransientModelError):
 def is_transient(exc: BaseException) -> bool:
     """Whether sending the same request again may succeed: a TransientModelError, an HTTP
     status 429 or 5xx (an exception with ``status``), or (anywhere in its cause chain) a
-    refused, reset or dropped connection or a timeout. The HTTP generator raises
-    TransientModelError for these itself once endpoints land; the chain walk covers the
-    ModelErrors it raised before."""
+    refused, reset or dropped connection or a timeout. The project's own backends
+    (``models.http``, the model host's client) raise TransientModelError for these
+    themselves; the status and chain checks cover a generator that only lets the transport's
+    own exception through (a user's adapter, a test double)."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
