@@ -73,18 +73,59 @@ def _systems(items: Iterable[ItemRecord]) -> list[str]:
     return sorted({i.system for i in items})
 
 
-def _choose(run: RunInfo, systems: list[str], wanted: str | None, other: str | None) -> str:
+def _default_system(systems: list[str], wanted: str | None, other: str | None) -> str | None:
+    """The side's system when it need not be asked for: the named one, the other side's when
+    this run has it too, the only one; None when it must be chosen."""
     if wanted is not None:
-        if wanted not in systems:
-            raise PairingError(f"run {run.name!r} has no system {wanted!r} "
-                               f"(it has: {', '.join(systems) or 'none'})")
         return wanted
     if other in systems:
         return other
-    if len(systems) == 1:
-        return systems[0]
-    raise PairingError(f"run {run.name!r} has {len(systems)} systems; say which as "
-                       f"{run.name}:SYSTEM ({', '.join(systems)})")
+    return systems[0] if len(systems) == 1 else None
+
+
+def _choose(run: RunInfo, systems: list[str], wanted: str | None, other: str | None) -> str:
+    if wanted is not None and wanted not in systems:
+        raise PairingError(f"run {run.name!r} has no system {wanted!r} "
+                           f"(it has: {', '.join(systems) or 'none'})")
+    chosen = _default_system(systems, wanted, other)
+    if chosen is None:
+        raise PairingError(f"run {run.name!r} has {len(systems)} systems; say which as "
+                           f"{run.name}:SYSTEM ({', '.join(systems)})")
+    return chosen
+
+
+def _sides(a_spec: str, b_spec: str, sys_a: list[str], sys_b: list[str]):
+    """Both sides' (run, wanted system) and what each side's default depends on (pair's rule:
+    two systems of one run pair with each other; a side takes the other side's system when it
+    has it)."""
+    (ra, sa), (rb, sb) = parse_side(a_spec), parse_side(b_spec)
+    if rb == ra and sa is None and sb is None and len(sys_a) == 2:
+        sa, sb = sys_a
+    return ra, sa, rb, sb
+
+
+def system_choice(store, a_spec: str, b_spec: str) -> tuple[str, str, list[str]] | None:
+    """What must be asked before A and B can be paired: ``("a" or "b", run, its systems)``
+    for the first side whose run has several systems and none that follows from the other
+    side; None when :func:`pair` can go ahead (it may still fail, e.g. on no shared items).
+    Reads only the runs' systems (one aggregate query each)."""
+    from engine.results.records import run_settings
+
+    (ra, _), (rb, _) = parse_side(a_spec), parse_side(b_spec)
+    run_a = load_run(store, ra)
+    run_b = run_a if rb == ra else load_run(store, rb)
+    sys_a = sorted(run_settings(store, run_a.id))
+    sys_b = sys_a if run_b is run_a else sorted(run_settings(store, run_b.id))
+    ra, sa, rb, sb = _sides(a_spec, b_spec, sys_a, sys_b)
+    a_system = _default_system(sys_a, sa, sb or (sys_b[0] if len(sys_b) == 1 else None))
+    if a_system is None:
+        return "a", ra, sys_a
+    b_system = _default_system(sys_b, sb, a_system if sa is not None or len(sys_a) == 1
+                               else None)
+    if b_system is None:
+        others = [s for s in sys_b if not (run_b is run_a and s == a_system)]
+        return "b", rb, others
+    return None
 
 
 @dataclass
@@ -110,14 +151,13 @@ class Pairing:
 
 def pair(store, a_spec: str, b_spec: str) -> Pairing:
     """Load both sides and keep the items both generated (not failed, not pending)."""
-    (ra, sa), (rb, sb) = parse_side(a_spec), parse_side(b_spec)
+    (ra, _), (rb, _) = parse_side(a_spec), parse_side(b_spec)
     run_a = load_run(store, ra)
     run_b = run_a if rb == ra else load_run(store, rb)
     all_a = load_items(store, run_a)
     all_b = all_a if run_b is run_a else load_items(store, run_b)
     sys_a, sys_b = _systems(all_a), _systems(all_b)
-    if run_b is run_a and sa is None and sb is None and len(sys_a) == 2:
-        sa, sb = sys_a
+    ra, sa, rb, sb = _sides(a_spec, b_spec, sys_a, sys_b)
     a_system = _choose(run_a, sys_a, sa, sb or (sys_b[0] if len(sys_b) == 1 else None))
     b_system = _choose(run_b, sys_b, sb, a_system if sa is not None or len(sys_a) == 1 else None)
     if run_a is run_b and a_system == b_system:

@@ -109,7 +109,8 @@ class CompareScreen(BaseScreen):
     def on_mount(self) -> None:
         self.sub_title = f"compare · {self.a} vs {self.b}"
         rows = self.query_one("#cmp-rows", DataTable)
-        for label in ("metric", "setting", "n", "A", "B", "Δ bar (CI)", "Δ [95% CI]", "p",
+        # Δ with its CI right after A and B, so that it shows at 80 columns too
+        for label in ("metric", "setting", "n", "A", "B", "Δ [95% CI]", "Δ bar (CI)", "p",
                       "Holm p", "verdict"):
             rows.add_column(label, key=label)
         flips = self.query_one("#cmp-flips", DataTable)
@@ -136,7 +137,9 @@ class CompareScreen(BaseScreen):
             if ra != rb and sa is None and sb is None:
                 reports = [build_report(store, n, n_boot=200, seed=0).as_json()
                            for n in (ra, rb)]
-                side = styled(comparison_segments(compare_reports(*reports)))
+                # runs of different models have no system in common: the paired rows are it
+                if set(reports[0]["accuracy"]) & set(reports[1]["accuracy"]):
+                    side = styled(comparison_segments(compare_reports(*reports)))
             self.post_message(self.Ready(c, side))
 
     @on(Failed)
@@ -165,8 +168,8 @@ class CompareScreen(BaseScreen):
         for i, r in enumerate(c.rows):
             colour = "green" if r.better > 0 else "red" if r.better < 0 else ""
             rows.add_row(r.metric, r.setting, str(r.n), f"{100 * r.a:.1f}", f"{100 * r.b:.1f}",
-                         delta_bar(r.delta, r.lo, r.hi, scale),
-                         f"{points(r.delta)} [{points(r.lo)}, {points(r.hi)}]", p_text(r.p),
+                         f"{points(r.delta)} [{points(r.lo)}, {points(r.hi)}]",
+                         delta_bar(r.delta, r.lo, r.hi, scale), p_text(r.p),
                          p_text(r.p_holm), Text(r.verdict, style=colour), key=str(i))
         flips = self.query_one("#cmp-flips", DataTable)
         flips.clear()

@@ -26,6 +26,7 @@ from engine.results.comparison import (RunRow, compare_reports, comparison_segme
                                        run_rows, summary_segments)
 from engine.results.text import short_setting
 from mirage_tui.dialogs.export_run import ExportRunScreen
+from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.widgets.segments import ROLE_STYLES, styled  # noqa: F401 (re-exported)
 from mirage_tui.widgets.tables import highlighted_key
@@ -75,6 +76,13 @@ class RunsScreen(BaseScreen):
     class SummaryReady(Message):
         generation: int
         text: Text
+
+    @dataclass
+    class SidesPaired(Message):
+        """A and B, and the side still to choose (``system_choice``), if any."""
+        a: str
+        b: str
+        choice: tuple[str, str, list[str]] | None
 
     @dataclass
     class Exported(Message):
@@ -198,10 +206,40 @@ class RunsScreen(BaseScreen):
             self.notify("Mark a run with space, then highlight another and press c.",
                         timeout=4)
             return
-        from mirage_tui.screens.compare import CompareScreen
+        self.pair_sides(store, self.marked, name)
 
-        # the paired comparison on shared items, with the runs side by side below (issue 16)
-        self.app.push_screen(CompareScreen(self.marked, name))
+    @work(thread=True, exclusive=True, exit_on_error=False, group="run-compare",
+          name="pair two runs")
+    def pair_sides(self, store, a: str, b: str) -> None:
+        """Whether a side must be asked for (its run has several systems, none of them the
+        other side's): then the pick-system dialog, else the Compare screen."""
+        from engine.results.paired import system_choice
+
+        with self.worker_errors("the comparison", store):
+            self.post_message(self.SidesPaired(a, b, system_choice(store, a, b)))
+
+    @on(SidesPaired)
+    def _sides_paired(self, message: SidesPaired) -> None:
+        a, b, choice = message.a, message.b, message.choice
+        if choice is None:
+            from mirage_tui.screens.compare import CompareScreen
+
+            # the paired comparison on shared items, across runs and models (issues 16, 18)
+            self.app.push_screen(CompareScreen(a, b))
+            return
+        side, run, systems = choice
+        other = b if side == "a" else a
+
+        def picked(system: str | None) -> None:
+            store = self.store
+            if system is None or store is None:
+                return
+            spec = f"{run}:{system}"
+            self.pair_sides(store, *((spec, b) if side == "a" else (a, spec)))
+
+        self.app.push_screen(PickSystemScreen(
+            systems, f"{run} has {len(systems)} systems; compare which "
+                     f"{'(A)' if side == 'a' else '(B)'} with {other}?"), picked)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-summary",
           name="run report")
@@ -284,7 +322,7 @@ class RunsScreen(BaseScreen):
 
     @on(WorkerFailed)
     def _failed(self, message: WorkerFailed) -> None:
-        if message.what in ("the runs", "the report"):
+        if message.what in ("the runs", "the report", "the comparison"):
             self._show(Text(f"Could not load {message.what}: {message.error}"))
         self.app.notify(message.error, title=f"Could not do {message.what}"
                         if message.what == "the export" else f"Could not load {message.what}",

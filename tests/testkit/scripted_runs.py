@@ -89,10 +89,12 @@ class ScriptedGenerator(ScriptedModel):
                           finish_reason="stop", device="cpu", prompt_text=text)
 
 
-def make_run(store: Store, name: str) -> list[int]:
-    """Plan and execute run ``name`` with its scripted generators; returns its query rowids
-    in plan order."""
-    labels = LABELS[name]
+def make_run(store: Store, name: str, labels: dict | None = None,
+             at: str | None = None) -> list[int]:
+    """Plan and execute run ``name`` with its scripted generators (``labels``, default
+    ``LABELS[name]``; created and updated ``at``, default ``FIXED_TIME[name]``); returns its
+    query rowids in plan order."""
+    labels = labels or LABELS[name]
     cfg = RunConfig(dataset="demo", generators=list(labels), settings=["base", "oracle", "mixed"],
                     sample=6, name=name)
     plan = plan_run(store, cfg, check_models=False)
@@ -107,7 +109,7 @@ def make_run(store: Store, name: str) -> list[int]:
     assert summary.status == "done", summary
     with store.write() as db:  # no clocks in snapshots
         db.conn.execute("UPDATE runs SET created_at = ?, updated_at = ? WHERE name = ?",
-                        (FIXED_TIME[name], FIXED_TIME[name], name))
+                        (at or FIXED_TIME[name], at or FIXED_TIME[name], name))
     return queries
 
 

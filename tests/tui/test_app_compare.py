@@ -40,7 +40,8 @@ async def test_compare_screen_two_systems_of_one_run(workspace, tmp_path, monkey
         rows = screen.query_one("#cmp-rows", DataTable)
         first = [str(c) for c in rows.get_row_at(0)]
         assert first[:5] == ["em_loose", "base", "6", "33.3", "16.7"]
-        assert "┼" in first[5] and "●" in first[5]       # the CI crosses 0
+        assert first[5].startswith("+") or first[5].startswith("-")   # Δ [95% CI]
+        assert "┼" in first[6] and "●" in first[6]       # the CI crosses 0
         flips = screen.query_one("#cmp-flips", DataTable)
         assert flips.row_count == 6
         more = text_of(screen.query_one("#cmp-more", Static))
