@@ -104,6 +104,13 @@ def list_datasets(store: Store, latest_only: bool = False) -> list[DatasetSummar
     return [_summary(store, r) for r in rows]
 
 
+def datasets_fingerprint(store: Store) -> tuple:
+    """What changes whenever a dataset is imported, replaced or removed: one aggregate over
+    the dataset rows, for screens that poll for changes."""
+    return tuple(store.query("SELECT COUNT(*), MAX(id), TOTAL(id), MAX(created_at) "
+                             "FROM datasets")[0])
+
+
 def get_dataset(store: Store, ref: str) -> DatasetSummary:
     dataset_id = resolve(store, ref)
     row = store.query(

@@ -122,6 +122,17 @@ def known_runs(store: Store) -> list[str]:
     return [r[0] for r in store.query("SELECT name FROM runs ORDER BY created_at, name")]
 
 
+def runs_fingerprint(store: Store) -> tuple:
+    """What changes whenever the run list or a run's progress does (a run added, removed or
+    renamed, a status or an item stored): one aggregate over the runs and their counters, for
+    screens that poll for changes."""
+    row = store.query(
+        "SELECT COUNT(*), MAX(r.id), MAX(r.updated_at), GROUP_CONCAT(r.status), "
+        "TOTAL(c.items), TOTAL(c.errors), GROUP_CONCAT(r.name) "
+        "FROM runs r LEFT JOIN run_counts c ON c.run_id = r.id")[0]
+    return tuple(row)
+
+
 def load_run(store: Store, name: str) -> RunInfo:
     """The run called ``name``; :class:`RunNotFound` (listing the known runs) otherwise."""
     rows = store.query(

@@ -391,6 +391,24 @@ def m007_human_labels(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration
+def m008_model_checks(db: sqlite_utils.Database) -> None:
+    """The model checks made here (:mod:`engine.model_checks`): the Models screen shows each
+    model's latest after a relaunch (issue 18)."""
+    db.executescript(
+        """
+        CREATE TABLE model_checks (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,            -- the name the check was asked for (catalog, spec)
+            ok INTEGER NOT NULL,
+            result TEXT NOT NULL,          -- JSON: models.check.check_model's dict
+            checked_at TEXT NOT NULL
+        );
+        CREATE INDEX model_checks_name ON model_checks (name, id);
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

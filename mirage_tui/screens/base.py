@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 STORE_RETRY = 0.25
 """Seconds before a screen asks again for the store while the workspace is opening."""
 
+WATCH_INTERVAL = 1.0
+"""Seconds between two looks at the store by a screen that follows it (:meth:`watch_store`)."""
+
 
 def report_worker_error(event: Worker.StateChanged) -> None:
     """The safety net: a worker that raised anyway becomes an error notification.
@@ -92,6 +95,30 @@ class WorkbenchAccess:
         if store is None:
             self.set_timer(STORE_RETRY, retry)  # type: ignore[attr-defined]
         return store
+
+    def watch_store(self, fingerprint: Callable[[Store], object], changed: Callable[[], object],
+                    interval: float = WATCH_INTERVAL) -> None:
+        """Keep the screen live: every ``interval`` seconds while it is shown, read
+        ``fingerprint(store)`` (an engine function: one small aggregate query, cheaper than a
+        worker) and call ``changed()`` when it differs from the last one read, so that what
+        another process or the app's own run wrote appears without a key. The first look
+        counts as a change (what was written between the screen's first load and it), and a
+        screen shown again after a while catches up at its next look."""
+        seen: list[object] = []
+
+        def look() -> None:
+            store = self.store
+            if store is None or not self.is_current:  # type: ignore[attr-defined]
+                return
+            try:
+                value = fingerprint(store)
+            except Exception:  # noqa: BLE001 - a busy or odd store: look again next time
+                return
+            if not seen or seen[0] != value:
+                changed()
+            seen[:] = [value]
+
+        self.set_interval(interval, look)  # type: ignore[attr-defined]
 
     def start_run(self, config: RunConfig) -> bool:
         workbench = self.workbench

@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import Worker
 
 from mirage_tui.commands import PaletteCommand
-from mirage_tui.screens.base import BaseScreen
+from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.widgets.tables import highlighted_key
 from models.catalog import CatalogEntry, endpoint_entries, format_size, list_models
 
@@ -105,6 +105,7 @@ class ModelsScreen(BaseScreen):
     @dataclass
     class Loaded(Message):
         entries: list[CatalogEntry]
+        checks: dict[str, dict]        # each model's latest stored check
 
     @dataclass
     class Checked(Message):
@@ -147,14 +148,29 @@ class ModelsScreen(BaseScreen):
           name="read the model catalog")
     def load_catalog(self) -> None:
         try:
-            self.post_message(self.Loaded(list_models() + endpoint_entries()))
+            entries = list_models() + endpoint_entries()
         except Exception as exc:  # noqa: BLE001 - an unreadable folder must not crash the app
             self.post_message(self.Failed(f"{type(exc).__name__}: {exc}"))
+            return
+        checks: dict[str, dict] = {}
+        store = self.store
+        if store is not None:
+            from engine.model_checks import latest_model_checks
+
+            try:
+                checks = latest_model_checks(store)
+            except Exception as exc:  # noqa: BLE001 - the catalog shows without them
+                self.post_message(self.Failed(f"the stored checks: {type(exc).__name__}: "
+                                              f"{exc}"))
+            finally:
+                store.close()
+        self.post_message(self.Loaded(entries, checks))
 
     def on_models_screen_loaded(self, message: Loaded) -> None:
         table = self.query_one("#models", DataTable)
         keep = self._highlighted()
         self.entries = {}
+        self.checks = {**message.checks, **self.checks}    # this session's are as new
         table.clear()
         for e in message.entries:
             if e.kind == "endpoint" and e.name in self.entries:   # say which: a spec
@@ -213,7 +229,10 @@ class ModelsScreen(BaseScreen):
         if self.checking == entry.name:
             lines.append("checking: loading the model and timing a short job…")
         elif entry.name in self.checks:
-            lines.append(check_details(self.checks[entry.name]))
+            check = self.checks[entry.name]
+            when = check.get("checked_at")
+            lines.append(check_details(check) + (f"\n(checked {when.replace('T', ' ')[:16]} "
+                                                 "UTC; c checks again)" if when else ""))
         elif entry.installed:
             lines.append("c loads it and times a short job (speed, load time, device).")
         detail.update("\n".join(lines))
@@ -250,21 +269,30 @@ class ModelsScreen(BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="model-check",
           name="check a model")
     def run_check(self, name: str, threads: int | None) -> None:
+        from engine.model_checks import record_model_check
         from models.check import check_model
 
-        self.post_message(self.Checked(name, check_model(name, n_threads=threads)))
+        result = check_model(name, n_threads=threads)
+        store = self.store
+        if store is not None:   # the latest check outlives the session
+            with self.worker_errors("the check's record", store):
+                record_model_check(store, name, result)
+        self.post_message(self.Checked(name, result))
 
     def on_models_screen_checked(self, message: Checked) -> None:
         self.checking = None
         self.checks[message.name] = message.result
         self._set_check_cell(message.name)
         self._show_detail()
+        # a success is in the row and the panel; a toast would cover the panel's own line
         if not message.result.get("ok"):
             self.notify(str(message.result.get("error")), title=f"{message.name} failed",
-                        severity="error", markup=False, timeout=15)
-        else:
-            self.notify(f"{message.name}: {check_summary(message.result)}",
-                        title="Model check", markup=False, timeout=5)
+                        severity="error", markup=False, timeout=8)
+
+    @on(WorkerFailed)
+    def _worker_failed(self, message: WorkerFailed) -> None:
+        self.notify(message.error, title=f"Could not store {message.what}", severity="error",
+                    markup=False, timeout=8)
 
     def _set_check_cell(self, name: str) -> None:
         table = self.query_one("#models", DataTable)

@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments,
                                        run_rows, summary_segments)
+from engine.results.records import runs_fingerprint
 from engine.results.text import short_setting
 from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.dialogs.pick_system import PickSystemScreen
@@ -115,6 +116,8 @@ class RunsScreen(BaseScreen):
             table.add_column(label, key=label)
         table.focus()
         self.action_refresh()
+        # live: a run going here or in another process, a run added from the CLI
+        self.watch_store(runs_fingerprint, self.action_refresh)
 
     def action_refresh(self) -> None:
         store = self.store_or_retry(self.action_refresh)
@@ -142,7 +145,8 @@ class RunsScreen(BaseScreen):
             return
         if keep in self.runs:
             table.move_cursor(row=table.get_row_index(keep))
-        self._show(Text("Enter shows the highlighted run's summary. " + KEYS))
+        if self.generation == 0:     # no summary asked for yet (the keys are on the line above)
+            self._show(Text("Enter shows the highlighted run's summary."))
 
     def _cells(self, r: RunRow) -> list[Text]:
         def clip(text: str, width: int) -> str:

@@ -19,7 +19,8 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from engine.datasets.catalog import DatasetSummary, list_datasets, list_queries
+from engine.datasets.catalog import (DatasetSummary, datasets_fingerprint, list_datasets,
+                                     list_queries)
 from engine.datasets.importing import ImportResult
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.dialogs.import_dataset import ImportDatasetScreen
@@ -104,6 +105,8 @@ class DatasetsScreen(BaseScreen):
         self._reset_queries_table()
         self.watch(queries, "scroll_y", self._queries_scrolled, init=False)
         table.focus()
+        # live: a dataset imported from the command line appears without r
+        self.watch_store(datasets_fingerprint, self.action_refresh_datasets)
 
     # ------------------------------------------------------------------ datasets
 
