@@ -44,6 +44,10 @@ from mirage_tui.widgets.estimates import duration
 
 SCREENS = Binding.Group("Screens", compact=True)
 
+NOTE_SECONDS = {"information": 5.0, "warning": 6.0, "error": 10.0}
+"""The longest a notification stays, by severity (issue 18: none covers content for 30 s);
+errors stay longest. What describes a screen's content goes on the screen, not in a toast."""
+
 
 class MirageApp(ScreenNavigation):
     """A local RAG-evaluation workbench."""
@@ -126,6 +130,13 @@ class MirageApp(ScreenNavigation):
     def on_mount(self) -> None:
         self.open_store()
 
+    def notify(self, message: str, *, title: str = "", severity="information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every notification of the app, its time on screen capped by :data:`NOTE_SECONDS`."""
+        cap = NOTE_SECONDS.get(severity, NOTE_SECONDS["warning"])
+        super().notify(message, title=title, severity=severity, markup=markup,
+                       timeout=cap if timeout is None else min(timeout, cap))
+
     @property
     def datasets_screen(self) -> DatasetsScreen | None:
         return self.mode_screen("datasets", DatasetsScreen)
@@ -159,22 +170,26 @@ class MirageApp(ScreenNavigation):
         self.store = message.store
         self.has_runs = message.runs > 0
         demo = message.demo
+        # the welcome goes on the Datasets screen, above what it describes, not over it
+        lines = []
         if demo is not None and demo.outcome == "imported":
             counts = demo.counts
-            self.notify(f"Imported demo pool: {counts.get('queries', 0)} queries, "
-                        f"{counts.get('chunks', 0)} chunks. Press Enter on a dataset to "
-                        "browse it, i to import your own.", title="Welcome", timeout=8)
+            lines.append(f"Welcome: the demo pool is imported ({counts.get('queries', 0)} "
+                         f"queries, {counts.get('chunks', 0)} chunks). Enter on a dataset "
+                         "browses it, i imports your own.")
+        if not message.resumable and not self.has_runs:
+            lines.append(f"No runs yet: g runs a quick comparison ({' vs '.join(QUICK_GENERATORS)}"
+                         f" on {QUICK_SAMPLE} demo queries: base, oracle, mixed, "
+                         f"{QUICK_RETRIEVER} retrieval @1/3/5; a few minutes on two cores), "
+                         "n configures a run.")
         screen = self.datasets_screen
         if screen is not None:
+            screen.show_welcome("\n".join(lines))
             screen.action_refresh_datasets()
+        elif lines:
+            self.notify(" ".join(lines), title="Welcome", markup=False)
         if message.resumable:
             self.offer_resume(message.resumable[0], len(message.resumable))
-        elif not self.has_runs:
-            self.notify(
-                f"No runs yet. Press g for a quick comparison: {' vs '.join(QUICK_GENERATORS)} "
-                f"on {QUICK_SAMPLE} demo queries (base, oracle, mixed, {QUICK_RETRIEVER} "
-                "retrieval @1/3/5), a few minutes on two cores. Or n to configure a run.",
-                title="Quick comparison", timeout=20, markup=False)
         self.refresh_bindings()
 
     def on_mirage_app_store_failed(self, message: StoreFailed) -> None:

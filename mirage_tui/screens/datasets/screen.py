@@ -84,6 +84,7 @@ class DatasetsScreen(BaseScreen):
         datasets = DataTable(id="datasets", cursor_type="row", zebra_stripes=True)
         datasets.border_title = "Datasets"
         yield datasets
+        yield Static("", id="datasets-welcome", markup=False)
         with Vertical(id="queries-pane"):
             with Horizontal(id="query-filters"):
                 yield Input(placeholder="search questions and ids  (/)", id="query-search",
@@ -187,6 +188,13 @@ class DatasetsScreen(BaseScreen):
                                     for lang, n in dataset.languages.items()])
         self.query_one("#queries", DataTable).border_title = Text(f"Queries of {dataset.label}")
         self.reload_queries()
+
+    def show_welcome(self, text: str) -> None:
+        """The first launch's hints, on a line of their own under the datasets (the app
+        calls this once the workspace is open); nothing shown when ``text`` is empty."""
+        welcome = self.query_one("#datasets-welcome", Static)
+        welcome.update(text)
+        welcome.display = bool(text)
 
     def show_store_error(self, error: str) -> None:
         self._set_status(f"No workspace: {error}")
