@@ -1,21 +1,35 @@
 """The command palette: verb-first commands (``noun: verb``) for everything the keys do,
-after posting's.
+after posting's; every command of the app, from any screen, each with the screen it opens or
+belongs to ("runs: export… — Runs").
 
 Commands are declared beside what owns them, as class data (:class:`PaletteCommand`): the
-app's ``PALETTE`` holds the global ones, a screen's ``PALETTE`` those that make sense only on
-that screen. The palette lists the app's commands, each run on the current screen when the
-screen has the action itself (Live run cancels and resumes its own run), else on the app;
-the current screen's own commands follow the app command whose action the screen names in
-``PALETTE_AFTER`` (at the end when it names none), so the list reads noun by noun.
+app's ``PALETTE`` holds the global ones, a screen's ``PALETTE`` those of that screen. The
+palette lists the app's commands, every main screen's (the modes of
+:data:`mirage_tui.navigation.MODE_SCREENS`, whether shown yet or not) and the current
+screen's own when it is a pushed one (a query, the Inspector: they need what opened them).
+A main screen's commands follow the app command whose action the screen names in
+``PALETTE_AFTER`` (at the end when it names none), so the list reads noun by noun. Running a
+main screen's command from another screen goes to that screen first (``run_in_mode``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from importlib import import_module
+from typing import Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.dom import DOMNode
+
+APP = "app"
+"""Where a command that belongs to no screen (quit, the theme, the keys) says it runs."""
+
+ACTION_SCREEN = {"show_datasets": "Datasets", "show_models": "Models", "show_runs": "Runs",
+                 "show_leaderboard": "Leaderboard", "new_run": "New run",
+                 "live_run": "Live run", "quick_comparison": "Live run",
+                 "cancel_run": "Live run", "resume_run": "Live run"}
+"""The screen each of the app's own commands opens (or acts on); the rest say :data:`APP`."""
 
 
 @dataclass(frozen=True)
@@ -27,29 +41,78 @@ class PaletteCommand:
     action: str
 
 
-def palette_entries(screen: DOMNode, app: DOMNode) -> list[tuple[PaletteCommand, DOMNode]]:
-    """The commands offered on ``screen``, in order, each with the node that runs it."""
-    own = [c for c in getattr(screen, "PALETTE", ())
-           if hasattr(screen, f"action_{c.action}")]
-    after = getattr(screen, "PALETTE_AFTER", "")
-    entries: list[tuple[PaletteCommand, DOMNode]] = []
+@dataclass(frozen=True)
+class PaletteEntry:
+    """A command as the palette offers it: where it belongs, and how it runs."""
+
+    command: PaletteCommand
+    where: str                  # the screen's name ("Runs"), or APP
+    run: Callable[[], object]
+
+    @property
+    def title(self) -> str:
+        return f"{self.command.title} — {self.where}"
+
+
+def _has(node, action: str) -> bool:
+    """Whether ``node`` (a screen, its class, the app) has ``action`` (``step(1)``: step)."""
+    return hasattr(node, f"action_{action.partition('(')[0]}")
+
+
+def _mode_classes() -> list[tuple[str, str, type]]:
+    """(mode, the screen's name, its class) of every main screen that can be imported."""
+    from mirage_tui.navigation import MODE_SCREENS
+
+    out = []
+    for mode, (module, name, title) in MODE_SCREENS.items():
+        try:
+            out.append((mode, title, getattr(import_module(module), name)))
+        except (ImportError, AttributeError):   # not in this build: its commands neither
+            continue
+    return out
+
+
+def palette_entries(screen: DOMNode, app: DOMNode) -> list[PaletteEntry]:
+    """Every command the palette offers on ``screen``, in order."""
+    modes = _mode_classes()
+    current_mode = next((m for m, _, kind in modes if type(screen) is kind), None)
+    groups: dict[str, list[PaletteEntry]] = {}
+
+    def add(after: str, entry: PaletteEntry) -> None:
+        groups.setdefault(after, []).append(entry)
+
+    for mode, title, kind in modes:
+        for command in getattr(kind, "PALETTE", ()):
+            if not _has(kind, command.action):
+                continue
+            if mode == current_mode:
+                run = partial(screen.run_action, command.action)
+            else:
+                run = partial(app.run_in_mode, mode, command.action)  # type: ignore[attr-defined]
+            add(getattr(kind, "PALETTE_AFTER", ""), PaletteEntry(command, title, run))
+    if current_mode is None:      # a pushed screen's own (a query, the Inspector …)
+        where = getattr(screen, "PALETTE_NAME", "") or type(screen).__name__.removesuffix(
+            "Screen")
+        for command in getattr(screen, "PALETTE", ()):
+            if _has(screen, command.action):
+                add(getattr(screen, "PALETTE_AFTER", ""),
+                    PaletteEntry(command, where, partial(screen.run_action, command.action)))
+    entries: list[PaletteEntry] = []
     for command in getattr(app, "PALETTE", ()):
-        if hasattr(screen, f"action_{command.action}"):
-            entries.append((command, screen))
-        elif hasattr(app, f"action_{command.action}"):
-            entries.append((command, app))
-        if command.action == after:
-            entries += [(c, screen) for c in own]
-            own = []
-    return entries + [(c, screen) for c in own]
+        node = screen if _has(screen, command.action) else app
+        if _has(node, command.action):
+            entries.append(PaletteEntry(command, ACTION_SCREEN.get(command.action, APP),
+                                        partial(node.run_action, command.action)))
+        entries += groups.pop(command.action, [])
+    return entries + [e for group in groups.values() for e in group]
 
 
 class MirageCommands(Provider):
     """The palette's provider: :func:`palette_entries` of the screen it was opened on."""
 
     def _available(self):
-        for command, node in palette_entries(self.screen, self.app):
-            yield command.title, command.help, partial(node.run_action, command.action)
+        for entry in palette_entries(self.screen, self.app):
+            yield entry.title, entry.command.help, entry.run
 
     async def discover(self) -> Hits:
         for title, help_text, callback in self._available():

@@ -9,12 +9,15 @@ a screen that cannot be imported is a notification, not a crash.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from importlib import import_module
 from typing import TypeVar
 
 from textual.app import App
 from textual.await_complete import AwaitComplete
 from textual.screen import Screen
+from textual.worker import WorkerState
 
 # mode -> (the module that holds its screen, the screen's class, what to call it in messages)
 MODE_SCREENS = {"datasets": ("mirage_tui.screens.datasets", "DatasetsScreen", "Datasets"),
@@ -24,6 +27,9 @@ MODE_SCREENS = {"datasets": ("mirage_tui.screens.datasets", "DatasetsScreen", "D
                                 "Leaderboard"),
                 "new_run": ("mirage_tui.screens.new_run", "NewRunScreen", "New run"),
                 "live": ("mirage_tui.screens.live_run", "LiveRunScreen", "Live run")}
+
+LOAD_WAIT = 5.0
+"""The longest a palette command of another screen waits for that screen's first loads."""
 
 ScreenType = TypeVar("ScreenType", bound=Screen)
 
@@ -42,6 +48,7 @@ class ScreenNavigation(App):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._mode_history: list[str] = []
+        self._switching: AwaitComplete | None = None   # the last switch_mode
 
     def mode_screens(self, mode: str) -> list:
         """The screens of a mode's stack (empty until the mode was first shown)."""
@@ -66,8 +73,32 @@ class ScreenNavigation(App):
                 return False
         self._mode_history = [m for m in self._mode_history if m != self.current_mode]
         self._mode_history.append(self.current_mode)
-        self.switch_mode(mode)
+        self._switching = self.switch_mode(mode)
         return True
+
+    async def run_in_mode(self, mode: str, action: str) -> None:
+        """Go to ``mode``'s screen and run ``action`` there (a palette command of a screen
+        that is not shown): the screens pushed over it are closed first, since the command
+        is that screen's."""
+        if mode != self.current_mode:
+            if not self.go_to(mode):
+                return
+            if self._switching is not None:   # a screen never shown is made and mounted
+                await self._switching
+        stack = self.mode_screens(mode)
+        if not stack:
+            return
+        base = stack[0]
+        while len(self.screen_stack) > 1 and self.screen is not base:
+            await super().pop_screen()
+        # what the screen is loading first (its rows: the command acts on the highlighted
+        # one), then the command, queued behind the messages those loads posted
+        deadline = time.monotonic() + LOAD_WAIT
+        while time.monotonic() < deadline and any(
+                w.node is base and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+                for w in self.workers):
+            await asyncio.sleep(0.02)
+        base.call_later(base.run_action, action)
 
     def action_go_back(self) -> None:
         """Escape: pop a pushed screen, else return to the previous mode."""

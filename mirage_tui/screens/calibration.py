@@ -5,7 +5,7 @@ Enter on one shows the pair, both answers, each person's label and each order's 
 
 Opened from the Leaderboard (``h``) for the arena's judge, or for the newest calibration of any
 judge. ``[`` / ``]`` step to the older / newer stored calibration (of that judge, else of any);
-``n`` starts a new one (:class:`~mirage_tui.dialogs.calibrate.CalibrateScreen` picks judge,
+``j`` starts a new one (:class:`~mirage_tui.dialogs.calibrate.CalibrateScreen` picks judge,
 labels, aspect, orders, sample) as a :class:`~mirage_tui.jobs.JobController` job with live
 progress, ``x`` cancels it (resumable: every verdict is cached), and the new calibration is
 shown when it ends. Escape goes back."""
@@ -22,6 +22,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
+from mirage_tui.commands import PaletteCommand
 from mirage_tui.jobs import MIN_INTERVAL, JobController
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.widgets.safe_text import safe_line, safe_text
@@ -50,12 +51,23 @@ class CalibrationScreen(BaseScreen):
 
     AUTO_FOCUS = "#cal-disagreements"
     BINDINGS = [Binding("escape", "back", "Back"),
-                Binding("n", "new_calibration", "New calibration"),
+                # j as on the Leaderboard (the judge at work); n is New run everywhere
+                Binding("j", "new_calibration", "New calibration"),
                 Binding("x", "cancel_calibration", "Cancel", show=False),
                 Binding("left_square_bracket", "step(-1)", "Older", key_display="[",
                         show=False),
                 Binding("right_square_bracket", "step(1)", "Newer", key_display="]",
                         show=False)]
+
+    PALETTE = (
+        PaletteCommand("calibration: new…", "Calibrate a judge against human labels (j)",
+                       "new_calibration"),
+        PaletteCommand("calibration: cancel", "Stop the calibration job (x)",
+                       "cancel_calibration"),
+        PaletteCommand("calibration: older", "The previous calibration ([)", "step(-1)"),
+        PaletteCommand("calibration: newer", "The next calibration (])", "step(1)"),
+    )
+    PALETTE_AFTER = "show_leaderboard"
 
     DEFAULT_CSS = """
     CalibrationScreen #cal-body { height: 1fr; }
@@ -114,7 +126,7 @@ class CalibrationScreen(BaseScreen):
             if cal is None:
                 who = f"judge {judge!r}" if judge else "any judge"
                 self.post_message(CalibrationLoaded(None, {}, (
-                    f"No calibration of {who} yet: press n to start one (or run mirage-tui "
+                    f"No calibration of {who} yet: press j to start one (or run mirage-tui "
                     "judge calibrate --judge MODEL --labels DATASET), after importing human "
                     "labels (mirage-tui data import FILE); or enter your own verdicts in the "
                     "Inspector (a / e / b).")))
@@ -258,7 +270,7 @@ class CalibrationScreen(BaseScreen):
                 f"({s.judged} judged now, {s.cached} cached)"
                 + (f": {s.message}" if s.message else ""))
         if s.calibration_id is None:
-            line += "; press n again to resume (the verdicts are cached)"
+            line += "; press j again to resume (the verdicts are cached)"
         self.query_one("#cal-job", Static).update(line)
         self.app.notify(line, title="Calibration", markup=False, timeout=10,
                         severity={"done": "information", "failed": "error"}.get(s.status,
@@ -298,4 +310,4 @@ def position_line(cal, listing: list) -> str:
     text = f"{pairs} pairs judged · {cal.created_at[:19].replace('T', ' ')}"
     if len(ids) > 1 and entry is not None:
         text += f" · {ids.index(cal.id) + 1} of {len(ids)} stored ([ older, ] newer)"
-    return text + " · n new calibration"
+    return text + " · j new calibration"

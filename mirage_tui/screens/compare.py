@@ -31,6 +31,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.metrics.adaptability import PATTERN_KEYS
+from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.widgets.segments import styled
 
@@ -69,6 +70,14 @@ class CompareScreen(BaseScreen):
         Binding("escape", "back", "Back"),
         Binding("x", "export", "Export"),
     ]
+
+    PALETTE = (
+        PaletteCommand("compare: export", "Write the comparison as JSON and its items as CSV "
+                       "(x)", "export"),
+        PaletteCommand("compare: inspect the flip", "The Inspector on B's item of the "
+                       "highlighted flip (Enter)", "inspect"),
+    )
+    PALETTE_AFTER = "show_runs"
 
     DEFAULT_CSS = """
     CompareScreen #cmp-verdict { height: auto; padding: 0 1; }

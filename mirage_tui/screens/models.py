@@ -249,6 +249,8 @@ class ModelsScreen(BaseScreen):
         name = self._highlighted()
         entry = self.entries.get(name) if name else None
         if entry is None:
+            self.notify("No model here to check." if not self.entries
+                        else "Highlight a model first.", timeout=3)
             return
         if self.checking is not None:
             self.notify(f"Still checking {self.checking}; one check at a time.", timeout=3)

@@ -59,8 +59,9 @@ class QueryScreen(BaseScreen):
     BINDINGS = [
         Binding("escape", "go_back", "Back"),
         Binding("o", "jump_to_oracle", "Oracle"),
-        Binding("n", "next_query", "Next"),
-        Binding("p", "previous_query", "Previous"),
+        # n is New run on every screen; [ ] step through a list (Calibration, the Inspector)
+        Binding("right_square_bracket", "next_query", "Next", key_display="]"),
+        Binding("left_square_bracket", "previous_query", "Previous", key_display="["),
     ]
 
     PALETTE = (

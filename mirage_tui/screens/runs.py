@@ -26,6 +26,7 @@ from engine.results.comparison import (RunRow, compare_reports, comparison_segme
                                        run_rows, summary_segments)
 from engine.results.records import runs_fingerprint
 from engine.results.text import short_setting
+from mirage_tui.commands import PaletteCommand
 from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
@@ -58,6 +59,23 @@ class RunsScreen(BaseScreen):
         Binding("e", "export", "Export"),
         Binding("r", "refresh", "Refresh"),
     ]
+
+    PALETTE = (
+        PaletteCommand("runs: summary of selected", "The highlighted run's report summary "
+                       "(Enter)", "summary"),
+        PaletteCommand("runs: inspect selected", "The Inspector on the highlighted run (i)",
+                       "inspect"),
+        PaletteCommand("runs: leaderboard of selected",
+                       "The arena leaderboard of the highlighted run (b)", "leaderboard"),
+        PaletteCommand("runs: mark selected", "Mark the highlighted run to compare (space)",
+                       "mark"),
+        PaletteCommand("runs: compare with the mark",
+                       "Compare the highlighted run with the marked one (c)", "compare"),
+        PaletteCommand("runs: export selected…",
+                       "Write the highlighted run's items as JSONL or CSV (e)", "export"),
+        PaletteCommand("runs: refresh", "Read the run list again (r)", "refresh"),
+    )
+    PALETTE_AFTER = "show_runs"
 
     DEFAULT_CSS = """
     RunsScreen #runs { height: auto; max-height: 40%; border-top: round $primary 50%; }

@@ -156,7 +156,7 @@ async def test_open_a_query_shows_its_pool_with_one_oracle(db_path):
 
         await pilot.press("o")
         assert app.focused is oracle
-        await pilot.press("n")  # the next query of the list
+        await pilot.press("right_square_bracket")  # the next query of the list (n: New run)
         await wait_for_workers(pilot)
         second = list_queries(store, "demo@1", limit=2)[1]
         assert text_of(screen.query_one("#query-text", Static)) == second["text"]
@@ -220,7 +220,7 @@ async def test_small_terminal_80x24(db_path):
         await wait_for_workers(pilot)
         assert isinstance(app.screen, QueryScreen)
         assert len(app.screen.query(ChunkCard)) == 5
-        await pilot.press("o", "tab", "pagedown", "p")
+        await pilot.press("o", "tab", "pagedown", "left_square_bracket")
         await wait_for_workers(pilot)
         await pilot.press("escape")
         await pilot.press("slash")

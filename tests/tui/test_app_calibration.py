@@ -116,11 +116,11 @@ def scripted_catalog(monkeypatch, judge, name):
 
 
 async def calibrate_with_defaults(pilot) -> None:
-    """Open the Calibration screen, press n, accept the dialog's choices, wait for the job."""
+    """Open the Calibration screen, press j, accept the dialog's choices, wait for the job."""
     from mirage_tui.screens.calibration import CalibrationScreen
 
     await open_screen(pilot, CalibrationScreen())
-    await pilot.press("n")
+    await pilot.press("j")
     await settle(pilot)
     await pilot.click("#calib-go")
     await settle(pilot)
@@ -155,8 +155,8 @@ async def test_new_calibration_from_the_screen(tmp_path, monkeypatch):
     async with app.run_test(size=(110, 40)) as pilot:
         await open_screen(pilot, CalibrationScreen())
         screen = app.screen
-        assert "press n" in text_of(screen.query_one("#cal-status", Static))
-        await pilot.press("n")
+        assert "press j" in text_of(screen.query_one("#cal-status", Static))
+        await pilot.press("j")
         await settle(pilot)
         modal = app.screen
         assert isinstance(modal, CalibrateScreen)
@@ -195,7 +195,7 @@ async def test_new_calibration_without_labels_says_how_to_import(tmp_path, monke
     app = RecordingApp(tmp_path / "w.db")
     async with app.run_test(size=(110, 40)) as pilot:
         await open_screen(pilot, CalibrationScreen())
-        await pilot.press("n")
+        await pilot.press("j")
         await settle(pilot)
         modal = app.screen
         assert isinstance(modal, CalibrateScreen)

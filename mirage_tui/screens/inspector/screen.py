@@ -42,8 +42,8 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
         Binding("f", "focus_filters", "Filters"),
         Binding("x", "clear_filters", "Clear filters"),
         Binding("m", "load_more", "More"),
-        Binding("n", "next_item", "Next", show=False),
-        Binding("p", "previous_item", "Previous", show=False),
+        Binding("right_square_bracket", "next_item", "Next", show=False),  # n: New run
+        Binding("left_square_bracket", "previous_item", "Previous", show=False),
         Binding("o", "jump_to_oracle", "Oracle", show=False),
         Binding("t", "jump_to_settings", "Prompts", show=False),
         Binding("a", "human_verdict('a')", "Mine: A", show=False),

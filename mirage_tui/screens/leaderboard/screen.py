@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Select, Static
 
+from mirage_tui.commands import PaletteCommand
 from mirage_tui.dialogs.judge_arena import JudgeArenaScreen
 from mirage_tui.jobs import MIN_INTERVAL, JobController
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
@@ -45,6 +46,27 @@ class LeaderboardScreen(BaseScreen):
         Binding("r", "refresh", "Refresh"),
         Binding("h", "calibration", "Calibration"),
     ]
+
+    PALETTE = (
+        PaletteCommand("leaderboard: judge an arena…",
+                       "Judge the run's systems pairwise with a judge model (j)", "judge"),
+        PaletteCommand("leaderboard: cancel judging", "Stop the judging job (x)",
+                       "cancel_judging"),
+        PaletteCommand("leaderboard: counts or shares", "Switch the heatmap between win "
+                       "shares and battle counts (c)", "toggle_counts"),
+        PaletteCommand("leaderboard: surrogate features",
+                       "Show the surrogate's features (u)", "surrogate_features"),
+        PaletteCommand("leaderboard: pick an arena", "Choose another arena of the run (a)",
+                       "pick_arena"),
+        PaletteCommand("leaderboard: mark selected", "Mark the highlighted system to compare "
+                       "(space)", "mark"),
+        PaletteCommand("leaderboard: compare with the mark",
+                       "Compare the highlighted system with the marked one (v)", "compare"),
+        PaletteCommand("leaderboard: judge calibration", "How well the judge agrees with "
+                       "people (h)", "calibration"),
+        PaletteCommand("leaderboard: refresh", "Read the arenas again (r)", "refresh"),
+    )
+    PALETTE_AFTER = "show_leaderboard"
 
     DEFAULT_CSS = """
     LeaderboardScreen #lb-pickers { height: 1; padding: 0 1; }

@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 from textual.worker import Worker
 
 from engine.metrics.definitions import GOLD_DEFINITIONS
+from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.live_run.panels import (accuracy_columns, ended_line, event_counts,
                                                 fill_table, gold_subtitle, report_notes,
@@ -33,13 +34,26 @@ class LiveRunScreen(BaseScreen):
     # keyboard-first: Enter on the highlighted bar inspects its items straight away
     AUTO_FOCUS = "#live-adaptability"
 
+    # a key is in the footer only while it can act; pressed when it cannot, the hidden
+    # binding after it says why (Textual tries a key's bindings in turn)
     BINDINGS = [
         Binding("c", "cancel_run", "Cancel run"),
+        Binding("c", "why_not('cancel_run')", show=False),
         Binding("r", "resume_run", "Resume"),
+        Binding("r", "why_not('resume_run')", show=False),
         Binding("d", "toggle_gold", "Gold def"),
+        Binding("d", "why_not('toggle_gold')", show=False),
         Binding("f5", "reload_report", "Reload", show=False),
         Binding("escape", "app.go_back", "Back", show=False),
     ]
+
+    PALETTE = (
+        PaletteCommand("live: switch the gold definition",
+                       "Score retrieval against the other gold definition (d)", "toggle_gold"),
+        PaletteCommand("live: reload the report", "Compute the shown run's report again (f5)",
+                       "reload_report"),
+    )
+    PALETTE_AFTER = "live_run"
 
     DEFAULT_CSS = """
     LiveRunScreen #live-title {
@@ -372,19 +386,27 @@ class LiveRunScreen(BaseScreen):
     # ------------------------------------------------------------------ actions
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Cancel only while this run goes, resume only when it stopped before its end;
-        otherwise the key is shown dimmed."""
+        """Cancel only while this run goes, resume only when it stopped before its end, the
+        gold definition only with retrieval; otherwise the key leaves the footer (and says
+        why when pressed: :meth:`action_why_not`)."""
         controller = self.controller
         going = controller is not None and controller.running
         if action == "cancel_run":
-            return True if going and self._is_current() else None
+            return going and self._is_current()
         if action == "toggle_gold":
-            return True if self.report is not None and self.report.retrieval else None
+            return self.report is not None and bool(self.report.retrieval)
         if action == "resume_run":
             finished = self.report is not None and self.report.status == "done" \
                 and not self.report.items.get("pending")
-            return None if going or finished or self.run_name is None else True
+            return not (going or finished or self.run_name is None)
         return True
+
+    def action_why_not(self, action: str) -> None:
+        """A key pressed while its action cannot act: the action itself says why."""
+        if self.run_name is None:
+            self.notify("No run is shown yet: n starts one.", timeout=3)
+            return
+        getattr(self, f"action_{action}")()
 
     def action_cancel_run(self) -> None:
         if not (self._is_current() and self.controller.running):
@@ -398,6 +420,8 @@ class LiveRunScreen(BaseScreen):
         if self.run_name is None:
             return
         controller = self.controller
+        if controller is None:
+            return
         if controller.running:
             if self._is_current():
                 self.notify("This run is going already.", timeout=3)
