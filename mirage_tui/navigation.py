@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from textual.app import App
 from textual.await_complete import AwaitComplete
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.worker import WorkerState
 
 # mode -> (the module that holds its screen, the screen's class, what to call it in messages)
@@ -76,21 +76,29 @@ class ScreenNavigation(App):
         self._switching = self.switch_mode(mode)
         return True
 
-    async def run_in_mode(self, mode: str, action: str) -> None:
-        """Go to ``mode``'s screen and run ``action`` there (a palette command of a screen
-        that is not shown): the screens pushed over it are closed first, since the command
-        is that screen's."""
+    async def show_mode(self, mode: str) -> Screen | None:
+        """Show ``mode``'s own screen: its stack as it was left, less the screens pushed over
+        it (an Inspector opened from a bar, a query opened from the list), so that a screen's
+        key always shows that screen; a dialog waiting for an answer stays. None when the
+        mode is not available."""
         if mode != self.current_mode:
             if not self.go_to(mode):
-                return
+                return None
             if self._switching is not None:   # a screen never shown is made and mounted
                 await self._switching
         stack = self.mode_screens(mode)
         if not stack:
-            return
-        base = stack[0]
-        while len(self.screen_stack) > 1 and self.screen is not base:
+            return None
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, ModalScreen):
             await super().pop_screen()
+        return stack[0]
+
+    async def run_in_mode(self, mode: str, action: str) -> None:
+        """Go to ``mode``'s screen and run ``action`` there (a palette command of a screen
+        that is not shown)."""
+        base = await self.show_mode(mode)
+        if base is None:
+            return
         # what the screen is loading first (its rows: the command acts on the highlighted
         # one), then the command, queued behind the messages those loads posted
         deadline = time.monotonic() + LOAD_WAIT
@@ -118,20 +126,21 @@ class ScreenNavigation(App):
             return AwaitComplete.nothing()
         return super().pop_screen()
 
-    def action_show_datasets(self) -> None:
-        self.go_to("datasets")
+    # the screen keys (1 2 3 4 n l) show that screen itself, whatever was opened over it
+    async def action_show_datasets(self) -> None:
+        await self.show_mode("datasets")
 
-    def action_show_models(self) -> None:
-        self.go_to("models")
+    async def action_show_models(self) -> None:
+        await self.show_mode("models")
 
-    def action_show_runs(self) -> None:
-        self.go_to("runs")
+    async def action_show_runs(self) -> None:
+        await self.show_mode("runs")
 
-    def action_show_leaderboard(self) -> None:
-        self.go_to("leaderboard")
+    async def action_show_leaderboard(self) -> None:
+        await self.show_mode("leaderboard")
 
-    def action_new_run(self) -> None:
-        self.go_to("new_run")
+    async def action_new_run(self) -> None:
+        await self.show_mode("new_run")
 
-    def action_live_run(self) -> None:
-        self.go_to("live")
+    async def action_live_run(self) -> None:
+        await self.show_mode("live")

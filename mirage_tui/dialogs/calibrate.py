@@ -14,10 +14,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+from textual.widgets import Button, Input, Label, Select, Static
 
 from mirage_tui.dialogs.judge_arena import judge_models
 from mirage_tui.screens.base import BaseModal
+from mirage_tui.widgets.ticks import TickBox
 
 IMPORT_HINT = ("No labels dataset in the workspace: import human pairwise labels first, e.g. "
                "mirage-tui data import ../shared/data/ragchecker-meta/human_labeled_pairs.json "
@@ -76,7 +77,7 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
             with Horizontal(classes="calib-row"):
                 yield Label("aspect")
                 yield Select([], prompt="aspect", id="calib-aspect", compact=True)
-            yield Checkbox("both orders (A|B and B|A: position bias, twice the calls)",
+            yield TickBox("both orders (A|B and B|A: position bias, twice the calls)",
                            id="calib-both", compact=True)
             with Horizontal(classes="calib-row"):
                 yield Label("sample")
@@ -176,7 +177,7 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
                             severity="warning")
                 return
         self.dismiss(CalibrationRequest(str(judge), str(labels), str(aspect),
-                                        self.query_one("#calib-both", Checkbox).value, sample))
+                                        self.query_one("#calib-both", TickBox).value, sample))
 
     @on(Button.Pressed, "#calib-cancel")
     def action_cancel(self) -> None:

@@ -29,6 +29,7 @@ from engine.runs import ConfigError, RunConfig
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.widgets.estimates import duration
+from mirage_tui.widgets.ticks import TickList  # ticked vs unticked by glyph, not colour
 
 TEMPLATES = (("mirage (MIRAGE reference prompts)", "mirage"),
              ("bergen (system prompt in the query's language)", "bergen"),
@@ -216,10 +217,10 @@ class NewRunScreen(BaseScreen):
                         "", placeholder="derived from the configuration", id="run-name",
                         compact=True))
                 with Vertical(id="new-run-right"):
-                    generators = SelectionList(id="run-generators")
+                    generators = TickList(id="run-generators")
                     generators.border_title = "generators"
                     yield generators
-                    settings = SelectionList(
+                    settings = TickList(
                         ("base (no context)", "base", True),
                         ("oracle (the gold chunk)", "oracle", True),
                         ("mixed (the query's pool)", "mixed", True),
@@ -227,7 +228,7 @@ class NewRunScreen(BaseScreen):
                         id="run-settings")
                     settings.border_title = "settings"
                     yield settings
-                    retrievers = SelectionList(id="run-retrievers")
+                    retrievers = TickList(id="run-retrievers")
                     retrievers.border_title = "retrievers (for retrieved@k)"
                     yield retrievers
                     yield from self._row("top-k", Input(

@@ -31,14 +31,21 @@ from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.widgets.segments import ROLE_STYLES, styled  # noqa: F401 (re-exported)
-from mirage_tui.widgets.tables import highlighted_key
+from mirage_tui.widgets.tables import columns_that_fit, highlighted_key
 
 N_BOOT = 200
 EMPTY = ("No runs yet in this workspace. Start one from the command line, e.g.\n"
          "  mirage-tui run --dataset demo --generator smollm2-135m-instruct --sample 20\n"
          "or from the app's New run screen; it appears here as soon as it starts.")
-KEYS = ("Enter summary · i inspector · b leaderboard · space mark · c compare with the mark · "
-        "e export")
+KEYS = "Enter: the run's summary · space marks a run, c on another compares the two"
+"""The hint line: what the footer's one-word keys do not say."""
+
+COLUMNS = ("run", "dataset", "status", "items", "generators", "settings", "seed", "device",
+           "created", "updated")
+PRIORITY = ("run", "status", "items", "generators", "settings", "dataset", "updated",
+            "created", "device", "seed")
+"""The columns kept when the terminal is narrow, most important first (80 columns: the
+first six)."""
 
 
 # --------------------------------------------------------------------------- the screen
@@ -50,7 +57,7 @@ class RunsScreen(BaseScreen):
     AUTO_FOCUS = "#runs"
 
     BINDINGS = [
-        Binding("escape", "back", "Back"),
+        Binding("escape", "back", "Back", show=False),   # as on every screen
         Binding("enter", "summary", "Summary", show=False),
         Binding("i", "inspect", "Inspector"),
         Binding("b", "leaderboard", "Leaderboard"),
@@ -80,8 +87,7 @@ class RunsScreen(BaseScreen):
     DEFAULT_CSS = """
     RunsScreen #runs { height: auto; max-height: 40%; border-top: round $primary 50%; }
     RunsScreen #runs:focus { border-top: round $accent; }
-    RunsScreen #runs-hint { height: 1; padding: 0 1; color: $text-muted;
-        text-wrap: nowrap; text-overflow: ellipsis; }
+    RunsScreen #runs-hint { height: auto; padding: 0 1; color: $text-muted; }
     RunsScreen #summary-pane { height: 1fr; border: round $primary 30%; padding: 0 1;
         overflow-x: auto; }
     RunsScreen #run-summary { width: auto; min-width: 100%; }
@@ -115,6 +121,8 @@ class RunsScreen(BaseScreen):
         self.runs: dict[str, RunRow] = {}
         self.marked: str | None = None
         self.generation = 0
+        self.rows: list[RunRow] = []
+        self.shown_columns: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -124,14 +132,11 @@ class RunsScreen(BaseScreen):
         yield Static(KEYS, id="runs-hint", markup=False)
         with VerticalScroll(id="summary-pane"):
             yield Static("Loading the runs…", id="run-summary", markup=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = "runs"
         table = self.query_one("#runs", DataTable)
-        for label in ("run", "dataset", "status", "items", "generators", "settings",
-                      "seed", "device", "created", "updated"):
-            table.add_column(label, key=label)
         table.focus()
         self.action_refresh()
         # live: a run going here or in another process, a run added from the CLI
@@ -152,11 +157,10 @@ class RunsScreen(BaseScreen):
         table = self.query_one("#runs", DataTable)
         keep = self._highlighted()
         self.runs = {r.name: r for r in message.rows}
+        self.rows = message.rows
         if self.marked not in self.runs:
             self.marked = None
-        table.clear()
-        for r in message.rows:
-            table.add_row(*self._cells(r), key=r.name)
+        self._fill(force=True)
         table.border_subtitle = Text(f"{len(message.rows)} runs")
         if not message.rows:
             self._show(Text(EMPTY))
@@ -165,6 +169,30 @@ class RunsScreen(BaseScreen):
             table.move_cursor(row=table.get_row_index(keep))
         if self.generation == 0:     # no summary asked for yet (the keys are on the line above)
             self._show(Text("Enter shows the highlighted run's summary."))
+
+    def on_resize(self) -> None:
+        self._fill()
+
+    def _fill(self, force: bool = False) -> None:
+        """The rows in the columns that fit the table's width (:data:`PRIORITY`); the
+        columns are rebuilt only when another set fits (or ``force``: new rows)."""
+        table = self.query_one("#runs", DataTable)
+        cells = [dict(zip(COLUMNS, self._cells(r))) for r in self.rows]
+        widths = {c: max([len(c)] + [row[c].cell_len for row in cells]) for c in COLUMNS}
+        available = (table.size.width or self.size.width) - 2   # the scrollbar's cells
+        fit = set(columns_that_fit(widths, list(PRIORITY), available))
+        shown = [c for c in COLUMNS if c in fit]
+        if shown == self.shown_columns and not force:
+            return
+        keep = self._highlighted()
+        self.shown_columns = shown
+        table.clear(columns=True)
+        for c in shown:
+            table.add_column(c, key=c)
+        for r, row in zip(self.rows, cells):
+            table.add_row(*(row[c] for c in shown), key=r.name)
+        if keep in self.runs:
+            table.move_cursor(row=table.get_row_index(keep))
 
     def _cells(self, r: RunRow) -> list[Text]:
         def clip(text: str, width: int) -> str:

@@ -29,7 +29,8 @@ def arena_line(info) -> str:
 
 def rating_cells(s) -> list[Text]:
     """A system's row (``engine.arena.types.SystemRating``) in :data:`RATING_COLUMNS`."""
-    rate = "–" if s.win_rate is None else f"{100 * s.win_rate:.1f}% n={s.battles}"
+    # its n is the battles column beside it: the rate alone keeps the row within 80 columns
+    rate = "–" if s.win_rate is None else f"{100 * s.win_rate:.1f}%"
     return [Text(str(s.rank), justify="right"), Text(s.system),
             Text(f"{s.elo:.0f}", justify="right"),
             Text(f"+{s.elo_hi - s.elo:.0f}/-{s.elo - s.elo_lo:.0f}"),

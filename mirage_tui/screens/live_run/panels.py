@@ -27,13 +27,12 @@ Columns = list[tuple[str, list[str]]]
 def event_counts(event) -> str:
     """The progress line of a running run (timings included)."""
     eta = 0.0 if event.total and event.done >= event.total else event.eta_seconds
-    parts = [f"{event.done}/{event.total} {event.unit}", f"{event.cached} cached",
-             f"{event.errors} errors"]
+    # most important first: a narrow terminal cuts the end of the line, never the ETA
+    parts = [f"{event.done}/{event.total} {event.unit}", f"ETA {duration(eta)}",
+             f"{event.rate:.0f} {event.rate_unit}" if event.rate else f"– {event.rate_unit}",
+             f"{event.errors} errors", f"{event.cached} cached"]
     if event.detail.truncated:
         parts.append(f"{event.detail.truncated} truncated")
-    parts.append(f"{event.rate:.0f} {event.rate_unit}" if event.rate
-                 else f"– {event.rate_unit}")
-    parts.append(f"ETA {duration(eta)}")
     return " · ".join(parts)
 
 

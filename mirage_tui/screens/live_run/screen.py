@@ -134,9 +134,10 @@ class LiveRunScreen(BaseScreen):
             yield ProgressBar(id="live-progress", show_eta=False)
             yield Static("", id="live-counts", markup=False)
         yield Static("", id="live-now", markup=False)
-        with VerticalScroll(id="live-body"):
+        # Tab moves between the panels (each shows its focus), never to the scroll itself
+        with VerticalScroll(id="live-body", can_focus=False):
             accuracy = DataTable(id="live-accuracy", cursor_type="row", zebra_stripes=True)
-            accuracy.border_title = "Accuracy · EM_loose (95% CI, n)"
+            accuracy.border_title = "Accuracy · EM_loose (95% CI, n) · Enter inspects"
             yield accuracy
             yield AdaptabilityPanel(id="live-adaptability")
             retrieval = DataTable(id="live-retrieval", cursor_type="row", zebra_stripes=True)
@@ -437,6 +438,20 @@ class LiveRunScreen(BaseScreen):
 
     @on(AdaptabilityPanel.CategorySelected)
     def _inspect(self, message: AdaptabilityPanel.CategorySelected) -> None:
+        self._open_inspector(system=message.system, setting=message.setting,
+                             category=message.category)
+
+    @on(DataTable.RowSelected, "#live-accuracy")
+    def _inspect_setting(self, event: DataTable.RowSelected) -> None:
+        """Enter on an accuracy row: the Inspector on that setting's items."""
+        self._open_inspector(setting=event.row_key.value)
+
+    @on(DataTable.RowSelected, "#live-retrieval")
+    def _retrieval_selected(self) -> None:
+        self.notify("Retrieval scores are means over queries: Enter on an accuracy row or an "
+                    "adaptability bar inspects items.", timeout=4)
+
+    def _open_inspector(self, **filters) -> None:
         if self.run_name is None:
             return
         try:
@@ -445,9 +460,7 @@ class LiveRunScreen(BaseScreen):
             self.notify(f"The inspector is not available in this build ({exc}).",
                         severity="warning", markup=False)
             return
-        self.app.push_screen(InspectorScreen(self.run_name, system=message.system,
-                                             setting=message.setting,
-                                             category=message.category))
+        self.app.push_screen(InspectorScreen(self.run_name, **filters))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # then BaseScreen's handler reports the error
