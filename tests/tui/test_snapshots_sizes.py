@@ -1,0 +1,100 @@
+"""Snapshots of every main screen at 80×24 and 120×35 (issue 18: a layout that works at 80×24,
+and no column cut at 120): Datasets, Query, Models, New run, Live run, Runs (with a summary),
+Leaderboard, Inspector, Compare and Calibration.
+
+Deterministic by construction: the inspection workspace of conftest.py (runs made by the real
+engine with scripted generators at fixed times, seeded samples and bootstraps), a fixed model
+catalog and default speeds, a fixed calibration date, a fixed sub-title, no toasts, no cursor
+blink. Update after an intended change with ``pytest tests/tui/test_snapshots_sizes.py
+--snapshot-update`` and look at the SVGs before committing them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.store import Store
+from test_app_calibration import calibrated  # noqa: F401 - the fixture
+from test_snapshots_runs import SnapshotApp, fixed_catalog, settle  # noqa: F401 - fixture
+from testkit.scripted_runs import A, B
+
+SIZES = {"80x24": (80, 24), "120x35": (120, 35)}
+
+
+def steps(*actions):
+    """``run_before``: settle, then each action: a key (str) or a screen to push (callable
+    of the app's store path)."""
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        for action in actions:
+            if callable(action):
+                await pilot.app.push_screen(action(pilot.app.db_path))
+            else:
+                await pilot.press(action)
+            await pilot.pause(0.4)        # New run plans a moment after a change
+            await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    return run_before
+
+
+def _query(path):
+    from mirage_tui.screens.query import QueryScreen
+
+    store = Store(path)
+    try:
+        first = store.query("SELECT query_id FROM queries ORDER BY id LIMIT 1")[0][0]
+    finally:
+        store.close()
+    return QueryScreen("demo@1", first)
+
+
+def _inspector(path):
+    from mirage_tui.screens.inspector import InspectorScreen
+
+    return InspectorScreen("alpha")
+
+
+def _leaderboard(path):
+    from mirage_tui.screens.leaderboard import LeaderboardScreen
+
+    return LeaderboardScreen("alpha")
+
+
+def _compare(path):
+    from mirage_tui.screens.compare import CompareScreen
+
+    return CompareScreen(f"alpha:{A}", f"alpha:{B}")
+
+
+def _calibration(path):
+    from mirage_tui.screens.calibration import CalibrationScreen
+
+    return CalibrationScreen("lazy-judge")
+
+
+SCREENS = {
+    "datasets": steps(),
+    "query": steps(_query),
+    "models": steps("2", "down"),
+    "new_run": steps("n"),
+    "live_run": steps("l"),
+    "runs": steps("3", "enter"),
+    "leaderboard": steps(_leaderboard),
+    "inspector": steps(_inspector),
+    "compare": steps(_compare),
+}
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_screen_at_size(screen, size, workspace, fixed_catalog, snap_compare):
+    app = SnapshotApp(workspace["path"])
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=SCREENS[screen])
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_calibration_at_size(size, calibrated, snap_compare):  # noqa: F811
+    app = SnapshotApp(calibrated)
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=steps(_calibration))
