@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -151,6 +151,29 @@ class Plan:
 
 
 # --------------------------------------------------------------------------- planning
+
+def dataset_reference(store: Store, ref: str) -> str:
+    """How a run's configuration names dataset ``ref``: the bare name when ``ref`` is the
+    newest version (``demo@1`` → ``demo`` while 1 is the newest), else ``name@version``. The
+    New-run form and ``mirage-tui run`` both pass their dataset through here before the
+    run is named (:func:`engine.runs.config.run_name`), so one plan gets one name. A name
+    the store does not know is returned as given (``plan_run`` reports it)."""
+    name, _, version = ref.strip().rpartition("@")
+    if not name or not version.isdigit():
+        return ref.strip()
+    newest = store.query("SELECT MAX(version) FROM datasets WHERE name = ?", (name,))
+    return name if newest and newest[0][0] == int(version) else ref.strip()
+
+
+def with_dataset_reference(store: Store, config: RunConfig) -> RunConfig:
+    """``config`` with its dataset written as :func:`dataset_reference` writes it; a name
+    derived from the configuration is derived again, a given one is kept."""
+    ref = dataset_reference(store, config.dataset)
+    if ref == config.dataset:
+        return config
+    derived = config.name == config.default_name()
+    return replace(config, dataset=ref, name=None if derived else config.name)
+
 
 def plan_run(store: Store, config: RunConfig, *, force_new: bool = False,
              check_models: bool = True) -> Plan:

@@ -138,6 +138,7 @@ _CONFIG_FLAGS = ("config", "dataset", "generator", "settings", "retriever", "rer
 
 def _config(args, store=None):
     from engine.runs import RunConfig
+    from engine.runs.plan import with_dataset_reference
 
     if getattr(args, "resume", None):
         return _resumed_config(args, store)
@@ -153,11 +154,13 @@ def _config(args, store=None):
                  "parity": args.parity, "gold": args.gold, "language_rule": args.language_rule,
                  "language_detector": args.language_detector}
     if args.config is not None:
-        return RunConfig.from_toml(args.config, **overrides)
-    if not args.dataset or not args.generator:
-
+        config = RunConfig.from_toml(args.config, **overrides)
+    elif not args.dataset or not args.generator:
         raise CliError("run needs --dataset and --generator (or --config FILE)")
-    return RunConfig.from_dict({}, **overrides)
+    else:
+        config = RunConfig.from_dict({}, **overrides)
+    # the one naming rule, as the New-run form applies it: demo@1 is demo while 1 is newest
+    return config if store is None else with_dataset_reference(store, config)
 
 
 def run(args, store) -> int:

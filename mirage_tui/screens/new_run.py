@@ -75,7 +75,7 @@ def _optional_float(text: str, what: str) -> float | None:
 class FormChoices:
     """What the form offers: QA datasets (labels), installed generators and embedders, and
     endpoints (configured, or running on a usual loopback port)."""
-    datasets: list[str]
+    datasets: list[tuple[str, str]]        # (label, the reference a run config uses)
     generators: list[tuple[str, bool]]     # (name, packaged)
     embedders: list[str]
     endpoints: list[str] = field(default_factory=list)
@@ -264,12 +264,15 @@ class NewRunScreen(BaseScreen):
         from engine.datasets.catalog import list_datasets
         from models.catalog import embedder_entries, endpoint_entries, list_models
 
+        from engine.runs.plan import dataset_reference
+
         store = self.store
-        datasets: list[str] = []
+        datasets: list[tuple[str, str]] = []
         if store is not None:
             try:
-                datasets = [d.label for d in list_datasets(store)
-                            if d.kind == "qa" and d.queries]
+                # (label, how a run names it: the one naming rule, as `mirage-tui run` does)
+                datasets = [(d.label, dataset_reference(store, d.label))
+                            for d in list_datasets(store) if d.kind == "qa" and d.queries]
             finally:
                 store.close()
         generators = [(e.name, e.source == "packaged")
@@ -284,10 +287,11 @@ class NewRunScreen(BaseScreen):
         choices = self.choices = message.choices
         select = self.query_one("#run-dataset", Select)
         with select.prevent(Select.Changed):
-            select.set_options([(label, label) for label in choices.datasets])
-            demo = next((d for d in choices.datasets if d.split("@")[0] == DEMO_NAME), None)
+            select.set_options(choices.datasets)
+            demo = next((ref for label, ref in choices.datasets
+                         if label.split("@")[0] == DEMO_NAME), None)
             if demo or choices.datasets:
-                select.value = demo or choices.datasets[0]
+                select.value = demo or choices.datasets[0][1]
         generators = self.query_one("#run-generators", SelectionList)
         with generators.prevent(SelectionList.SelectedChanged):
             generators.clear_options()
