@@ -82,6 +82,7 @@ class RunsScreen(BaseScreen):
         path: str
         format: str
         rows: int
+        partial: str | None = None      # "partial: N of M items (run running)"
 
     def __init__(self) -> None:
         super().__init__()
@@ -265,7 +266,8 @@ class RunsScreen(BaseScreen):
             else:
                 with written.open(encoding="utf-8") as fh:
                     header = json.loads(fh.readline())
-            self.post_message(self.Exported(name, str(written), fmt, int(header["rows"])))
+            self.post_message(self.Exported(name, str(written), fmt, int(header["rows"]),
+                                            header.get("partial")))
 
     @on(Exported)
     def _exported(self, message: Exported) -> None:
@@ -274,6 +276,8 @@ class RunsScreen(BaseScreen):
             from engine.results.export import header_path
 
             extra = f" (header: {header_path(message.path)})"
+        if message.partial:
+            extra += f" — {message.partial}"
         self.app.notify(f"Wrote {message.rows} items of {message.run} to {message.path}{extra}",
                         title="Export", markup=False, timeout=10)
 
