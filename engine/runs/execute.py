@@ -44,6 +44,7 @@ from engine.jobs import Job, JobEvent, Stop, eta, model_errors, model_failed, pe
 from engine.metrics.answer import score_generation
 from engine.prompts import get_template
 from engine.runs import rows
+from engine.runs.estimates import LiveEta
 from engine.runs.events import RunSummary, run_event
 from engine.runs.header import identity_json, record_generator, start_session
 from engine.runs.plan import Plan, PlanItem
@@ -109,6 +110,7 @@ class _Runner(Job):
         self.budget = ErrorBudget(self.config.max_errors)
         self.contexts: dict[tuple, list[int]] = {}    # item key -> context, while in flight
         self.mark = 0.0                               # when the last item was stored
+        self.live_eta: LiveEta | None = None          # the ETA: estimate × the run's pace
 
     # ----------------------------------------------------------------------- the loop
 
@@ -143,6 +145,7 @@ class _Runner(Job):
                 for query, value in by_query.items():
                     if self.finished.get((system, setting, query)):
                         self._count_label(system, setting, value)
+        self.live_eta = LiveEta(self.store, self.plan)
 
     def _run_batch(self, queries: list[int]) -> None:
         items = self.plan.items_for(queries)
@@ -154,9 +157,12 @@ class _Runner(Job):
         wanted = {c for f in facts.values() for c in f.oracle + f.pool}
         wanted |= {c for by_query in ranked.values() for top in by_query.values() for c in top}
         chunks = load_chunks(self.store, wanted)
+        self.live_eta.add(queries)
         for system in self.plan.systems:
             todo = [i for i in items if i.system == system]
             stored = [i for i in todo if self.finished.get(self._key(i))]
+            for item in stored:
+                self.live_eta.done(item)
             self.counts["done"] += len(stored)          # finished before: nothing to ask
             self.counts["cached"] += len(stored)
             todo = [i for i in todo if not self.finished.get(self._key(i))]
@@ -219,6 +225,10 @@ class _Runner(Job):
         item = outcome.key
         key = self._key(item)
         self.current = key[:2]
+        moment = time.perf_counter()
+        took = moment - self.mark
+        generated = outcome.ok and outcome.value.generation is not None
+        self.live_eta.done(item, took if generated else None)
         if not outcome.ok:
             message = outcome.message
             if outcome.status == "fatal":
@@ -242,11 +252,10 @@ class _Runner(Job):
         self.finished[key] = gen_key
         self.counts["done"] += 1
         self.counts["truncated"] += prompt.truncated
-        moment = time.perf_counter()
         if generation is None:
             self.counts["cached"] += 1
         else:
-            self._count_generation(generation, moment - self.mark)
+            self._count_generation(generation, took)
         self.mark = moment
         loose = (next((s.value for s in scores if s.metric == rows.LOOSE), None) if scores
                  else rows.stored_loose(self.store, gen_key, item.query_rowid))
@@ -420,7 +429,8 @@ class _Runner(Job):
             truncated=c["truncated"],
             tokens_per_s=per_second(self.tokens["completion"], self.gen_seconds),
             prompt_tokens_per_s=per_second(self.tokens["evaluated"], self.prompt_seconds),
-            eta_seconds=eta(c["done"], c["total"], self.item_seconds, c["generated"]),
+            eta_seconds=(self.live_eta.seconds if self.live_eta is not None
+                         else eta(c["done"], c["total"], self.item_seconds, c["generated"])),
             system=self.current[0], setting=self.current[1], queries=self.queries_used,
             accuracy={s: {k: (v[0], v[1]) for k, v in by.items()}
                       for s, by in self.accuracy.items()},

@@ -391,6 +391,28 @@ def m007_human_labels(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration
+def m008_model_checks(db: sqlite_utils.Database) -> None:
+    """Model checks kept (issue 18): a check's speeds feed the run estimates after a relaunch
+    (:mod:`engine.runs.estimates`), and its result can be shown again."""
+    db.executescript(
+        """
+        CREATE TABLE model_checks (
+            id INTEGER PRIMARY KEY,
+            model TEXT NOT NULL,           -- the name the check was asked for (as a run names it)
+            kind TEXT,                     -- 'generator', 'embedder' (NULL: not found)
+            ok INTEGER NOT NULL,
+            device TEXT,
+            prompt_tps REAL,               -- prompt tokens per second (generators)
+            gen_tps REAL,                  -- generated tokens per second (generators)
+            result TEXT NOT NULL,          -- JSON: models.check.check_model's whole result
+            checked_at TEXT NOT NULL       -- UTC, 'YYYY-MM-DD HH:MM:SS'
+        );
+        CREATE INDEX model_checks_model ON model_checks (model, checked_at);
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -208,12 +208,12 @@ def _print_summary(s, last_event) -> None:
 
 
 def _dry_run(store, plan, as_json: bool) -> int:
-    from engine.runs.plan import estimate, measured_speeds
+    from engine.runs.estimates import estimate_remaining
     from engine.runs.rows import stored_status
 
     status = stored_status(store, plan)
-    speeds = measured_speeds(store, plan.config.generators)
-    guess = estimate(store, plan, speeds, skip=status["stored_items"])
+    # the estimator New run and the Live ETA use; the cache hits found here need no model
+    guess = estimate_remaining(store, plan, skip=status["stored_items"])
     data = {**plan.summary(), "run_exists": plan.existing_run is not None,
             "stored": status["run_items"], "cached": status["cache_hits"],
             "cache_checked": status["checked"], "estimate_seconds": guess["seconds"],
@@ -241,10 +241,10 @@ def _dry_run(store, plan, as_json: bool) -> int:
           f"system(s) × {len(plan.settings)} settings)")
     print(f"  stored: {status['run_items']} items of this run, {status['cache_hits']} more "
           f"found in the generation cache ({status['checked']})")
-    print(f"  estimate: ~{duration(guess['seconds'])} for the rest, up to {c.max_tokens} "
-          "tokens an answer")
+    print(f"  estimate: ~{duration(guess['seconds'])} for the rest ({guess['items']} items), "
+          f"up to {c.max_tokens} tokens an answer")
     for name, g in guess["generators"].items():
-        print(f"    {name}: {g['items']} items, ~{g['prompt_tokens']:,.0f} prompt tokens; "
-              f"{g['prompt_tps']:.0f} prompt / {g['gen_tps']:.0f} generated tok/s "
-              f"({g['speed']})")
+        print(f"    {name}: {g['items']} items, ~{g['prompt_tokens']:,.0f} prompt tokens, "
+              f"~{g['answer_tokens']:.0f} tokens an answer; {g['prompt_tps']:.0f} prompt / "
+              f"{g['gen_tps']:.0f} generated tok/s ({g['speed']})")
     return 0

@@ -250,9 +250,17 @@ class ModelsScreen(BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="model-check",
           name="check a model")
     def run_check(self, name: str, threads: int | None) -> None:
+        from engine.runs.estimates import record_model_check
         from models.check import check_model
 
-        self.post_message(self.Checked(name, check_model(name, n_threads=threads)))
+        result = check_model(name, n_threads=threads)
+        store = self.store
+        if store is not None and result.get("kind") == "generator":
+            try:    # kept: run estimates use its speed, after a relaunch too
+                record_model_check(store, result, name)
+            finally:
+                store.close()
+        self.post_message(self.Checked(name, result))
 
     def on_models_screen_checked(self, message: Checked) -> None:
         self.checking = None

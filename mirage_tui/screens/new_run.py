@@ -2,9 +2,9 @@
 
 Every change rebuilds the :class:`~engine.runs.RunConfig` (a :class:`ConfigError` is shown
 inline, under the form) and, a moment later, plans it in a thread worker: ``plan_run`` checks
-the dataset and the models and finds a stored run of the same name, and ``estimate`` with
-``measured_speeds`` (this workspace's stored generations, else defaults scaled by file size)
-guesses the time. ``ctrl+s`` or the Start button hands the configuration to the app's run
+the dataset and the models and finds a stored run of the same name, and
+``estimate_remaining`` (:mod:`engine.runs.estimates`, the estimator ``--dry-run`` and the Live
+ETA use) times the items left from measured speeds. ``ctrl+s`` or the Start button hands the configuration to the app's run
 controller, which opens Live run.
 
 One file for one idea: the form, the RunConfig it builds and that config's plan preview change
@@ -378,11 +378,11 @@ class NewRunScreen(BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="new-run-plan",
           name="plan the run")
     def plan_preview(self, store, config: RunConfig, token: int) -> None:
-        from engine.runs import estimate, measured_speeds, plan_run
+        from engine.runs import estimate_remaining, plan_run
 
         try:
             plan = plan_run(store, config)
-            guess = estimate(store, plan, measured_speeds(store, config.generators))
+            guess = estimate_remaining(store, plan)
         except Exception as exc:  # noqa: BLE001 - ConfigError, LookupError, DatasetNotFound
             self.post_message(self.Planned(token, "", str(exc)))
             return
@@ -443,13 +443,29 @@ def plan_summary(plan, guess: dict) -> str:
                  else f"every 95% CI half-width is below {c.adaptive_target}")
         lines.append(f"Adaptive: batches of {plan.batch_size} queries until {until}, at most "
                      f"{len(plan.queries)} queries ({plan.max_count} items)")
-    speeds = "; ".join(
-        f"{name} {g['gen_tps']:.0f} tok/s "
-        f"{'measured here' if g['speed'].startswith('measured') else 'assumed'}"
-        for name, g in guess["generators"].items())
-    lines.append(f"Estimate: about {duration(guess['seconds'])} (at most {c.max_tokens} tokens "
-                 f"an answer; {speeds})")
+    lines.append(estimate_line(guess))
     if plan.existing_run:
         lines.append(f"Run {c.name} exists ({plan.existing_run['status']}): starting resumes "
-                     "it; its finished items are skipped")
+                     f"it; its {guess['finished']} finished items are skipped")
     return "\n".join(lines)
+
+
+def estimate_line(guess: dict) -> str:
+    """``Estimate: about 4m10s for 15 items (smollm2 62 prompt / 9 generated tok/s, model
+    check …)``: the time for the items left and the speeds behind it, with where they come
+    from (a model check, this workspace's runs, or defaults)."""
+    speeds = "; ".join(
+        f"{name} {g['prompt_tps']:.0f} prompt / {g['gen_tps']:.0f} generated tok/s, "
+        f"~{g['answer_tokens']:.0f} tokens an answer, {_speed_source(g['speed'])}"
+        for name, g in guess["generators"].items() if g["items"])
+    items = guess["items"]
+    return (f"Estimate: about {duration(guess['seconds'])} for {items} item"
+            f"{'s' if items != 1 else ''} left" + (f" ({speeds})" if speeds else ""))
+
+
+def _speed_source(source: str) -> str:
+    if source.startswith("measured"):
+        return "measured here"
+    if source.startswith("model check"):
+        return source.split(" · ")[0].replace("model check", "model check of", 1)
+    return "assumed (no check or run of it here yet)"

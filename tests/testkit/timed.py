@@ -19,8 +19,8 @@ class TimedGenerator(ScriptedModel):
 
     def __init__(self, name: str, *, prompt_tps: float = 4000.0, gen_tps: float = 400.0,
                  answer_tokens: int = 8, gate: threading.Event | None = None,
-                 open_calls: int = 0) -> None:
-        super().__init__(name, "7" * 64)
+                 open_calls: int = 0, sha: str = "7" * 64) -> None:
+        super().__init__(name, sha)      # another sha: another model to the generation cache
         self.prompt_tps, self.gen_tps, self.answer_tokens = prompt_tps, gen_tps, answer_tokens
         self.gate, self.open_calls = gate, open_calls
         self.calls = 0
