@@ -174,6 +174,7 @@ class NewRunScreen(BaseScreen):
         token: int
         text: str
         error: str | None
+        seconds: float | None = None      # the estimate for the items left
 
     def __init__(self) -> None:
         super().__init__()
@@ -182,6 +183,7 @@ class NewRunScreen(BaseScreen):
         self.choices: FormChoices | None = None
         self.config: RunConfig | None = None
         self.plan_text = ""
+        self.estimate_seconds: float | None = None
         self._suspended = False
 
     def compose(self) -> ComposeResult:
@@ -388,11 +390,13 @@ class NewRunScreen(BaseScreen):
             return
         finally:
             store.close()
-        self.post_message(self.Planned(token, plan_summary(plan, guess), None))
+        self.post_message(self.Planned(token, plan_summary(plan, guess), None,
+                                       guess["seconds"]))
 
     def on_new_run_screen_planned(self, message: Planned) -> None:
         if message.token != self._token:
             return  # a plan for an older state of the form
+        self.estimate_seconds = message.seconds
         self._show_plan(message.text)
         self._show_error(message.error or "")
 
