@@ -43,6 +43,7 @@ from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_conc
 from engine.jobs import Job, JobEvent, Stop, eta, model_errors, model_failed, per_second
 from engine.metrics.answer import score_generation
 from engine.prompts import get_template
+from engine.results.units import fmt_delta_interval, fmt_points
 from engine.runs import rows
 from engine.runs.estimates import LiveEta
 from engine.runs.events import RunSummary, run_event
@@ -402,7 +403,8 @@ class _Runner(Job):
         self.half_widths = ci_half_widths(labels, seed=self.config.seed)
         widest = max(self.half_widths.values(), default=float("inf"))
         self.emit(force=True, message=f"{self.queries_used} queries: widest 95% CI half-width "
-                                       f"{widest:.3f} (target {self.config.adaptive_target})")
+                                       f"{fmt_points(widest)} (target "
+                                       f"{fmt_points(self.config.adaptive_target)})")
         return widest < self.config.adaptive_target
 
     def _difference_decided(self, labels) -> bool:
@@ -415,8 +417,9 @@ class _Runner(Job):
             {"a": a, "b": b, **{k: found[k] for k in ("difference", "lo", "hi", "n")}})
         verdict = "decided" if found["decided"] else "not decided yet"
         self.emit(force=True, message=(
-            f"{self.queries_used} queries: {b} − {a} on EM_loose {found['difference']:+.3f} "
-            f"[{found['lo']:+.3f}, {found['hi']:+.3f}] over {found['n']} queries ({verdict})"))
+            f"{self.queries_used} queries: {b} − {a} on EM_loose "
+            f"{fmt_delta_interval(found['difference'], found['lo'], found['hi'])} over "
+            f"{found['n']} queries ({verdict})"))
         return found["decided"]
 
     # ----------------------------------------------------------------------- reporting

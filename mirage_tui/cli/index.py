@@ -17,6 +17,7 @@ import sys
 
 from engine.datasets.catalog import resolve
 from engine.metrics.definitions import DEFAULT_GOLD, GOLD_DEFINITIONS, gold_line
+from engine.results.units import fmt_interval
 from engine.retrieval import Retriever, index_dataset, report_json, retrieval_report_for
 from mirage_tui.cli.common import db_option
 from mirage_tui.cli.progress import ProgressPrinter
@@ -149,7 +150,7 @@ def format_table(name: str, block: dict, ks) -> str:
         cells = []
         for k in ks:
             e = block["metrics"][f"{prefix}@{k}"]
-            cells.append("–" if e.value is None else f"{e.value:.3f} [{e.lo:.3f}, {e.hi:.3f}]")
+            cells.append(fmt_interval(e.value, e.lo, e.hi))
         lines.append("  " + title.ljust(20) + "".join(c.ljust(width) for c in cells).rstrip())
     return "\n".join(lines)
 

@@ -198,9 +198,11 @@ def _print_summary(s, last_event) -> None:
         print(f"  prompt tokens {s.prompt_tokens:,} (evaluated {s.prompt_tokens_evaluated:,} "
               f"after prefix reuse), generated {s.completion_tokens:,} tokens")
     if s.stop_reason:
-        widest = max(s.half_widths.values(), default=float("nan"))
+        from engine.results.units import fmt_points
+
+        widest = max(s.half_widths.values(), default=None)
         print(f"  adaptive: {s.queries} queries, {s.stop_reason} (widest 95% CI half-width "
-              f"{widest:.3f})")
+              f"{fmt_points(widest)})")
     if last_event is not None and accuracy_line(last_event):
         print(f"  EM_loose: {accuracy_line(last_event)}")
     if s.status == "cancelled":
