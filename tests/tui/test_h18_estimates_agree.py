@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from textual.widgets import Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from mirage_tui.cli import main as cli_main
 from mirage_tui.screens.new_run import NewRunScreen
@@ -76,3 +76,40 @@ async def test_form_dry_run_and_live_eta_agree_on_a_resumed_run(db_path, capsys)
     print("form / dry run / live ETA:", [f"{s:.2f}s" for s in seconds],
           f"the six items took {took:.2f}s;", eta_line)
     assert min(seconds) > 0 and max(seconds) <= 1.25 * min(seconds), seconds
+
+
+@pytest.mark.asyncio
+async def test_a_model_check_on_models_sets_new_runs_speed_after_a_relaunch(db_path,
+                                                                           monkeypatch):
+    import models.check
+    from mirage_tui.screens.models import ModelsScreen
+
+    # the check itself is the edge: a loaded machine where the model makes 3 tokens a second
+    checked = {"name": SMOL, "kind": "generator", "ok": True, "device": "cpu",
+               "seconds": 5.3, "load_seconds": 0.4, "tokens_per_s": 3.0,
+               "prompt_tokens_per_s": 40.0, "items_per_s": None, "error": None,
+               "prompt_tokens": 30, "completion_tokens": 16, "finish_reason": "length",
+               "text": "Jupiter", "chat": True}
+    monkeypatch.setattr(models.check, "check_model", lambda name, **kw: dict(checked))
+    app = RecordingApp(db_path)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await wait_for_workers(pilot)
+        await pilot.press("2")
+        await wait_for_workers(pilot)
+        assert isinstance(app.screen, ModelsScreen)
+        table = app.screen.query_one("#models", DataTable)
+        table.move_cursor(row=table.get_row_index(SMOL))
+        await pilot.press("c")
+        await wait_for_workers(pilot)
+
+    relaunched = RecordingApp(db_path)
+    async with relaunched.run_test(size=(120, 35)) as pilot:
+        await wait_for_workers(pilot)
+        await pilot.press("n")
+        await wait_for_workers(pilot)
+        plan = relaunched.screen.query_one("#run-plan", Static)
+        await wait_until(pilot, lambda: "Estimate" in text_of(plan), 30, "the estimate")
+        text = text_of(plan)
+        assert "40 prompt / 3 generated tok/s" in text and "model check of" in text, text
+        # 60 answers of up to 64 tokens at 3 tokens a second: at least 20 minutes
+        assert relaunched.screen.estimate_seconds >= 60 * 64 / 3.0
