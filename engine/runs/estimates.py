@@ -265,42 +265,55 @@ def estimate_remaining(store: Store, plan: Plan, speeds: Mapping[str, Speed] | N
 
 class LiveEta:
     """The Live ETA of a running run: :func:`item_seconds` for every planned item, and the
-    run's own pace. Once ``min_items`` items were generated, the estimate of the items left is
-    scaled by (seconds the generated items took) / (seconds estimated for them), so the ETA
-    follows the run's real rate (requests in flight, a loaded machine) from its first items,
-    and agrees with New run and ``--dry-run`` before then."""
+    run's own pace, per generator. Once ``min_items`` items of a generator were generated, the
+    estimate of its items left is scaled by (seconds its generated items took) / (seconds
+    estimated for them), so the ETA follows the run's real rate (requests in flight, a loaded
+    machine) from its first items; a generator not started yet takes the pace of those that
+    have (the machine's load is the same), and before any the ETA is the estimate New run and
+    ``--dry-run`` show."""
 
     def __init__(self, store: Store, plan: Plan, min_items: int = 3) -> None:
         self.store, self.plan, self.min_items = store, plan, min_items
         self.speeds = measured_speeds(store, plan.config.generators)
         self.left: dict[PlanItem, float] = {}
-        self.left_total = self.spent = self.expected = 0.0
-        self.generated = 0
+        self.left_by: dict[str, float] = {}             # generator -> estimate of its items left
+        self.paces: dict[str, list] = {}                # generator -> [spent, expected, items]
 
     def add(self, queries: list[int]) -> None:
         """A batch's queries join the run (its items are left to do until :meth:`done`)."""
         for item, _, seconds in item_seconds(self.store, self.plan, self.speeds, queries):
             if item not in self.left:
                 self.left[item] = seconds
-                self.left_total += seconds
+                name = item.system.generator
+                self.left_by[name] = self.left_by.get(name, 0.0) + seconds
 
     def done(self, item: PlanItem, seconds: float | None = None) -> None:
         """``item`` is finished; ``seconds``: what generating it took (None: no model call)."""
         cost = self.left.pop(item, None)
         if cost is None:
             return
-        self.left_total -= cost
+        name = item.system.generator
+        self.left_by[name] -= cost
         if seconds is not None:
-            self.spent += seconds
-            self.expected += cost
-            self.generated += 1
+            pace = self.paces.setdefault(name, [0.0, 0.0, 0])
+            pace[0] += seconds
+            pace[1] += cost
+            pace[2] += 1
+
+    def pace(self, generator: str | None = None) -> float:
+        """Measured seconds per estimated second: of ``generator``, else of every generator
+        (1.0 until ``min_items`` were generated)."""
+        paces = [self.paces[generator]] if generator in self.paces else list(self.paces.values())
+        spent, expected, items = (sum(p[i] for p in paces) for i in range(3))
+        return spent / expected if items >= self.min_items and expected > 0 else 1.0
 
     @property
     def seconds(self) -> float:
-        left = max(0.0, self.left_total) if self.left else 0.0
-        if self.generated >= self.min_items and self.expected > 0:
-            return left * self.spent / self.expected
-        return left
+        if not self.left:
+            return 0.0
+        mine = {name for name, p in self.paces.items() if p[2] >= self.min_items}
+        return sum(max(0.0, left) * self.pace(name if name in mine else None)
+                   for name, left in self.left_by.items())
 
 
 def _text_sizes(store: Store | None, queries: list[int]) -> tuple[dict, dict]:
