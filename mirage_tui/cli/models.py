@@ -161,7 +161,7 @@ def _keep_check(args, result: dict) -> None:
     from engine.store import Store, default_db_path
 
     path = Path(args.db) if args.db else default_db_path()
-    if result.get("kind") == "generator" and path.exists():
+    if path.exists():
         store = Store(path)
         try:
             record_model_check(store, result, args.name)

@@ -255,7 +255,7 @@ class ModelsScreen(BaseScreen):
 
         result = check_model(name, n_threads=threads)
         store = self.store
-        if store is not None and result.get("kind") == "generator":
+        if store is not None:
             try:    # kept: run estimates use its speed, after a relaunch too
                 record_model_check(store, result, name)
             finally:
