@@ -308,7 +308,10 @@ class LiveEta:
         return spent / expected if items >= self.min_items and expected > 0 else 1.0
 
     @property
-    def seconds(self) -> float:
+    def seconds(self) -> float | None:
+        """Seconds left; None before the first batch joined (nothing planned yet)."""
+        if not self.left_by:
+            return None
         if not self.left:
             return 0.0
         mine = {name for name, p in self.paces.items() if p[2] >= self.min_items}
