@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
+import numpy as np
+
 from engine.runs.owner import shown_status
 from engine.store import Store, json_column
 
@@ -172,6 +174,109 @@ def load_items(store: Store, run: RunInfo, metrics: Iterable[str] | None = None,
     return _ordered(items.values())
 
 
+@dataclass
+class RunColumns:
+    """A run's items as columns (numpy arrays, one entry per item), in the run's key order
+    (system, setting, query rowid), so each system × setting is one contiguous ``span``.
+
+    What a report reads of a big run without building an object per item or per score:
+    ``values[metric]`` holds the metric's value per item (NaN: no score row, or a NULL value)
+    and ``present[metric]`` whether the item has a score row at all (NULL included).
+    """
+
+    systems: list[str]                  # sorted
+    settings: list[str]                 # setting_order
+    system: np.ndarray                  # index into systems
+    setting: np.ndarray                 # index into settings
+    query_rowid: np.ndarray
+    language: list[str | None]          # per item, the query's
+    source: list[str | None]
+    generated: np.ndarray               # bool: has a generation
+    failed: np.ndarray                  # bool: no generation and an error text
+    has_error: np.ndarray               # bool: an error text
+    truncated: np.ndarray               # bool
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+    present: dict[str, np.ndarray] = field(default_factory=dict)
+    spans: dict[tuple[str, str], slice] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.query_rowid)
+
+    def span(self, system: str, setting: str) -> slice | None:
+        """The items of ``system`` × ``setting`` (ordered by query rowid), or None."""
+        return self.spans.get((system, setting))
+
+    def loose(self) -> np.ndarray:
+        """The EM_loose label per item as a float (0.0 / 1.0; NaN when it has none)."""
+        values = self.values.get(LOOSE_METRIC)
+        return np.rint(values) if values is not None else np.full(len(self), np.nan)
+
+
+def load_columns(store: Store, run: RunInfo,
+                 metrics: Iterable[str] | None = None) -> RunColumns:
+    """The run's items and their scores (all metrics, or only ``metrics``; marker rows
+    ``_…`` and arena features ``feat:…`` left out) as :class:`RunColumns`: one ordered scan of the run's key for the items
+    and one pass over their score rows, the values placed by the item's rowid, vectorised."""
+    rows = store.query(
+        "SELECT ri.rowid, ri.system, ri.setting, ri.query_rowid, ri.generation_key IS NOT NULL, "
+        "COALESCE(ri.error, '') != '', ri.truncated, q.language, q.source "
+        "FROM run_items ri JOIN queries q ON q.id = ri.query_rowid WHERE ri.run_id = ? "
+        "ORDER BY ri.system, ri.setting, ri.query_rowid", (run.id,))
+    count = len(rows)
+    rowid, system, setting, qrow, gen, err, trunc, language, source = (
+        map(list, zip(*rows)) if rows else ([] for _ in range(9)))
+    systems = sorted(set(system))
+    settings = sorted(set(setting), key=setting_order)
+    sys_index = {s: i for i, s in enumerate(systems)}
+    set_index = {s: i for i, s in enumerate(settings)}
+    generated = np.array(gen, dtype=bool)
+    has_error = np.array(err, dtype=bool)
+    cols = RunColumns(
+        systems=systems, settings=settings,
+        system=np.array([sys_index[s] for s in system], dtype=np.int64),
+        setting=np.array([set_index[s] for s in setting], dtype=np.int64),
+        query_rowid=np.array(qrow, dtype=np.int64), language=language, source=source,
+        generated=generated, failed=~generated & has_error, has_error=has_error,
+        truncated=np.array(trunc, dtype=bool))
+    start = 0
+    for i in range(1, count + 1):
+        if i == count or system[i] != system[start] or setting[i] != setting[start]:
+            cols.spans[(system[start], setting[start])] = slice(start, i)
+            start = i
+    if not count:
+        return cols
+    sql = ("SELECT ri.rowid, s.metric, s.value FROM run_items ri JOIN scores s "
+           "ON s.generation_key = ri.generation_key AND s.query_rowid = ri.query_rowid "
+           "WHERE ri.run_id = ? AND s.metric NOT LIKE '\\_%' ESCAPE '\\' "
+           "AND s.metric NOT LIKE 'feat:%'")      # arena features: the surrogate's, not ours
+    params: list = [run.id]
+    if metrics is not None:
+        wanted = sorted(set(metrics))
+        if not wanted:
+            return cols
+        sql += f" AND s.metric IN ({', '.join('?' for _ in wanted)})"
+        params += wanted
+    scores = store.query(sql, tuple(params))
+    if not scores:
+        return cols
+    score_rowid, metric, value = zip(*scores)
+    item_rowid = np.array(rowid, dtype=np.int64)
+    order = np.argsort(item_rowid)
+    where = order[np.searchsorted(item_rowid[order], np.array(score_rowid, dtype=np.int64))]
+    names = sorted(set(metric))
+    code_of = {m: i for i, m in enumerate(names)}
+    code = np.array([code_of[m] for m in metric], dtype=np.int64)
+    val = np.array(value, dtype=float)          # None -> NaN
+    for i, name in enumerate(names):
+        chosen = code == i
+        column = np.full(count, np.nan)
+        column[where[chosen]] = val[chosen]
+        present = np.zeros(count, dtype=bool)
+        present[where[chosen]] = True
+        cols.values[name], cols.present[name] = column, present
+    return cols
+
+
 def run_settings(store: Store, run_id: int) -> dict[str, list[str]]:
     """Each system's settings in the run (an aggregate over the run's key, no item loaded)."""
     out: dict[str, list[str]] = {}
@@ -223,9 +328,20 @@ def item_counts(run: RunInfo, items: list[ItemRecord]) -> dict[str, int]:
     """
     generated = sum(1 for i in items if i.generation_key is not None)
     errors = sum(1 for i in items if i.generation_key is None and i.error)
-    done = generated + errors
     truncated = sum(1 for i in items if i.truncated)
-    total = max(_planned_total(run) or 0, len(items))
+    return _counts(run, len(items), generated, errors, truncated)
+
+
+def column_counts(run: RunInfo, cols: RunColumns) -> dict[str, int]:
+    """:func:`item_counts` of :class:`RunColumns`."""
+    return _counts(run, len(cols), int(cols.generated.sum()), int(cols.failed.sum()),
+                   int(cols.truncated.sum()))
+
+
+def _counts(run: RunInfo, items: int, generated: int, errors: int,
+            truncated: int) -> dict[str, int]:
+    done = generated + errors
+    total = max(_planned_total(run) or 0, items)
     return {"done": done, "total": total, "generated": generated, "errors": errors,
             "truncated": truncated, "pending": total - done}
 
@@ -236,10 +352,7 @@ def stored_counts(store: Store, run: RunInfo) -> dict[str, int]:
     rows = store.query("SELECT items, generated, errors, truncated FROM run_counts "
                        "WHERE run_id = ?", (run.id,))
     items, generated, errors, truncated = tuple(rows[0]) if rows else (0, 0, 0, 0)
-    done = generated + errors
-    total = max(_planned_total(run) or 0, items)
-    return {"done": done, "total": total, "generated": generated, "errors": errors,
-            "truncated": truncated, "pending": total - done}
+    return _counts(run, items, generated, errors, truncated)
 
 
 def _planned_total(run: RunInfo) -> int | None:
