@@ -72,9 +72,7 @@ def retriever_name(label: str | None) -> str | None:
 
 def metric_order(metrics: Iterable[str]) -> list[str]:
     """The answer metrics in :data:`engine.metrics.answer.METRICS` order, others after, sorted."""
-    from engine.metrics.answer import CITATION_METRIC, LANGUAGE_VARIANTS, METRICS
-
-    known = [*METRICS, *LANGUAGE_VARIANTS, CITATION_METRIC]
+    known = _known_metrics()
     present = set(metrics)
     return [m for m in known if m in present] + sorted(present - set(known))
 
@@ -217,7 +215,7 @@ def load_columns(store: Store, run: RunInfo,
     """The run's items and their scores (all metrics, or only ``metrics``; marker rows
     ``_…`` and arena features ``feat:…`` left out) as :class:`RunColumns`: one ordered scan of the run's key for the items
     and one pass over their score rows, the values placed by the item's rowid, vectorised."""
-    rows = store.query(
+    rows = store.query_tuples(
         "SELECT ri.rowid, ri.system, ri.setting, ri.query_rowid, ri.generation_key IS NOT NULL, "
         "COALESCE(ri.error, '') != '', ri.truncated, q.language, q.source "
         "FROM run_items ri JOIN queries q ON q.id = ri.query_rowid WHERE ri.run_id = ? "
@@ -245,36 +243,59 @@ def load_columns(store: Store, run: RunInfo,
             start = i
     if not count:
         return cols
-    sql = ("SELECT ri.rowid, s.metric, s.value FROM run_items ri JOIN scores s "
-           "ON s.generation_key = ri.generation_key AND s.query_rowid = ri.query_rowid "
-           "WHERE ri.run_id = ? AND s.metric NOT LIKE '\\_%' ESCAPE '\\' "
-           "AND s.metric NOT LIKE 'feat:%'")      # arena features: the surrogate's, not ours
+    # every score row of the run comes back as two numbers: rowid * 64 + the metric's code
+    # (its place in the known metrics, 0 for any other name) and the value, so that 700k rows
+    # cost two small objects each, not a string; rows of other names come in a second query
+    known = _known_metrics()
+    code_sql = ("CASE s.metric " + " ".join(f"WHEN {quote_sql(m)} THEN {i}"
+                                           for i, m in enumerate(known, start=1)) + " ELSE 0 END")
+    where = ("FROM run_items ri JOIN scores s "
+             "ON s.generation_key = ri.generation_key AND s.query_rowid = ri.query_rowid "
+             "WHERE ri.run_id = ? AND s.metric NOT LIKE '\\_%' ESCAPE '\\' "
+             "AND s.metric NOT LIKE 'feat:%'")      # arena features: the surrogate's, not ours
     params: list = [run.id]
     if metrics is not None:
         wanted = sorted(set(metrics))
         if not wanted:
             return cols
-        sql += f" AND s.metric IN ({', '.join('?' for _ in wanted)})"
+        where += f" AND s.metric IN ({', '.join('?' for _ in wanted)})"
         params += wanted
-    scores = store.query(sql, tuple(params))
-    if not scores:
-        return cols
-    score_rowid, metric, value = zip(*scores)
+    rows = store.query_tuples(f"SELECT ri.rowid * 64 + {code_sql}, s.value {where}",
+                              tuple(params))
+    packed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    value = np.array([r[1] for r in rows], dtype=float)           # None -> NaN
+    score_rowid, code = packed >> 6, packed & 63
+    names = {i: m for i, m in enumerate(known, start=1)}
+    if (code == 0).any():    # names outside the known list: by name
+        others = store.query_tuples(
+            f"SELECT ri.rowid, s.metric, s.value {where} AND {code_sql} = 0", tuple(params))
+        extra = sorted({r[1] for r in others})
+        names.update({len(known) + 1 + i: m for i, m in enumerate(extra)})
+        by_name = {m: c for c, m in names.items()}
+        keep = code != 0
+        score_rowid = np.concatenate([score_rowid[keep], [r[0] for r in others]]).astype(np.int64)
+        code = np.concatenate([code[keep], [by_name[r[1]] for r in others]]).astype(np.int64)
+        value = np.concatenate([value[keep], np.array([r[2] for r in others], dtype=float)])
     item_rowid = np.array(rowid, dtype=np.int64)
     order = np.argsort(item_rowid)
-    where = order[np.searchsorted(item_rowid[order], np.array(score_rowid, dtype=np.int64))]
-    names = sorted(set(metric))
-    code_of = {m: i for i, m in enumerate(names)}
-    code = np.array([code_of[m] for m in metric], dtype=np.int64)
-    val = np.array(value, dtype=float)          # None -> NaN
-    for i, name in enumerate(names):
-        chosen = code == i
+    at = order[np.searchsorted(item_rowid[order], score_rowid)]
+    for c in np.unique(code):
+        chosen = code == c
         column = np.full(count, np.nan)
-        column[where[chosen]] = val[chosen]
+        column[at[chosen]] = value[chosen]
         present = np.zeros(count, dtype=bool)
-        present[where[chosen]] = True
-        cols.values[name], cols.present[name] = column, present
+        present[at[chosen]] = True
+        cols.values[names[int(c)]], cols.present[names[int(c)]] = column, present
     return cols
+
+
+def _known_metrics() -> list[str]:
+    """The answer metrics a run stores, in :func:`metric_order` (at most 63: a 6-bit code)."""
+    from engine.metrics.answer import CITATION_METRIC, LANGUAGE_VARIANTS, METRICS
+
+    known = list(dict.fromkeys([*METRICS, *LANGUAGE_VARIANTS, CITATION_METRIC]))
+    assert len(known) < 64
+    return known
 
 
 def run_settings(store: Store, run_id: int) -> dict[str, list[str]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+import numpy as np
 import pytest
 
 from engine.metrics.adaptability import adaptability
@@ -93,3 +94,43 @@ def test_metrics_per_setting_equal_the_item_columns(toy):
             for m, est in want.items():
                 assert got[m] == pytest.approx(est.as_json(), abs=1e-9), (system, setting, m)
     assert RET in report.metrics[A]
+
+
+def test_a_metric_of_another_name_is_read_and_reported(toy):
+    run = load_run(toy, "toy-run")
+    with toy.write() as db:
+        keys = [r[0] for r in db.conn.execute(
+            "SELECT generation_key FROM run_items WHERE run_id = ? AND system = ? "
+            "AND setting = 'oracle' AND generation_key IS NOT NULL", (run.id, A))]
+        for n, key in enumerate(keys):
+            db.conn.execute("INSERT INTO scores SELECT generation_key, query_rowid, "
+                            "'my_metric', ?, NULL FROM run_items WHERE generation_key = ?",
+                            (n % 2, key))
+    cols = load_columns(toy, run)
+    assert int(cols.present["my_metric"].sum()) == len(keys)
+    assert np.nansum(cols.values["my_metric"]) == sum(n % 2 for n in range(len(keys)))
+    assert cols.values["em_loose"].shape == (61,)
+    est = build_report(toy, "toy-run").metrics[A]["oracle"]["my_metric"]
+    assert est["n"] == len(keys) and est["value"] == pytest.approx(
+        sum(n % 2 for n in range(len(keys))) / len(keys))
+
+
+def test_the_reports_reads_use_the_key_and_the_covering_index(toy):
+    """A report's two reads: the items in key order (no sort), the scores from the covering
+    index ``scores_values`` (never the table rows, never a scan)."""
+    run = load_run(toy, "toy-run")
+    statements: list[str] = []
+    toy.conn.set_trace_callback(statements.append)
+    try:
+        load_columns(toy, run)
+    finally:
+        toy.conn.set_trace_callback(None)
+    selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    assert len(selects) == 2, selects
+    # the traced statements have their parameters filled in (sqlite3_expanded_sql)
+    items_plan, scores_plan = ([row[3] for row in toy.conn.execute("EXPLAIN QUERY PLAN " + sql)]
+                               for sql in selects)
+    plans = items_plan + scores_plan
+    assert not any("TEMP B-TREE" in line for line in items_plan), items_plan
+    assert not any(line.startswith("SCAN") for line in plans), plans
+    assert any("COVERING INDEX scores_values" in line for line in scores_plan), scores_plan
