@@ -187,8 +187,10 @@ class RunColumns:
     system: np.ndarray                  # index into systems
     setting: np.ndarray                 # index into settings
     query_rowid: np.ndarray
-    language: list[str | None]          # per item, the query's
-    source: list[str | None]
+    language: np.ndarray                # per item, the query's: index into languages
+    source: np.ndarray                  # index into sources
+    languages: list[str | None]
+    sources: list[str | None]
     generated: np.ndarray               # bool: has a generation
     failed: np.ndarray                  # bool: no generation and an error text
     has_error: np.ndarray               # bool: an error text
@@ -227,13 +229,16 @@ def load_columns(store: Store, run: RunInfo,
     settings = sorted(set(setting), key=setting_order)
     sys_index = {s: i for i, s in enumerate(systems)}
     set_index = {s: i for i, s in enumerate(settings)}
+    languages, language_code = _codes(language)
+    sources, source_code = _codes(source)
     generated = np.array(gen, dtype=bool)
     has_error = np.array(err, dtype=bool)
     cols = RunColumns(
         systems=systems, settings=settings,
         system=np.array([sys_index[s] for s in system], dtype=np.int64),
         setting=np.array([set_index[s] for s in setting], dtype=np.int64),
-        query_rowid=np.array(qrow, dtype=np.int64), language=language, source=source,
+        query_rowid=np.array(qrow, dtype=np.int64), language=language_code,
+        source=source_code, languages=languages, sources=sources,
         generated=generated, failed=~generated & has_error, has_error=has_error,
         truncated=np.array(trunc, dtype=bool))
     start = 0
@@ -287,6 +292,13 @@ def load_columns(store: Store, run: RunInfo,
         present[at[chosen]] = True
         cols.values[names[int(c)]], cols.present[names[int(c)]] = column, present
     return cols
+
+
+def _codes(values: list) -> tuple[list, np.ndarray]:
+    """``(distinct values, each value's index among them)``."""
+    distinct = list(dict.fromkeys(values))
+    index = {v: i for i, v in enumerate(distinct)}
+    return distinct, np.array([index[v] for v in values], dtype=np.int64)
 
 
 def _known_metrics() -> list[str]:

@@ -119,7 +119,7 @@ def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0,
 
     counts = column_counts(run, cols)
     queries, first = np.unique(cols.query_rowid, return_index=True)
-    facts = {int(q): _Facts(cols.language[i], cols.source[i]) for q, i in zip(queries, first)}
+    facts = _QueryFacts(queries, cols, first)
     # arena features (``feat:*``) belong to the surrogate report, not to the answer tables;
     # of the correct-language variants only the chosen one is shown, as ``correct_language``
     stored = {m for m in cols.present if not m.startswith("feat:")}
@@ -146,6 +146,29 @@ def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0,
         metrics=metrics, retrieval=by_gold[definitions.gold], notes=notes, n_boot=n_boot,
         seed=seed, definitions={**definitions.as_json(), "answer_match_rows": widened},
         retrieval_by_gold=by_gold)
+
+
+class _QueryFacts:
+    """The run's queries (sorted rowids) with each one's breakdown keys: ``keys(attr)`` gives
+    every query's group index and the group names (``language`` or ``source``; no value:
+    :data:`UNKNOWN`); ``facts[q]`` a query's own (for the retrieval table)."""
+
+    def __init__(self, queries: np.ndarray, cols: RunColumns, first: np.ndarray):
+        self.queries, self.cols, self.first = queries, cols, first
+
+    def item_groups(self, attr: str) -> tuple[list[str], np.ndarray]:
+        """``(names, group index per item)``: the items' breakdown keys as groups."""
+        raw = self.cols.languages if attr == "language" else self.cols.sources
+        names = sorted({_key(v) for v in raw})
+        index = {name: g for g, name in enumerate(names)}
+        of_code = np.array([index[_key(v)] for v in raw], dtype=np.int64)
+        codes = self.cols.language if attr == "language" else self.cols.source
+        return names, of_code[codes] if len(codes) else codes
+
+    def __getitem__(self, q: int) -> "_Facts":
+        i = int(self.first[np.searchsorted(self.queries, q)])
+        return _Facts(self.cols.languages[self.cols.language[i]],
+                      self.cols.sources[self.cols.source[i]])
 
 
 @dataclass(frozen=True)
@@ -177,7 +200,7 @@ def format_report(report: RunReport | dict, by: str | None = None) -> str:
     return _format(report, by=by)
 
 
-def _system_tables(cols: RunColumns, queries: np.ndarray, facts: dict[int, _Facts],
+def _system_tables(cols: RunColumns, queries: np.ndarray, facts: _QueryFacts,
                    all_metrics: list[tuple[str, str]], n_boot: int, seed: int,
                    breakdowns: bool = True) -> tuple[list[dict], dict, dict, list[str]]:
     """Per system: the adaptability rows (one per mixed-like setting), accuracy and every
@@ -246,7 +269,7 @@ def _sample_note(run: RunInfo, queries_in_run: int) -> dict | None:
 # --------------------------------------------------------------------------- per system
 
 def _adaptability_entry(system: str, mixed: str, cols: RunColumns, loose: np.ndarray,
-                        trio: dict[str, slice], queries: np.ndarray, facts: dict[int, _Facts],
+                        trio: dict[str, slice], queries: np.ndarray, facts: _QueryFacts,
                         accuracy: dict, n_boot: int, seed: int,
                         breakdowns: bool = True) -> dict[str, Any]:
     """One adaptability row: over the run's queries, those whose base, oracle and ``mixed``
@@ -289,7 +312,7 @@ def _adaptability_entry(system: str, mixed: str, cols: RunColumns, loose: np.nda
 
 
 def _breakdown(attr: str, cols: RunColumns, loose: np.ndarray, trio: dict[str, slice],
-               queries: np.ndarray, facts: dict[int, _Facts], patterns: np.ndarray, mixed: str,
+               queries: np.ndarray, facts: _QueryFacts, patterns: np.ndarray, mixed: str,
                n_boot: int, seed: int) -> dict[str, dict]:
     """Adaptability and accuracy per group (language or source), every group at once: the
     pattern counts of each group's queries (a ``bincount`` over group × pattern) and, per
@@ -297,29 +320,27 @@ def _breakdown(attr: str, cols: RunColumns, loose: np.ndarray, trio: dict[str, s
     items is in one of the three settings, so groups whose queries were all left out still
     show their accuracy."""
     ordered = sorted(trio, key=setting_order)
-    item_keys = {s: [_key(getattr(cols, attr)[i]) for i in range(trio[s].start, trio[s].stop)]
-                 for s in ordered}
-    names = sorted({k for keys in item_keys.values() for k in keys})
-    index = {name: g for g, name in enumerate(names)}
-    query_group = np.array([index.get(_key(getattr(facts[int(q)], attr)), -1)
-                            for q in queries], dtype=np.int64)
-    chosen = (patterns >= 0) & (query_group >= 0)
-    counts = np.bincount(query_group[chosen] * len(PATTERN_KEYS) + patterns[chosen],
-                         minlength=len(names) * len(PATTERN_KEYS)).reshape(len(names), -1)
-    reports = adaptability_many(counts, mixed_setting=mixed)
+    names, item_group = facts.item_groups(attr)
+    shown = np.unique(np.concatenate([item_group[trio[s]] for s in ordered]))
+    query_group = item_group[facts.first]
+    chosen = patterns >= 0
+    width = len(PATTERN_KEYS)
+    counts = np.bincount(query_group[chosen] * width + patterns[chosen],
+                         minlength=len(names) * width).reshape(len(names), width)
+    reports = adaptability_many(counts[shown], mixed_setting=mixed)
     rates = {}
     for s in ordered:
-        group = np.array([index[k] for k in item_keys[s]], dtype=np.int64)
+        group = item_group[trio[s]]
         part = loose[trio[s]]
         valid = ~np.isnan(part)
-        k = np.bincount(group[valid], weights=part[valid], minlength=len(names))
-        n = np.bincount(group[valid], minlength=len(names))
+        k = np.bincount(group[valid], weights=part[valid], minlength=len(names))[shown]
+        n = np.bincount(group[valid], minlength=len(names))[shown]
         rates[s] = _rates(k, n)
     out = {}
-    for g, name in enumerate(names):
-        entry = _adaptability_json(reports[g])
-        entry["accuracy"] = {s: rates[s][g] for s in ordered}
-        out[name] = entry
+    for i, g in enumerate(shown):
+        entry = _adaptability_json(reports[i])
+        entry["accuracy"] = {s: rates[s][i] for s in ordered}
+        out[names[int(g)]] = entry
     return out
 
 
