@@ -4,6 +4,7 @@ Ctrl-C handling and durations."""
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 import threading
@@ -12,6 +13,46 @@ from pathlib import Path
 
 class CliError(Exception):
     """A failure to report in one line and exit with status 1."""
+
+
+_INVALID_CHOICE = re.compile(
+    r"argument (?:\S+/)?(\S+): invalid choice: '(.*)' \(choose from (.*)\)$")
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose invalid-choice error is one line with the nearest choice:
+    ``mirage-tui: unknown command 'reprot'; did you mean 'report'?``. Its subparsers are of
+    this class too (argparse makes them of the parent's class)."""
+
+    def error(self, message: str):
+        match = _INVALID_CHOICE.match(message)
+        if match is None:
+            super().error(message)
+        what, word, listed = match.groups()
+        choices = re.findall(r"'([^']*)'", listed)
+        from engine.suggest import did_you_mean
+
+        hint = did_you_mean(word, choices) or f"; choose from {', '.join(choices)}"
+        if what in ("COMMAND", "ACTION"):
+            line = f"unknown {what.lower()} {word!r}{hint}"
+        else:
+            line = f"{what} {word!r} is not allowed{hint}"
+        self.exit(2, f"{self.prog}: {line}\n")
+
+
+def from_settings(args, name: str, flag: str, setting: str | None = None) -> str:
+    """``args.<name>``, else the app config's ``setting`` (default ``name``); a usage error
+    naming the flag and the config key when neither gives one."""
+    value = getattr(args, name, None)
+    if value:
+        return value
+    from engine.app_config import config_path, load_app_config
+
+    value = getattr(load_app_config(), setting or name)
+    if value:
+        return ",".join(value) if isinstance(value, list) else value
+    raise CliError(f"{args.command} needs {flag} (or {setting or name} = ... in "
+                   f"{config_path()})")
 
 
 def db_option(parser: argparse.ArgumentParser, top: bool = False) -> None:
