@@ -51,8 +51,8 @@ DEFAULT_FILE = '''\
 # theme = "textual-dark"                   # a Textual theme: textual-dark, textual-light,
 #                                          # nord, gruvbox, tokyo-night, dracula, ...
 
-# Key overrides: action = "key" (several keys: "ctrl+r,f2"). `mirage-tui config` lists the
-# actions of every screen.
+# Key overrides: each line names an action and its key (several keys: "ctrl+r,f2");
+# `mirage-tui config` lists the actions of every screen.
 # [keys]                                   # on every screen
 # quit = "ctrl+q"
 # [keys.runs]                              # one screen: datasets, models, runs,
@@ -90,7 +90,7 @@ class AppConfig:
 
 
 _STRINGS = ("database", "dataset", "judge", "embedder", "theme")
-_KNOWN = (*_STRINGS, "generators", "keys")
+_KNOWN = ("database", "dataset", "generators", "judge", "embedder", "theme", "keys")
 
 
 def config_path() -> Path:

@@ -154,9 +154,16 @@ def _config(args, store=None):
                  "language_detector": args.language_detector}
     if args.config is not None:
         return RunConfig.from_toml(args.config, **overrides)
-    if not args.dataset or not args.generator:
+    if not args.dataset or not args.generator:      # config.toml's defaults, if it has them
+        from engine.app_config import load_app_config
 
-        raise CliError("run needs --dataset and --generator (or --config FILE)")
+        settings = load_app_config()
+        overrides["dataset"] = args.dataset or settings.dataset
+        overrides["generators"] = overrides["generators"] or \
+            _canonical_generators(",".join(settings.generators) or None)
+    if not overrides["dataset"] or not overrides["generators"]:
+        raise CliError("run needs --dataset and --generator (or --config FILE, or dataset "
+                       "and generators in config.toml)")
     return RunConfig.from_dict({}, **overrides)
 
 
