@@ -393,10 +393,10 @@ class NewRunScreen(BaseScreen):
         try:
             plan = plan_run(store, config)
             guess = estimate(store, plan, measured_speeds(store, config.generators))
+            hint = name_hint(store, config)
         except Exception as exc:  # noqa: BLE001 - ConfigError, LookupError, DatasetNotFound
             self.post_message(self.Planned(token, "", str(exc)))
             return
-            hint = name_hint(store, config)
         finally:
             store.close()
         self.post_message(self.Planned(token, plan_summary(plan, guess) + hint, None))
