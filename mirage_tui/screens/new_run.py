@@ -244,8 +244,8 @@ class NewRunScreen(BaseScreen):
             yield Static("Planning…", id="run-plan", markup=False)
             yield Static("", id="run-error", markup=False)
             with Horizontal(classes="form-row"):
-                yield Static("ctrl+s starts · the same configuration again resumes it · "
-                             "ctrl+o saves it as TOML", classes="form-hint")
+                yield Static("ctrl+s starts · the same configuration resumes it",
+                             classes="form-hint")
                 yield Button("Save TOML", id="run-save-toml", compact=True)
                 yield Button("Start run", variant="primary", id="run-start", compact=True)
         yield Footer(compact=True)
