@@ -25,6 +25,8 @@ class Parser(argparse.ArgumentParser):
     this class too (argparse makes them of the parent's class)."""
 
     def error(self, message: str):
+        if message.startswith("unrecognized arguments: "):
+            self._unknown_option(message)
         match = _INVALID_CHOICE.match(message)
         if match is None:
             super().error(message)
@@ -38,6 +40,21 @@ class Parser(argparse.ArgumentParser):
         else:
             line = f"{what} {word!r} is not allowed{hint}"
         self.exit(2, f"{self.prog}: {line}\n")
+
+
+    def _unknown_option(self, message: str) -> None:
+        """An unknown ``--option`` close to one some command has: one line with it."""
+        from engine.suggest import did_you_mean
+        from mirage_tui.cli.examples import walk
+
+        words = message.removeprefix("unrecognized arguments: ").split()
+        word = next((w.split("=")[0] for w in words if w.startswith("--")), None)
+        if word is None:
+            return
+        options = {o for _, p in walk(self) for a in p._actions for o in a.option_strings}
+        hint = did_you_mean(word, options)
+        if hint:
+            self.exit(2, f"{self.prog}: unknown option {word!r}{hint}\n")
 
 
 def from_settings(args, name: str, flag: str, setting: str | None = None) -> str:

@@ -7,8 +7,8 @@ the dataset and the models and finds a stored run of the same name, and ``estima
 guesses the time. ``ctrl+s`` or the Start button hands the configuration to the app's run
 controller, which opens Live run. ``ctrl+o`` (or Save TOML) writes the form as the run file
 ``mirage-tui run --config FILE`` takes (:func:`engine.runs.config.config_toml`), to a path asked
-for. The dataset and generators start as config.toml's (``dataset``, ``generators``) when they
-are offered. A typed run name close to a stored run's gets a "did you mean".
+for. The dataset, generators and retriever start as config.toml's (``dataset``,
+``generators``, ``embedder``) when they are offered. A typed run name close to a stored run's gets a "did you mean".
 
 One file for one idea: the form, the RunConfig it builds and that config's plan preview change
 together (the fields' parsing and the plan's text are a few lines each).
@@ -313,7 +313,8 @@ class NewRunScreen(BaseScreen):
         retrievers = self.query_one("#run-retrievers", SelectionList)
         with retrievers.prevent(SelectionList.SelectedChanged):
             retrievers.clear_options()
-            retrievers.add_options([(name, name, False) for name in choices.embedders])
+            retrievers.add_options([(name, name, name == self.app_settings.embedder)
+                                    for name in choices.embedders])
         if not choices.generators and not choices.endpoints:
             self._show_error("No generator is installed: see Models (2) for what to install.")
         self._schedule_preview(now=True)

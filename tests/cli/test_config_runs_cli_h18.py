@@ -86,6 +86,7 @@ def test_every_command_has_examples_and_each_example_parses(capsys):
     (("export", "r", "--format", "cvs"),
      "mirage-tui export: --format 'cvs' is not allowed; did you mean 'csv'?"),
     (("xyzzy",), "mirage-tui: unknown command 'xyzzy'; choose from data, models"),
+    (("data", "list", "--jsn"), "mirage-tui: unknown option '--jsn'; did you mean '--json'?"),
 ])
 def test_misspelt_commands_get_one_line_with_the_nearest(capsys, args, line):
     code, out, err = main(capsys, *args)

@@ -6,6 +6,7 @@ generator at the edge."""
 from __future__ import annotations
 
 import os
+import socket
 import threading
 
 import pytest
@@ -134,8 +135,9 @@ def test_a_running_run_is_neither_renamed_nor_deleted(demo):
     run(demo, config(sample=2, name="busy"))
     with demo.write() as db:      # this live process owns it and it is running
         db.conn.execute("UPDATE runs SET status = 'running' WHERE name = 'busy'")
-        db.conn.execute("UPDATE run_owners SET pid = ? WHERE run_id = "
-                        "(SELECT id FROM runs WHERE name = 'busy')", (os.getppid(),))
+        db.conn.execute("INSERT OR REPLACE INTO run_owners (run_id, pid, host, process_start, "
+                        "claimed_at) SELECT id, ?, ?, NULL, 'now' FROM runs WHERE name = 'busy'",
+                        (os.getpid(), socket.gethostname()))
     before = _counts(demo)
     with pytest.raises(RunBusy, match="cannot delete it"):
         delete_run(demo, "busy", purge_generations=True)

@@ -188,6 +188,7 @@ async def test_config_theme_keys_and_default_models(workspace, tmp_path, monkeyp
     folder.mkdir()
     (folder / "config.toml").write_text(
         'theme = "nord"\ngenerators = ["nope-model", "' + SMOL + '"]\n'
+        'embedder = "minilm-l6-v2"\n'
         '[keys]\nshow_runs = "f3"\n[keys.runs]\nlog = "ctrl+l"\nfrobnicate = "x"\n',
         encoding="utf-8")
     monkeypatch.setenv("MIRAGE_CONFIG_DIR", str(folder))
@@ -218,6 +219,7 @@ async def test_config_theme_keys_and_default_models(workspace, tmp_path, monkeyp
         await wait_for_workers(pilot)
         new_run = app.screen
         assert new_run.query_one("#run-generators", SelectionList).selected == [SMOL]
+        assert new_run.query_one("#run-retrievers", SelectionList).selected == ["minilm-l6-v2"]
         # a typed run name close to a stored one gets a "did you mean"
         new_run.query_one("#run-name", Input).value = "alpah"
         await wait_until(pilot, lambda: "No run is named alpah; did you mean alpha?" in text_of(
