@@ -62,12 +62,15 @@ def keymap(config: AppConfig, actions: dict[str, list[str]]) -> dict[str, str]:
     return out
 
 
-def checked(config: AppConfig, app_class, themes) -> dict[str, list[str]]:
+def checked(config: AppConfig, app_class, themes, everything: bool = False
+            ) -> dict[str, list[str]]:
     """Check the config's theme and keys against the app's (problems added to the config);
-    returns the actions of each scope."""
+    returns the actions of each scope (``everything``: even when no key is overridden)."""
     from engine.app_config import check_keys, check_theme
 
+    check_theme(config, themes)
+    if not config.keys and not everything:
+        return {}       # nothing to rebind: the screens stay unimported until shown
     actions = name_bindings(app_class)
     check_keys(config, actions)
-    check_theme(config, themes)
     return actions

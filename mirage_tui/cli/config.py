@@ -50,7 +50,7 @@ def run(args, store=None) -> int:
     from mirage_tui.keymap import checked
 
     config = load_app_config()
-    actions = checked(config, MirageApp, BUILTIN_THEMES)
+    actions = checked(config, MirageApp, BUILTIN_THEMES, everything=True)
     db, source = effective_database(getattr(args, "db", None), config)
     if db is None:
         db = default_db_path()

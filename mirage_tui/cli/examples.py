@@ -67,10 +67,9 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
     "run": [
         ("run --dataset demo --generator smollm2-135m-instruct --sample 20 --name demo-smol",
          "20 queries × base, oracle, mixed"),
-        ("run --dataset demo --generator smollm2-135m-instruct --settings "
-         "base,oracle,retrieved@3 --retriever minilm-l6-v2 --dry-run",
-         "the plan and a time estimate, nothing run"),
-        ("run --config run.toml", "a run file (the New run screen's ctrl+w writes one)"),
+        ("run --dataset demo --generator smollm2 --settings base,retrieved@3 --retriever minilm",
+         "base and top-3 retrieved contexts (add --dry-run: the plan and a time estimate)"),
+        ("run --config run.toml", "a run file (New run's ctrl+o saves one)"),
         ("run --resume demo-smol", "resume a stopped run with its own configuration"),
     ],
     "compare": [
@@ -116,8 +115,8 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
          "how far to trust a judge"),
     ],
     "judge calibrate": [
-        ("judge calibrate --judge qwen2.5-0.5b-instruct --labels ragchecker --both-orders "
-         "--sample 60", "60 labelled pairs, both orders"),
+        ("judge calibrate --judge qwen2.5-0.5b-instruct --labels ragchecker --sample 60",
+         "60 labelled pairs, one seeded order each"),
     ],
     "judge calibration": [
         ("judge calibration", "the newest stored calibration"),

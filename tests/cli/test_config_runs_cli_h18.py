@@ -69,6 +69,7 @@ def test_every_command_has_examples_and_each_example_parses(capsys):
             assert words[:len(path.split())] == path.split(), (path, argv)
             assert args.command == words[0], argv
             assert text.count(f"  mirage-tui {argv}\n      {what}\n") == 1
+            assert len(f"  mirage-tui {argv}") <= 100, argv
     # descriptions still wrap; only the examples keep their lines
     assert max(len(line) for line in parser.format_help().splitlines()) <= 100
     code, out, _ = main(capsys, "runs", "delete", "--help")
