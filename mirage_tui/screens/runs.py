@@ -27,6 +27,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments,
                                        run_rows, summary_segments)
 from engine.results.text import short_setting
+from mirage_tui.commands import PaletteCommand
 from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.widgets.segments import ROLE_STYLES, styled  # noqa: F401 (re-exported)
@@ -61,6 +62,15 @@ class RunsScreen(BaseScreen):
         Binding("D", "delete", "Delete", show=False),
         Binding("L", "log", "Log", show=False),
     ]
+
+    PALETTE = (
+        PaletteCommand("runs: rename the highlighted run…", "Give it a new name (R)", "rename"),
+        PaletteCommand("runs: delete the highlighted run…",
+                       "Asked first; cached generations stay unless purged (D)", "delete"),
+        PaletteCommand("runs: show the highlighted run's log",
+                       "Sessions, model loads, retries, errors (L)", "log"),
+    )
+    PALETTE_AFTER = "show_runs"
 
     DEFAULT_CSS = """
     RunsScreen #runs { height: auto; max-height: 40%; border-top: round $primary 50%; }

@@ -21,7 +21,8 @@ from mirage_tui.dialogs.run_log import RunLogScreen
 from mirage_tui.dialogs.text_prompt import TextPromptScreen
 from mirage_tui.screens.new_run import NewRunScreen
 from mirage_tui.screens.runs import RunsScreen
-from testkit.tui import RecordingApp, open_screen, settle, text_of, wait_for_workers, wait_until
+from testkit.tui import (RecordingApp, open_screen, palette, settle, text_of, wait_for_workers,
+                         wait_until)
 
 pytestmark = pytest.mark.asyncio
 SMOL = "smollm2-135m-instruct"
@@ -74,8 +75,8 @@ async def test_rename_delete_and_log_from_the_runs_screen(workspace):
         assert any(m == "Renamed alpha to alpha-renamed." for m, _ in app.notes)
         assert screen.query_one("#runs", DataTable).cursor_row == 0
 
-        # L: the log, ending with the rename
-        await pilot.press("L")
+        # the log, ending with the rename (from the palette here; L is its key)
+        await palette(pilot, "show the highlighted run's log")
         await settle(pilot)
         assert isinstance(app.screen, RunLogScreen)
         log = text_of(app.screen.query_one("#log-text", Static))
@@ -84,6 +85,11 @@ async def test_rename_delete_and_log_from_the_runs_screen(workspace):
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is screen
+        await pilot.press("L")
+        await settle(pilot)
+        assert isinstance(app.screen, RunLogScreen) and app.screen.run_name == "alpha-renamed"
+        await pilot.press("escape")
+        await settle(pilot)
 
         # D: asked first; Cancel (Enter: the safe button) changes nothing
         before = _counts(workspace["path"])
