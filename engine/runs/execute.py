@@ -324,15 +324,13 @@ class _Runner(Job):
             from models.catalog import load_generator
 
             self.emit(force=True, message=f"loading {name}")
-            started = time.perf_counter()
-            try:
+
+            def load():
                 with model_errors(name, "cannot load generator {model!r}: {error}"):
-                    generator = load_generator(name, n_ctx=self.config.n_ctx,
-                                               n_threads=self.config.threads)
-            except Stop as exc:
-                self._log("load", f"could not load {name}: {exc.message}")
-                raise
-            self._log("load", f"loaded {name} in {time.perf_counter() - started:.1f}s")
+                    return load_generator(name, n_ctx=self.config.n_ctx,
+                                          n_threads=self.config.threads)
+
+            generator = self._logged_load("generator", name, load)
             self.generators[name] = generator
         if name not in self.recorded:
             problem = record_generator(self.header, name, generator)
@@ -389,9 +387,25 @@ class _Runner(Job):
         from models.catalog import load_embedder
 
         self.emit(force=True, message=f"loading retriever {name}")
-        with model_errors(name, "cannot load retriever {model!r}: {type}: {error}"):
-            return Retriever(self.store, self.plan.dataset, load_embedder(name),
-                             reranker=self._reranker(), rerank_depth=self.config.rerank_depth)
+
+        def load():
+            with model_errors(name, "cannot load retriever {model!r}: {type}: {error}"):
+                return Retriever(self.store, self.plan.dataset, load_embedder(name),
+                                 reranker=self._reranker(),
+                                 rerank_depth=self.config.rerank_depth)
+
+        return self._logged_load("retriever", name, load)
+
+    def _logged_load(self, what: str, name: str, load):
+        """``load()``, with its time (or why it failed) in the run's log."""
+        started = time.perf_counter()
+        try:
+            model = load()
+        except Stop as exc:
+            self._log("load", f"could not load {what} {name}: {exc.message}")
+            raise
+        self._log("load", f"loaded {what} {name} in {time.perf_counter() - started:.1f}s")
+        return model
 
     def _reranker(self):
         spec = self.config.reranker

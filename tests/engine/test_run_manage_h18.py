@@ -76,7 +76,13 @@ def test_a_generator_that_cannot_load_is_in_the_log(demo, monkeypatch):
     run(demo, config(sample=2, generators=["nope"]), gens={})
     log = run_log(demo, "t")
     assert [line.kind for line in log] == ["session", "load", "end"]
-    assert "could not load nope" in log[1].message and log[2].message.startswith("failed")
+    assert "could not load generator nope: " in log[1].message and log[2].message.startswith("failed")
+    # a load that works says how long it took
+    monkeypatch.setattr(models.catalog, "load_generator", lambda name, **opts: FakeGenerator())
+    run(demo, config(sample=2, generators=["fake-gen"], name="loads"), gens={})
+    loaded = [line.message for line in run_log(demo, "loads") if line.kind == "load"]
+    assert len(loaded) == 1 and loaded[0].startswith("loaded generator fake-gen in ")
+    assert loaded[0].endswith("s")
 
 
 def test_rename_keeps_items_and_log_and_refuses_a_taken_name(demo):
