@@ -68,8 +68,9 @@ def from_settings(args, name: str, flag: str, setting: str | None = None) -> str
     value = getattr(load_app_config(), setting or name)
     if value:
         return ",".join(value) if isinstance(value, list) else value
-    raise CliError(f"{args.command} needs {flag} (or {setting or name} = ... in "
-                   f"{config_path()})")
+    command = " ".join(filter(None, (args.command, getattr(args, f"{args.command}_command",
+                                                            None))))
+    raise CliError(f"{command} needs {flag} (or {setting or name} = ... in {config_path()})")
 
 
 def db_option(parser: argparse.ArgumentParser, top: bool = False) -> None:

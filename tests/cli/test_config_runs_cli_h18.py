@@ -261,4 +261,6 @@ def test_run_takes_its_dataset_and_generators_from_the_config(config_dir, db, ca
     assert code == 0, err
     assert plan["dataset"].startswith("demo@") and plan["systems"] == [f"{SMOL}/mirage@1"]
     code, out, err = main(capsys, "arena", "judge", "alpha", "--db", db)
-    assert code == 1 and "arena needs --judge MODEL (or judge = ... in " in err
+    assert code == 1 and "arena judge needs --judge MODEL (or judge = ... in " in err
+    code, out, err = main(capsys, "index", "demo", "--db", db)
+    assert code == 1 and "index needs --embedder NAME (or embedder = ... in " in err
