@@ -306,7 +306,7 @@ class _Runner(Job):
         self._write_run(status)
         c = self.counts
         try:        # best effort: the run row above already says how it ended
-                self._log("end", f"{status}: {c['done']}/{c['total']} items ({c['generated']} "
+            self._log("end", f"{status}: {c['done']}/{c['total']} items ({c['generated']} "
                              f"generated, {c['cached']} stored or cached, {c['errors']} errors)"
                              + (f"; {message}" if message else ""))
         except sqlite3.Error:
