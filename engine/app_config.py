@@ -6,7 +6,7 @@ user config folder, ``$MIRAGE_CONFIG_DIR`` instead when set). Every key is optio
     database = "~/evals/workspace.db"      # the workspace
     dataset = "demo"                       # New run's and `run`'s dataset
     generators = ["smollm2-135m-instruct"] # New run's and `run`'s generator(s)
-    judge = "qwen2.5-0.5b-instruct"        # `arena judge` and `judge calibrate`
+    judge = "smollm2-135m-instruct"        # `arena judge` and `judge calibrate`
     embedder = "minilm-l6-v2"              # retriever of retrieved@k; `index`, `retrieve`
     theme = "nord"                         # a Textual theme
 
@@ -46,7 +46,7 @@ DEFAULT_FILE = '''\
 # database = "~/evals/workspace.db"        # the workspace (default: the user data folder)
 # dataset = "demo"                         # New run's and `run`'s dataset (NAME or NAME@VERSION)
 # generators = ["smollm2-135m-instruct"]   # New run's and `run`'s generator(s)
-# judge = "qwen2.5-0.5b-instruct"          # `arena judge` and `judge calibrate` (--judge)
+# judge = "smollm2-135m-instruct"          # `arena judge` and `judge calibrate` (--judge)
 # embedder = "minilm-l6-v2"                # retriever of retrieved@k; `index`, `retrieve`
 # theme = "textual-dark"                   # a Textual theme: textual-dark, textual-light,
 #                                          # nord, gruvbox, tokyo-night, dracula, ...

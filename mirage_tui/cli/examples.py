@@ -86,18 +86,18 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ("export demo-smol --format jsonl -o out/demo.jsonl", "JSON lines, to a path"),
     ],
     "arena": [
-        ("arena judge demo-smol --judge qwen2.5-0.5b-instruct", "judge the answers pairwise"),
+        ("arena judge demo-smol --judge smollm2-135m-instruct", "judge the answers pairwise"),
         ("arena ratings demo-smol", "the Bradley-Terry leaderboard"),
     ],
     "arena judge": [
-        ("arena judge demo-smol --judge qwen2.5-0.5b-instruct --queries 20",
+        ("arena judge demo-smol --judge smollm2-135m-instruct --queries 20",
          "pairwise on 20 queries"),
-        ("arena judge demo-smol --judge qwen2.5-0.5b-instruct --order both",
+        ("arena judge demo-smol --judge smollm2-135m-instruct --order both",
          "each battle in both orders (position bias)"),
     ],
     "arena ratings": [
         ("arena ratings demo-smol", "ratings with bootstrap CIs"),
-        ("arena ratings demo-smol --arena pairwise:qwen2.5-0.5b-instruct --json",
+        ("arena ratings demo-smol --arena pairwise:smollm2-135m-instruct --json",
          "one arena, as JSON"),
     ],
     "arena surrogate": [
@@ -111,16 +111,16 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ("arena list demo-smol", "the run's arenas"),
     ],
     "judge": [
-        ("judge calibrate --judge qwen2.5-0.5b-instruct --labels ragchecker",
+        ("judge calibrate --judge smollm2-135m-instruct --labels ragchecker",
          "how far to trust a judge"),
     ],
     "judge calibrate": [
-        ("judge calibrate --judge qwen2.5-0.5b-instruct --labels ragchecker --sample 60",
+        ("judge calibrate --judge smollm2-135m-instruct --labels ragchecker --sample 60",
          "60 labelled pairs, one seeded order each"),
     ],
     "judge calibration": [
         ("judge calibration", "the newest stored calibration"),
-        ("judge calibration --judge qwen2.5-0.5b-instruct --json", "one judge's, as JSON"),
+        ("judge calibration --judge smollm2-135m-instruct --json", "one judge's, as JSON"),
     ],
     "judge compare": [
         ("judge compare 1 2", "two stored calibrations on their common pairs"),
