@@ -8,7 +8,8 @@ guesses the time. ``ctrl+s`` or the Start button hands the configuration to the 
 controller, which opens Live run. ``ctrl+o`` (or Save TOML) writes the form as the run file
 ``mirage-tui run --config FILE`` takes (:func:`engine.runs.config.config_toml`), to a path asked
 for. The dataset, generators and retriever start as config.toml's (``dataset``,
-``generators``, ``embedder``) when they are offered. A typed run name close to a stored run's gets a "did you mean".
+``generators``, ``embedder``) when they are offered. A typed run name close to a stored run's
+gets a "did you mean".
 
 One file for one idea: the form, the RunConfig it builds and that config's plan preview change
 together (the fields' parsing and the plan's text are a few lines each).
