@@ -105,6 +105,8 @@ def test_misspelt_run_dataset_and_model_names(db, capsys):
                         "smollm2-135m-instrct", "--dry-run", "--db", db)
     assert code == 1 and f"no such model; did you mean '{SMOL}'?" in err
     assert len(err.strip().splitlines()) == 1
+    code, _, err = main(capsys, "index", "demo", "--embedder", "minlm-l6-v2", "--db", db)
+    assert code == 1 and "no such folder; did you mean 'minilm-l6-v2'?" in err
 
 
 # --------------------------------------------------------------------------- runs
