@@ -19,6 +19,7 @@ import numpy as np
 
 from engine.runs.owner import shown_status
 from engine.store import Store, json_column
+from engine.suggest import did_you_mean
 
 SCORER_MARK = "_scorer"
 """The run engine's marker row in ``scores`` (value NULL, detail = the scorer version); like
@@ -122,6 +123,16 @@ def known_runs(store: Store) -> list[str]:
     return [r[0] for r in store.query("SELECT name FROM runs ORDER BY created_at, name")]
 
 
+def run_not_found(store: Store, name: str) -> RunNotFound:
+    """The one-line error for a run name the workspace does not know: the nearest name
+    ("did you mean"), else the known ones."""
+    known = known_runs(store)
+    if not known:
+        return RunNotFound(f"no run named {name!r} (the workspace has no runs yet)")
+    near = did_you_mean(name, known)
+    return RunNotFound(f"no run named {name!r}{near or ' (known: ' + ', '.join(known) + ')'}")
+
+
 def load_run(store: Store, name: str) -> RunInfo:
     """The run called ``name``; :class:`RunNotFound` (listing the known runs) otherwise."""
     rows = store.query(
@@ -129,9 +140,7 @@ def load_run(store: Store, name: str) -> RunInfo:
         "(SELECT COUNT(*) FROM queries q WHERE q.dataset_id = r.dataset_id) AS d_queries "
         "FROM runs r JOIN datasets d ON d.id = r.dataset_id WHERE r.name = ?", (name,))
     if not rows:
-        known = known_runs(store)
-        hint = f" (known: {', '.join(known)})" if known else " (the workspace has no runs yet)"
-        raise RunNotFound(f"no run named {name!r}{hint}")
+        raise run_not_found(store, name)
     r = rows[0]
     status = shown_status(store, r["id"], r["status"])      # a dead owner: interrupted
     return RunInfo(r["id"], r["name"], r["dataset_id"], f"{r['d_name']}@{r['d_version']}",

@@ -275,3 +275,25 @@ def _default(name: str):
         if f.name == name:
             return f.default_factory() if callable(f.default_factory) else f.default
     return None
+
+
+def config_toml(config: RunConfig, comment: str = "") -> str:
+    """``config`` as the run file ``mirage-tui run --config`` reads back into an equal
+    RunConfig: every key that is set, in the order of the fields (``comment``: a first line)."""
+    lines = [f"# {line}" for line in comment.splitlines()]
+    for f in fields(RunConfig):
+        value = getattr(config, f.name)
+        if value is None or (isinstance(value, list) and not value and f.name != "settings"):
+            continue
+        lines.append(f"{f.name} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)     # a TOML basic string
+    return "[" + ", ".join(_toml_value(v) for v in value) + "]"

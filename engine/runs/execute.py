@@ -31,6 +31,7 @@ one per ``min_interval`` seconds (and always the last one). A run is a
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from collections import defaultdict
@@ -48,6 +49,7 @@ from engine.runs import rows
 from engine.runs.estimates import LiveEta
 from engine.runs.events import RunSummary, run_event
 from engine.runs.header import identity_json, record_generator, start_session
+from engine.runs.log import log_event
 from engine.runs.plan import Plan, PlanItem
 from engine.runs.prompting import (PromptTooLong, context_rowids, fit_prompt, generation_key,
                                    load_chunks, load_queries, params_json, sampling_params)
@@ -141,6 +143,11 @@ class _Runner(Job):
             if name in self.plan.retriever_labels and entry.get("label"):
                 self.plan.retriever_labels[name] = entry["label"]
         self.finished = rows.finished_items(self.store, self.run_id)
+        stored = sum(1 for v in self.finished.values() if v)
+        sessions = len(self.header.get("sessions", []))
+        self._log("session", f"session {sessions} started: " + (
+            f"resumed, {stored} items stored already" if sessions > 1 or stored
+            else "new run") + f", {self.plan.count} items planned")
         for system, by_setting in rows.loose_labels(self.store, self.run_id).items():
             for setting, by_query in by_setting.items():
                 for query, value in by_query.items():
@@ -238,6 +245,9 @@ class _Runner(Job):
             return
         answer: _Answer = outcome.value
         self.contexts.pop(key, None)
+        if outcome.attempts > 1:
+            self._log("retry", f"{key[0]} · {key[1]} · query {key[2]}: answered after "
+                               f"{outcome.attempts} attempts")
         if answer.error is not None:
             self._error(key, answer.prompt.context if answer.prompt else None, answer.error)
             return
@@ -264,6 +274,7 @@ class _Runner(Job):
 
     def _error(self, key, context, message: str) -> None:
         rows.write_error(self.store, self.run_id, key, context, message)
+        self._log("error", f"{key[0]} · {key[1]} · query {key[2]}: {message}")
         self.counts["done"] += 1
         self.counts["errors"] += 1
 
@@ -303,6 +314,17 @@ class _Runner(Job):
         if message:
             self.header["message"] = message
         self._write_run(status)
+        c = self.counts
+        try:        # best effort: the run row above already says how it ended
+            self._log("end", f"{status}: {c['done']}/{c['total']} items ({c['generated']} "
+                             f"generated, {c['cached']} stored or cached, {c['errors']} errors)"
+                             + (f"; {message}" if message else ""))
+        except sqlite3.Error:
+            pass
+
+    def _log(self, kind: str, message: str) -> None:
+        if self.run_id is not None:
+            log_event(self.store, self.run_id, kind, message)
 
     # ----------------------------------------------------------------------- models
 
@@ -312,9 +334,13 @@ class _Runner(Job):
             from models.catalog import load_generator
 
             self.emit(force=True, message=f"loading {name}")
-            with model_errors(name, "cannot load generator {model!r}: {error}"):
-                generator = load_generator(name, n_ctx=self.config.n_ctx,
-                                           n_threads=self.config.threads)
+
+            def load():
+                with model_errors(name, "cannot load generator {model!r}: {error}"):
+                    return load_generator(name, n_ctx=self.config.n_ctx,
+                                          n_threads=self.config.threads)
+
+            generator = self._logged_load("generator", name, load)
             self.generators[name] = generator
         if name not in self.recorded:
             problem = record_generator(self.header, name, generator)
@@ -371,9 +397,25 @@ class _Runner(Job):
         from models.catalog import load_embedder
 
         self.emit(force=True, message=f"loading retriever {name}")
-        with model_errors(name, "cannot load retriever {model!r}: {type}: {error}"):
-            return Retriever(self.store, self.plan.dataset, load_embedder(name),
-                             reranker=self._reranker(), rerank_depth=self.config.rerank_depth)
+
+        def load():
+            with model_errors(name, "cannot load retriever {model!r}: {type}: {error}"):
+                return Retriever(self.store, self.plan.dataset, load_embedder(name),
+                                 reranker=self._reranker(),
+                                 rerank_depth=self.config.rerank_depth)
+
+        return self._logged_load("retriever", name, load)
+
+    def _logged_load(self, what: str, name: str, load):
+        """``load()``, with its time (or why it failed) in the run's log."""
+        started = time.perf_counter()
+        try:
+            model = load()
+        except Stop as exc:
+            self._log("load", f"could not load {what} {name}: {exc.message}")
+            raise
+        self._log("load", f"loaded {what} {name} in {time.perf_counter() - started:.1f}s")
+        return model
 
     def _reranker(self):
         spec = self.config.reranker

@@ -27,6 +27,7 @@ from engine.datasets.catalog import DatasetNotFound, resolve
 from engine.runs.config import BASIC_SETTINGS, ConfigError, RunConfig
 from engine.runs.sampling import adaptive_batch_size, stratified_order
 from engine.store import Store
+from engine.suggest import did_you_mean
 
 SETTING_ORDER = ("base", "retrieved", "mixed", "oracle")
 
@@ -266,8 +267,9 @@ def check_generator(name: str, what: str = "generator") -> None:
     if entry is not None and entry.kind == "generator" and entry.installed:
         return
     reason = (entry.error or f"it is an {entry.kind}") if entry else "no such model"
-    raise LookupError(f"{what} {name!r}: {reason}; available generators: "
-                      f"{', '.join(_generator_names()) or 'none'}")
+    near = did_you_mean(name, _generator_names()) if entry is None else ""
+    raise LookupError(f"{what} {name!r}: {reason}" + (near or "; available generators: "
+                      f"{', '.join(_generator_names()) or 'none'}"))
 
 
 def check_embedder(name: str) -> None:
@@ -281,8 +283,9 @@ def check_embedder(name: str) -> None:
 
     if canonical_name(name) in names:
         return
-    raise LookupError(f"retriever {name!r}: no such embedder; available embedders: "
-                      f"{', '.join(sorted(names)) or 'none'}")
+    raise LookupError(f"retriever {name!r}: no such embedder" + (
+        did_you_mean(name, names) or "; available embedders: "
+        f"{', '.join(sorted(names)) or 'none'}"))
 
 
 def check_run_models(config: RunConfig) -> None:

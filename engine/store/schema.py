@@ -428,6 +428,24 @@ def m009_model_checks(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration
+def m010_run_log(db: sqlite_utils.Database) -> None:
+    """What a run did, line by line (issue 18): sessions, model loads, retries, item errors,
+    cancels and ends, written by the run's job (:mod:`engine.runs.log`)."""
+    db.executescript(
+        """
+        CREATE TABLE run_log (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            at TEXT NOT NULL,              -- ISO time, UTC
+            kind TEXT NOT NULL,            -- 'session', 'load', 'retry', 'error', 'end', ...
+            message TEXT NOT NULL
+        );
+        CREATE INDEX run_log_run ON run_log (run_id, id);
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

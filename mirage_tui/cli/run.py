@@ -155,9 +155,17 @@ def _config(args, store=None):
                  "language_detector": args.language_detector}
     if args.config is not None:
         config = RunConfig.from_toml(args.config, **overrides)
-    elif not args.dataset or not args.generator:
-        raise CliError("run needs --dataset and --generator (or --config FILE)")
     else:
+        if not args.dataset or not args.generator:      # config.toml's defaults, if it has them
+            from engine.app_config import load_app_config
+
+            settings = load_app_config()
+            overrides["dataset"] = args.dataset or settings.dataset
+            overrides["generators"] = overrides["generators"] or \
+                _canonical_generators(",".join(settings.generators) or None)
+        if not overrides["dataset"] or not overrides["generators"]:
+            raise CliError("run needs --dataset and --generator (or --config FILE, or dataset "
+                           "and generators in config.toml)")
         config = RunConfig.from_dict({}, **overrides)
     # the one naming rule, as the New-run form applies it: demo@1 is demo while 1 is newest
     return config if store is None else with_dataset_reference(store, config)

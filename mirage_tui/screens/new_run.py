@@ -4,8 +4,12 @@ Every change rebuilds the :class:`~engine.runs.RunConfig` (a :class:`ConfigError
 inline, under the form) and, a moment later, plans it in a thread worker: ``plan_run`` checks
 the dataset and the models and finds a stored run of the same name, and
 ``estimate_remaining`` (:mod:`engine.runs.estimates`, the estimator ``--dry-run`` and the Live
-ETA use) times the items left from measured speeds. ``ctrl+s`` or the Start button hands the configuration to the app's run
-controller, which opens Live run.
+ETA use) times the items left from measured speeds. ``ctrl+s`` or the Start button hands the
+configuration to the app's run controller, which opens Live run. ``ctrl+o`` (or Save TOML)
+writes the form as the run file ``mirage-tui run --config FILE`` takes
+(:func:`engine.runs.config.config_toml`), to a path asked for. The dataset, generators and
+retriever start as config.toml's (``dataset``, ``generators``, ``embedder``) when they are
+offered. A typed run name close to a stored run's gets a "did you mean".
 
 One file for one idea: the form, the RunConfig it builds and that config's plan preview change
 together (the fields' parsing and the plan's text are a few lines each).
@@ -86,12 +90,16 @@ class NewRunScreen(BaseScreen):
 
     BINDINGS = [
         Binding("ctrl+s", "start_run", "Start", priority=True),
+        Binding("ctrl+o", "save_toml", "Save TOML", priority=True),
         Binding("escape", "app.go_back", "Back", show=False),
     ]
 
     PALETTE = (
         PaletteCommand("runs: start the configured run",
                        "Start the run configured on New run (ctrl+s)", "start_run"),
+        PaletteCommand("runs: save the form as a run file (TOML)",
+                       "Write New run's configuration for `mirage-tui run --config` (ctrl+o)",
+                       "save_toml"),
     )
     PALETTE_AFTER = "new_run"
 
@@ -239,8 +247,9 @@ class NewRunScreen(BaseScreen):
             yield Static("Planning…", id="run-plan", markup=False)
             yield Static("", id="run-error", markup=False)
             with Horizontal(classes="form-row"):
-                yield Static("ctrl+s starts · the same configuration again resumes it",
+                yield Static("ctrl+s starts · the same configuration resumes it",
                              classes="form-hint")
+                yield Button("Save TOML", id="run-save-toml", compact=True)
                 yield Button("Start run", variant="primary", id="run-start", compact=True)
         yield Footer(compact=True)
 
@@ -292,20 +301,27 @@ class NewRunScreen(BaseScreen):
             select.set_options(choices.datasets)
             demo = next((ref for label, ref in choices.datasets
                          if label.split("@")[0] == DEMO_NAME), None)
-            if demo or choices.datasets:
-                select.value = demo or choices.datasets[0][1]
+            wanted = self.app_settings.dataset            # config.toml's, when offered
+            mine = next((ref for label, ref in choices.datasets
+                         if wanted and wanted in (ref, label, label.split("@")[0])), None)
+            if mine or demo or choices.datasets:
+                select.value = mine or demo or choices.datasets[0][1]
         generators = self.query_one("#run-generators", SelectionList)
         with generators.prevent(SelectionList.SelectedChanged):
             generators.clear_options()
             first = next((name for name, packaged in choices.generators if packaged), None)
+            offered = {name for name, _ in choices.generators} | set(choices.endpoints)
+            mine = [g for g in self.app_settings.generators if g in offered]
+            chosen = set(mine) if mine else {first}
             generators.add_options(
-                [(f"{name}" + (" (packaged)" if packaged else ""), name, name == first)
+                [(f"{name}" + (" (packaged)" if packaged else ""), name, name in chosen)
                  for name, packaged in choices.generators]
-                + [(f"{name} (endpoint)", name, False) for name in choices.endpoints])
+                + [(f"{name} (endpoint)", name, name in chosen) for name in choices.endpoints])
         retrievers = self.query_one("#run-retrievers", SelectionList)
         with retrievers.prevent(SelectionList.SelectedChanged):
             retrievers.clear_options()
-            retrievers.add_options([(name, name, False) for name in choices.embedders])
+            retrievers.add_options([(name, name, name == self.app_settings.embedder)
+                                    for name in choices.embedders])
         if not choices.generators and not choices.endpoints:
             self._show_error("No generator is installed: see Models (2) for what to install.")
         self._schedule_preview(now=True)
@@ -385,12 +401,13 @@ class NewRunScreen(BaseScreen):
         try:
             plan = plan_run(store, config)
             guess = estimate_remaining(store, plan)
+            hint = name_hint(store, config)
         except Exception as exc:  # noqa: BLE001 - ConfigError, LookupError, DatasetNotFound
             self.post_message(self.Planned(token, "", str(exc)))
             return
         finally:
             store.close()
-        self.post_message(self.Planned(token, plan_summary(plan, guess), None,
+        self.post_message(self.Planned(token, plan_summary(plan, guess) + hint, None,
                                        guess["seconds"]))
 
     def on_new_run_screen_planned(self, message: Planned) -> None:
@@ -421,6 +438,49 @@ class NewRunScreen(BaseScreen):
             return
         self.start_run(config)
 
+    # ------------------------------------------------------------------ save as TOML
+
+    @on(Button.Pressed, "#run-save-toml")
+    def action_save_toml(self) -> None:
+        try:
+            config = self.build_config()
+        except (ConfigError, ValueError) as exc:
+            self._show_error(str(exc))
+            self.notify(str(exc), title="Cannot save", severity="error", markup=False)
+            return
+        from pathlib import Path
+
+        from mirage_tui.dialogs.text_prompt import TextPromptScreen
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.save_toml(config, Path(path).expanduser())
+
+        self.app.push_screen(TextPromptScreen(
+            "Save the run configuration as TOML", str(Path.cwd() / f"{config.name}.toml"),
+            "The file `mirage-tui run --config FILE` takes (its flags still override it). "
+            "Enter saves, Esc cancels; an existing file is not overwritten.", "Save"), chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="new-run-save",
+          name="save the run file")
+    def save_toml(self, config: RunConfig, path) -> None:
+        from engine.runs.config import config_toml
+
+        try:
+            with path.open("x", encoding="utf-8") as fh:
+                fh.write(config_toml(config, "a run file saved from mirage-tui's New run; "
+                                             f"run it with: mirage-tui run --config {path}"))
+        except FileExistsError:
+            self.app.call_from_thread(self.notify, f"{path} exists already: not overwritten.",
+                                      title="Not saved", severity="warning", markup=False)
+            return
+        except OSError as exc:
+            self.app.call_from_thread(self.notify, f"{path}: {exc.strerror}",
+                                      title="Not saved", severity="error", markup=False)
+            return
+        self.app.call_from_thread(self.notify, f"Saved to {path} · mirage-tui run --config "
+                                  f"{path}", title="Run file", markup=False, timeout=10)
+
     def on_screen_suspend(self) -> None:
         self._suspended = True
 
@@ -429,6 +489,21 @@ class NewRunScreen(BaseScreen):
         if self._suspended and self.choices is not None:
             self._suspended = False
             self._schedule_preview()
+
+
+def name_hint(store, config: RunConfig) -> str:
+    """A line for a typed run name that is no stored run but close to one (else "")."""
+    from engine.results.records import known_runs
+    from engine.suggest import close_to
+
+    if config.name == config.default_name():
+        return ""                       # derived, not typed
+    known = known_runs(store)
+    if config.name in known:
+        return ""
+    near = close_to(config.name or "", known)
+    return (f"\nNo run is named {config.name}; did you mean {near[0]}? (the same name and "
+            "configuration resumes a run)" if near else "")
 
 
 def plan_summary(plan, guess: dict) -> str:
