@@ -24,9 +24,11 @@ from typing import Mapping
 from textual import work
 from textual.binding import Binding
 from textual.message import Message
+from textual.theme import BUILTIN_THEMES
 from textual.widgets import HelpPanel
 from textual.worker import Worker
 
+from engine.app_config import AppConfig
 from engine.datasets.demo_pool import ensure_demo
 from engine.datasets.importing import ImportResult
 from engine.results.records import known_runs
@@ -34,6 +36,7 @@ from engine.store import Store, default_db_path
 from mirage_tui.commands import MirageCommands, PaletteCommand
 from mirage_tui.dialogs.run_questions import (cancel_run_question, quit_question,
                                               resume_question)
+from mirage_tui.keymap import checked, keymap
 from mirage_tui.navigation import ScreenNavigation
 from mirage_tui.quick_comparison import (QUICK_GENERATORS, QUICK_RETRIEVER, QUICK_SAMPLE,
                                          missing_models, quick_comparison_config)
@@ -116,8 +119,15 @@ class MirageApp(ScreenNavigation):
 
     def __init__(self, db_path: Path | str | None = None, *, threads: int | None = None,
                  generators: Mapping[str, object] | None = None,
-                 retrievers: Mapping[str, object] | None = None, **kwargs) -> None:
+                 retrievers: Mapping[str, object] | None = None,
+                 settings: AppConfig | None = None, **kwargs) -> None:
+        # config.toml (engine/app_config.py): checked against this app's themes and actions;
+        # binding ids first, before any screen copies its bindings (mirage_tui/keymap.py)
+        self.settings = settings if settings is not None else AppConfig()
+        actions = checked(self.settings, type(self), BUILTIN_THEMES)
         super().__init__(**kwargs)
+        if self.settings.keys:
+            self.set_keymap(keymap(self.settings, actions))
         self.db_path = Path(db_path).expanduser() if db_path is not None else default_db_path()
         self.store: Store | None = None
         self.sub_title = str(self.db_path)
@@ -128,6 +138,11 @@ class MirageApp(ScreenNavigation):
         self._quit_when_idle = False
 
     def on_mount(self) -> None:
+        if self.settings.theme:
+            self.theme = self.settings.theme
+        for problem in self.settings.problems:
+            self.notify(f"{problem}. The app starts with the default for it.",
+                        title="Settings", severity="warning", markup=False, timeout=15)
         self.open_store()
 
     def notify(self, message: str, *, title: str = "", severity="information",
@@ -384,7 +399,8 @@ class MirageApp(ScreenNavigation):
         self.run_controller.cancel_quietly()
 
 
-def run_app(db_path: Path | str | None = None) -> None:
+def run_app(db_path: Path | str | None = None, settings: AppConfig | None = None) -> None:
     """Start the TUI on the workspace at ``db_path`` (created when absent; ``None``: the
-    default workspace, ``$MIRAGE_DB`` or the user data directory)."""
-    MirageApp(db_path).run()
+    default workspace, ``$MIRAGE_DB`` or the user data directory) with the app's settings
+    (``settings``: config.toml, :mod:`engine.app_config`)."""
+    MirageApp(db_path, settings=settings).run()

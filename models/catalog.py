@@ -316,7 +316,12 @@ def load_generator(name_or_path: str | os.PathLike, *, folders: Iterable[Path] |
     elif packaged.get_spec(text) is None:
         entry = find_model(text, folders)
         if entry is None:
-            raise ModelError(f"{text}: no such model; `mirage-tui models list` shows the names")
+            import difflib
+
+            near = difflib.get_close_matches(text, [e.name for e in list_models(folders)], n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise ModelError(f"{text}: no such model; {hint}`mirage-tui models list` shows "
+                             "the names")
         if entry.kind != "generator":
             raise ModelError(f"{text}: is an {entry.kind}, not a generator")
         if entry.error:

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 
 from engine.store import Store
+from engine.suggest import did_you_mean
 
 
 class DatasetNotFound(LookupError):
@@ -83,7 +84,7 @@ def resolve(store: Store, ref: str) -> int:
     if not row:
         known = [r[0] for r in store.query("SELECT DISTINCT name FROM datasets ORDER BY name")]
         hint = f" (known: {', '.join(known)})" if known else " (the store has no datasets yet)"
-        raise DatasetNotFound(f"no dataset named {ref!r}{hint}")
+        raise DatasetNotFound(f"no dataset named {ref!r}{did_you_mean(name, known) or hint}")
     return row[0]["id"]
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from engine.metrics.definitions import definition_lines
 from engine.results.text import ADAPTABILITY_COLUMNS, concurrency_text, pct, short_setting, table
+from engine.results.units import fmt_delta
 
 Segment = tuple[str, str]
 """``(text, role)``; see the module docstring for the roles."""
@@ -172,7 +173,7 @@ def _heading(text: str) -> Segment:
 
 
 def _delta(c: ComparedEstimate) -> str:
-    return "–" if c.delta is None else f"{c.delta:+.1f}"
+    return fmt_delta(None if c.delta is None else c.delta / 100)   # c.delta is in points
 
 
 def _overlap(c: ComparedEstimate) -> str:

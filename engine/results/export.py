@@ -17,7 +17,8 @@ Conventions (one per format, so a file is never ambiguous):
   Writing to an open file instead of a path writes the sidecar only when ``header_out`` is
   given.
 
-The header holds the run's name, status and item counts, the dataset (name@version and content
+The header holds the run's name, status and item counts (``partial``: "partial: N of M items
+(run running)" for a run that has not finished, else null), the dataset (name@version and content
 hash), the run config as asked for, and the run engine's header (model identities, templates,
 seeds, package versions, device, ...) as stored in ``runs.header``, plus the column list, and
 ``definitions``: the choices the run records (gold, correct-language detector and rule, parity)
@@ -78,6 +79,16 @@ def run_header(store: Store, run_name: str) -> dict[str, Any]:
             "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "exported_by": {"mirage_tui": _version(), "python": sys.version.split()[0],
                             "platform": platform.platform()}}
+
+
+def partial_note(header: dict[str, Any]) -> str | None:
+    """``partial: 7 of 15 items (run running)`` when an export's header is of a run that has
+    not finished every planned item (running, interrupted, cancelled, failed), else None."""
+    items = header.get("items") or {}
+    done, total, status = items.get("done", 0), items.get("total", 0), header.get("status")
+    if status == "done" and done >= total:
+        return None
+    return f"partial: {done} of {total} items (run {status})"
 
 
 def export_definitions(config: dict) -> dict[str, Any]:
@@ -200,6 +211,7 @@ def export_run(store: Store, run_name: str, format: str = "csv",
     header["format"] = format
     header["columns"] = columns
     header["rows"] = count_items(store, load_run(store, run_name))
+    header["partial"] = partial_note(header)
     if out is None:
         out = Path(f"{run_name}.{format}")
     if hasattr(out, "write"):

@@ -35,6 +35,7 @@ from engine.results.records import (LOOSE_METRIC, ItemRecord, RunInfo, is_mixed_
 from engine.results.paired_stats import (holm, mcnemar_exact, mcnemar_sample_size,
                                          paired_bootstrap, paired_mean_sample_size,
                                          sign_flip_p)
+from engine.results.units import fmt_delta, fmt_delta_interval, fmt_points, fmt_value
 
 DEFAULT_METRICS = (LOOSE_METRIC, "f1_mirage", "char3_recall", DEFAULT_LANGUAGE_METRIC)
 """The rows shown unless ``metrics`` names others (``all``: every stored one)."""
@@ -540,7 +541,8 @@ def compare(store, a_spec: str, b_spec: str, metrics: Iterable[str] | None = Non
 
 
 def points(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:+.1f}"
+    """A difference in percentage points, ``+12.5 pp`` (:mod:`engine.results.units`)."""
+    return fmt_delta(x)
 
 
 def p_text(p: float | None) -> str:
@@ -554,14 +556,14 @@ def _eq(p: float | None) -> str:
 
 
 def verdict_line(c: PairedComparison) -> str:
-    """The headline in words, e.g. "B is better on em_loose (mixed): +6.2 points [+2.1,
+    """The headline in words, e.g. "B is better on em_loose (mixed): +6.2 pp [+2.1,
     +10.4], p = 0.001 (Holm 0.004, 4 tests), 312 shared items"; "better" needs Holm p < 0.05
     and a CI that excludes 0."""
     r = c.headline()
     if r is None:
         return f"Nothing to compare on the {c.shared_items} shared items."
     where = f"{r.metric} ({r.setting})"
-    ci = f"{points(r.delta)} points [{points(r.lo)}, {points(r.hi)}]"
+    ci = fmt_delta_interval(r.delta, r.lo, r.hi, r.metric)
     p = f"p {_eq(r.p)} (Holm {p_text(r.p_holm)}, {len(c.rows)} tests)"
     tail = f"{ci}, {p}, {c.shared_items} shared items"
     if r.better > 0:
@@ -577,11 +579,11 @@ def power_line(c: PairedComparison) -> str:
     if r is None:
         return ""
     text = (f"power: {r.n_for_power:,} items (queries per setting) would give 80% power to "
-            f"detect the observed {points(r.delta)} points on {r.metric} ({r.setting}); "
+            f"detect the observed {fmt_delta(r.delta, r.metric)} on {r.metric} ({r.setting}); "
             f"this comparison has {r.n}" if r.n_for_power else
             f"power: no difference observed on {r.metric} ({r.setting}), nothing to size")
     if c.delta is not None and r.n_for_delta:
-        text += f"; {r.n_for_delta:,} to detect {100 * c.delta:.1f} points"
+        text += f"; {r.n_for_delta:,} to detect {fmt_points(c.delta)}"
     return text + "."
 
 
@@ -604,13 +606,15 @@ def format_comparison(c, flips: int = 5) -> str:
 
     out = [f"A = {c.a.label}  ({c.a.dataset})", f"B = {c.b.label}  ({c.b.dataset})",
            f"{c.shared_items} shared items ({c.shared_queries} queries); only A: {c.only_a}, "
-           f"only B: {c.only_b}. Δ = B − A in points, 95% paired bootstrap CI over queries "
+           f"only B: {c.only_b}. Δ = B − A in percentage points (pp), 95% paired bootstrap "
+           "CI over queries "
            f"({c.n_boot} resamples, seed {c.seed}); p: McNemar exact (0/1 scores) or sign-flip "
            "permutation; Holm across the rows.", ""]
     rows = [["metric", "setting", "n", "A", "B", "Δ [95% CI]", "p", "Holm p", "verdict"]]
     for r in c.rows:
-        rows.append([r.metric, r.setting, str(r.n), f"{100 * r.a:.1f}", f"{100 * r.b:.1f}",
-                     f"{points(r.delta)} [{points(r.lo)}, {points(r.hi)}]", p_text(r.p),
+        rows.append([r.metric, r.setting, str(r.n), fmt_value(r.a, r.metric),
+                     fmt_value(r.b, r.metric), fmt_delta_interval(r.delta, r.lo, r.hi, r.metric),
+                     p_text(r.p),
                      p_text(r.p_holm), r.verdict])
     out += table(rows, right={2, 3, 4})
     out += ["", verdict_line(c), power_line(c), *arena_lines(c), ""]

@@ -10,18 +10,19 @@ from typing import Any
 
 from engine.metrics.definitions import definition_lines
 from engine.results.records import parse_retrieved, retriever_name
+from engine.results.units import COUNT_METRICS, fmt_interval
 from engine.stats import format_interval
 
 ADAPTABILITY_COLUMNS = (("nv", "NV↓"), ("ca", "CA↑"), ("ci", "CI↓"), ("cm", "CM↓"),
                         ("overall", "Overall↑"))
 RETRIEVAL_COLUMNS = (("p", "P"), ("r", "R"), ("f1", "F1"), ("ndcg", "NDCG"),
                      ("ndcg_mirage", "NDCG(ref)"))
-COUNT_METRICS = {"citations"}  # means of counts, not rates: shown as plain numbers
 
 
 def pct(value: float | None, lo: float | None = None, hi: float | None = None) -> str:
-    """``12.3 [9.1, 15.8]`` (percent), ``–`` when there is no value."""
-    return format_interval(value, lo, hi, digits=1, scale=100)
+    """``12.3 [9.1, 15.8]`` (percent: :func:`engine.results.units.fmt_interval`), ``–`` when
+    there is no value."""
+    return fmt_interval(value, lo, hi)
 
 
 def num(value: float | None, lo: float | None = None, hi: float | None = None) -> str:

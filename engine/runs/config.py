@@ -119,6 +119,7 @@ class RunConfig:
             if s not in BASIC_SETTINGS and (_retrieved_k(s) or 0) < 1:
                 raise ConfigError(f"settings: unknown setting {s!r} (use base, oracle, mixed "
                                   "or retrieved@k with k >= 1)")
+        self.settings = canonical_settings(self.settings)
         self.retrievers = _as_list(self.retrievers, "retrievers")
         if self.top_k and not self.retrievers:
             raise ConfigError("settings: retrieved@k needs at least one retriever "
@@ -200,18 +201,23 @@ class RunConfig:
         return {name: getattr(self, name) for name in IDENTITY_FIELDS}
 
     def default_name(self) -> str:
-        """``{dataset}-{generators}-{hash}``: the same command gives the same name, so running
-        it again resumes."""
-        digest = hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode())
-        return f"{self.dataset}-{'+'.join(self.generators)}-{digest.hexdigest()[:8]}"
+        """The run's name when none is given: :func:`run_name` of its identity."""
+        return run_name(self.identity())
 
     def as_json(self) -> dict:
         return asdict(self)
 
     def differences(self, stored: dict) -> list[str]:
-        """Identity fields whose stored value differs from this config's."""
+        """Identity fields whose stored value differs from this config's (settings compared
+        in their canonical order: an older run may have stored them as typed)."""
         mine = self.identity()
-        return [k for k in IDENTITY_FIELDS if stored.get(k, _default(k)) != mine[k]]
+        theirs = {k: stored.get(k, _default(k)) for k in IDENTITY_FIELDS}
+        if isinstance(theirs["settings"], list):
+            try:
+                theirs["settings"] = canonical_settings(theirs["settings"])
+            except (TypeError, ValueError):
+                pass
+        return [k for k in IDENTITY_FIELDS if theirs[k] != mine[k]]
 
     # ----------------------------------------------------------------------- loading
 
@@ -244,8 +250,50 @@ class RunConfig:
             raise ConfigError(f"{path}: {exc}") from None
 
 
+def canonical_settings(settings: list[str]) -> list[str]:
+    """Settings in one order whatever order they were given in: base, oracle, mixed, then
+    retrieved@k by k (the form and ``--settings mixed,base`` make the same run)."""
+    def rank(setting: str) -> tuple[int, int]:
+        if setting in BASIC_SETTINGS:
+            return BASIC_SETTINGS.index(setting), 0
+        return len(BASIC_SETTINGS), _retrieved_k(setting) or 0
+    return sorted(settings, key=rank)
+
+
+def run_name(identity: dict) -> str:
+    """The one naming rule for a run's configuration, used by the CLI and the TUI alike:
+    ``{dataset}-{generators}-{hash8}``, the hash over the identity fields
+    (:data:`IDENTITY_FIELDS`). The same plan gets the same name however it was made, so
+    starting it again (from either) resumes it; the dataset should be given the way
+    :func:`engine.runs.plan.dataset_reference` writes it (``demo`` for the newest version)."""
+    digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode())
+    return f"{identity['dataset']}-{'+'.join(identity['generators'])}-{digest.hexdigest()[:8]}"
+
+
 def _default(name: str):
     for f in fields(RunConfig):
         if f.name == name:
             return f.default_factory() if callable(f.default_factory) else f.default
     return None
+
+
+def config_toml(config: RunConfig, comment: str = "") -> str:
+    """``config`` as the run file ``mirage-tui run --config`` reads back into an equal
+    RunConfig: every key that is set, in the order of the fields (``comment``: a first line)."""
+    lines = [f"# {line}" for line in comment.splitlines()]
+    for f in fields(RunConfig):
+        value = getattr(config, f.name)
+        if value is None or (isinstance(value, list) and not value and f.name != "settings"):
+            continue
+        lines.append(f"{f.name} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)     # a TOML basic string
+    return "[" + ", ".join(_toml_value(v) for v in value) + "]"

@@ -31,6 +31,7 @@ one per ``min_interval`` seconds (and always the last one). A run is a
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from collections import defaultdict
@@ -43,9 +44,12 @@ from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_conc
 from engine.jobs import Job, JobEvent, Stop, eta, model_errors, model_failed, per_second
 from engine.metrics.answer import score_generation
 from engine.prompts import get_template
+from engine.results.units import fmt_delta_interval, fmt_points
 from engine.runs import rows
+from engine.runs.estimates import LiveEta
 from engine.runs.events import RunSummary, run_event
 from engine.runs.header import identity_json, record_generator, start_session
+from engine.runs.log import log_event
 from engine.runs.plan import Plan, PlanItem
 from engine.runs.prompting import (PromptTooLong, context_rowids, fit_prompt, generation_key,
                                    load_chunks, load_queries, params_json, sampling_params)
@@ -109,6 +113,7 @@ class _Runner(Job):
         self.budget = ErrorBudget(self.config.max_errors)
         self.contexts: dict[tuple, list[int]] = {}    # item key -> context, while in flight
         self.mark = 0.0                               # when the last item was stored
+        self.live_eta: LiveEta | None = None          # the ETA: estimate × the run's pace
 
     # ----------------------------------------------------------------------- the loop
 
@@ -138,11 +143,17 @@ class _Runner(Job):
             if name in self.plan.retriever_labels and entry.get("label"):
                 self.plan.retriever_labels[name] = entry["label"]
         self.finished = rows.finished_items(self.store, self.run_id)
+        stored = sum(1 for v in self.finished.values() if v)
+        sessions = len(self.header.get("sessions", []))
+        self._log("session", f"session {sessions} started: " + (
+            f"resumed, {stored} items stored already" if sessions > 1 or stored
+            else "new run") + f", {self.plan.count} items planned")
         for system, by_setting in rows.loose_labels(self.store, self.run_id).items():
             for setting, by_query in by_setting.items():
                 for query, value in by_query.items():
                     if self.finished.get((system, setting, query)):
                         self._count_label(system, setting, value)
+        self.live_eta = LiveEta(self.store, self.plan)
 
     def _run_batch(self, queries: list[int]) -> None:
         items = self.plan.items_for(queries)
@@ -154,9 +165,12 @@ class _Runner(Job):
         wanted = {c for f in facts.values() for c in f.oracle + f.pool}
         wanted |= {c for by_query in ranked.values() for top in by_query.values() for c in top}
         chunks = load_chunks(self.store, wanted)
+        self.live_eta.add(queries)
         for system in self.plan.systems:
             todo = [i for i in items if i.system == system]
             stored = [i for i in todo if self.finished.get(self._key(i))]
+            for item in stored:
+                self.live_eta.done(item)
             self.counts["done"] += len(stored)          # finished before: nothing to ask
             self.counts["cached"] += len(stored)
             todo = [i for i in todo if not self.finished.get(self._key(i))]
@@ -219,6 +233,10 @@ class _Runner(Job):
         item = outcome.key
         key = self._key(item)
         self.current = key[:2]
+        moment = time.perf_counter()
+        took = moment - self.mark
+        generated = outcome.ok and outcome.value.generation is not None
+        self.live_eta.done(item, took if generated else None)
         if not outcome.ok:
             message = outcome.message
             if outcome.status == "fatal":
@@ -227,6 +245,9 @@ class _Runner(Job):
             return
         answer: _Answer = outcome.value
         self.contexts.pop(key, None)
+        if outcome.attempts > 1:
+            self._log("retry", f"{key[0]} · {key[1]} · query {key[2]}: answered after "
+                               f"{outcome.attempts} attempts")
         if answer.error is not None:
             self._error(key, answer.prompt.context if answer.prompt else None, answer.error)
             return
@@ -242,11 +263,10 @@ class _Runner(Job):
         self.finished[key] = gen_key
         self.counts["done"] += 1
         self.counts["truncated"] += prompt.truncated
-        moment = time.perf_counter()
         if generation is None:
             self.counts["cached"] += 1
         else:
-            self._count_generation(generation, moment - self.mark)
+            self._count_generation(generation, took)
         self.mark = moment
         loose = (next((s.value for s in scores if s.metric == rows.LOOSE), None) if scores
                  else rows.stored_loose(self.store, gen_key, item.query_rowid))
@@ -254,6 +274,7 @@ class _Runner(Job):
 
     def _error(self, key, context, message: str) -> None:
         rows.write_error(self.store, self.run_id, key, context, message)
+        self._log("error", f"{key[0]} · {key[1]} · query {key[2]}: {message}")
         self.counts["done"] += 1
         self.counts["errors"] += 1
 
@@ -293,6 +314,17 @@ class _Runner(Job):
         if message:
             self.header["message"] = message
         self._write_run(status)
+        c = self.counts
+        try:        # best effort: the run row above already says how it ended
+            self._log("end", f"{status}: {c['done']}/{c['total']} items ({c['generated']} "
+                             f"generated, {c['cached']} stored or cached, {c['errors']} errors)"
+                             + (f"; {message}" if message else ""))
+        except sqlite3.Error:
+            pass
+
+    def _log(self, kind: str, message: str) -> None:
+        if self.run_id is not None:
+            log_event(self.store, self.run_id, kind, message)
 
     # ----------------------------------------------------------------------- models
 
@@ -302,9 +334,13 @@ class _Runner(Job):
             from models.catalog import load_generator
 
             self.emit(force=True, message=f"loading {name}")
-            with model_errors(name, "cannot load generator {model!r}: {error}"):
-                generator = load_generator(name, n_ctx=self.config.n_ctx,
-                                           n_threads=self.config.threads)
+
+            def load():
+                with model_errors(name, "cannot load generator {model!r}: {error}"):
+                    return load_generator(name, n_ctx=self.config.n_ctx,
+                                          n_threads=self.config.threads)
+
+            generator = self._logged_load("generator", name, load)
             self.generators[name] = generator
         if name not in self.recorded:
             problem = record_generator(self.header, name, generator)
@@ -361,9 +397,25 @@ class _Runner(Job):
         from models.catalog import load_embedder
 
         self.emit(force=True, message=f"loading retriever {name}")
-        with model_errors(name, "cannot load retriever {model!r}: {type}: {error}"):
-            return Retriever(self.store, self.plan.dataset, load_embedder(name),
-                             reranker=self._reranker(), rerank_depth=self.config.rerank_depth)
+
+        def load():
+            with model_errors(name, "cannot load retriever {model!r}: {type}: {error}"):
+                return Retriever(self.store, self.plan.dataset, load_embedder(name),
+                                 reranker=self._reranker(),
+                                 rerank_depth=self.config.rerank_depth)
+
+        return self._logged_load("retriever", name, load)
+
+    def _logged_load(self, what: str, name: str, load):
+        """``load()``, with its time (or why it failed) in the run's log."""
+        started = time.perf_counter()
+        try:
+            model = load()
+        except Stop as exc:
+            self._log("load", f"could not load {what} {name}: {exc.message}")
+            raise
+        self._log("load", f"loaded {what} {name} in {time.perf_counter() - started:.1f}s")
+        return model
 
     def _reranker(self):
         spec = self.config.reranker
@@ -393,7 +445,8 @@ class _Runner(Job):
         self.half_widths = ci_half_widths(labels, seed=self.config.seed)
         widest = max(self.half_widths.values(), default=float("inf"))
         self.emit(force=True, message=f"{self.queries_used} queries: widest 95% CI half-width "
-                                       f"{widest:.3f} (target {self.config.adaptive_target})")
+                                       f"{fmt_points(widest)} (target "
+                                       f"{fmt_points(self.config.adaptive_target)})")
         return widest < self.config.adaptive_target
 
     def _difference_decided(self, labels) -> bool:
@@ -406,8 +459,9 @@ class _Runner(Job):
             {"a": a, "b": b, **{k: found[k] for k in ("difference", "lo", "hi", "n")}})
         verdict = "decided" if found["decided"] else "not decided yet"
         self.emit(force=True, message=(
-            f"{self.queries_used} queries: {b} − {a} on EM_loose {found['difference']:+.3f} "
-            f"[{found['lo']:+.3f}, {found['hi']:+.3f}] over {found['n']} queries ({verdict})"))
+            f"{self.queries_used} queries: {b} − {a} on EM_loose "
+            f"{fmt_delta_interval(found['difference'], found['lo'], found['hi'])} over "
+            f"{found['n']} queries ({verdict})"))
         return found["decided"]
 
     # ----------------------------------------------------------------------- reporting
@@ -420,7 +474,8 @@ class _Runner(Job):
             truncated=c["truncated"],
             tokens_per_s=per_second(self.tokens["completion"], self.gen_seconds),
             prompt_tokens_per_s=per_second(self.tokens["evaluated"], self.prompt_seconds),
-            eta_seconds=eta(c["done"], c["total"], self.item_seconds, c["generated"]),
+            eta_seconds=(self.live_eta.seconds if self.live_eta is not None
+                         else eta(c["done"], c["total"], self.item_seconds, c["generated"])),
             system=self.current[0], setting=self.current[1], queries=self.queries_used,
             accuracy={s: {k: (v[0], v[1]) for k, v in by.items()}
                       for s, by in self.accuracy.items()},

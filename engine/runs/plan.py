@@ -1,8 +1,8 @@
 """A run's plan: systems × settings × queries, in the order that shares prompt prefixes.
 
-One idea: what a run will do before it does it (its items in order, the models they need, the
-time they should take) — kept whole: it reads in one sitting, and the TUI's tests patch its
-model checks here.
+One idea: what a run will do before it does it (its items in order, the models they need) —
+kept whole: it reads in one sitting, and the TUI's tests patch its model checks here. The time
+it should take is :mod:`engine.runs.estimates`'s.
 
 Work is grouped by generator (each model is loaded once), then by query, and within a query
 the settings go in :data:`SETTING_ORDER`: base, then each retriever's retrieved@1, @3, @5 (in
@@ -19,24 +19,17 @@ and the named models exist (naming what is available when one does not).
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable
 
 from engine.datasets.catalog import DatasetNotFound, resolve
 from engine.runs.config import BASIC_SETTINGS, ConfigError, RunConfig
 from engine.runs.sampling import adaptive_batch_size, stratified_order
 from engine.store import Store
+from engine.suggest import did_you_mean
 
 SETTING_ORDER = ("base", "retrieved", "mixed", "oracle")
-
-DEFAULT_PROMPT_TPS = 600.0
-DEFAULT_GEN_TPS = 70.0
-DEFAULT_SPEED_SIZE = 100e6
-"""The default speeds are for a model file of about this size (SmolLM2-135M Q4_1 is 98 MB);
-bigger files get them scaled down in proportion to their size."""
-CHARS_PER_TOKEN = 4.0   # UTF-8 bytes per token, for estimates before any model is loaded
 
 
 class RunConfigMismatch(ConfigError):
@@ -143,14 +136,31 @@ class Plan:
                 "max_queries": len(self.queries), "max_count": self.max_count,
                 "batch_size": self.batch_size if self.config.adaptive else None}
 
-    def estimate_seconds(self, speeds: Mapping[str, "Speed"], store: Store | None = None,
-                         skip: Iterable[PlanItem] = ()) -> float:
-        """Seconds for the first batch at ``speeds`` (by generator), not counting ``skip``
-        (items already stored). See :func:`estimate`."""
-        return estimate(store, self, speeds, skip)["seconds"]
-
 
 # --------------------------------------------------------------------------- planning
+
+def dataset_reference(store: Store, ref: str) -> str:
+    """How a run's configuration names dataset ``ref``: the bare name when ``ref`` is the
+    newest version (``demo@1`` → ``demo`` while 1 is the newest), else ``name@version``. The
+    New-run form and ``mirage-tui run`` both pass their dataset through here before the
+    run is named (:func:`engine.runs.config.run_name`), so one plan gets one name. A name
+    the store does not know is returned as given (``plan_run`` reports it)."""
+    name, _, version = ref.strip().rpartition("@")
+    if not name or not version.isdigit():
+        return ref.strip()
+    newest = store.query("SELECT MAX(version) FROM datasets WHERE name = ?", (name,))
+    return name if newest and newest[0][0] == int(version) else ref.strip()
+
+
+def with_dataset_reference(store: Store, config: RunConfig) -> RunConfig:
+    """``config`` with its dataset written as :func:`dataset_reference` writes it; a name
+    derived from the configuration is derived again, a given one is kept."""
+    ref = dataset_reference(store, config.dataset)
+    if ref == config.dataset:
+        return config
+    derived = config.name == config.default_name()
+    return replace(config, dataset=ref, name=None if derived else config.name)
+
 
 def plan_run(store: Store, config: RunConfig, *, force_new: bool = False,
              check_models: bool = True) -> Plan:
@@ -257,8 +267,9 @@ def check_generator(name: str, what: str = "generator") -> None:
     if entry is not None and entry.kind == "generator" and entry.installed:
         return
     reason = (entry.error or f"it is an {entry.kind}") if entry else "no such model"
-    raise LookupError(f"{what} {name!r}: {reason}; available generators: "
-                      f"{', '.join(_generator_names()) or 'none'}")
+    near = did_you_mean(name, _generator_names()) if entry is None else ""
+    raise LookupError(f"{what} {name!r}: {reason}" + (near or "; available generators: "
+                      f"{', '.join(_generator_names()) or 'none'}"))
 
 
 def check_embedder(name: str) -> None:
@@ -272,8 +283,9 @@ def check_embedder(name: str) -> None:
 
     if canonical_name(name) in names:
         return
-    raise LookupError(f"retriever {name!r}: no such embedder; available embedders: "
-                      f"{', '.join(sorted(names)) or 'none'}")
+    raise LookupError(f"retriever {name!r}: no such embedder" + (
+        did_you_mean(name, names) or "; available embedders: "
+        f"{', '.join(sorted(names)) or 'none'}"))
 
 
 def check_run_models(config: RunConfig) -> None:
@@ -287,124 +299,3 @@ def check_run_models(config: RunConfig) -> None:
         folder = Path(config.reranker.split(":", 1)[1]).expanduser()
         if not folder.is_dir():
             raise LookupError(f"reranker {config.reranker!r}: no such folder")
-
-
-# --------------------------------------------------------------------------- estimates
-
-@dataclass(frozen=True)
-class Speed:
-    prompt_tps: float
-    gen_tps: float
-    source: str              # 'measured (N generations)' or 'default ...'
-
-
-def model_file_size(name: str) -> int | None:
-    from models import packaged
-
-    try:
-        spec = packaged.get_spec(name)
-        path = spec.planned_path() if spec else None
-        if path is None:
-            candidate = Path(name).expanduser()
-            if candidate.is_file():
-                path = candidate
-            else:
-                from models.catalog import find_model
-
-                entry = find_model(name)
-                path = Path(entry.path) if entry and entry.path else None
-        return path.stat().st_size if path else None
-    except OSError:
-        return None
-
-
-def _default_speed(name: str) -> Speed:
-    size = model_file_size(name)
-    scale = min(1.0, DEFAULT_SPEED_SIZE / size) if size else 1.0
-    return Speed(DEFAULT_PROMPT_TPS * scale, DEFAULT_GEN_TPS * scale,
-                 f"default {DEFAULT_PROMPT_TPS:.0f}/{DEFAULT_GEN_TPS:.0f} tok/s"
-                 + (f" scaled ×{scale:.2f} for a {size / 1e6:.0f} MB file" if scale < 1 else ""))
-
-
-def measured_speeds(store: Store, generators: Iterable[str]) -> dict[str, Speed]:
-    """Speeds from this workspace's last 2,000 stored generations of each model (at least 3),
-    else :func:`_default_speed`. Rows keep one duration per generation, so the two rates are
-    fitted together: least squares of seconds ≈ evaluated / prompt_tps + generated / gen_tps;
-    when that fit is not usable (too few or too alike rows), a generated token is taken to
-    cost as much as 600/70 prompt tokens (the defaults' ratio)."""
-    import numpy as np
-
-    ratio = DEFAULT_PROMPT_TPS / DEFAULT_GEN_TPS
-    out = {}
-    for name in generators:
-        rows = store.query(
-            "SELECT prompt_tokens_evaluated, completion_tokens, seconds FROM generations "
-            "WHERE model_name IN (?, ?) AND seconds > 0 ORDER BY created_at DESC LIMIT 2000",
-            (name, Path(name).stem))
-        data = np.array([[r[0] or 0, r[1] or 0, r[2]] for r in rows], dtype=float)
-        if len(data) < 3 or data[:, 2].sum() <= 0.5:
-            out[name] = _default_speed(name)
-            continue
-        source = f"measured ({len(data)} generations in the store)"
-        if len(data) >= 10:
-            (per_prompt, per_gen), *_ = np.linalg.lstsq(data[:, :2], data[:, 2], rcond=None)
-            if per_prompt > 0 and per_gen > 0:
-                out[name] = Speed(1 / per_prompt, 1 / per_gen, source)
-                continue
-        rate = (data[:, 0].sum() + ratio * data[:, 1].sum()) / data[:, 2].sum()
-        out[name] = Speed(rate, rate / ratio, source)
-    return out
-
-
-def estimate(store: Store | None, plan: Plan, speeds: Mapping[str, Speed],
-             skip: Iterable[PlanItem] = ()) -> dict:
-    """Seconds for the first batch's items not in ``skip``. Prompt tokens are guessed from
-    text length (4 UTF-8 bytes a token); a retrieved@k prompt right after retrieved@j of the
-    same retriever costs only its k − j new chunks (the prefix cache); every item is assumed
-    to generate ``max_tokens`` tokens (an upper bound)."""
-    skipped = set(skip)
-    queries = plan.queries[:plan.first_batch]
-    question_bytes, chunk_bytes = _text_sizes(store, plan, queries)
-    per_generator: dict[str, dict] = {}
-    previous_k: dict[tuple, int] = {}
-    for item in plan.items_for(queries):
-        gen = per_generator.setdefault(item.system.generator,
-                                       {"items": 0, "prompt_tokens": 0.0, "seconds": 0.0})
-        q_bytes = question_bytes.get(item.query_rowid, 100)
-        if item.kind == "base":
-            new_bytes = q_bytes
-        elif item.kind == "oracle":
-            new_bytes = q_bytes + chunk_bytes.get(item.query_rowid, 600)
-        elif item.kind == "mixed":
-            new_bytes = q_bytes + 5 * chunk_bytes.get(item.query_rowid, 600)
-        else:
-            chain = (item.system, item.query_rowid, item.retriever)
-            before = previous_k.get(chain, 0)
-            previous_k[chain] = item.k
-            new_bytes = (0 if before else q_bytes) + (item.k - before) * chunk_bytes.get(
-                item.query_rowid, 600)
-        if item in skipped:
-            continue
-        speed = speeds[item.system.generator]
-        tokens = (new_bytes + 40) / CHARS_PER_TOKEN
-        gen["items"] += 1
-        gen["prompt_tokens"] += tokens
-        gen["seconds"] += tokens / speed.prompt_tps + plan.config.max_tokens / speed.gen_tps
-    return {"seconds": sum(g["seconds"] for g in per_generator.values()),
-            "generators": {name: {**g, "speed": speeds[name].source,
-                                  "prompt_tps": speeds[name].prompt_tps,
-                                  "gen_tps": speeds[name].gen_tps}
-                           for name, g in per_generator.items()}}
-
-
-def _text_sizes(store: Store | None, plan: Plan, queries: list[int]) -> tuple[dict, dict]:
-    """UTF-8 bytes of each query's text and the mean of its pool chunks."""
-    if store is None or not queries:
-        return {}, {}
-    question = {r[0]: len(r[1].encode("utf-8")) for r in store.query_in(
-        "SELECT id, text FROM queries WHERE id IN ({marks})", queries)}
-    chunk = {r[0]: math.ceil(r[1] or 0) for r in store.query_in(
-        "SELECT p.query_rowid, AVG(LENGTH(CAST(c.text AS BLOB))) FROM pool p "
-        "JOIN chunks c ON c.id = p.chunk_rowid WHERE p.query_rowid IN ({marks}) "
-        "GROUP BY p.query_rowid", queries)}
-    return question, chunk

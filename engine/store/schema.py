@@ -392,19 +392,56 @@ def m007_human_labels(db: sqlite_utils.Database) -> None:
 
 
 @migration
-def m008_model_checks(db: sqlite_utils.Database) -> None:
-    """The model checks made here (:mod:`engine.model_checks`): the Models screen shows each
-    model's latest after a relaunch (issue 18)."""
+def m008_score_values_index(db: sqlite_utils.Database) -> None:
+    """A covering index for reading a run's scores (issue 15): a report joins every item of
+    the run to its score rows by (generation_key, query_rowid) and reads metric and value;
+    with the value in the index it never visits the table rows (whose detail text makes
+    them large). Measured on a 60k-item run (720k score rows): the join's CPU 0.61 s -> 0.36 s
+    (``benchmarks/bench_results_scale.py``)."""
+    db.executescript(
+        """
+        CREATE INDEX IF NOT EXISTS scores_values
+            ON scores (generation_key, query_rowid, metric, value);
+        """
+    )
+
+
+@migration
+def m009_model_checks(db: sqlite_utils.Database) -> None:
+    """Model checks kept (issue 18): a check's speeds feed the run estimates after a relaunch
+    (:mod:`engine.runs.estimates`), and its result can be shown again."""
     db.executescript(
         """
         CREATE TABLE model_checks (
             id INTEGER PRIMARY KEY,
-            name TEXT NOT NULL,            -- the name the check was asked for (catalog, spec)
+            model TEXT NOT NULL,           -- the name the check was asked for (as a run names it)
+            kind TEXT,                     -- 'generator', 'embedder' (NULL: not found)
             ok INTEGER NOT NULL,
-            result TEXT NOT NULL,          -- JSON: models.check.check_model's dict
-            checked_at TEXT NOT NULL
+            device TEXT,
+            prompt_tps REAL,               -- prompt tokens per second (generators)
+            gen_tps REAL,                  -- generated tokens per second (generators)
+            result TEXT NOT NULL,          -- JSON: models.check.check_model's whole result
+            checked_at TEXT NOT NULL       -- UTC, 'YYYY-MM-DD HH:MM:SS'
         );
-        CREATE INDEX model_checks_name ON model_checks (name, id);
+        CREATE INDEX model_checks_model ON model_checks (model, checked_at);
+        """
+    )
+
+
+@migration
+def m010_run_log(db: sqlite_utils.Database) -> None:
+    """What a run did, line by line (issue 18): sessions, model loads, retries, item errors,
+    cancels and ends, written by the run's job (:mod:`engine.runs.log`)."""
+    db.executescript(
+        """
+        CREATE TABLE run_log (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            at TEXT NOT NULL,              -- ISO time, UTC
+            kind TEXT NOT NULL,            -- 'session', 'load', 'retry', 'error', 'end', ...
+            message TEXT NOT NULL
+        );
+        CREATE INDEX run_log_run ON run_log (run_id, id);
         """
     )
 

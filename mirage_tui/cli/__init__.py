@@ -20,14 +20,16 @@ import os
 import sqlite3
 import sys
 
-from mirage_tui.cli.common import CliError, db_option
+from mirage_tui.cli.common import CliError, Parser, db_option
 from mirage_tui.guard import shadowing_problem
 
 __all__ = ["CliError", "build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from mirage_tui.cli.examples import add_examples
+
+    parser = Parser(
         prog="mirage-tui",
         description="Local-first RAG evaluation workbench. With no command, opens the TUI.")
     db_option(parser, top=True)
@@ -38,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_everywhere(parser, "--in-process", action="store_true",
                     help="load models into this process instead of a shared model host "
                          "(the same as MIRAGE_HOSTING=in-process)")
+    add_examples(parser)
     return parser
 
 
@@ -63,8 +66,10 @@ _GROUPS: dict[str, str] = {
     "export": "mirage_tui.cli.report",
     "arena": "mirage_tui.cli.arena",
     "judge": "mirage_tui.cli.judge",
+    "runs": "mirage_tui.cli.runs",
+    "config": "mirage_tui.cli.config",
 }
-_NO_STORE = ("models",)
+_NO_STORE = ("models", "config")
 
 
 def _group_modules():
@@ -82,17 +87,22 @@ def main(argv: list[str] | None = None) -> int:
     from engine.datasets.catalog import DatasetNotFound
     from engine.datasets.formats.base import DatasetFormatError
     from engine.runs.owner import RunBusy
-    from engine.store import ENV_DB, StorageError, Store, default_db_path
+    from engine.store import StorageError, Store, default_db_path
     from engine.store.database import storage_error
     from engine.text_safety import VisibleStream
     from models.base import ModelError
 
+    from engine.app_config import effective_database, load_app_config
+
     parser = build_parser()
     args = parser.parse_args(argv)
-    db_path = args.db or default_db_path()
+    settings = load_app_config()
+    # precedence: --db, then $MIRAGE_DB, then config.toml's database, then the default
+    chosen, _ = effective_database(args.db, settings)
+    db_path = chosen or default_db_path()
     if getattr(args, "in_process", False):
         os.environ["MIRAGE_HOSTING"] = "in-process"
-    typed = args.db is not None or bool(os.environ.get(ENV_DB))
+    typed = chosen is not None
     if args.command is None:
         try:
             Store.check_place(db_path, create_folder=not typed)
@@ -100,8 +110,11 @@ def main(argv: list[str] | None = None) -> int:
             return _fail(exc)
         from mirage_tui.app import run_app
 
-        run_app(db_path)
+        run_app(db_path, settings=settings)     # the app shows the file's problems
         return 0
+    if args.command != "config":                # which prints them itself
+        for problem in settings.problems:
+            print(f"mirage-tui: warning: {problem}", file=sys.stderr)
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = VisibleStream(out), VisibleStream(err)
     try:

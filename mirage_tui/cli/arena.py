@@ -24,7 +24,8 @@ import sys
 import threading
 from pathlib import Path
 
-from mirage_tui.cli.common import CliError, db_option, in_flight_options, install_interrupt
+from mirage_tui.cli.common import (CliError, db_option, from_settings, in_flight_options,
+                                   install_interrupt)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -41,8 +42,9 @@ def add_parsers(sub) -> None:
     p = asub.add_parser("judge", help="judge a run's answers (resumable)")
     db_option(p)
     p.add_argument("run", help="run name")
-    p.add_argument("--judge", required=True, metavar="MODEL",
-                   help="judge model: catalog name or GGUF path")
+    p.add_argument("--judge", metavar="MODEL",
+                   help="judge model: catalog name or GGUF path (default: judge in "
+                        "config.toml)")
     p.add_argument("--pairs", choices=("all", "reference"), default="all",
                    help="all: every pair of contestants (MIRAGE-Bench); reference: each "
                         "contestant against the reference answer (RAG-QA Arena)")
@@ -118,6 +120,7 @@ def _judge(args, store) -> int:
 
     if args.reference and args.pairs != "reference":
         args.pairs = "reference"
+    args.judge = from_settings(args, "judge", "--judge MODEL")
     cancel = threading.Event()
     printer = ProgressPrinter(sys.stderr)
     previous = install_interrupt(cancel)

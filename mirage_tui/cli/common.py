@@ -4,6 +4,7 @@ Ctrl-C handling and durations."""
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 import threading
@@ -12,6 +13,64 @@ from pathlib import Path
 
 class CliError(Exception):
     """A failure to report in one line and exit with status 1."""
+
+
+_INVALID_CHOICE = re.compile(
+    r"argument (?:\S+/)?(\S+): invalid choice: '(.*)' \(choose from (.*)\)$")
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose invalid-choice error is one line with the nearest choice:
+    ``mirage-tui: unknown command 'reprot'; did you mean 'report'?``. Its subparsers are of
+    this class too (argparse makes them of the parent's class)."""
+
+    def error(self, message: str):
+        if message.startswith("unrecognized arguments: "):
+            self._unknown_option(message)
+        match = _INVALID_CHOICE.match(message)
+        if match is None:
+            super().error(message)
+        what, word, listed = match.groups()
+        choices = re.findall(r"'([^']*)'", listed)
+        from engine.suggest import did_you_mean
+
+        hint = did_you_mean(word, choices) or f"; choose from {', '.join(choices)}"
+        if what in ("COMMAND", "ACTION"):
+            line = f"unknown {what.lower()} {word!r}{hint}"
+        else:
+            line = f"{what} {word!r} is not allowed{hint}"
+        self.exit(2, f"{self.prog}: {line}\n")
+
+
+    def _unknown_option(self, message: str) -> None:
+        """An unknown ``--option`` close to one some command has: one line with it."""
+        from engine.suggest import did_you_mean
+        from mirage_tui.cli.examples import walk
+
+        words = message.removeprefix("unrecognized arguments: ").split()
+        word = next((w.split("=")[0] for w in words if w.startswith("--")), None)
+        if word is None:
+            return
+        options = {o for _, p in walk(self) for a in p._actions for o in a.option_strings}
+        hint = did_you_mean(word, options)
+        if hint:
+            self.exit(2, f"{self.prog}: unknown option {word!r}{hint}\n")
+
+
+def from_settings(args, name: str, flag: str, setting: str | None = None) -> str:
+    """``args.<name>``, else the app config's ``setting`` (default ``name``); a usage error
+    naming the flag and the config key when neither gives one."""
+    value = getattr(args, name, None)
+    if value:
+        return value
+    from engine.app_config import config_path, load_app_config
+
+    value = getattr(load_app_config(), setting or name)
+    if value:
+        return ",".join(value) if isinstance(value, list) else value
+    command = " ".join(filter(None, (args.command, getattr(args, f"{args.command}_command",
+                                                            None))))
+    raise CliError(f"{command} needs {flag} (or {setting or name} = ... in {config_path()})")
 
 
 def db_option(parser: argparse.ArgumentParser, top: bool = False) -> None:

@@ -17,8 +17,9 @@ import sys
 
 from engine.datasets.catalog import resolve
 from engine.metrics.definitions import DEFAULT_GOLD, GOLD_DEFINITIONS, gold_line
+from engine.results.units import fmt_interval
 from engine.retrieval import Retriever, index_dataset, report_json, retrieval_report_for
-from mirage_tui.cli.common import db_option
+from mirage_tui.cli.common import db_option, from_settings
 from mirage_tui.cli.progress import ProgressPrinter
 
 METRIC_ROWS = (("P", "p"), ("R", "r"), ("F1", "f1"), ("NDCG", "ndcg"),
@@ -30,7 +31,8 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("index", help="embed a dataset's chunks (and attached collections)")
     db_option(p)
     p.add_argument("dataset", help="NAME or NAME@VERSION")
-    p.add_argument("--embedder", required=True, help="an embedder from `mirage-tui models list`")
+    p.add_argument("--embedder", help="an embedder from `mirage-tui models list` (default: "
+                                      "embedder in config.toml)")
     p.add_argument("--batch-size", type=int, default=64,
                    help="texts per embedding call and per stored transaction (default 64)")
     p.add_argument("--json", action="store_true", help="print the index report as JSON")
@@ -38,7 +40,8 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("retrieve", help="retrieve top-k for every query and score retrieval")
     db_option(p)
     p.add_argument("dataset", help="NAME or NAME@VERSION")
-    p.add_argument("--embedder", required=True, help="an embedder from `mirage-tui models list`")
+    p.add_argument("--embedder", help="an embedder from `mirage-tui models list` (default: "
+                                      "embedder in config.toml)")
     p.add_argument("--reranker", metavar="KIND:NAME",
                    help="rerank the dense top --rerank-depth: judge:GENERATOR (a local LLM "
                         "judge) or cross-encoder:FOLDER")
@@ -83,7 +86,7 @@ def _index(args, store) -> int:
     from models.catalog import load_embedder
 
     resolve(store, args.dataset)                    # a typo fails before a model loads
-    embedder = load_embedder(args.embedder)
+    embedder = load_embedder(from_settings(args, "embedder", "--embedder NAME"))
     printer = ProgressPrinter(sys.stderr, interval=None)
     try:
         report = index_dataset(store, args.dataset, embedder, batch_size=args.batch_size,
@@ -111,7 +114,7 @@ def _retrieve(args, store) -> int:
     if args.depth < 1:
         raise ValueError("--depth must be at least 1")
     resolve(store, args.dataset)
-    embedder = load_embedder(args.embedder)
+    embedder = load_embedder(from_settings(args, "embedder", "--embedder NAME"))
     reranker = load_reranker(args.reranker) if args.reranker else None
     retriever = Retriever(store, args.dataset, embedder, reranker, args.rerank_depth)
     printer = ProgressPrinter(sys.stderr, interval=None)
@@ -149,7 +152,7 @@ def format_table(name: str, block: dict, ks) -> str:
         cells = []
         for k in ks:
             e = block["metrics"][f"{prefix}@{k}"]
-            cells.append("–" if e.value is None else f"{e.value:.3f} [{e.lo:.3f}, {e.hi:.3f}]")
+            cells.append(fmt_interval(e.value, e.lo, e.hi))
         lines.append("  " + title.ljust(20) + "".join(c.ljust(width) for c in cells).rstrip())
     return "\n".join(lines)
 

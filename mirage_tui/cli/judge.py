@@ -21,7 +21,8 @@ import signal
 import sys
 import threading
 
-from mirage_tui.cli.common import CliError, db_option, in_flight_options, install_interrupt
+from mirage_tui.cli.common import (CliError, db_option, from_settings, in_flight_options,
+                                   install_interrupt)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -36,8 +37,9 @@ def add_parsers(sub) -> None:
     p = jsub.add_parser("calibrate", help="judge every labelled pair and store the figures "
                                           "(resumable)")
     db_option(p)
-    p.add_argument("--judge", required=True, metavar="MODEL",
-                   help="judge model: catalog name or GGUF path")
+    p.add_argument("--judge", metavar="MODEL",
+                   help="judge model: catalog name or GGUF path (default: judge in "
+                        "config.toml)")
     p.add_argument("--labels", required=True, metavar="DATASET",
                    help="a labels dataset (name or name@version)")
     p.add_argument("--aspect", default="overall",
@@ -78,6 +80,7 @@ def run(args, store) -> int:
 def _calibrate(args, store) -> int:
     from engine.arena.calibrate import DEFAULT_TEMPLATE, calibrate_judge, latest_calibration
 
+    args.judge = from_settings(args, "judge", "--judge MODEL")
     cancel = threading.Event()
     printer = ProgressPrinter(sys.stderr)
     previous = install_interrupt(cancel)

@@ -140,6 +140,7 @@ def _check(args) -> int:
     from models.check import check_model
 
     result = check_model(args.name, max_tokens=args.max_tokens)
+    _keep_check(args, result)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     elif result["ok"]:
@@ -149,6 +150,23 @@ def _check(args) -> int:
             print(f"mirage-tui: error: {result['error']}", file=sys.stderr)
         return 1
     return 0
+
+
+def _keep_check(args, result: dict) -> None:
+    """Record the check in the workspace (``--db``, else the default one when it exists), so
+    run estimates use its speed; a check never creates a workspace."""
+    from pathlib import Path
+
+    from engine.runs.estimates import record_model_check
+    from engine.store import Store, default_db_path
+
+    path = Path(args.db) if args.db else default_db_path()
+    if path.exists():
+        store = Store(path)
+        try:
+            record_model_check(store, result, args.name)
+        finally:
+            store.close()
 
 
 def _print_check(r: dict) -> None:

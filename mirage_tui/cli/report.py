@@ -3,13 +3,14 @@
     mirage-tui report RUN [--json] [--by language|source] [--n-boot N] [--seed S]
                       [--parity mirage|bergen|none] [--gold oracle|oracle+answer-match]
                       [--language-rule mirage-tui|bergen] [--language-detector langid|fasttext]
-    mirage-tui export RUN [--format csv|jsonl] [-o PATH]
+    mirage-tui export RUN [--format csv|jsonl] [-o PATH] [--force]
 
 Both read the run's stored rows (a run still going reports what it has, marked partial). The
 report's header names the choices behind its numbers (correct-language detector and rule,
 retrieval gold); they are the ones the run recorded unless a flag asks for others.
 ``export`` writes ``./RUN.csv`` (plus its header in ``./RUN.header.json``) or ``./RUN.jsonl``
-(header on the first line) unless ``-o`` says where.
+(header on the first line) unless ``-o`` says where; an existing file is left alone unless
+``--force``. Exporting a run that has not finished says so: "partial: N of M items".
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ def add_parsers(sub) -> None:
                         "default csv")
     p.add_argument("-o", "--out", type=Path, metavar="PATH",
                    help="output file (default ./RUN.csv or ./RUN.jsonl)")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite an existing output file (and its .header.json)")
 
 
 def run(args, store) -> int:
@@ -88,11 +91,21 @@ def _report(args, store) -> int:
 
 def _export(args, store) -> int:
     from engine.results import count_items, export_run, header_path, load_run
+    from engine.results.export import partial_note, run_header
+    from mirage_tui.cli.common import CliError
 
     run_info = load_run(store, args.run)
     out = args.out or Path(f"{args.run}.{args.format}")
+    if not args.force:
+        taken = [p for p in (out, header_path(out) if args.format == "csv" else None)
+                 if p is not None and p.exists()]
+        if taken:
+            raise CliError(f"{taken[0]} exists; add --force to overwrite it, or -o another "
+                           "path")
     path = export_run(store, args.run, format=args.format, out=out)
     n = count_items(store, run_info)
     where = f"{path}" + (f" (header: {header_path(path)})" if args.format == "csv" else "")
-    print(f"exported {n:,} items of run {args.run} to {where}")
+    note = partial_note(run_header(store, args.run))
+    print(f"exported {n:,} items of run {args.run} to {where}"
+          + (f" — {note}" if note else ""))
     return 0

@@ -138,6 +138,7 @@ _CONFIG_FLAGS = ("config", "dataset", "generator", "settings", "retriever", "rer
 
 def _config(args, store=None):
     from engine.runs import RunConfig
+    from engine.runs.plan import with_dataset_reference
 
     if getattr(args, "resume", None):
         return _resumed_config(args, store)
@@ -153,11 +154,21 @@ def _config(args, store=None):
                  "parity": args.parity, "gold": args.gold, "language_rule": args.language_rule,
                  "language_detector": args.language_detector}
     if args.config is not None:
-        return RunConfig.from_toml(args.config, **overrides)
-    if not args.dataset or not args.generator:
+        config = RunConfig.from_toml(args.config, **overrides)
+    else:
+        if not args.dataset or not args.generator:      # config.toml's defaults, if it has them
+            from engine.app_config import load_app_config
 
-        raise CliError("run needs --dataset and --generator (or --config FILE)")
-    return RunConfig.from_dict({}, **overrides)
+            settings = load_app_config()
+            overrides["dataset"] = args.dataset or settings.dataset
+            overrides["generators"] = overrides["generators"] or \
+                _canonical_generators(",".join(settings.generators) or None)
+        if not overrides["dataset"] or not overrides["generators"]:
+            raise CliError("run needs --dataset and --generator (or --config FILE, or dataset "
+                           "and generators in config.toml)")
+        config = RunConfig.from_dict({}, **overrides)
+    # the one naming rule, as the New-run form applies it: demo@1 is demo while 1 is newest
+    return config if store is None else with_dataset_reference(store, config)
 
 
 def run(args, store) -> int:
@@ -195,9 +206,11 @@ def _print_summary(s, last_event) -> None:
         print(f"  prompt tokens {s.prompt_tokens:,} (evaluated {s.prompt_tokens_evaluated:,} "
               f"after prefix reuse), generated {s.completion_tokens:,} tokens")
     if s.stop_reason:
-        widest = max(s.half_widths.values(), default=float("nan"))
+        from engine.results.units import fmt_points
+
+        widest = max(s.half_widths.values(), default=None)
         print(f"  adaptive: {s.queries} queries, {s.stop_reason} (widest 95% CI half-width "
-              f"{widest:.3f})")
+              f"{fmt_points(widest)})")
     if last_event is not None and accuracy_line(last_event):
         print(f"  EM_loose: {accuracy_line(last_event)}")
     if s.status == "cancelled":
@@ -205,12 +218,12 @@ def _print_summary(s, last_event) -> None:
 
 
 def _dry_run(store, plan, as_json: bool) -> int:
-    from engine.runs.plan import estimate, measured_speeds
+    from engine.runs.estimates import estimate_remaining
     from engine.runs.rows import stored_status
 
     status = stored_status(store, plan)
-    speeds = measured_speeds(store, plan.config.generators)
-    guess = estimate(store, plan, speeds, skip=status["stored_items"])
+    # the estimator New run and the Live ETA use; the cache hits found here need no model
+    guess = estimate_remaining(store, plan, skip=status["stored_items"])
     data = {**plan.summary(), "run_exists": plan.existing_run is not None,
             "stored": status["run_items"], "cached": status["cache_hits"],
             "cache_checked": status["checked"], "estimate_seconds": guess["seconds"],
@@ -238,10 +251,10 @@ def _dry_run(store, plan, as_json: bool) -> int:
           f"system(s) × {len(plan.settings)} settings)")
     print(f"  stored: {status['run_items']} items of this run, {status['cache_hits']} more "
           f"found in the generation cache ({status['checked']})")
-    print(f"  estimate: ~{duration(guess['seconds'])} for the rest, up to {c.max_tokens} "
-          "tokens an answer")
+    print(f"  estimate: ~{duration(guess['seconds'])} for the rest ({guess['items']} items), "
+          f"up to {c.max_tokens} tokens an answer")
     for name, g in guess["generators"].items():
-        print(f"    {name}: {g['items']} items, ~{g['prompt_tokens']:,.0f} prompt tokens; "
-              f"{g['prompt_tps']:.0f} prompt / {g['gen_tps']:.0f} generated tok/s "
-              f"({g['speed']})")
+        print(f"    {name}: {g['items']} items, ~{g['prompt_tokens']:,.0f} prompt tokens, "
+              f"~{g['answer_tokens']:.0f} tokens an answer; {g['prompt_tps']:.0f} prompt / "
+              f"{g['gen_tps']:.0f} generated tok/s ({g['speed']})")
     return 0

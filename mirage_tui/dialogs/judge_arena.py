@@ -1,7 +1,11 @@
 """The judge dialog of the Leaderboard: which installed generator or endpoint judges a run's
-answers pairwise, and on how many queries; dismisses with ``(judge, queries)``. The models are
-listed in a worker (``models.catalog.list_models``, then ``endpoint_entries``), packaged ones
-first."""
+answers pairwise, on how many queries and in which order; dismisses with
+``(judge, queries, order)``. The models are listed in a worker (``models.catalog.list_models``,
+then ``endpoint_entries``), instruction-tuned ones first (a base model is a poor judge), then
+packaged ones. The queries default to, and are capped by, the run's queries that two
+contestants both answered. Every change re-estimates the time in a worker
+(:func:`engine.arena.judging_time.judging_estimate`, at the judge's measured speed: the runs'
+estimator)."""
 
 from __future__ import annotations
 
@@ -16,8 +20,12 @@ from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static
 
 from mirage_tui.screens.base import BaseModal
+from mirage_tui.widgets.estimates import duration
 
 DEFAULT_QUERIES = 20
+ORDER_CHOICES = (("random (one seeded order a battle)", "random"),
+                 ("both orders (disagreement: a tie)", "both"),
+                 ("both, debiased (label probabilities)", "debiased"))
 
 
 def judge_models() -> tuple[list[str], list[str]]:
@@ -27,15 +35,17 @@ def judge_models() -> tuple[list[str], list[str]]:
 
     entries = [e for e in list_models(include_embedders=False) if e.kind == "generator"]
     remote = endpoint_entries()
-    entries.sort(key=lambda e: (e.source != "packaged", e.name))
+    # instruction-tuned first: a base model (gemma3-270m) follows no judging instruction
+    entries.sort(key=lambda e: (not e.chat, e.source != "packaged", e.name))
     usable = [e.name for e in entries + remote if e.installed and not e.error]
     missing = [f"{e.name} ({e.install or e.error or 'not installed'})" for e in entries
                if not (e.installed and not e.error)]
     return usable, missing
 
 
-class JudgeArenaScreen(BaseModal[tuple[str, int] | None]):
-    """Pick the judge model and how many queries to judge; dismisses ``(judge, queries)``."""
+class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
+    """Pick the judge model, how many queries to judge and the order; dismisses
+    ``(judge, queries, order)``."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
@@ -47,7 +57,9 @@ class JudgeArenaScreen(BaseModal[tuple[str, int] | None]):
     .judge-row Label { width: 10; color: $text-muted; }
     #judge-model { width: 1fr; }
     #judge-queries { width: 12; }
+    #judge-order { width: 1fr; }
     #judge-hint { margin-top: 1; color: $text-muted; }
+    #judge-estimate { margin-top: 1; }
     #judge-buttons { height: auto; margin-top: 1; align-horizontal: right; }
     #judge-buttons Button { margin-left: 1; }
     """
@@ -56,11 +68,20 @@ class JudgeArenaScreen(BaseModal[tuple[str, int] | None]):
     class ModelsFound(Message):
         names: list[str]
         missing: list[str]
+        queries: int | None = None        # the run's judgeable queries (None: unknown)
+
+    @dataclass
+    class Estimated(Message):
+        token: int
+        text: str
 
     def __init__(self, run_name: str, queries: int = DEFAULT_QUERIES) -> None:
         super().__init__()
         self.run_name = run_name
         self.queries = queries
+        self.max_queries: int | None = None
+        self.estimate_text = ""
+        self._token = 0
 
     def compose(self) -> ComposeResult:
         with Vertical(id="judge-dialog"):
@@ -72,9 +93,16 @@ class JudgeArenaScreen(BaseModal[tuple[str, int] | None]):
                 yield Label("queries")
                 yield Input(str(self.queries), id="judge-queries", type="integer",
                             compact=True)
+                yield Static("", id="judge-queries-max", markup=False)
+            with Horizontal(classes="judge-row"):
+                yield Label("order")
+                yield Select(ORDER_CHOICES, value="random", allow_blank=False,
+                             id="judge-order", compact=True)
             yield Static("Every pair of contestants on N sampled queries (seeded); stored "
-                         "verdicts are reused, so a cancelled judging resumes.",
-                         id="judge-hint", markup=False)
+                         "verdicts are reused, so a cancelled judging resumes. Both orders "
+                         "judge each battle twice, so a judge's liking for the first answer "
+                         "cannot decide it.", id="judge-hint", markup=False)
+            yield Static("", id="judge-estimate", markup=False)
             with Horizontal(id="judge-buttons"):
                 yield Button("Judge", variant="primary", id="judge-go")
                 yield Button("Cancel", id="judge-cancel")
@@ -86,23 +114,97 @@ class JudgeArenaScreen(BaseModal[tuple[str, int] | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="judge-models",
           name="find judge models")
     def find_models(self) -> None:
+        from engine.arena.judging_time import judgeable_queries
+
         try:
             usable, missing = judge_models()
         except Exception as exc:
             self.app.notify(f"Cannot list models: {exc}", severity="error", markup=False)
             usable, missing = [], []
-        self.post_message(self.ModelsFound(usable, missing))
+        queries = None
+        store = self.store
+        if store is not None:
+            try:
+                queries = judgeable_queries(store, self.run_name)
+            except Exception:  # noqa: BLE001 - the dialog still works without the cap
+                queries = None
+            finally:
+                store.close()
+        self.post_message(self.ModelsFound(usable, missing, queries))
 
     @on(ModelsFound)
     def _models_found(self, message: ModelsFound) -> None:
+        if message.queries:
+            self.max_queries = message.queries
+            box = self.query_one("#judge-queries", Input)
+            if not box.value.strip().isdigit() or int(box.value) > message.queries:
+                box.value = str(message.queries)
+            self.query_one("#judge-queries-max", Static).update(
+                f" of {message.queries} the run has")
         select = self.query_one("#judge-model", Select)
         select.set_options([(Text(n), n) for n in message.names])
         if message.names:
             select.value = message.names[0]
+            self._estimate()
         else:
             self.query_one("#judge-hint", Static).update(
                 "No judge model is installed: `mirage-tui models list` shows how to install "
                 "one" + (f" ({'; '.join(message.missing[:2])})" if message.missing else "."))
+
+    # ------------------------------------------------------------------ the estimate
+
+    def _queries(self) -> int | None:
+        """The queries asked for, or None (with a warning) when not a whole number ≥ 1 or
+        more than the run has."""
+        raw = self.query_one("#judge-queries", Input).value.strip()
+        try:
+            queries = int(raw)
+            if queries < 1:
+                raise ValueError
+        except ValueError:
+            self.notify("Queries: a whole number, at least 1.", severity="warning")
+            return None
+        if self.max_queries is not None and queries > self.max_queries:
+            self.notify(f"Queries: the run has {self.max_queries} that two contestants both "
+                        "answered; at most that many.", severity="warning")
+            return None
+        return queries
+
+    @on(Input.Changed, "#judge-queries")
+    @on(Select.Changed)
+    def _estimate(self) -> None:
+        model = self.query_one("#judge-model", Select).value
+        raw = self.query_one("#judge-queries", Input).value.strip()
+        if model == Select.NULL or not raw.isdigit() or int(raw) < 1:
+            return
+        queries = int(raw) if self.max_queries is None else min(int(raw), self.max_queries)
+        self._token += 1
+        order = str(self.query_one("#judge-order", Select).value)
+        self.query_one("#judge-estimate", Static).update("Estimating…")
+        self.estimate(str(model), queries, order, self._token)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="judge-estimate",
+          name="estimate the judging")
+    def estimate(self, judge: str, queries: int, order: str, token: int) -> None:
+        from engine.arena.judging_time import judging_estimate
+
+        store = self.store
+        if store is None:
+            return
+        try:
+            guess = judging_estimate(store, self.run_name, judge, queries, order)
+        except Exception as exc:  # noqa: BLE001 - ArenaError, RunNotFound: say why
+            self.post_message(self.Estimated(token, f"No estimate: {exc}"))
+            return
+        finally:
+            store.close()
+        self.post_message(self.Estimated(token, judging_line(guess)))
+
+    @on(Estimated)
+    def _estimated(self, message: Estimated) -> None:
+        if message.token == self._token:
+            self.estimate_text = message.text
+            self.query_one("#judge-estimate", Static).update(message.text)
 
     @on(Input.Submitted, "#judge-queries")
     @on(Button.Pressed, "#judge-go")
@@ -111,16 +213,21 @@ class JudgeArenaScreen(BaseModal[tuple[str, int] | None]):
         if model == Select.NULL:
             self.notify("Pick a judge model first.", severity="warning")
             return
-        raw = self.query_one("#judge-queries", Input).value.strip()
-        try:
-            queries = int(raw)
-            if queries < 1:
-                raise ValueError
-        except ValueError:
-            self.notify("Queries: a whole number, at least 1.", severity="warning")
+        queries = self._queries()
+        if queries is None:
             return
-        self.dismiss((str(model), queries))
+        self.dismiss((str(model), queries, str(self.query_one("#judge-order", Select).value)))
 
     @on(Button.Pressed, "#judge-cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def judging_line(guess: dict) -> str:
+    """``Estimate: about 2m10s for 36 battles (72 judge calls) on 6 queries, at 9 generated
+    tok/s (model check …)``."""
+    calls = (f" ({guess['calls']} judge calls: both orders)"
+             if guess["calls"] != guess["battles"] else "")
+    return (f"Estimate: about {duration(guess['seconds'])} for {guess['battles']} battles"
+            f"{calls} on {guess['queries']} queries, at {guess['prompt_tps']:.0f} prompt / "
+            f"{guess['gen_tps']:.0f} generated tok/s ({guess['speed']})")

@@ -29,6 +29,7 @@ from textual.worker import Worker, WorkerState
 from mirage_tui.workbench import Workbench, workbench_of
 
 if TYPE_CHECKING:
+    from engine.app_config import AppConfig
     from engine.runs import RunConfig
     from engine.store import Store
     from mirage_tui.commands import PaletteCommand
@@ -82,6 +83,15 @@ class WorkbenchAccess:
     def threads(self) -> int | None:
         workbench = self.workbench
         return workbench.threads if workbench is not None else None
+
+    @property
+    def app_settings(self) -> AppConfig:
+        """The app's settings (config.toml, :mod:`engine.app_config`); the defaults under an
+        app that has none."""
+        from engine.app_config import AppConfig
+
+        settings = getattr(self.workbench, "settings", None)
+        return settings if isinstance(settings, AppConfig) else AppConfig()
 
     @property
     def run_controller(self) -> RunController | None:

@@ -157,8 +157,9 @@ class CompareScreen(BaseScreen):
 
     @on(Ready)
     def _ready(self, message: Ready) -> None:
-        from engine.results.paired import (arena_lines, p_text, pattern_name, points,
-                                           power_line, verdict_line)
+        from engine.results.paired import (arena_lines, p_text, pattern_name, power_line,
+                                           verdict_line)
+        from engine.results.units import fmt_delta_interval, fmt_value
 
         c = self.comparison = message.comparison
         head = c.headline()
@@ -176,8 +177,9 @@ class CompareScreen(BaseScreen):
         scale = max([abs(x) for r in c.rows for x in (r.lo, r.hi) if x is not None] + [0.05])
         for i, r in enumerate(c.rows):
             colour = "green" if r.better > 0 else "red" if r.better < 0 else ""
-            rows.add_row(r.metric, r.setting, str(r.n), f"{100 * r.a:.1f}", f"{100 * r.b:.1f}",
-                         f"{points(r.delta)} [{points(r.lo)}, {points(r.hi)}]",
+            rows.add_row(r.metric, r.setting, str(r.n), fmt_value(r.a, r.metric),
+                         fmt_value(r.b, r.metric),
+                         fmt_delta_interval(r.delta, r.lo, r.hi, r.metric),
                          delta_bar(r.delta, r.lo, r.hi, scale), p_text(r.p),
                          p_text(r.p_holm), Text(r.verdict, style=colour), key=str(i))
         flips = self.query_one("#cmp-flips", DataTable)

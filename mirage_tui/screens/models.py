@@ -155,7 +155,7 @@ class ModelsScreen(BaseScreen):
         checks: dict[str, dict] = {}
         store = self.store
         if store is not None:
-            from engine.model_checks import latest_model_checks
+            from engine.runs.estimates import latest_model_checks
 
             try:
                 checks = latest_model_checks(store)
@@ -271,14 +271,14 @@ class ModelsScreen(BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="model-check",
           name="check a model")
     def run_check(self, name: str, threads: int | None) -> None:
-        from engine.model_checks import record_model_check
+        from engine.runs.estimates import record_model_check
         from models.check import check_model
 
         result = check_model(name, n_threads=threads)
         store = self.store
-        if store is not None:   # the latest check outlives the session
+        if store is not None:   # kept: the estimates use its speeds; Models shows it again
             with self.worker_errors("the check's record", store):
-                record_model_check(store, name, result)
+                record_model_check(store, result, name)
         self.post_message(self.Checked(name, result))
 
     def on_models_screen_checked(self, message: Checked) -> None:

@@ -2,10 +2,14 @@
 
 Every change rebuilds the :class:`~engine.runs.RunConfig` (a :class:`ConfigError` is shown
 inline, under the form) and, a moment later, plans it in a thread worker: ``plan_run`` checks
-the dataset and the models and finds a stored run of the same name, and ``estimate`` with
-``measured_speeds`` (this workspace's stored generations, else defaults scaled by file size)
-guesses the time. ``ctrl+s`` or the Start button hands the configuration to the app's run
-controller, which opens Live run.
+the dataset and the models and finds a stored run of the same name, and
+``estimate_remaining`` (:mod:`engine.runs.estimates`, the estimator ``--dry-run`` and the Live
+ETA use) times the items left from measured speeds. ``ctrl+s`` or the Start button hands the
+configuration to the app's run controller, which opens Live run. ``ctrl+o`` (or Save TOML)
+writes the form as the run file ``mirage-tui run --config FILE`` takes
+(:func:`engine.runs.config.config_toml`), to a path asked for. The dataset, generators and
+retriever start as config.toml's (``dataset``, ``generators``, ``embedder``) when they are
+offered. A typed run name close to a stored run's gets a "did you mean".
 
 One file for one idea: the form, the RunConfig it builds and that config's plan preview change
 together (the fields' parsing and the plan's text are a few lines each).
@@ -76,7 +80,7 @@ def _optional_float(text: str, what: str) -> float | None:
 class FormChoices:
     """What the form offers: QA datasets (labels), installed generators and embedders, and
     endpoints (configured, or running on a usual loopback port)."""
-    datasets: list[str]
+    datasets: list[tuple[str, str]]        # (label, the reference a run config uses)
     generators: list[tuple[str, bool]]     # (name, packaged)
     embedders: list[str]
     endpoints: list[str] = field(default_factory=list)
@@ -87,12 +91,16 @@ class NewRunScreen(BaseScreen):
 
     BINDINGS = [
         Binding("ctrl+s", "start_run", "Start", priority=True),
+        Binding("ctrl+o", "save_toml", "Save TOML", priority=True),
         Binding("escape", "app.go_back", "Back", show=False),
     ]
 
     PALETTE = (
         PaletteCommand("runs: start the configured run",
                        "Start the run configured on New run (ctrl+s)", "start_run"),
+        PaletteCommand("runs: save the form as a run file (TOML)",
+                       "Write New run's configuration for `mirage-tui run --config` (ctrl+o)",
+                       "save_toml"),
     )
     PALETTE_AFTER = "new_run"
 
@@ -175,6 +183,7 @@ class NewRunScreen(BaseScreen):
         token: int
         text: str
         error: str | None
+        seconds: float | None = None      # the estimate for the items left
 
     def __init__(self) -> None:
         super().__init__()
@@ -183,6 +192,7 @@ class NewRunScreen(BaseScreen):
         self.choices: FormChoices | None = None
         self.config: RunConfig | None = None
         self.plan_text = ""
+        self.estimate_seconds: float | None = None
         self._suspended = False
 
     def compose(self) -> ComposeResult:
@@ -238,8 +248,9 @@ class NewRunScreen(BaseScreen):
             yield Static("Planning…", id="run-plan", markup=False)
             yield Static("", id="run-error", markup=False)
             with Horizontal(classes="form-row"):
-                yield Static("ctrl+s starts · the same configuration again resumes it",
+                yield Static("ctrl+s starts · the same configuration resumes it",
                              classes="form-hint")
+                yield Button("Save TOML", id="run-save-toml", compact=True)
                 yield Button("Start run", variant="primary", id="run-start", compact=True)
         yield Footer(compact=True)
 
@@ -265,12 +276,15 @@ class NewRunScreen(BaseScreen):
         from engine.datasets.catalog import list_datasets
         from models.catalog import embedder_entries, endpoint_entries, list_models
 
+        from engine.runs.plan import dataset_reference
+
         store = self.store
-        datasets: list[str] = []
+        datasets: list[tuple[str, str]] = []
         if store is not None:
             try:
-                datasets = [d.label for d in list_datasets(store)
-                            if d.kind == "qa" and d.queries]
+                # (label, how a run names it: the one naming rule, as `mirage-tui run` does)
+                datasets = [(d.label, dataset_reference(store, d.label))
+                            for d in list_datasets(store) if d.kind == "qa" and d.queries]
             finally:
                 store.close()
         generators = [(e.name, e.source == "packaged")
@@ -285,22 +299,30 @@ class NewRunScreen(BaseScreen):
         choices = self.choices = message.choices
         select = self.query_one("#run-dataset", Select)
         with select.prevent(Select.Changed):
-            select.set_options([(label, label) for label in choices.datasets])
-            demo = next((d for d in choices.datasets if d.split("@")[0] == DEMO_NAME), None)
-            if demo or choices.datasets:
-                select.value = demo or choices.datasets[0]
+            select.set_options(choices.datasets)
+            demo = next((ref for label, ref in choices.datasets
+                         if label.split("@")[0] == DEMO_NAME), None)
+            wanted = self.app_settings.dataset            # config.toml's, when offered
+            mine = next((ref for label, ref in choices.datasets
+                         if wanted and wanted in (ref, label, label.split("@")[0])), None)
+            if mine or demo or choices.datasets:
+                select.value = mine or demo or choices.datasets[0][1]
         generators = self.query_one("#run-generators", SelectionList)
         with generators.prevent(SelectionList.SelectedChanged):
             generators.clear_options()
             first = next((name for name, packaged in choices.generators if packaged), None)
+            offered = {name for name, _ in choices.generators} | set(choices.endpoints)
+            mine = [g for g in self.app_settings.generators if g in offered]
+            chosen = set(mine) if mine else {first}
             generators.add_options(
-                [(f"{name}" + (" (packaged)" if packaged else ""), name, name == first)
+                [(f"{name}" + (" (packaged)" if packaged else ""), name, name in chosen)
                  for name, packaged in choices.generators]
-                + [(f"{name} (endpoint)", name, False) for name in choices.endpoints])
+                + [(f"{name} (endpoint)", name, name in chosen) for name in choices.endpoints])
         retrievers = self.query_one("#run-retrievers", SelectionList)
         with retrievers.prevent(SelectionList.SelectedChanged):
             retrievers.clear_options()
-            retrievers.add_options([(name, name, False) for name in choices.embedders])
+            retrievers.add_options([(name, name, name == self.app_settings.embedder)
+                                    for name in choices.embedders])
         if not choices.generators and not choices.endpoints:
             self._show_error("No generator is installed: see Models (2) for what to install.")
         self._schedule_preview(now=True)
@@ -375,21 +397,24 @@ class NewRunScreen(BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="new-run-plan",
           name="plan the run")
     def plan_preview(self, store, config: RunConfig, token: int) -> None:
-        from engine.runs import estimate, measured_speeds, plan_run
+        from engine.runs import estimate_remaining, plan_run
 
         try:
             plan = plan_run(store, config)
-            guess = estimate(store, plan, measured_speeds(store, config.generators))
+            guess = estimate_remaining(store, plan)
+            hint = name_hint(store, config)
         except Exception as exc:  # noqa: BLE001 - ConfigError, LookupError, DatasetNotFound
             self.post_message(self.Planned(token, "", str(exc)))
             return
         finally:
             store.close()
-        self.post_message(self.Planned(token, plan_summary(plan, guess), None))
+        self.post_message(self.Planned(token, plan_summary(plan, guess) + hint, None,
+                                       guess["seconds"]))
 
     def on_new_run_screen_planned(self, message: Planned) -> None:
         if message.token != self._token:
             return  # a plan for an older state of the form
+        self.estimate_seconds = message.seconds
         self._show_plan(message.text)
         self._show_error(message.error or "")
 
@@ -414,6 +439,49 @@ class NewRunScreen(BaseScreen):
             return
         self.start_run(config)
 
+    # ------------------------------------------------------------------ save as TOML
+
+    @on(Button.Pressed, "#run-save-toml")
+    def action_save_toml(self) -> None:
+        try:
+            config = self.build_config()
+        except (ConfigError, ValueError) as exc:
+            self._show_error(str(exc))
+            self.notify(str(exc), title="Cannot save", severity="error", markup=False)
+            return
+        from pathlib import Path
+
+        from mirage_tui.dialogs.text_prompt import TextPromptScreen
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.save_toml(config, Path(path).expanduser())
+
+        self.app.push_screen(TextPromptScreen(
+            "Save the run configuration as TOML", str(Path.cwd() / f"{config.name}.toml"),
+            "The file `mirage-tui run --config FILE` takes (its flags still override it). "
+            "Enter saves, Esc cancels; an existing file is not overwritten.", "Save"), chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="new-run-save",
+          name="save the run file")
+    def save_toml(self, config: RunConfig, path) -> None:
+        from engine.runs.config import config_toml
+
+        try:
+            with path.open("x", encoding="utf-8") as fh:
+                fh.write(config_toml(config, "a run file saved from mirage-tui's New run; "
+                                             f"run it with: mirage-tui run --config {path}"))
+        except FileExistsError:
+            self.app.call_from_thread(self.notify, f"{path} exists already: not overwritten.",
+                                      title="Not saved", severity="warning", markup=False)
+            return
+        except OSError as exc:
+            self.app.call_from_thread(self.notify, f"{path}: {exc.strerror}",
+                                      title="Not saved", severity="error", markup=False)
+            return
+        self.app.call_from_thread(self.notify, f"Saved to {path} · mirage-tui run --config "
+                                  f"{path}", title="Run file", markup=False, timeout=10)
+
     def on_screen_suspend(self) -> None:
         self._suspended = True
 
@@ -422,6 +490,21 @@ class NewRunScreen(BaseScreen):
         if self._suspended and self.choices is not None:
             self._suspended = False
             self._schedule_preview()
+
+
+def name_hint(store, config: RunConfig) -> str:
+    """A line for a typed run name that is no stored run but close to one (else "")."""
+    from engine.results.records import known_runs
+    from engine.suggest import close_to
+
+    if config.name == config.default_name():
+        return ""                       # derived, not typed
+    known = known_runs(store)
+    if config.name in known:
+        return ""
+    near = close_to(config.name or "", known)
+    return (f"\nNo run is named {config.name}; did you mean {near[0]}? (the same name and "
+            "configuration resumes a run)" if near else "")
 
 
 def plan_summary(plan, guess: dict) -> str:
@@ -440,13 +523,29 @@ def plan_summary(plan, guess: dict) -> str:
                  else f"every 95% CI half-width is below {c.adaptive_target}")
         lines.append(f"Adaptive: batches of {plan.batch_size} queries until {until}, at most "
                      f"{len(plan.queries)} queries ({plan.max_count} items)")
-    speeds = "; ".join(
-        f"{name} {g['gen_tps']:.0f} tok/s "
-        f"{'measured here' if g['speed'].startswith('measured') else 'assumed'}"
-        for name, g in guess["generators"].items())
-    lines.append(f"Estimate: about {duration(guess['seconds'])} (at most {c.max_tokens} tokens "
-                 f"an answer; {speeds})")
+    lines.append(estimate_line(guess))
     if plan.existing_run:
         lines.append(f"Run {c.name} exists ({plan.existing_run['status']}): starting resumes "
-                     "it; its finished items are skipped")
+                     f"it; its {guess['finished']} finished items are skipped")
     return "\n".join(lines)
+
+
+def estimate_line(guess: dict) -> str:
+    """``Estimate: about 4m10s for 15 items (smollm2 62 prompt / 9 generated tok/s, model
+    check …)``: the time for the items left and the speeds behind it, with where they come
+    from (a model check, this workspace's runs, or defaults)."""
+    speeds = "; ".join(
+        f"{name} {g['prompt_tps']:.0f} prompt / {g['gen_tps']:.0f} generated tok/s, "
+        f"~{g['answer_tokens']:.0f} tokens an answer, {_speed_source(g['speed'])}"
+        for name, g in guess["generators"].items() if g["items"])
+    items = guess["items"]
+    return (f"Estimate: about {duration(guess['seconds'])} for {items} item"
+            f"{'s' if items != 1 else ''} left" + (f" ({speeds})" if speeds else ""))
+
+
+def _speed_source(source: str) -> str:
+    if source.startswith("measured"):
+        return "measured here"
+    if source.startswith("model check"):
+        return source.split(" · ")[0].replace("model check", "model check of", 1)
+    return "assumed (no check or run of it here yet)"

@@ -5,8 +5,10 @@ run's report (``engine.results.report.build_report``: accuracy per system × set
 NV/CA/CI/CM, each with its 95% CI and n) in a worker and shows its summary
 (``summary_segments``). Space marks a run and ``c`` compares the highlighted run with it where
 systems and settings overlap (``compare_reports``); ``e`` exports the highlighted run
-(``engine.results.export.export_run``) to a path and format asked for in a small dialog. The
-engine writes the text; this screen only draws it.
+(``engine.results.export.export_run``) to a path and format asked for in a small dialog.
+``R`` renames the highlighted run, ``D`` deletes it after a question (its cached generations
+stay unless asked; a running run is refused) and ``L`` shows its log (``engine.runs.manage``).
+The engine writes the text; this screen only draws it.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ N_BOOT = 200
 EMPTY = ("No runs yet in this workspace. Start one from the command line, e.g.\n"
          "  mirage-tui run --dataset demo --generator smollm2-135m-instruct --sample 20\n"
          "or from the app's New run screen; it appears here as soon as it starts.")
-KEYS = "Enter: the run's summary · space marks a run, c on another compares the two"
+KEYS = ("Enter: the run's summary · space marks a run, c on another compares the two · "
+        "R rename · D delete · L log")
 """The hint line: what the footer's one-word keys do not say."""
 
 COLUMNS = ("run", "dataset", "status", "items", "generators", "settings", "seed", "device",
@@ -65,6 +68,9 @@ class RunsScreen(BaseScreen):
         Binding("c", "compare", "Compare"),
         Binding("e", "export", "Export"),
         Binding("r", "refresh", "Refresh"),
+        Binding("R", "rename", "Rename", show=False),
+        Binding("D", "delete", "Delete", show=False),
+        Binding("L", "log", "Log", show=False),
     ]
 
     PALETTE = (
@@ -81,6 +87,11 @@ class RunsScreen(BaseScreen):
         PaletteCommand("runs: export selected…",
                        "Write the highlighted run's items as JSONL or CSV (e)", "export"),
         PaletteCommand("runs: refresh", "Read the run list again (r)", "refresh"),
+        PaletteCommand("runs: rename the highlighted run…", "Give it a new name (R)", "rename"),
+        PaletteCommand("runs: delete the highlighted run…",
+                       "Asked first; cached generations stay unless purged (D)", "delete"),
+        PaletteCommand("runs: show the highlighted run's log",
+                       "Sessions, model loads, retries, errors (L)", "log"),
     )
     PALETTE_AFTER = "show_runs"
 
@@ -110,11 +121,24 @@ class RunsScreen(BaseScreen):
         choice: tuple[str, str, list[str]] | None
 
     @dataclass
+    class Managed(Message):
+        """Run ``old`` was renamed to ``new`` or deleted (``new`` None); ``note`` says so."""
+        note: str
+        old: str
+        new: str | None = None
+
+    @dataclass
+    class LogLoaded(Message):
+        run: str
+        lines: list
+
+    @dataclass
     class Exported(Message):
         run: str
         path: str
         format: str
         rows: int
+        partial: str | None = None      # "partial: N of M items (run running)"
 
     def __init__(self) -> None:
         super().__init__()
@@ -123,6 +147,7 @@ class RunsScreen(BaseScreen):
         self.generation = 0
         self.rows: list[RunRow] = []
         self.shown_columns: list[str] = []
+        self._keep: str | None = None     # the run to highlight after the next load
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -155,7 +180,7 @@ class RunsScreen(BaseScreen):
     @on(RunsLoaded)
     def _runs_loaded(self, message: RunsLoaded) -> None:
         table = self.query_one("#runs", DataTable)
-        keep = self._highlighted()
+        keep, self._keep = self._keep or self._highlighted(), None
         self.runs = {r.name: r for r in message.rows}
         self.rows = message.rows
         if self.marked not in self.runs:
@@ -353,7 +378,8 @@ class RunsScreen(BaseScreen):
             else:
                 with written.open(encoding="utf-8") as fh:
                     header = json.loads(fh.readline())
-            self.post_message(self.Exported(name, str(written), fmt, int(header["rows"])))
+            self.post_message(self.Exported(name, str(written), fmt, int(header["rows"]),
+                                            header.get("partial")))
 
     @on(Exported)
     def _exported(self, message: Exported) -> None:
@@ -362,8 +388,94 @@ class RunsScreen(BaseScreen):
             from engine.results.export import header_path
 
             extra = f" (header: {header_path(message.path)})"
+        if message.partial:
+            extra += f" — {message.partial}"
         self.app.notify(f"Wrote {message.rows} items of {message.run} to {message.path}{extra}",
                         title="Export", markup=False, timeout=10)
+
+    # ------------------------------------------------------------------ rename / delete / log
+
+    def action_rename(self) -> None:
+        name = self._need_run()
+        if name is None:
+            return
+        from mirage_tui.dialogs.text_prompt import TextPromptScreen
+
+        def taken(new: str) -> str | None:
+            return f"A run named {new} exists already." if new in self.runs and new != name \
+                else None
+
+        def chosen(new: str | None) -> None:
+            store = self.store
+            if new and new != name and store is not None:
+                self.manage(store, "rename", name, new)
+
+        self.app.push_screen(TextPromptScreen(
+            f"Rename run {name}", name, "Enter renames, Esc cancels. Items, scores, arenas "
+            "and the log stay with the run.", "Rename", check=taken), chosen)
+
+    def action_delete(self) -> None:
+        name = self._need_run()
+        if name is None:
+            return
+        from mirage_tui.dialogs.choice import Choice, ChoiceModal
+
+        def chosen(answer: str | None) -> None:
+            store = self.store
+            if answer in ("keep", "purge") and store is not None:
+                self.manage(store, answer, name)
+
+        self.app.push_screen(ChoiceModal(
+            f"Delete run {name}?",
+            "Its items, arenas and log go. Its generations stay in the shared cache (another "
+            "run, or the same configuration run again, finds them) unless you also purge the "
+            "ones no other run uses.",
+            [Choice("keep", "Delete", "d", "error"),
+             Choice("purge", "Delete + purge generations", "p", "error"),
+             Choice("cancel", "Cancel", "c", "primary")], id="delete-run-modal"), chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="run-manage",
+          name="rename or delete a run")
+    def manage(self, store, what: str, name: str, new: str | None = None) -> None:
+        from engine.runs.manage import delete_run, rename_run
+
+        with self.worker_errors("the change", store):
+            if what == "rename":
+                new = rename_run(store, name, new or "")
+                self.post_message(self.Managed(f"Renamed {name} to {new}.", name, new))
+            else:
+                gone = delete_run(store, name, purge_generations=what == "purge")
+                cache = (f"; {gone.generations} cached generations no other run used were "
+                         "dropped" if what == "purge" else "; its cached generations stay")
+                self.post_message(self.Managed(f"Deleted {name} ({gone.items} items){cache}.",
+                                               name))
+
+    @on(Managed)
+    def _managed(self, message: Managed) -> None:
+        if self.marked == message.old:
+            self.marked = message.new
+        self.app.notify(message.note, title="Runs", markup=False, timeout=6)
+        self._keep = message.new
+        self.action_refresh()
+
+    def action_log(self) -> None:
+        name = self._need_run()
+        store = self.store
+        if name is not None and store is not None:
+            self.load_log(store, name)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="run-log", name="run log")
+    def load_log(self, store, name: str) -> None:
+        from engine.runs.manage import run_log
+
+        with self.worker_errors("the log", store):
+            self.post_message(self.LogLoaded(name, run_log(store, name)))
+
+    @on(LogLoaded)
+    def _log_loaded(self, message: LogLoaded) -> None:
+        from mirage_tui.dialogs.run_log import RunLogScreen
+
+        self.app.push_screen(RunLogScreen(message.run, message.lines))
 
     # ------------------------------------------------------------------ the rest
 
@@ -375,5 +487,6 @@ class RunsScreen(BaseScreen):
         if message.what in ("the runs", "the report", "the comparison"):
             self._show(Text(f"Could not load {message.what}: {message.error}"))
         self.app.notify(message.error, title=f"Could not do {message.what}"
-                        if message.what == "the export" else f"Could not load {message.what}",
+                        if message.what in ("the export", "the change")
+                        else f"Could not load {message.what}",
                         severity="error", markup=False, timeout=10)

@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 
 from engine.metrics.adaptability import (CONTEXT_ACCEPTABLE, CONTEXT_INSENSITIVE,
                                          CONTEXT_MISINTERPRETED, NOISE_VULNERABLE)
-from mirage_tui.widgets.estimates import fraction_cell, setting_label
+from mirage_tui.widgets.estimates import estimate_cell, setting_label
 
 # (report key, inspector category, label, better when)
 CATEGORY_ROWS: tuple[tuple[str, str, str, str], ...] = (
@@ -70,13 +70,13 @@ PART_STYLES = {"bar": "$primary", "ci": "$primary 60%", "whisker": "$warning",
 
 
 def bar_line(label: str, hint: str, est: dict, width: int) -> Content:
-    """``NV ↓ ███▓▓──┤   │ 0.32 [0.21, 0.44] n=20`` as styled Content."""
+    """``NV ↓ ███▓▓──┤   │ 32.0 [21.0, 44.0] n=20`` as styled Content."""
     cells = bar_cells(est.get("value"), est.get("lo"), est.get("hi"), width)
     parts: list[tuple[str, str] | str] = [(f"{label} ", "bold"), (f"{hint} ", "$text-muted")]
     for char, part in cells:
         parts.append((char, PART_STYLES[part]))
     parts.append(("│ ", "$text-muted"))
-    parts.append(fraction_cell(est))
+    parts.append(estimate_cell(est))
     return Content.assemble(*parts)
 
 
@@ -85,7 +85,7 @@ def heading_line(entry: dict) -> Content:
     left = (entry.get("left_out") or {}).get("total", 0)
     overall = {"value": entry.get("overall"), "lo": entry.get("overall_lo"),
                "hi": entry.get("overall_hi"), "n": entry.get("n", 0)}
-    tail = f" · overall {fraction_cell(overall)}"
+    tail = f" · overall {estimate_cell(overall)}"
     if left:
         tail += f" · {left} left out"
     return Content.assemble((entry.get("run_system") or entry.get("system", "?"), "bold"),
@@ -134,7 +134,7 @@ class AdaptabilityPanel(OptionList):
         self._rebuild()
 
     def track_width(self) -> int:
-        # label, hint, the end mark and the numbers ("0.32 [0.21, 0.44] n=1000") take ~34
+        # label, hint, the end mark and the numbers ("32.0 [21.0, 44.0] n=1000") take ~34
         inner = (self.content_size.width or self.app.size.width - 4) - 2
         return max(self.MIN_TRACK, min(self.MAX_TRACK, inner - 34))
 

@@ -1,35 +1,22 @@
 """How a number with its 95% CI and n is written on screen ("Statistics everywhere").
 
 Estimates arrive as the report's JSON dicts (``{"value", "lo", "hi", "n"}``); the helpers here
-only format them, they compute nothing.
+only format them, they compute nothing, in the one unit of :mod:`engine.results.units`
+(``30.0 [10.0, 60.0] n=20``: percent, one decimal), as ``mirage-tui report`` does.
 """
 
 from __future__ import annotations
 
 from engine.results.records import parse_retrieved
+from engine.results.units import fmt_estimate
 from mirage_tui.durations import duration
 
-__all__ = ["duration", "fraction_cell", "pct_cell", "setting_label"]
+__all__ = ["duration", "estimate_cell", "setting_label"]
 
 
-def pct_cell(est: dict | None) -> str:
-    """``41% [35–47] n=120``; ``– n=0`` without a value."""
-    if not est or est.get("value") is None:
-        return f"– n={(est or {}).get('n', 0)}"
-    text = f"{100 * est['value']:.0f}%"
-    if est.get("lo") is not None and est.get("hi") is not None:
-        text += f" [{100 * est['lo']:.0f}–{100 * est['hi']:.0f}]"
-    return f"{text} n={est['n']}"
-
-
-def fraction_cell(est: dict | None) -> str:
-    """``0.32 [0.21, 0.44] n=20``; ``– n=0`` without a value."""
-    if not est or est.get("value") is None:
-        return f"– n={(est or {}).get('n', 0)}"
-    text = f"{est['value']:.2f}"
-    if est.get("lo") is not None and est.get("hi") is not None:
-        text += f" [{est['lo']:.2f}, {est['hi']:.2f}]"
-    return f"{text} n={est['n']}"
+def estimate_cell(est: dict | None) -> str:
+    """``41.0 [35.2, 47.1] n=120``; ``– n=0`` without a value."""
+    return fmt_estimate(est)
 
 
 def setting_label(setting: str) -> str:

@@ -16,6 +16,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from engine.results.units import fmt_value
+
 CELL = 6
 LOW = (178, 34, 34)      # the row system lost every battle
 MID = (136, 136, 136)    # even
@@ -61,13 +63,13 @@ def heatmap_text(names: list[str], fractions: list[list[float | None]],
             if fraction is None:
                 out.append(f"{'·':^{CELL}}", style="dim")
                 continue
-            shown = str(counts[i][j]) if show_counts else f"{fraction:.2f}"
+            shown = str(counts[i][j]) if show_counts else fmt_value(fraction)   # percent
             out.append(f"{shown:^{CELL}}", style=_cell_style(fraction))
         out.append("\n")
     out.append("scale ", style="dim")
     for step in range(11):
         out.append("  ", style=Style(bgcolor=Color.from_rgb(*fraction_colour(step / 10))))
-    out.append(" 0 lost all · 0.5 even · 1 won all\n", style="dim")
+    out.append(" 0 lost all · 50 even · 100 won all\n", style="dim")
     what = ("battles between row and column" if show_counts else
             "share of the row's battles against the column it won (ties ½)")
     out.append(f"cell: {what}; · never met; c toggles counts\n", style="dim")

@@ -32,8 +32,8 @@ def test_text_json_csv(db, tmp_path):
     assert "18 shared items (6 queries)" in text
     row = next(line for line in text.splitlines()
                if line.startswith("em_loose") and " mixed " in line)
-    assert "33.3" in row and "66.7" in row and "+33.3 [" in row and "0.500" in row
-    assert "No clear difference on em_loose (mixed): +33.3 points" in text
+    assert "33.3" in row and "66.7" in row and "+33.3 pp [" in row and "0.500" in row
+    assert "No clear difference on em_loose (mixed): +33.3 pp" in text
     assert "Item diff on em_loose: 4 wrong → right, 2 right → wrong" in text
     assert "010 → 111 ×1" in text and text.count("power: ") == 1
     with open(tmp_path / "items.csv") as f:

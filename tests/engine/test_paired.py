@@ -136,7 +136,7 @@ def test_two_systems_of_one_run(store):
     assert moves == {("b0o1m0", "b0o1m1"): 1, ("b0o1m1", "b0o1m1"): 1,
                      ("b0o0m0", "b0o1m0"): 1, ("b1o0m0", "b0o0m0"): 1,
                      ("b0o1m0", "b1o1m1"): 1, ("b1o1m1", "b0o1m1"): 1}
-    assert verdict_line(c).startswith("No clear difference on em_loose (mixed): +33.3 points")
+    assert verdict_line(c).startswith("No clear difference on em_loose (mixed): +33.3 pp")
     assert "18 shared items" in verdict_line(c)
     assert power_line(c).startswith("power: ")
     # the run's arena: fake-b's mixed answers won 4, lost 1, tied 1 of 6 battles

@@ -26,7 +26,7 @@ from engine.runs import (
     plan_run,
     stratified_order,
 )
-from engine.runs.plan import estimate, measured_speeds
+from engine.runs.estimates import estimate, measured_speeds
 from engine.runs.prompting import PromptTooLong, fit_prompt, load_queries
 from engine.runs.sampling import allocation, ci_half_widths
 from engine.store import Store

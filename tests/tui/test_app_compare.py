@@ -35,7 +35,7 @@ async def test_compare_screen_two_systems_of_one_run(workspace, tmp_path, monkey
         await open_screen(pilot, CompareScreen(f"alpha:{A}", f"alpha:{B}"))
         screen = app.screen
         verdict = text_of(screen.query_one("#cmp-verdict", Static))
-        assert "No clear difference on em_loose (mixed): +33.3 points" in verdict
+        assert "No clear difference on em_loose (mixed): +33.3 pp" in verdict
         assert "18 shared items (6 queries)" in verdict and "power: " in verdict
         rows = screen.query_one("#cmp-rows", DataTable)
         first = [str(c) for c in rows.get_row_at(0)]

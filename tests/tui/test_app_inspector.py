@@ -201,14 +201,14 @@ async def test_runs_list_summary_compare_and_export(workspace, tmp_path):
         assert isinstance(app.screen, CompareScreen)
         compare = text_of(app.screen.query_one("#cmp-more", Static))
         assert "alpha" in compare and "beta" in compare
-        # fake-a mixed: alpha 2/6, beta 4/6 → +33.3 points; fake-b is only in alpha
+        # fake-a mixed: alpha 2/6, beta 4/6 → +33.3 pp; fake-b is only in alpha
         mixed_row = next(line for line in compare.splitlines()
                          if line.startswith(A) and " mixed " in line)
         assert "+33.3" in mixed_row and "CIs overlap" in mixed_row
         assert f"only in alpha: {B}" in compare
         # and paired on the items both answered (issue 16): alpha's fake-a against beta's
         verdict = text_of(app.screen.query_one("#cmp-verdict", Static))
-        assert "No clear difference on em_loose (mixed): +33.3 points" in verdict
+        assert "No clear difference on em_loose (mixed): +33.3 pp" in verdict
         assert "18 shared items" in verdict
         await pilot.press("escape")
         await settle(pilot)

@@ -30,8 +30,8 @@ async def test_heatmap_text_cells_scale_and_legend():
     text = heatmap_text(names, fractions, counts, width=14).plain
     lines = text.splitlines()
     assert lines[0].split() == ["1", "2", "3"]
-    assert lines[1].split() == ["1", "—", "0.75", "·"]
-    assert lines[2].split() == ["2", "0.25", "—", "0.50"]
+    assert lines[1].split() == ["1", "—", "75.0", "·"]     # percent, one decimal
+    assert lines[2].split() == ["2", "25.0", "—", "50.0"]
     assert "\n 1 alpha-syst…\n" in text and " 3 gamma" in text  # legend clipped to 14
     with_counts = heatmap_text(names, fractions, counts, show_counts=True).plain
     assert with_counts.splitlines()[1].split() == ["1", "—", "8", "·"]
@@ -80,7 +80,7 @@ async def test_leaderboard_ratings_heatmap_and_inspector(workspace):
             assert f"{i} {name}" in grid
         i, j = names.index(f"{B} | mixed"), names.index(f"{A} | mixed")
         row = grid.splitlines()[1 + i].split()
-        assert row[1 + j] == "0.75"  # fake-b's mixed won 4, lost 1, tied 1 of 6: 4.5/6
+        assert row[1 + j] == "75.0"  # fake-b's mixed won 4, lost 1, tied 1 of 6: 4.5/6
         await pilot.press("c")
         assert heatmap.text().plain.splitlines()[1 + i].split()[1 + j] == "6"
         app.theme = "textual-light"  # cells carry their own colours: same text, no error

@@ -12,7 +12,7 @@ import pytest
 from textual.widgets import DataTable, Static
 
 import mirage_tui.screens.models as models_screen
-from engine.model_checks import latest_model_checks, record_model_check
+from engine.runs.estimates import latest_model_checks, record_model_check
 from engine.store import Store
 from mirage_tui.screens.models import ModelsScreen
 from models.catalog import list_models
@@ -67,15 +67,25 @@ async def test_runs_follow_a_run_written_elsewhere(workspace):
         assert table.cursor_row == table.get_row_index("beta")     # the cursor stays
 
 
-def test_model_checks_are_stored_newest_first(db_path):
+def _checked(store: Store, model: str, result: dict, at: str) -> None:
+    """A stored check of ``model`` made ``at`` (no clock in the assertions)."""
+    record_model_check(store, result, model)
+    with store.write() as db:
+        db.conn.execute("UPDATE model_checks SET checked_at = ? WHERE id = "
+                        "(SELECT MAX(id) FROM model_checks)", (at,))
+
+
+def test_the_latest_check_of_each_model(db_path):
     store = Store(db_path)
     try:
-        record_model_check(store, SMOL, {"ok": False, "error": "x"}, at="2025-01-01T00:00:00")
-        record_model_check(store, SMOL, {"ok": True, "kind": "generator", "tokens_per_s": 3.2,
-                                         "device": "cpu"}, at="2025-01-02T00:00:00")
+        _checked(store, SMOL, {"ok": False, "error": "x"}, "2025-01-01 00:00:00")
+        _checked(store, SMOL, {"ok": True, "kind": "generator", "tokens_per_s": 3.2,
+                               "device": "cpu"}, "2025-01-02 00:00:00")
+        _checked(store, "gemma3-270m", {"ok": False, "error": "y"}, "2025-01-01 00:00:00")
         latest = latest_model_checks(store)
-        assert list(latest) == [SMOL] and latest[SMOL]["ok"] is True
-        assert latest[SMOL]["checked_at"] == "2025-01-02T00:00:00"
+        assert sorted(latest) == ["gemma3-270m", SMOL] and latest[SMOL]["ok"] is True
+        assert latest[SMOL]["checked_at"] == "2025-01-02 00:00:00"
+        assert latest["gemma3-270m"]["error"] == "y"
     finally:
         store.close()
 
@@ -88,11 +98,11 @@ async def test_a_model_check_survives_a_relaunch(tmp_path, monkeypatch):
     monkeypatch.setattr(models_screen, "list_models", lambda: list_models() + [broken])
     db = tmp_path / "w.db"
     store = Store(db)
-    record_model_check(store, SMOL, {"ok": True, "kind": "generator", "name": SMOL,
-                                     "device": "cpu", "tokens_per_s": 3.2, "load_seconds": 0.5,
-                                     "prompt_tokens": 30, "prompt_tokens_per_s": 40.0,
-                                     "completion_tokens": 16, "finish_reason": "length",
-                                     "text": "Jupiter"}, at="2025-01-02T03:04:05")
+    _checked(store, SMOL, {"ok": True, "kind": "generator", "name": SMOL, "device": "cpu",
+                           "tokens_per_s": 3.2, "load_seconds": 0.5, "prompt_tokens": 30,
+                           "prompt_tokens_per_s": 40.0, "completion_tokens": 16,
+                           "finish_reason": "length", "text": "Jupiter"},
+             "2025-01-02 03:04:05")
     store.close()
 
     app = RecordingApp(db, threads=1)

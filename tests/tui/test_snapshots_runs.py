@@ -16,6 +16,7 @@ import pytest
 from textual.widgets import Input
 from textual.worker import WorkerState
 
+import engine.runs.estimates
 import engine.runs.plan
 import mirage_tui.screens.models as models_screen
 import models.catalog
@@ -94,7 +95,7 @@ def fixed_catalog(monkeypatch):
     monkeypatch.setattr(models.catalog, "embedder_entries",
                         lambda: [e for e in CATALOG if e.kind == "embedder"])
     monkeypatch.setattr(engine.runs.plan, "check_run_models", lambda config: None)
-    monkeypatch.setattr(engine.runs.plan, "model_file_size", lambda name: None)
+    monkeypatch.setattr(engine.runs.estimates, "model_file_size", lambda name: None)
 
 
 def test_models_screen(snap_compare, tmp_path, fixed_catalog):

@@ -32,5 +32,15 @@ def detect_format(path: Path) -> str:
         if get_importer(fmt).detect(path):
             return fmt
     kind = "folder" if path.is_dir() else "file"
-    raise DatasetFormatError(
-        path, f"cannot tell this {kind}'s format; pass --format (one of: {', '.join(FORMATS)})")
+    choices = f"pass --format (one of: {', '.join(FORMATS)})"
+    if path.is_file() and path.suffix.lower() == ".json":
+        # a JSON file no reader recognises may be one cut short: say where it breaks
+        from engine.datasets.formats.base import load_json
+
+        try:
+            load_json(path)
+        except DatasetFormatError as exc:
+            hint = " (truncated?)" if "truncated" not in exc.reason else ""
+            raise DatasetFormatError(path, f"{exc.reason}{hint}, so its format cannot be "
+                                           f"told; fix the file, or {choices}") from None
+    raise DatasetFormatError(path, f"cannot tell this {kind}'s format; {choices}")

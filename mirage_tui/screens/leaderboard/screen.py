@@ -294,16 +294,17 @@ class LeaderboardScreen(BaseScreen):
             return
         run = self.run_name
 
-        def chosen(answer: tuple[str, int] | None) -> None:
+        def chosen(answer: tuple[str, int, str] | None) -> None:
             if answer is None or self.store is None:
                 return
-            judge_name, queries = answer
+            judge_name, queries, order = answer
 
             def work(store, progress, cancel):
                 from engine.arena.judging import judge_arena
 
                 return judge_arena(store, run, judge_name, pairs="all", queries=queries,
-                                   progress=progress, cancel=cancel, min_interval=MIN_INTERVAL)
+                                   order=order, progress=progress, cancel=cancel,
+                                   min_interval=MIN_INTERVAL)
 
             if not self.judging.launch(run, work):
                 return
@@ -311,7 +312,8 @@ class LeaderboardScreen(BaseScreen):
             bar.update(total=None, progress=0)
             bar.display = True
             self.query_one("#lb-status", Static).update(
-                f"Judging {run} with {judge_name} on {queries} queries… (x cancels)")
+                f"Judging {run} with {judge_name} on {queries} queries"
+                + (f", {order} orders" if order != "random" else "") + "… (x cancels)")
 
         self.app.push_screen(JudgeArenaScreen(run), chosen)
 

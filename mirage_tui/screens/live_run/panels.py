@@ -10,7 +10,8 @@ from textual.widgets import DataTable
 
 from engine.metrics.definitions import definition_lines
 from engine.results.records import split_system
-from mirage_tui.widgets.estimates import duration, pct_cell, setting_label
+from engine.results.units import fmt_interval
+from mirage_tui.widgets.estimates import duration, estimate_cell, setting_label
 
 RETRIEVAL_ROWS = tuple((f"{metric}@{k}", f"{label}@{k}")
                        for metric, label in (("p", "P"), ("r", "R"), ("ndcg", "NDCG"))
@@ -113,16 +114,15 @@ def accuracy_columns(report) -> tuple[Columns, list[str], str | None]:
     short = len(templates) == 1
     columns = [("setting", [setting_label(s) for s in settings])]
     columns += [(split_system(system)[0] if short else system,
-                 [pct_cell(report.accuracy[system].get(s)) for s in settings])
+                 [estimate_cell(report.accuracy[system].get(s)) for s in settings])
                 for system in systems]
     template = next(iter(templates)) if short and templates else None
     return columns, settings, template
 
 
 def retrieval_cell(est: dict | None) -> str:
-    if not est or est.get("value") is None:
-        return "–"
-    return f"{est['value']:.2f} [{est['lo']:.2f}–{est['hi']:.2f}]"
+    est = est or {}
+    return fmt_interval(est.get("value"), est.get("lo"), est.get("hi"))
 
 
 def retrieval_columns(entries: list[dict]) -> tuple[Columns, list[str]]:

@@ -1,0 +1,343 @@
+"""How long a run will take: one estimator for the New-run form, ``run --dry-run`` and the Live
+ETA, from speeds measured on this machine.
+
+A model's speed (:class:`Speed`) is the newest measurement of it in this workspace:
+
+- its latest model check (``c`` on Models, ``mirage-tui models check``: one short generation,
+  prompt and generated tokens per second), kept in the ``model_checks`` table
+  (:func:`record_model_check`, :func:`latest_model_speed`), when it is newer than the model's
+  last stored generation; or
+- its stored generations (runs, the running one included: every item is stored as it
+  finishes): the last :data:`RECENT` of them, prompt and generated rates fitted together
+  (least squares of seconds ≈ evaluated / prompt_tps + generated / gen_tps); or
+- defaults for a 100 MB model file, scaled down for bigger files.
+
+The stored generations also give the tokens of an item: the mean prompt tokens evaluated per
+setting (``base``, ``oracle``, ``mixed``, ``retrieved@k``: the prompt cache makes these differ)
+and the mean tokens of an answer (capped at ``max_tokens``). Without them prompt tokens are
+guessed from text length (:data:`CHARS_PER_TOKEN` bytes a token) and every answer is taken to
+be ``max_tokens`` long (an upper bound).
+
+:func:`estimate_remaining` is the one function the three places call: the seconds for the
+items of the first batch that the run has not finished (a resumed run counts only what is
+left). Items are timed one after another; a run with requests in flight goes faster, which
+the Live ETA corrects as it goes (:class:`LiveEta`: the estimate for the items left, scaled by
+how the run's own finished items compared with their estimates).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from engine.runs.header import now
+from engine.runs.plan import Plan, PlanItem
+from engine.store import Store
+
+DEFAULT_PROMPT_TPS = 600.0
+DEFAULT_GEN_TPS = 70.0
+DEFAULT_SPEED_SIZE = 100e6
+"""The default speeds are for a model file of about this size (SmolLM2-135M Q4_1 is 98 MB);
+bigger files get them scaled down in proportion to their size."""
+CHARS_PER_TOKEN = 4.0   # UTF-8 bytes per token, for estimates before any model is loaded
+RECENT = 500            # stored generations a model's speed is measured on
+MIN_MEASURED = 3        # fewer stored generations than this: not a measurement
+
+
+@dataclass(frozen=True)
+class Speed:
+    prompt_tps: float
+    gen_tps: float
+    source: str              # 'measured (N generations in the store)', 'model check …', 'default …'
+    answer_tokens: float | None = None     # measured mean tokens an answer (None: max_tokens)
+    prompt_tokens: Mapping[str, float] = field(default_factory=dict)
+    """Measured mean prompt tokens evaluated an item, by setting (``base``, ``retrieved@3``)."""
+
+
+# --------------------------------------------------------------------------- model checks
+
+def record_model_check(store: Store, result: dict, model: str | None = None) -> None:
+    """Keep a model check's result (:func:`models.check.check_model`'s dict) under ``model``
+    (the name the check was asked for; default the result's): its speeds feed the estimates
+    after a relaunch, and the Models screen can show it again."""
+    name = model or result.get("name")
+    if not name:
+        return
+    with store.write() as db:
+        db.conn.execute(
+            "INSERT INTO model_checks (model, kind, ok, device, prompt_tps, gen_tps, result, "
+            "checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (name, result.get("kind"), int(bool(result.get("ok"))), result.get("device"),
+             result.get("prompt_tokens_per_s"), result.get("tokens_per_s"),
+             json.dumps(result, ensure_ascii=False, default=str), now()))
+
+
+def latest_model_check(store: Store, model: str) -> dict | None:
+    """The newest stored check of ``model``: its result dict plus ``checked_at``."""
+    rows = store.query("SELECT result, checked_at FROM model_checks WHERE model IN (?, ?) "
+                       "ORDER BY checked_at DESC, id DESC LIMIT 1", (model, Path(model).stem))
+    if not rows:
+        return None
+    return {**json.loads(rows[0]["result"]), "checked_at": rows[0]["checked_at"]}
+
+
+def latest_model_checks(store: Store) -> dict[str, dict]:
+    """Every checked model's newest check, by the name it was asked for: its result dict plus
+    ``checked_at`` (the Models screen shows them after a relaunch)."""
+    rows = store.query(
+        "SELECT model, result, checked_at FROM model_checks WHERE id IN "
+        "(SELECT id FROM model_checks c WHERE c.model = model_checks.model "
+        "ORDER BY checked_at DESC, id DESC LIMIT 1)")
+    return {r["model"]: {**json.loads(r["result"]), "checked_at": r["checked_at"]}
+            for r in rows}
+
+
+def latest_model_speed(store: Store, model_key: str) -> tuple[Speed, str] | None:
+    """``(speed, checked_at)`` from the newest successful check of generator ``model_key``
+    (its catalog name, a path or an endpoint spec, as a run names it), or None."""
+    rows = store.query(
+        "SELECT prompt_tps, gen_tps, device, checked_at FROM model_checks WHERE model IN "
+        "(?, ?) AND ok = 1 AND gen_tps > 0 ORDER BY checked_at DESC, id DESC LIMIT 1",
+        (model_key, Path(model_key).stem))
+    if not rows:
+        return None
+    r = rows[0]
+    gen_tps = float(r["gen_tps"])
+    prompt_tps = float(r["prompt_tps"] or gen_tps * DEFAULT_PROMPT_TPS / DEFAULT_GEN_TPS)
+    where = f" · {r['device']}" if r["device"] else ""
+    return (Speed(prompt_tps, gen_tps, f"model check {r['checked_at']}{where}"),
+            r["checked_at"])
+
+
+# --------------------------------------------------------------------------- speeds
+
+def model_file_size(name: str) -> int | None:
+    from models import packaged
+
+    try:
+        spec = packaged.get_spec(name)
+        path = spec.planned_path() if spec else None
+        if path is None:
+            candidate = Path(name).expanduser()
+            if candidate.is_file():
+                path = candidate
+            else:
+                from models.catalog import find_model
+
+                entry = find_model(name)
+                path = Path(entry.path) if entry and entry.path else None
+        return path.stat().st_size if path else None
+    except OSError:
+        return None
+
+
+def _default_speed(name: str) -> Speed:
+    size = model_file_size(name)
+    scale = min(1.0, DEFAULT_SPEED_SIZE / size) if size else 1.0
+    return Speed(DEFAULT_PROMPT_TPS * scale, DEFAULT_GEN_TPS * scale,
+                 f"default {DEFAULT_PROMPT_TPS:.0f}/{DEFAULT_GEN_TPS:.0f} tok/s"
+                 + (f" scaled ×{scale:.2f} for a {size / 1e6:.0f} MB file" if scale < 1 else ""))
+
+
+def _setting_key(setting: str | None) -> str | None:
+    """``retrieved@3:label#hash`` → ``retrieved@3``; base/oracle/mixed as they are."""
+    return setting.split(":", 1)[0] if setting else None
+
+
+def _fitted(rows: list, name: str) -> Speed:
+    """Both rates from stored rows of (evaluated, generated, seconds); see the module doc.
+    When the fit is not usable (the rows too alike to tell the two apart), a generated token is taken to
+    cost as much as 600/70 prompt tokens (the defaults' ratio)."""
+    import numpy as np
+
+    data = np.array([[r[0] or 0, r[1] or 0, r[2]] for r in rows], dtype=float)
+    source = f"measured ({len(data)} generations in the store)"
+    (per_prompt, per_gen), _, rank, _ = np.linalg.lstsq(data[:, :2], data[:, 2], rcond=None)
+    if rank == 2 and per_prompt > 0 and per_gen > 0:
+        return Speed(1 / per_prompt, 1 / per_gen, source)
+    ratio = DEFAULT_PROMPT_TPS / DEFAULT_GEN_TPS
+    rate = (data[:, 0].sum() + ratio * data[:, 1].sum()) / data[:, 2].sum()
+    return Speed(rate, rate / ratio, source)
+
+
+def measured_speeds(store: Store, generators: Iterable[str]) -> dict[str, Speed]:
+    """Each generator's :class:`Speed`: the newest of its latest model check and its stored
+    generations, else defaults; with the token counts its stored generations show."""
+    out = {}
+    for name in generators:
+        rows = store.query(
+            "SELECT g.prompt_tokens_evaluated, g.completion_tokens, g.seconds, g.created_at, "
+            "(SELECT ri.setting FROM run_items ri WHERE ri.generation_key = g.key LIMIT 1) "
+            "FROM generations g WHERE g.model_name IN (?, ?) AND g.seconds > 0 "
+            "ORDER BY g.created_at DESC LIMIT ?", (name, Path(name).stem, RECENT))
+        measured = len(rows) >= MIN_MEASURED and sum(r[2] for r in rows) > 0.5
+        checked = latest_model_speed(store, name)
+        if checked is not None and (not rows or checked[1] >= rows[0][3]):
+            speed = checked[0]
+        elif measured:
+            speed = _fitted(rows, name)
+        elif checked is not None:
+            speed = checked[0]
+        else:
+            speed = _default_speed(name)
+        if len(rows) >= MIN_MEASURED:
+            by_setting: dict[str, list[float]] = {}
+            for r in rows:
+                if r[4] is not None and r[0] is not None:
+                    by_setting.setdefault(_setting_key(r[4]), []).append(r[0])
+            speed = Speed(speed.prompt_tps, speed.gen_tps, speed.source,
+                          answer_tokens=sum(r[1] or 0 for r in rows) / len(rows),
+                          prompt_tokens={k: sum(v) / len(v) for k, v in by_setting.items()
+                                         if len(v) >= MIN_MEASURED})
+        out[name] = speed
+    return out
+
+
+# --------------------------------------------------------------------------- the estimate
+
+def item_seconds(store: Store | None, plan: Plan, speeds: Mapping[str, Speed],
+                 queries: list[int] | None = None) -> list[tuple[PlanItem, float, float]]:
+    """``(item, prompt tokens, seconds)`` for the items of ``queries`` (default: the first
+    batch), in plan order. Prompt tokens are the measured mean for the item's model and
+    setting, else guessed from text length: a retrieved@k prompt right after retrieved@j of
+    the same retriever costs only its k − j new chunks (the prefix cache)."""
+    queries = plan.queries[:plan.first_batch] if queries is None else queries
+    question_bytes, chunk_bytes = _text_sizes(store, queries)
+    previous_k: dict[tuple, int] = {}
+    out = []
+    for item in plan.items_for(queries):
+        q_bytes = question_bytes.get(item.query_rowid, 100)
+        if item.kind == "base":
+            new_bytes = q_bytes
+        elif item.kind == "oracle":
+            new_bytes = q_bytes + chunk_bytes.get(item.query_rowid, 600)
+        elif item.kind == "mixed":
+            new_bytes = q_bytes + 5 * chunk_bytes.get(item.query_rowid, 600)
+        else:
+            chain = (item.system, item.query_rowid, item.retriever)
+            before = previous_k.get(chain, 0)
+            previous_k[chain] = item.k
+            new_bytes = (0 if before else q_bytes) + (item.k - before) * chunk_bytes.get(
+                item.query_rowid, 600)
+        speed = speeds[item.system.generator]
+        setting = item.kind if item.kind != "retrieved" else f"retrieved@{item.k}"
+        tokens = speed.prompt_tokens.get(setting, (new_bytes + 40) / CHARS_PER_TOKEN)
+        answer = min(speed.answer_tokens or plan.config.max_tokens, plan.config.max_tokens)
+        out.append((item, tokens, tokens / speed.prompt_tps + answer / speed.gen_tps))
+    return out
+
+
+def estimate(store: Store | None, plan: Plan, speeds: Mapping[str, Speed],
+             skip: Iterable[PlanItem] = ()) -> dict:
+    """Seconds for the first batch's items not in ``skip``: ``{"seconds", "items",
+    "generators": {name: {items, prompt_tokens, seconds, speed, prompt_tps, gen_tps,
+    answer_tokens}}}``."""
+    skipped = set(skip)
+    per_generator: dict[str, dict] = {}
+    for item, tokens, seconds in item_seconds(store, plan, speeds):
+        gen = per_generator.setdefault(item.system.generator,
+                                       {"items": 0, "prompt_tokens": 0.0, "seconds": 0.0})
+        if item in skipped:
+            continue
+        gen["items"] += 1
+        gen["prompt_tokens"] += tokens
+        gen["seconds"] += seconds
+    return {"seconds": sum(g["seconds"] for g in per_generator.values()),
+            "items": sum(g["items"] for g in per_generator.values()),
+            "generators": {name: {**g, "speed": speeds[name].source,
+                                  "prompt_tps": speeds[name].prompt_tps,
+                                  "gen_tps": speeds[name].gen_tps,
+                                  "answer_tokens": min(speeds[name].answer_tokens
+                                                       or plan.config.max_tokens,
+                                                       plan.config.max_tokens)}
+                           for name, g in per_generator.items()}}
+
+
+def estimate_remaining(store: Store, plan: Plan, speeds: Mapping[str, Speed] | None = None,
+                       skip: Iterable[PlanItem] = ()) -> dict:
+    """The estimate of the items of the first batch the run has not finished yet (all of them
+    for a new run; ``skip``: more items known to need no model, e.g. cache hits), at the
+    measured speeds. The one estimator behind New run, ``run --dry-run`` and the Live ETA."""
+    from engine.runs.rows import finished_items
+
+    speeds = measured_speeds(store, plan.config.generators) if speeds is None else speeds
+    done: dict = {}
+    if plan.existing_run and not plan.replace_existing:
+        done = finished_items(store, plan.existing_run["id"])
+    finished = [i for i in plan.items
+                if done.get((i.system.label, plan.setting_of(i), i.query_rowid))]
+    guess = estimate(store, plan, speeds, [*finished, *skip])
+    guess["finished"] = len(finished)
+    return guess
+
+
+class LiveEta:
+    """The Live ETA of a running run: :func:`item_seconds` for every planned item, and the
+    run's own pace, per generator. Once ``min_items`` items of a generator were generated, the
+    estimate of its items left is scaled by (seconds its generated items took) / (seconds
+    estimated for them), so the ETA follows the run's real rate (requests in flight, a loaded
+    machine) from its first items; a generator not started yet takes the pace of those that
+    have (the machine's load is the same), and before any the ETA is the estimate New run and
+    ``--dry-run`` show."""
+
+    def __init__(self, store: Store, plan: Plan, min_items: int = 3) -> None:
+        self.store, self.plan, self.min_items = store, plan, min_items
+        self.speeds = measured_speeds(store, plan.config.generators)
+        self.left: dict[PlanItem, float] = {}
+        self.left_by: dict[str, float] = {}             # generator -> estimate of its items left
+        self.paces: dict[str, list] = {}                # generator -> [spent, expected, items]
+
+    def add(self, queries: list[int]) -> None:
+        """A batch's queries join the run (its items are left to do until :meth:`done`)."""
+        for item, _, seconds in item_seconds(self.store, self.plan, self.speeds, queries):
+            if item not in self.left:
+                self.left[item] = seconds
+                name = item.system.generator
+                self.left_by[name] = self.left_by.get(name, 0.0) + seconds
+
+    def done(self, item: PlanItem, seconds: float | None = None) -> None:
+        """``item`` is finished; ``seconds``: what generating it took (None: no model call)."""
+        cost = self.left.pop(item, None)
+        if cost is None:
+            return
+        name = item.system.generator
+        self.left_by[name] -= cost
+        if seconds is not None:
+            pace = self.paces.setdefault(name, [0.0, 0.0, 0])
+            pace[0] += seconds
+            pace[1] += cost
+            pace[2] += 1
+
+    def pace(self, generator: str | None = None) -> float:
+        """Measured seconds per estimated second: of ``generator``, else of every generator
+        (1.0 until ``min_items`` were generated)."""
+        paces = [self.paces[generator]] if generator in self.paces else list(self.paces.values())
+        spent, expected, items = (sum(p[i] for p in paces) for i in range(3))
+        return spent / expected if items >= self.min_items and expected > 0 else 1.0
+
+    @property
+    def seconds(self) -> float | None:
+        """Seconds left; None before the first batch joined (nothing planned yet)."""
+        if not self.left_by:
+            return None
+        if not self.left:
+            return 0.0
+        mine = {name for name, p in self.paces.items() if p[2] >= self.min_items}
+        return sum(max(0.0, left) * self.pace(name if name in mine else None)
+                   for name, left in self.left_by.items())
+
+
+def _text_sizes(store: Store | None, queries: list[int]) -> tuple[dict, dict]:
+    """UTF-8 bytes of each query's text and the mean of its pool chunks."""
+    if store is None or not queries:
+        return {}, {}
+    question = {r[0]: len(r[1].encode("utf-8")) for r in store.query_in(
+        "SELECT id, text FROM queries WHERE id IN ({marks})", queries)}
+    chunk = {r[0]: math.ceil(r[1] or 0) for r in store.query_in(
+        "SELECT p.query_rowid, AVG(LENGTH(CAST(c.text AS BLOB))) FROM pool p "
+        "JOIN chunks c ON c.id = p.chunk_rowid WHERE p.query_rowid IN ({marks}) "
+        "GROUP BY p.query_rowid", queries)}
+    return question, chunk

@@ -1,0 +1,36 @@
+"""A run's log: the ``run_log`` table, one line per thing worth knowing afterwards.
+
+The run's job (:mod:`engine.runs.execute`) writes a line, with a UTC timestamp, when a session
+starts (new or resumed, how many items were stored already), a model loads (and how long it
+took), a request needed retries, an item failed, and when the session ends (done, cancelled
+or failed, with its message). Renaming writes one too (:mod:`engine.runs.manage`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.runs.header import now
+from engine.store import Store
+
+KINDS = ("session", "load", "retry", "error", "end", "rename")
+
+
+@dataclass(frozen=True)
+class LogLine:
+    at: str             # "YYYY-MM-DD HH:MM:SS", UTC
+    kind: str           # one of KINDS
+    message: str
+
+
+def log_event(store: Store, run_id: int, kind: str, message: str) -> None:
+    """Append one line to the run's log (its own small transaction)."""
+    with store.write() as db:
+        db.conn.execute("INSERT INTO run_log (run_id, at, kind, message) VALUES (?, ?, ?, ?)",
+                        (run_id, now(), kind, message))
+
+
+def read_log(store: Store, run_id: int) -> list[LogLine]:
+    """The run's log, oldest first."""
+    return [LogLine(r[0], r[1], r[2]) for r in store.query(
+        "SELECT at, kind, message FROM run_log WHERE run_id = ? ORDER BY id", (run_id,))]

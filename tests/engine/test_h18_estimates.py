@@ -1,0 +1,118 @@
+"""Issue 18, finding 1: run time estimates from speeds measured on this machine. The estimate
+for a run is checked against a measured run of a model with a known speed (one that sleeps for
+every token), a model check's speed is kept in the store and used after a relaunch, and the
+Live ETA follows the run's own pace."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from engine.datasets.demo_pool import ensure_demo
+from engine.runs import execute, plan_run
+from engine.runs.estimates import (LiveEta, estimate_remaining, latest_model_check,
+                                   measured_speeds, record_model_check)
+from engine.store import Store
+from testkit.runs import config
+from testkit.timed import TimedGenerator
+
+TIMED = "timed-model"
+
+
+@pytest.fixture
+def demo(tmp_path) -> Store:
+    store = Store(tmp_path / "w.db")
+    ensure_demo(store)
+    return store
+
+
+def _timed(sha: str) -> TimedGenerator:
+    # ~0.8 s an item: far above the bookkeeping of an item, even on a loaded machine
+    return TimedGenerator(TIMED, prompt_tps=500.0, gen_tps=25.0, answer_tokens=6, sha=sha)
+
+
+@pytest.mark.timeout(240)
+def test_the_estimate_matches_a_measured_run_of_a_model_with_known_speed(demo):
+    first = plan_run(demo, config(generators=[TIMED], sample=3, name="first"),
+                     check_models=False)
+    assert execute(demo, first, generators={TIMED: _timed("1" * 64)}).status == "done"
+    speed = measured_speeds(demo, [TIMED])[TIMED]
+    assert speed.source == "measured (9 generations in the store)"
+    assert speed.prompt_tps == pytest.approx(500.0, rel=0.05)
+    assert speed.gen_tps == pytest.approx(25.0, rel=0.05)
+    assert speed.answer_tokens == 6 and set(speed.prompt_tokens) == {"base", "oracle", "mixed"}
+
+    # another run of the same model (another build: nothing comes from the cache)
+    second = plan_run(demo, config(generators=[TIMED], sample=3, seed=1, name="second"),
+                      check_models=False)
+    guess = estimate_remaining(demo, second)
+    assert guess["items"] == 9
+    started = time.perf_counter()
+    summary = execute(demo, second, generators={TIMED: _timed("2" * 64)})
+    took = time.perf_counter() - started
+    assert summary.status == "done" and summary.generated == 9
+    print(f"estimate {guess['seconds']:.2f}s, measured {took:.2f}s")
+    assert abs(guess["seconds"] - took) <= 0.25 * took, (guess["seconds"], took)
+
+
+def test_a_model_check_is_kept_and_wins_when_newer_than_the_stored_runs(demo, tmp_path):
+    record_model_check(demo, {"name": "smollm2-135m-instruct", "kind": "generator",
+                              "ok": True, "device": "cpu", "tokens_per_s": 3.0,
+                              "prompt_tokens_per_s": 40.0}, TIMED)
+    relaunched = Store(tmp_path / "w.db")            # another process, later
+    speed = measured_speeds(relaunched, [TIMED])[TIMED]
+    assert speed.source.startswith("model check ") and speed.source.endswith("· cpu")
+    assert (speed.prompt_tps, speed.gen_tps) == (40.0, 3.0)
+    assert latest_model_check(relaunched, TIMED)["tokens_per_s"] == 3.0
+
+    # a run after the check: its own measured rates are the newer measurement
+    with relaunched.write() as db:
+        db.conn.execute("UPDATE model_checks SET checked_at = '2020-01-01 00:00:00'")
+    plan = plan_run(relaunched, config(generators=[TIMED], sample=2, name="later"),
+                    check_models=False)
+    execute(relaunched, plan, generators={TIMED: TimedGenerator(TIMED, prompt_tps=2000.0,
+                                                                gen_tps=200.0)})
+    assert measured_speeds(relaunched, [TIMED])[TIMED].source.startswith("measured")
+    # and the estimate of a plan uses whichever is newest
+    with relaunched.write() as db:
+        db.conn.execute("UPDATE model_checks SET checked_at = '2999-01-01 00:00:00'")
+    again = plan_run(relaunched, config(generators=[TIMED], sample=2, seed=3, name="again"),
+                     check_models=False)
+    guess = estimate_remaining(relaunched, again)
+    assert guess["generators"][TIMED]["gen_tps"] == 3.0
+    # six answers of ~7 measured tokens at 3 tok/s is at least 12 s
+    assert guess["seconds"] > 6 * 6 / 3.0
+
+
+def test_live_eta_scales_the_estimate_by_the_runs_own_pace(demo):
+    plan = plan_run(demo, config(generators=[TIMED], sample=2, name="eta"),
+                    check_models=False)
+    eta = LiveEta(demo, plan, min_items=2)
+    eta.add(plan.queries)
+    full = eta.seconds
+    assert full == pytest.approx(estimate_remaining(demo, plan, eta.speeds)["seconds"])
+    items = plan.items
+    eta.done(items[0])                                 # from the store: no model call
+    assert eta.seconds == pytest.approx(sum(eta.left.values())) and eta.seconds < full
+    first, second = (eta.left[i] for i in items[1:3])
+    eta.done(items[1], 2 * first)                      # the run goes at half the speed
+    eta.done(items[2], 2 * second)
+    assert eta.seconds == pytest.approx(2 * sum(eta.left.values()))
+
+
+def test_live_eta_keeps_a_pace_per_generator(demo):
+    plan = plan_run(demo, config(generators=[TIMED, "other"], sample=2, name="two"),
+                    check_models=False)
+    eta = LiveEta(demo, plan, min_items=1)
+    eta.add(plan.queries)
+    mine = [i for i in plan.items if i.system.generator == TIMED]
+    other = [i for i in plan.items if i.system.generator == "other"]
+    left_other = sum(eta.left[i] for i in other)
+    eta.done(mine[0], 3 * eta.left[mine[0]])           # TIMED goes three times slower
+    left_mine = sum(eta.left[i] for i in mine[1:])
+    # "other" has not started: it takes the pace seen so far
+    assert eta.seconds == pytest.approx(3 * left_mine + 3 * left_other)
+    eta.done(other[0], 0.5 * eta.left[other[0]])       # "other" goes twice as fast
+    left_other = sum(eta.left[i] for i in other[1:])
+    assert eta.seconds == pytest.approx(3 * left_mine + 0.5 * left_other)

@@ -1,0 +1,92 @@
+"""Issue 18, finding 11: the judge dialog defaults to an instruction-tuned model (not a base
+model such as gemma3-270m), offers as many queries as the run has and no more, can judge both
+orders, and estimates the time with the runs' estimator."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from textual.widgets import Input, Select, Static
+
+from engine.arena.judging_time import judgeable_queries, judging_estimate
+from engine.store import Store
+from testkit.arena import ScriptedJudge
+from testkit.tui import RecordingApp, open_screen, settle, text_of, wait_until
+
+INSTRUCT = "scripted-instruct"
+
+
+def _catalog(monkeypatch, judge):
+    import models.catalog
+    from models.catalog import CatalogEntry
+
+    def entry(name, chat, source):
+        return CatalogEntry(name=name, kind="generator", path="/nowhere.gguf", installed=True,
+                            install=None, size_bytes=None, quantization=None,
+                            context_length=8192, license=None, chat=chat, source=source)
+
+    # the base model is packaged and sorts first by name: the instruct one must still win
+    entries = [entry("gemma3-270m", False, "packaged"), entry(INSTRUCT, True, "local")]
+    monkeypatch.setattr(models.catalog, "list_models", lambda *a, **k: entries)
+    monkeypatch.setattr(models.catalog, "endpoint_entries", lambda *a, **k: [])
+    monkeypatch.setattr(models.catalog, "load_generator", lambda *a, **k: judge)
+
+
+def test_the_judging_estimate_counts_battles_and_both_orders(workspace):
+    store = Store(workspace["path"])
+    assert judgeable_queries(store, "beta") == 6
+    one = judging_estimate(store, "beta", INSTRUCT, 2, "random")
+    both = judging_estimate(store, "beta", INSTRUCT, 2, "both")
+    # 3 contestants of fake-a (base, oracle, mixed): 3 pairs on each of 2 queries
+    assert (one["battles"], one["calls"], one["queries"]) == (6, 6, 2)
+    assert (both["battles"], both["calls"]) == (6, 12)
+    assert both["seconds"] == pytest.approx(2 * one["seconds"]) and one["seconds"] > 0
+    assert one["speed"].startswith("default")
+
+
+@pytest.mark.asyncio
+async def test_judge_dialog_defaults_caps_orders_and_estimates(workspace, monkeypatch):
+    from mirage_tui.dialogs.judge_arena import JudgeArenaScreen
+    from mirage_tui.screens.leaderboard import LeaderboardScreen
+
+    judge = ScriptedJudge(name=INSTRUCT)
+    _catalog(monkeypatch, judge)
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_screen(pilot, LeaderboardScreen("beta"))
+        screen = app.screen
+        await pilot.press("j")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, JudgeArenaScreen)
+        assert modal.query_one("#judge-model", Select).value == INSTRUCT
+        queries = modal.query_one("#judge-queries", Input)
+        assert queries.value == "6"                          # the run's 6, not 20
+        assert "of 6" in text_of(modal.query_one("#judge-queries-max", Static))
+        estimate = modal.query_one("#judge-estimate", Static)
+        await wait_until(pilot, lambda: "for 18 battles" in text_of(estimate), 30,
+                         "the estimate")
+        assert text_of(estimate).startswith("Estimate: about ")
+
+        queries.value = "20"                                 # more than the run has
+        queries.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is modal
+        assert any("at most that many" in m for m, _ in app.notes)
+
+        queries.value = "2"
+        modal.query_one("#judge-order", Select).value = "both"
+        await wait_until(pilot, lambda: "(12 judge calls: both orders)" in text_of(estimate),
+                         30, "the both-orders estimate")
+        queries.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is screen
+        assert any("Arena pairwise:scripted-instruct:both: done, 6/6 battles" in m
+                   for m, _ in app.notes), app.notes
+        assert not app.errors()
+    config = json.loads(Store(workspace["path"]).query(
+        "SELECT config FROM arenas WHERE name = 'pairwise:scripted-instruct:both'")[0][0])
+    assert (config["order"], config["queries"]) == ("both", 2)
