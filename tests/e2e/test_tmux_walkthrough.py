@@ -61,8 +61,8 @@ def test_walkthrough_at_80x24(small_session):
     _wait_for(s, "done · Enter on a bar inspects its items", timeout=30)
     # Runs lists the new run without r, beside alpha and beta
     _keys(s, "3")
-    screen = _wait_for(s, "3 runs", timeout=30)
-    assert "alpha" in screen and "beta" in screen and "smollm2" in screen
+    screen = _wait_for(s, "demo-smollm2-135m-instruct", timeout=30)
+    assert "alpha" in screen and "beta" in screen and "3/3" in screen
     # compare: space marks alpha (the first row), Down, c on beta
     _keys(s, "Home", "space", "Down", "c")
     screen = _wait_for(s, "shared items (", timeout=60)
