@@ -131,3 +131,33 @@ async def test_a_model_check_survives_a_relaunch(tmp_path, monkeypatch):
         table = again.screen.query_one("#models", DataTable)
         assert cells(table, "broken-model")[3] == "✗ failed"
         assert cells(table, SMOL)[3] == "3 tok/s · cpu"
+
+
+@pytest.mark.asyncio
+async def test_runs_shows_the_progress_live_shows_during_a_run(db_path):
+    import threading
+
+    from test_app_runs import FAKE, ScriptedGenerator, fake_config
+
+    gate = threading.Event()
+    slow = ScriptedGenerator(gate=gate, open_calls=3)     # three items, then it waits
+    app = RecordingApp(db_path, generators={FAKE: slow})
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("3")                             # Runs, shown before the run
+        await settle(pilot)
+        app.start_run(fake_config(sample=2))               # 6 items
+        await wait_until(pilot, lambda: slow.calls >= 4, 30, "the fourth item to wait")
+        controller = app.run_controller
+        await wait_until(pilot, lambda: controller.latest is not None
+                         and controller.latest.done == 3, 30, "Live at 3/6")
+        await pilot.press("3")
+        table = app.screen.query_one("#runs", DataTable)
+        await wait_until(pilot, lambda: "fake-run" in {k.value for k in table.rows}
+                         and cells(table, "fake-run")[2:4] == ["running", "3/6"], 20,
+                         "Runs at 3/6 like Live")
+        gate.set()
+        await wait_until(pilot, lambda: not controller.running, 60, "the run's end")
+        await pilot.press("3")
+        await wait_until(pilot, lambda: cells(table, "fake-run")[2:4] == ["done", "6/6"], 20,
+                         "Runs at done 6/6")
