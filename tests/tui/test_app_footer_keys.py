@@ -119,3 +119,27 @@ async def test_live_keys_that_cannot_act_leave_the_footer_and_say_why(workspace)
         assert "This run is not going; nothing to cancel." in notes
         assert f"Run {screen.run_name} is finished; nothing to resume." in notes
         assert "This run has no retrieval to score." in notes
+
+
+@pytest.mark.asyncio
+async def test_r_during_a_run_leaves_the_footer_and_says_why(db_path):
+    import threading
+
+    from test_app_runs import FAKE, ScriptedGenerator, fake_config
+
+    gate = threading.Event()
+    slow = ScriptedGenerator(gate=gate, open_calls=1)
+    app = RecordingApp(db_path, generators={FAKE: slow})
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        app.start_run(fake_config(sample=2))
+        await wait_until(pilot, lambda: slow.calls >= 2, 30, "the second item to wait")
+        await pilot.pause()
+        assert isinstance(app.screen, LiveRunScreen)
+        shown = {a for _, a in _footer_keys(app)}
+        assert "cancel_run" in shown and "resume_run" not in shown
+        await pilot.press("r")
+        await pilot.pause()
+        assert "This run is going already." in [m for m, _ in app.notes]
+        gate.set()
+        await wait_for_run(pilot)
