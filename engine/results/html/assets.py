@@ -26,7 +26,7 @@ var(--line);padding-bottom:4px}h3{font-size:14px;margin:16px 0 6px}
 table{border-collapse:collapse;margin:6px 0 10px;font-variant-numeric:tabular-nums}
 th,td{border-bottom:1px solid var(--line);padding:3px 9px;text-align:left;vertical-align:top}
 th{font-weight:600;background:var(--panel)}td.num,th.num{text-align:right;white-space:nowrap}
-.scroll{overflow-x:auto;max-width:100%}
+.scroll{overflow-x:auto;max-width:100%}td:first-child{white-space:nowrap}
 dl.header{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0}
 dl.header dt{color:var(--muted)}dl.header dd{margin:0;word-break:break-word}
 .chart{max-width:100%;height:auto;display:block;margin:6px 0 12px;font-size:12px}

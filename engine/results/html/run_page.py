@@ -73,6 +73,13 @@ def run_header_pairs(report: dict) -> list[tuple[str, object]]:
     return pairs
 
 
+def row_name(entry: dict) -> str:
+    """A report row's name as tables show it: the system, plus its mixed-like setting
+    without the retriever's hash unless it is ``mixed``."""
+    mixed = entry["mixed_setting"]
+    return entry["run_system"] + ("" if mixed == "mixed" else f" | {short_setting(mixed)}")
+
+
 def _metric_table(report: dict) -> str:
     rows = []
     for system, per_setting in report["metrics"].items():
@@ -87,10 +94,10 @@ def _metric_table(report: dict) -> str:
 
 def adaptability_chart(systems: list[dict]) -> str:
     """NV, CA, CI, CM per system (one bar each, 95% CI whiskers), from the report's rows."""
-    names = [s["system"] for s in systems]
+    names = [row_name(s) for s in systems]
     values = [[Interval(label, s.get(key), s.get(f"{key}_lo"), s.get(f"{key}_hi"), s.get("n"))
                for key, label, _ in SHARES] for s in systems]
-    return bar_chart([label for _, label, _ in SHARES], [short_setting(n) for n in names],
+    return bar_chart([label for _, label, _ in SHARES], names,
                      values, title="Adaptability per system (MIRAGE §1)",
                      y_title="share of queries (%)")
 
@@ -100,9 +107,9 @@ def _adaptability(report: dict) -> str:
     if not systems:
         return ('<h2>Adaptability</h2><p class="note">No system has base, oracle and a mixed '
                 'setting: no adaptability.</p>')
-    rows = [[short_setting(s["system"]), *(figure(s, flat=k) for k, _, _ in SHARES),
+    rows = [[row_name(s), *(figure(s, flat=k) for k, _, _ in SHARES),
              figure(s, flat="overall"), s["left_out"]["total"]] for s in systems]
-    patterns = [[short_setting(s["system"]), *(s["patterns"].get(p, 0) for p in PATTERN_KEYS),
+    patterns = [[row_name(s), *(s["patterns"].get(p, 0) for p in PATTERN_KEYS),
                  s["n"]] for s in systems]
     legend = "; ".join(f"{label}: {words}" for _, label, words in SHARES)
     return ("<h2>Adaptability</h2>" + adaptability_chart(systems)
@@ -136,7 +143,7 @@ def _breakdowns(report: dict) -> str:
         rows = []
         for s in report["systems"]:
             for group, g in (s.get(attr) or {}).items():
-                rows.append([short_setting(s["system"]), group,
+                rows.append([row_name(s), group,
                              *(figure(g, flat=k) for k, _, _ in SHARES),
                              *(figure(e) for e in g["accuracy"].values())])
         if not rows:
