@@ -169,10 +169,11 @@ class Chromium:
 def visit(path: Path, *, ready: str = "document.body.hasAttribute('data-items-ready')",
           actions: list[str] = (), probes: dict[str, str] | None = None,
           screenshot: bool = True, full_page: bool = False, binary: str | None = None,
-          timeout: float = 60.0) -> PageVisit:
+          media: str = "", dark: bool = False, timeout: float = 60.0) -> PageVisit:
     """Open ``path`` (a local file) with the network blocked; wait until ``ready`` is true
     in the page, run ``actions`` (JavaScript), read ``probes`` (name -> expression), take a
-    screenshot. Returns what the page requested and every error it raised."""
+    screenshot. ``media`` (``print``) and ``dark`` (``prefers-color-scheme: dark``) emulate
+    the reader's medium. Returns what the page requested and every error it raised."""
     binary = binary or chromium_binary()
     if binary is None:
         raise FileNotFoundError("no chromium binary")
@@ -181,6 +182,8 @@ def visit(path: Path, *, ready: str = "document.body.hasAttribute('data-items-re
     visit_ = PageVisit(url)
     try:
         browser.attach()
+        browser.send("Emulation.setEmulatedMedia", {"media": media, "features": [
+            {"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]})
         browser.send("Page.navigate", {"url": url})
         browser.wait_for("Page.loadEventFired", timeout)
         deadline = time.monotonic() + timeout
