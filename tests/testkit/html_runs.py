@@ -17,7 +17,7 @@ from engine.datasets.demo_pool import ensure_demo
 from engine.runs import RunConfig, execute, plan_run
 from engine.store import Store
 from models.base import Generation
-from testkit.scripted_runs import ScriptedModel
+from testkit.scripted_runs import ScriptedModel, prompt_question
 
 PAYLOADS = (
     '<script>window.__pwned = "script";</script>',
@@ -37,10 +37,7 @@ class InstantGenerator(ScriptedModel):
 
     def generate(self, messages, params) -> Generation:
         text = self.render(messages).text
-        if "Context : " not in text:
-            question = text.split("Question: ", 1)[1].split("\n\nAnswer", 1)[0]
-        else:
-            question = text.split("Question : ", 1)[1].partition("\n\nContext : ")[0]
+        question, _ = prompt_question(text)
         right = hashlib.sha256(f"{self.name}|{text}".encode()).digest()[0] < 110
         answer = (f"The answer is {self.golds.get(question.strip(), '?')}." if right
                   else self.reply or "I am not sure.")
