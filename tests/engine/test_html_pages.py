@@ -247,3 +247,63 @@ def test_a_thousand_item_run_stays_small(tmp_path):
     assert size < 2 * 2**20, f"{size:,} bytes for {n} items"
     data = packed_items(page)
     assert data["shown"] == data["total"] == n and data["sample"] is None
+
+
+# --------------------------------------------------------------------------- surrogate, calibration
+
+def test_leaderboard_page_shows_the_surrogate_beside_the_judged_ranking(db, tmp_path):
+    import shutil
+
+    from engine.arena.features import compute_features
+    from engine.arena.surrogate import surrogate_for_run
+
+    copy = tmp_path / "with-features.db"
+    shutil.copy(db, copy)
+    store = Store(copy)
+    compute_features(store, "alpha")            # the model-free features only
+    page = leaderboard_page(store, "alpha", n_boot=50)
+    data = embedded(page)
+    expected = surrogate_for_run(store, "alpha", "duel", n_boot=50).as_json()
+    assert data["surrogate"] == expected and data["surrogate_note"] is None
+    text = visible_text(page)
+    tau = expected["tau"]
+    assert "Kendall τ" in text and "held-out R²" in text
+    if tau["value"] is not None:
+        assert f"{tau['value']:.2f}" in text
+    for row in expected["rows"]:
+        assert row["system"] in text
+
+
+def test_calibration_html_is_calibration_json(tmp_path):
+    from engine.arena.calibrate import calibrate_judge
+    from engine.datasets.importing import import_path
+    from testkit.arena import ScriptedJudge
+
+    db = tmp_path / "cal.db"
+    store = Store(db)
+    rows = [{"query": f"q{i}", "answer_a": "short" if i % 2 else "a much longer answer",
+             "answer_b": "a much longer answer" if i % 2 else "short",
+             "label": 2 if i % 2 else -1, "annotator": who, "domain": "x" if i < 3 else "y"}
+            for i in range(6) for who in ("ann", "bob")]
+    (tmp_path / "people.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    import_path(store, tmp_path / "people.jsonl")
+
+    def longer_wins(s):
+        one, two = s["Answer 1"], s["Answer 2"].split("\n\n")[0]
+        return "1" if len(one) > len(two) else "2"
+
+    calibrate_judge(store, "people", ScriptedJudge(longer_wins, name="fake-judge"),
+                    both_orders=True, n_boot=100)
+    store.close()
+    out = tmp_path / "cal.html"
+    made = cli(db, "judge", "calibration", "--json", "--html", str(out))
+    assert made.returncode == 0, made.stderr
+    assert f"wrote the calibration to {out.resolve()}" in made.stderr
+    printed = json.loads(made.stdout)
+    page = out.read_text(encoding="utf-8")
+    assert embedded(page) == {"kind": "calibration", "calibration": printed}
+    text = visible_text(page)
+    sign = printed["figures"]["overall"]["sign_accuracy"]
+    assert figure(sign) in text and "RAGChecker GPT-4 76%" in text
+    assert page.count('class="chart forest"') == 2
+    assert "Per domain" in text and "Confusion" in text

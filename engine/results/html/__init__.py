@@ -1,4 +1,5 @@
-"""Self-contained HTML pages of results: a run, a paired comparison, an arena's leaderboard.
+"""Self-contained HTML pages of results: a run, a paired comparison, an arena's leaderboard, a
+judge calibration.
 
 One file each, nothing fetched (styles, script, charts and data inline), built from the same
 engine functions that feed the TUI and ``--json`` (:func:`engine.results.report.build_report`,
@@ -8,7 +9,8 @@ engine functions that feed the TUI and ``--json`` (:func:`engine.results.report.
 
 - :mod:`.page`: the frame, tables and the one number format; :mod:`.assets`: inline CSS and
   the item browser's script; :mod:`.svg`: the charts; :mod:`.items`: the browser's data;
-- :mod:`.run_page`, :mod:`.compare_page`, :mod:`.arena_page`: one page kind each.
+- :mod:`.run_page`, :mod:`.compare_page`, :mod:`.arena_page`, :mod:`.calibration_page`: one
+  page kind each (a judge calibration: :class:`engine.arena.calibrate.StoredCalibration`).
 
 :func:`write_page` writes a page atomically (a temporary file beside it, then a rename).
 """
@@ -19,11 +21,12 @@ import os
 from pathlib import Path
 
 from engine.results.html.arena_page import leaderboard_page
+from engine.results.html.calibration_page import calibration_page
 from engine.results.html.compare_page import comparison_page
 from engine.results.html.items import ITEM_LIMIT
 from engine.results.html.run_page import run_page
 
-__all__ = ["ITEM_LIMIT", "comparison_page", "leaderboard_page", "run_page", "write_page"]
+__all__ = ["ITEM_LIMIT", "calibration_page", "comparison_page", "leaderboard_page", "run_page", "write_page"]
 
 
 def write_page(html: str, out: str | os.PathLike) -> Path:

@@ -47,22 +47,19 @@ def text_width(text: str) -> float:
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
-    """Round tick values covering ``[lo, hi]`` (steps of 1, 2 or 5 × 10^k)."""
+    """Round tick values covering ``[lo, hi]`` (steps of 1, 2 or 5 × 10^k). Bounds closer
+    than float rounding (an interval that collapsed on its value) are spread to one unit
+    around it."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ValueError(f"ticks need finite bounds, got {lo!r}..{hi!r}")
-    if hi <= lo:
-        hi = lo + 1.0
+    if hi - lo <= 1e-9 * max(1.0, abs(lo), abs(hi)):
+        lo, hi = lo - 0.5, lo + 0.5
     raw = (hi - lo) / max(count, 1)
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
     first = math.floor(lo / step) * step
-    ticks, t = [], first
-    while t <= hi + step * 1e-9:
-        ticks.append(round(t, 10))
-        t += step
-    if ticks[-1] < hi - step * 1e-9:
-        ticks.append(round(ticks[-1] + step, 10))
-    return ticks
+    n = math.ceil((hi - first) / step - 1e-9)
+    return [round(first + k * step, 10) for k in range(n + 1)]
 
 
 class Scale:
