@@ -169,7 +169,8 @@ class Chromium:
 def visit(path: Path, *, ready: str = "document.body.hasAttribute('data-items-ready')",
           actions: list[str] = (), probes: dict[str, str] | None = None,
           screenshot: bool = True, full_page: bool = False, binary: str | None = None,
-          media: str = "", dark: bool = False, timeout: float = 60.0) -> PageVisit:
+          media: str = "", dark: bool = False, size: tuple[int, int] = (1200, 1000),
+          timeout: float = 60.0) -> PageVisit:
     """Open ``path`` (a local file) with the network blocked; wait until ``ready`` is true
     in the page, run ``actions`` (JavaScript), read ``probes`` (name -> expression), take a
     screenshot. ``media`` (``print``) and ``dark`` (``prefers-color-scheme: dark``) emulate
@@ -178,7 +179,7 @@ def visit(path: Path, *, ready: str = "document.body.hasAttribute('data-items-re
     if binary is None:
         raise FileNotFoundError("no chromium binary")
     url = Path(path).resolve().as_uri()
-    browser = Chromium(binary)
+    browser = Chromium(binary, *size)
     visit_ = PageVisit(url)
     try:
         browser.attach()

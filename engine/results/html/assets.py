@@ -19,14 +19,14 @@ STYLE = """
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,
 "Segoe UI",Roboto,"Noto Sans",sans-serif}
-main{max-width:1180px;margin:0 auto;padding:18px 22px 48px}
+main{max-width:1340px;margin:0 auto;padding:18px 22px 48px}
 h1{font-size:22px;margin:4px 0 2px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid
 var(--line);padding-bottom:4px}h3{font-size:14px;margin:16px 0 6px}
 .sub,.note,.muted{color:var(--muted)}.note{font-size:12.5px;margin:4px 0}
 table{border-collapse:collapse;margin:6px 0 10px;font-variant-numeric:tabular-nums}
-th,td{border-bottom:1px solid var(--line);padding:3px 9px;text-align:left;vertical-align:top}
+th,td{border-bottom:1px solid var(--line);padding:3px 7px;font-size:13px;text-align:left;vertical-align:top}
 th{font-weight:600;background:var(--panel)}td.num,th.num{text-align:right;white-space:nowrap}
-.scroll{overflow-x:auto;max-width:100%}td:first-child{white-space:nowrap}
+.scroll{overflow-x:auto;max-width:100%}.scroll td{white-space:nowrap}
 dl.header{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0}
 dl.header dt{color:var(--muted)}dl.header dd{margin:0;word-break:break-word}
 .chart{max-width:100%;height:auto;display:block;margin:6px 0 12px;font-size:12px}
