@@ -307,3 +307,26 @@ def test_calibration_html_is_calibration_json(tmp_path):
     assert figure(sign) in text and "RAGChecker GPT-4 76%" in text
     assert page.count('class="chart forest"') == 2
     assert "Per domain" in text and "Confusion" in text
+
+
+def test_retrieval_and_breakdowns_are_the_reports(tmp_path):
+    from testkit.toy_run import build_toy
+
+    store = build_toy(Store(tmp_path / "toy.db"))
+    page = run_page(store, "toy-run", n_boot=200)
+    report = build_report(store, "toy-run", n_boot=200).as_json()
+    rows = re.findall(r"<tr>.*?</tr>", page)
+    (entry,) = report["retrieval"]
+    for k in (1, 3, 5):
+        m = entry["metrics"]
+        expected = "".join(f'<td class="num">{html_lib.escape(figure(m[f"{name}@{k}"]))}</td>'
+                           for name in ("p", "r", "ndcg"))
+        assert any(r.startswith(f'<tr><td>ret-x</td><td class="num">{k}</td>{expected}')
+                   for r in rows), k
+    for s in report["systems"]:
+        for group, g in s["by_language"].items():
+            cells = "".join(f'<td class="num">{html_lib.escape(figure(g, flat=key))}</td>'
+                            for key in ("nv", "ca", "ci", "cm"))
+            assert any(f"<td>{html_lib.escape(group)}</td>{cells}" in r for r in rows), \
+                (s["system"], group)
+    assert "Per source" in page and "wiki" in page and "news" in page
