@@ -86,9 +86,10 @@ def comparison_sections(c: PairedComparison) -> list[str]:
             _transitions(c), arena, _flips(c)]
 
 
-def comparison_page(store: Store, a: str, b: str, metrics=None, *, n_boot: int = 10_000,
+def comparison_page(store: Store | None, a: str, b: str, metrics=None, *, n_boot: int = 10_000,
                     seed: int = 0, comparison: PairedComparison | None = None) -> str:
-    """The comparison's page as one HTML string (``comparison`` reuses one already made)."""
+    """The comparison's page as one HTML string (``comparison`` reuses one already made;
+    then ``store`` is not read)."""
     c = comparison or compare(store, a, b, metrics, n_boot=n_boot, seed=seed)
     return page(f"{c.a.label} vs {c.b.label}", verdict_line(c), comparison_sections(c),
                 {"kind": "comparison", "comparison": c.as_json()})

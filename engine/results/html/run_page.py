@@ -191,5 +191,8 @@ def arena_sections_of_run(store: Store, run_name: str, *, seed: int = 0) -> list
 
     out = []
     for name in run_arenas(store, run_name):
-        out += arena_sections(store, run_name, name, seed=seed, heading_level=2)
+        try:
+            out += arena_sections(store, run_name, name, seed=seed, heading_level=2)
+        except ValueError as exc:      # e.g. every verdict failed to parse: nothing to rate
+            out.append(f"<h2>Arena {esc(name)}</h2>" + notes([f"No ratings: {exc}"]))
     return out
