@@ -13,10 +13,12 @@ import warnings
 
 import pytest
 
-from engine.results.html import comparison_page, leaderboard_page, run_page, write_page
+from engine.arena.calibrate import latest_calibration
+from engine.results.html import (calibration_page, comparison_page, leaderboard_page, run_page,
+                                 write_page)
 from engine.store import Store
 from testkit.browser import chromium_binary, visit
-from testkit.html_runs import hostile_run
+from testkit.html_runs import calibrated, hostile_run
 from testkit.scripted_runs import build_workspace
 
 if chromium_binary() is None:
@@ -35,6 +37,7 @@ def pages(tmp_path_factory):
     store = Store(build_workspace(folder / "w.db")["path"])
     hostile = Store(folder / "h.db")
     hostile_run(hostile)
+    calibrated(hostile, folder)
     out = {
         "run": run_page(store, "alpha", n_boot=200),
         "compare": comparison_page(store, "alpha:fake-a/mirage@1", "alpha:fake-b/mirage@1",
@@ -43,6 +46,7 @@ def pages(tmp_path_factory):
         "hostile": run_page(hostile, "hostile", n_boot=50),
         "hostile-compare": comparison_page(hostile, "hostile:evil-a/mirage@1",
                                            "hostile:evil-b/mirage@1", n_boot=50),
+        "calibration": calibration_page(latest_calibration(hostile)),
     }
     return {name: write_page(page, folder / f"{name}.html") for name, page in out.items()}
 
@@ -63,7 +67,10 @@ def test_run_page_offline_item_browser_and_keyboard(pages, tmp_path):
         "window.__next = document.activeElement === document.querySelectorAll('#browser tr.item')[1]",
         "window.__detail = document.querySelector('#browser tr.open').textContent",
         f"const s = document.querySelector('#f-category'); s.value = {nv}; s.dispatchEvent(new Event('change'))",
-    ], probes={"ready": "document.body.getAttribute('data-items-ready')",
+        # / jumps to the text filter
+        "document.body.dispatchEvent(new KeyboardEvent('keydown', {key: '/', bubbles: true}))",
+        "window.__search = document.activeElement.id",
+    ], probes={"search": "window.__search","ready": "document.body.getAttribute('data-items-ready')",
                "opened": "window.__opened", "next": "window.__next",
                "detail": "window.__detail",
                "rows": "document.querySelectorAll('#browser tr.item').length",
@@ -73,6 +80,7 @@ def test_run_page_offline_item_browser_and_keyboard(pages, tmp_path):
     assert v.screenshot.startswith(PNG) and len(v.screenshot) > 20_000
     e = v.evaluated
     assert e["ready"] == "36" and e["opened"] == 1 and e["next"] is True
+    assert e["search"] == "f-text"
     for part in ("Gold answers", "Pool (oracle marked", "oracle", "Prompt sent (exact)",
                  "Response", "Scores (%)"):
         assert part in e["detail"], part
@@ -81,12 +89,12 @@ def test_run_page_offline_item_browser_and_keyboard(pages, tmp_path):
     assert e["svgs"] == 3      # adaptability bars, the arena's forest plot and heatmap
 
 
-@pytest.mark.parametrize("name", ["compare", "leaderboard"])
-def test_compare_and_leaderboard_pages_offline(pages, name):
+@pytest.mark.parametrize("name, charts", [("compare", 1), ("leaderboard", 2), ("calibration", 2)])
+def test_compare_leaderboard_and_calibration_pages_offline(pages, name, charts):
     v = visit(pages[name], ready="true", probes={"svgs": "document.querySelectorAll('svg').length"})
     _clean(v)
     assert v.screenshot.startswith(PNG)
-    assert v.evaluated["svgs"] == (1 if name == "compare" else 2)
+    assert v.evaluated["svgs"] == charts
 
 
 @pytest.mark.parametrize("name", ["hostile", "hostile-compare"])

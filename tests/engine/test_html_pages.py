@@ -19,7 +19,7 @@ from engine.results.html import comparison_page, leaderboard_page, run_page
 from engine.results.html.items import item_data, unpack
 from engine.results.html.page import figure, json_script
 from engine.store import Store
-from testkit.html_runs import PAYLOADS, hostile_run, sized_run
+from testkit.html_runs import PAYLOADS, calibrated, hostile_run, sized_run
 from testkit.paths import ROOT
 from testkit.scripted_runs import build_workspace
 
@@ -275,25 +275,9 @@ def test_leaderboard_page_shows_the_surrogate_beside_the_judged_ranking(db, tmp_
 
 
 def test_calibration_html_is_calibration_json(tmp_path):
-    from engine.arena.calibrate import calibrate_judge
-    from engine.datasets.importing import import_path
-    from testkit.arena import ScriptedJudge
-
     db = tmp_path / "cal.db"
     store = Store(db)
-    rows = [{"query": f"q{i}", "answer_a": "short" if i % 2 else "a much longer answer",
-             "answer_b": "a much longer answer" if i % 2 else "short",
-             "label": 2 if i % 2 else -1, "annotator": who, "domain": "x" if i < 3 else "y"}
-            for i in range(6) for who in ("ann", "bob")]
-    (tmp_path / "people.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
-    import_path(store, tmp_path / "people.jsonl")
-
-    def longer_wins(s):
-        one, two = s["Answer 1"], s["Answer 2"].split("\n\n")[0]
-        return "1" if len(one) > len(two) else "2"
-
-    calibrate_judge(store, "people", ScriptedJudge(longer_wins, name="fake-judge"),
-                    both_orders=True, n_boot=100)
+    calibrated(store, tmp_path)
     store.close()
     out = tmp_path / "cal.html"
     made = cli(db, "judge", "calibration", "--json", "--html", str(out))

@@ -5,7 +5,9 @@ scripted generators at the edge:
   (a ``<script>``, an ``<img onerror=…>``, a ``</script>`` breaking out of a data element), over
   a question and a passage rewritten to carry the same;
 - :func:`sized_run`: run ``sized`` of about ``items`` items (six generators × base, oracle,
-  mixed × as many demo queries as it takes).
+  mixed × as many demo queries as it takes);
+- :func:`calibrated`: a stored calibration of a scripted judge (it prefers the longer answer,
+  as the labels' people do) against a small labels dataset.
 """
 
 from __future__ import annotations
@@ -81,3 +83,28 @@ def sized_run(store: Store, items: int = 1000) -> int:
     _run(store, "sized", generators, sample=queries)
     return store.query("SELECT COUNT(*) FROM run_items WHERE run_id = (SELECT id FROM runs "
                        "WHERE name = 'sized')")[0][0]
+
+
+def _longer_wins(shown: dict) -> str:
+    one, two = shown["Answer 1"], shown["Answer 2"].split("\n\n")[0]   # the reply cue follows
+    return "1" if len(one) > len(two) else "2"
+
+
+def calibrated(store: Store, folder) -> None:
+    """Labels ``people`` (6 pairs, two annotators, domains x and y) and judge ``fake-judge``'s
+    calibration against them, both orders."""
+    from pathlib import Path
+
+    from engine.arena.calibrate import calibrate_judge
+    from engine.datasets.importing import import_path
+    from testkit.arena import ScriptedJudge
+
+    rows = [{"query": f"q{i}", "answer_a": "short" if i % 2 else "a much longer answer",
+             "answer_b": "a much longer answer" if i % 2 else "short",
+             "label": 2 if i % 2 else -1, "annotator": who, "domain": "x" if i < 3 else "y"}
+            for i in range(6) for who in ("ann", "bob")]
+    path = Path(folder) / "people.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    import_path(store, path)
+    calibrate_judge(store, "people", ScriptedJudge(_longer_wins, name="fake-judge"),
+                    both_orders=True, n_boot=100)

@@ -144,6 +144,9 @@ function detail(it){
  box.appendChild(el("h3","Scores (%)"));box.appendChild(t);
  if(it.pa){box.appendChild(el("p","Pattern "+it.pa+" (base, oracle, "+data.settings[it.mx]+")","note"));}
  return box;}
+document.addEventListener("keydown",function(e){
+ var t=e.target.tagName;
+ if(e.key==="/"&&t!=="INPUT"&&t!=="SELECT"&&t!=="TEXTAREA"){e.preventDefault();f.text.focus();}});
 unpack(holder.textContent.trim()).then(function(d){
  data=d;fill(f.system,d.systems);fill(f.setting,d.settings);
  fill(f.category,d.categories,d.category_names);fill(f.language,d.languages);

@@ -95,7 +95,7 @@ def item_browser(items: dict | None) -> str:
     return (
         '<section id="browser"><h2>Items</h2>'
         f'<p class="note">{esc(scope)}. Click a row or press Enter to open it; ↑/↓ (or j/k) '
-        'move between rows.</p>'
+        'move between rows; / searches.</p>'
         f'<div class="filters">{selects}'
         '<label>score <select id="f-score"><option value="">any</option>'
         '<option value="right">EM right</option><option value="wrong">EM wrong</option>'
