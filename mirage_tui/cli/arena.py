@@ -74,8 +74,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (0)")
     p.add_argument("--json", action="store_true", help="print the ratings as JSON")
     p.add_argument("--html", type=Path, metavar="FILE",
-                   help="also write the leaderboard as one self-contained HTML page (forest "
-                        "plot, win-fraction heatmap, surrogate; opens offline)")
+                   help="write the leaderboard as one self-contained HTML page (forest "
+                        "plot, win-fraction heatmap, surrogate; opens offline) instead of "
+                        "printing the text (with --json the JSON still goes to stdout)")
 
     p = asub.add_parser("surrogate", help="the random-forest surrogate judge")
     db_option(p)
@@ -213,6 +214,8 @@ def _ratings(args, store) -> int:
         path = write_page(leaderboard_page(store, args.run, info.name, n_boot=args.boot,
                                            seed=args.seed), args.html)
         print(written_line("leaderboard", path), file=sys.stderr if args.json else sys.stdout)
+        if not args.json:
+            return 0
     report = None
     if info.mode == "reference":
         from engine.arena.reference import format_reference_report, reference_report

@@ -35,8 +35,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--csv", type=Path, metavar="PATH",
                    help="also write one row per shared item with both sides' scores")
     p.add_argument("--html", type=Path, metavar="FILE",
-                   help="also write the comparison as one self-contained HTML page (Δ chart, "
-                        "flipped items; opens offline)")
+                   help="write the comparison as one self-contained HTML page (Δ chart, "
+                        "flipped items; opens offline) instead of printing the text (with "
+                        "--json the JSON still goes to stdout)")
     p.add_argument("--n-boot", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples (default 10000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
@@ -71,7 +72,7 @@ def run(args, store) -> int:
         print(written_line("comparison", path), file=sys.stderr if args.json else sys.stdout)
     if args.json:
         print(json.dumps(c.as_json(), ensure_ascii=False))
-    else:
+    elif not args.html:
         print(format_comparison(c, flips=args.flips), end="")
     if gate:
         try:

@@ -63,8 +63,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--template", metavar="NAME@VERSION")
     p.add_argument("--json", action="store_true")
     p.add_argument("--html", type=Path, metavar="FILE",
-                   help="also write the calibration as one self-contained HTML page (charts "
-                        "beside the anchors; opens offline)")
+                   help="write the calibration as one self-contained HTML page (charts "
+                        "beside the anchors; opens offline) instead of printing the text "
+                        "(with --json the JSON still goes to stdout)")
 
     p = jsub.add_parser("compare", help="two stored calibrations, paired on their common pairs")
     db_option(p)

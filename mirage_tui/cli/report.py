@@ -8,8 +8,8 @@
 Both read the run's stored rows (a run still going reports what it has, marked partial). The
 report's header names the choices behind its numbers (correct-language detector and rule,
 retrieval gold); they are the ones the run recorded unless a flag asks for others.
-``--html FILE`` also writes the report as one self-contained page (charts, the item browser;
-nothing is fetched when it is opened). ``export`` writes ``./RUN.csv`` (plus its header in ``./RUN.header.json``) or ``./RUN.jsonl``
+``--html FILE`` writes the report as one self-contained page instead (charts, the item
+browser; nothing is fetched when it is opened) and prints where it went. ``export`` writes ``./RUN.csv`` (plus its header in ``./RUN.header.json``) or ``./RUN.jsonl``
 (header on the first line) unless ``-o`` says where.
 """
 
@@ -34,8 +34,9 @@ def add_parsers(sub) -> None:
     p.add_argument("run", help="run name")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--html", type=Path, metavar="FILE",
-                   help="also write the report as one self-contained HTML page (charts, "
-                        "item browser; opens offline)")
+                   help="write the report as one self-contained HTML page (charts, item "
+                        "browser; opens offline) instead of printing the text (with --json "
+                        "the JSON still goes to stdout)")
     p.add_argument("--by", choices=("language", "source"),
                    help="split the tables by query language or source")
     p.add_argument("--n-boot", type=int, default=1000, metavar="N",

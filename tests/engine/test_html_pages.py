@@ -314,3 +314,16 @@ def test_retrieval_and_breakdowns_are_the_reports(tmp_path):
             assert any(f"<td>{html_lib.escape(group)}</td>{cells}" in r for r in rows), \
                 (s["system"], group)
     assert "Per source" in page and "wiki" in page and "news" in page
+
+
+@pytest.mark.parametrize("command, what", [
+    (("compare", A, B, "--n-boot", "200"), "comparison"),
+    (("arena", "ratings", "alpha", "--boot", "50"), "leaderboard"),
+])
+def test_html_instead_of_text_says_where_the_page_went(db, tmp_path, command, what):
+    out = tmp_path / "sub" / "page.html"
+    made = cli(db, *command, "--html", str(out))
+    assert made.returncode == 0, made.stderr
+    kb = round(out.stat().st_size / 1024)
+    assert made.stdout == f"wrote the {what} to {out.resolve()} ({kb} KB)\n"
+    assert made.stderr == ""
