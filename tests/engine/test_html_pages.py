@@ -16,7 +16,7 @@ import pytest
 
 from engine.results import build_report, item_detail, items_for
 from engine.results.html import comparison_page, leaderboard_page, run_page
-from engine.results.html.items import item_data, unpack
+from engine.results.html.items import item_data, pack, unpack
 from engine.results.html.page import figure, json_script
 from engine.store import Store
 from testkit.html_runs import PAYLOADS, calibrated, hostile_run, sized_run
@@ -152,6 +152,13 @@ def test_item_browser_samples_queries_beyond_its_limit(db):
     assert data["total"] == 36 and data["sample"] == {"queries": 1, "of": 6, "seed": 3}
     assert data["shown"] == 6 and len(data["queries"]) == 1   # all of one query's items
     assert item_data(store, "alpha", limit=10, seed=3) == data
+    # a byte budget too: the sample shrinks until the packed items fit
+    full = len(pack(item_data(store, "alpha")))
+    small = item_data(store, "alpha", max_bytes=full // 2, seed=3)
+    assert small["sample"]["of"] == 6 and 1 <= small["sample"]["queries"] < 6
+    assert len(pack(small)) <= full // 2
+    assert small["shown"] == 6 * small["sample"]["queries"]
+    assert len(small["queries"]) == small["sample"]["queries"]
     page = run_page(store, "alpha", n_boot=50, item_limit=10)
     assert "6 items of 36: every item of 1 of the run&#x27;s 6 queries, sampled with seed 0" \
         in page

@@ -5,9 +5,10 @@ query, its golds, the pool with the oracle marked, the exact prompt, the respons
 score), packed compactly: systems, settings, languages and categories as indexes, each query
 and its pool once.
 
-Beyond ``limit`` items the page carries a seeded sample of the run's queries (every item of a
-sampled query, so a query's base, oracle and mixed stay together) and says so; the numbers of
-the report are always computed over every item.
+Beyond ``limit`` items, or beyond ``max_bytes`` packed (long passages pack less well), the page
+carries a seeded sample of the run's queries (every item of a sampled query, so a query's base,
+oracle and mixed stay together) and says so; the numbers of the report are always computed
+over every item.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ from engine.store import Store
 ITEM_LIMIT = 2000
 """Items a page carries in full; a bigger run's page carries a sample of its queries."""
 
+ITEM_BYTES = 1_200_000
+"""The most the packed items may weigh (prompts repeat their passages, so 1,000 items of the
+demo pool pack into about 0.3 MB); beyond it the sample of queries shrinks until they fit."""
+
 _PAGE = 2000
 
 
@@ -34,18 +39,6 @@ def _run_queries(store: Store, run_id: int) -> list[int]:
     return [r[0] for r in store.query(
         "SELECT DISTINCT query_rowid FROM run_items WHERE run_id = ? ORDER BY query_rowid",
         (run_id,))]
-
-
-def _sampled_queries(store: Store, run_id: int, total: int, limit: int,
-                     seed: int) -> set[int] | None:
-    """None when every item fits; else a seeded sample of the run's queries whose items
-    (about ``total / queries`` each) stay within ``limit``."""
-    if total <= limit:
-        return None
-    queries = _run_queries(store, run_id)
-    per_query = total / max(len(queries), 1)
-    keep = max(1, int(limit // per_query))
-    return set(random.Random(seed).sample(queries, min(keep, len(queries))))
 
 
 def _rows(store: Store, run_name: str, wanted: set[int] | None, limit: int):
@@ -61,13 +54,36 @@ def _rows(store: Store, run_name: str, wanted: set[int] | None, limit: int):
         after = (last.system, last.query_rowid, last.setting)
 
 
-def item_data(store: Store, run_name: str, limit: int = ITEM_LIMIT,
-              seed: int = 0) -> dict[str, Any]:
+def item_data(store: Store, run_name: str, limit: int = ITEM_LIMIT, seed: int = 0,
+              max_bytes: int = ITEM_BYTES) -> dict[str, Any]:
     """The browser's data (see the module docstring) with ``total`` (the run's items),
-    ``shown`` and ``sample`` (None, or the sampled and total query counts and the seed)."""
+    ``shown`` and ``sample`` (None, or the sampled and total query counts and the seed).
+    Every item when there are at most ``limit`` and they pack into ``max_bytes``; else the
+    items of the first queries of a seeded shuffle of the run's queries, as many as fit."""
     run = load_run(store, run_name)
     total = count_items_for(store, run_name)
-    wanted = _sampled_queries(store, run.id, total, limit, seed)
+    if total <= limit:
+        data = _collect(store, run_name, None, limit)
+        if len(pack(data)) <= max_bytes:
+            return {**data, "total": total, "sample": None}
+    queries = _run_queries(store, run.id)
+    order = random.Random(seed).sample(queries, len(queries))
+    keep = max(1, min(len(queries), int(limit // (total / max(len(queries), 1)))))
+    data = _collect(store, run_name, set(order[:keep]), limit)
+    while keep > 1 and (size := len(pack(data))) > max_bytes:
+        keep = max(1, min(keep - 1, int(keep * max_bytes / size * 0.95)))
+        data = _subset(data, set(order[:keep]))
+    return {**data, "total": total,
+            "sample": {"queries": keep, "of": len(queries), "seed": seed}}
+
+
+def _subset(data: dict, wanted: set[int]) -> dict:
+    items = [i for i in data["items"] if i["q"] in wanted]
+    return {**data, "items": items, "shown": len(items),
+            "queries": {q: v for q, v in data["queries"].items() if int(q) in wanted}}
+
+
+def _collect(store: Store, run_name: str, wanted: set[int] | None, limit: int) -> dict:
     rows = _rows(store, run_name, wanted, limit)
     systems = sorted({r.system for r in rows})
     settings = sorted({r.setting for r in rows}, key=setting_order)
@@ -102,14 +118,11 @@ def item_data(store: Store, run_name: str, limit: int = ITEM_LIMIT,
                 "r": r.response, "er": r.error,
                 "pr": s.prompt if s else None, "cx": (s.context or []) if s else [],
                 "sc": [[x.metric, x.value, x.detail] for x in s.scores] if s else []})
-    sample = None
-    if wanted is not None:
-        sample = {"queries": len(wanted), "of": len(_run_queries(store, run.id)), "seed": seed}
     return {"systems": systems, "settings": settings, "languages": languages,
             "categories": list(CATEGORIES),
             "category_names": [category_label(c).split(":")[0] for c in CATEGORIES],
             "queries": {str(q): v for q, v in queries.items()}, "items": items,
-            "total": total, "shown": len(items), "sample": sample}
+            "shown": len(items)}
 
 
 def pack(data: Any) -> str:

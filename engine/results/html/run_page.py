@@ -137,22 +137,40 @@ def _retrieval(report: dict) -> str:
                      f"without a ranking, {e['no_gold']} without gold" for e in entries]))
 
 
+BREAKDOWN_ROWS = 40
+"""Groups listed per system in a breakdown table (a run over many sources has hundreds)."""
+
+
+def _largest(groups: dict[str, dict]) -> set[str]:
+    """The :data:`BREAKDOWN_ROWS` groups with the most queries (ties: by name)."""
+    ranked = sorted(groups, key=lambda g: (-(groups[g].get("n") or 0), g))
+    return set(ranked[:BREAKDOWN_ROWS])
+
+
 def _breakdowns(report: dict) -> str:
     """Per language and per source: the adaptability shares and EM in base, oracle and the
     row's mixed-like setting (named in the row)."""
     out = []
     for attr, title in (("by_language", "language"), ("by_source", "source")):
         rows = []
+        left_out = 0
         for s in report["systems"]:
             trio = ("base", "oracle", s["mixed_setting"])
-            for group, g in (s.get(attr) or {}).items():
-                rows.append([row_name(s), group,
-                             *(figure(g, flat=k) for k, _, _ in SHARES),
-                             *(figure(g["accuracy"].get(t)) for t in trio)])
+            groups = s.get(attr) or {}
+            shown = _largest(groups)
+            left_out += len(groups) - len(shown)
+            for group, g in groups.items():
+                if group in shown:
+                    rows.append([row_name(s), group,
+                                 *(figure(g, flat=k) for k, _, _ in SHARES),
+                                 *(figure(g["accuracy"].get(t)) for t in trio)])
         if rows:
             out.append(f"<h3>Per {title}</h3>" + table(
                 ["system", title, *(f"{label} %" for _, label, _ in SHARES), "EM base %",
-                 "EM oracle %", "EM mixed %"], rows, numeric=range(2, 9)))
+                 "EM oracle %", "EM mixed %"], rows, numeric=range(2, 9))
+                + (notes([f"{left_out} smaller {title} rows are not listed (at most "
+                          f"{BREAKDOWN_ROWS} per system, the largest n); every one is in the "
+                          "embedded report data and in report --json"]) if left_out else ""))
     if not out:
         return ""
     return ("<h2>Breakdowns</h2>" + notes(["EM mixed: the row's mixed-like setting (mixed, or "
