@@ -4,12 +4,12 @@ The runs are those of ``bench_results_scale.py`` (XQuAD en replicated, the engin
 path with an instant scripted generator over base, oracle and mixed), built once into its cache
 folder and reused. For each: ``run_page`` (what ``report RUN --html`` writes: the report with
 1000 resamples, the charts, and the item browser with every item up to
-:data:`engine.results.html.ITEM_LIMIT`, a seeded sample of queries beyond), its size in bytes
-and the items it carries, and the seconds it took.
+:data:`engine.results.html.ITEM_LIMIT` items and ``ITEM_BYTES`` packed, a seeded sample of
+queries beyond), its size in bytes and the items it carries, and the seconds it took.
 
 ::
 
-    .venv/bin/python benchmarks/bench_html_report.py [--items 1000,10000]
+    .venv/bin/python benchmarks/bench_html_report.py [--items 1000,10000]   # README adds 60000
 
 Writes benchmarks/results/html_report.json.
 """
@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_results_scale import build  # noqa: E402
 from engine.results.html import ITEM_LIMIT, run_page  # noqa: E402
+from engine.results.html.items import ITEM_BYTES  # noqa: E402
 from engine.results.html.items import item_data  # noqa: E402
 from engine.store import Store  # noqa: E402
 
@@ -55,7 +56,7 @@ def main() -> int:
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-           "item_limit": ITEM_LIMIT, "runs": {}}
+           "item_limit": ITEM_LIMIT, "item_bytes": ITEM_BYTES, "runs": {}}
     for n in (int(x) for x in args.items.split(",")):
         db = args.cache / f"scale-{n}.db"
         info = build(db, n)
