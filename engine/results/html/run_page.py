@@ -67,7 +67,8 @@ def run_header_pairs(report: dict) -> list[tuple[str, object]]:
     definitions = report.get("definitions") or {}
     if definitions:
         pairs.append(("definitions", ", ".join(f"{k} {v}" for k, v in definitions.items()
-                                               if not isinstance(v, (dict, list)))))
+                                               if v is not None
+                                               and not isinstance(v, (dict, list)))))
     counts = report.get("items") or {}
     pairs.append(("items", ", ".join(f"{k} {v}" for k, v in counts.items())))
     return pairs
