@@ -39,3 +39,11 @@ class DetailLoaded(Message):
     details: list
     verdicts: list
     human: dict = field(default_factory=dict)   # (system_a, system_b) -> people's verdicts
+
+
+@dataclass
+class ViewExported(Message):
+    """The list's items written to ``path`` (``format``), ``rows`` of them."""
+    path: str
+    format: str
+    rows: int
