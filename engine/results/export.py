@@ -39,6 +39,7 @@ from engine.results.records import (SCORER_MARK, count_items, load_run, parse_re
                                     run_metrics, run_settings, setting_rank_sql, split_system,
                                     stored_counts)
 from engine.store import Store, json_column
+from engine.store.database import batched
 
 FORMATS = ("csv", "jsonl")
 EXPORT_FORMAT_VERSION = 1
@@ -127,7 +128,7 @@ def iter_export_rows(store: Store, run_name: str) -> tuple[list[str], Iterator[d
     return columns, _rows(run.name, columns, metrics, items, scores)
 
 
-# an export of a filtered view reads the view's items by pages of this many (keyset pages)
+# an export of a view looks up the scores of this many items at a time
 VIEW_PAGE = 500
 
 
@@ -136,8 +137,9 @@ def iter_view_rows(store: Store, run_name: str, filters: dict | None = None,
                    ) -> tuple[list[str], Iterator[dict[str, Any]]]:
     """Like :func:`iter_export_rows`, for the items an inspector view shows: those matching
     ``filters`` (the keyword filters of :func:`engine.results.inspector.items_for`), in its
-    order (``sort``, ``descending``). Streamed: a keyset page of :data:`VIEW_PAGE` items at a
-    time, and the scores of that page alone."""
+    order (``sort``, ``descending``). Streamed: one cursor walks the view in order (SQLite
+    sorts once, spilling to disk for a big view), and the scores are looked up for
+    :data:`VIEW_PAGE` items at a time."""
     from engine.results.inspector import _check_filters, _check_sort
 
     filters = dict(filters or {})
@@ -152,28 +154,21 @@ def iter_view_rows(store: Store, run_name: str, filters: dict | None = None,
 
 def _view_rows(store: Store, run, columns: list[str], metrics: list[str], filters: dict,
                sort: str | None, descending: bool) -> Iterator[dict[str, Any]]:
-    from engine.results.inspector import item_cursor, item_row, items_sql, page_query
+    from engine.results.inspector import items_sql, order_by
 
+    sql = items_sql(store, run.id, **filters)
     extra = ("ri.context, q.answers, " + ", ".join(f"g.{c}" for c in _GENERATION_COLUMNS))
-    view_columns = f"{items_sql(store, run.id, **filters).columns}, {extra}"
-    after = None
-    while True:
-        text, params = page_query(store, run.id, after=after, limit=VIEW_PAGE, sort=sort,
-                                  descending=descending, columns=view_columns, **filters)
-        page = store.query(text, tuple(params))
-        keys = sorted({r["generation_key"] for r in page if r["generation_key"]})
+    items = store.iterate(f"SELECT {sql.columns}, {extra} {sql.body} "
+                          f"ORDER BY {order_by(sql, sort, descending)}", tuple(sql.params))
+    for page in batched(items, VIEW_PAGE):
         scores: dict[tuple, list] = {}
-        if keys:
-            for s in store.query(
-                    "SELECT generation_key, query_rowid, metric, value, detail FROM scores "
-                    f"WHERE generation_key IN ({', '.join('?' * len(keys))})", tuple(keys)):
-                scores.setdefault((s["generation_key"], s["query_rowid"]), []).append(s)
+        keys = sorted({r["generation_key"] for r in page if r["generation_key"]})
+        for s in store.query_in("SELECT generation_key, query_rowid, metric, value, detail "
+                                "FROM scores WHERE generation_key IN ({marks})", keys):
+            scores.setdefault((s["generation_key"], s["query_rowid"]), []).append(s)
         for r in page:
             yield _row(run.name, columns, metrics, r,
                        scores.get((r["generation_key"], r["query_rowid"]), []))
-        if len(page) < VIEW_PAGE:
-            return
-        after = item_cursor(item_row(page[-1], filters.get("metric")), sort)
 
 
 def _rows(run: str, columns: list[str], metrics: list[str], items: Iterator,

@@ -264,10 +264,11 @@ def _few_matches(store: Store, phrase: str) -> bool:
 def _matching_items(run_id: int, text: str) -> tuple[str, list]:
     """``FROM`` the run's items whose question or response contains ``text`` (or whose query
     id is it), found through the indexes: the matches come first (``CROSS JOIN`` keeps
-    SQLite from reordering), each item a rowid look-up."""
+    SQLite from reordering; ``+m.run_id`` from walking the run instead of the matching
+    generations' items), each item a rowid look-up."""
     phrase = fts_phrase(text)
     hits = (
-        "(SELECT m.rowid AS item FROM run_items m WHERE m.run_id = ? AND m.generation_key IN "
+        "(SELECT m.rowid AS item FROM run_items m WHERE +m.run_id = ? AND m.generation_key IN "
         "(SELECT key FROM generations WHERE rowid IN (SELECT rowid FROM generations_fts "
         "WHERE generations_fts MATCH ?)) "
         "UNION SELECT m.rowid FROM run_items m WHERE m.query_rowid IN (SELECT rowid FROM "
@@ -399,8 +400,7 @@ def page_query(store: Store, run_id: int, *, after: tuple | None = None,
     walks them (a top-N sort: bounded by the filtered items, no index of its own)."""
     sql = items_sql(store, run_id, **filters)
     body, params = sql.body, list(sql.params)
-    direction = " DESC" if descending else ""
-    tie = f"ri.system{direction}, ri.query_rowid{direction}, {sql.rank}{direction}"
+    order = order_by(sql, sort, descending)
     if sort in (None, "system"):
         if after is not None:
             a_system, a_query, a_setting = after
@@ -408,7 +408,6 @@ def page_query(store: Store, run_id: int, *, after: tuple | None = None,
             body += (f" AND (ri.system, ri.query_rowid) {ge} (?, ?) AND NOT (ri.system = ? AND "
                      f"ri.query_rowid = ? AND {sql.rank} {le} ?)")
             params += [a_system, a_query, a_system, a_query, sql.ranks.get(a_setting, -1)]
-        order = tie
     else:
         key = sql.keys[sort]
         if after is not None:
@@ -418,7 +417,6 @@ def page_query(store: Store, run_id: int, *, after: tuple | None = None,
             body += (f" AND ({key}, ri.system, ri.query_rowid, {sql.rank}) "
                      f"{'<' if descending else '>'} (?, ?, ?, ?)")
             params += [value, a_system, a_query, sql.ranks.get(a_setting, -1)]
-        order = f"{key}{direction}, {tie}"
         # the page's items first, sorted with only the joins the filters and the key need
         # (SQLite leaves out every other LEFT JOIN: each is on a unique key), then their
         # columns for those rows alone
@@ -431,10 +429,18 @@ def page_query(store: Store, run_id: int, *, after: tuple | None = None,
             [*params, -1 if limit is None else limit, offset])
 
 
+def order_by(sql: ItemQuery, sort: str | None = None, descending: bool = False) -> str:
+    """The ``ORDER BY`` terms of a view: ``sort``'s value (none for the default order, by
+    system), then system, query and setting rank, all ascending or all descending."""
+    direction = " DESC" if descending else ""
+    tie = f"ri.system{direction}, ri.query_rowid{direction}, {sql.rank}{direction}"
+    return tie if sort in (None, "system") else f"{sql.keys[sort]}{direction}, {tie}"
+
+
 def count_query(store: Store, run_id: int, **filters) -> tuple[str, list]:
     """The SQL text and parameters that count :func:`items_for`'s matches."""
     sql = items_sql(store, run_id, search_first=True, **filters)
-    return f"SELECT COUNT(*) {sql.body}", list(sql.params)
+    return f"SELECT COUNT(*) {sql.lean_body}", list(sql.params)
 
 
 def count_items_for(store: Store, run_name: str, **filters) -> int:
