@@ -174,7 +174,7 @@ def items_sql(store: Store, run_id: int, system: str | None = None,
                          for k, a in (("b", "b"), ("o", "o"), ("m", "m")))
     loose = quote_sql(LOOSE_METRIC)
     text = search.strip() if search else ""
-    indexed = len(text) >= MIN_INDEXED_SEARCH
+    indexed = len(text) >= MIN_INDEXED_SEARCH and _has_text_index(store)
     if indexed and search_first is None:
         search_first = _few_matches(store, fts_phrase(text))
     start, start_params = "run_items ri", []
@@ -216,7 +216,7 @@ def items_sql(store: Store, run_id: int, system: str | None = None,
         where.append(f"({labels}) IN ({', '.join('?' * len(wanted)) or 'NULL'})")
         params += wanted
     if text and not (indexed and search_first):
-        term, params_ = search_sql(text)
+        term, params_ = search_sql(text, indexed)
         where.append(term)
         params += params_
     columns = ("ri.system, ri.setting, ri.query_rowid, q.query_id, q.text AS query, "
@@ -253,6 +253,12 @@ def fts_phrase(text: str) -> str:
 SEARCH_FIRST_LIMIT = 2000
 
 
+def _has_text_index(store: Store) -> bool:
+    """Whether the workspace has the trigram indexes (an SQLite without the trigram tokenizer
+    skipped them: :func:`engine.store.schema.m008_text_search`)."""
+    return bool(store.query("SELECT 1 FROM sqlite_master WHERE name = 'generations_fts'"))
+
+
 def _few_matches(store: Store, phrase: str) -> bool:
     found = 0
     for fts in ("queries_fts", "generations_fts"):
@@ -279,12 +285,13 @@ def _matching_items(run_id: int, text: str) -> tuple[str, list]:
     return hits, [run_id, phrase, phrase, run_id, run_id, text, run_id]
 
 
-def search_sql(text: str) -> tuple[str, list]:
+def search_sql(text: str, indexed: bool = True) -> tuple[str, list]:
     """The ``WHERE`` term of a text search: the question or the response contains ``text``
     (case-insensitive), or the query's id is ``text``. Three characters or more are looked up
     in the trigram indexes (migration ``m008_text_search``); shorter ones match so many items
-    that a ``LIKE`` over the walked items fills a page at once."""
-    if len(text) >= MIN_INDEXED_SEARCH:
+    that a ``LIKE`` over the walked items fills a page at once (``indexed`` False: a ``LIKE``
+    in any case, for a workspace without the indexes)."""
+    if indexed and len(text) >= MIN_INDEXED_SEARCH:
         phrase = fts_phrase(text)
         return ("(ri.query_rowid IN (SELECT rowid FROM queries_fts WHERE queries_fts MATCH ?) "
                 "OR g.rowid IN (SELECT rowid FROM generations_fts WHERE generations_fts "

@@ -413,12 +413,21 @@ def m008_text_search(db: sqlite_utils.Database) -> None:
     stored twice, kept current by triggers and built from what is stored
     (:func:`engine.results.inspector.items_sql`). ``generations`` has no integer key: its
     implicit rowid is what the index stores (the store never VACUUMs; after one, rebuild with
-    ``INSERT INTO generations_fts (generations_fts) VALUES ('rebuild')``)."""
+    ``INSERT INTO generations_fts (generations_fts) VALUES ('rebuild')``). An SQLite without
+    the trigram tokenizer gets no indexes, and searches stay ``LIKE`` scans."""
     db.executescript(
         """
         -- a search's matching questions lead to their items (also what deleting a query
         -- checks for its foreign key)
         CREATE INDEX IF NOT EXISTS run_items_query ON run_items (query_rowid, run_id);
+        """)
+    try:  # an SQLite without FTS5 or its trigram tokenizer (before 3.34): searches use LIKE
+        db.conn.execute("CREATE VIRTUAL TABLE temp.fts_probe USING fts5(x, tokenize='trigram')")
+        db.conn.execute("DROP TABLE temp.fts_probe")
+    except sqlite3.OperationalError:
+        return
+    db.executescript(
+        """
         CREATE VIRTUAL TABLE IF NOT EXISTS queries_fts USING fts5(
             text, content='queries', content_rowid='id', tokenize='trigram');
         CREATE VIRTUAL TABLE IF NOT EXISTS generations_fts USING fts5(

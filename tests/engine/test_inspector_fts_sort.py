@@ -99,11 +99,8 @@ def test_the_indexes_follow_writes_and_are_back_filled(toy):
     assert {r.query_id for r in _everything(toy, search="wombat")} == {"q5"}
     assert _everything(toy, search="What is q5") == []
     # an existing workspace: the migration builds the indexes from what is stored
+    _drop_text_indexes(toy)
     with toy.write() as db:
-        for name in ("queries_fts", "generations_fts"):
-            db.conn.execute(f"DROP TABLE {name}")
-            for suffix in ("insert", "delete", "update"):
-                db.conn.execute(f"DROP TRIGGER {name}_{suffix}")
         m008_text_search(sqlite_utils.Database(db.conn))
     assert {r.query_id for r in _everything(toy, search="wombat")} == {"q5"}
     assert [(r.system, r.query_id) for r in _everything(toy, search="platypus")] == [(A, "q2")]
@@ -116,6 +113,23 @@ def test_the_indexes_follow_writes_and_are_back_filled(toy):
     assert _everything(toy, search="platypus") == []
     assert toy.query("SELECT COUNT(*) FROM generations_fts WHERE generations_fts MATCH "
                      "'\"platypus\"'")[0][0] == 0
+
+
+def _drop_text_indexes(store) -> None:
+    with store.write() as db:
+        for name in ("queries_fts", "generations_fts"):
+            db.conn.execute(f"DROP TABLE {name}")
+            for suffix in ("insert", "delete", "update"):
+                db.conn.execute(f"DROP TRIGGER {name}_{suffix}")
+
+
+def test_without_the_indexes_a_search_is_a_like_scan(toy):
+    # an SQLite without the trigram tokenizer: the migration made no indexes
+    want = {t: _everything(toy, search=t) for t in ("ans3", "DO NOT", '"')}
+    _drop_text_indexes(toy)
+    for text, rows in want.items():
+        assert _everything(toy, search=text) == rows
+        assert count_items_for(toy, "toy-run", search=text) == len(rows)
 
 
 # ----------------------------------------------------------------------------- sorting
