@@ -47,10 +47,10 @@ def item_cells(row, width: int) -> list[Text]:
     ``width`` cells wide."""
     sys_w, set_w, qid_w = (18, 12, 14) if width >= 110 else \
         (15, 8, 14) if width >= 95 else (11, 7, 11)
-    # the fixed columns (lang 4, EM 3, pattern 7), 8 × 2 cells of padding, the border and
-    # the scrollbar: what is left goes to the question and the response (3 to 5: the
-    # response is what is read; Enter shows both in full)
-    rest = max(16, width - (sys_w + set_w + qid_w + 14 + 16 + 4))
+    # the fixed columns (lang 4, EM 3, pattern 7), 8 × 2 cells of padding, the border, the
+    # scrollbar and the sorted column's " ▲": what is left goes to the question and the
+    # response (3 to 5: the response is what is read; Enter shows both in full)
+    rest = max(16, width - (sys_w + set_w + qid_w + 14 + 16 + 4 + 2))
     question_w = rest * 3 // 8
     em = value_text(row.em_loose) if not row.error else "err"
     return [plain(clip(row.system, sys_w)), plain(clip(row.setting, set_w)),
