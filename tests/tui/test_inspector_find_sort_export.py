@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Input, Select, Static
 from engine.results.inspector import items_for
 from engine.store import Store
 from testkit.scripted_runs import A, B, WRONG
-from testkit.tui import RecordingApp, open_screen, settle, text_of, wait_until
+from testkit.tui import RecordingApp, open_screen, palette, settle, text_of, wait_until
 
 pytestmark = pytest.mark.asyncio
 
@@ -75,6 +75,9 @@ async def test_slash_searches_enter_applies_escape_clears(workspace):
             assert "0 items match" in text_of(screen.query_one("#insp-status", Static))
             await pilot.press("slash", "escape")
             await settle(pilot)
+        # the palette lists the screen's commands
+        await palette(pilot, "inspector: search")
+        assert screen.focused.id == "f-search"
         assert not app.errors()
 
 
