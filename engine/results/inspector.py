@@ -236,8 +236,6 @@ def items_sql(store: Store, run_id: int, system: str | None = None,
 # an item without a value sorts as this (SQLite reads the overflow as minus infinity)
 NO_VALUE = "-1e999"
 SORT_KEYS = ("system", "setting", "query", "language", "em", "pattern", "question", "response")
-# the sorts the run_items_order index walks; the others are a top-N sort of the filtered items
-INDEXED_SORTS = ("system",)
 # the shortest text the trigram index finds; a shorter search is a LIKE over the walked items
 MIN_INDEXED_SEARCH = 3
 
@@ -394,17 +392,16 @@ def item_row(r, metric: str | None = None) -> ItemRow:
 
 def page_query(store: Store, run_id: int, *, after: tuple | None = None,
                limit: int | None = 200, offset: int = 0, sort: str | None = None,
-               descending: bool = False, columns: str | None = None,
-               **filters) -> tuple[str, list]:
+               descending: bool = False, **filters) -> tuple[str, list]:
     """The SQL text and parameters of one page of :func:`items_for` (the query-plan test reads
-    it with ``EXPLAIN QUERY PLAN``); ``columns`` replaces the selected columns (the export
-    selects more); ``limit`` None: every row from ``after`` on.
+    it with ``EXPLAIN QUERY PLAN``); ``limit`` None: every row from ``after`` on.
 
     The default order (and ``sort="system"``) walks the ``run_items_order`` index, forwards or
     backwards, and stops after a page. Another sort orders by ``(value, system, query,
     setting rank)``, all in one direction: the page after a cursor is a row-value
     comparison, and SQLite keeps only the best ``limit`` rows of the filtered items while it
-    walks them (a top-N sort: bounded by the filtered items, no index of its own)."""
+    walks them (a top-N sort: bounded by the filtered items, no index of its own; only the
+    default order, by system, is indexed)."""
     sql = items_sql(store, run_id, **filters)
     body, params = sql.body, list(sql.params)
     order = order_by(sql, sort, descending)
@@ -430,9 +427,9 @@ def page_query(store: Store, run_id: int, *, after: tuple | None = None,
         lean = sql.body if sort == "pattern" else sql.lean_body
         page = (f"SELECT ri.rowid AS item {lean}{body[len(sql.body):]} ORDER BY {order} "
                 "LIMIT ? OFFSET ?", [*params, -1 if limit is None else limit, offset])
-        return (f"SELECT {columns or sql.columns} FROM ({page[0]}) page CROSS JOIN run_items ri "
+        return (f"SELECT {sql.columns} FROM ({page[0]}) page CROSS JOIN run_items ri "
                 f"ON ri.rowid = page.item {sql.joins}ORDER BY {order}", page[1])
-    return (f"SELECT {columns or sql.columns} {body} ORDER BY {order} LIMIT ? OFFSET ?",
+    return (f"SELECT {sql.columns} {body} ORDER BY {order} LIMIT ? OFFSET ?",
             [*params, -1 if limit is None else limit, offset])
 
 
