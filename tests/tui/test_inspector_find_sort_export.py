@@ -164,6 +164,7 @@ async def test_export_writes_the_filtered_sorted_view(workspace, tmp_path):
         assert header["rows"] == len(want) and header["view"]["sort"] == "em"
         note = next(m for m, _ in app.notes if "Wrote" in m)
         assert f"Wrote {len(want)} items of this view" in note and str(out) in note
+        assert "search “answer is”" in note
         assert not app.errors()
 
 

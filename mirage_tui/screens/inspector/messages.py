@@ -43,7 +43,9 @@ class DetailLoaded(Message):
 
 @dataclass
 class ViewExported(Message):
-    """The list's items written to ``path`` (``format``), ``rows`` of them."""
+    """The list's items written to ``path`` (``format``), ``rows`` of them, under the
+    filters ``view`` describes."""
     path: str
     format: str
     rows: int
+    view: str = ""

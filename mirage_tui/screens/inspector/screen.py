@@ -314,7 +314,8 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
             else:
                 with written.open(encoding="utf-8") as fh:
                     header = json.loads(fh.readline())
-            self.post_message(ViewExported(str(written), fmt, int(header["rows"])))
+            self.post_message(ViewExported(str(written), fmt, int(header["rows"]),
+                                           filters.describe()))
 
     @on(ViewExported)
     def _view_exported(self, message: ViewExported) -> None:
@@ -322,9 +323,9 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
 
         extra = f" (header: {header_path(message.path)})" if message.format == "csv" else ""
         noun = "item" if message.rows == 1 else "items"
-        where = self.filters.describe()
-        self.app.notify(f"Wrote {message.rows} {noun} of this view"
-                        f"{' (' + where + ')' if where else ''} to {message.path}{extra}",
+        where = f" ({message.view})" if message.view else ""
+        self.app.notify(f"Wrote {message.rows} {noun} of this view{where} to "
+                        f"{message.path}{extra}",
                         title="Export", markup=False, timeout=10)
 
     def reload_items(self) -> None:
