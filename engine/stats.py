@@ -216,15 +216,37 @@ def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
     n near the boundary: at n = 8 and p = 0.02, k = 1 gives a Wilson lower bound of about 0.022
     > 0.02, so the truth is missed whenever k >= 1 (about 15% of samples) and coverage is ~85%.
     Clopper–Pearson gives [0, 1 - (alpha/2)^(1/n)] at k = 0 (0 of 8: [0, 0.369]) and the mirror
-    image at k = n, so it never has zero width.
+    image at k = n, so it never has zero width. Computed by :func:`clopper_pearson_many`.
     """
     if n <= 0 or k < 0 or k > n:
         raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
-    from scipy.stats import binomtest
+    lo, hi = clopper_pearson_many([k], [n], alpha)
+    return float(lo[0]), float(hi[0])
 
-    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=1 - alpha, method="exact")
-    lo = 0.0 if k == 0 else float(ci.low)  # exact at the edges
-    hi = 1.0 if k == n else float(ci.high)
+
+def clopper_pearson_many(k: Sequence[int] | np.ndarray, n: Sequence[int] | np.ndarray,
+                         alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`clopper_pearson` for arrays of (k, n) at once: ``(lo, hi)`` arrays.
+
+    The interval's ends are beta quantiles (Clopper & Pearson 1934; Brown, Cai & DasGupta 2001,
+    §2.1): ``lo = Beta(alpha/2; k, n - k + 1)``, ``hi = Beta(1 - alpha/2; k + 1, n - k)``, 0 at
+    k = 0 and 1 at k = n. :func:`scipy.stats.binomtest`'s ``proportion_ci(method="exact")``
+    finds the same ends with a root finder, one (k, n) at a time (~2 ms each; a report by
+    language and source needs thousands), so this uses ``scipy.stats.beta.ppf`` vectorised
+    instead; the two agree to 1e-9 (tested).
+    """
+    from scipy.stats import beta
+
+    k_arr = np.asarray(k, dtype=float)
+    n_arr = np.asarray(n, dtype=float)
+    if k_arr.shape != n_arr.shape:
+        raise ValueError("k and n need the same shape")
+    if np.any(n_arr <= 0) or np.any(k_arr < 0) or np.any(k_arr > n_arr):
+        raise ValueError("need 0 <= k <= n and n > 0 for every pair")
+    lo = np.where(k_arr == 0, 0.0,
+                  beta.ppf(alpha / 2, np.maximum(k_arr, 1), n_arr - k_arr + 1))
+    hi = np.where(k_arr == n_arr, 1.0,
+                  beta.ppf(1 - alpha / 2, k_arr + 1, np.maximum(n_arr - k_arr, 1)))
     return lo, hi
 
 

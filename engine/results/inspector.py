@@ -253,7 +253,7 @@ SEARCH_FIRST_LIMIT = 2000
 
 def _has_text_index(store: Store) -> bool:
     """Whether the workspace has the trigram indexes (an SQLite without the trigram tokenizer
-    skipped them: :func:`engine.store.schema.m008_text_search`)."""
+    skipped them: :func:`engine.store.schema.m009_text_search`)."""
     return bool(store.query("SELECT 1 FROM sqlite_master WHERE name = 'generations_fts'"))
 
 
@@ -286,7 +286,7 @@ def _matching_items(run_id: int, text: str) -> tuple[str, list]:
 def search_sql(text: str, indexed: bool = True) -> tuple[str, list]:
     """The ``WHERE`` term of a text search: the question or the response contains ``text``
     (case-insensitive), or the query's id is ``text``. Three characters or more are looked up
-    in the trigram indexes (migration ``m008_text_search``); shorter ones match so many items
+    in the trigram indexes (migration ``m009_text_search``); shorter ones match so many items
     that a ``LIKE`` over the walked items fills a page at once (``indexed`` False: a ``LIKE``
     in any case, for a workspace without the indexes)."""
     if indexed and len(text) >= MIN_INDEXED_SEARCH:

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
+import numpy as np
+
 from engine.runs.owner import shown_status
 from engine.store import Store, json_column
 
@@ -70,9 +72,7 @@ def retriever_name(label: str | None) -> str | None:
 
 def metric_order(metrics: Iterable[str]) -> list[str]:
     """The answer metrics in :data:`engine.metrics.answer.METRICS` order, others after, sorted."""
-    from engine.metrics.answer import CITATION_METRIC, LANGUAGE_VARIANTS, METRICS
-
-    known = [*METRICS, *LANGUAGE_VARIANTS, CITATION_METRIC]
+    known = _known_metrics()
     present = set(metrics)
     return [m for m in known if m in present] + sorted(present - set(known))
 
@@ -172,6 +172,144 @@ def load_items(store: Store, run: RunInfo, metrics: Iterable[str] | None = None,
     return _ordered(items.values())
 
 
+@dataclass
+class RunColumns:
+    """A run's items as columns (numpy arrays, one entry per item), in the run's key order
+    (system, setting, query rowid), so each system × setting is one contiguous ``span``.
+
+    What a report reads of a big run without building an object per item or per score:
+    ``values[metric]`` holds the metric's value per item (NaN: no score row, or a NULL value)
+    and ``present[metric]`` whether the item has a score row at all (NULL included).
+    """
+
+    systems: list[str]                  # sorted
+    settings: list[str]                 # setting_order
+    system: np.ndarray                  # index into systems
+    setting: np.ndarray                 # index into settings
+    query_rowid: np.ndarray
+    language: np.ndarray                # per item, the query's: index into languages
+    source: np.ndarray                  # index into sources
+    languages: list[str | None]
+    sources: list[str | None]
+    generated: np.ndarray               # bool: has a generation
+    failed: np.ndarray                  # bool: no generation and an error text
+    has_error: np.ndarray               # bool: an error text
+    truncated: np.ndarray               # bool
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+    present: dict[str, np.ndarray] = field(default_factory=dict)
+    spans: dict[tuple[str, str], slice] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.query_rowid)
+
+    def span(self, system: str, setting: str) -> slice | None:
+        """The items of ``system`` × ``setting`` (ordered by query rowid), or None."""
+        return self.spans.get((system, setting))
+
+    def loose(self) -> np.ndarray:
+        """The EM_loose label per item as a float (0.0 / 1.0; NaN when it has none)."""
+        values = self.values.get(LOOSE_METRIC)
+        return np.rint(values) if values is not None else np.full(len(self), np.nan)
+
+
+def load_columns(store: Store, run: RunInfo,
+                 metrics: Iterable[str] | None = None) -> RunColumns:
+    """The run's items and their scores (all metrics, or only ``metrics``; marker rows
+    ``_…`` and arena features ``feat:…`` left out) as :class:`RunColumns`: one ordered scan of the run's key for the items
+    and one pass over their score rows, the values placed by the item's rowid, vectorised."""
+    rows = store.query_tuples(
+        "SELECT ri.rowid, ri.system, ri.setting, ri.query_rowid, ri.generation_key IS NOT NULL, "
+        "COALESCE(ri.error, '') != '', ri.truncated, q.language, q.source "
+        "FROM run_items ri JOIN queries q ON q.id = ri.query_rowid WHERE ri.run_id = ? "
+        "ORDER BY ri.system, ri.setting, ri.query_rowid", (run.id,))
+    count = len(rows)
+    rowid, system, setting, qrow, gen, err, trunc, language, source = (
+        map(list, zip(*rows)) if rows else ([] for _ in range(9)))
+    systems = sorted(set(system))
+    settings = sorted(set(setting), key=setting_order)
+    sys_index = {s: i for i, s in enumerate(systems)}
+    set_index = {s: i for i, s in enumerate(settings)}
+    languages, language_code = _codes(language)
+    sources, source_code = _codes(source)
+    generated = np.array(gen, dtype=bool)
+    has_error = np.array(err, dtype=bool)
+    cols = RunColumns(
+        systems=systems, settings=settings,
+        system=np.array([sys_index[s] for s in system], dtype=np.int64),
+        setting=np.array([set_index[s] for s in setting], dtype=np.int64),
+        query_rowid=np.array(qrow, dtype=np.int64), language=language_code,
+        source=source_code, languages=languages, sources=sources,
+        generated=generated, failed=~generated & has_error, has_error=has_error,
+        truncated=np.array(trunc, dtype=bool))
+    start = 0
+    for i in range(1, count + 1):
+        if i == count or system[i] != system[start] or setting[i] != setting[start]:
+            cols.spans[(system[start], setting[start])] = slice(start, i)
+            start = i
+    if not count:
+        return cols
+    # every score row of the run comes back as two numbers: rowid * 64 + the metric's code
+    # (its place in the known metrics, 0 for any other name) and the value, so that 700k rows
+    # cost two small objects each, not a string; rows of other names come in a second query
+    known = _known_metrics()
+    code_sql = ("CASE s.metric " + " ".join(f"WHEN {quote_sql(m)} THEN {i}"
+                                           for i, m in enumerate(known, start=1)) + " ELSE 0 END")
+    where = ("FROM run_items ri JOIN scores s "
+             "ON s.generation_key = ri.generation_key AND s.query_rowid = ri.query_rowid "
+             "WHERE ri.run_id = ? AND s.metric NOT LIKE '\\_%' ESCAPE '\\' "
+             "AND s.metric NOT LIKE 'feat:%'")      # arena features: the surrogate's, not ours
+    params: list = [run.id]
+    if metrics is not None:
+        wanted = sorted(set(metrics))
+        if not wanted:
+            return cols
+        where += f" AND s.metric IN ({', '.join('?' for _ in wanted)})"
+        params += wanted
+    rows = store.query_tuples(f"SELECT ri.rowid * 64 + {code_sql}, s.value {where}",
+                              tuple(params))
+    packed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    value = np.array([r[1] for r in rows], dtype=float)           # None -> NaN
+    score_rowid, code = packed >> 6, packed & 63
+    names = {i: m for i, m in enumerate(known, start=1)}
+    if (code == 0).any():    # names outside the known list: by name
+        others = store.query_tuples(
+            f"SELECT ri.rowid, s.metric, s.value {where} AND {code_sql} = 0", tuple(params))
+        extra = sorted({r[1] for r in others})
+        names.update({len(known) + 1 + i: m for i, m in enumerate(extra)})
+        by_name = {m: c for c, m in names.items()}
+        keep = code != 0
+        score_rowid = np.concatenate([score_rowid[keep], [r[0] for r in others]]).astype(np.int64)
+        code = np.concatenate([code[keep], [by_name[r[1]] for r in others]]).astype(np.int64)
+        value = np.concatenate([value[keep], np.array([r[2] for r in others], dtype=float)])
+    item_rowid = np.array(rowid, dtype=np.int64)
+    order = np.argsort(item_rowid)
+    at = order[np.searchsorted(item_rowid[order], score_rowid)]
+    for c in np.unique(code):
+        chosen = code == c
+        column = np.full(count, np.nan)
+        column[at[chosen]] = value[chosen]
+        present = np.zeros(count, dtype=bool)
+        present[at[chosen]] = True
+        cols.values[names[int(c)]], cols.present[names[int(c)]] = column, present
+    return cols
+
+
+def _codes(values: list) -> tuple[list, np.ndarray]:
+    """``(distinct values, each value's index among them)``."""
+    distinct = list(dict.fromkeys(values))
+    index = {v: i for i, v in enumerate(distinct)}
+    return distinct, np.array([index[v] for v in values], dtype=np.int64)
+
+
+def _known_metrics() -> list[str]:
+    """The answer metrics a run stores, in :func:`metric_order` (at most 63: a 6-bit code)."""
+    from engine.metrics.answer import CITATION_METRIC, LANGUAGE_VARIANTS, METRICS
+
+    known = list(dict.fromkeys([*METRICS, *LANGUAGE_VARIANTS, CITATION_METRIC]))
+    assert len(known) < 64
+    return known
+
+
 def run_settings(store: Store, run_id: int) -> dict[str, list[str]]:
     """Each system's settings in the run (an aggregate over the run's key, no item loaded)."""
     out: dict[str, list[str]] = {}
@@ -223,9 +361,20 @@ def item_counts(run: RunInfo, items: list[ItemRecord]) -> dict[str, int]:
     """
     generated = sum(1 for i in items if i.generation_key is not None)
     errors = sum(1 for i in items if i.generation_key is None and i.error)
-    done = generated + errors
     truncated = sum(1 for i in items if i.truncated)
-    total = max(_planned_total(run) or 0, len(items))
+    return _counts(run, len(items), generated, errors, truncated)
+
+
+def column_counts(run: RunInfo, cols: RunColumns) -> dict[str, int]:
+    """:func:`item_counts` of :class:`RunColumns`."""
+    return _counts(run, len(cols), int(cols.generated.sum()), int(cols.failed.sum()),
+                   int(cols.truncated.sum()))
+
+
+def _counts(run: RunInfo, items: int, generated: int, errors: int,
+            truncated: int) -> dict[str, int]:
+    done = generated + errors
+    total = max(_planned_total(run) or 0, items)
     return {"done": done, "total": total, "generated": generated, "errors": errors,
             "truncated": truncated, "pending": total - done}
 
@@ -236,10 +385,7 @@ def stored_counts(store: Store, run: RunInfo) -> dict[str, int]:
     rows = store.query("SELECT items, generated, errors, truncated FROM run_counts "
                        "WHERE run_id = ?", (run.id,))
     items, generated, errors, truncated = tuple(rows[0]) if rows else (0, 0, 0, 0)
-    done = generated + errors
-    total = max(_planned_total(run) or 0, items)
-    return {"done": done, "total": total, "generated": generated, "errors": errors,
-            "truncated": truncated, "pending": total - done}
+    return _counts(run, items, generated, errors, truncated)
 
 
 def _planned_total(run: RunInfo) -> int | None:

@@ -81,7 +81,7 @@ def test_search_combines_with_filters_and_pages_by_key(toy):
 
 
 def test_the_indexes_follow_writes_and_are_back_filled(toy):
-    from engine.store.schema import m008_text_search
+    from engine.store.schema import m009_text_search
 
     assert _everything(toy, search="platypus") == []
     run = load_run(toy, "toy-run")
@@ -101,7 +101,7 @@ def test_the_indexes_follow_writes_and_are_back_filled(toy):
     # an existing workspace: the migration builds the indexes from what is stored
     _drop_text_indexes(toy)
     with toy.write() as db:
-        m008_text_search(sqlite_utils.Database(db.conn))
+        m009_text_search(sqlite_utils.Database(db.conn))
     assert {r.query_id for r in _everything(toy, search="wombat")} == {"q5"}
     assert [(r.system, r.query_id) for r in _everything(toy, search="platypus")] == [(A, "q2")]
     # a deleted generation leaves the index (its item keeps no response)

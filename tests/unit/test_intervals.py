@@ -146,3 +146,20 @@ def test_a_count_mean_with_no_spread_is_not_zero_width():
     assert (est.lo, est.hi) == poisson_mean_interval(16, 8)
     lo, hi = poisson_mean_interval(0, 8)
     assert lo == 0.0 and hi == pytest.approx(3.6889 / 8, rel=1e-3)
+
+
+def test_vectorised_clopper_pearson_is_binomtests_exact_interval():
+    from scipy.stats import binomtest
+
+    from engine.stats import clopper_pearson_many
+
+    pairs = [(k, n) for n in (1, 2, 3, 8, 31, 200, 5000) for k in sorted({0, 1, n // 3, n - 1, n})
+             if 0 <= k <= n]
+    lo, hi = clopper_pearson_many([k for k, _ in pairs], [n for _, n in pairs])
+    for (k, n), a, b in zip(pairs, lo, hi):
+        ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+        assert a == pytest.approx(ci.low, abs=1e-9) and b == pytest.approx(ci.high, abs=1e-9)
+        assert (a == 0.0) == (k == 0) and (b == 1.0) == (k == n)
+        assert clopper_pearson(k, n) == (float(a), float(b))    # one computation for both
+    with pytest.raises(ValueError):
+        clopper_pearson_many([3], [2])

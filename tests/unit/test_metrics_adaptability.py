@@ -173,3 +173,26 @@ def test_single_item_has_exact_intervals():
     assert (report.nv.value, report.nv.lo, report.nv.hi) == (1.0, pytest.approx(0.025), 1.0)
     assert report.overall.value == -1.0
     assert (report.overall.lo, report.overall.hi) == (-1.0, pytest.approx(0.95))
+
+
+def test_many_groups_at_once_equal_one_group_at_a_time():
+    import random
+
+    from engine.metrics.adaptability import PATTERN_KEYS, adaptability_many, pattern_counts
+
+    rng = random.Random(7)
+    groups = [[tuple(rng.randint(0, 1) for _ in range(3)) for _ in range(n)]
+              for n in (0, 1, 2, 5, 8, 40, 333)]
+    counts = [[pattern_counts(g)[key] for key in PATTERN_KEYS] for g in groups]
+    for group, report in zip(groups, adaptability_many(counts, mixed_setting="retrieved@3")):
+        one = adaptability(group, mixed_setting="retrieved@3")
+        assert report == one
+        assert report.n == len(group)
+        if group:
+            k_ca = sum(1 for _, o, m in group if o == 1 and m == 1)
+            assert report.overall.value == (2 * k_ca - len(group)) / len(group)
+            assert (report.overall.lo, report.overall.hi) == (
+                -1 + 2 * clopper_pearson(k_ca, len(group))[0],
+                -1 + 2 * clopper_pearson(k_ca, len(group))[1])
+        else:
+            assert report.nv.value is None and report.overall.n == 0
