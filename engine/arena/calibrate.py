@@ -303,6 +303,13 @@ class StoredCalibration:
                                 tuple(JudgedOrder(**o) for o in v.get("orders", [])))
                 for v in self.verdicts]
 
+    def as_json(self) -> dict:
+        """What ``judge calibration --json`` prints: the figures as stored, no verdicts."""
+        return {"id": self.id, "labels": self.labels, "judge": self.judge,
+                "judge_key": self.judge_key, "template": self.template,
+                "aspect": self.aspect, "config": self.config, "figures": self.figures,
+                "created_at": self.created_at}
+
     def estimate(self, name: str, group: str | None = None, key: str = "overall") -> Estimate:
         source = self.figures.get(key, {}) if group is None else \
             self.figures.get(key, {}).get(group, {})

@@ -40,6 +40,7 @@ from engine.results.records import (SCORER_MARK, count_items, load_run, parse_re
                                     run_metrics, run_settings, setting_rank_sql, split_system,
                                     stored_counts)
 from engine.store import Store, json_column
+from engine.store.database import batched
 
 FORMATS = ("csv", "jsonl")
 EXPORT_FORMAT_VERSION = 1
@@ -138,41 +139,92 @@ def iter_export_rows(store: Store, run_name: str) -> tuple[list[str], Iterator[d
     return columns, _rows(run.name, columns, metrics, items, scores)
 
 
+# an export of a view looks up the scores of this many items at a time
+VIEW_PAGE = 500
+
+
+def iter_view_rows(store: Store, run_name: str, filters: dict | None = None,
+                   sort: str | None = None, descending: bool = False
+                   ) -> tuple[list[str], Iterator[dict[str, Any]]]:
+    """Like :func:`iter_export_rows`, for the items an inspector view shows: those matching
+    ``filters`` (the keyword filters of :func:`engine.results.inspector.items_for`), in its
+    order (``sort``, ``descending``). Streamed: one cursor walks the view in order (SQLite
+    sorts once, spilling to disk for a big view), and the scores are looked up for
+    :data:`VIEW_PAGE` items at a time."""
+    from engine.results.inspector import _check_filters, _check_sort
+
+    filters = dict(filters or {})
+    _check_filters(filters.get("category"), filters.get("pattern"), filters.get("metric"),
+                   filters.get("min_value"), filters.get("max_value"))
+    _check_sort(sort)
+    run = load_run(store, run_name)
+    metrics = run_metrics(store, run.id)
+    columns = list(ITEM_COLUMNS) + [c for m in metrics for c in (m, f"{m}_detail")]
+    return columns, _view_rows(store, run, columns, metrics, filters, sort, descending)
+
+
+def _view_rows(store: Store, run, columns: list[str], metrics: list[str], filters: dict,
+               sort: str | None, descending: bool) -> Iterator[dict[str, Any]]:
+    from engine.results.inspector import items_sql, order_by
+
+    sql = items_sql(store, run.id, **filters)
+    extra = ("ri.context, q.answers, " + ", ".join(f"g.{c}" for c in _GENERATION_COLUMNS))
+    items = store.iterate(f"SELECT {sql.columns}, {extra} {sql.body} "
+                          f"ORDER BY {order_by(sql, sort, descending)}", tuple(sql.params))
+    for page in batched(items, VIEW_PAGE):
+        scores: dict[tuple, list] = {}
+        keys = sorted({r["generation_key"] for r in page if r["generation_key"]})
+        for s in store.query_in("SELECT generation_key, query_rowid, metric, value, detail "
+                                "FROM scores WHERE generation_key IN ({marks})", keys):
+            scores.setdefault((s["generation_key"], s["query_rowid"]), []).append(s)
+        for r in page:
+            yield _row(run.name, columns, metrics, r,
+                       scores.get((r["generation_key"], r["query_rowid"]), []))
+
+
 def _rows(run: str, columns: list[str], metrics: list[str], items: Iterator,
           scores: Iterator) -> Iterator[dict[str, Any]]:
     pending = next(scores, None)
     for r in items:
         key = (r["system"], r["query_rowid"], r["setting"])
-        values: dict[str, Any] = {}
-        details: dict[str, Any] = {}
-        scorer = None
+        mine = []
         while pending is not None and (pending[0], pending[1], pending[2]) == key:
-            if pending["metric"] == SCORER_MARK:
-                scorer = pending["detail"]
-            elif not pending["metric"].startswith("_"):
-                values[pending["metric"]] = pending["value"]
-                details[pending["metric"]] = pending["detail"]
+            mine.append(pending)
             pending = next(scores, None)
-        generator, template = split_system(r["system"])
-        retrieved = parse_retrieved(r["setting"])
-        row: dict[str, Any] = {
-            "run": run, "system": r["system"], "generator": generator,
-            "template": template, "setting": r["setting"],
-            "retriever": retrieved[1] if retrieved else None,
-            "top_k": retrieved[0] if retrieved else None,
-            "query_rowid": r["query_rowid"], "query_id": r["query_id"],
-            "language": r["language"], "source": r["source"], "query": r["query"],
-            "answers": json.loads(r["answers"]), "context": json_column(r["context"], None),
-            "generation_key": r["generation_key"],
-            "truncated": bool(r["truncated"]), "error": r["error"],
-            "scorer_version": scorer}
-        for key_ in _GENERATION_COLUMNS:
-            row[key_] = r[key_]
-        row["response"] = r["response"]
-        for m in metrics:
-            row[m] = values.get(m)
-            row[f"{m}_detail"] = details.get(m)
-        yield {c: row[c] for c in columns}
+        yield _row(run, columns, metrics, r, mine)
+
+
+def _row(run: str, columns: list[str], metrics: list[str], r, scores: list) -> dict[str, Any]:
+    """One item's export row from its item row ``r`` and its score rows."""
+    values: dict[str, Any] = {}
+    details: dict[str, Any] = {}
+    scorer = None
+    for score in scores:
+        if score["metric"] == SCORER_MARK:
+            scorer = score["detail"]
+        elif not score["metric"].startswith("_"):
+            values[score["metric"]] = score["value"]
+            details[score["metric"]] = score["detail"]
+    generator, template = split_system(r["system"])
+    retrieved = parse_retrieved(r["setting"])
+    row: dict[str, Any] = {
+        "run": run, "system": r["system"], "generator": generator,
+        "template": template, "setting": r["setting"],
+        "retriever": retrieved[1] if retrieved else None,
+        "top_k": retrieved[0] if retrieved else None,
+        "query_rowid": r["query_rowid"], "query_id": r["query_id"],
+        "language": r["language"], "source": r["source"], "query": r["query"],
+        "answers": json.loads(r["answers"]), "context": json_column(r["context"], None),
+        "generation_key": r["generation_key"],
+        "truncated": bool(r["truncated"]), "error": r["error"],
+        "scorer_version": scorer}
+    for key_ in _GENERATION_COLUMNS:
+        row[key_] = r[key_]
+    row["response"] = r["response"]
+    for m in metrics:
+        row[m] = values.get(m)
+        row[f"{m}_detail"] = details.get(m)
+    return {c: row[c] for c in columns}
 
 
 def _csv_cell(value: Any) -> Any:
@@ -201,16 +253,29 @@ def _write(fh: IO[str], fmt: str, header: dict, columns: list[str],
 
 def export_run(store: Store, run_name: str, format: str = "csv",
                out: str | os.PathLike | IO[str] | None = None,
-               header_out: str | os.PathLike | None = None) -> Path | None:
+               header_out: str | os.PathLike | None = None, filters: dict | None = None,
+               sort: str | None = None, descending: bool = False) -> Path | None:
     """Write the run's items (and its header) as ``csv`` or ``jsonl``; returns the data file's
-    path (None when ``out`` is an open file). ``out`` defaults to ``./<run>.<format>``."""
+    path (None when ``out`` is an open file). ``out`` defaults to ``./<run>.<format>``.
+    ``filters`` / ``sort`` / ``descending`` export an inspector view instead: the items
+    matching the filters, in its order (:func:`iter_view_rows`); the header's ``view`` says
+    which, and its ``rows`` how many matched."""
     if format not in FORMATS:
         raise ValueError(f"unknown export format {format!r} (one of {', '.join(FORMATS)})")
     header = run_header(store, run_name)
-    columns, rows = iter_export_rows(store, run_name)
+    view = {k: v for k, v in (filters or {}).items() if v is not None}
+    if view or sort is not None or descending:
+        from engine.results.inspector import count_items_for
+
+        columns, rows = iter_view_rows(store, run_name, view, sort, descending)
+        header["view"] = {"filters": view, "sort": sort or "system", "descending": descending}
+        count = count_items_for(store, run_name, **view)
+    else:
+        columns, rows = iter_export_rows(store, run_name)
+        count = count_items(store, load_run(store, run_name))
     header["format"] = format
     header["columns"] = columns
-    header["rows"] = count_items(store, load_run(store, run_name))
+    header["rows"] = count
     header["partial"] = partial_note(header)
     if out is None:
         out = Path(f"{run_name}.{format}")

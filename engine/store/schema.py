@@ -446,6 +446,53 @@ def m010_run_log(db: sqlite_utils.Database) -> None:
     )
 
 
+def _fts_triggers(table: str, fts: str, rowid: str) -> str:
+    """Triggers that keep the external-content index ``fts`` over ``table.text`` current."""
+    add = f"INSERT INTO {fts} (rowid, text) VALUES (NEW.{rowid}, NEW.text);"
+    drop = f"INSERT INTO {fts} ({fts}, rowid, text) VALUES ('delete', OLD.{rowid}, OLD.text);"
+    return f"""
+        CREATE TRIGGER IF NOT EXISTS {fts}_insert AFTER INSERT ON {table} BEGIN {add} END;
+        CREATE TRIGGER IF NOT EXISTS {fts}_delete AFTER DELETE ON {table} BEGIN {drop} END;
+        CREATE TRIGGER IF NOT EXISTS {fts}_update AFTER UPDATE OF text ON {table} BEGIN
+            {drop} {add}
+        END;
+        INSERT INTO {fts} ({fts}) VALUES ('rebuild');
+    """
+
+
+@migration
+def m011_text_search(db: sqlite_utils.Database) -> None:
+    """Text search over questions and responses (issues 15 and 18): two FTS5 indexes with the
+    trigram tokenizer (case-insensitive substring search in any script, three characters or
+    more), external-content over ``queries.text`` and ``generations.text`` so that no text is
+    stored twice, kept current by triggers and built from what is stored
+    (:func:`engine.results.inspector.items_sql`). ``generations`` has no integer key: its
+    implicit rowid is what the index stores (the store never VACUUMs; after one, rebuild with
+    ``INSERT INTO generations_fts (generations_fts) VALUES ('rebuild')``). An SQLite without
+    the trigram tokenizer gets no indexes, and searches stay ``LIKE`` scans."""
+    db.executescript(
+        """
+        -- a search's matching questions lead to their items (also what deleting a query
+        -- checks for its foreign key)
+        CREATE INDEX IF NOT EXISTS run_items_query ON run_items (query_rowid, run_id);
+        """)
+    try:  # an SQLite without FTS5 or its trigram tokenizer (before 3.34): searches use LIKE
+        db.conn.execute("CREATE VIRTUAL TABLE temp.fts_probe USING fts5(x, tokenize='trigram')")
+        db.conn.execute("DROP TABLE temp.fts_probe")
+    except sqlite3.OperationalError:
+        return
+    db.executescript(
+        """
+        CREATE VIRTUAL TABLE IF NOT EXISTS queries_fts USING fts5(
+            text, content='queries', content_rowid='id', tokenize='trigram');
+        CREATE VIRTUAL TABLE IF NOT EXISTS generations_fts USING fts5(
+            text, content='generations', tokenize='trigram');
+        """
+        + _fts_triggers("queries", "queries_fts", "id")
+        + _fts_triggers("generations", "generations_fts", "rowid")
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -3,7 +3,7 @@
     mirage-tui arena judge RUN --judge MODEL [--pairs all|reference] [--reference SYSTEM]
                            [--queries N] [--order random|both] [--seed S] [--threads N]
                            [--concurrency N] [--max-errors N|P%] [--name NAME]
-    mirage-tui arena ratings RUN [--arena NAME] [--boot 200] [--seed 0] [--json]
+    mirage-tui arena ratings RUN [--arena NAME] [--boot 200] [--seed 0] [--json] [--html FILE]
     mirage-tui arena surrogate RUN [--arena NAME] [--judge MODEL] [--json]
     mirage-tui arena export RUN [--arena NAME] [--format csv|jsonl] [--out PATH]
                             [--what battles|ratings]
@@ -75,6 +75,10 @@ def add_parsers(sub) -> None:
                    help="bootstrap tournaments (default 200)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (0)")
     p.add_argument("--json", action="store_true", help="print the ratings as JSON")
+    p.add_argument("--html", type=Path, metavar="FILE",
+                   help="write the leaderboard as one self-contained HTML page (forest "
+                        "plot, win-fraction heatmap, surrogate; opens offline) instead of "
+                        "printing the text (with --json the JSON still goes to stdout)")
 
     p = asub.add_parser("surrogate", help="the random-forest surrogate judge")
     db_option(p)
@@ -206,6 +210,15 @@ def _ratings_for(store, run_name, arena, boot: int, seed: int):
 def _ratings(args, store) -> int:
     info, ratings, format_leaderboard = _ratings_for(store, args.run, args.arena, args.boot,
                                                      args.seed)
+    if getattr(args, "html", None):
+        from engine.results.html import leaderboard_page, write_page
+        from mirage_tui.cli.report import written_line
+
+        path = write_page(leaderboard_page(store, args.run, info.name, n_boot=args.boot,
+                                           seed=args.seed), args.html)
+        print(written_line("leaderboard", path), file=sys.stderr if args.json else sys.stdout)
+        if not args.json:
+            return 0
     report = None
     if info.mode == "reference":
         from engine.arena.reference import format_reference_report, reference_report

@@ -1,6 +1,6 @@
 """``mirage-tui compare``: is B really better than A? A paired comparison on shared items.
 
-    mirage-tui compare A B [--metric M ...] [--json] [--csv PATH] [--n-boot N] [--seed S]
+    mirage-tui compare A B [--metric M ...] [--json] [--csv PATH] [--html FILE] [--n-boot N] [--seed S]
                        [--delta POINTS] [--fail-if-worse METRIC:DELTA] [--flips N]
 
 A and B are ``RUN`` or ``RUN:SYSTEM`` (two systems of one run, or of two runs, of different
@@ -13,6 +13,7 @@ bound beyond −2), in any setting, so a model or prompt change can be gated in 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from mirage_tui.cli.common import CliError, db_option
@@ -33,6 +34,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--csv", type=Path, metavar="PATH",
                    help="also write one row per shared item with both sides' scores")
+    p.add_argument("--html", type=Path, metavar="FILE",
+                   help="write the comparison as one self-contained HTML page (Δ chart, "
+                        "flipped items; opens offline) instead of printing the text (with "
+                        "--json the JSON still goes to stdout)")
     p.add_argument("--n-boot", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples (default 10000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
@@ -59,9 +64,15 @@ def run(args, store) -> int:
         raise CliError(str(exc)) from None
     if args.csv:
         write_items_csv(c, args.csv)
+    if args.html:
+        from engine.results.html import comparison_page, write_page
+        from mirage_tui.cli.report import written_line
+
+        path = write_page(comparison_page(store, args.a, args.b, comparison=c), args.html)
+        print(written_line("comparison", path), file=sys.stderr if args.json else sys.stdout)
     if args.json:
         print(json.dumps(c.as_json(), ensure_ascii=False))
-    else:
+    elif not args.html:
         print(format_comparison(c, flips=args.flips), end="")
     if gate:
         try:

@@ -3,7 +3,7 @@
     mirage-tui judge calibrate --judge MODEL --labels DATASET [--aspect overall]
                                [--both-orders] [--sample N] [--seed S] [--template NAME]
                                [--threads N] [--concurrency N] [--max-errors N|P%] [--json]
-    mirage-tui judge calibration [--judge MODEL] [--template NAME] [--json]
+    mirage-tui judge calibration [--judge MODEL] [--template NAME] [--json] [--html FILE]
     mirage-tui judge compare ID_A ID_B [--boot 1000] [--json]
 
 ``calibrate`` judges every pair of a labels dataset (``mirage-tui data import`` of a RAGChecker
@@ -20,6 +20,7 @@ import json
 import signal
 import sys
 import threading
+from pathlib import Path
 
 from mirage_tui.cli.common import (CliError, db_option, from_settings, in_flight_options,
                                    install_interrupt)
@@ -63,6 +64,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--judge", metavar="MODEL", help="of this judge (its identity name)")
     p.add_argument("--template", metavar="NAME@VERSION")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--html", type=Path, metavar="FILE",
+                   help="write the calibration as one self-contained HTML page (charts "
+                        "beside the anchors; opens offline) instead of printing the text "
+                        "(with --json the JSON still goes to stdout)")
 
     p = jsub.add_parser("compare", help="two stored calibrations, paired on their common pairs")
     db_option(p)
@@ -118,6 +123,14 @@ def _show(args, store) -> int:
     if stored is None:
         raise CliError("no calibration stored" + (f" for judge {args.judge!r}" if args.judge
                                                   else "") + " (mirage-tui judge calibrate)")
+    if args.html:
+        from engine.results.html import calibration_page, write_page
+        from mirage_tui.cli.report import written_line
+
+        path = write_page(calibration_page(stored), args.html)
+        print(written_line("calibration", path), file=sys.stderr if args.json else sys.stdout)
+        if not args.json:
+            return 0
     if args.json:
         print(json.dumps(_stored_json(stored), ensure_ascii=False))
     else:
@@ -154,10 +167,7 @@ def _compare(args, store) -> int:
 
 
 def _stored_json(stored) -> dict:
-    return {"id": stored.id, "labels": stored.labels, "judge": stored.judge,
-            "judge_key": stored.judge_key, "template": stored.template,
-            "aspect": stored.aspect, "config": stored.config, "figures": stored.figures,
-            "created_at": stored.created_at}
+    return stored.as_json()
 
 
 def _print(stored) -> None:

@@ -1,6 +1,6 @@
 """``mirage-tui report`` and ``mirage-tui export``: a run's numbers, and its rows as files.
 
-    mirage-tui report RUN [--json] [--by language|source] [--n-boot N] [--seed S]
+    mirage-tui report RUN [--json] [--html FILE] [--by language|source] [--n-boot N] [--seed S]
                       [--parity mirage|bergen|none] [--gold oracle|oracle+answer-match]
                       [--language-rule mirage-tui|bergen] [--language-detector langid|fasttext]
     mirage-tui export RUN [--format csv|jsonl] [-o PATH] [--force]
@@ -8,14 +8,17 @@
 Both read the run's stored rows (a run still going reports what it has, marked partial). The
 report's header names the choices behind its numbers (correct-language detector and rule,
 retrieval gold); they are the ones the run recorded unless a flag asks for others.
-``export`` writes ``./RUN.csv`` (plus its header in ``./RUN.header.json``) or ``./RUN.jsonl``
-(header on the first line) unless ``-o`` says where; an existing file is left alone unless
-``--force``. Exporting a run that has not finished says so: "partial: N of M items".
+``--html FILE`` writes the report as one self-contained page instead (charts, the item
+browser; nothing is fetched when it is opened) and prints where it went. ``export`` writes
+``./RUN.csv`` (plus its header in ``./RUN.header.json``) or ``./RUN.jsonl`` (header on the
+first line) unless ``-o`` says where; an existing file is left alone unless ``--force``.
+Exporting a run that has not finished says so: "partial: N of M items".
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from engine.metrics.definitions import GOLD_DEFINITIONS, NO_PARITY, PARITY_MODES
@@ -32,6 +35,10 @@ def add_parsers(sub) -> None:
     db_option(p)
     p.add_argument("run", help="run name")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--html", type=Path, metavar="FILE",
+                   help="write the report as one self-contained HTML page (charts, item "
+                        "browser; opens offline) instead of printing the text (with --json "
+                        "the JSON still goes to stdout)")
     p.add_argument("--by", choices=("language", "source"),
                    help="split the tables by query language or source")
     p.add_argument("--n-boot", type=int, default=1000, metavar="N",
@@ -82,11 +89,25 @@ def _report(args, store) -> int:
     report = build_report(store, args.run, n_boot=args.n_boot, seed=args.seed,
                           parity=args.parity, gold=args.gold, language_rule=args.language_rule,
                           language_detector=args.language_detector)
+    if args.html:
+        from engine.results.html import run_page, write_page
+
+        path = write_page(run_page(store, args.run, n_boot=args.n_boot, seed=args.seed,
+                                   report=report), args.html)
+        print(written_line("run report", path), file=sys.stderr if args.json else sys.stdout)
+        if not args.json:
+            return 0
     if args.json:
         print(json.dumps(report.as_json(), ensure_ascii=False))
     else:
         print(format_report(report, by=args.by), end="")
     return 0
+
+
+def written_line(what: str, path: Path) -> str:
+    """``wrote the run report to /abs/path.html (123 KB)``: where an HTML page went."""
+    size = path.stat().st_size
+    return f"wrote the {what} to {path.resolve()} ({max(1, round(size / 1024)):,} KB)"
 
 
 def _export(args, store) -> int:

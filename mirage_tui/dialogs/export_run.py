@@ -1,5 +1,6 @@
-"""The export dialog: where and in which format to export a run (CSV with a header .json, or
-JSON lines); dismisses with ``(path, format)``."""
+"""The export dialog: where and in which format to export a run (CSV with a header .json, JSON
+lines, or the HTML report: one self-contained page); dismisses with ``(path, format)``. The
+leaderboard asks the same with its own formats (its HTML page)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from mirage_tui.screens.base import BaseModal
 
+RUN_FORMATS = (("CSV (+ header .json)", "csv"), ("JSON lines", "jsonl"),
+               ("HTML report (one page)", "html"))
+SUFFIXES = (".csv", ".jsonl", ".html")
+
 
 class ExportRunScreen(BaseModal[tuple[str, str] | None]):
     """Path and format for an export; dismisses with ``(path, format)``."""
@@ -24,28 +29,37 @@ class ExportRunScreen(BaseModal[tuple[str, str] | None]):
                      border: thick $accent; background: $surface; }
     #export-title { text-style: bold; margin-bottom: 1; }
     #export-options { height: 1; margin-top: 1; }
-    #export-format { width: 16; }
+    #export-format { width: 28; }
     #export-hint { margin-top: 1; color: $text-muted; }
     #export-buttons { height: auto; margin-top: 1; align-horizontal: right; }
     #export-buttons Button { margin-left: 1; }
     """
 
-    def __init__(self, run_name: str, folder: Path | None = None) -> None:
+    def __init__(self, run_name: str, folder: Path | None = None,
+                 formats: tuple[tuple[str, str], ...] = RUN_FORMATS, stem: str | None = None,
+                 title: str | None = None, hint: str | None = None) -> None:
         super().__init__()
         self.run_name = run_name
         self.folder = folder or Path.cwd()
+        self.formats = formats
+        self.stem = stem or run_name
+        self.title_text = title or f"Export run {run_name}"
+        self.hint = hint or (
+            "CSV and JSON lines: one row per item with its prompt, response and every score; "
+            "the run's header (config, versions, device) travels with it. HTML: the report "
+            "with charts and an item browser in one file that opens offline. Enter exports, "
+            "Esc cancels.")
 
     def compose(self) -> ComposeResult:
+        first = self.formats[0][1]
         with Vertical(id="export-dialog"):
-            yield Label(f"Export run {self.run_name}", id="export-title", markup=False)
-            yield Input(str(self.folder / f"{self.run_name}.csv"), id="export-path")
+            yield Label(self.title_text, id="export-title", markup=False)
+            yield Input(str(self.folder / f"{self.stem}.{first}"), id="export-path")
             with Horizontal(id="export-options"):
                 yield Label("format ", markup=False)
-                yield Select([("CSV (+ header .json)", "csv"), ("JSON lines", "jsonl")],
-                             value="csv", allow_blank=False, id="export-format", compact=True)
-            yield Static("One row per item with its prompt, response and every score; the "
-                         "run's header (config, versions, device) travels with it. Enter "
-                         "exports, Esc cancels.", id="export-hint", markup=False)
+                yield Select(list(self.formats), value=first, allow_blank=False,
+                             id="export-format", compact=True)
+            yield Static(self.hint, id="export-hint", markup=False)
             with Horizontal(id="export-buttons"):
                 yield Button("Export", variant="primary", id="export-go")
                 yield Button("Cancel", id="export-cancel")
@@ -56,8 +70,8 @@ class ExportRunScreen(BaseModal[tuple[str, str] | None]):
     @on(Select.Changed, "#export-format")
     def _format_changed(self, event: Select.Changed) -> None:
         path = self.query_one("#export-path", Input)
-        current = Path(path.value.strip() or f"{self.run_name}.csv")
-        if current.suffix in (".csv", ".jsonl"):
+        current = Path(path.value.strip() or f"{self.stem}.{self.formats[0][1]}")
+        if current.suffix in SUFFIXES:
             path.value = str(current.with_suffix(f".{event.value}"))
 
     @on(Input.Submitted, "#export-path")

@@ -243,7 +243,13 @@ class CompareScreen(BaseScreen):
         base = Path.cwd() / f"compare-{_safe(c.a.label)}-vs-{_safe(c.b.label)}"
         Path(f"{base}.json").write_text(json.dumps(c.as_json(), ensure_ascii=False, indent=1))
         write_items_csv(c, Path(f"{base}.csv"))
-        self.notify(f"Wrote {base}.json and {base}.csv", timeout=5, markup=False)
+        from engine.results.html import comparison_page, write_page
+
+        # the comparison is already computed: the page only formats it (no SQL, no resampling)
+        write_page(comparison_page(None, c.a.label, c.b.label, comparison=c),
+                   Path(f"{base}.html"))
+        self.notify(f"Wrote {base}.json, {base}.csv and {base}.html (one page, opens offline)",
+                    timeout=5, markup=False)
 
 
 def _safe(text: str) -> str:

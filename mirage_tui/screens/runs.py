@@ -5,10 +5,11 @@ run's report (``engine.results.report.build_report``: accuracy per system × set
 NV/CA/CI/CM, each with its 95% CI and n) in a worker and shows its summary
 (``summary_segments``). Space marks a run and ``c`` compares the highlighted run with it where
 systems and settings overlap (``compare_reports``); ``e`` exports the highlighted run
-(``engine.results.export.export_run``) to a path and format asked for in a small dialog.
-``R`` renames the highlighted run, ``D`` deletes it after a question (its cached generations
-stay unless asked; a running run is refused) and ``L`` shows its log (``engine.runs.manage``).
-The engine writes the text; this screen only draws it.
+(``engine.results.export.export_run``, or the HTML report: ``engine.results.html.run_page``)
+to a path and format asked for in a small dialog. ``R`` renames the highlighted run, ``D``
+deletes it after a question (its cached generations stay unless asked; a running run is
+refused) and ``L`` shows its log (``engine.runs.manage``). The engine writes the text; this
+screen only draws it.
 """
 
 from __future__ import annotations
@@ -371,6 +372,14 @@ class RunsScreen(BaseScreen):
         from engine.results.export import export_run, header_path
 
         with self.worker_errors("the export", store, prefix=f"{path}: "):
+            if fmt == "html":
+                from engine.results import count_items, load_run
+                from engine.results.html import run_page, write_page
+
+                written = write_page(run_page(store, name), path)
+                rows = count_items(store, load_run(store, name))
+                self.post_message(self.Exported(name, str(written.resolve()), fmt, rows))
+                return
             written = export_run(store, name, format=fmt, out=path)
             # the header (a sidecar for csv, the first line of jsonl) says how many rows
             if fmt == "csv":
@@ -384,6 +393,12 @@ class RunsScreen(BaseScreen):
     @on(Exported)
     def _exported(self, message: Exported) -> None:
         extra = ""
+        if message.format == "html":
+            size = Path(message.path).stat().st_size
+            self.app.notify(f"Wrote the HTML report of {message.run} ({message.rows} items) to "
+                            f"{message.path} ({max(1, round(size / 1024)):,} KB); open it in "
+                            "any browser, offline", title="Export", markup=False, timeout=10)
+            return
         if message.format == "csv":
             from engine.results.export import header_path
 

@@ -7,6 +7,7 @@ import pytest
 
 from engine.results.inspector import (count_items_for, count_query, items_for, page_query)
 from engine.results.records import load_run
+from testkit.query_plans import assert_no_scans
 from testkit.toy_run import A, B, RET
 
 FILTERS = [
@@ -47,10 +48,6 @@ def test_search_finds_questions_and_responses(toy):
     assert items_for(toy, "toy-run", search="no such text %_", limit=100) == []
 
 
-def _plan(store, text, params) -> list[str]:
-    return [r[3] for r in store.query(f"EXPLAIN QUERY PLAN {text}", tuple(params))]
-
-
 @pytest.mark.parametrize("filters", FILTERS, ids=lambda f: ",".join(f) or "none")
 def test_page_and_count_queries_never_scan_items_or_scores(toy, filters):
     run = load_run(toy, "toy-run")
@@ -58,11 +55,7 @@ def test_page_and_count_queries_never_scan_items_or_scores(toy, filters):
                page_query(toy, run.id, limit=101, after=(B, 3, "oracle"), **filters),
                count_query(toy, run.id, **filters)]
     for text, params in queries:
-        plan = _plan(toy, text, params)
-        assert any(line.startswith("SEARCH ri USING") for line in plan), plan
-        scans = [line for line in plan if line.startswith("SCAN")
-                 and line.split()[1] in TABLE_ALIASES]
-        assert not scans, plan
+        plan = assert_no_scans(toy, text, params, TABLE_ALIASES)
         # ordered by the index: at most the settings of one (system, query) are sorted
         assert not any(line == "USE TEMP B-TREE FOR ORDER BY" for line in plan), plan
 

@@ -64,6 +64,14 @@ class ScriptedModel:
         return len(text) // 4
 
 
+def prompt_question(text: str) -> tuple[str, str]:
+    """``(question, context)`` of a rendered MIRAGE prompt (the context empty for base)."""
+    if "Context : " not in text:
+        return text.split("Question: ", 1)[1].split("\n\nAnswer", 1)[0], ""
+    question, _, context = text.split("Question : ", 1)[1].partition("\n\nContext : ")
+    return question, context
+
+
 class ScriptedGenerator(ScriptedModel):
     """Answers each query right or wrong per setting, as its script says: right is
     "The answer is <gold>.", wrong is "I am not sure."."""

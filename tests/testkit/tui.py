@@ -58,6 +58,21 @@ async def settle(pilot, rounds: int = 60, quiet: int = 3) -> None:
     raise AssertionError(f"workers still busy: {busy}")
 
 
+async def tables_laid_out(pilot, rounds: int = 50) -> None:
+    """Wait until every DataTable on the screen has sized its columns to its rows: a table
+    does that on its next Idle event, which a loaded machine may deliver after the rows
+    arrive, so that a snapshot could show columns as wide as their headers only."""
+    from textual.widgets import DataTable
+
+    for _ in range(rounds):
+        pending = [t for t in pilot.app.screen.query(DataTable)
+                   if getattr(t, "_require_update_dimensions", False)]
+        if not pending:
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"tables still sizing their columns: {pending}")
+
+
 async def open_screen(pilot, screen) -> None:
     """Push ``screen`` once the app has settled, and settle again."""
     await settle(pilot)

@@ -63,6 +63,8 @@ async def test_compare_screen_two_systems_of_one_run(workspace, tmp_path, monkey
         assert json.loads(js.read_text())["shared_items"] == 18
         with open(js.with_suffix(".csv")) as f:
             assert len(list(csv.DictReader(f))) == 18
+        page = js.with_suffix(".html").read_text(encoding="utf-8")
+        assert '"kind":"comparison"' in page and '"shared_items":18' in page
 
 
 @pytest.mark.asyncio

@@ -24,6 +24,17 @@ def value_text(value: float | None) -> str:
 
 
 ITEM_COLUMNS = ("system", "setting", "query", "lang", "EM", "pattern", "question", "response")
+# each column's sort (``engine.results.inspector.SORT_KEYS``)
+COLUMN_SORTS = dict(zip(ITEM_COLUMNS, ("system", "setting", "query", "language", "em",
+                                       "pattern", "question", "response")))
+
+
+def column_label(column: str, sort: str | None, descending: bool) -> str:
+    """A column's header: its name, with ▲ / ▼ when the list is sorted by it (the default
+    order is by system)."""
+    if COLUMN_SORTS[column] != (sort or "system"):
+        return column
+    return f"{column} {'▼' if descending else '▲'}"
 
 
 def item_key(row) -> str:
@@ -36,11 +47,13 @@ def item_cells(row, width: int) -> list[Text]:
     ``width`` cells wide."""
     sys_w, set_w, qid_w = (18, 12, 14) if width >= 110 else \
         (15, 8, 14) if width >= 95 else (11, 7, 11)
-    # the fixed columns (lang 4, EM 3, pattern 7), 8 × 2 cells of padding, the border and
-    # the scrollbar: what is left goes to the question and the response
-    rest = max(16, width - (sys_w + set_w + qid_w + 14 + 16 + 4))
+    # the fixed columns (lang 4, EM 3, pattern 7), 8 × 2 cells of padding, the border, the
+    # scrollbar and the sorted column's " ▲": what is left goes to the question and the
+    # response (3 to 5: the response is what is read; Enter shows both in full)
+    rest = max(16, width - (sys_w + set_w + qid_w + 14 + 16 + 4 + 2))
+    question_w = rest * 3 // 8
     em = value_text(row.em_loose) if not row.error else "err"
     return [plain(clip(row.system, sys_w)), plain(clip(row.setting, set_w)),
             plain(clip(row.query_id, qid_w)), plain(row.language or "—"), plain(em),
-            plain(row.pattern or "—"), plain(clip(row.query, rest // 2)),
-            plain(clip(row.response or row.error or "—", rest - rest // 2))]
+            plain(row.pattern or "—"), plain(clip(row.query, question_w)),
+            plain(clip(row.response or row.error or "—", rest - question_w))]

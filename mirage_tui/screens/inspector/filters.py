@@ -32,6 +32,7 @@ class Filters:
     metric: str | None = None
     min_value: float | None = None
     max_value: float | None = None
+    search: str | None = None
 
     def describe(self) -> str:
         parts = [f"{k} {v}" for k, v in (("system", self.system), ("setting", self.setting),
@@ -43,6 +44,8 @@ class Filters:
             lo = "" if self.min_value is None else value_text(self.min_value)
             hi = "" if self.max_value is None else value_text(self.max_value)
             parts.append(f"{self.metric} in [{lo or '−∞'}, {hi or '∞'}]")
+        if self.search:
+            parts.append(f"search “{self.search}”")
         return " · ".join(parts)
 
     def query_args(self) -> dict:
@@ -50,7 +53,8 @@ class Filters:
         a metric is no range."""
         args = dict(system=self.system, setting=self.setting, category=self.category,
                     pattern=self.pattern, language=self.language, source=self.source,
-                    metric=self.metric, min_value=self.min_value, max_value=self.max_value)
+                    metric=self.metric, min_value=self.min_value, max_value=self.max_value,
+                    search=self.search)
         if not self.metric:
             args.update(metric=None, min_value=None, max_value=None)
         return args
@@ -64,8 +68,10 @@ def run_facets(store, run_name: str) -> dict:
     return inspector_facets(store, run_name)
 
 
-def status_line(loaded: int, total: int | None, loading: bool, filters: Filters) -> str:
-    """The line above the list: how many items match (and are loaded), under which filters."""
+def status_line(loaded: int, total: int | None, loading: bool, filters: Filters,
+                sort: str = "") -> str:
+    """The line above the list: how many items match (and are loaded), under which filters,
+    in which order (``sort``: "sorted by EM ▼", empty in the default order)."""
     if loading and not loaded:
         text = "Loading items…"
     else:
@@ -74,7 +80,7 @@ def status_line(loaded: int, total: int | None, loading: bool, filters: Filters)
         text = f"{count} {noun}"
         if total is not None and loaded < total:
             text += f" · {loaded} loaded, m for more"
-    where = filters.describe()
+    where = " · ".join(p for p in (filters.describe(), sort) if p)
     hint = " · Enter opens an item" if loaded else ""
     return f"{text}{' · ' + where if where else ''}{hint}"
 
@@ -84,8 +90,9 @@ def category_options(mixed: str = "mixed") -> list[tuple[str, str]]:
 
 
 class FilterBar(Vertical):
-    """Two rows of pickers: system, setting, category; pattern, language, source, and a
-    metric with a min / max range. The screen listens to their Changed messages."""
+    """Two rows of pickers: system, setting, category and the text search; pattern,
+    language, source, and a metric with a min / max range. The screen listens to their
+    Changed messages, and to the search box's Submitted (Enter applies it)."""
 
     DEFAULT_CSS = """
     FilterBar { height: auto; }
@@ -94,6 +101,7 @@ class FilterBar(Vertical):
         width: 1fr; margin-right: 1; }
     FilterBar #f-category { width: 2fr; }
     FilterBar .range { width: 9; margin-right: 1; }
+    FilterBar #f-search { width: 2fr; }
     """
 
     def compose(self) -> ComposeResult:
@@ -102,6 +110,8 @@ class FilterBar(Vertical):
             yield Select([], prompt="all settings", id="f-setting", compact=True)
             yield Select(category_options(), prompt="all categories", id="f-category",
                          compact=True)
+            yield Input(placeholder="/ search questions, responses", id="f-search",
+                        compact=True)
         with Horizontal(id="insp-filters2"):
             yield Select([(pattern_label(p), p) for p in PATTERN_KEYS], prompt="any pattern",
                          id="f-pattern", compact=True)
@@ -168,13 +178,14 @@ class FilterBar(Vertical):
                        self._select_value("#f-category"), self._select_value("#f-pattern"),
                        self._select_value("#f-language"), self._select_value("#f-source"),
                        self._select_value("#f-metric"), self._number("#f-min"),
-                       self._number("#f-max"))
+                       self._number("#f-max"),
+                       self.query_one("#f-search", Input).value.strip() or None)
 
     def clear(self) -> None:
         """Every picker and range back to its prompt (quietly)."""
         for sel in self.query("#insp-filters Select, #insp-filters2 Select").results(Select):
             with sel.prevent(Select.Changed):
                 sel.clear()
-        for inp in self.query(".range").results(Input):
+        for inp in self.query(".range, #f-search").results(Input):
             with inp.prevent(Input.Changed):
                 inp.value = ""

@@ -39,3 +39,13 @@ class DetailLoaded(Message):
     details: list
     verdicts: list
     human: dict = field(default_factory=dict)   # (system_a, system_b) -> people's verdicts
+
+
+@dataclass
+class ViewExported(Message):
+    """The list's items written to ``path`` (``format``), ``rows`` of them, under the
+    filters ``view`` describes."""
+    path: str
+    format: str
+    rows: int
+    view: str = ""

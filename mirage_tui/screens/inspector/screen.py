@@ -5,9 +5,17 @@ sample summaries); Enter loads the full item on demand (``item_detail``) into th
 (:class:`~.detail.ItemDetail`). ``s`` puts a second system beside the first on the same query
 (two columns, setting by setting), and when the run has arena battles the judge's verdicts on
 this query are shown with their probabilities. The filters live in :mod:`.filters`.
+
+``/`` searches the questions and responses (Enter applies, Escape clears; the engine's trigram
+indexes), a click on a column header or ``S`` sorts by a column (again, or ``R``: the other
+way), and ``E`` exports the items the list shows, filtered and sorted, as CSV or JSON lines
+(``engine.results.export.export_run`` with the view).
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
@@ -15,17 +23,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static
 
 from mirage_tui.commands import PaletteCommand
+from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
-from mirage_tui.screens.inspector.cells import ITEM_COLUMNS, item_cells, item_key
+from mirage_tui.screens.inspector.cells import (COLUMN_SORTS, ITEM_COLUMNS, column_label,
+                                               item_cells, item_key)
 from mirage_tui.screens.inspector.detail import ItemDetail
 from mirage_tui.screens.inspector.human import HumanVerdictKeys
 from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets, status_line
 from mirage_tui.screens.inspector.messages import (Counted, DetailLoaded, FacetsLoaded,
-                                                   ItemsLoaded)
+                                                   ItemsLoaded, ViewExported)
 
 PAGE_SIZE = 100
 LOAD_MORE_MARGIN = 10
@@ -42,6 +52,10 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
         Binding("f", "focus_filters", "Filters"),
         Binding("x", "clear_filters", "Clear filters"),
         Binding("m", "load_more", "More"),
+        Binding("slash", "focus_search", "Search", key_display="/"),
+        Binding("S", "cycle_sort", "Sort"),
+        Binding("R", "reverse_sort", "Reverse", show=False),
+        Binding("E", "export_view", "Export"),
         Binding("right_square_bracket", "next_item", "Next", show=False),  # n: New run
         Binding("left_square_bracket", "previous_item", "Previous", show=False),
         Binding("o", "jump_to_oracle", "Oracle", show=False),
@@ -54,6 +68,15 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
     PALETTE = (
         PaletteCommand("query: jump to oracle", "Scroll the query's pool to its oracle chunk",
                        "jump_to_oracle"),
+        PaletteCommand("inspector: search", "Search the questions and responses (/)",
+                       "focus_search"),
+        PaletteCommand("inspector: sort by the next column", "Cycle the list's sort column (S)",
+                       "cycle_sort"),
+        PaletteCommand("inspector: reverse the sort", "Sort the list the other way (R)",
+                       "reverse_sort"),
+        PaletteCommand("inspector: export this view",
+                       "Write the filtered, sorted items as CSV or JSON lines (E)",
+                       "export_view"),
     )
     PALETTE_AFTER = "show_datasets"  # where the query commands are listed
 
@@ -84,6 +107,8 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
         self.detail_generation = 0
         self.current: tuple[str, int] | None = None    # (system, query_rowid) shown
         self.second: str | None = None
+        self.sort: str | None = None          # engine sort key; None: system, query, setting
+        self.descending = False
         self._timer: Timer | None = None
 
     # ------------------------------------------------------------------ layout
@@ -121,13 +146,15 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-items",
           name="load items")
     def load_items_page(self, store, filters: Filters, offset: int, generation: int,
-                        after: tuple[str, int, str] | None = None) -> None:
+                        after: tuple | None = None, sort: str | None = None,
+                        descending: bool = False) -> None:
         from engine.results.inspector import count_items_for, items_for
 
         args = filters.query_args()
         with self.worker_errors("items", store):
             # keyset paging: the page after the last row shown, as fast deep in a run
-            rows = items_for(store, self.run_name, limit=PAGE_SIZE + 1, after=after, **args)
+            rows = items_for(store, self.run_name, limit=PAGE_SIZE + 1, after=after,
+                             sort=sort, descending=descending, **args)
             exhausted = len(rows) <= PAGE_SIZE
             self.post_message(ItemsLoaded(generation, offset, rows[:PAGE_SIZE], exhausted))
             if offset == 0:
@@ -182,9 +209,21 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
         self._timer = self.set_timer(0.4, self._apply_filters)
 
     @on(Input.Submitted, ".range")
+    @on(Input.Submitted, "#f-search")
     def _range_submitted(self) -> None:
         self._apply_filters()
         self.query_one("#insp-items", DataTable).focus()
+
+    def action_focus_search(self) -> None:
+        self._show_view("insp-items")
+        self.query_one("#f-search", Input).focus()
+
+    def _clear_search(self) -> None:
+        """Escape in the search box: empty it (and show every item again)."""
+        search = self.query_one("#f-search", Input)
+        if search.value:
+            search.value = ""
+            self._apply_filters()
 
     def _apply_filters(self) -> None:
         new = self.query_one(FilterBar).read()
@@ -214,7 +253,80 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
         table = self.query_one("#insp-items", DataTable)
         table.clear(columns=True)
         for label in ITEM_COLUMNS:
-            table.add_column(label, key=label)
+            table.add_column(column_label(label, self.sort, self.descending), key=label)
+
+    # ------------------------------------------------------------------ sorting
+
+    def sort_by(self, sort: str | None, descending: bool = False) -> None:
+        """Order the list by ``sort`` (``engine.results.inspector.SORT_KEYS``; None: by
+        system, query and setting) and reload it from its first page."""
+        self.sort = None if sort == "system" and not descending else sort
+        self.descending = descending
+        self.reload_items()
+
+    @on(DataTable.HeaderSelected, "#insp-items")
+    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
+        sort = COLUMN_SORTS[str(event.column_key.value)]
+        same = sort == (self.sort or "system")
+        self.sort_by(sort, descending=not self.descending if same else False)
+
+    def action_cycle_sort(self) -> None:
+        keys = list(COLUMN_SORTS.values())
+        self.sort_by(keys[(keys.index(self.sort or "system") + 1) % len(keys)])
+        self.notify(f"Sorted by {self._sort_label()}.", timeout=2)
+
+    def action_reverse_sort(self) -> None:
+        self.sort_by(self.sort or "system", descending=not self.descending)
+        self.notify(f"Sorted by {self._sort_label()}.", timeout=2)
+
+    def _sort_label(self) -> str:
+        column = next(c for c, k in COLUMN_SORTS.items() if k == (self.sort or "system"))
+        return f"{column} {'▼' if self.descending else '▲'}"
+
+    # ------------------------------------------------------------------ export
+
+    def action_export_view(self) -> None:
+        store = self.store
+        if store is None:
+            return
+        filters, sort, descending = self.filters, self.sort, self.descending
+
+        def chosen(answer: tuple[str, str] | None) -> None:
+            if answer is not None:
+                self.export_view(store, filters, sort, descending,
+                                 Path(answer[0]).expanduser(), answer[1])
+
+        self.app.push_screen(ExportViewScreen(self.run_name, filters.describe(),
+                                              self._sort_label() if sort else ""), chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-export",
+          name="export view")
+    def export_view(self, store, filters: Filters, sort: str | None, descending: bool,
+                    path: Path, fmt: str) -> None:
+        from engine.results.export import export_run, header_path
+
+        with self.worker_errors("the export", store, prefix=f"{path}: "):
+            written = export_run(store, self.run_name, format=fmt, out=path,
+                                 filters=filters.query_args(), sort=sort,
+                                 descending=descending)
+            if fmt == "csv":
+                header = json.loads(header_path(written).read_text(encoding="utf-8"))
+            else:
+                with written.open(encoding="utf-8") as fh:
+                    header = json.loads(fh.readline())
+            self.post_message(ViewExported(str(written), fmt, int(header["rows"]),
+                                           filters.describe()))
+
+    @on(ViewExported)
+    def _view_exported(self, message: ViewExported) -> None:
+        from engine.results.export import header_path
+
+        extra = f" (header: {header_path(message.path)})" if message.format == "csv" else ""
+        noun = "item" if message.rows == 1 else "items"
+        where = f" ({message.view})" if message.view else ""
+        self.app.notify(f"Wrote {message.rows} {noun} of this view{where} to "
+                        f"{message.path}{extra}",
+                        title="Export", markup=False, timeout=10)
 
     def reload_items(self) -> None:
         self.generation += 1
@@ -228,9 +340,12 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
             return
         self.page_loading = True
         self._update_status()
+        from engine.results.inspector import item_cursor
+
         last = self.rows[-1] if self.rows else None
-        after = (last.system, last.query_rowid, last.setting) if last else None
-        self.load_items_page(store, self.filters, len(self.rows), self.generation, after)
+        after = item_cursor(last, self.sort) if last else None
+        self.load_items_page(store, self.filters, len(self.rows), self.generation, after,
+                             self.sort, self.descending)
 
     @on(ItemsLoaded)
     def _items_loaded(self, message: ItemsLoaded) -> None:
@@ -260,7 +375,8 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
 
     def _update_status(self) -> None:
         self.query_one("#insp-status", Static).update(
-            status_line(len(self.rows), self.total, self.page_loading, self.filters))
+            status_line(len(self.rows), self.total, self.page_loading, self.filters,
+                        f"sorted by {self._sort_label()}" if self.sort else ""))
 
     def action_load_more(self) -> None:
         if self.page_loading or self.exhausted:
@@ -370,6 +486,8 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
             self.query_one("#insp-items", DataTable).focus()
         elif self.focused is not None and self.focused.id and \
                 self.focused.id.startswith("f-"):
+            if self.focused.id == "f-search":
+                self._clear_search()
             self.query_one("#insp-items", DataTable).focus()
         else:
             self.app.pop_screen()
@@ -379,9 +497,29 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
     @on(WorkerFailed)
     def _failed(self, message: WorkerFailed) -> None:
         self.page_loading = False
+        if message.what == "the export":
+            self.app.notify(message.error, title="Could not export this view",
+                            severity="error", markup=False, timeout=10)
+            return
         if message.what == "the run":
             self.query_one("#insp-status", Static).update(f"Cannot open the run: {message.error}")
         elif message.what == "the item":
             self.query_one(ItemDetail).show_error(message.error)
         self.app.notify(message.error, title=f"Could not load {message.what}",
                         severity="error", markup=False, timeout=10)
+
+
+class ExportViewScreen(ExportRunScreen):
+    """The export dialog, for the inspector's view: says which filters and order it writes."""
+
+    def __init__(self, run_name: str, filters: str, sort: str) -> None:
+        super().__init__(run_name)
+        self.view = " · ".join(p for p in (filters or "every item", sort and f"sorted by {sort}")
+                               if p)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#export-title", Label).update(
+            f"Export this view of {self.run_name}: {self.view}")
+        self.query_one("#export-path", Input).value = str(
+            self.folder / f"{self.run_name}-view.csv")

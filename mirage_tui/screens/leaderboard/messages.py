@@ -33,3 +33,11 @@ class SurrogateLoaded(Message):
     """The surrogate judge's text (:func:`.board.surrogate_text`, or why there is none)."""
     generation: int
     text: Text
+
+
+@dataclass
+class PageExported(Message):
+    """The leaderboard's HTML page was written: where, and how big (bytes)."""
+    arena: str
+    path: str
+    size: int

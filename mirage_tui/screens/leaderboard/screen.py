@@ -25,7 +25,8 @@ from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, arena
                                                   rating_cells, ratings_notes, ratings_status)
 from mirage_tui.screens.leaderboard.data import (arena_choices, calibration_line,
                                                  compute_surrogate_features, rate, surrogate)
-from mirage_tui.screens.leaderboard.messages import BoardLoaded, ChoicesLoaded, SurrogateLoaded
+from mirage_tui.screens.leaderboard.messages import (BoardLoaded, ChoicesLoaded, PageExported,
+                                                     SurrogateLoaded)
 from mirage_tui.widgets.heatmap import WinFractionHeatmap
 
 
@@ -45,6 +46,7 @@ class LeaderboardScreen(BaseScreen):
         Binding("a", "pick_arena", "Arena"),
         Binding("r", "refresh", "Refresh"),
         Binding("h", "calibration", "Calibration"),
+        Binding("e", "export", "Export HTML"),
     ]
 
     PALETTE = (
@@ -370,6 +372,46 @@ class LeaderboardScreen(BaseScreen):
         with self.worker_errors("the features", store):
             compute_surrogate_features(store, run, arena)
             self.post_message(SurrogateLoaded(generation, surrogate(store, run, arena)))
+
+    # ------------------------------------------------------------------ export
+
+    def action_export(self) -> None:
+        """The arena's leaderboard as one HTML page (forest plot, heatmap, surrogate)."""
+        from pathlib import Path
+
+        from mirage_tui.dialogs.export_run import ExportRunScreen
+
+        run, arena = self.run_name, self.arena
+        if run is None or arena is None:
+            self.notify("No arena to export yet.", severity="warning", markup=False)
+            return
+
+        def chosen(answer: tuple[str, str] | None) -> None:
+            store = self.store
+            if answer is not None and store is not None:
+                self.export_html(store, run, arena, Path(answer[0]).expanduser())
+
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in arena)
+        self.app.push_screen(ExportRunScreen(
+            run, formats=(("HTML leaderboard (one page)", "html"),),
+            stem=f"{run}.leaderboard-{safe}", title=f"Export the leaderboard of {arena}",
+            hint="Elo with CIs, the win-fraction heatmap and the surrogate in one HTML file "
+                 "that opens offline. Enter exports, Esc cancels."), chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="lb-export")
+    def export_html(self, store, run: str, arena: str, path) -> None:
+        from engine.results.html import leaderboard_page, write_page
+
+        with self.worker_errors("the export", store, prefix=f"{path}: "):
+            written = write_page(leaderboard_page(store, run, arena), path)
+            self.post_message(PageExported(arena, str(written.resolve()),
+                                           written.stat().st_size))
+
+    @on(PageExported)
+    def _page_exported(self, message: PageExported) -> None:
+        self.notify(f"Wrote the leaderboard of {message.arena} to {message.path} "
+                    f"({max(1, round(message.size / 1024)):,} KB); open it in any browser, "
+                    "offline", title="Export", markup=False, timeout=10)
 
     # ------------------------------------------------------------------ the rest
 

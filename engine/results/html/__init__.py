@@ -1,0 +1,39 @@
+"""Self-contained HTML pages of results: a run, a paired comparison, an arena's leaderboard, a
+judge calibration.
+
+One file each, nothing fetched (styles, script, charts and data inline), built from the same
+engine functions that feed the TUI and ``--json`` (:func:`engine.results.report.build_report`,
+:func:`engine.results.paired.compare`, :func:`engine.arena.leaderboard.compute_ratings`,
+:func:`engine.arena.surrogate.surrogate_for_run`, the Inspector's
+:func:`~engine.results.inspector.items_for` and :func:`~engine.results.inspector.item_detail`).
+
+- :mod:`.page`: the frame, tables and the one number format; :mod:`.assets`: inline CSS and
+  the item browser's script; :mod:`.svg`: the charts; :mod:`.items`: the browser's data;
+- :mod:`.run_page`, :mod:`.compare_page`, :mod:`.arena_page`, :mod:`.calibration_page`: one
+  page kind each (a judge calibration: :class:`engine.arena.calibrate.StoredCalibration`).
+
+:func:`write_page` writes a page atomically (a temporary file beside it, then a rename).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from engine.results.html.arena_page import leaderboard_page
+from engine.results.html.calibration_page import calibration_page
+from engine.results.html.compare_page import comparison_page
+from engine.results.html.items import ITEM_LIMIT
+from engine.results.html.run_page import run_page
+
+__all__ = ["ITEM_LIMIT", "calibration_page", "comparison_page", "leaderboard_page", "run_page", "write_page"]
+
+
+def write_page(html: str, out: str | os.PathLike) -> Path:
+    """Write ``html`` to ``out`` (UTF-8, folders made); returns the path."""
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(html, encoding="utf-8")
+    tmp.replace(path)
+    return path

@@ -1,0 +1,217 @@
+"""One run's page: everything :func:`engine.results.report.build_report` computes (the numbers
+``mirage-tui report --json`` prints, embedded as they are), drawn: the run header, the answer
+metrics per system and setting, the adaptability chart, the (b, o, m) patterns, retrieval at
+1/3/5, the per-language and per-source breakdowns, the run's arena leaderboard when it has
+one, and the item browser."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.metrics.adaptability import PATTERN_KEYS
+from engine.results.html.items import ITEM_LIMIT, item_data
+from engine.results.html.page import definition_list, esc, figure, notes, page, table
+from engine.results.html.svg import Interval, bar_chart
+from engine.results.report import build_report
+from engine.results.text import short_setting
+from engine.store import Store
+
+ANSWER_METRICS = (("em_loose", "EM"), ("f1_mirage", "F1"), ("char3_recall", "char-3gram"),
+                  ("correct_language", "correct language"))
+SHARES = (("nv", "NV", "noise vulnerability ↓"), ("ca", "CA", "context acceptability ↑"),
+          ("ci", "CI", "context insensitivity ↓"), ("cm", "CM", "context misinterpretation ↓"))
+
+
+def run_header_pairs(report: dict) -> list[tuple[str, object]]:
+    """The run header as (name, value) lines: dataset and version, models with their
+    identities, templates, seed, device, concurrency, created, tool version."""
+    header, config = report["header"], report["config"]
+    dataset = header.get("dataset") or {}
+    pairs: list[tuple[str, object]] = [
+        ("run", f"{report['run']} ({report['status']}{', partial' if report['partial'] else ''})"),
+        ("dataset", f"{report['dataset']}" + (f" · {dataset.get('queries')} queries · content "
+                                              f"{str(dataset.get('content_hash', ''))[:12]}"
+                                              if dataset else ""))]
+    if report.get("sample"):
+        s = report["sample"]
+        pairs.append(("sample", f"{s['mode']}: {s['queries']} of {s['of']} queries, seed "
+                                f"{s['seed']}"))
+    for name, model in (header.get("models") or {}).items():
+        if isinstance(model, dict):
+            ident = ", ".join(f"{k} {str(model[k])[:16]}" for k in ("sha256", "key", "backend",
+                                                                  "quantization", "device")
+                              if model.get(k))
+            pairs.append((f"model {name}", ident))
+        else:
+            pairs.append((f"model {name}", model))
+    for name, retriever in (header.get("retrievers") or {}).items():
+        pairs.append((f"retriever {name}", retriever if not isinstance(retriever, dict) else
+                      ", ".join(f"{k} {str(v)[:16]}" for k, v in retriever.items()
+                                if not isinstance(v, (dict, list)))))
+    templates = header.get("templates") or {}
+    pairs.append(("templates", ", ".join(templates) or config.get("template", "–")))
+    seeds = header.get("seeds") or {"seed": config.get("seed")}
+    pairs.append(("seeds", ", ".join(f"{k} {v}" for k, v in seeds.items())))
+    pairs.append(("device", ", ".join(header.get("devices") or [str(header.get("device", "–"))])))
+    concurrency = header.get("concurrency")
+    if isinstance(concurrency, dict):
+        concurrency = ", ".join(f"{k} {v}" for k, v in concurrency.items())
+    pairs.append(("concurrency", concurrency if concurrency is not None else "–"))
+    sessions = header.get("sessions") or []
+    if sessions:
+        pairs.append(("created", sessions[0].get("started_at", "–")))
+    packages = header.get("packages") or {}
+    pairs.append(("tool version", f"mirage-tui {packages.get('mirage-tui', '–')}"
+                                  + (f", python {packages['python']}"
+                                     if packages.get("python") else "")))
+    definitions = report.get("definitions") or {}
+    if definitions:
+        pairs.append(("definitions", ", ".join(f"{k} {v}" for k, v in definitions.items()
+                                               if v is not None
+                                               and not isinstance(v, (dict, list)))))
+    counts = report.get("items") or {}
+    pairs.append(("items", ", ".join(f"{k} {v}" for k, v in counts.items())))
+    return pairs
+
+
+def row_name(entry: dict) -> str:
+    """A report row's name as tables show it: the system, plus its mixed-like setting
+    without the retriever's hash unless it is ``mixed``."""
+    mixed = entry["mixed_setting"]
+    return entry["run_system"] + ("" if mixed == "mixed" else f" | {short_setting(mixed)}")
+
+
+def _metric_table(report: dict) -> str:
+    rows = []
+    for system, per_setting in report["metrics"].items():
+        for setting, metrics in per_setting.items():
+            rows.append([system, short_setting(setting),
+                         *(figure(metrics.get(m)) for m, _ in ANSWER_METRICS)])
+    if not rows:
+        return '<p class="note">No scored items yet.</p>'
+    return table(["system", "setting", *(f"{label} %" for _, label in ANSWER_METRICS)], rows,
+                 numeric=range(2, 2 + len(ANSWER_METRICS)))
+
+
+def adaptability_chart(systems: list[dict]) -> str:
+    """NV, CA, CI, CM per system (one bar each, 95% CI whiskers), from the report's rows."""
+    names = [row_name(s) for s in systems]
+    values = [[Interval(label, s.get(key), s.get(f"{key}_lo"), s.get(f"{key}_hi"), s.get("n"))
+               for key, label, _ in SHARES] for s in systems]
+    return bar_chart([label for _, label, _ in SHARES], names,
+                     values, title="Adaptability per system (MIRAGE §1)",
+                     y_title="share of queries (%)")
+
+
+def _adaptability(report: dict) -> str:
+    systems = report["systems"]
+    if not systems:
+        return ('<h2>Adaptability</h2><p class="note">No system has base, oracle and a mixed '
+                'setting: no adaptability.</p>')
+    rows = [[row_name(s), *(figure(s, flat=k) for k, _, _ in SHARES),
+             figure(s, flat="overall"), s["left_out"]["total"]] for s in systems]
+    patterns = [[row_name(s), *(s["patterns"].get(p, 0) for p in PATTERN_KEYS),
+                 s["n"]] for s in systems]
+    legend = "; ".join(f"{label}: {words}" for _, label, words in SHARES)
+    return ("<h2>Adaptability</h2>" + adaptability_chart(systems)
+            + f'<p class="note">{esc(legend)}; overall = CA − NV − CI − CM.</p>'
+            + table(["system", *(f"{label} %" for _, label, _ in SHARES), "overall %",
+                     "left out"], rows, numeric=range(1, 7))
+            + "<h3>(base, oracle, mixed) EM patterns, queries</h3>"
+            + table(["system", *PATTERN_KEYS, "n"], patterns, numeric=range(1, 10)))
+
+
+def _retrieval(report: dict) -> str:
+    entries = report["retrieval"]
+    if not entries:
+        return ""
+    gold = (report.get("definitions") or {}).get("gold", "oracle")
+    rows = []
+    for e in entries:
+        for k in e["ks"]:
+            m = e["metrics"]
+            rows.append([e["retriever_name"] or e["retriever"], k, figure(m.get(f"p@{k}")),
+                         figure(m.get(f"r@{k}")), figure(m.get(f"ndcg@{k}"))])
+    return ("<h2>Retrieval</h2>"
+            + table(["retriever", "k", "P@k %", "R@k %", "NDCG@k %"], rows, numeric=range(1, 5))
+            + notes([f"gold: {gold}; {e['retriever']}: {e['n']} queries, {e['missing']} "
+                     f"without a ranking, {e['no_gold']} without gold" for e in entries]))
+
+
+BREAKDOWN_ROWS = 40
+"""Groups listed per system in a breakdown table (a run over many sources has hundreds)."""
+
+
+def _largest(groups: dict[str, dict]) -> set[str]:
+    """The :data:`BREAKDOWN_ROWS` groups with the most queries (ties: by name)."""
+    ranked = sorted(groups, key=lambda g: (-(groups[g].get("n") or 0), g))
+    return set(ranked[:BREAKDOWN_ROWS])
+
+
+def _breakdowns(report: dict) -> str:
+    """Per language and per source: the adaptability shares and EM in base, oracle and the
+    row's mixed-like setting (named in the row)."""
+    out = []
+    for attr, title in (("by_language", "language"), ("by_source", "source")):
+        rows = []
+        left_out = 0
+        for s in report["systems"]:
+            trio = ("base", "oracle", s["mixed_setting"])
+            groups = s.get(attr) or {}
+            shown = _largest(groups)
+            left_out += len(groups) - len(shown)
+            for group, g in groups.items():
+                if group in shown:
+                    rows.append([row_name(s), group,
+                                 *(figure(g, flat=k) for k, _, _ in SHARES),
+                                 *(figure(g["accuracy"].get(t)) for t in trio)])
+        if rows:
+            out.append(f"<h3>Per {title}</h3>" + table(
+                ["system", title, *(f"{label} %" for _, label, _ in SHARES), "EM base %",
+                 "EM oracle %", "EM mixed %"], rows, numeric=range(2, 9))
+                + (notes([f"{left_out} smaller {title} rows are not listed (at most "
+                          f"{BREAKDOWN_ROWS} per system, the largest n); every one is in the "
+                          "embedded report data and in report --json"]) if left_out else ""))
+    if not out:
+        return ""
+    return ("<h2>Breakdowns</h2>" + notes(["EM mixed: the row's mixed-like setting (mixed, or "
+                                           "the retrieved setting the row names)."])
+            + "".join(out))
+
+
+def run_sections(report: dict) -> list[str]:
+    return ["<h2>Run</h2>" + definition_list(run_header_pairs(report)),
+            "<h2>Answers per system and setting</h2>" + _metric_table(report),
+            _adaptability(report), _retrieval(report), _breakdowns(report),
+            ("<h2>Notes</h2>" + notes(report["notes"])) if report["notes"] else ""]
+
+
+def run_page(store: Store, run_name: str, *, n_boot: int = 1000, seed: int = 0,
+             item_limit: int = ITEM_LIMIT, report: Any = None, **choices) -> str:
+    """The run's page as one HTML string. ``report`` reuses a :class:`RunReport` already built
+    (else :func:`build_report` with ``n_boot``, ``seed`` and ``choices``: parity, gold,
+    language rule and detector)."""
+    if report is None:
+        report = build_report(store, run_name, n_boot=n_boot, seed=seed, **choices)
+    data = report.as_json()
+    sections = run_sections(data)
+    sections += arena_sections_of_run(store, run_name, seed=seed)
+    subtitle = (f"{data['dataset']} · {len(data['accuracy'])} systems · "
+                f"{data['items'].get('done', 0)} items done"
+                + (" · partial" if data["partial"] else ""))
+    return page(f"Run {run_name}", subtitle, sections, {"kind": "run", "report": data},
+                item_data(store, run_name, limit=item_limit, seed=seed))
+
+
+def arena_sections_of_run(store: Store, run_name: str, *, seed: int = 0) -> list[str]:
+    """The leaderboard of each of the run's arenas that has battles (see
+    :mod:`engine.results.html.arena_page`)."""
+    from engine.results.html.arena_page import arena_sections, run_arenas
+
+    out = []
+    for name in run_arenas(store, run_name):
+        try:
+            out += arena_sections(store, run_name, name, seed=seed, heading_level=2)
+        except ValueError as exc:      # e.g. every verdict failed to parse: nothing to rate
+            out.append(f"<h2>Arena {esc(name)}</h2>" + notes([f"No ratings: {exc}"]))
+    return out
