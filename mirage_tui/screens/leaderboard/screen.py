@@ -67,6 +67,8 @@ class LeaderboardScreen(BaseScreen):
         PaletteCommand("leaderboard: judge calibration", "How well the judge agrees with "
                        "people (h)", "calibration"),
         PaletteCommand("leaderboard: refresh", "Read the arenas again (r)", "refresh"),
+        PaletteCommand("leaderboard: export HTML", "The arena's leaderboard as one HTML page "
+                       "(e)", "export"),
     )
     PALETTE_AFTER = "show_leaderboard"
 
