@@ -27,6 +27,7 @@ from mirage_tui.app import MirageApp
 from models.base import Generation
 from models.catalog import CatalogEntry
 from testkit.scripted_runs import ScriptedModel
+from testkit.tui import tables_laid_out
 
 SIZE = (100, 30)
 
@@ -52,6 +53,7 @@ async def settle(pilot) -> None:
     for field in pilot.app.screen.query(Input):
         field.cursor_blink = False
     await pilot.pause()
+    await tables_laid_out(pilot)
 
 
 def keys(*pressed: str):
