@@ -160,7 +160,8 @@ def _keep_check(args, result: dict) -> None:
     from engine.runs.estimates import record_model_check
     from engine.store import Store, default_db_path
 
-    path = Path(args.db) if args.db else default_db_path()
+    db = getattr(args, "db", None)              # the models parser alone has no --db
+    path = Path(db) if db else default_db_path()
     if path.exists():
         store = Store(path)
         try:

@@ -49,7 +49,7 @@ async def test_inspector_filters_by_category_and_opens_an_item(workspace):
         got = {tuple(k.value.split("\t")) for k in table.rows}
         assert {(s, t, int(q)) for s, t, q in got} == want
         status = text_of(screen.query_one("#insp-status", Static))
-        assert f"{len(want)} items match" in status and "noise_vulnerable" in status
+        assert f"{len(want)} items match" in status and "category noise vulnerable" in status
 
         screen.query_one("#f-system", Select).value = A
         await settle(pilot)

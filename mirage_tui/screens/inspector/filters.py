@@ -35,8 +35,10 @@ class Filters:
     search: str | None = None
 
     def describe(self) -> str:
+        # a category in words ("noise vulnerable"), as the picker and the Live bars name it
+        category = self.category.replace("_", " ") if self.category else None
         parts = [f"{k} {v}" for k, v in (("system", self.system), ("setting", self.setting),
-                                          ("category", self.category),
+                                          ("category", category),
                                           ("pattern", self.pattern),
                                           ("language", self.language),
                                           ("source", self.source)) if v]
