@@ -120,9 +120,9 @@ def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0,
     counts = column_counts(run, cols)
     queries, first = np.unique(cols.query_rowid, return_index=True)
     facts = _QueryFacts(queries, cols, first)
-    # arena features (``feat:*``) belong to the surrogate report, not to the answer tables;
-    # of the correct-language variants only the chosen one is shown, as ``correct_language``
-    stored = {m for m in cols.present if not m.startswith("feat:")}
+    # (arena features ``feat:*`` are the surrogate's: load_columns leaves them out); of the
+    # correct-language variants only the chosen one is shown, as ``correct_language``
+    stored = set(cols.present)
     shown = {m: m for m in stored if m not in LANGUAGE_METRICS}
     if stored & set(LANGUAGE_METRICS):
         shown[DEFAULT_LANGUAGE_METRIC] = definitions.language_metric
