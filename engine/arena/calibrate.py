@@ -1,8 +1,13 @@
 """Calibrate a pairwise judge against human labels: judge every labelled pair, read the
 verdicts against the people (:mod:`engine.arena.calibration`), store the result.
 
-A calibration judges each pair of a labels dataset (``engine.datasets.labels``) in one seeded
-order (``shown``: a hash of the seed and the pair id picks 'ab' or 'ba') or in both. Every
+A calibration judges each pair of a labels dataset (``engine.datasets.labels``) in one of the
+arena's orders (:mod:`engine.arena.orders`): ``random``, one seeded order (``shown``: a hash of
+the seed and the pair id picks 'ab' or 'ba'); ``both``, a disagreement between the two orders is
+a tie; ``debiased``, both orders with each side's probability averaged over them. The judge is
+anything ``--judge`` names (:func:`engine.arena.judge_specs.open_judge`): an LLM through a
+template, a reference judge, a fitted judge; the offline ones read the pair's reference answer
+and refuse, in one line, a labels dataset whose pairs have none. Every
 judge call goes through the judgments cache (:func:`engine.arena.judgments.cached_verdict`,
 one transaction each) and :mod:`engine.inflight` (retries, watchdog, error budget), exactly as
 arena judging does: a calibration interrupted anywhere resumes from the cache, and running it
@@ -38,10 +43,11 @@ from typing import Callable
 from engine.arena.calibration import (CalibrationItem, JudgedOrder, breakdown,
                                       calibration_figures, confusion, human_class, judge_class,
                                       verdict_counts)
-from engine.arena.judging import load_judge
+from engine.arena.judge_specs import open_judge
 from engine.arena.judgments import cached_verdict
-from engine.arena.orders import canonical_winner
+from engine.arena.orders import ORDERS, canonical_winner
 from engine.arena.planning import ArenaError
+from engine.arena.reference_judges import needs_reference_message
 from engine.datasets.catalog import resolve
 from engine.datasets.labels import LabelledPair, load_label_pairs
 from engine.inflight import (ErrorBudget, Policy, Request, default_concurrency, in_flight,
@@ -51,7 +57,6 @@ from engine.runs.header import identity_json, now
 from engine.stats import Estimate
 from engine.store import Store, json_column
 from models.base import ContextOverflow, Generator
-from models.judges import PairwiseJudge
 
 DEFAULT_TEMPLATE = "ragqa_arena_pairwise"
 ANCHORS = {"human_sign_agreement": 0.886, "human_pearson": 0.70, "human_spearman": 0.69,
@@ -112,22 +117,34 @@ def judged_order(shown: str, verdict) -> JudgedOrder:
 
 
 def items_for(pairs: list[LabelledPair], orders: dict[str, tuple[JudgedOrder, ...]],
-              aspect: str) -> list[CalibrationItem]:
+              aspect: str, debiased: bool = False) -> list[CalibrationItem]:
     """The calibration items of one aspect: each pair with labels on it and a judged order."""
     return [CalibrationItem(p.pair_id, aspect, p.domain, tuple(p.aspect_labels(aspect)),
-                            orders[p.pair_id])
+                            orders[p.pair_id], debiased)
             for p in pairs if p.labels.get(aspect) and p.pair_id in orders]
+
+
+def order_of(config: dict) -> str:
+    """A stored calibration's order: 'random', 'both' or 'debiased' (older ones say
+    'seeded' for random)."""
+    order = config.get("order") or config.get("orders") or "random"
+    return "random" if order == "seeded" else order
 
 
 def calibrate_judge(store: Store, labels: str, judge: str | Generator, *,
                     aspect: str = "overall", both_orders: bool = False,
+                    order: str | None = None,
                     sample: int | None = None, seed: int = 0,
                     template: str = DEFAULT_TEMPLATE, n_threads: int | None = None,
                     progress: Callable[[JobEvent], None] | None = None,
                     cancel: threading.Event | Callable[[], bool] | None = None,
                     concurrency: int | None = None, max_errors=None, n_boot: int = 1000,
                     min_interval: float = 0.1) -> CalibrationSummary:
-    """Judge the labels dataset's pairs and store the calibration (module docstring)."""
+    """Judge the labels dataset's pairs and store the calibration (module docstring).
+    ``order`` is 'random', 'both' or 'debiased' (``both_orders=True`` is 'both')."""
+    order = order or ("both" if both_orders else "random")
+    if order not in ORDERS:
+        raise CalibrationError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
     if sample is not None and sample < 1:
         raise CalibrationError("--sample must be at least 1")
     try:
@@ -140,12 +157,19 @@ def calibrate_judge(store: Store, labels: str, judge: str | Generator, *,
         raise CalibrationError(f"no labels on aspect {aspect!r} in {labels!r} (it has: "
                                f"{', '.join(aspects) or 'none'})")
     pairs = sample_pairs([p for p in pairs if p.labels.get(aspect)], sample, seed)
-    generator = load_judge(judge, n_threads)
     try:
-        pairwise = PairwiseJudge(generator, template)
-    except (KeyError, ValueError) as exc:
-        raise CalibrationError(f"judge template {template!r}: {exc}") from None
-    job = _Calibrating(store, labels, pairs, aspect, aspects, pairwise, both_orders, seed,
+        pairwise = open_judge(judge, template, store=store, n_threads=n_threads)
+    except ArenaError as exc:
+        raise CalibrationError(str(exc)) from None
+    generator = pairwise.generator
+    if getattr(pairwise, "needs_reference", False):
+        missing = [p.pair_id for p in pairs if not (p.reference or "").strip()]
+        if missing:
+            raise CalibrationError(needs_reference_message(
+                pairwise.judge_name, f"{len(missing)} of the {len(pairs)} pairs of {labels!r} "
+                                     f"have no reference answer (e.g. pair {missing[0]!r})"))
+        pairwise.prepare([t for p in pairs for t in (p.answer_a, p.answer_b, p.reference)])
+    job = _Calibrating(store, labels, pairs, aspect, aspects, pairwise, order, seed,
                        sample, n_boot, progress, cancel, min_interval)
     job.budget = budget
     job.policy = Policy(concurrency=concurrency or default_concurrency(generator),
@@ -156,12 +180,12 @@ def calibrate_judge(store: Store, labels: str, judge: str | Generator, *,
 class _Calibrating(Job):
     kind = "calibration"
 
-    def __init__(self, store, labels, pairs, aspect, aspects, judge, both_orders, seed, sample,
+    def __init__(self, store, labels, pairs, aspect, aspects, judge, order, seed, sample,
                  n_boot, progress, cancel, min_interval):
         super().__init__(progress, cancel, min_interval)
         self.store, self.labels, self.pairs = store, labels, pairs
         self.aspect, self.aspects, self.judge = aspect, aspects, judge
-        self.both_orders, self.seed, self.sample, self.n_boot = both_orders, seed, sample, n_boot
+        self.order, self.seed, self.sample, self.n_boot = order, seed, sample, n_boot
         self.orders: dict[str, tuple[JudgedOrder, ...]] = {}
         self.counts = dict(done=0, judged=0, cached=0, judge_calls=0, errors=0)
         self.seconds = 0.0
@@ -171,7 +195,8 @@ class _Calibrating(Job):
         self.budget, self.policy = ErrorBudget(), Policy()
 
     def _shown(self, pair: LabelledPair) -> list[str]:
-        return ["ab", "ba"] if self.both_orders else [shown_first(self.seed, pair.pair_id)]
+        return (["ab", "ba"] if self.order != "random"
+                else [shown_first(self.seed, pair.pair_id)])
 
     def _verdicts(self, pair: LabelledPair):
         """On a worker thread: each order's stored verdict (cached, or judged now)."""
@@ -230,8 +255,10 @@ class _Calibrating(Job):
                             pair=outcome.key.pair_id)
 
     def _store_result(self) -> None:
-        items = items_for(self.pairs, self.orders, self.aspect)
-        all_aspects = [it for a in self.aspects for it in items_for(self.pairs, self.orders, a)]
+        debiased = self.order == "debiased"
+        items = items_for(self.pairs, self.orders, self.aspect, debiased)
+        all_aspects = [it for a in self.aspects
+                       for it in items_for(self.pairs, self.orders, a, debiased)]
         self.figures = calibration_figures(items, n_boot=self.n_boot, seed=self.seed)
         self.verdict_counts = verdict_counts(items)
         by_domain = breakdown(items, lambda it: it.domain, n_boot=self.n_boot, seed=self.seed)
@@ -246,7 +273,8 @@ class _Calibrating(Job):
                      "human_class": human_class(it), "judge_class": judge_class(it),
                      "orders": [asdict(o) for o in it.orders]} for it in items]
         generator = self.judge.generator
-        config = {"orders": "both" if self.both_orders else "seeded", "seed": self.seed,
+        config = {"orders": "seeded" if self.order == "random" else self.order,
+                  "order": self.order, "seed": self.seed,
                   "sample": self.sample, "pairs": len(self.pairs), "n_boot": self.n_boot,
                   "judge_identity": identity_json(generator),
                   "labels": self.labels}
@@ -299,8 +327,9 @@ class StoredCalibration:
 
     def items(self) -> list[CalibrationItem]:
         """The stored pair verdicts as calibration items (to compare two calibrations)."""
+        debiased = order_of(self.config) == "debiased"
         return [CalibrationItem(v["pair_id"], self.aspect, v.get("domain"), tuple(v["human"]),
-                                tuple(JudgedOrder(**o) for o in v.get("orders", [])))
+                                tuple(JudgedOrder(**o) for o in v.get("orders", [])), debiased)
                 for v in self.verdicts]
 
     def as_json(self) -> dict:

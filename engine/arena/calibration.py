@@ -10,7 +10,10 @@ LLM-as-judge agreement figures, Zheng et al. 2023 §3.3-4.2):
   integer, halves towards 0 (a split between "better" and "much better" reads as "better").
 - **judge verdict** of a pair: the one order's winner; with both orders judged, the two
   winners combined as the arena does (:func:`engine.arena.orders.combine_orders`: a
-  disagreement is a tie, one unparsed order leaves the other). **judge score**: P(B better) −
+  disagreement is a tie, one unparsed order leaves the other); in the ``debiased`` order, the
+  side whose probability, averaged over the two orders, leads by at least
+  :data:`engine.arena.orders.DEBIAS_TIE_MARGIN` (else a tie), as
+  :func:`engine.arena.orders.debiased_winner` decides a battle. **judge score**: P(B better) −
   P(A better) in the pair's own A/B terms, the mean over the orders that carry label
   probabilities; an order without them scores its label (+1, −1, 0).
 - **sign accuracy**: the share of pairs whose human consensus is not a tie on which the judge
@@ -48,7 +51,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from engine.arena.orders import combine_orders
+from engine.arena.orders import DEBIAS_TIE_MARGIN, combine_orders
 from engine.stats import Estimate, clopper_pearson, resample_indices
 
 CLASSES = ("a", "tie", "b")
@@ -72,6 +75,7 @@ class CalibrationItem:
     domain: str | None
     human: tuple[int, ...]              # each annotator's label, by annotator name
     orders: tuple[JudgedOrder, ...]
+    debiased: bool = False              # both orders read as the arena's 'debiased' order
 
 
 # --------------------------------------------------------------------------- per pair
@@ -98,6 +102,10 @@ def judge_class(item: CalibrationItem) -> str | None:
     winners = [o.winner for o in item.orders]
     if len(winners) == 1:
         return winners[0]
+    if item.debiased and all(o.score is not None for o in item.orders):
+        # the mean of P(b) - P(a) over the orders is p_b - p_a of orders.debiased_winner
+        lead = float(np.mean([o.score for o in item.orders]))
+        return "tie" if abs(lead) < DEBIAS_TIE_MARGIN else ("b" if lead > 0 else "a")
     return combine_orders(winners[0], winners[1])[0]
 
 

@@ -42,6 +42,7 @@ from functools import partial
 from typing import Callable
 
 from engine.arena.events import ArenaSummary, arena_event
+from engine.arena.judge_specs import open_judge
 from engine.arena.judgments import cached_verdict
 from engine.arena.orders import (
     DEBIAS_TIE_MARGIN,
@@ -57,8 +58,10 @@ from engine.arena.planning import (
     QueryJob,
     choose_contestants,
     plan_jobs,
+    reference_texts,
     shown_order,
 )
+from engine.arena.reference_judges import NeedsReference, needs_reference_message
 from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_concurrency,
                              in_flight, parse_max_errors, watchdog_for)
 from engine.jobs import Job, JobEvent, Stop, eta, model_failed, per_second
@@ -66,7 +69,6 @@ from engine.results.records import load_run
 from engine.runs.header import identity_json, machine, now, package_versions
 from engine.store import Store
 from models.base import ContextOverflow, Generator
-from models.judges import PairwiseJudge
 
 PAIRWISE_TEMPLATE = "mirage_bench_pairwise"
 REFERENCE_TEMPLATE = "ragqa_arena_pairwise"
@@ -117,10 +119,14 @@ def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: s
                      queries=queries, seed=seed)
     if not plan[0]:
         raise ArenaError(_nothing_to_judge(run.name, mode, reference, plan[2]))
-    generator = load_judge(judge, n_threads)
-    judge_name = generator.identity.name
+    pairwise = open_judge(judge, _template(mode), store=store, n_threads=n_threads)
+    if getattr(pairwise, "needs_reference", False):
+        attach_references(store, run.name, mode, reference, plan[0], pairwise.judge_name)
+        pairwise.prepare(texts_of(plan[0]))
+    generator = pairwise.generator
+    judge_name = pairwise.judge_name
     config = {"mode": mode, "pairs": pairs, "judge": judge_name,
-              "template": PairwiseJudge(generator, _template(mode)).template.id,
+              "template": pairwise.template.id,
               "order": order, "seed": seed, "queries": queries, "reference": reference,
               "systems": sorted(systems) if systems else None,
               "documents": (f"supporting pool chunks, oracle first, at most {MAX_DOCUMENTS}"
@@ -130,7 +136,7 @@ def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: s
                             "-> tie"),
               "parse_failures": "winner NULL, counted; with 'both' the parsed order decides"}
     name = name or _default_name(mode, judge_name, order, seed, reference)
-    judging = _Judging(store, run, name, config, generator, contestants, plan, progress, cancel,
+    judging = _Judging(store, run, name, config, pairwise, contestants, plan, progress, cancel,
                        min_interval, n_threads)
     judging.budget = budget
     judging.policy = Policy(concurrency=concurrency or default_concurrency(generator),
@@ -167,19 +173,6 @@ def _default_name(mode, judge_name, order, seed, reference) -> str:
     return name
 
 
-def load_judge(judge, n_threads):
-    """A catalog name or path loaded as the judge (a Generator as it is); ArenaError when it
-    cannot load."""
-    if not isinstance(judge, str):
-        return judge
-    from models.catalog import load_generator
-
-    try:
-        return load_generator(judge, n_threads=n_threads)
-    except Exception as exc:  # noqa: BLE001 - ModelError, OSError, ValueError, ...
-        raise ArenaError(f"cannot load judge model {judge!r}: {exc}") from None
-
-
 def arena_header(run, generator, template_id: str) -> dict:
     """A fresh arena header: the run, the judge's identity, versions and machine."""
     return {"run": {"name": run.name, "dataset": run.dataset, "dataset_hash": run.dataset_hash},
@@ -190,7 +183,39 @@ def arena_header(run, generator, template_id: str) -> dict:
             "sessions": [], "counts": {}, "timings": {"judge_seconds": 0.0, "judge_calls": 0}}
 
 
-def judge_verdicts(store: Store, judge: PairwiseJudge, job: QueryJob, matchup: Matchup,
+def attach_references(store: Store, run_name: str, mode: str, reference: str | None,
+                      jobs: list[QueryJob], judge_name: str) -> None:
+    """Give every battle of an offline judge its reference text (the query's long-form
+    reference answer, else its gold answers); NeedsReference, in one line, where there is none
+    or where the reference is itself a contestant."""
+    if mode == "reference" and reference is None:
+        raise NeedsReference(needs_reference_message(
+            judge_name, "with --pairs reference each answer is battled against the reference "
+                        "answer itself (it cannot be judged against itself); use --pairs all, "
+                        "or --reference SYSTEM"))
+    texts = reference_texts(store, [job.rowid for job in jobs])
+    missing = [job.query_id for job in jobs if not texts.get(job.rowid)]
+    if missing:
+        raise NeedsReference(needs_reference_message(
+            judge_name, f"{len(missing)} of the {len(jobs)} queries to judge in run "
+                        f"{run_name!r} have no reference answer or gold answer (e.g. "
+                        f"{missing[0]!r})"))
+    for job in jobs:
+        job.reference = texts[job.rowid]
+
+
+def texts_of(jobs: list[QueryJob]) -> list[str]:
+    """Every answer and reference text of the plan (to embed them in one batch)."""
+    out: list[str] = []
+    for job in jobs:
+        refs = job.reference
+        out.extend([refs] if isinstance(refs, str) else list(refs or []))
+        for m in job.matchups:
+            out.extend((m.answer_a, m.answer_b))
+    return out
+
+
+def judge_verdicts(store: Store, judge, job: QueryJob, matchup: Matchup,
                    shown: list[str]) -> tuple[list[tuple[str, object]], int | None]:
     """The stored verdicts of one battle, one per order in ``shown``, and the number of
     documents they saw: documents are dropped from the end while a prompt overflows the
@@ -222,12 +247,12 @@ class _Judging(Job):
     kind = "arena"
     disk_full = DISK_FULL
 
-    def __init__(self, store, run, name, config, generator, contestants, plan, progress,
+    def __init__(self, store, run, name, config, judge, contestants, plan, progress,
                  cancel, min_interval, n_threads):
         super().__init__(progress, cancel, min_interval)
         self.store, self.run_info, self.name, self.config = store, run, name, config
-        self.generator, self.contestants = generator, contestants
-        self.judge = PairwiseJudge(generator, config["template"])
+        self.generator, self.contestants = judge.generator, contestants
+        self.judge = judge
         self.n_threads = n_threads
         self.arena_id: int | None = None
         self.header: dict = {}

@@ -58,7 +58,8 @@ class QueryJob:
     query_id: str
     text: str
     documents: list[dict] | None          # pairwise: the reference documents
-    reference: str | None                 # shown as the template's reference section
+    reference: str | list[str] | None     # shown as the template's reference section (an
+                                          # offline judge's: the reference texts)
     matchups: list[Matchup] = field(default_factory=list)
 
 
@@ -85,6 +86,22 @@ def _query_rows(store: Store, rowids) -> dict[int, dict]:
     return {r["id"]: dict(r) for r in store.query_in(
         "SELECT id, query_id, text, source, language, reference_answer FROM queries "
         "WHERE id IN ({marks})", sorted(rowids))}
+
+
+def reference_texts(store: Store, rowids) -> dict[int, list[str]]:
+    """Each query's reference text for the judges that compare answers with it: its
+    long-form ``reference_answer`` when it has one, else its gold answers (empty: neither)."""
+    out: dict[int, list[str]] = {}
+    for r in store.query_in("SELECT id, answers, reference_answer FROM queries "
+                            "WHERE id IN ({marks})", list(rowids)):
+        long_form = (r["reference_answer"] or "").strip()
+        if long_form:
+            out[r["id"]] = [long_form]
+            continue
+        golds = json.loads(r["answers"] or "[]")
+        golds = [golds] if isinstance(golds, str) else golds
+        out[r["id"]] = [str(g) for g in golds if g is not None and str(g).strip()]
+    return out
 
 
 def reference_documents(store: Store, rowids) -> dict[int, list[dict]]:

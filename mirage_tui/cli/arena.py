@@ -42,9 +42,10 @@ def add_parsers(sub) -> None:
     p = asub.add_parser("judge", help="judge a run's answers (resumable)")
     db_option(p)
     p.add_argument("run", help="run name")
-    p.add_argument("--judge", metavar="MODEL",
-                   help="judge model: catalog name or GGUF path (default: judge in "
-                        "config.toml)")
+    p.add_argument("--judge", metavar="JUDGE",
+                   help="judge: an LLM (catalog name, GGUF path or endpoint), "
+                        "reference:EMBEDDER|f1|char3 (each answer compared with the reference "
+                        "answer), or fitted:NAME (default: judge in config.toml)")
     p.add_argument("--pairs", choices=("all", "reference"), default="all",
                    help="all: every pair of contestants (MIRAGE-Bench); reference: each "
                         "contestant against the reference answer (RAG-QA Arena)")

@@ -38,17 +38,20 @@ def add_parsers(sub) -> None:
     p = jsub.add_parser("calibrate", help="judge every labelled pair and store the figures "
                                           "(resumable)")
     db_option(p)
-    p.add_argument("--judge", metavar="MODEL",
-                   help="judge model: catalog name or GGUF path (default: judge in "
+    p.add_argument("--judge", metavar="JUDGE",
+                   help="judge: an LLM (catalog name, GGUF path or endpoint), "
+                        "reference:EMBEDDER|f1|char3, or fitted:NAME (default: judge in "
                         "config.toml)")
     p.add_argument("--labels", required=True, metavar="DATASET",
                    help="a labels dataset (name or name@version)")
     p.add_argument("--aspect", default="overall",
                    help="the labels read as the main figures (default overall; every aspect "
                         "is also broken down)")
-    p.add_argument("--both-orders", action="store_true",
-                   help="judge each pair in both orders (position bias: the flip rate); "
-                        "default one seeded order per pair")
+    p.add_argument("--order", choices=("random", "both", "debiased"), default=None,
+                   help="random: one seeded order per pair (default); both: both orders, a "
+                        "disagreement is a tie (position bias: the flip rate); debiased: both "
+                        "orders, each side's probability averaged over them (the arena's)")
+    p.add_argument("--both-orders", action="store_true", help="the same as --order both")
     p.add_argument("--sample", type=int, metavar="N", help="a seeded sample of N pairs")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     p.add_argument("--template", default=None, metavar="NAME",
@@ -90,8 +93,11 @@ def _calibrate(args, store) -> int:
     printer = ProgressPrinter(sys.stderr)
     previous = install_interrupt(cancel)
     try:
+        if args.both_orders and args.order not in (None, "both"):
+            raise CliError(f"--both-orders and --order {args.order} disagree: give one")
         summary = calibrate_judge(store, args.labels, args.judge, aspect=args.aspect,
-                                  both_orders=args.both_orders, sample=args.sample,
+                                  order=args.order or ("both" if args.both_orders else "random"),
+                                  sample=args.sample,
                                   seed=args.seed, template=args.template or DEFAULT_TEMPLATE,
                                   n_threads=args.threads, progress=printer, cancel=cancel,
                                   concurrency=args.concurrency, max_errors=args.max_errors,

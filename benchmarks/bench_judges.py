@@ -1,0 +1,147 @@
+"""Which offline judge agrees with people? Every packaged judge calibrated on the shared human
+labels (RAGChecker's meta-evaluation: 196 answer pairs, two annotators each), in one process.
+
+- **Reference judges** (no LLM): ``reference:minilm-l6-v2``, ``reference:e5-small-q4``,
+  ``reference:f1``, ``reference:char3`` on every pair (they have no position bias: the
+  random order is the only one measured; both orders give the same verdicts, flip rate 0).
+- **A fitted judge** (``judge fit``): a logistic regression on the reference similarities and
+  the answers' lengths, with 5-fold cross-validation grouped by query (no query in train and
+  test), its held-out agreement beside the best single feature's under the same folds.
+- **The packaged LLM judges** (SmolLM2-135M Instruct, Gemma 3 270M) in all three orders
+  (random, both, debiased) on a seeded sample of ``--llm-sample`` pairs (default 40: on 2 CPU
+  cores each judge call takes seconds; the three orders share the judgments cache, so
+  'random' and 'debiased' cost no call after 'both'). ``--llm-sample 0`` skips them.
+
+Every figure is the calibration's own (``engine.arena.calibration``): sign accuracy on the
+pairs whose human consensus is not a tie (a judge tie counts as wrong), with its exact 95% CI
+and n; Cohen's κ; flip rate. Speed: reference-judge verdicts per second with the embeddings
+cached, against the LLM judge's calls per second measured in the same process (the ratio is
+the number to read; these machines are noisy). ::
+
+    .venv/bin/python benchmarks/bench_judges.py [--labels PATH] [--llm-sample 40] [--boot 1000]
+
+Writes benchmarks/results/judges.json and prints the README's table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from engine.arena.calibrate import calibrate_judge  # noqa: E402
+from engine.arena.judge_specs import open_judge  # noqa: E402
+from engine.arena.judgments import judgment_key  # noqa: E402
+from engine.datasets.importing import import_path  # noqa: E402
+from engine.datasets.labels import load_label_pairs  # noqa: E402
+from engine.store import Store  # noqa: E402
+
+LABELS = ROOT.parent / "shared" / "data" / "ragchecker-meta" / "human_labeled_pairs.json"
+REFERENCE_JUDGES = ("reference:minilm-l6-v2", "reference:e5-small-q4", "reference:f1",
+                    "reference:char3")
+LLM_JUDGES = ("smollm2", "gemma3-270m")
+FIGURES = ("sign_accuracy", "kappa", "flip_rate", "first_position_wins", "pearson",
+           "human_sign_agreement")
+
+
+def figures_json(summary) -> dict:
+    return {k: summary.figures[k].as_json() for k in FIGURES if k in summary.figures}
+
+
+def calibrate(store, labels, judge, order, sample, boot) -> dict:
+    started = time.perf_counter()
+    s = calibrate_judge(store, labels, judge, order=order, sample=sample, n_boot=boot)
+    seconds = time.perf_counter() - started
+    print(f"  {judge:28} {order:9} sign {s.figures['sign_accuracy'].format_pct()}  "
+          f"({s.judge_calls} calls, {seconds:.1f} s)", flush=True)
+    return {"judge": s.judge, "spec": judge, "order": order, "pairs": s.pairs,
+            "sample": sample, "status": s.status, "judge_calls": s.judge_calls,
+            "seconds": round(seconds, 3), "calibration_id": s.calibration_id,
+            "figures": figures_json(s)}
+
+
+def verdict_speed(store, labels, judge_spec, limit=None) -> dict:
+    """Verdicts per second of one judge over the pairs in both orders, straight through the
+    judge (no cache, no store writes); the embeddings are prepared first and timed apart."""
+    pairs = load_label_pairs(store, labels)[:limit]
+    judge = open_judge(judge_spec, "ragqa_arena_pairwise", store=store)
+    started = time.perf_counter()
+    if hasattr(judge, "prepare"):
+        judge.prepare([t for p in pairs for t in (p.answer_a, p.answer_b, p.reference)])
+    prepared = time.perf_counter() - started
+    started = time.perf_counter()
+    n = 0
+    for p in pairs:
+        for a, b in ((p.answer_a, p.answer_b), (p.answer_b, p.answer_a)):
+            fields = judge.fields(p.query, a, b, reference=p.reference)
+            judgment_key(judge, fields)
+            judge.verdict(fields)
+            n += 1
+    seconds = time.perf_counter() - started
+    return {"judge": judge_spec, "verdicts": n, "seconds": round(seconds, 4),
+            "verdicts_per_s": round(n / seconds, 1) if seconds else None,
+            "prepare_seconds": round(prepared, 3)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--labels", type=Path, default=LABELS)
+    ap.add_argument("--llm-sample", type=int, default=40)
+    ap.add_argument("--boot", type=int, default=1000)
+    ap.add_argument("--db", type=Path, help="workspace to use (default: a temporary one)")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "judges.json")
+    args = ap.parse_args()
+    if not args.labels.exists():
+        print(f"no labels at {args.labels}", file=sys.stderr)
+        return 1
+    tmp = tempfile.TemporaryDirectory()
+    store = Store(args.db or Path(tmp.name) / "judges.db")
+    labels = "ragchecker"
+    if not store.query("SELECT 1 FROM datasets WHERE name = ?", (labels,)):
+        import_path(store, args.labels, name=labels)
+    out: dict = {"labels": str(args.labels.name), "machine": platform.platform(),
+                 "cpus": os.cpu_count(), "load_before": os.getloadavg()[0],
+                 "boot": args.boot, "reference": [], "llm": [], "speed": []}
+
+    print("reference judges (every pair):", flush=True)
+    for judge in REFERENCE_JUDGES:
+        out["reference"].append(calibrate(store, labels, judge, "random", None, args.boot))
+    try:
+        from engine.arena.fitted_judges import fit_judge
+    except ImportError:
+        fit_judge = None
+    if fit_judge is not None:
+        print("fitted judge (5-fold CV grouped by query):", flush=True)
+        fitted = fit_judge(store, "bench", labels, force=True)
+        out["fitted"] = fitted.as_json()
+        print(f"  {json.dumps(out['fitted'].get('cv', {}))[:300]}", flush=True)
+
+    for judge in REFERENCE_JUDGES:
+        out["speed"].append(verdict_speed(store, labels, judge))
+    if args.llm_sample:
+        print(f"LLM judges (a seeded sample of {args.llm_sample} pairs):", flush=True)
+        for judge in LLM_JUDGES:
+            for order in ("both", "random", "debiased"):
+                out["llm"].append(calibrate(store, labels, judge, order, args.llm_sample,
+                                            args.boot))
+        llm = next(r for r in out["llm"] if r["order"] == "both" and r["judge_calls"])
+        per_call = llm["seconds"] / llm["judge_calls"]
+        out["llm_seconds_per_call"] = round(per_call, 3)
+        for s in out["speed"]:
+            s["ratio_vs_llm_call"] = round(s["verdicts_per_s"] * per_call, 1)
+    out["load_after"] = os.getloadavg()[0]
+    args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

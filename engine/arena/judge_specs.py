@@ -1,0 +1,56 @@
+"""What ``--judge`` names, opened as a pairwise judge: an LLM (a catalog name, a GGUF path or
+an endpoint, read through a versioned template), a reference judge (``reference:EMBEDDER``,
+``reference:f1``, ``reference:char3``: :mod:`engine.arena.reference_judges`) or a judge
+fitted to people's labels (``fitted:NAME``: :mod:`engine.arena.fitted_judges`).
+
+Every kind answers the same questions (``generator.identity``, ``template.id``, ``fields``,
+``verdict``), so arena judging, calibration and the judgments cache treat them alike.
+"""
+
+from __future__ import annotations
+
+from engine.arena.planning import ArenaError
+from engine.arena.reference_judges import PREFIX as REFERENCE_PREFIX
+from engine.arena.reference_judges import ReferenceJudge, is_reference_judge
+from engine.store import Store
+
+FITTED_PREFIX = "fitted:"
+
+
+def is_fitted_judge(spec) -> bool:
+    return isinstance(spec, str) and spec.strip().lower().startswith(FITTED_PREFIX)
+
+
+def is_offline_judge(spec) -> bool:
+    """A judge that scores without a language model (reference or fitted)."""
+    return is_reference_judge(spec) or is_fitted_judge(spec)
+
+
+def open_judge(spec, template: str, *, store: Store | None = None,
+               n_threads: int | None = None):
+    """``spec`` (a name, or a ready Generator) as a pairwise judge; ``template`` is the LLM
+    judge's template (offline judges have their own). ArenaError when it cannot open."""
+    from models.judges import PairwiseJudge
+
+    if is_reference_judge(spec):
+        return ReferenceJudge(spec, store)
+    generator = load_judge(spec, n_threads)
+    try:
+        return PairwiseJudge(generator, template)
+    except (KeyError, ValueError) as exc:
+        raise ArenaError(f"judge template {template!r}: {exc}") from None
+
+
+def load_judge(judge, n_threads):
+    """A catalog name or path loaded as an LLM judge (a Generator as it is); ArenaError when
+    it cannot load."""
+    if not isinstance(judge, str):
+        return judge
+    from models.catalog import load_generator
+
+    try:
+        return load_generator(judge, n_threads=n_threads)
+    except Exception as exc:  # noqa: BLE001 - ModelError, OSError, ValueError, ...
+        hint = (f" (offline judges: {REFERENCE_PREFIX}minilm-l6-v2, {REFERENCE_PREFIX}f1, "
+                f"{REFERENCE_PREFIX}char3, {FITTED_PREFIX}NAME)")
+        raise ArenaError(f"cannot load judge model {judge!r}: {exc}{hint}") from None
