@@ -92,7 +92,9 @@ def in_flight_options(parser: argparse.ArgumentParser, what: str = "generator") 
 
 
 def install_interrupt(cancel: threading.Event):
-    """First Ctrl-C: cancel after the current item; second: the default (KeyboardInterrupt)."""
+    """First Ctrl-C: cancel (no new request; the requests in flight are cut where the model
+    allows: an HTTP endpoint's connections are shut down); second: the default
+    (KeyboardInterrupt)."""
     if threading.current_thread() is not threading.main_thread():
         return None
 
@@ -101,7 +103,7 @@ def install_interrupt(cancel: threading.Event):
             signal.signal(signal.SIGINT, signal.default_int_handler)
             raise KeyboardInterrupt
         cancel.set()
-        sys.stderr.write("\nmirage-tui: cancelling after the current item "
-                         "(Ctrl-C again to stop at once)\n")
+        sys.stderr.write("\nmirage-tui: cancelling: no new request, the ones in flight are "
+                         "cut (Ctrl-C again to stop at once)\n")
 
     return signal.signal(signal.SIGINT, handler)

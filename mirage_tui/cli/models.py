@@ -159,13 +159,14 @@ def _keep_check(args, result: dict) -> None:
 
     from engine.runs.estimates import record_model_check
     from engine.store import Store, default_db_path
+    from models.endpoints import without_credentials
 
     db = getattr(args, "db", None)              # the models parser alone has no --db
     path = Path(db) if db else default_db_path()
     if path.exists():
         store = Store(path)
         try:
-            record_model_check(store, result, args.name)
+            record_model_check(store, result, without_credentials(args.name))
         finally:
             store.close()
 
@@ -176,7 +177,12 @@ def _print_check(r: dict) -> None:
         print(f"  {r['items']} passages in {r['seconds']:.2f}s: {r['items_per_s']:.1f} items/s, "
               f"dim {r['dim']}")
         return
-    print(f"  prompt: {r['prompt_tokens']} tokens, {r['prompt_tokens_per_s']:.0f} tokens/s")
-    print(f"  generated: {r['completion_tokens']} tokens, {r['tokens_per_s']:.1f} tokens/s "
+    print(f"  prompt: {r['prompt_tokens']} tokens, {_speed(r['prompt_tokens_per_s'], 0)}")
+    print(f"  generated: {r['completion_tokens']} tokens, {_speed(r['tokens_per_s'], 1)} "
           f"({r['finish_reason']})")
     print(f"  text: {' '.join(r['text'].split())[:200]}")
+
+
+def _speed(value, decimals: int) -> str:
+    """Tokens per second, or why there is no figure (an endpoint reports no prompt speed)."""
+    return "speed not reported" if value is None else f"{value:.{decimals}f} tokens/s"
