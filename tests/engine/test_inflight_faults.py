@@ -10,6 +10,8 @@ none twice, and a resumed run fills the failed ones.
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import pytest
 from testkit.fault_server import FaultServer
@@ -156,6 +158,30 @@ def test_a_wrong_key_stops_the_run_at_once(demo):
                                       sample=6, concurrency=1), {"faulty-endpoint": gen})
         assert summary.status == "failed" and "HTTP 401" in summary.message
         assert summary.done == 1 and len(server.faults) == 9
+
+
+def test_a_cancel_cuts_the_requests_waiting_on_a_slow_endpoint(demo):
+    """The TUI's cancel (an event into the run's job): the requests out are cut at once."""
+    with fake_openai_server(models=("slow-endpoint",)) as server:
+        server.quick, server.delay = 2, 60
+        gen = HttpGenerator(server.url, model="slow-endpoint", timeout=120)
+        cancel = threading.Event()
+        done = []
+        worker = threading.Thread(target=lambda: done.append(run(
+            demo, config(generators=["slow-endpoint"], settings=["base"], sample=6,
+                         concurrency=2), {"slow-endpoint": gen}, cancel=cancel)[1]))
+        worker.start()
+        deadline = time.monotonic() + 60
+        while server.chats < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)
+        started = time.monotonic()
+        cancel.set()
+        worker.join(timeout=10)
+        assert not worker.is_alive() and time.monotonic() - started < 2.0
+        summary = done[0]
+        assert summary.status == "cancelled" and summary.done == 2 and summary.errors == 0
+        assert demo.query("SELECT COUNT(*) FROM run_items")[0][0] == 2
 
 
 def test_an_error_budget_breach_stops_the_run_resumably(demo):
