@@ -62,15 +62,29 @@ def from_settings(args, name: str, flag: str, setting: str | None = None) -> str
     naming the flag and the config key when neither gives one."""
     value = getattr(args, name, None)
     if value:
-        return value
+        return without_key(value)
     from engine.app_config import config_path, load_app_config
 
     value = getattr(load_app_config(), setting or name)
     if value:
-        return ",".join(value) if isinstance(value, list) else value
+        return without_key(",".join(value) if isinstance(value, list) else value)
     command = " ".join(filter(None, (args.command, getattr(args, f"{args.command}_command",
                                                             None))))
     raise CliError(f"{command} needs {flag} (or {setting or name} = ... in {config_path()})")
+
+
+def without_key(specs: str) -> str:
+    """Model specs (a comma list) without the credentials written into an endpoint's URL:
+    they are sent to the server in this process, never stored or shown; said once."""
+    from models.endpoints import had_credentials, without_credentials
+
+    names = [n.strip() for n in specs.split(",")]
+    if not any(had_credentials(n) for n in names):
+        return specs
+    print("mirage-tui: note: the credentials written into the URL are sent to the server but "
+          "never stored or shown (the workspace names the URL without them); to keep a key, "
+          "name its environment variable in endpoints.toml (api_key_env)", file=sys.stderr)
+    return ",".join(without_credentials(n) for n in names)
 
 
 def db_option(parser: argparse.ArgumentParser, top: bool = False) -> None:

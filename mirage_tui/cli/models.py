@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sys
 
-from mirage_tui.cli.common import db_option
+from mirage_tui.cli.common import db_option, without_key
 
 
 def add_parsers(sub) -> None:
@@ -139,6 +139,7 @@ def _print_endpoints(remote) -> None:
 def _check(args) -> int:
     from models.check import check_model
 
+    args.name = without_key(args.name)
     result = check_model(args.name, max_tokens=args.max_tokens)
     _keep_check(args, result)
     if args.json:
@@ -159,14 +160,13 @@ def _keep_check(args, result: dict) -> None:
 
     from engine.runs.estimates import record_model_check
     from engine.store import Store, default_db_path
-    from models.endpoints import without_credentials
 
     db = getattr(args, "db", None)              # the models parser alone has no --db
     path = Path(db) if db else default_db_path()
     if path.exists():
         store = Store(path)
         try:
-            record_model_check(store, result, without_credentials(args.name))
+            record_model_check(store, result, args.name)
         finally:
             store.close()
 

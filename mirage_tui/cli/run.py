@@ -29,7 +29,8 @@ import threading
 from dataclasses import asdict
 from pathlib import Path
 
-from mirage_tui.cli.common import CliError, db_option, in_flight_options, install_interrupt
+from mirage_tui.cli.common import (CliError, db_option, in_flight_options, install_interrupt,
+                                   without_key)
 from mirage_tui.cli.progress import ProgressPrinter, accuracy_line
 from mirage_tui.durations import duration
 
@@ -98,12 +99,8 @@ def _canonical_generators(names: str | None) -> str | None:
         return names
     from models.base import ModelError
     from models.catalog import find_endpoint, find_model
-    from models.endpoints import had_credentials
 
-    if any(had_credentials(n.strip()) for n in names.split(",")):
-        print("mirage-tui: note: the credentials written into the URL are sent to the server "
-              "but never stored or shown (the run names the URL without them); to keep a key, "
-              "name its environment variable in endpoints.toml (api_key_env)", file=sys.stderr)
+    names = without_key(names)
     out = []
     for name in (n.strip() for n in names.split(",")):
         entry = None
@@ -112,15 +109,8 @@ def _canonical_generators(names: str | None) -> str | None:
                 entry = None if find_endpoint(name) else find_model(name)
             except ModelError:
                 entry = None        # ambiguous: plan_run reports it
-        out.append(entry.name if entry is not None and entry.kind == "generator" else
-                   _clean(name))
+        out.append(entry.name if entry is not None and entry.kind == "generator" else name)
     return ",".join(out)
-
-
-def _clean(name: str) -> str:
-    from models.endpoints import without_credentials
-
-    return without_credentials(name)
 
 
 _RESUME_KEEPS = ("threads", "concurrency", "max_errors", "parity", "gold", "language_rule",

@@ -186,8 +186,11 @@ def test_a_key_in_a_generator_url_is_used_never_stored_or_shown(demo):
         out = cli("run", "--db", db, "--dataset", "demo", "--generator", spec, "--settings",
                   "base", "--sample", "2")
         listed = cli("runs", "list", "--db", db)
+        checked = cli("models", "check", spec, "--db", db)          # recorded in the workspace
         sent = {auth for path, auth in server.seen if path == "/v1/chat/completions"}
     assert out.returncode == 0, out.stderr
+    assert checked.returncode == 0 and "sk-secret" not in checked.stdout + checked.stderr
+    assert checked.stderr.count("credentials written into the URL") == 1
     assert sent == {"Basic " + base64.b64encode(b"u:sk-secret").decode()}
     assert "sk-secret" not in out.stdout + out.stderr + listed.stdout
     assert out.stderr.count("credentials written into the URL") == 1
