@@ -285,7 +285,7 @@ def in_flight(requests: Iterable[Request], *, name: str, policy: Policy,
     source = iter(requests)
     state = _State()
     exhausted = False
-    stopping = False
+    stopping, stopped_at = False, 0.0
     pool = ThreadPoolExecutor(max_workers=n + SPARE_WORKERS, thread_name_prefix="in-flight")
     lookahead = 8 * n + 8
 
@@ -393,8 +393,17 @@ def in_flight(requests: Iterable[Request], *, name: str, policy: Policy,
                                          f"({budget.describe()}); last error: "
                                          f"{budget.last_error}. The failed items are "
                                          "recorded; run it again to resume (they are retried)")
+            if stopping and state.running and abort is not None:
+                # a call that opened a connection since the last cut is cut too; one that
+                # outlives ABORT_WAIT_S is left behind (dropped), so the job can stop
+                abort()
+                if time.monotonic() - stopped_at > ABORT_WAIT_S:
+                    for slot in state.running.values():
+                        state.busy.discard(_group(slot))
+                        state.done[slot.index] = None
+                    state.running.clear()
             if not stopping and is_cancelled(cancel):
-                stopping = True
+                stopping, stopped_at = True, time.monotonic()
                 if state.running and abort is not None:
                     abort()
                 state.retries.clear()

@@ -24,8 +24,8 @@ The key itself is never in the file: it is read from the named environment varia
 request, and never stored, logged or printed. Credentials written into a spec's URL
 (``http://user:key@host/v1#m``) are taken out of it (the spec, the URL and everything made from
 them are the clean ones) and kept in this process only, for the clean URL
-(:func:`had_credentials` says whether a spec carried some). A malformed file is a ModelError naming the
-file, the line and the problem in one line.
+(:func:`had_credentials` says whether a spec carried some). A malformed file is a ModelError
+naming the file, the line and the problem in one line.
 
 :func:`discover` probes the usual loopback ports (``$MIRAGE_ENDPOINT_PORTS``, a comma list,
 overrides them; empty probes none) in parallel with a short timeout and lists the models each

@@ -26,15 +26,15 @@ ends at once with a transport error and the server sees the client go.
 out of every URL the generator stores, shows or hashes (:mod:`models.urls`).
 
 **Identity** (the cache key): the served model id plus what the server reports about its
-weights, probed once with short timeouts (a probe that does not answer in time counts as one the
-server does not have, and the endpoint's ``identity`` names it): llama.cpp's ``/props`` (model path, n_ctx, build,
-chat template), Ollama's ``/api/show`` and ``/api/tags`` (digest, details), LM Studio's
-``/api/v0/models/ID``, and the ``/v1/models`` entry's ``root``, ``parent``,
-``max_model_len`` and ``meta`` (vLLM, llama-server). The whole report is hashed, so a changed
-model never reuses a stale cache; ``created`` and ``owned_by`` are left out (vLLM and
-llama.cpp stamp ``created`` with the time of the request). A server that reports nothing but the
-id gets a *weak* identity, the hash of URL + id as before, and ``endpoint["identity"]`` says
-``weak: id only`` (the run header shows it).
+weights, probed once with short timeouts (a probe that does not answer in time counts as one
+the server does not have, and the endpoint's ``identity`` names it): llama.cpp's ``/props``
+(model path, n_ctx, build, chat template), Ollama's ``/api/show`` and ``/api/tags`` (digest,
+details), LM Studio's ``/api/v0/models/ID``, and the ``/v1/models`` entry's ``root``,
+``parent``, ``max_model_len`` and ``meta`` (vLLM, llama-server). The whole report is hashed, so
+a changed model never reuses a stale cache; ``created`` and ``owned_by`` are left out (vLLM and
+llama.cpp stamp ``created`` with the time of the request). A server that reports nothing but
+the id gets a *weak* identity, the hash of URL + id as before, and ``endpoint["identity"]``
+says ``weak: id only`` (the run header shows it).
 
 ``label_probs`` reads the first generated token's ``top_logprobs`` (completions API:
 ``logprobs: N``; chat API: ``logprobs: true, top_logprobs: N``). The server only reports its
