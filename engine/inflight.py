@@ -20,15 +20,22 @@ writer; the worker threads only call the model and read).
   timeout, HTTP 429 or 5xx, :class:`~models.base.TransientModelError`) is tried again after an
   exponential backoff with jitter (seeded), or after the exception's ``retry_after`` seconds
   when it carries one, up to ``max_attempts`` attempts in all. Then the request has *failed*.
-- **What ends what.** A request that failed (retries spent) or whose model answered with
-  unusable output (:class:`~models.base.ReplyError`) is an outcome like any other: the job
-  records it as that item's error and goes on. Failures count against an
-  :class:`ErrorBudget`; beyond it, or on any other exception (a fatal outcome: a model that
-  cannot be used), the job stops with :class:`~engine.jobs.Stop` (``failed``, resumable),
-  after the caller has recorded that outcome.
-- **Cancel.** When ``cancel`` is set no new request is sent; the ones in flight finish (and
-  are yielded, to be stored) or are dropped when they fail; nothing is half-written. The
-  caller checks cancel after the loop.
+- **What ends what** (:func:`ends_job`: one policy for every backend). Every model-side
+  fault is an outcome like any other, ``failed``: retries spent, an unusable reply
+  (:class:`~models.base.ReplyError`), a prompt over the context
+  (:class:`~models.base.ContextOverflow`), an HTTP 4xx, a body that is not JSON, any other
+  :class:`~models.base.ModelError`; the job records it as that item's error, with its reason,
+  and goes on. Failures count against an :class:`ErrorBudget`; beyond it the job stops with
+  :class:`~engine.jobs.Stop` (``failed``, resumable). Only a *fatal* outcome stops it at once,
+  after the caller has recorded it: a model that cannot answer anything
+  (:class:`~models.base.ModelUnusable`: a wrong key, a host that died twice), a database
+  error (the job's policy: a full disk) or an exception that is no model error (a bug).
+- **Cancel means now.** When ``cancel`` is set no new request is sent, and ``abort`` (the
+  generator's, when it has one: an HTTP endpoint shuts its connections down) cuts the
+  requests in flight: they end within moments and are dropped, not stored (a resumed run asks
+  again); one that finished first is yielded and stored whole. Nothing is half-written. The
+  caller checks cancel after the loop. Leaving the loop any other way (a Ctrl-C, a breached
+  budget) aborts what is in flight too and waits for it at most :data:`ABORT_WAIT_S`.
 
 ``tick`` is called at least every ``TICK`` seconds while the caller waits, so a job keeps
 sending progress while N requests are out. Hand-written because ``concurrent.futures`` has
@@ -50,7 +57,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Hashable, Iterable, Iterator
 
 from engine.jobs import Stop, is_cancelled, model_failed
-from models.base import ContextOverflow, ReplyError, TransientModelError
+from models.base import ContextOverflow, ModelError, ModelUnusable, ReplyError, TransientModelError
 
 TICK = 0.1
 MAX_ATTEMPTS = 4
@@ -60,6 +67,7 @@ MAX_RETRY_AFTER_S = 120.0  # a server's Retry-After is honoured up to this
 WATCHDOG_GRACE_S = 5.0
 SPARE_WORKERS = 4         # threads beyond N for calls abandoned by the watchdog
 DEFAULT_ENDPOINT_CONCURRENCY = 8
+ABORT_WAIT_S = 2.0        # after an abort: how long the calls cut get to end
 
 
 class WatchdogTimeout(TransientModelError):
@@ -94,6 +102,16 @@ def is_transient(exc: BaseException) -> bool:
             return True
         exc = exc.__cause__ or exc.__context__
     return False
+
+
+def ends_job(exc: BaseException) -> bool:
+    """Whether a call's error (not transient) stops the job rather than failing its item: a
+    model that cannot answer anything (:class:`~models.base.ModelUnusable`), a database error,
+    or anything that is not a :class:`~models.base.ModelError` (a bug, a wrong argument).
+    Every other model error is the item's (module docstring)."""
+    if isinstance(exc, ModelUnusable) or isinstance(exc, sqlite3.Error):
+        return True
+    return not isinstance(exc, ModelError)
 
 
 def default_concurrency(generator) -> int:
@@ -255,17 +273,19 @@ def _timed(call: Callable[[], object], box: list) -> object:
 def in_flight(requests: Iterable[Request], *, name: str, policy: Policy,
               budget: ErrorBudget | None = None, cancel=None,
               tick: Callable[[], None] | None = None,
-              fatal: Callable[[Outcome], Stop] | None = None) -> Iterator[Outcome]:
+              fatal: Callable[[Outcome], Stop] | None = None,
+              abort: Callable[[], None] | None = None) -> Iterator[Outcome]:
     """Send ``requests`` (module docstring) and yield their outcomes in order. ``name`` (the
     model) goes into the messages of a breached budget and of a fatal error; ``fatal`` makes
-    the :class:`Stop` of a fatal outcome (default: :func:`engine.jobs.model_failed`)."""
+    the :class:`Stop` of a fatal outcome (default: :func:`engine.jobs.model_failed`);
+    ``abort`` cuts the calls in flight (a cancel, or leaving early)."""
     budget = budget if budget is not None else ErrorBudget()
     n = max(1, int(policy.concurrency))
     rng = random.Random(policy.seed)
     source = iter(requests)
     state = _State()
     exhausted = False
-    stopping = False
+    stopping, stopped_at = False, 0.0
     pool = ThreadPoolExecutor(max_workers=n + SPARE_WORKERS, thread_name_prefix="in-flight")
     lookahead = 8 * n + 8
 
@@ -317,21 +337,23 @@ def in_flight(requests: Iterable[Request], *, name: str, policy: Policy,
         if error is None:
             finish(slot, "ok", future.result())
             return
-        if isinstance(error, ReplyError):
+        if stopping and not isinstance(error, sqlite3.Error):
+            # cancelled (and the call cut): dropped, not stored; a resumed run asks again
+            state.busy.discard(_group(slot))
+            state.done[slot.index] = None
+        elif isinstance(error, (ReplyError, ContextOverflow)):
             finish(slot, "failed", error=error)
         elif is_transient(error):
-            if slot.attempts >= policy.max_attempts or stopping:
-                if stopping:      # cancelled: dropped, not stored; a resumed run asks again
-                    state.busy.discard(_group(slot))
-                    state.done[slot.index] = None
-                else:
-                    finish(slot, "failed", error=error)
+            if slot.attempts >= policy.max_attempts:
+                finish(slot, "failed", error=error)
             else:
                 heapq.heappush(state.retries,
                                (time.monotonic() + _delay(policy, slot.attempts, error, rng),
                                 slot.index, slot))
-        else:
+        elif ends_job(error):
             finish(slot, "fatal", error=error)
+        else:
+            finish(slot, "failed", error=error)
 
     def collect(timeout: float) -> None:
         if not state.running:
@@ -371,8 +393,19 @@ def in_flight(requests: Iterable[Request], *, name: str, policy: Policy,
                                          f"({budget.describe()}); last error: "
                                          f"{budget.last_error}. The failed items are "
                                          "recorded; run it again to resume (they are retried)")
+            if stopping and state.running and abort is not None:
+                # a call that opened a connection since the last cut is cut too; one that
+                # outlives ABORT_WAIT_S is left behind (dropped), so the job can stop
+                abort()
+                if time.monotonic() - stopped_at > ABORT_WAIT_S:
+                    for slot in state.running.values():
+                        state.busy.discard(_group(slot))
+                        state.done[slot.index] = None
+                    state.running.clear()
             if not stopping and is_cancelled(cancel):
-                stopping = True
+                stopping, stopped_at = True, time.monotonic()
+                if state.running and abort is not None:
+                    abort()
                 state.retries.clear()
                 state.waiting.clear()
                 # every request not in flight is dropped: mark them so order can move on
@@ -394,7 +427,7 @@ def in_flight(requests: Iterable[Request], *, name: str, policy: Policy,
             if tick is not None:
                 tick()
     finally:
-        _drain(pool, state, policy)
+        _drain(pool, state, policy, abort)
 
 
 def _group(slot: _Slot):
@@ -419,11 +452,15 @@ def _retry_after(error: BaseException | None) -> float | None:
     return None
 
 
-def _drain(pool: ThreadPoolExecutor, state: _State, policy: Policy) -> None:
-    """The loop ended (done, stopped or interrupted): calls still running finish or are
-    abandoned after the watchdog; their results are not stored."""
+def _drain(pool: ThreadPoolExecutor, state: _State, policy: Policy,
+           abort: Callable[[], None] | None) -> None:
+    """The loop ended (done, stopped or interrupted): calls still running are cut (``abort``)
+    and get :data:`ABORT_WAIT_S` to end, or, with nothing to cut them, finish or are abandoned
+    after the watchdog; their results are not stored."""
     running = list(state.running)
     if running:
-        wait(running, timeout=policy.watchdog)
+        if abort is not None:
+            abort()
+        wait(running, timeout=ABORT_WAIT_S if abort is not None else policy.watchdog)
     pool.shutdown(wait=False, cancel_futures=True)
 

@@ -27,7 +27,7 @@ class TransientModelError(ModelError):
     """A failure that may pass if the same request is sent again: a refused connection, an
     HTTP 429 or 5xx, a request past its timeout, a model host that died and is restarting.
     The engine retries these with backoff (and records the item as failed when retries run out);
-    every other ModelError stops the run."""
+    every other ModelError is that item's error, except :class:`ModelUnusable`."""
 
 
 class ReplyError(ModelError):
@@ -37,8 +37,16 @@ class ReplyError(ModelError):
     a resumed run asks again."""
 
 
+class ModelUnusable(ModelError):
+    """A model that cannot answer any request now: a wrong or missing key (HTTP 401/403), an
+    unknown host, a model host that died a second time. The engine stops the job (resumable)
+    on this one; every other ModelError is the failed item's error (``engine/inflight.py``)."""
+
+
 class ContextOverflow(ModelError):
-    """A prompt longer than the model's context window."""
+    """A prompt longer than the model's context window. ``context_length`` is the window when
+    the backend said it (0: not said), ``prompt_tokens`` the prompt as the backend counted it
+    (0: not said)."""
 
     def __init__(self, message: str, prompt_tokens: int, context_length: int):
         super().__init__(message)

@@ -27,8 +27,9 @@ def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None
     prompt_tokens_per_s, items_per_s, error; plus, for a generator, prompt_tokens,
     completion_tokens, finish_reason, text, chat; for an embedder, items and dim."""
     from models.catalog import find_endpoint, find_model, load_embedder, load_generator
+    from models.endpoints import without_credentials
 
-    result: dict = {"name": name, "kind": None, "ok": False, "device": None,
+    result: dict = {"name": without_credentials(name), "kind": None, "ok": False, "device": None,
                     "seconds": None, "load_seconds": None, "tokens_per_s": None,
                     "prompt_tokens_per_s": None, "items_per_s": None, "error": None}
     try:

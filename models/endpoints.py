@@ -21,8 +21,11 @@ instead when set)::
     context_length = 32768                # optional: when the server does not report it
 
 The key itself is never in the file: it is read from the named environment variable at each
-request, and never stored, logged or printed. A malformed file is a ModelError naming the
-file, the line and the problem in one line.
+request, and never stored, logged or printed. Credentials written into a spec's URL
+(``http://user:key@host/v1#m``) are taken out of it (the spec, the URL and everything made from
+them are the clean ones) and kept in this process only, for the clean URL
+(:func:`had_credentials` says whether a spec carried some). A malformed file is a ModelError
+naming the file, the line and the problem in one line.
 
 :func:`discover` probes the usual loopback ports (``$MIRAGE_ENDPOINT_PORTS``, a comma list,
 overrides them; empty probes none) in parallel with a short timeout and lists the models each
@@ -36,10 +39,11 @@ import re
 import tomllib
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from models.base import ModelError
+from models.urls import redact, split_credentials
 
 CONFIG_ENV = "MIRAGE_CONFIG_DIR"
 PORTS_ENV = "MIRAGE_ENDPOINT_PORTS"
@@ -66,9 +70,13 @@ class Endpoint:
     timeout: float = DEFAULT_TIMEOUT_S
     context_length: int | None = None
     source: str = "spec"            # 'spec', 'config' or 'discovered'
+    auth: tuple[str, str] | None = field(default=None, repr=False, compare=False)
+    """Credentials the spec's URL carried: this process only, never shown."""
 
     def as_json(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        del out["auth"]
+        return out
 
     def open(self):
         """An :class:`models.http.HttpGenerator` for this endpoint (nothing is sent yet)."""
@@ -76,7 +84,8 @@ class Endpoint:
 
         return HttpGenerator(self.url, model=self.model, api=self.api, timeout=self.timeout,
                              api_key_env=self.api_key_env, server=self.server,
-                             context_length=self.context_length, spec=self.spec)
+                             context_length=self.context_length, spec=self.spec,
+                             auth=self.auth)
 
 
 # --------------------------------------------------------------------------- specs
@@ -105,7 +114,13 @@ def parse_spec(text: str) -> Endpoint:
         return found
     if lower.startswith(("http://", "https://")):
         url, _, model = text.partition("#")
-        return Endpoint(spec=text, url=_v1_url(url, text), model=model.strip() or None)
+        url, auth = split_credentials(url)
+        spec = redact(text)
+        v1 = _v1_url(url, spec)
+        if auth is not None:
+            _SESSION_AUTH[v1] = auth
+        return Endpoint(spec=spec, url=v1, model=model.strip() or None,
+                        auth=auth or _SESSION_AUTH.get(v1))
     head, _, model = text.partition(":")
     if head.lower() not in SHORTCUTS:
         raise ModelError(f"{text}: not an endpoint spec (http(s)://HOST:PORT/v1#MODEL, "
@@ -113,6 +128,27 @@ def parse_spec(text: str) -> Endpoint:
     server = head.lower()
     return Endpoint(spec=text, url=f"http://127.0.0.1:{SHORTCUTS[server]}/v1",
                     model=model.strip() or None, server=server)
+
+
+_SESSION_AUTH: dict[str, tuple[str, str]] = {}
+"""Credentials written into a spec's URL, by the clean /v1 URL: a spec stored without them
+(a run's configuration) still reaches the server in this process."""
+
+
+def had_credentials(spec: str) -> bool:
+    """Whether ``spec`` carries credentials in its URL (they are used, not stored or shown)."""
+    return redact(spec) != spec
+
+
+def without_credentials(spec: str) -> str:
+    """``spec`` without the credentials written into its URL, which this process keeps for
+    the clean URL (so the clean spec still reaches the server); any other spec as it is."""
+    if not had_credentials(spec):
+        return spec
+    try:
+        return parse_spec(spec).spec
+    except ModelError:
+        return redact(spec)
 
 
 def _v1_url(url: str, where: str) -> str:

@@ -9,17 +9,32 @@ Failures name the URL (and the model when known). Those that may pass on a secon
 timeout, HTTP 429 and 5xx (:class:`HttpTransientStatusError`, which is also an
 :class:`HttpStatusError` with ``status`` and the server's ``retry_after`` seconds when it sent
 Retry-After). Any other non-200 answer, a body that is not the expected JSON, an unknown host:
-a plain ModelError. Nothing here retries: the engine owns one retry policy for all backends.
+a plain ModelError, which the engine records as that item's error, except HTTP 401, 403 and
+407, a key's missing environment variable and an unknown host (:class:`HttpAuthError` and
+:class:`~models.base.ModelUnusable`: no request can pass, the run stops). A refusal of an
+overlong prompt (HTTP 400 with OpenAI's, vLLM's or llama-cpp-python's "maximum context length
+is N tokens", or llama.cpp's "request (P tokens) exceeds the available context size (N
+tokens)" and its ``n_ctx`` field) is a :class:`~models.base.ContextOverflow` carrying N and
+P when said: the engine then fits prompts to N (:meth:`HttpGenerator.learn_context`) and asks
+again once. Nothing here retries: the engine owns one retry policy for all backends.
+
+**Cancel.** :meth:`HttpGenerator.abort` shuts down every connection the generator holds (each
+new one is seen through httpx's ``trace`` extension), so a request waiting on a slow server
+ends at once with a transport error and the server sees the client go.
+
+**Credentials in the URL** (``http://user:key@host``) are sent as HTTP Basic auth and kept
+out of every URL the generator stores, shows or hashes (:mod:`models.urls`).
 
 **Identity** (the cache key): the served model id plus what the server reports about its
-weights, probed once with short timeouts: llama.cpp's ``/props`` (model path, n_ctx, build,
-chat template), Ollama's ``/api/show`` and ``/api/tags`` (digest, details), LM Studio's
-``/api/v0/models/ID``, and the ``/v1/models`` entry's ``root``, ``parent``,
-``max_model_len`` and ``meta`` (vLLM, llama-server). The whole report is hashed, so a changed
-model never reuses a stale cache; ``created`` and ``owned_by`` are left out (vLLM and
-llama.cpp stamp ``created`` with the time of the request). A server that reports nothing but the
-id gets a *weak* identity, the hash of URL + id as before, and ``endpoint["identity"]`` says
-``weak: id only`` (the run header shows it).
+weights, probed once with short timeouts (a probe that does not answer in time counts as one
+the server does not have, and the endpoint's ``identity`` names it): llama.cpp's ``/props``
+(model path, n_ctx, build, chat template), Ollama's ``/api/show`` and ``/api/tags`` (digest,
+details), LM Studio's ``/api/v0/models/ID``, and the ``/v1/models`` entry's ``root``,
+``parent``, ``max_model_len`` and ``meta`` (vLLM, llama-server). The whole report is hashed, so
+a changed model never reuses a stale cache; ``created`` and ``owned_by`` are left out (vLLM and
+llama.cpp stamp ``created`` with the time of the request). A server that reports nothing but
+the id gets a *weak* identity, the hash of URL + id as before, and ``endpoint["identity"]``
+says ``weak: id only`` (the run header shows it).
 
 ``label_probs`` reads the first generated token's ``top_logprobs`` (completions API:
 ``logprobs: N``; chat API: ``logprobs: true, top_logprobs: N``). The server only reports its
@@ -36,17 +51,20 @@ import hashlib
 import json
 import math
 import os
+import re
 import socket
 import threading
 import time
 import urllib.parse
+import weakref
 from typing import Sequence
 
 import httpx
 
-from .base import (Generation, Message, ModelError, ModelIdentity, Prompt, ReplyError,
-                   SamplingParams, TransientModelError)
+from .base import (ContextOverflow, Generation, Message, ModelError, ModelIdentity,
+                   ModelUnusable, Prompt, ReplyError, SamplingParams, TransientModelError)
 from .replies import checked_text
+from .urls import split_credentials
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 PROBE_TIMEOUT_S = 5.0
@@ -71,6 +89,39 @@ class HttpTransientStatusError(HttpStatusError, TransientModelError):
     """HTTP 429 or 5xx: the server is busy or failing now; the same request may pass later."""
 
 
+class HttpAuthError(HttpStatusError, ModelUnusable):
+    """HTTP 401, 403 or 407: the key is wrong or missing, so no request can pass."""
+
+
+AUTH_STATUSES = (401, 403, 407)
+_OVERFLOW_WORDS = ("maximum context length", "exceeds the available context size",
+                   "exceed_context_size")
+_CONTEXT_SAID = (re.compile(r"maximum context length is (\d+) tokens"),   # OpenAI, vLLM, ...
+                 re.compile(r"available context size \((\d+) tokens\)"),  # llama.cpp
+                 re.compile(r'"n_ctx"\s*:\s*(\d+)'))
+_PROMPT_SAID = (re.compile(r"\((\d+) in (?:the messages|your prompt)"),
+                re.compile(r"has (\d+) input tokens"),
+                re.compile(r"request \((\d+) tokens\)"),
+                re.compile(r'"n_prompt_tokens"\s*:\s*(\d+)'))
+
+
+def context_refusal(detail: str) -> tuple[int, int] | None:
+    """``(context, prompt tokens)`` a server's "prompt too long" answer names (0 for what it
+    does not say); None when ``detail`` is not such an answer."""
+    lower = detail.lower()
+    if not any(word in lower for word in _OVERFLOW_WORDS):
+        return None
+
+    def said(patterns) -> int:
+        for pattern in patterns:
+            found = pattern.search(detail)
+            if found:
+                return int(found.group(1))
+        return 0
+
+    return said(_CONTEXT_SAID), said(_PROMPT_SAID)
+
+
 class HttpTransportError(TransientModelError):
     """No answer: a refused or reset connection, or a request past its timeout."""
 
@@ -86,7 +137,8 @@ class HttpGenerator:
     model (``chat`` False): judges then send completion frames, not messages. The API key is
     ``api_key``, or read from the environment variable ``api_key_env`` at each request (so it
     is held nowhere). ``server`` ('ollama', 'lmstudio', 'vllm', 'llamacpp') limits the
-    identity probes to that server's; ``spec`` is how the user named the endpoint.
+    identity probes to that server's; ``spec`` is how the user named the endpoint. ``auth``
+    (or credentials written into ``base_url``) is sent as HTTP Basic auth, and shown nowhere.
     """
 
     backend = "http"
@@ -95,9 +147,12 @@ class HttpGenerator:
     def __init__(self, base_url: str, model: str | None = None, api: str = "chat",
                  api_key: str | None = None, timeout: float = 120.0, top_logprobs: int = 20,
                  *, api_key_env: str | None = None, server: str | None = None,
-                 context_length: int | None = None, spec: str | None = None):
+                 context_length: int | None = None, spec: str | None = None,
+                 auth: tuple[str, str] | None = None):
         if api not in ("chat", "completions"):
             raise ValueError(f"api must be 'chat' or 'completions', not {api!r}")
+        base_url, in_url = split_credentials(base_url)
+        auth = auth or in_url
         parts = urllib.parse.urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {base_url!r}")
@@ -112,6 +167,9 @@ class HttpGenerator:
         self.server = server
         self.spec = spec
         self._context_length = context_length
+        self._learned_context = 0                  # from a refusal (learn_context); 0: none
+        self._unanswered: list[str] = []           # identity probes past their timeout
+        self._sockets: weakref.WeakSet = weakref.WeakSet()   # open connections (abort)
         self._model = model
         self._models_listing: list[dict] | None = None
         self._identity: ModelIdentity | None = None
@@ -122,11 +180,32 @@ class HttpGenerator:
         host = urllib.parse.urlsplit(self.base_url).hostname or ""
         # Loopback never goes through an environment proxy; anything else may need one.
         self._client = httpx.Client(
-            trust_env=host not in _LOOPBACK, timeout=timeout,
+            trust_env=host not in _LOOPBACK, timeout=timeout, auth=auth,
             limits=httpx.Limits(max_connections=128, max_keepalive_connections=64))
 
     def close(self) -> None:
         self._client.close()
+
+    def abort(self) -> None:
+        """Shut down every connection this generator holds, now (a cancelled run): a request
+        waiting on the server ends at once with a transport error, and the server sees the
+        client go. Later requests open new connections."""
+        with self._lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass                    # closed already
+
+    def _trace(self, event: str, info: dict) -> None:
+        """httpx's ``trace`` extension: keep each new connection's socket (for :meth:`abort`)."""
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if sock is not None:
+                with self._lock:
+                    self._sockets.add(sock)
 
     # ------------------------------------------------------------------ transport
 
@@ -136,7 +215,7 @@ class HttpGenerator:
         if key is None and self.api_key_env:
             key = os.environ.get(self.api_key_env)
             if not key:
-                raise ModelError(f"{self.spec or self.base_url}: the environment variable "
+                raise ModelUnusable(f"{self.spec or self.base_url}: the environment variable "
                                  f"{self.api_key_env} (its API key) is not set")
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -150,14 +229,14 @@ class HttpGenerator:
         of = f" (model {self._model})" if self._model else ""
         try:
             response = self._client.request(method, url, json=body, headers=self._headers(),
-                                            timeout=seconds)
+                                            timeout=seconds, extensions={"trace": self._trace})
             raw = response.content
         except httpx.TimeoutException as e:
             raise HttpTransportError(f"{method} {url}: no answer within {seconds:g} s{of}") \
                 from e
         except httpx.ConnectError as e:
             if _caused_by(e, socket.gaierror):
-                raise ModelError(f"{method} {url}: unknown host ({e})") from e
+                raise ModelUnusable(f"{method} {url}: unknown host ({e})") from e
             if _caused_by(e, ConnectionRefusedError) or "refused" in str(e).lower():
                 raise HttpTransportError(f"{method} {url}: connection refused (is the server "
                                          f"running?){of}") from e
@@ -169,10 +248,18 @@ class HttpGenerator:
             raise ModelError(f"{method} {url}: {type(e).__name__}: {e}{of}") from e
         if response.status_code != 200:
             status = response.status_code
-            detail = raw.decode("utf-8", "replace").strip()[:500] or "(no body)"
+            body_text = raw.decode("utf-8", "replace").strip()
+            detail = body_text[:500] or "(no body)"
             message = f"{method} {url}: HTTP {status} {response.reason_phrase}: {detail}{of}"
             if status == 429 or status >= 500:
                 raise HttpTransientStatusError(message, status, _retry_after(response))
+            if status in AUTH_STATUSES:
+                raise HttpAuthError(message, status)
+            refusal = context_refusal(body_text) if status in (400, 413, 422) else None
+            if refusal is not None:
+                context, prompt_tokens = refusal
+                raise ContextOverflow(message, prompt_tokens=prompt_tokens,
+                                      context_length=context)
             raise HttpStatusError(message, status)
         try:
             parsed = json.loads(raw.decode("utf-8"))
@@ -263,14 +350,20 @@ class HttpGenerator:
 
     def _probe(self, method: str, path: str, body: dict | None = None) -> dict | None:
         """A probe's JSON, or None when the server has no such endpoint (any non-200 answer,
-        or not JSON); a server that does not answer at all raises."""
+        or not JSON, or no answer within the probe timeout, noted); a server that refuses the
+        connection raises."""
+        seconds = min(self.timeout, PROBE_TIMEOUT_S)
         try:
-            return self._request(method, path, body, root=True,
-                                 timeout=min(self.timeout, PROBE_TIMEOUT_S))
+            return self._request(method, path, body, root=True, timeout=seconds)
         except HttpStatusError:
             return None
-        except HttpTransportError:
-            raise
+        except HttpTransportError as exc:
+            if not isinstance(exc.__cause__, httpx.TimeoutException):
+                raise
+            # a server slow on a probe (Ollama loading the model for /api/show): the identity
+            # goes without that report (weaker), and says so, rather than failing the run
+            self._unanswered.append(f"{path}: no answer within {seconds:g} s")
+            return None
         except ModelError:
             return None
 
@@ -278,17 +371,30 @@ class HttpGenerator:
     def endpoint(self) -> dict:
         """What the run header records about the endpoint (never the key)."""
         identity = self.identity
+        strength = ("reported: " + ", ".join(self._reported)) if self._reported else WEAK
+        if self._unanswered:
+            strength += f" ({'; '.join(self._unanswered)})"
         return {"url": self.base_url, "model": self.model, "api": self.api,
                 "spec": self.spec, "api_key_env": self.api_key_env,
-                "context_length": self.n_ctx,
-                "identity": ("reported: " + ", ".join(self._reported)) if self._reported
-                else WEAK, "sha256": identity.sha256}
+                "context_length": self.n_ctx, "identity": strength, "sha256": identity.sha256}
 
     @property
     def n_ctx(self) -> int:
-        """The context prompts are fitted to: the server's, else the config's, else
-        :data:`DEFAULT_CONTEXT`."""
-        return self.identity.context_length or self._context_length or DEFAULT_CONTEXT
+        """The context prompts are fitted to: the one a refusal named (:meth:`learn_context`),
+        else the server's, else the config's, else :data:`DEFAULT_CONTEXT`."""
+        return (self._learned_context or self.identity.context_length or self._context_length
+                or DEFAULT_CONTEXT)
+
+    @property
+    def context_key(self) -> str:
+        """Where a learned context is kept: this model on this server (no credentials)."""
+        return f"{self.base_url}#{self.model}"
+
+    def learn_context(self, tokens: int) -> None:
+        """Fit prompts to ``tokens`` from now on: the context the server's refusal of an
+        overlong prompt named (or one learned before and kept in the workspace)."""
+        if isinstance(tokens, int) and tokens > 0:
+            self._learned_context = tokens
 
     # ------------------------------------------------------------------ generation
 

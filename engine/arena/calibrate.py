@@ -220,7 +220,8 @@ class _Calibrating(Job):
         mark = time.perf_counter()
         for outcome in in_flight(requests, name=self.judge.judge_name, policy=self.policy,
                                  budget=self.budget, cancel=self.cancel, tick=self.emit,
-                                 fatal=self._fatal):
+                                 fatal=self._fatal, abort=getattr(
+                                     getattr(self.judge, "generator", None), "abort", None)):
             pair = outcome.key
             c = self.counts
             c["done"] += 1

@@ -282,7 +282,8 @@ class _Judging(Job):
         self.mark = time.perf_counter()
         for outcome in in_flight(requests, name=self.judge.judge_name, policy=self.policy,
                                  budget=self.budget, cancel=self.cancel, tick=self.emit,
-                                 fatal=self._fatal):
+                                 fatal=self._fatal,
+                                 abort=getattr(self.generator, "abort", None)):
             job, m = outcome.key
             self.current = job.query_id
             if outcome.ok and not isinstance(outcome.value, ContextOverflow):

@@ -52,6 +52,7 @@ from pathlib import Path
 from engine.inflight import parse_max_errors
 from engine.metrics.definitions import DefinitionError, resolve as resolve_definitions
 from engine.prompts import get_template
+from models.endpoints import without_credentials
 
 BASIC_SETTINGS = ("base", "oracle", "mixed")
 _RETRIEVED = re.compile(r"^retrieved@(\d+)$")
@@ -109,7 +110,9 @@ class RunConfig:
         if not isinstance(self.dataset, str) or not self.dataset.strip():
             raise ConfigError("dataset: a dataset name is required")
         self.dataset = self.dataset.strip()
-        self.generators = _as_list(self.generators, "generators")
+        # a key written into an endpoint's URL is used in this process, never stored
+        self.generators = [without_credentials(g) for g in _as_list(self.generators,
+                                                                     "generators")]
         if not self.generators:
             raise ConfigError("generators: at least one generator is required")
         self.settings = _as_list(self.settings, "settings")

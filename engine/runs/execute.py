@@ -14,13 +14,21 @@ and language, with ``cited=True`` for a template whose responses carry citations
 (``mirage-bench``). A stored generation already scored for the query by the current scorer
 version is not scored again.
 
-Status: ``planned`` → ``running`` → ``done`` | ``cancelled`` (cooperative: no new request is
-sent, the ones in flight finish and are stored) | ``failed`` (a generator raised an error that
-is neither transient nor a bad reply, or failed items went beyond the error budget: the item
-records the error and the run stops; or the disk filled up: the open transaction is rolled
-back, nothing is half-written). An item whose request failed after its retries, or whose
-reply was unusable (:class:`~models.base.ReplyError`), records its error and the run goes on;
-it counts in ``errors``, and running again asks for it again.
+Status: ``planned`` → ``running`` → ``done`` | ``cancelled`` (no new request is sent and the
+ones in flight are cut: an HTTP endpoint's connections are shut down; what finished is stored
+whole; a run whose every item is stored when the cancel comes is ``done``) | ``failed`` (the
+failed items went beyond the error budget, or the model cannot answer anything
+(:class:`~models.base.ModelUnusable`: a wrong key), or the disk filled up: the open
+transaction is rolled back, nothing is half-written). Every other model fault is the item's
+error, with its reason (:mod:`engine.inflight`): retries spent, an unusable reply, an HTTP 4xx,
+a prompt over the context; it counts in ``errors`` and against the budget, the run goes on,
+and running again asks for it again.
+
+A server that refuses a prompt as too long, naming its context (an endpoint that reported
+none, fitted to 8,192), teaches the run that context (:mod:`engine.runs.contexts`: kept in the
+workspace for every later run) and the item is fitted again and asked once more; a server
+that counted more prompt tokens than the run's estimate did makes later fits leave that much
+room.
 Running it again resumes. Adaptive runs take the plan's batches one after another and stop
 when :func:`engine.runs.sampling.ci_half_widths` are all below the target. Progress goes to
 a callback as :class:`~engine.jobs.JobEvent` (:func:`~engine.runs.events.run_event`), at most
@@ -46,13 +54,15 @@ from engine.metrics.answer import score_generation
 from engine.prompts import get_template
 from engine.results.units import fmt_delta_interval, fmt_points
 from engine.runs import rows
+from engine.runs.contexts import apply_learned_context, keep_learned_context
 from engine.runs.estimates import LiveEta
 from engine.runs.events import RunSummary, run_event
 from engine.runs.header import identity_json, record_generator, start_session
 from engine.runs.log import log_event
 from engine.runs.plan import Plan, PlanItem
-from engine.runs.prompting import (PromptTooLong, context_rowids, fit_prompt, generation_key,
-                                   load_chunks, load_queries, params_json, sampling_params)
+from engine.runs.prompting import (PromptTooLong, context_length, context_rowids, fit_prompt,
+                                   generation_key, load_chunks, load_queries, params_json,
+                                   sampling_params)
 from engine.runs.sampling import ci_half_widths, difference_interval
 from engine.store import Store
 from models.base import ContextOverflow
@@ -112,6 +122,10 @@ class _Runner(Job):
         self.recorded: set[str] = set()               # generators whose identity is recorded
         self.budget = ErrorBudget(self.config.max_errors)
         self.contexts: dict[tuple, list[int]] = {}    # item key -> context, while in flight
+        self.slack: dict[str, int] = {}               # generator -> tokens its server counted
+        #                                               beyond the run's estimate (refusals)
+        self.learned: dict[str, tuple] = {}           # context key -> (generator, tokens,
+        #                                               refusal), for the job's thread to keep
         self.mark = 0.0                               # when the last item was stored
         self.live_eta: LiveEta | None = None          # the ETA: estimate × the run's pace
 
@@ -183,12 +197,17 @@ class _Runner(Job):
                                 group=item.query_rowid) for item in todo)
             self.check_cancel()
             self.mark = time.perf_counter()
+            handled = 0
             for outcome in in_flight(requests, name=system.generator,
                                      policy=self._policy(system.generator, generator),
-                                     budget=self.budget, cancel=self.cancel, tick=self.emit):
+                                     budget=self.budget, cancel=self.cancel, tick=self.emit,
+                                     abort=getattr(generator, "abort", None)):
                 self._store(outcome, generator, model_key, facts[outcome.key.query_rowid])
+                handled += 1
                 self.emit()
-            self.check_cancel()
+            self._keep_learned()
+            if handled < len(todo):       # a cancel left some: stopped; none left: go on
+                self.check_cancel()
         self.emit(force=True)
 
     def _key(self, item: PlanItem) -> tuple:
@@ -208,28 +227,84 @@ class _Runner(Job):
 
     def _answer(self, item, generator, model_key, facts, ranked, chunks) -> _Answer:
         """On a worker thread: the item's prompt, and its generation from the cache or the
-        model. Model errors propagate (the in-flight policy retries, records or stops)."""
+        model. Model errors propagate (the in-flight policy retries, records or stops); a
+        refusal of an overlong prompt that teaches a smaller fit is fitted again and asked
+        once more (the module docstring)."""
+        name = item.system.generator
+        limit = self._limit(generator, name)
         try:
             context = context_rowids(item.kind, facts,
                                      ranked.get(item.retriever, {}).get(item.query_rowid),
                                      item.k)
             prompt = fit_prompt(generator, self.template, facts, item.kind, context, chunks,
-                                self.config.max_tokens)
+                                self.config.max_tokens, n_ctx=limit)
         except (LookupError, PromptTooLong) as exc:
             return _Answer(None, None, None, None, str(exc))
         self.contexts[self._key(item)] = prompt.context
+        try:
+            return self._ask(generator, model_key, prompt)
+        except ContextOverflow as exc:
+            self._learn(generator, name, exc, prompt)
+            refit = self._limit(generator, name)
+            if refit >= limit:
+                raise                       # nothing learned: the same prompt would fail
+        try:
+            prompt = fit_prompt(generator, self.template, facts, item.kind, context, chunks,
+                                self.config.max_tokens, n_ctx=refit)
+        except PromptTooLong as exc:
+            return _Answer(None, None, None, None, str(exc))
+        self.contexts[self._key(item)] = prompt.context
+        try:
+            return self._ask(generator, model_key, prompt)
+        except ContextOverflow as again:
+            raise ContextOverflow(f"{again} (asked again after fitting the prompt to {refit} "
+                                  "tokens)", again.prompt_tokens, again.context_length) \
+                from again
+
+    def _ask(self, generator, model_key, prompt) -> _Answer:
+        """The prompt's generation: stored already (by any run), or asked now."""
         gen_key = generation_key(model_key, prompt.text, self.params)
         text = rows.generation_text(self.store, gen_key)
         if text is not None:
             return _Answer(prompt, gen_key, text, None)
-        try:
-            generation = generator.generate(prompt.messages, self.params)
-        except ContextOverflow as exc:
-            return _Answer(prompt, None, None, None, f"context overflow: {exc}")
+        generation = generator.generate(prompt.messages, self.params)
         return _Answer(prompt, gen_key, generation.text, generation)
+
+    def _limit(self, generator, name: str) -> int:
+        """The context a prompt of ``name`` is fitted to: its window, less the slack."""
+        return context_length(generator) - self.slack.get(name, 0)
+
+    def _learn(self, generator, name: str, exc: ContextOverflow, prompt) -> None:
+        """From a refusal (on a worker thread): the context it names, when smaller than the
+        generator's (an endpoint: ``learn_context``), and the tokens the server counted beyond
+        the prompt's estimate."""
+        learn = getattr(generator, "learn_context", None)
+        if learn is None:
+            return                          # a local model: its window is known exactly
+        if 0 < exc.context_length < context_length(generator):
+            learn(exc.context_length)
+            key = getattr(generator, "context_key", None)
+            if key is not None:
+                self.learned[key] = (name, exc.context_length, str(exc))
+        if exc.prompt_tokens > prompt.tokens:
+            self.slack[name] = max(self.slack.get(name, 0), exc.prompt_tokens - prompt.tokens)
+
+    def _keep_learned(self) -> None:
+        """On the job's thread: the contexts learned since, into the workspace and the log."""
+        for key in list(self.learned):
+            name, tokens, message = self.learned.pop(key)
+            keep_learned_context(self.store, key, tokens, message)
+            endpoint = self.header.get("models", {}).get(name, {}).get("endpoint")
+            if isinstance(endpoint, dict):
+                endpoint["context_length"] = tokens
+                self._write_run()
+            self._log("context", f"{name}: the server refused a prompt over its context of "
+                                 f"{tokens} tokens; prompts are fitted to it from now on "
+                                 "(kept in the workspace)")
 
     def _store(self, outcome: Outcome, generator, model_key, facts) -> None:
         """On the job's thread, in the plan's order: the item stored, or its error."""
+        self._keep_learned()
         item = outcome.key
         key = self._key(item)
         self.current = key[:2]
@@ -343,6 +418,10 @@ class _Runner(Job):
             generator = self._logged_load("generator", name, load)
             self.generators[name] = generator
         if name not in self.recorded:
+            learned = apply_learned_context(self.store, generator)
+            if learned:
+                self._log("context", f"{name}: prompts fitted to {learned} tokens, the context "
+                                     "its server named before")
             problem = record_generator(self.header, name, generator)
             if problem:
                 raise Stop("failed", problem)

@@ -118,9 +118,10 @@ def context_length(generator) -> int:
 
 def fit_prompt(generator, template: Template, facts: QueryFacts, kind: str,
                context: list[int] | None, chunks: dict[int, str],
-               max_tokens: int) -> FittedPrompt:
-    """The item's prompt under the truncation rule (module docstring)."""
-    n_ctx = context_length(generator)
+               max_tokens: int, n_ctx: int | None = None) -> FittedPrompt:
+    """The item's prompt under the truncation rule (module docstring), fitted to ``n_ctx``
+    (default: the generator's context)."""
+    n_ctx = n_ctx or context_length(generator)
     markers = markers_of(generator)
 
     def build(n: int | None) -> FittedPrompt:

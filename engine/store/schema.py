@@ -507,6 +507,24 @@ def m012_generations_by_model(db: sqlite_utils.Database) -> None:
         """
     )
 
+
+@migration
+def m013_endpoint_contexts(db: sqlite_utils.Database) -> None:
+    """Contexts learned from endpoints (issue 25): a server that reports no context window,
+    then refuses a prompt naming its real one ("maximum context length is 2048 tokens"), is
+    remembered, so every later run fits its prompts to it (:mod:`engine.runs.contexts`)."""
+    db.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS endpoint_contexts (
+            endpoint TEXT PRIMARY KEY,     -- URL#MODEL, without credentials (context_key)
+            context_length INTEGER NOT NULL,
+            message TEXT NOT NULL,         -- the server's refusal it was learned from
+            learned_at TEXT NOT NULL       -- UTC, 'YYYY-MM-DD HH:MM:SS'
+        );
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

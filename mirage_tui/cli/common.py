@@ -62,15 +62,29 @@ def from_settings(args, name: str, flag: str, setting: str | None = None) -> str
     naming the flag and the config key when neither gives one."""
     value = getattr(args, name, None)
     if value:
-        return value
+        return without_key(value)
     from engine.app_config import config_path, load_app_config
 
     value = getattr(load_app_config(), setting or name)
     if value:
-        return ",".join(value) if isinstance(value, list) else value
+        return without_key(",".join(value) if isinstance(value, list) else value)
     command = " ".join(filter(None, (args.command, getattr(args, f"{args.command}_command",
                                                             None))))
     raise CliError(f"{command} needs {flag} (or {setting or name} = ... in {config_path()})")
+
+
+def without_key(specs: str) -> str:
+    """Model specs (a comma list) without the credentials written into an endpoint's URL:
+    they are sent to the server in this process, never stored or shown; said once."""
+    from models.endpoints import had_credentials, without_credentials
+
+    names = [n.strip() for n in specs.split(",")]
+    if not any(had_credentials(n) for n in names):
+        return specs
+    print("mirage-tui: note: the credentials written into the URL are sent to the server but "
+          "never stored or shown (the workspace names the URL without them); to keep a key, "
+          "name its environment variable in endpoints.toml (api_key_env)", file=sys.stderr)
+    return ",".join(without_credentials(n) for n in names)
 
 
 def db_option(parser: argparse.ArgumentParser, top: bool = False) -> None:
@@ -92,7 +106,9 @@ def in_flight_options(parser: argparse.ArgumentParser, what: str = "generator") 
 
 
 def install_interrupt(cancel: threading.Event):
-    """First Ctrl-C: cancel after the current item; second: the default (KeyboardInterrupt)."""
+    """First Ctrl-C: cancel (no new request; the requests in flight are cut where the model
+    allows: an HTTP endpoint's connections are shut down); second: the default
+    (KeyboardInterrupt)."""
     if threading.current_thread() is not threading.main_thread():
         return None
 
@@ -101,7 +117,7 @@ def install_interrupt(cancel: threading.Event):
             signal.signal(signal.SIGINT, signal.default_int_handler)
             raise KeyboardInterrupt
         cancel.set()
-        sys.stderr.write("\nmirage-tui: cancelling after the current item "
-                         "(Ctrl-C again to stop at once)\n")
+        sys.stderr.write("\nmirage-tui: cancelling: no new request, the ones in flight are "
+                         "cut (Ctrl-C again to stop at once)\n")
 
     return signal.signal(signal.SIGINT, handler)

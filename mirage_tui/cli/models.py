@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sys
 
-from mirage_tui.cli.common import db_option
+from mirage_tui.cli.common import db_option, without_key
 
 
 def add_parsers(sub) -> None:
@@ -139,6 +139,7 @@ def _print_endpoints(remote) -> None:
 def _check(args) -> int:
     from models.check import check_model
 
+    args.name = without_key(args.name)
     result = check_model(args.name, max_tokens=args.max_tokens)
     _keep_check(args, result)
     if args.json:
@@ -176,7 +177,12 @@ def _print_check(r: dict) -> None:
         print(f"  {r['items']} passages in {r['seconds']:.2f}s: {r['items_per_s']:.1f} items/s, "
               f"dim {r['dim']}")
         return
-    print(f"  prompt: {r['prompt_tokens']} tokens, {r['prompt_tokens_per_s']:.0f} tokens/s")
-    print(f"  generated: {r['completion_tokens']} tokens, {r['tokens_per_s']:.1f} tokens/s "
+    print(f"  prompt: {r['prompt_tokens']} tokens, {_speed(r['prompt_tokens_per_s'], 0)}")
+    print(f"  generated: {r['completion_tokens']} tokens, {_speed(r['tokens_per_s'], 1)} "
           f"({r['finish_reason']})")
     print(f"  text: {' '.join(r['text'].split())[:200]}")
+
+
+def _speed(value, decimals: int) -> str:
+    """Tokens per second, or why there is no figure (an endpoint reports no prompt speed)."""
+    return "speed not reported" if value is None else f"{value:.{decimals}f} tokens/s"

@@ -22,13 +22,19 @@ LOG_INTERVAL = 10.0
 VERBS = {"index": "indexing", "import": "importing", "retrieval": "retrieving"}
 
 
+def system_name(label: str) -> str:
+    """A system label without its template (``GENERATOR/TEMPLATE``: the generator may be a
+    URL, ``http://host:port/v1#model``, with slashes of its own)."""
+    return label.rpartition("/")[0] or label
+
+
 def accuracy_line(event) -> str:
     parts = []
     for system, by_setting in event.detail.accuracy.items():
         cells = " ".join(f"{setting.split('#')[0]} {hits}/{n}"
                          for setting, (hits, n) in by_setting.items() if n)
         if cells:
-            parts.append(f"{system.split('/')[0]}: {cells}")
+            parts.append(f"{system_name(system)}: {cells}")
     return "; ".join(parts)
 
 

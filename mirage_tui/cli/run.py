@@ -11,8 +11,10 @@ Flags override the file's keys. Running the same command again resumes the run (
 ``--name`` the name is derived from the configuration, so the same command finds it); a run
 of the same name with other settings is refused unless ``--force-new`` (``--concurrency``,
 ``--max-errors`` and ``--threads`` may change: the run resumes). Items that failed (retries
-spent, an unusable reply) are recorded with their error and retried by the next run. Ctrl-C cancels
-cleanly after the current item (twice: at once); the run resumes from the store.
+spent, an unusable reply, an HTTP 4xx, a prompt over the context) are recorded with their error
+and retried by the next run. Ctrl-C cancels at once (the requests in flight to an endpoint are
+cut; a local model finishes its current item); twice: the process exits at once. Either way the
+stored items are whole and the run resumes from the store.
 
 Progress goes to stderr: a live bar on a terminal, otherwise a line every ~10 seconds.
 """
@@ -20,13 +22,15 @@ Progress goes to stderr: a live bar on a terminal, otherwise a line every ~10 se
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
 from dataclasses import asdict
 from pathlib import Path
 
-from mirage_tui.cli.common import CliError, db_option, in_flight_options, install_interrupt
+from mirage_tui.cli.common import (CliError, db_option, in_flight_options, install_interrupt,
+                                   without_key)
 from mirage_tui.cli.progress import ProgressPrinter, accuracy_line
 from mirage_tui.durations import duration
 
@@ -96,6 +100,7 @@ def _canonical_generators(names: str | None) -> str | None:
     from models.base import ModelError
     from models.catalog import find_endpoint, find_model
 
+    names = without_key(names)
     out = []
     for name in (n.strip() for n in names.split(",")):
         entry = None
@@ -182,6 +187,8 @@ def run(args, store) -> int:
     previous = install_interrupt(cancel)
     try:
         summary = execute(store, plan, progress=printer, cancel=cancel)
+    except KeyboardInterrupt:
+        _exit_now(printer)
     finally:
         printer.close()
         if previous is not None:
@@ -194,6 +201,20 @@ def run(args, store) -> int:
         print(f"mirage-tui: error: {summary.message}", file=sys.stderr)
         return 1
     return 130 if summary.status == "cancelled" else 0
+
+
+def _exit_now(printer) -> None:
+    """The second Ctrl-C: the job has recorded the run as cancelled (every stored item is one
+    whole transaction); exit now, without waiting for worker threads still inside a model
+    call (the interpreter would join them at exit)."""
+    printer.close()
+    print("mirage-tui: interrupted; run the same command again to resume", file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(130)
 
 
 # --------------------------------------------------------------------------- output

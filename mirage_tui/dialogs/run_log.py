@@ -12,6 +12,7 @@ from textual.widgets import Label, Static
 from mirage_tui.screens.base import BaseModal
 
 KIND_STYLES = {"error": "bold red", "retry": "yellow", "load": "cyan", "session": "green",
+               "context": "yellow",
                "end": "bold", "rename": "magenta"}
 
 

@@ -17,7 +17,7 @@ models than cores the total is the number of models (documented in the README).
 Death. When the host dies under a request, that request raises ``TransientModelError`` naming
 the model and how the host ended (this process knows the exit status of a host it started;
 for another process's host it says "host pid P exited"); the next request starts the host
-again. A second death of the same generator's host raises a plain ``ModelError``: the run stops
+again. A second death of the same generator's host raises ``ModelUnusable``: the run stops
 and can be resumed.
 
 Standard library only (http.client with one keep-alive connection per thread): this process
@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Sequence
 
 from models import packaged
-from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, Prompt,
-                         ReplyError, SamplingParams, TransientModelError)
+from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, ModelUnusable,
+                         Prompt, ReplyError, SamplingParams, TransientModelError)
 from models.host import registry
 from models.host.llama_server import find_llama_server
 
@@ -383,7 +383,7 @@ class HostedGenerator:
         message = f"{self.name}: the model host {how} (log: {entry.log})"
         if deaths > 1:
             self._forget()
-            return ModelError(f"{message}; it died a second time, so this run stops "
+            return ModelUnusable(f"{message}; it died a second time, so this run stops "
                               "(resume it to go on)")
         return TransientModelError(f"{message}; it is restarted for the next request")
 

@@ -1,16 +1,25 @@
 """The CLI at its edges: hostile dataset text is shown, not obeyed; storage faults are one
-line and exit 1; a closed pipe ends quietly."""
+line and exit 1; a closed pipe ends quietly; Ctrl-C stops a run waiting on a slow endpoint at
+once (the requests in flight cut, the stored items whole); an endpoint's check prints what it
+measured; a key written into a generator's URL is used but never stored or shown."""
 
+import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-
+from testkit.openai_server import fake_openai_server
 from testkit.paths import ROOT
+from testkit.runs import mirage_cli
+
+from engine.results.records import load_run
+from engine.store import Store
 
 HOSTILE_Q = "What \x1b[2J\x1b]0;pwned\x07 is [bold]this[/bold] \u202eevil?"
 
@@ -98,3 +107,94 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     assert out.stdout.startswith("demo@1")
     assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr, out.stderr
     assert out.returncode in (0, 141)
+
+
+def slow_run(db, url: str) -> list[str]:
+    return [*mirage_cli(), "run", "--db", str(db), "--dataset", "demo", "--generator",
+            f"{url}#slow", "--settings", "base", "--sample", "6", "--concurrency", "2",
+            "--name", "slow"]
+
+
+def wait_for_requests(proc, server, count: int) -> None:
+    deadline = time.monotonic() + 180
+    while server.chats < count:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run never sent its requests"
+        time.sleep(0.05)
+    time.sleep(0.5)                     # the quick answers are stored meanwhile
+
+
+def whole_items(db, name: str) -> list[tuple]:
+    """The run's items; each stored one with its generation and scores (else it fails)."""
+    store = Store(db)
+    try:
+        run = load_run(store, name)
+        items = [tuple(r) for r in store.query(
+            "SELECT ri.generation_key, ri.error, g.key, (SELECT COUNT(*) FROM scores s "
+            "WHERE s.generation_key = ri.generation_key AND s.query_rowid = ri.query_rowid) "
+            "FROM run_items ri JOIN runs r ON r.id = ri.run_id LEFT JOIN generations g "
+            "ON g.key = ri.generation_key WHERE r.name = ?", (name,))]
+        assert all(key and error is None and found == key and scores > 0
+                   for key, error, found, scores in items), items
+        return [run.status, len(items)]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_stops_a_run_waiting_on_a_slow_endpoint_at_once(demo, presses):
+    db = demo.path
+    demo.close()
+    with fake_openai_server(models=("slow",)) as server:
+        server.quick, server.delay = 2, 60        # two answers, then a minute each
+        proc = subprocess.Popen(slow_run(db, server.url), cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+        wait_for_requests(proc, server, 4)        # 2 stored, 2 waiting on the server
+        started = time.monotonic()
+        for _ in range(presses):
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.02)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - started
+        assert took < 2.5, (took, err)
+        assert proc.returncode == 130, err
+        assert "Traceback" not in err
+        assert whole_items(db, "slow") == ["cancelled", 2]
+        # it resumes: only the four items left are asked for
+        server.delay, asked = 0, server.chats
+        again = subprocess.run(slow_run(db, server.url), cwd=ROOT,
+                               capture_output=True, text=True, timeout=300,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert again.returncode == 0, again.stderr
+        assert server.chats - asked == 4 and whole_items(db, "slow") == ["done", 6]
+
+
+def test_models_check_of_an_endpoint_prints_what_it_measured(tmp_path):
+    with fake_openai_server(models=("m",)) as server:
+        out = cli("models", "check", f"{server.url}#m", "--db", tmp_path / "w.db")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert "m: ok (generator, http" in out.stdout
+    assert "prompt: " in out.stdout and "speed not reported" in out.stdout
+
+
+def test_a_key_in_a_generator_url_is_used_never_stored_or_shown(demo):
+    db = demo.path
+    demo.close()
+    with fake_openai_server(models=("m",)) as server:
+        spec = server.url.replace("http://", "http://u:sk-secret@") + "#m"
+        out = cli("run", "--db", db, "--dataset", "demo", "--generator", spec, "--settings",
+                  "base", "--sample", "2")
+        listed = cli("runs", "list", "--db", db)
+        checked = cli("models", "check", spec, "--db", db)          # recorded in the workspace
+        sent = {auth for path, auth in server.seen if path == "/v1/chat/completions"}
+    assert out.returncode == 0, out.stderr
+    assert checked.returncode == 0 and "sk-secret" not in checked.stdout + checked.stderr
+    assert checked.stderr.count("credentials written into the URL") == 1
+    assert sent == {"Basic " + base64.b64encode(b"u:sk-secret").decode()}
+    assert "sk-secret" not in out.stdout + out.stderr + listed.stdout
+    assert out.stderr.count("credentials written into the URL") == 1
+    # the summary names the system by its URL (it was "http::")
+    assert f"EM_loose: {server.url}#m: base " in out.stdout
+    for path in db.parent.glob(db.name + "*"):
+        assert b"sk-secret" not in path.read_bytes(), path

@@ -74,7 +74,7 @@ def test_seeded_single_order_and_sample(store, labels):
 def test_a_judge_that_breaks_stops_and_resumes_from_the_cache(store, labels):
     judge = ScriptedJudge(longer_wins, fail_on=(3,))
     result = calibrate_judge(store, labels, judge, n_boot=50)
-    # a ModelError that is not transient is fatal: the job stops, nothing half-stored
+    # a judge that cannot be used (ModelUnusable) is fatal: the job stops, nothing half-stored
     assert result.status == "failed" and "fake-judge" in result.message
     assert latest_calibration(store) is None
     judge.fail_on = set()

@@ -10,15 +10,18 @@ none twice, and a resumed run fills the failed ones.
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import pytest
 from testkit.fault_server import FaultServer
+from testkit.openai_server import fake_openai_server
 from testkit.runs import SMOL, FakeGenerator, config, run
 
 import engine.inflight
 from engine.datasets.demo_pool import ensure_demo
 from engine.store import Store
-from models.base import ReplyError
+from models.base import ModelError, ReplyError
 from models.http import HttpGenerator
 
 
@@ -102,6 +105,83 @@ def test_a_reply_error_records_that_item_and_the_run_goes_on(demo):
     _, second = run(demo, cfg, {"fake-gen": healthy})
     assert second.status == "done" and len(healthy.calls) == 4 and second.errors == 0
     assert demo.query("SELECT COUNT(*) FROM run_items WHERE error IS NULL")[0][0] == 8
+
+
+def test_every_model_fault_is_the_items_error_and_the_run_goes_on(demo):
+    """One policy whatever the fault: an HTTP 4xx, a 200 that is not JSON, a 200 without
+    choices, a plain ModelError, a ReplyError; only the budget ends the run."""
+    with fake_openai_server(models=("faulty-endpoint",)) as server:
+        gen = HttpGenerator(server.url, model="faulty-endpoint")
+        server.faults = [400, "garbage", "empty", 404, 422]
+        _, summary = run(demo, config(generators=["faulty-endpoint"], settings=["base"], sample=8,
+                                      concurrency=1, max_errors=10), {"faulty-endpoint": gen})
+        assert summary.status == "done", summary.message
+        assert summary.errors == 5 and summary.generated == 3
+        errors = [r[0] for r in demo.query(
+            "SELECT error FROM run_items WHERE error IS NOT NULL")]
+        assert all("/v1/chat/completions" in e for e in errors)
+        for words in ("HTTP 400", "malformed JSON", "unexpected response", "HTTP 404",
+                      "HTTP 422"):
+            assert sum(words in e for e in errors) == 1, (words, errors)
+        # a server that answers garbage to everything: the budget stops it, not the first
+        server.faults = ["garbage"] * 100
+        _, stopped = run(demo, config(generators=["faulty-endpoint"], settings=["base"], sample=12,
+                                      concurrency=1, name="t2"), {"faulty-endpoint": gen})
+        assert stopped.status == "failed"
+        assert stopped.message.startswith("faulty-endpoint: 5 of 5 requests failed, beyond "
+                                          "the error budget")
+        assert "malformed JSON" in stopped.message
+
+
+class PlainFault(FakeGenerator):
+    """A plain ModelError (neither transient nor a bad reply) on every third call."""
+
+    def generate(self, messages, params):
+        generation = super().generate(messages, params)
+        if len(self.calls) % 3 == 0:
+            raise ModelError(f"{self.name}: out of memory for this prompt")
+        return generation
+
+
+def test_a_plain_model_error_is_the_items_error(demo):
+    _, summary = run(demo, config(sample=4), {"fake-gen": PlainFault()})
+    assert summary.status == "done" and summary.errors == 4 and summary.generated == 8
+    errors = demo.query("SELECT error FROM run_items WHERE error IS NOT NULL")
+    assert all("ModelError: fake-gen: out of memory" in r[0] for r in errors)
+
+
+def test_a_wrong_key_stops_the_run_at_once(demo):
+    with fake_openai_server(models=("faulty-endpoint",)) as server:
+        server.faults = [401] * 10
+        gen = HttpGenerator(server.url, model="faulty-endpoint")
+        _, summary = run(demo, config(generators=["faulty-endpoint"], settings=["base"],
+                                      sample=6, concurrency=1), {"faulty-endpoint": gen})
+        assert summary.status == "failed" and "HTTP 401" in summary.message
+        assert summary.done == 1 and len(server.faults) == 9
+
+
+def test_a_cancel_cuts_the_requests_waiting_on_a_slow_endpoint(demo):
+    """The TUI's cancel (an event into the run's job): the requests out are cut at once."""
+    with fake_openai_server(models=("slow-endpoint",)) as server:
+        server.quick, server.delay = 2, 60
+        gen = HttpGenerator(server.url, model="slow-endpoint", timeout=120)
+        cancel = threading.Event()
+        done = []
+        worker = threading.Thread(target=lambda: done.append(run(
+            demo, config(generators=["slow-endpoint"], settings=["base"], sample=6,
+                         concurrency=2), {"slow-endpoint": gen}, cancel=cancel)[1]))
+        worker.start()
+        deadline = time.monotonic() + 60
+        while server.chats < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)
+        started = time.monotonic()
+        cancel.set()
+        worker.join(timeout=10)
+        assert not worker.is_alive() and time.monotonic() - started < 2.0
+        summary = done[0]
+        assert summary.status == "cancelled" and summary.done == 2 and summary.errors == 0
+        assert demo.query("SELECT COUNT(*) FROM run_items")[0][0] == 2
 
 
 def test_an_error_budget_breach_stops_the_run_resumably(demo):

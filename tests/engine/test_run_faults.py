@@ -1,11 +1,13 @@
 """A run's faults: a file-size limit mid-run (the resumable disk-full message), a reply that
-cannot be stored (no row hidden), and one owner per run (a second process is refused; a dead
-owner's run is interrupted and resumable)."""
+cannot be stored (no row hidden), one owner per run (a second process is refused; a dead
+owner's run is interrupted and resumable), and a cancel that comes when every item is stored
+(the run is done)."""
 
 import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -87,3 +89,33 @@ def test_a_second_process_is_refused_and_a_dead_owner_is_interrupted(demo):
     assert load_run(demo, "t").status == "interrupted"     # its owner died
     plan, summary = run(demo, config(sample=2))            # and it resumes
     assert summary.status == "done" and load_run(demo, "t").status == "done"
+
+
+class CancelsOnItsLastCall(FakeGenerator):
+    """Sets ``cancel`` while answering its ``last``-th call (the user pressed it then)."""
+
+    def __init__(self, cancel, last, name="fake-gen"):
+        super().__init__(name=name)
+        self.cancel, self.last = cancel, last
+
+    def generate(self, messages, params):
+        generation = super().generate(messages, params)
+        if len(self.calls) == self.last:
+            self.cancel.set()
+        return generation
+
+
+def test_a_cancel_when_every_item_is_stored_leaves_the_run_done(demo):
+    cancel = threading.Event()
+    gen = CancelsOnItsLastCall(cancel, last=4)
+    _, summary = run(demo, config(sample=2, settings=["base", "oracle"]), {"fake-gen": gen},
+                     cancel=cancel)
+    assert cancel.is_set() and len(gen.calls) == 4
+    assert summary.status == "done" and summary.done == 4 and summary.errors == 0
+    assert load_run(demo, "t").status == "done"
+    # a cancel with items left still cancels
+    early = threading.Event()
+    gen = CancelsOnItsLastCall(early, last=1, name="other")    # nothing of it cached
+    _, cut = run(demo, config(generators=["other"], sample=3, settings=["base", "oracle"],
+                              name="u"), {"other": gen}, cancel=early)
+    assert cut.status == "cancelled" and load_run(demo, "u").status == "cancelled"

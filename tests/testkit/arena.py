@@ -9,7 +9,7 @@ import re
 
 from engine.arena.types import arena_system
 from engine.runs import RunConfig, execute, plan_run
-from models.base import Generation, ModelError, ModelIdentity
+from models.base import Generation, ModelIdentity, ModelUnusable
 
 A_BASE, A_ORACLE = arena_system("gen-a/mirage@1", "base"), arena_system("gen-a/mirage@1", "oracle")
 B_BASE, B_ORACLE = arena_system("gen-b/mirage@1", "base"), arena_system("gen-b/mirage@1", "oracle")
@@ -91,7 +91,7 @@ class ScriptedJudge:
     def generate(self, prompt, params) -> Generation:
         self.calls.append(json.dumps(prompt, sort_keys=True))
         if len(self.calls) in self.fail_on:
-            raise ModelError(f"{self.name}: scripted crash on call {len(self.calls)}")
+            raise ModelUnusable(f"{self.name}: scripted crash on call {len(self.calls)}")
         reply = self.script(sections(prompt))
         return Generation(reply, 100, 3, 100, 0.001, "stop", "cpu", "")
 

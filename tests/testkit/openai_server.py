@@ -3,9 +3,15 @@
 ``/v1/models`` lists ``models``; ``/v1/chat/completions`` and ``/v1/completions`` answer
 deterministically (a judge prompt gets ``A``, a prompt with context the first words after
 ``Context :``, anything else ``I don't know``); ``/props`` answers ``props`` when set (as
-llama.cpp's llama-server does), else 404. ``faults`` is a list of statuses the next requests
-get (with ``Retry-After: 2`` on a 429); ``delay`` slows every answer. Every Authorization
-header and path it received is kept in ``seen``.
+llama.cpp's llama-server does), else 404. ``faults`` is a list of what the next completions get:
+a status (with ``Retry-After: 2`` on a 429), ``"garbage"`` (a 200 whose body is not JSON) or
+``"empty"`` (a 200 with no ``choices``); ``delay`` slows every answer, or only the chat answers
+after the first ``quick`` ones when ``quick`` is set. With ``n_ctx`` it is a server with that
+context that reports none: a chat prompt of more tokens than that (``len(JSON of the
+messages) // 4 + template_tokens``, with ``max_tokens``) is refused with HTTP 400 in OpenAI's
+words (``refusal="openai"``) or llama.cpp's (``"llamacpp"``), counted in ``refused``.
+``/extras/tokenize/count`` counts ``len(input) // 4``. Every Authorization header and path it
+received is kept in ``seen``.
 """
 
 from __future__ import annotations
@@ -24,6 +30,12 @@ class FakeState:
     props: dict | None = None
     faults: list[int] = field(default_factory=list)
     delay: float = 0.0
+    quick: int | None = None
+    n_ctx: int = 0
+    template_tokens: int = 0
+    refusal: str = "openai"
+    refused: int = 0
+    chats: int = 0
     seen: list[tuple[str, str | None]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
@@ -35,6 +47,20 @@ class FakeState:
         if sep:
             return " ".join(context.split()[1:5])
         return "I don't know"
+
+
+def _refusal(state: FakeState, prompt_tokens: int, max_tokens: int) -> dict:
+    if state.refusal == "llamacpp":
+        return {"error": {"code": 400, "type": "exceed_context_size_error",
+                          "message": f"request ({prompt_tokens} tokens) exceeds the available "
+                                     f"context size ({state.n_ctx} tokens), try increasing it",
+                          "n_prompt_tokens": prompt_tokens, "n_ctx": state.n_ctx}}
+    return {"error": {"type": "invalid_request_error", "code": "context_length_exceeded",
+                      "message": f"This model's maximum context length is {state.n_ctx} "
+                                 f"tokens. However, you requested {prompt_tokens + max_tokens} "
+                                 f"tokens ({prompt_tokens} in the messages, {max_tokens} in "
+                                 "the completion). Please reduce the length of the messages "
+                                 "or completion."}}
 
 
 def _handler(state: FakeState):
@@ -52,11 +78,24 @@ def _handler(state: FakeState):
         def _answer(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}") if length else {}
+            chat = self.path in ("/v1/chat/completions", "/v1/completions")
             with state.lock:
                 state.seen.append((self.path, self.headers.get("Authorization")))
-                fault = state.faults.pop(0) if state.faults else None
-            if state.delay:
+                fault = state.faults.pop(0) if state.faults and chat else None
+                state.chats += chat
+                slow = state.quick is None or (chat and state.chats > state.quick)
+            if state.delay and slow:
                 time.sleep(state.delay)
+            if fault in ("garbage", "empty"):
+                raw = (b"<html>not json</html>" if fault == "garbage" else
+                       json.dumps({"id": "x", "object": "chat.completion", "choices": []})
+                       .encode())
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+                return
             if fault is not None:
                 self._send(fault, {"error": {"message": f"fault {fault}"}},
                            {"Retry-After": "2"} if fault == 429 else None)
@@ -67,8 +106,18 @@ def _handler(state: FakeState):
                      "created": int(time.time())} for m in state.models]})
             elif self.path == "/props" and state.props is not None:
                 self._send(200, state.props)
+            elif self.path == "/extras/tokenize/count":
+                self._send(200, {"count": len(str(body.get("input", ""))) // 4})
             elif self.path in ("/v1/chat/completions", "/v1/completions"):
                 chat = self.path.endswith("chat/completions")
+                if chat and state.n_ctx:
+                    tokens = len(json.dumps(body.get("messages"), ensure_ascii=False,
+                                            sort_keys=True)) // 4 + state.template_tokens
+                    if tokens + int(body.get("max_tokens") or 0) > state.n_ctx:
+                        with state.lock:
+                            state.refused += 1
+                        self._send(400, _refusal(state, tokens, int(body["max_tokens"])))
+                        return
                 prompt = ("\n".join(str(m.get("content")) for m in body.get("messages") or [])
                           if chat else str(body.get("prompt")))
                 text = state.reply(prompt)
@@ -85,6 +134,12 @@ def _handler(state: FakeState):
 
         def log_message(self, *args) -> None:
             pass
+
+        def handle(self) -> None:
+            try:
+                super().handle()
+            except OSError:
+                pass                # the client went away (a cancelled run cut it)
 
     return Handler
 

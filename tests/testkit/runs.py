@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from engine.runs import RunConfig, execute, plan_run
-from models.base import Generation, ModelError, ModelIdentity
+from models.base import Generation, ModelIdentity, ModelUnusable
 from testkit.paths import ROOT
 
 SMOL = "smollm2-135m-instruct"
@@ -22,7 +22,8 @@ class FakeRendered:
 
 class FakeGenerator:
     """Scripted: answers with the start of its first context chunk (or "I don't know"),
-    counts calls, and raises ModelError on the calls listed in ``fail_on``."""
+    counts calls, and raises ModelUnusable (a crash that stops the run) on the calls listed
+    in ``fail_on``."""
 
     chat = True
     supports_label_probs = False
@@ -47,7 +48,7 @@ class FakeGenerator:
         text = self.render(messages).text
         self.calls.append(text)
         if len(self.calls) in self.fail_on:
-            raise ModelError(f"{self.name}: scripted crash on call {len(self.calls)}")
+            raise ModelUnusable(f"{self.name}: scripted crash on call {len(self.calls)}")
         _, _, context = text.partition("Context : ")
         answer = context.lstrip("1. ")[:60] if context else "I don't know"
         return Generation(text=answer, prompt_tokens=len(text) // 4 + 1, completion_tokens=7,
