@@ -196,14 +196,14 @@ class ReferenceJudge(ScoringJudge):
         if rule_name.lower() in RULES:
             self.rule_name = rule_name.lower()
             self.rule = RULES[self.rule_name]
-            digest = hashlib.sha256(f"{METHOD}:{self.rule_name}:{VERSION}".encode()).hexdigest()
-            self.generator = ScoringModel(PREFIX + self.rule_name, digest)
+            self.generator = ScoringModel(PREFIX + self.rule_name,
+                                          _digest(self.rule_name, self.rule, None))
         else:
             self.embedder = embedder or _load_embedder(spec, rule_name)
             self.rule_name = "cosine"
             self.rule = EMBEDDING_RULE
-            self.generator = ScoringModel(PREFIX + self.embedder.name,
-                                          self.embedder.identity.sha256)
+            self.generator = ScoringModel(PREFIX + self.embedder.name, _digest(
+                "cosine", self.rule, self.embedder.identity.key()))
             self._embedder_key = None
         self.template = ScoringTemplate(f"reference_{self.rule_name}", VERSION)
 
@@ -264,6 +264,14 @@ class ReferenceJudge(ScoringJudge):
                           "B": round(s_b, 6), "margin": self.rule.margin})
         return Verdict(label=label, probs=probs, method=METHOD, raw=raw, parse_failed=False,
                        template=self.template.id, judge=self.judge_name)
+
+
+def _digest(rule_name: str, rule: Rule, embedder_key: str | None) -> str:
+    """The judge's identity digest: everything that decides its verdicts (the rule, its margin
+    and scale, the version, the embedder's identity), so a cached verdict is never reused
+    by a judge that would decide otherwise."""
+    parts = [METHOD, rule_name, rule.margin, rule.scale, VERSION, embedder_key]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
 def _load_embedder(spec: str, name: str):

@@ -204,3 +204,13 @@ def test_calibration_refuses_labels_without_reference(store, tmp_path):
 def test_logistic_is_stable():
     assert logistic(-1000) == 0.0 and logistic(1000) == 1.0
     assert math.isclose(logistic(0), 0.5)
+
+
+def test_identity_follows_the_margin(monkeypatch):
+    """A cached verdict is keyed by the judge's identity: a judge that reads differences
+    with another margin must not reuse it."""
+    from engine.arena import reference_judges as rj
+
+    before = ReferenceJudge("reference:f1").generator.identity.key()
+    monkeypatch.setitem(rj.RULES, "f1", rj.Rule("token F1", margin=0.05, scale=10.0))
+    assert ReferenceJudge("reference:f1").generator.identity.key() != before
