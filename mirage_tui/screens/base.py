@@ -57,7 +57,8 @@ def report_worker_error(event: Worker.StateChanged) -> None:
 
 @dataclass
 class WorkerFailed(Message):
-    """A screen's worker could not do ``what`` (``"the runs"``); ``error``: ``Type: message``."""
+    """A screen's worker could not do ``what`` (``"the runs"``); ``error``: ``Type: message``
+    (an output file's fault: its own one line, which names the path)."""
     what: str
     error: str
 
