@@ -21,17 +21,23 @@ def embedded(path) -> dict:
                                 r"</script>", page, re.S).group(1))
 
 
-async def test_runs_export_offers_html(workspace, tmp_path):
+async def open_export_dialog(pilot, run: str) -> None:
+    """Runs, the cursor on ``run``, ``e``: the export dialog is up."""
     from mirage_tui.dialogs.export_run import ExportRunScreen
     from mirage_tui.screens.runs import RunsScreen
 
+    app = pilot.app
+    await open_screen(pilot, RunsScreen())
+    table = app.screen.query_one("#runs", DataTable)
+    table.move_cursor(row=table.get_row_index(run))
+    await pilot.press("e")
+    await wait_until(pilot, lambda: isinstance(app.screen, ExportRunScreen), what="dialog")
+
+
+async def test_runs_export_offers_html(workspace, tmp_path):
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:
-        await open_screen(pilot, RunsScreen())
-        table = app.screen.query_one("#runs", DataTable)
-        table.move_cursor(row=table.get_row_index("alpha"))
-        await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, ExportRunScreen), what="dialog")
+        await open_export_dialog(pilot, "alpha")
         dialog = app.screen
         path = dialog.query_one("#export-path", Input)
         path.value = str(tmp_path / "pages" / "alpha.csv")
@@ -78,18 +84,11 @@ async def test_runs_export_to_a_fifo_is_one_line_and_leaves_the_fifo(workspace, 
     import os
     import stat
 
-    from mirage_tui.dialogs.export_run import ExportRunScreen
-    from mirage_tui.screens.runs import RunsScreen
-
     fifo = tmp_path / "alpha.csv"
     os.mkfifo(fifo)
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:
-        await open_screen(pilot, RunsScreen())
-        table = app.screen.query_one("#runs", DataTable)
-        table.move_cursor(row=table.get_row_index("alpha"))
-        await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, ExportRunScreen), what="dialog")
+        await open_export_dialog(pilot, "alpha")
         app.screen.query_one("#export-path", Input).value = str(fifo)
         await pilot.pause()
         await pilot.press("enter")
