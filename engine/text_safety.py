@@ -37,9 +37,14 @@ def visible(text: object) -> str:
     return _INVISIBLE.sub(_shown, text)
 
 
+_LINE_BREAKS = str.maketrans({"\n": "\\n", "\t": "\\t", "\u2028": "\\u2028",
+                             "\u2029": "\\u2029"})
+
+
 def visible_line(text: object) -> str:
-    """:func:`visible`, newlines and tabs included: for text that must stay on one line."""
-    return visible(text).replace("\n", "\\n").replace("\t", "\\t")
+    """:func:`visible`, newlines, tabs and the Unicode line and paragraph separators
+    included: for text that must stay on one line (a list row, a one-line error)."""
+    return visible(text).translate(_LINE_BREAKS)
 
 
 def html_text(text: object) -> str:

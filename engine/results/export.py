@@ -11,11 +11,16 @@ Conventions (one per format, so a file is never ambiguous):
 - ``jsonl``: the first line is the header ``{"type": "header", ...}``; every other line is an
   item ``{"type": "item", <column>: value, ...}`` with native JSON values (answers and context
   are lists, truncated a boolean).
-- ``csv``: the items only, one header row of column names, then one row per item; lists are
+- ``csv``: the items only (RFC 4180: ``\\r\\n`` rows, a cell with a line break quoted), one
+  header row of column names, then one row per item; lists are
   JSON text, truncated is 0/1, a missing value is an empty cell. The run header goes to a
   sidecar JSON file beside it, ``<stem>.header.json`` (``run.csv`` -> ``run.header.json``).
   Writing to an open file instead of a path writes the sidecar only when ``header_out`` is
-  given.
+  given. Text cells that a spreadsheet would read as a formula get a leading ``'``
+  (:func:`engine.output_files.csv_cell`); numbers stay numbers.
+
+A path is written through :func:`engine.output_files.output_file`: a device, FIFO or folder is
+refused, and a failed write leaves neither the data file nor the sidecar half-written.
 
 The header holds the run's name, status and item counts (``partial``: "partial: N of M items
 (run running)" for a run that has not finished, else null), the dataset (name@version and content
@@ -27,15 +32,16 @@ and the detector and rule behind each ``correct_language*`` column.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import platform
 import sys
+from contextlib import nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
+from engine.output_files import csv_cell, csv_writer, output_file, write_text
 from engine.results.records import (SCORER_MARK, count_items, load_run, parse_retrieved,
                                     run_metrics, run_settings, setting_rank_sql, split_system,
                                     stored_counts)
@@ -227,16 +233,6 @@ def _row(run: str, columns: list[str], metrics: list[str], r, scores: list) -> d
     return {c: row[c] for c in columns}
 
 
-def _csv_cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
-    return value
-
-
 def _write(fh: IO[str], fmt: str, header: dict, columns: list[str],
            rows: Iterable[dict[str, Any]]) -> None:
     """Write as the rows come (one row in memory at a time)."""
@@ -245,10 +241,10 @@ def _write(fh: IO[str], fmt: str, header: dict, columns: list[str],
         for row in rows:
             fh.write(json.dumps({"type": "item", **row}, ensure_ascii=False) + "\n")
         return
-    writer = csv.writer(fh, lineterminator="\n")
+    writer = csv_writer(fh)
     writer.writerow(columns)
     for row in rows:
-        writer.writerow([_csv_cell(row[c]) for c in columns])
+        writer.writerow([csv_cell(row[c]) for c in columns])
 
 
 def export_run(store: Store, run_name: str, format: str = "csv",
@@ -281,15 +277,22 @@ def export_run(store: Store, run_name: str, format: str = "csv",
         out = Path(f"{run_name}.{format}")
     if hasattr(out, "write"):
         _write(out, format, header, columns, rows)  # type: ignore[arg-type]
-        path = None
-        sidecar = Path(header_out) if header_out is not None else None
-    else:
-        path = Path(out)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8", newline="") as fh:
-            _write(fh, format, header, columns, rows)
-        sidecar = Path(header_out) if header_out is not None else header_path(path)
-    if format == "csv" and sidecar is not None:
-        sidecar.write_text(json.dumps(header, ensure_ascii=False, indent=2) + "\n",
-                           encoding="utf-8")
+        if format == "csv" and header_out is not None:
+            write_text(header_out, _header_text(header))
+        return None
+    path = Path(out)
+    sidecar = Path(header_out) if header_out is not None else header_path(path)
+    # both temporary files are renamed only when both were written (a write error surfaces
+    # at a flush, so both are flushed inside the block)
+    with output_file(path) as fh, (output_file(sidecar) if format == "csv"
+                                   else nullcontext()) as side:
+        _write(fh, format, header, columns, rows)
+        if side is not None:
+            side.write(_header_text(header))
+            side.flush()
+        fh.flush()
     return path
+
+
+def _header_text(header: dict) -> str:
+    return json.dumps(header, ensure_ascii=False, indent=2) + "\n"

@@ -19,7 +19,6 @@ independent). Same rows, same seed, same numbers.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
@@ -30,6 +29,7 @@ import numpy as np
 
 from engine.metrics.adaptability import PATTERN_KEYS
 from engine.metrics.language import DEFAULT_LANGUAGE_METRIC
+from engine.output_files import write_csv
 from engine.results.records import (LOOSE_METRIC, ItemRecord, RunInfo, is_mixed_like,
                                     load_items, load_run, metric_order, setting_order)
 from engine.results.paired_stats import (holm, mcnemar_exact, mcnemar_sample_size,
@@ -654,8 +654,4 @@ def write_items_csv(c: PairedComparison, path: Path) -> Path:
     """One row per shared item: setting, query, language, source, then a_/b_ of each score."""
     rows = c.items
     fields = list(rows[0]) if rows else ["setting", "query_id"]
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
-    return path
+    return write_csv(path, fields, rows)

@@ -552,7 +552,10 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             conn.execute(f"PRAGMA user_version = {index}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # SQLite has already rolled back after a full disk or an I/O error; a ROLLBACK
+            # then fails ("no transaction is active") and would hide the real cause
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
         applied.append(name)
     return applied

@@ -17,13 +17,13 @@ Progress goes to stderr as ``run`` prints it: a live bar on a terminal, else a l
 
 from __future__ import annotations
 
-import csv
 import json
 import signal
 import sys
 import threading
 from pathlib import Path
 
+from engine.text_safety import visible_line
 from mirage_tui.cli.common import (CliError, db_option, from_settings, in_flight_options,
                                    install_interrupt)
 from mirage_tui.cli.progress import ProgressPrinter
@@ -291,21 +291,14 @@ def _export(args, store) -> int:
 
 
 def write_rows(rows: list[dict], out: Path, fmt: str) -> None:
-    """Flat dicts as CSV (lists and dicts as JSON text) or as JSON lines."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    with tmp.open("w", encoding="utf-8", newline="") as fh:
-        if fmt == "jsonl":
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        else:
-            columns = list(dict.fromkeys(k for row in rows for k in row))
-            writer = csv.DictWriter(fh, fieldnames=columns)
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({k: json.dumps(v, ensure_ascii=False)
-                                 if isinstance(v, (list, dict)) else v for k, v in row.items()})
-    tmp.replace(out)
+    """Flat dicts as CSV (lists and dicts as JSON text, formula-like text neutralised) or as
+    JSON lines, through :mod:`engine.output_files`."""
+    from engine.output_files import write_csv, write_jsonl
+
+    if fmt == "jsonl":
+        write_jsonl(out, rows)
+    else:
+        write_csv(out, dict.fromkeys(k for row in rows for k in row), rows)
 
 
 def _list(args, store) -> int:
@@ -321,8 +314,8 @@ def _list(args, store) -> int:
               f"--judge MODEL`")
         return 0
     rows = [("ARENA", "MODE", "JUDGE", "STATUS", "BATTLES", "PARSE FAILURES", "UPDATED")]
-    rows += [(i.name, i.mode, i.judge or "-", i.status, str(i.battles),
-              str(i.parse_failures), i.updated_at) for i in infos]
+    rows += [tuple(map(visible_line, (i.name, i.mode, i.judge or "-", i.status, str(i.battles),
+                                      str(i.parse_failures), i.updated_at))) for i in infos]
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     for r in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())

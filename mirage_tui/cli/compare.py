@@ -13,6 +13,7 @@ bound beyond −2), in any setting, so a model or prompt change can be gated in 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -91,7 +92,12 @@ def _gate(text: str | None) -> tuple[str, float] | None:
         return None
     metric, sep, delta = text.rpartition(":")
     try:
-        return metric, float(delta)
+        points = float(delta)
     except ValueError:
         raise CliError(f"--fail-if-worse wants METRIC:DELTA (e.g. em_loose:2), got {text!r}") \
             from None
+    if not math.isfinite(points):
+        # nan compares false with everything and inf is never exceeded: the gate would be off
+        raise CliError(f"--fail-if-worse: DELTA must be a finite number of points, got "
+                       f"{delta!r}")
+    return metric, points

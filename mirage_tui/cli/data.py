@@ -22,6 +22,7 @@ from engine.datasets.catalog import (
 )
 from engine.datasets.formats import FORMATS
 from engine.store import Store
+from engine.text_safety import visible_line
 from mirage_tui.cli.common import db_option
 from mirage_tui.cli.progress import ProgressPrinter
 
@@ -102,8 +103,10 @@ def cmd_list(store: Store, args) -> int:
         print("no datasets yet: `mirage-tui data import PATH` or `mirage-tui data demo`")
         return 0
     rows = [("DATASET", "KIND", "FORMAT", "QUERIES", "CHUNKS", "LANGUAGES")]
-    rows += [(d.label, d.kind, d.format, f"{d.queries:,}", f"{d.chunks:,}",
-              _languages(d.languages)) for d in datasets]
+    # a line break in a name would forge a row: every cell is shown on one line
+    rows += [tuple(map(visible_line, (d.label, d.kind, d.format, f"{d.queries:,}",
+                                      f"{d.chunks:,}", _languages(d.languages))))
+             for d in datasets]
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     for r in rows:
         cells = [r[i].rjust(widths[i]) if i in (3, 4) else r[i].ljust(widths[i]) for i in range(5)]
@@ -120,10 +123,10 @@ def cmd_show(store: Store, args) -> int:
             print(json.dumps(asdict(detail), ensure_ascii=False))
             return 0
         print(f"{detail.query_id}  [{detail.language or '?'}]  source: {detail.source or '-'}")
-        print(f"Q: {detail.text}")
-        print(f"gold: {' | '.join(detail.answers) or '-'}")
+        print(f"Q: {visible_line(detail.text)}")
+        print(f"gold: {visible_line(' | '.join(detail.answers)) or '-'}")
         if detail.reference_answer:
-            print(f"reference: {detail.reference_answer}")
+            print(f"reference: {visible_line(detail.reference_answer)}")
         print(f"pool ({len(detail.pool)} chunks):")
         for entry in detail.pool:
             mark = "★ oracle" if entry.is_oracle else (
@@ -131,7 +134,8 @@ def cmd_show(store: Store, args) -> int:
             if entry.support and entry.support_source != "label":
                 mark += f" ({entry.support_source})"
             pos = "-" if entry.position is None else str(entry.position + 1)
-            print(f"  [{pos}] {mark:<24} {entry.chunk_id}  {entry.title or ''}")
+            print(f"  [{pos}] {mark:<24} {visible_line(entry.chunk_id)}  "
+                  f"{visible_line(entry.title or '')}")
             text = " ".join(entry.text.split())
             print(f"      {text[:300]}{'…' if len(text) > 300 else ''}")
         return 0
@@ -150,7 +154,8 @@ def cmd_show(store: Store, args) -> int:
     if summary.collections:
         print(f"  distractor collections: {', '.join(summary.collections)}")
     for q in queries:
-        print(f"  {q['query_id']:<36} [{q['language'] or '?'}] {q['text'][:70]}")
+        print(f"  {visible_line(q['query_id']):<36} [{visible_line(q['language'] or '?')}] "
+              f"{visible_line(q['text'])[:70]}")
     if summary.queries > len(queries):
         print(f"  … {summary.queries - len(queries):,} more (--limit N)")
     return 0

@@ -11,7 +11,8 @@ meta-evaluation file or a plain JSONL/CSV of labels), cached and resumable like 
 stores the calibration and prints every figure with its 95% CI and n beside the published
 anchors. ``calibration`` prints the newest stored one again. ``compare`` puts two stored
 calibrations (two templates, two judges) side by side on the pairs both judged, with the paired
-bootstrap CI of each difference.
+bootstrap CI of each difference; both must have been made on the same labels dataset
+(name@version), and be two different calibrations.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ def run(args, store) -> int:
 def _calibrate(args, store) -> int:
     from engine.arena.calibrate import DEFAULT_TEMPLATE, calibrate_judge, latest_calibration
 
+    _check_boot(args.boot)
     args.judge = from_settings(args, "judge", "--judge MODEL")
     cancel = threading.Event()
     printer = ProgressPrinter(sys.stderr)
@@ -149,6 +151,10 @@ def _compare(args, store) -> int:
     from engine.arena.calibration import paired_difference
     from engine.arena.calibration_report import ROWS
 
+    _check_boot(args.boot)
+    if args.first == args.second:
+        raise CliError(f"judge compare: #{args.first} is the same calibration twice; give two "
+                       "different ids")
     cals = []
     for ident in (args.first, args.second):
         cal = latest_calibration(store, calibration_id=ident)
@@ -157,6 +163,9 @@ def _compare(args, store) -> int:
                            "lists the newest)")
         cals.append(cal)
     a, b = cals
+    if a.labels != b.labels:
+        raise CliError(f"judge compare: #{a.id} was made on the labels {a.labels} and #{b.id} "
+                       f"on {b.labels}; only calibrations on the same labels dataset pair up")
     diff = paired_difference(a.items(), b.items(), n_boot=args.boot)
     if args.json:
         print(json.dumps({"a": a.id, "b": b.id, "difference": {k: v.as_json()
@@ -170,6 +179,12 @@ def _compare(args, store) -> int:
         if not name.startswith("human_"):
             print(f"  {label:<{width}}  {diff[name].format_num(3)}")
     return 0
+
+
+def _check_boot(n: int) -> None:
+    """The rule ``compare --n-boot`` follows: at least one resample."""
+    if n < 1:
+        raise CliError("--boot must be at least 1")
 
 
 def _stored_json(stored) -> dict:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
+from engine.text_safety import visible_line
 from mirage_tui.cli.common import db_option
 
 
@@ -64,8 +65,9 @@ def _list(args, store) -> int:
         print("no runs yet: `mirage-tui run --dataset demo --generator smollm2-135m-instruct`")
         return 0
     table = [("RUN", "DATASET", "STATUS", "ITEMS", "GENERATORS", "UPDATED")]
-    table += [(r.name, r.dataset, r.status, f"{r.done}/{r.total}", ", ".join(r.generators),
-               r.updated) for r in rows]
+    # a line break in a name would forge a row: every cell is shown on one line
+    table += [tuple(map(visible_line, (r.name, r.dataset, r.status, f"{r.done}/{r.total}",
+                                       ", ".join(r.generators), r.updated))) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(5)]
     for row in table:
         print("  ".join([c.ljust(w) for c, w in zip(row, widths)] + [row[5]]))

@@ -57,7 +57,8 @@ def report_worker_error(event: Worker.StateChanged) -> None:
 
 @dataclass
 class WorkerFailed(Message):
-    """A screen's worker could not do ``what`` (``"the runs"``); ``error``: ``Type: message``."""
+    """A screen's worker could not do ``what`` (``"the runs"``); ``error``: ``Type: message``
+    (an output file's fault: its own one line, which names the path)."""
     what: str
     error: str
 
@@ -148,8 +149,12 @@ class WorkbenchAccess:
         """In a thread worker that reads ``store``: an error becomes a :class:`WorkerFailed`
         ``(what, prefix + "Type: message")`` posted to this screen, and this thread's
         connection is closed at the end, whatever happened."""
+        from engine.output_files import OutputFileError
+
         try:
             yield
+        except OutputFileError as exc:         # one line that names the path already
+            self.post_message(WorkerFailed(what, str(exc)))  # type: ignore[attr-defined]
         except Exception as exc:
             self.post_message(  # type: ignore[attr-defined]
                 WorkerFailed(what, f"{prefix}{type(exc).__name__}: {exc}"))

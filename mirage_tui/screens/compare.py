@@ -238,16 +238,21 @@ class CompareScreen(BaseScreen):
         c = self.comparison
         if c is None:
             return
+        from engine.output_files import OutputFileError, write_text
+        from engine.results.html import comparison_page, write_page
         from engine.results.paired import write_items_csv
 
         base = Path.cwd() / f"compare-{_safe(c.a.label)}-vs-{_safe(c.b.label)}"
-        Path(f"{base}.json").write_text(json.dumps(c.as_json(), ensure_ascii=False, indent=1))
-        write_items_csv(c, Path(f"{base}.csv"))
-        from engine.results.html import comparison_page, write_page
-
-        # the comparison is already computed: the page only formats it (no SQL, no resampling)
-        write_page(comparison_page(None, c.a.label, c.b.label, comparison=c),
-                   Path(f"{base}.html"))
+        try:
+            write_text(f"{base}.json", json.dumps(c.as_json(), ensure_ascii=False, indent=1))
+            write_items_csv(c, Path(f"{base}.csv"))
+            # the comparison is already computed: the page only formats it (no SQL, no
+            # resampling)
+            write_page(comparison_page(None, c.a.label, c.b.label, comparison=c),
+                       Path(f"{base}.html"))
+        except OutputFileError as exc:
+            self.notify(str(exc), title="Export failed", severity="error", markup=False)
+            return
         self.notify(f"Wrote {base}.json, {base}.csv and {base}.html (one page, opens offline)",
                     timeout=5, markup=False)
 

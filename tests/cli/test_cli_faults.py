@@ -198,3 +198,25 @@ def test_a_key_in_a_generator_url_is_used_never_stored_or_shown(demo):
     assert f"EM_loose: {server.url}#m: base " in out.stdout
     for path in db.parent.glob(db.name + "*"):
         assert b"sk-secret" not in path.read_bytes(), path
+def test_line_breaks_in_names_and_questions_cannot_forge_a_list_row(toy):
+    """A run name, a dataset name or a question holding a line break is shown escaped, on its
+    own row; ``--json`` still says exactly what is stored."""
+    forged = "evil\nfake-run  toy@1  done  61/61"
+    with toy.write() as w:
+        w.conn.execute("UPDATE runs SET name = ? WHERE name = 'toy-run'", (forged,))
+        w.conn.execute("UPDATE datasets SET name = ? WHERE name = 'toy'", ("toy\u2028x",))
+        w.conn.execute("UPDATE queries SET text = ? WHERE query_id = 'q0'",
+                       ("first line\r\nforged  [en] row",))
+    runs = cli("runs", "list", "--db", toy.path)
+    assert runs.returncode == 0, runs.stderr
+    assert len(runs.stdout.splitlines()) == 2
+    assert "evil\\nfake-run  toy@1  done  61/61" in runs.stdout
+    assert json.loads(cli("runs", "list", "--json", "--db", toy.path).stdout)[0]["name"] == \
+        forged
+    datasets = cli("data", "list", "--db", toy.path)
+    assert len(datasets.stdout.splitlines()) == 2 and "toy\\u2028x@1" in datasets.stdout
+    show = cli("data", "show", "toy\u2028x", "--db", toy.path)
+    assert show.returncode == 0, show.stderr
+    row = next(line for line in show.stdout.splitlines() if "first line" in line)
+    assert row.endswith("first line\\x0d\\nforged  [en] row")
+    assert not any(line.startswith("forged") for line in show.stdout.splitlines())

@@ -60,3 +60,10 @@ def test_refusals(db):
     assert out.returncode == 1 and "2 systems; say which" in out.stderr
     out = cli(db, "alpha", "nope")
     assert out.returncode == 1 and "no run named 'nope'" in out.stderr
+
+
+@pytest.mark.parametrize("delta", ["nan", "inf", "-inf", "NaN"])
+def test_a_gate_that_could_never_fire_is_refused(db, delta):
+    out = cli(db, "alpha", "alpha", "--fail-if-worse", f"em_loose:{delta}")
+    assert out.returncode == 1 and out.stderr.count("\n") == 1, out.stderr
+    assert f"DELTA must be a finite number of points, got '{delta}'" in out.stderr

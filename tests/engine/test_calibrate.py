@@ -144,3 +144,31 @@ def test_two_templates_compared_paired_through_the_cli(store, labels, capsys):
     out = capsys.readouterr().out
     assert "paired on 9 common pairs" in out and "mirage_bench_pairwise@1" in out
     assert cli.main(["judge", "compare", "1", "99", "--db", str(store.path)]) == 1
+
+
+def test_compare_refuses_other_labels_the_same_calibration_and_no_resamples(
+        store, labels, tmp_path, capsys):
+    """Pairs are matched by ``pair_id``: two labels datasets, or one calibration twice, would
+    pair what is not the same question; --boot follows compare's --n-boot rule."""
+    from mirage_tui import cli
+
+    other = tmp_path / "others.jsonl"
+    other.write_text((tmp_path / "people.jsonl").read_text())   # the same pairs, another set
+    import_path(store, other)
+    a = calibrate_judge(store, labels, ScriptedJudge(longer_wins), n_boot=20)
+    b = calibrate_judge(store, "others", ScriptedJudge(longer_wins), n_boot=20)
+    db = str(store.path)
+    cases = [((str(a.calibration_id), str(b.calibration_id)),
+              f"#{a.calibration_id} was made on the labels people@1 and #{b.calibration_id} "
+              "on others@1; only calibrations on the same labels dataset pair up"),
+             ((str(a.calibration_id), str(a.calibration_id)),
+              f"#{a.calibration_id} is the same calibration twice"),
+             ((str(a.calibration_id), str(b.calibration_id), "--boot", "0"),
+              "--boot must be at least 1")]
+    for extra, words in cases:
+        assert cli.main(["judge", "compare", *extra, "--db", db]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and words in err, err
+    assert cli.main(["judge", "calibrate", "--db", db, "--judge", "nowhere", "--labels",
+                     labels, "--boot", "0"]) == 1
+    assert capsys.readouterr().err == "mirage-tui: error: --boot must be at least 1\n"

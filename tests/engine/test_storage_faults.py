@@ -124,3 +124,29 @@ def test_a_file_size_limit_is_disk_full_however_sqlite_words_it(tmp_path):
     assert full == "True"
     assert message.startswith(f"{path}: ") and "\n" not in message
     assert not Store(path).query("SELECT 1 FROM sqlite_master WHERE name = 'big'")
+
+
+@pytest.mark.parametrize("limit", [16_384, 65_536])
+def test_a_fresh_database_at_a_file_size_limit_names_the_cause(tmp_path, limit):
+    """The schema's first migration runs out of room: SQLite has rolled the transaction back
+    itself, so the migration's own ROLLBACK must not replace the cause with "cannot rollback -
+    no transaction is active"."""
+    path = tmp_path / "fresh.db"
+    script = textwrap.dedent("""
+        import resource, sys
+        from engine.store import StorageError, Store
+        limit = int(sys.argv[2])
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        try:
+            Store(sys.argv[1])
+        except StorageError as exc:
+            print(exc)
+    """)
+    out = subprocess.run([sys.executable, "-c", script, str(path), str(limit)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                              "PYTHONDONTWRITEBYTECODE": "1"})
+    assert out.stdout.count("\n") == 1, out
+    assert out.stdout.startswith((f"{path}: disk I/O error (the disk is full, the file "
+                                  "reached a size limit", f"{path}: the disk is full")), out
+    assert "cannot rollback" not in out.stdout + out.stderr

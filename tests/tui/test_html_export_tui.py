@@ -21,17 +21,23 @@ def embedded(path) -> dict:
                                 r"</script>", page, re.S).group(1))
 
 
-async def test_runs_export_offers_html(workspace, tmp_path):
+async def open_export_dialog(pilot, run: str) -> None:
+    """Runs, the cursor on ``run``, ``e``: the export dialog is up."""
     from mirage_tui.dialogs.export_run import ExportRunScreen
     from mirage_tui.screens.runs import RunsScreen
 
+    app = pilot.app
+    await open_screen(pilot, RunsScreen())
+    table = app.screen.query_one("#runs", DataTable)
+    table.move_cursor(row=table.get_row_index(run))
+    await pilot.press("e")
+    await wait_until(pilot, lambda: isinstance(app.screen, ExportRunScreen), what="dialog")
+
+
+async def test_runs_export_offers_html(workspace, tmp_path):
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:
-        await open_screen(pilot, RunsScreen())
-        table = app.screen.query_one("#runs", DataTable)
-        table.move_cursor(row=table.get_row_index("alpha"))
-        await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, ExportRunScreen), what="dialog")
+        await open_export_dialog(pilot, "alpha")
         dialog = app.screen
         path = dialog.query_one("#export-path", Input)
         path.value = str(tmp_path / "pages" / "alpha.csv")
@@ -71,3 +77,23 @@ async def test_leaderboard_export_writes_the_html_page(workspace, tmp_path, monk
         assert data["kind"] == "leaderboard" and data["arena"]["name"] == "duel"
         assert len(data["ratings"]["systems"]) == 4
         assert not app.errors()
+
+
+async def test_runs_export_to_a_fifo_is_one_line_and_leaves_the_fifo(workspace, tmp_path):
+    """The TUI's exports go through the same writer as the CLI's (engine/output_files)."""
+    import os
+    import stat
+
+    fifo = tmp_path / "alpha.csv"
+    os.mkfifo(fifo)
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_export_dialog(pilot, "alpha")
+        app.screen.query_one("#export-path", Input).value = str(fifo)
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.errors(), what="the export's error")
+        assert app.errors() == [f"{fifo} is a FIFO (named pipe), not a regular file; give the "
+                                "path of a file to write"]
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert not [p.name for p in tmp_path.iterdir() if "alpha" in p.name and p != fifo]

@@ -31,6 +31,9 @@ def test_visible_spells_what_was_there_and_keeps_ordinary_text():
     ordinary = "Wer war Nikola Tesla?\n\tहिन्दी 中文 «quotes» [1] <b>"
     assert visible(ordinary) == ordinary
     assert visible_line("a\nb\tc") == "a\\nb\\tc"
+    # every other line break is escaped too: \r, VT, FF and NEL by visible, U+2028/9 here
+    assert visible_line("a\rb\x0bc\x0cd\x85e\u2028f\u2029g") == \
+        "a\\x0db\\x0bc\\x0cd\\u0085e\\u2028f\\u2029g"
 
 
 def test_json_through_a_visible_stream_stays_valid_and_means_the_same():

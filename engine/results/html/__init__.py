@@ -12,7 +12,8 @@ engine functions that feed the TUI and ``--json`` (:func:`engine.results.report.
 - :mod:`.run_page`, :mod:`.compare_page`, :mod:`.arena_page`, :mod:`.calibration_page`: one
   page kind each (a judge calibration: :class:`engine.arena.calibrate.StoredCalibration`).
 
-:func:`write_page` writes a page atomically (a temporary file beside it, then a rename).
+:func:`write_page` writes a page through :func:`engine.output_files.write_text` (a temporary
+file beside it, renamed only over a regular file or a new path).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from engine.output_files import write_text
 from engine.results.html.arena_page import leaderboard_page
 from engine.results.html.calibration_page import calibration_page
 from engine.results.html.compare_page import comparison_page
@@ -30,10 +32,7 @@ __all__ = ["ITEM_LIMIT", "calibration_page", "comparison_page", "leaderboard_pag
 
 
 def write_page(html: str, out: str | os.PathLike) -> Path:
-    """Write ``html`` to ``out`` (UTF-8, folders made); returns the path."""
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(path)
-    return path
+    """Write ``html`` to ``out`` (UTF-8, folders made); returns the path. A device, FIFO or
+    folder at ``out`` is refused and a failed write leaves ``out`` as it was
+    (:class:`engine.output_files.OutputFileError`, one line)."""
+    return write_text(out, html)

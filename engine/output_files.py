@@ -1,0 +1,165 @@
+"""Every file the tool writes for the user (HTML pages, CSV, JSON lines, JSON) goes through here.
+
+One rule, :func:`output_file`: the text goes to a temporary file in the target's folder, which
+is renamed over the target only when everything was written and flushed to disk, and only when
+the target is a regular file or does not exist yet. A device (``/dev/full``, ``/dev/null``), a
+FIFO, a socket or a folder at the path, or a symlink to one, is refused before anything is
+written: renaming over it would replace the device node or the pipe with a regular file, and
+writing into it is not what an export means. A symlink to a regular file is written through
+(its target is replaced, the link stays). A write error (a full disk, a file-size limit, an
+I/O error) removes the temporary file and leaves the target as it was. Every refusal and
+every failure is an :class:`OutputFileError`: one line naming the path and the cause.
+
+CSV cells (:func:`csv_cell`): a text cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or
+a carriage return is written with a single quote in front (OWASP's rule against formula
+injection: a spreadsheet would run ``=HYPERLINK(...)`` or ``=cmd|...`` from a dataset's text
+or a model's reply). Only text is neutralised: a number written as a number (``-0.5``, an int
+or a float) is not a formula and stays as it is, so numeric columns keep their values. JSON
+and JSON lines are written untouched (nothing evaluates them).
+"""
+
+from __future__ import annotations
+
+import csv
+import errno
+import json
+import os
+import secrets
+import stat
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, Iterable, Iterator
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet may read as the start of a formula (OWASP, CSV injection)."""
+
+
+class OutputFileError(ValueError):
+    """An output file could not be written; the message is one line naming the path."""
+
+
+def csv_cell(value: Any) -> Any:
+    """``value`` as a CSV cell: None is empty, a bool 0/1, a list or dict JSON text, a text
+    that a spreadsheet would read as a formula gets a leading ``'``; numbers stay numbers."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (list, dict)):
+        value = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def csv_writer(fh: IO[str]):
+    """A CSV writer with RFC 4180's ``\\r\\n`` rows (the csv module's default): with ``\\n``
+    alone, Python 3.11 leaves a cell holding a bare ``\\r`` unquoted and a reader splits the
+    row there."""
+    return csv.writer(fh)
+
+
+def _kind(mode: int) -> str:
+    for test, words in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+                        (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                        (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
+def writable_target(out: str | os.PathLike) -> Path:
+    """The file that writing ``out`` would replace: ``out`` itself, or the regular file a
+    symlink at ``out`` points to. Refused (:class:`OutputFileError`) when what is there, or
+    what a symlink there points to, is not a regular file."""
+    path = Path(out)
+    try:
+        info = os.stat(path)                # follows symlinks: a link to a FIFO is a FIFO
+    except FileNotFoundError:
+        return Path(os.path.realpath(path)) if path.is_symlink() else path
+    except OSError as exc:
+        raise OutputFileError(f"{path}: cannot write here: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        via = f" (via the symlink {path})" if path.is_symlink() else ""
+        raise OutputFileError(f"{path} is {_kind(info.st_mode)}{via}, not a regular file; "
+                              "give the path of a file to write")
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _failure(path: Path, exc: OSError) -> OutputFileError:
+    cause = exc.strerror or str(exc)
+    if exc.errno == errno.EFBIG:
+        cause += " (the file reached a size limit: ulimit -f)"
+    return OutputFileError(f"{path}: cannot write: {cause}; nothing was written there")
+
+
+def _temp_beside(target: Path) -> tuple[Path, int]:
+    while True:
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            # 0o666 less the umask: the mode a plain open() would have given a new file
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+
+
+@contextmanager
+def output_file(out: str | os.PathLike, *, newline: str | None = "") -> Iterator[IO[str]]:
+    """A text stream (UTF-8) whose contents replace ``out`` when the block ends without an
+    error (module docstring); folders are made. An error inside the block, or while writing,
+    removes the temporary file and leaves ``out`` as it was; OS errors become
+    :class:`OutputFileError`."""
+    path = Path(out)
+    target = writable_target(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp, fd = _temp_beside(target)
+    except OSError as exc:
+        raise _failure(path, exc) from None
+    try:
+        try:
+            with open(fd, "w", encoding="utf-8", newline=newline) as fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+            if target.exists():
+                os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise _failure(path, exc) from None
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_text(out: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``out`` through :func:`output_file`; returns the path."""
+    with output_file(out, newline=None) as fh:
+        fh.write(text)
+    return Path(out)
+
+
+def write_csv(out: str | os.PathLike, columns: Iterable[str],
+              rows: Iterable[Iterable[Any] | dict[str, Any]]) -> Path:
+    """A header row of ``columns`` then one row per item of ``rows`` (a sequence in column
+    order, or a dict read by column, a missing key an empty cell), every cell through
+    :func:`csv_cell`; returns the path."""
+    columns = list(columns)
+    with output_file(out) as fh:
+        writer = csv_writer(fh)
+        writer.writerow([csv_cell(c) for c in columns])
+        for row in rows:
+            cells = [row.get(c) for c in columns] if isinstance(row, dict) else row
+            writer.writerow([csv_cell(v) for v in cells])
+    return Path(out)
+
+
+def write_jsonl(out: str | os.PathLike, rows: Iterable[Any]) -> Path:
+    """One JSON value per line (UTF-8, not ASCII-escaped); returns the path."""
+    with output_file(out) as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return Path(out)

@@ -1,0 +1,135 @@
+"""The one writer of output files (engine/output_files.py): what is at the path decides whether
+it is replaced, a failed write leaves nothing behind, and CSV text cannot become a formula."""
+
+from __future__ import annotations
+
+import csv
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from engine.output_files import (OutputFileError, csv_cell, output_file, write_csv,
+                                 write_jsonl, write_text)
+from testkit.paths import ROOT
+
+
+def _leftovers(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_new_and_regular_targets_are_replaced_keeping_the_mode(tmp_path):
+    out = tmp_path / "sub" / "page.html"
+    write_text(out, "one")
+    assert out.read_text() == "one"
+    out.chmod(0o640)
+    write_text(out, "two")
+    assert out.read_text() == "two" and stat.S_IMODE(out.stat().st_mode) == 0o640
+    assert _leftovers(out.parent) == []
+
+
+def test_a_symlink_to_a_regular_file_is_written_through(tmp_path):
+    real = tmp_path / "real.csv"
+    real.write_text("old")
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    write_text(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda p: os.mkfifo(p), "a FIFO (named pipe)"),
+    (lambda p: p.mkdir(), "a folder"),
+])
+def test_fifo_and_folder_are_refused_and_left_alone(tmp_path, make, words):
+    target = tmp_path / "out.csv"
+    make(target)
+    before = target.lstat()
+    with pytest.raises(OutputFileError) as info:
+        write_csv(target, ["a"], [[1]])
+    message = str(info.value)
+    assert message == (f"{target} is {words}, not a regular file; give the path of a file "
+                       "to write")
+    after = target.lstat()
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_symlink_to_a_fifo_is_refused(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "report.html"
+    link.symlink_to(fifo)
+    with pytest.raises(OutputFileError, match=r"is a FIFO \(named pipe\) \(via the symlink"):
+        write_text(link, "<html>")
+    assert link.is_symlink() and stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
+def test_a_character_device_is_refused_and_stays_a_device(tmp_path):
+    full = tmp_path / "full"
+    os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))      # what /dev/full is
+    with pytest.raises(OutputFileError, match="is a character device, not a regular file"):
+        write_jsonl(full, [{"a": 1}])
+    assert stat.S_ISCHR(full.lstat().st_mode)
+    with pytest.raises(OutputFileError, match="^/dev/null is a character device"):
+        write_text("/dev/null", "x")
+    assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
+
+
+def test_an_error_inside_the_block_leaves_the_target_as_it_was(tmp_path):
+    out = tmp_path / "r.jsonl"
+    out.write_text("kept\n")
+    with pytest.raises(RuntimeError):
+        with output_file(out) as fh:
+            fh.write("half")
+            raise RuntimeError("boom")
+    assert out.read_text() == "kept\n" and _leftovers(tmp_path) == []
+
+
+def test_a_size_limit_is_one_line_and_leaves_no_partial_file(tmp_path):
+    """Under ``ulimit -f`` (SIGXFSZ ignored, as Python does) the write fails with EFBIG."""
+    out = tmp_path / "big.csv"
+    out.write_text("old\n")
+    script = textwrap.dedent(f"""
+        import resource, signal, sys
+        from engine.output_files import OutputFileError, write_csv
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        try:
+            write_csv({str(out)!r}, ["text"], [["x" * 100] for _ in range(1000)])
+        except OutputFileError as exc:
+            print(exc)
+            sys.exit(1)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT),
+                                                     "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == (f"{out}: cannot write: File too large (the file reached a size "
+                           "limit: ulimit -f); nothing was written there\n")
+    assert out.read_text() == "old\n" and _leftovers(tmp_path) == []
+
+
+def test_csv_text_cells_that_could_be_formulas_are_neutralised(tmp_path):
+    """OWASP's rule on text cells; numbers written as numbers stay numbers."""
+    hostile = ['=HYPERLINK("http://x","y")', "=cmd|' /C calc'!A0", "+1+1", "-2+3", "@SUM(A1)",
+               "\tx", "\rx"]
+    for text in hostile:
+        assert csv_cell(text) == "'" + text
+    assert [csv_cell(v) for v in (-0.5, -3, 0, 2.5, True, None, "plain", "a=b", ["-x"])] == \
+        [-0.5, -3, 0, 2.5, 1, "", "plain", "a=b", '["-x"]']
+    out = write_csv(tmp_path / "c.csv", ["text", "score"],
+                    [{"text": t, "score": -1.5} for t in hostile])
+    with open(out, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["text"] for r in rows] == ["'" + t for t in hostile]
+    assert {r["score"] for r in rows} == {"-1.5"}
+
+
+def test_json_lines_are_untouched(tmp_path):
+    out = write_jsonl(tmp_path / "r.jsonl", [{"q": "=cmd|x", "v": -1}])
+    assert out.read_text() == '{"q": "=cmd|x", "v": -1}\n'
