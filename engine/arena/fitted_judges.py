@@ -47,7 +47,7 @@ from engine.arena.planning import ArenaError, reference_texts
 from engine.arena.reference_judges import (PREFIX as REFERENCE_PREFIX, ReferenceJudge,
                                            ScoringJudge, ScoringModel, ScoringTemplate,
                                            logistic, references_of)
-from engine.datasets.catalog import DatasetNotFound
+from engine.datasets.catalog import DatasetNotFound, resolve
 from engine.datasets.labels import load_label_pairs
 from engine.stats import Estimate, clopper_pearson
 from engine.store import Store, json_column
@@ -91,7 +91,12 @@ class FitPair:
 def labels_refs(store: Store, labels: str) -> list[str]:
     """The labels datasets ``labels`` names: itself, or with ``verdicts`` every verdicts one."""
     if labels.strip().lower() != VERDICTS:
-        return [labels]
+        try:
+            row = store.query("SELECT name, version FROM datasets WHERE id = ?",
+                              (resolve(store, labels),))[0]
+        except DatasetNotFound as exc:
+            raise FitError(str(exc)) from None
+        return [f"{row[0]}@{row[1]}"]
     refs = [f"{r[0]}@{r[1]}" for r in store.query(
         "SELECT name, version FROM datasets WHERE kind = 'labels' AND name LIKE 'verdicts:%' "
         "ORDER BY name, version")]
@@ -411,6 +416,22 @@ def _store(store: Store, r: FitResult) -> None:
             (r.name, r.sha256, json.dumps(r.features), json.dumps(r.coefficients),
              json.dumps(r.scale), r.labels, json.dumps(r.labels_datasets), r.aspect,
              r.labels_fingerprint, json.dumps(r.config), json.dumps(r.cv), r.created_at))
+
+
+def fit_lines(fit: FitResult) -> list[str]:
+    """The fit as ``judge fit`` and ``judge list`` print it."""
+    cv = fit.cv
+    feature, single = fit.best_single
+    coefs = ", ".join(f"{f} {c:+.3f}" for f, c in zip(fit.features, fit.coefficients))
+    return [f"fitted:{fit.name}  labels {', '.join(fit.labels_datasets)} · {fit.aspect} · "
+            f"{cv.get('pairs', 0)} non-tie pairs ({cv.get('ties_left_out', 0)} ties left out), "
+            f"{cv.get('queries', 0)} queries",
+            f"  held-out agreement  {fit.cv_estimate().format_pct()}  ({cv.get('folds')} folds "
+            "grouped by query)",
+            f"  best single feature {single.format_pct()}  ({feature}, same folds)",
+            f"  coefficients (per feature standard deviation, no intercept): {coefs}",
+            f"  identity {fit.sha256[:12]} · labels {fit.labels_fingerprint[:12]} · "
+            f"{fit.created_at}"]
 
 
 # --------------------------------------------------------------------------- reading back
