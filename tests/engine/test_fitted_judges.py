@@ -162,3 +162,21 @@ def test_fit_on_every_recorded_verdict(store, verdict_run):
     assert fit.labels_datasets == ["verdicts:vr@1"] and fit.cv["pairs"] == 24
     assert fit.cv_estimate().n == 24 and fit.cv["queries"] == 6
     assert np.isfinite(fit.coefficients).all()
+
+
+def test_judge_feature_averages_both_orders_through_the_cache(store, tmp_path):
+    from testkit.arena import ScriptedJudge
+
+    from models.judges import PairwiseJudge
+
+    def prefers_the_city(s):            # a judge that knows the answer, shown either way
+        return "1 - it is." if s["Answer 1"].startswith("city") else "2 - it is."
+
+    model = ScriptedJudge(prefers_the_city)
+    llm = {"judge:fake": PairwiseJudge(model, "ragqa_arena_pairwise")}
+    write_labels(store, tmp_path, "people", n=20, reference=False)
+    fit = fit_judge(store, "llm", "people", features=["judge:fake"], llms=llm)
+    assert len(model.calls) == 40 and fit.cv_estimate().value == 1.0
+    assert fit.coefficients[0] > 0
+    fit_judge(store, "llm", "people", features=["judge:fake"], llms=llm, force=True)
+    assert len(model.calls) == 40                   # every verdict from the judgments cache
