@@ -17,6 +17,7 @@ from engine.arena.fitted_judges import (FitError, fit_judge, fitted_judge, load_
                                         parse_features, query_folds)
 from engine.arena.human_verdicts import record_human_verdict
 from engine.arena.judge_specs import open_judge
+from engine.arena.judging import judge_arena
 from engine.arena.planning import ArenaError, load_answers
 from engine.datasets.demo_pool import ensure_demo
 from engine.results.records import load_run
@@ -162,6 +163,12 @@ def test_fit_on_every_recorded_verdict(store, verdict_run):
     assert fit.labels_datasets == ["verdicts:vr@1"] and fit.cv["pairs"] == 24
     assert fit.cv_estimate().n == 24 and fit.cv["queries"] == 6
     assert np.isfinite(fit.coefficients).all()
+    # ... and the fitted judge then judges the whole arena, no LLM
+    summary = judge_arena(store, verdict_run, "fitted:mine")
+    assert summary.status == "done" and summary.done == summary.total == 36
+    rows = store.query("SELECT system_a, system_b, winner FROM battles")
+    decided = [r for r in rows if ("oracle" in r[0]) != ("oracle" in r[1])]
+    assert decided and all(r[2] == ("a" if "oracle" in r[0] else "b") for r in decided)
 
 
 def test_judge_feature_averages_both_orders_through_the_cache(store, tmp_path):
