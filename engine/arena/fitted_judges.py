@@ -418,6 +418,15 @@ def _store(store: Store, r: FitResult) -> None:
              r.labels_fingerprint, json.dumps(r.config), json.dumps(r.cv), r.created_at))
 
 
+IN_SAMPLE = "in-sample: fitted on these labels"
+
+
+def fitted_on(fits: Sequence[FitResult], judge: str, labels: str) -> bool:
+    """Whether ``judge`` (``fitted:NAME``) was fitted on ``labels`` (``name@version``): its
+    calibration there is in-sample and overstates its agreement."""
+    return any(PREFIX + f.name == judge and labels in f.labels_datasets for f in fits)
+
+
 def fit_lines(fit: FitResult) -> list[str]:
     """The fit as ``judge fit`` and ``judge list`` print it."""
     cv = fit.cv

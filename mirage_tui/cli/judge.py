@@ -144,13 +144,15 @@ def _fit(args, store) -> int:
 
 
 def _list(args, store) -> int:
-    from engine.arena.fitted_judges import fit_lines, fitted_judges
+    from engine.arena.fitted_judges import IN_SAMPLE, fit_lines, fitted_judges, fitted_on
     from engine.arena.judge_list import WORSE_THAN_REFERENCE, judge_rankings
 
     rows = judge_rankings(store, args.labels)
     fits = fitted_judges(store)
     if args.json:
-        print(json.dumps({"calibrated": [r.as_json() for r in rows],
+        print(json.dumps({"calibrated": [{**r.as_json(),
+                                          "in_sample": fitted_on(fits, r.judge, r.labels)}
+                                         for r in rows],
                           "fitted": [f.as_json() for f in fits]}, ensure_ascii=False))
         return 0
     if not rows:
@@ -160,11 +162,13 @@ def _list(args, store) -> int:
         table = [("JUDGE", "ORDER", "LABELS", "SIGN ACCURACY", "FLIP RATE", "KAPPA",
                   "HUMAN CEILING", "")]
         for r in rows:
+            marks = [f"! {WORSE_THAN_REFERENCE} ({r.best_reference} "
+                     f"{_pct(r.best_reference_accuracy)})"] if r.worse_than_reference else []
+            if fitted_on(fits, r.judge, r.labels):
+                marks.append(f"({IN_SAMPLE})")
             table.append((r.judge, r.order, r.labels, r.sign_accuracy.format_pct(),
                           _pct(r.flip_rate), _num(r.kappa), _pct(r.human_ceiling),
-                          f"! {WORSE_THAN_REFERENCE} ({r.best_reference} "
-                          f"{_pct(r.best_reference_accuracy)})" if r.worse_than_reference
-                          else ""))
+                          " ".join(marks)))
         widths = [max(len(t[i]) for t in table) for i in range(len(table[0]))]
         for t in table:
             print("  ".join(c.ljust(w) for c, w in zip(t, widths)).rstrip())

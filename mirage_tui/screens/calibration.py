@@ -42,6 +42,7 @@ class CalibrationLoaded(Message):
     missing: str = ""
     listing: list = field(default_factory=list)    # engine.arena.calibrate.CalibrationListing
     rankings: list = field(default_factory=list)   # engine.arena.judge_list.JudgeRanking
+    in_sample: set = field(default_factory=set)    # (judge, labels): fitted on those labels
 
 
 def disagreements(calibration) -> list[dict]:
@@ -128,12 +129,16 @@ class CalibrationScreen(BaseScreen):
           name="calibration")
     def load(self, store, judge: str | None, calibration_id: int | None = None) -> None:
         from engine.arena.calibrate import latest_calibration, list_calibrations
+        from engine.arena.fitted_judges import fitted_judges, fitted_on
         from engine.arena.judge_list import judge_rankings
         from engine.datasets.labels import load_label_pairs
 
         with self.worker_errors("the calibration", store):
             listing = list_calibrations(store, judge)
             rankings = judge_rankings(store)
+            fits = fitted_judges(store)
+            in_sample = {(r.judge, r.labels) for r in rankings
+                         if fitted_on(fits, r.judge, r.labels)}
             cal = (latest_calibration(store, calibration_id=calibration_id)
                    if calibration_id is not None else latest_calibration(store, judge=judge))
             if cal is None:
@@ -142,10 +147,11 @@ class CalibrationScreen(BaseScreen):
                     f"No calibration of {who} yet: press j to start one (or run mirage-tui "
                     "judge calibrate --judge MODEL --labels DATASET), after importing human "
                     "labels (mirage-tui data import FILE); or enter your own verdicts in the "
-                    "Inspector (a / e / b)."), rankings=rankings))
+                    "Inspector (a / e / b)."), rankings=rankings, in_sample=in_sample))
                 return
             pairs = {p.pair_id: p for p in load_label_pairs(store, cal.labels)}
-            self.post_message(CalibrationLoaded(cal, pairs, listing=listing, rankings=rankings))
+            self.post_message(CalibrationLoaded(cal, pairs, listing=listing, rankings=rankings,
+                                                in_sample=in_sample))
 
     @on(CalibrationLoaded)
     def _loaded(self, message: CalibrationLoaded) -> None:
@@ -153,7 +159,7 @@ class CalibrationScreen(BaseScreen):
 
         status = self.query_one("#cal-status", Static)
         self.listing = message.listing
-        self._show_rankings(message.rankings)
+        self._show_rankings(message.rankings, message.in_sample)
         if message.calibration is None:
             status.update(message.missing)
             return
@@ -206,7 +212,8 @@ class CalibrationScreen(BaseScreen):
 
     # ------------------------------------------------------------------ the ranking
 
-    def _show_rankings(self, rankings: list) -> None:
+    def _show_rankings(self, rankings: list, in_sample: set) -> None:
+        from engine.arena.fitted_judges import IN_SAMPLE
         from engine.arena.judge_list import WORSE_THAN_REFERENCE
 
         table = self.query_one("#cal-ranking", DataTable)
@@ -215,7 +222,9 @@ class CalibrationScreen(BaseScreen):
                           "")
         for r in rankings:
             mark = (Text(f"! {WORSE_THAN_REFERENCE}", style="bold red")
-                    if r.worse_than_reference else "")
+                    if r.worse_than_reference else Text(""))
+            if (r.judge, r.labels) in in_sample:
+                mark.append(f" ({IN_SAMPLE})", style="italic")
             table.add_row(safe_line(r.judge), r.order, safe_line(r.labels),
                           r.sign_accuracy.format_pct(), _pct(r.flip_rate),
                           "–" if r.kappa.value is None else f"{r.kappa.value:.2f}",

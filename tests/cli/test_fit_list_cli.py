@@ -38,18 +38,24 @@ def test_fit_then_list_ranks_calibrations_and_marks_the_worse_judge(tmp_path, ca
     store = Store(db)
     calibrate_judge(store, "held", "fitted:bad", n_boot=50)
     calibrate_judge(store, "held", "reference:f1", n_boot=50)
+    calibrate_judge(store, "train", "fitted:good", n_boot=50)
     store.close()
     assert cli.main(["judge", "list", "--db", str(db)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["JUDGE", "ORDER", "LABELS"]
-    assert lines[1].startswith("reference:f1") and "90.0% [" in lines[1]
-    assert WORSE_THAN_REFERENCE not in lines[1]
-    assert lines[2].startswith("fitted:bad") and f"! {WORSE_THAN_REFERENCE}" in lines[2]
+    # best first: the in-sample 100% of fitted:good on its own labels, marked as such
+    assert lines[1].startswith("fitted:good") and "100.0% [" in lines[1]
+    assert lines[1].endswith("(in-sample: fitted on these labels)")
+    assert lines[2].startswith("reference:f1") and "90.0% [" in lines[2]
+    assert WORSE_THAN_REFERENCE not in lines[2]
+    assert lines[3].startswith("fitted:bad") and f"! {WORSE_THAN_REFERENCE}" in lines[3]
+    assert "in-sample" not in lines[3]
     assert "fitted judges (cross-validated, folds grouped by query):" in lines
     assert any(line.strip().startswith("fitted:good") for line in lines)
     assert cli.main(["judge", "list", "--db", str(db), "--labels", "train", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert listed["calibrated"] == [] and {f["name"] for f in listed["fitted"]} == {"bad", "good"}
+    assert [c["in_sample"] for c in listed["calibrated"]] == [True]
+    assert {f["name"] for f in listed["fitted"]} == {"bad", "good"}
     assert cli.main(["models", "list", "--db", str(db), "--json"]) == 0
     judges = {e["name"]: e["source"] for e in json.loads(capsys.readouterr().out)
               if e["kind"] == "judge"}

@@ -284,6 +284,7 @@ async def test_ranking_of_every_calibrated_judge_with_the_mark(tmp_path):
     fit_judge(store, "bad", "contrary", features=["f1", "length"])
     calibrate_judge(store, "held", "reference:f1", n_boot=50)
     calibrate_judge(store, "held", "fitted:bad", n_boot=50)
+    calibrate_judge(store, "contrary", "fitted:bad", n_boot=50)
     store.close()
     app = RecordingApp(path)
     async with app.run_test(size=(140, 40)) as pilot:
@@ -293,8 +294,13 @@ async def test_ranking_of_every_calibrated_judge_with_the_mark(tmp_path):
         assert not table.display
         await pilot.press("r")
         await settle(pilot)
-        assert table.display and table.row_count == 2
-        first, second = ([str(c) for c in table.get_row_at(i)] for i in (0, 1))
+        assert table.display and table.row_count == 3
+        first, second, third = ([str(c) for c in table.get_row_at(i)] for i in (0, 1, 2))
+        assert third[:3] == ["fitted:bad", "random", "held@1"]
+        # on its own labels a fitted judge is near perfect: the mark says why
+        assert first[:3] == ["fitted:bad", "random", "contrary@1"]
+        assert first[-1].strip() == "(in-sample: fitted on these labels)"
+        first, second = second, third
         assert first[:3] == ["reference:f1", "random", "held@1"] and first[3].startswith("90.0%")
         assert first[-1] == ""
         assert second[0] == "fitted:bad" and WORSE_THAN_REFERENCE in second[-1]
