@@ -61,7 +61,8 @@ VERDICTS = "verdicts"
 DEFAULT_FEATURES = ("cos:minilm-l6-v2", "f1", "char3", "length")
 FEATURES = {"cos:minilm-l6-v2": "cosine of MiniLM-L6 embeddings with the reference",
             "cos:e5-small-q4": "cosine of e5-small embeddings with the reference",
-            "f1": "token F1 with the reference", "char3": "character 3-gram recall of the reference",
+            "f1": "token F1 with the reference",
+            "char3": "character 3-gram recall of the reference",
             "length": "log(1 + words)",
             "judge:LLM": "the LLM's P(B) - P(A), averaged over both orders (--judge LLM)"}
 MIN_PAIRS = 20
