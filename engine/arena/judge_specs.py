@@ -34,6 +34,12 @@ def open_judge(spec, template: str, *, store: Store | None = None,
 
     if is_reference_judge(spec):
         return ReferenceJudge(spec, store)
+    if is_fitted_judge(spec):
+        if store is None:
+            raise ArenaError(f"judge {spec!r} is stored in a workspace: open it with one")
+        from engine.arena.fitted_judges import load_fitted_judge
+
+        return load_fitted_judge(store, spec.strip()[len(FITTED_PREFIX):], n_threads)
     generator = load_judge(spec, n_threads)
     try:
         return PairwiseJudge(generator, template)

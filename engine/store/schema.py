@@ -525,6 +525,32 @@ def m013_endpoint_contexts(db: sqlite_utils.Database) -> None:
     )
 
 
+@migration
+def m014_fitted_judges(db: sqlite_utils.Database) -> None:
+    """Judges fitted to people's labels (issue 24, :mod:`engine.arena.fitted_judges`): one row
+    per name in the workspace, everything its verdicts depend on and its cross-validated
+    agreement."""
+    db.executescript(
+        """
+        CREATE TABLE fitted_judges (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,     -- used as --judge fitted:NAME
+            sha256 TEXT NOT NULL,          -- identity: features + coefficients + labels
+            features TEXT NOT NULL,        -- JSON list of feature names
+            coefficients TEXT NOT NULL,    -- JSON list, one per feature (on scaled features)
+            scale TEXT NOT NULL,           -- JSON list: each feature divided by this first
+            labels TEXT NOT NULL,          -- the labels as given (a dataset, or 'verdicts')
+            labels_datasets TEXT NOT NULL, -- JSON list of name@version read
+            aspect TEXT NOT NULL,
+            labels_fingerprint TEXT NOT NULL,  -- sha256 over the pairs' ids, texts, labels
+            config TEXT NOT NULL,          -- JSON: margin, template, C, folds
+            cv TEXT NOT NULL,              -- JSON: held-out agreement, best single feature
+            created_at TEXT NOT NULL
+        );
+        """
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

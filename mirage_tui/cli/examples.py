@@ -126,6 +126,16 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
     "judge compare": [
         ("judge compare 1 2", "two stored calibrations on their common pairs"),
     ],
+    "judge fit": [
+        ("judge fit best --labels ragchecker",
+         "fit a judge to people's labels (cosine, F1, char-3gram, length), cross-validated"),
+        ("judge fit mine --labels verdicts --features f1,length --force",
+         "refit on every verdict recorded in the Inspector"),
+    ],
+    "judge list": [
+        ("judge list", "every calibrated judge, best first, and the fitted judges"),
+        ("judge list --labels ragchecker --json", "on one labels dataset, as JSON"),
+    ],
     "runs": [
         ("runs list", "the runs of the workspace"),
         ("runs log demo-smol", "what a run did"),

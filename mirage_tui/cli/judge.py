@@ -5,6 +5,9 @@
                                [--threads N] [--concurrency N] [--max-errors N|P%] [--json]
     mirage-tui judge calibration [--judge MODEL] [--template NAME] [--json] [--html FILE]
     mirage-tui judge compare ID_A ID_B [--boot 1000] [--json]
+    mirage-tui judge fit NAME --labels DATASET|verdicts [--aspect A] [--judge LLM]
+                         [--features F,...] [--force] [--json]
+    mirage-tui judge list [--labels DATASET] [--json]
 
 ``calibrate`` judges every pair of a labels dataset (``mirage-tui data import`` of a RAGChecker
 meta-evaluation file or a plain JSONL/CSV of labels), cached and resumable like arena judging,
@@ -13,6 +16,8 @@ anchors. ``calibration`` prints the newest stored one again. ``compare`` puts tw
 calibrations (two templates, two judges) side by side on the pairs both judged, with the paired
 bootstrap CI of each difference; both must have been made on the same labels dataset
 (name@version), and be two different calibrations.
+``fit`` fits a judge to people's labels (:mod:`engine.arena.fitted_judges`; then ``--judge
+fitted:NAME``); ``list`` ranks every calibrated judge (:mod:`engine.arena.judge_list`) and shows the fitted ones.
 """
 
 from __future__ import annotations
@@ -79,11 +84,109 @@ def add_parsers(sub) -> None:
     p.add_argument("second", type=int, metavar="ID_B", help="calibration id (B)")
     p.add_argument("--boot", type=int, default=1000, metavar="N")
     p.add_argument("--json", action="store_true")
+    _add_fit_parsers(jsub)
+
+
+def _add_fit_parsers(jsub) -> None:
+    from engine.arena.fitted_judges import DEFAULT_FEATURES, FEATURES, FOLDS, MIN_PAIRS
+
+    listed = "; ".join(f"{k}: {v}" for k, v in FEATURES.items())
+    p = jsub.add_parser(
+        "fit", help="fit a judge to people's labels (then --judge fitted:NAME)",
+        description="A logistic regression without intercept on each pair's feature "
+                    "differences f(B) - f(A) (no position bias: swapping the answers mirrors "
+                    "the probability), fitted to the sign of the annotators' mean label (ties "
+                    f"left out; at least {MIN_PAIRS} pairs, both sides). Agreement is "
+                    f"{FOLDS}-fold cross-validated with folds grouped by query, beside the "
+                    "best single feature on the same folds.")
+    db_option(p)
+    p.add_argument("name", metavar="NAME", help="the judge's name: --judge fitted:NAME")
+    p.add_argument("--labels", required=True, metavar="DATASET",
+                   help="a labels dataset (name or name@version), or 'verdicts': every "
+                        "verdict recorded in the Inspector, combined")
+    p.add_argument("--aspect", default="overall", help="the labels' aspect (default overall)")
+    p.add_argument("--judge", metavar="LLM",
+                   help="add the feature judge:LLM (its order-averaged P(B) - P(A), cached)")
+    p.add_argument("--features", metavar="F,...",
+                   help=f"comma-separated (default {','.join(DEFAULT_FEATURES)}); {listed}")
+    p.add_argument("--template", default=None, metavar="NAME",
+                   help="the LLM feature's template (default ragqa_arena_pairwise)")
+    p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for --judge")
+    p.add_argument("--force", action="store_true", help="replace a fitted judge of this name")
+    p.add_argument("--json", action="store_true", help="print the fit as JSON")
+
+    p = jsub.add_parser("list", help="which judge can I trust? every calibrated judge, best "
+                                     "first, and the fitted judges")
+    db_option(p)
+    p.add_argument("--labels", metavar="DATASET", help="calibrations on this labels dataset")
+    p.add_argument("--json", action="store_true", help="print the ranking as JSON")
 
 
 def run(args, store) -> int:
-    return {"calibrate": _calibrate, "calibration": _show,
-            "compare": _compare}[args.judge_command](args, store)
+    return {"calibrate": _calibrate, "calibration": _show, "compare": _compare,
+            "fit": _fit, "list": _list}[args.judge_command](args, store)
+
+
+def _fit(args, store) -> int:
+    from engine.arena.fitted_judges import (DEFAULT_LLM_TEMPLATE, fit_judge, fit_lines,
+                                            parse_features)
+
+    features = parse_features(args.features, args.judge)
+    result = fit_judge(store, args.name, args.labels, aspect=args.aspect, features=features,
+                       template=args.template or DEFAULT_LLM_TEMPLATE, n_threads=args.threads,
+                       force=args.force)
+    if args.json:
+        print(json.dumps(result.as_json(), ensure_ascii=False))
+        return 0
+    for line in fit_lines(result):
+        print(line)
+    print(f"use it: --judge fitted:{result.name} (arena judge, judge calibrate)")
+    return 0
+
+
+def _list(args, store) -> int:
+    from engine.arena.fitted_judges import IN_SAMPLE, fit_lines, fitted_judges, fitted_on
+    from engine.arena.judge_list import WORSE_THAN_REFERENCE, judge_rankings
+
+    rows = judge_rankings(store, args.labels)
+    fits = fitted_judges(store)
+    if args.json:
+        print(json.dumps({"calibrated": [{**r.as_json(),
+                                          "in_sample": fitted_on(fits, r.judge, r.labels)}
+                                         for r in rows],
+                          "fitted": [f.as_json() for f in fits]}, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("no judge calibrated" + (f" on {args.labels!r}" if args.labels else "")
+              + " (mirage-tui judge calibrate --judge J --labels L)")
+    else:
+        table = [("JUDGE", "ORDER", "LABELS", "SIGN ACCURACY", "FLIP RATE", "KAPPA",
+                  "HUMAN CEILING", "")]
+        for r in rows:
+            marks = [f"! {WORSE_THAN_REFERENCE} ({r.best_reference} "
+                     f"{_pct(r.best_reference_accuracy)})"] if r.worse_than_reference else []
+            if fitted_on(fits, r.judge, r.labels):
+                marks.append(f"({IN_SAMPLE})")
+            table.append((r.judge, r.order, r.labels, r.sign_accuracy.format_pct(),
+                          _pct(r.flip_rate), _num(r.kappa), _pct(r.human_ceiling),
+                          " ".join(marks)))
+        widths = [max(len(t[i]) for t in table) for i in range(len(table[0]))]
+        for t in table:
+            print("  ".join(c.ljust(w) for c, w in zip(t, widths)).rstrip())
+    if fits:
+        print("\nfitted judges (cross-validated, folds grouped by query):")
+        for f in fits:
+            for line in fit_lines(f):
+                print("  " + line)
+    return 0
+
+
+def _pct(e) -> str:
+    return "-" if e is None or e.value is None else f"{100 * e.value:.1f}%"
+
+
+def _num(e) -> str:
+    return "-" if e is None or e.value is None else f"{e.value:.2f}"
 
 
 def _calibrate(args, store) -> int:

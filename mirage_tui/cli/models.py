@@ -88,14 +88,15 @@ def _print_table(rows: list[tuple]) -> None:
 def _list(args) -> int:
     from models.catalog import endpoint_entries, format_size, list_models
 
-    entries = list_models()
+    entries = list_models() + offline_judges(args)
     remote = endpoint_entries()
     if args.json:
         print(json.dumps([e.as_json() for e in entries + remote], ensure_ascii=False))
         return 0
     rows = [("NAME", "KIND", "INSTALLED", "QUANT", "CONTEXT", "SIZE", "LICENSE")]
     for e in entries:
-        rows.append((e.name, e.kind + (" (chat)" if e.chat else ""),
+        rows.append((e.name, e.kind + (" (chat)" if e.chat else "")
+                     + (f" ({e.source})" if e.kind == "judge" else ""),
                      "yes" if e.installed else "no", e.quantization or "-",
                      str(e.context_length or "-"), format_size(e.size_bytes), e.license or "-"))
     _print_table(rows)
@@ -106,6 +107,34 @@ def _list(args) -> int:
             print(f"  {e.name}: {e.error}")
     _print_endpoints(remote)
     return 0
+
+
+def offline_judges(args) -> list:
+    """The judges that need no language model, as catalog entries of kind 'judge': the
+    reference judges, and the fitted judges of the workspace (``--db``, else the default one
+    when it exists; listing never creates one)."""
+    from pathlib import Path
+
+    from engine.arena.fitted_judges import fitted_judges
+    from engine.arena.reference_judges import reference_judge_names
+    from engine.store import Store, default_db_path
+    from models.catalog import CatalogEntry
+
+    def entry(name: str, source: str) -> CatalogEntry:
+        return CatalogEntry(name=name, kind="judge", path=None, installed=True, install=None,
+                            size_bytes=None, quantization=None, context_length=None,
+                            license=None, chat=False, source=source)
+
+    out = [entry(name, "reference") for name in reference_judge_names()]
+    db = getattr(args, "db", None)
+    path = Path(db) if db else default_db_path()
+    if path.exists():
+        store = Store(path)
+        try:
+            out += [entry(f"fitted:{f.name}", "fitted") for f in fitted_judges(store)]
+        finally:
+            store.close()
+    return out
 
 
 def _print_table(rows) -> None:

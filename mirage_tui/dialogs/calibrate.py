@@ -1,8 +1,9 @@
-"""The new-calibration dialog of the Calibration screen: which installed generator or endpoint
-judges, against which labels dataset (``engine.datasets.labels.labels_datasets``) and aspect, in
-both orders or one, on a sample of the pairs or all; dismisses with a :class:`CalibrationRequest`
-(``engine.arena.calibrate.calibrate_judge``'s options). Models and datasets are listed in a
-worker, packaged models first."""
+"""The new-calibration dialog of the Calibration screen: which judge (an installed generator or
+endpoint, a reference judge, a judge fitted in this workspace), against which labels dataset
+(``engine.datasets.labels.labels_datasets``) and aspect, in which order (random, both,
+debiased), on a sample of the pairs or all; dismisses with a :class:`CalibrationRequest`
+(``engine.arena.calibrate.calibrate_judge``'s options). Judges and datasets are listed in a
+worker, packaged LLMs first, then the offline judges."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from mirage_tui.dialogs.judge_arena import judge_models
 from mirage_tui.screens.base import BaseModal
-from mirage_tui.widgets.ticks import TickBox
 
+ORDER_CHOICES = (("random", "random: one seeded order per pair"),
+                 ("both", "both: A|B and B|A, a disagreement is a tie (twice the calls)"),
+                 ("debiased", "debiased: both orders, probabilities averaged (the arena's)"))
 IMPORT_HINT = ("No labels dataset in the workspace: import human pairwise labels first, e.g. "
                "mirage-tui data import ../shared/data/ragchecker-meta/human_labeled_pairs.json "
                "(or a JSONL of query, answer_a, answer_b, label, annotator).")
@@ -30,7 +33,7 @@ class CalibrationRequest:
     judge: str
     labels: str
     aspect: str
-    both_orders: bool
+    order: str                      # random | both | debiased
     sample: int | None
 
 
@@ -46,7 +49,6 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
     .calib-row { height: 1; margin-top: 1; }
     .calib-row Label { width: 10; color: $text-muted; }
     .calib-row Select { width: 1fr; }
-    #calib-both { height: 1; margin-top: 1; border: none; padding: 0; }
     #calib-sample { width: 12; }
     #calib-hint { margin-top: 1; color: $text-muted; }
     #calib-buttons { height: auto; margin-top: 1; align-horizontal: right; }
@@ -59,6 +61,7 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
         missing: list[str]
         datasets: list        # engine.datasets.labels.LabelsDataset
         error: str = ""
+        llms: int = 0         # the first ``llms`` models are LLMs, then the offline judges
 
     def __init__(self, judge: str | None = None) -> None:
         super().__init__()
@@ -77,8 +80,11 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
             with Horizontal(classes="calib-row"):
                 yield Label("aspect")
                 yield Select([], prompt="aspect", id="calib-aspect", compact=True)
-            yield TickBox("both orders (A|B and B|A: position bias, twice the calls)",
-                           id="calib-both", compact=True)
+            with Horizontal(classes="calib-row"):
+                yield Label("order")
+                yield Select([(Text(text), value) for value, text in ORDER_CHOICES],
+                             value="random", allow_blank=False, id="calib-order",
+                             compact=True)
             with Horizontal(classes="calib-row"):
                 yield Label("sample")
                 yield Input("", placeholder="all", id="calib-sample", type="integer",
@@ -96,22 +102,28 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="calib-choices",
           name="find calibration choices")
     def find_choices(self, store) -> None:
+        from engine.arena.reference_judges import reference_judge_names
+
         error, datasets = "", []
         try:
             usable, missing = judge_models()
         except Exception as exc:  # noqa: BLE001 - a broken catalog is a line, not a crash
             error = f"Cannot list models: {exc}"
             usable, missing = [], []
+        llms = len(usable)
+        usable = usable + reference_judge_names()
         if store is not None:
             try:
+                from engine.arena.fitted_judges import fitted_judges
                 from engine.datasets.labels import labels_datasets
 
                 datasets = labels_datasets(store)
+                usable += [f"fitted:{f.name}" for f in fitted_judges(store)]
             except Exception as exc:  # noqa: BLE001
                 error = f"Cannot list the labels datasets: {type(exc).__name__}: {exc}"
             finally:
                 store.close()
-        self.post_message(self.ChoicesFound(usable, missing, datasets, error))
+        self.post_message(self.ChoicesFound(usable, missing, datasets, error, llms))
 
     @on(ChoicesFound)
     def _choices_found(self, message: ChoicesFound) -> None:
@@ -122,10 +134,11 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
         judge.set_options([(Text(n), n) for n in message.models])
         if message.models:
             judge.value = self.judge if self.judge in message.models else message.models[0]
-        else:
-            hints.append("No judge model is installed: `mirage-tui models list` shows how to "
-                         "install one" + (f" ({'; '.join(message.missing[:2])})."
-                                          if message.missing else "."))
+        if not message.llms:
+            hints.append("No LLM judge is installed (`mirage-tui models list` shows how to "
+                         "install one" + (f": {'; '.join(message.missing[:2])})"
+                                          if message.missing else ")")
+                         + "; the reference and fitted judges need none.")
         self.datasets = {d.ref: d for d in message.datasets}
         labels = self.query_one("#calib-labels", Select)
         labels.set_options([(Text(f"{d.ref} ({d.pairs} pairs)"), d.ref)
@@ -177,7 +190,8 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
                             severity="warning")
                 return
         self.dismiss(CalibrationRequest(str(judge), str(labels), str(aspect),
-                                        self.query_one("#calib-both", TickBox).value, sample))
+                                        str(self.query_one("#calib-order", Select).value),
+                                        sample))
 
     @on(Button.Pressed, "#calib-cancel")
     def action_cancel(self) -> None:

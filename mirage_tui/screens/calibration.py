@@ -2,6 +2,9 @@
 (``mirage-tui judge calibrate``) read against the people: every figure with its CI and n beside
 the published anchors, the confusion matrix (judge × human), and the disagreements as a list;
 Enter on one shows the pair, both answers, each person's label and each order's verdict.
+``r`` shows or hides the ranking: every judge calibrated in the workspace, best sign accuracy
+first, with the "worse than comparing with the reference" mark (``engine.arena.judge_list``, as
+``mirage-tui judge list`` prints it).
 
 Opened from the Leaderboard (``h``) for the arena's judge, or for the newest calibration of any
 judge. ``[`` / ``]`` step to the older / newer stored calibration (of that judge, else of any);
@@ -38,6 +41,8 @@ class CalibrationLoaded(Message):
     pairs: dict
     missing: str = ""
     listing: list = field(default_factory=list)    # engine.arena.calibrate.CalibrationListing
+    rankings: list = field(default_factory=list)   # engine.arena.judge_list.JudgeRanking
+    in_sample: set = field(default_factory=set)    # (judge, labels): fitted on those labels
 
 
 def disagreements(calibration) -> list[dict]:
@@ -53,6 +58,7 @@ class CalibrationScreen(BaseScreen):
     BINDINGS = [Binding("escape", "back", "Back"),
                 # j as on the Leaderboard (the judge at work); n is New run everywhere
                 Binding("j", "new_calibration", "New calibration"),
+                Binding("r", "toggle_ranking", "Ranking"),
                 Binding("x", "cancel_calibration", "Cancel", show=False),
                 Binding("left_square_bracket", "step(-1)", "Older", key_display="[",
                         show=False),
@@ -62,6 +68,8 @@ class CalibrationScreen(BaseScreen):
     PALETTE = (
         PaletteCommand("calibration: new…", "Calibrate a judge against human labels (j)",
                        "new_calibration"),
+        PaletteCommand("calibration: ranking", "Every calibrated judge, best first (r)",
+                       "toggle_ranking"),
         PaletteCommand("calibration: cancel", "Stop the calibration job (x)",
                        "cancel_calibration"),
         PaletteCommand("calibration: older", "The previous calibration ([)", "step(-1)"),
@@ -75,6 +83,8 @@ class CalibrationScreen(BaseScreen):
     CalibrationScreen #cal-job { height: auto; padding: 0 1; color: $text-muted; }
     CalibrationScreen .cal-block { height: auto; padding: 0 1; margin-top: 1; }
     CalibrationScreen #cal-confusion { height: auto; margin: 1 1 0 1; }
+    CalibrationScreen #cal-ranking { height: auto; max-height: 14; margin: 1 1 0 1;
+        border: round $primary 50%; }
     CalibrationScreen #cal-disagreements { height: auto; max-height: 12; margin: 1 1 0 1;
         border: round $primary 50%; }
     CalibrationScreen #cal-disagreements:focus { border: round $accent; }
@@ -95,6 +105,7 @@ class CalibrationScreen(BaseScreen):
         with VerticalScroll(id="cal-body"):
             yield Static("Loading the calibration…", id="cal-status", classes="cal-block",
                          markup=False)
+            yield DataTable(id="cal-ranking", cursor_type="row", zebra_stripes=True)
             yield Static("", id="cal-figures", classes="cal-block", markup=False)
             yield DataTable(id="cal-confusion", cursor_type="none", zebra_stripes=True)
             yield DataTable(id="cal-disagreements", cursor_type="row", zebra_stripes=True)
@@ -105,6 +116,7 @@ class CalibrationScreen(BaseScreen):
         self.sub_title = "calibration" + (f" · {self.judge}" if self.judge else "")
         self.query_one("#cal-progress").display = False
         self.query_one("#cal-job").display = False
+        self.query_one("#cal-ranking").display = False
         self.reload()
 
     def reload(self, calibration_id: int | None = None) -> None:
@@ -117,10 +129,16 @@ class CalibrationScreen(BaseScreen):
           name="calibration")
     def load(self, store, judge: str | None, calibration_id: int | None = None) -> None:
         from engine.arena.calibrate import latest_calibration, list_calibrations
+        from engine.arena.fitted_judges import fitted_judges, fitted_on
+        from engine.arena.judge_list import judge_rankings
         from engine.datasets.labels import load_label_pairs
 
         with self.worker_errors("the calibration", store):
             listing = list_calibrations(store, judge)
+            rankings = judge_rankings(store)
+            fits = fitted_judges(store)
+            in_sample = {(r.judge, r.labels) for r in rankings
+                         if fitted_on(fits, r.judge, r.labels)}
             cal = (latest_calibration(store, calibration_id=calibration_id)
                    if calibration_id is not None else latest_calibration(store, judge=judge))
             if cal is None:
@@ -129,10 +147,11 @@ class CalibrationScreen(BaseScreen):
                     f"No calibration of {who} yet: press j to start one (or run mirage-tui "
                     "judge calibrate --judge MODEL --labels DATASET), after importing human "
                     "labels (mirage-tui data import FILE); or enter your own verdicts in the "
-                    "Inspector (a / e / b).")))
+                    "Inspector (a / e / b)."), rankings=rankings, in_sample=in_sample))
                 return
             pairs = {p.pair_id: p for p in load_label_pairs(store, cal.labels)}
-            self.post_message(CalibrationLoaded(cal, pairs, listing=listing))
+            self.post_message(CalibrationLoaded(cal, pairs, listing=listing, rankings=rankings,
+                                                in_sample=in_sample))
 
     @on(CalibrationLoaded)
     def _loaded(self, message: CalibrationLoaded) -> None:
@@ -140,6 +159,7 @@ class CalibrationScreen(BaseScreen):
 
         status = self.query_one("#cal-status", Static)
         self.listing = message.listing
+        self._show_rankings(message.rankings, message.in_sample)
         if message.calibration is None:
             status.update(message.missing)
             return
@@ -190,6 +210,37 @@ class CalibrationScreen(BaseScreen):
                         + ("" if score is None else f" (P(B) − P(A) = {score:+.2f})"))
         self.query_one("#cal-pair", Static).update(text)
 
+    # ------------------------------------------------------------------ the ranking
+
+    def _show_rankings(self, rankings: list, in_sample: set) -> None:
+        from engine.arena.fitted_judges import IN_SAMPLE
+        from engine.arena.judge_list import WORSE_THAN_REFERENCE
+
+        table = self.query_one("#cal-ranking", DataTable)
+        table.clear(columns=True)
+        table.add_columns("judge", "order", "labels", "sign accuracy", "flip", "κ", "people",
+                          "")
+        for r in rankings:
+            mark = (Text(f"! {WORSE_THAN_REFERENCE}", style="bold red")
+                    if r.worse_than_reference else Text(""))
+            if (r.judge, r.labels) in in_sample:
+                mark.append(f" ({IN_SAMPLE})", style="italic")
+            table.add_row(safe_line(r.judge), r.order, safe_line(r.labels),
+                          r.sign_accuracy.format_pct(), _pct(r.flip_rate),
+                          "–" if r.kappa.value is None else f"{r.kappa.value:.2f}",
+                          _pct(r.human_ceiling), mark)
+        table.border_title = (f"Which judge can I trust? {len(rankings)} calibrated, best "
+                              "first (r hides)")
+
+    def action_toggle_ranking(self) -> None:
+        """``r``: show or hide every calibrated judge, ranked."""
+        table = self.query_one("#cal-ranking", DataTable)
+        table.display = not table.display
+        if table.display:
+            if not table.row_count:
+                self.notify("No judge calibrated yet: j starts a calibration.", timeout=3)
+            table.focus()
+
     # ------------------------------------------------------------------ stepping
 
     def action_step(self, delta: int) -> None:
@@ -222,7 +273,7 @@ class CalibrationScreen(BaseScreen):
                 from engine.arena.calibrate import calibrate_judge
 
                 return calibrate_judge(store, request.labels, request.judge,
-                                       aspect=request.aspect, both_orders=request.both_orders,
+                                       aspect=request.aspect, order=request.order,
                                        sample=request.sample, n_threads=self.threads,
                                        progress=progress, cancel=cancel,
                                        min_interval=MIN_INTERVAL)
@@ -235,7 +286,7 @@ class CalibrationScreen(BaseScreen):
             job = self.query_one("#cal-job", Static)
             job.display = True
             job.update(f"Calibrating {request.judge} on {request.labels} ({request.aspect}, "
-                       f"{'both orders' if request.both_orders else 'one order'}, "
+                       f"order {request.order}, "
                        f"{request.sample or 'all'} pairs)… (x cancels)")
 
         self.app.push_screen(CalibrateScreen(self.calibration.judge if self.calibration
@@ -299,6 +350,10 @@ class CalibrationScreen(BaseScreen):
 
     def action_back(self) -> None:
         self.go_back()
+
+
+def _pct(e) -> str:
+    return "–" if e is None or e.value is None else f"{100 * e.value:.1f}%"
 
 
 def position_line(cal, listing: list) -> str:

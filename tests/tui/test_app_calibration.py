@@ -145,7 +145,7 @@ async def test_new_calibration_from_the_screen(tmp_path, monkeypatch):
     from engine.arena.calibrate import list_calibrations
     from mirage_tui.dialogs.calibrate import CalibrateScreen
     from mirage_tui.screens.calibration import CalibrationScreen
-    from textual.widgets import Checkbox, Input, Select
+    from textual.widgets import Input, Select
 
     path = labelled_workspace(tmp_path)
     judge = ScriptedJudge(first_wins, name="lazy-judge")
@@ -163,7 +163,9 @@ async def test_new_calibration_from_the_screen(tmp_path, monkeypatch):
         assert modal.query_one("#calib-judge", Select).value == "lazy-judge"
         assert modal.query_one("#calib-labels", Select).value == "small@1"
         assert modal.query_one("#calib-aspect", Select).value == "overall"
-        modal.query_one("#calib-both", Checkbox).value = True
+        judges = [str(v) for _, v in modal.query_one("#calib-judge", Select)._options]
+        assert "reference:f1" in judges and "reference:minilm-l6-v2" in judges
+        modal.query_one("#calib-order", Select).value = "both"
         modal.query_one("#calib-sample", Input).value = "3"
         modal.query_one("#calib-sample", Input).focus()
         await pilot.press("enter")
@@ -266,3 +268,42 @@ async def test_a_judge_crashing_mid_calibration_is_one_line(tmp_path, monkeypatc
         assert app.screen.query_one("#cal-progress").display is False
         errors = app.errors()
         assert len(errors) == 1 and "\n" not in errors[0] and "crashy" in errors[0], app.notes
+
+
+@pytest.mark.asyncio
+async def test_ranking_of_every_calibrated_judge_with_the_mark(tmp_path):
+    from engine.arena.fitted_judges import fit_judge
+    from engine.arena.judge_list import WORSE_THAN_REFERENCE
+    from mirage_tui.screens.calibration import CalibrationScreen
+    from testkit.labels import write_labels
+
+    path = tmp_path / "w.db"
+    store = Store(path)
+    write_labels(store, tmp_path, "contrary", n=24, flip=range(24), queries=lambda i: f"c{i}")
+    write_labels(store, tmp_path, "held", n=20, flip=(0, 7), queries=lambda i: f"h{i}")
+    fit_judge(store, "bad", "contrary", features=["f1", "length"])
+    calibrate_judge(store, "held", "reference:f1", n_boot=50)
+    calibrate_judge(store, "held", "fitted:bad", n_boot=50)
+    calibrate_judge(store, "contrary", "fitted:bad", n_boot=50)
+    store.close()
+    app = RecordingApp(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await open_screen(pilot, CalibrationScreen())
+        screen = app.screen
+        table = screen.query_one("#cal-ranking", DataTable)
+        assert not table.display
+        await pilot.press("r")
+        await settle(pilot)
+        assert table.display and table.row_count == 3
+        first, second, third = ([str(c) for c in table.get_row_at(i)] for i in (0, 1, 2))
+        assert third[:3] == ["fitted:bad", "random", "held@1"]
+        # on its own labels a fitted judge is near perfect: the mark says why
+        assert first[:3] == ["fitted:bad", "random", "contrary@1"]
+        assert first[-1].strip() == "(in-sample: fitted on these labels)"
+        first, second = second, third
+        assert first[:3] == ["reference:f1", "random", "held@1"] and first[3].startswith("90.0%")
+        assert first[-1] == ""
+        assert second[0] == "fitted:bad" and WORSE_THAN_REFERENCE in second[-1]
+        await pilot.press("r")
+        assert not table.display
+        assert not app.errors()

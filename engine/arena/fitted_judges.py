@@ -1,0 +1,511 @@
+"""Judges fitted to people: a logistic regression on per-pair feature differences (issue 24).
+
+``mirage-tui judge fit NAME --labels DATASET`` reads the labelled pairs (one labels dataset, or
+``verdicts``: every ``verdicts:<run>`` dataset of people's own verdicts from the Inspector,
+:mod:`engine.arena.human_verdicts`, combined). A pair's label is the sign of the mean of its
+annotators on the aspect; pairs whose mean is a tie are left out. Each pair becomes
+``x = f(B) - f(A)``, one column per feature (:data:`FEATURES`):
+
+- ``cos:EMBEDDER`` (``cos:minilm-l6-v2``, ``cos:e5-small-q4``), ``f1``, ``char3``: each answer's
+  similarity to the reference answer, as the reference judges compute it
+  (:meth:`engine.arena.reference_judges.ReferenceJudge.similarities`; vectors cached in the
+  store). Verdict pairs have no reference of their own: theirs is the query's (its long-form
+  reference answer, else its gold answers), the text the arena gives an offline judge.
+- ``length``: log(1 + words).
+- ``judge:LLM`` (with ``--judge LLM``): that judge's P(B) - P(A) averaged over both orders,
+  both calls through the judgments cache; a feature of the pair, not of each answer.
+
+The model is scikit-learn's ``LogisticRegression`` *without intercept*, on features divided by
+their standard deviation over the training pairs and *not centred* (centring would add an
+intercept). So ``P(B) = logistic(w · x / scale)`` and swapping A and B negates ``x`` and mirrors
+the probability: a fitted judge has no position bias by construction. Its label is 'tie' when
+``|P(B) - 0.5| <`` :data:`TIE_MARGIN`, else the likelier side.
+
+Agreement is measured by 5-fold ``GroupKFold`` with folds grouped by query text (no query is in
+a training and a test fold): the share of held-out pairs whose predicted side is the people's
+(a predicted tie counts as a miss), with its Clopper–Pearson 95% CI and n, beside each single
+feature fitted alone on the same folds (the best of them is reported: does the fit beat one
+rule?). The stored judge is fitted on every pair. Its identity (``fitted:NAME`` and a sha256
+over its features, coefficients, scale and the labels' fingerprint) changes whenever its labels
+change, so the judgments cache never mixes two fits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Sequence
+
+import numpy as np
+
+from engine.arena.judgments import cached_verdict
+from engine.arena.planning import ArenaError, reference_texts
+from engine.arena.reference_judges import (PREFIX as REFERENCE_PREFIX, ReferenceJudge,
+                                           ScoringJudge, ScoringModel, ScoringTemplate,
+                                           logistic, references_of)
+from engine.datasets.catalog import DatasetNotFound, resolve
+from engine.datasets.labels import load_label_pairs
+from engine.stats import Estimate, clopper_pearson
+from engine.store import Store, json_column
+from engine.suggest import did_you_mean
+from models.judges import Verdict
+
+PREFIX = "fitted:"
+METHOD = "fitted"
+VERSION = "1"
+VERDICTS = "verdicts"
+DEFAULT_FEATURES = ("cos:minilm-l6-v2", "f1", "char3", "length")
+FEATURES = {"cos:minilm-l6-v2": "cosine of MiniLM-L6 embeddings with the reference",
+            "cos:e5-small-q4": "cosine of e5-small embeddings with the reference",
+            "f1": "token F1 with the reference",
+            "char3": "character 3-gram recall of the reference",
+            "length": "log(1 + words)",
+            "judge:LLM": "the LLM's P(B) - P(A), averaged over both orders (--judge LLM)"}
+MIN_PAIRS = 20
+FOLDS = 5
+TIE_MARGIN = 0.001         # |P(B) - 0.5| below this is a tie (0.01 cost 2-3 points of
+                           # held-out agreement on the shared labels: near-equal answers)
+C = 1.0                    # scikit-learn's default L2 strength
+DEFAULT_LLM_TEMPLATE = "ragqa_arena_pairwise"
+
+
+class FitError(ArenaError):
+    """Labels or features a judge cannot be fitted on (one line)."""
+
+
+# --------------------------------------------------------------------------- labelled pairs
+
+@dataclass(frozen=True)
+class FitPair:
+    key: str                      # labels dataset ref + the pair's id
+    query: str
+    answer_a: str
+    answer_b: str
+    references: tuple[str, ...]
+    sign: int                     # +1: people prefer B, -1: A
+
+
+def labels_refs(store: Store, labels: str) -> list[str]:
+    """The labels datasets ``labels`` names: itself, or with ``verdicts`` every verdicts one."""
+    if labels.strip().lower() != VERDICTS:
+        try:
+            row = store.query("SELECT name, version FROM datasets WHERE id = ?",
+                              (resolve(store, labels),))[0]
+        except DatasetNotFound as exc:
+            raise FitError(str(exc)) from None
+        return [f"{row[0]}@{row[1]}"]
+    refs = [f"{r[0]}@{r[1]}" for r in store.query(
+        "SELECT name, version FROM datasets WHERE kind = 'labels' AND name LIKE 'verdicts:%' "
+        "ORDER BY name, version")]
+    if not refs:
+        raise FitError("--labels verdicts: no verdict is recorded in this workspace (enter "
+                       "yours on judged battles in the Inspector, or name a labels dataset)")
+    return refs
+
+
+def fit_pairs(store: Store, labels: str, aspect: str = "overall"
+              ) -> tuple[list[FitPair], list[str], int]:
+    """The non-tie pairs of ``labels`` on ``aspect``, the dataset refs read, and how many
+    pairs were left out as ties."""
+    pairs, ties, aspects = [], 0, set()
+    refs = labels_refs(store, labels)
+    for ref in refs:
+        try:
+            found = load_label_pairs(store, ref)
+        except DatasetNotFound as exc:
+            raise FitError(str(exc)) from None
+        query_refs = _verdict_references(store, found) if ref.startswith("verdicts:") else {}
+        for p in found:
+            aspects.update(p.labels)
+            values = p.aspect_labels(aspect)
+            if not values:
+                continue
+            mean = sum(values) / len(values)
+            if mean == 0:
+                ties += 1
+                continue
+            references = tuple(references_of(p.reference)) or query_refs.get(p.pair_id, ())
+            pairs.append(FitPair(f"{ref}#{p.pair_id}", p.query, p.answer_a, p.answer_b,
+                                 references, 1 if mean > 0 else -1))
+    if not pairs and not ties and aspect not in aspects:
+        raise FitError(f"no labels on aspect {aspect!r} in {labels!r} (it has: "
+                       f"{', '.join(sorted(aspects)) or 'none'})")
+    return pairs, refs, ties
+
+
+def _verdict_references(store: Store, found) -> dict[str, tuple[str, ...]]:
+    """A verdict pair's reference: its query's (pair id ``[query rowid, a, b]``)."""
+    rowids = {}
+    for p in found:
+        try:
+            rowids[p.pair_id] = int(json.loads(p.pair_id)[0])
+        except (ValueError, TypeError, IndexError, KeyError):
+            continue
+    texts = reference_texts(store, sorted(set(rowids.values()))) if rowids else {}
+    return {pid: tuple(texts.get(q) or ()) for pid, q in rowids.items()}
+
+
+def labels_fingerprint(pairs: Sequence[FitPair]) -> str:
+    """sha256 over the pairs' ids, texts and label signs, in a stable order."""
+    rows = sorted([p.key, p.query, p.answer_a, p.answer_b, list(p.references), p.sign]
+                  for p in pairs)
+    return hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------- features
+
+def parse_features(text: str | None, judge: str | None = None) -> list[str]:
+    """Feature names from ``--features`` (comma-separated; default :data:`DEFAULT_FEATURES`),
+    with ``judge:LLM`` added for ``--judge LLM``; FitError names an unknown one."""
+    names = [n.strip() for n in (text or ",".join(DEFAULT_FEATURES)).split(",") if n.strip()]
+    if judge and f"judge:{judge}" not in names:
+        names.append(f"judge:{judge}")
+    known = [n for n in FEATURES if n != "judge:LLM"]
+    for n in names:
+        if n.startswith("judge:"):
+            spec = n[len("judge:"):].strip()
+            if not spec or spec.startswith((REFERENCE_PREFIX, PREFIX)):
+                raise FitError(f"feature {n!r}: judge:LLM takes an LLM judge (a catalog name, "
+                               "GGUF path or endpoint); reference similarities are features "
+                               f"of their own ({', '.join(known)})")
+        elif n not in FEATURES and not (n.startswith("cos:") and len(n) > 4):
+            raise FitError(f"unknown feature {n!r}{did_you_mean(n, known)} (features: "
+                           f"{', '.join(known)}, judge:LLM)")
+    if len(set(names)) != len(names):
+        raise FitError(f"feature named twice in {','.join(names)!r}")
+    return names
+
+
+def needs_reference(name: str) -> bool:
+    return name.startswith("cos:") or name in ("f1", "char3")
+
+
+class FeatureSet:
+    """Computes ``f(B) - f(A)`` of each feature for one shown pair."""
+
+    def __init__(self, names: Sequence[str], store: Store | None, *,
+                 template: str = DEFAULT_LLM_TEMPLATE, n_threads: int | None = None,
+                 llms: dict | None = None):
+        self.names = list(names)
+        self.store = store
+        self.template, self.n_threads = template, n_threads
+        self._similarity = {n: ReferenceJudge(REFERENCE_PREFIX + n.removeprefix("cos:"), store)
+                            for n in self.names if needs_reference(n)}
+        self._llms = dict(llms or {})       # judge feature -> an open PairwiseJudge
+
+    @property
+    def needs_reference(self) -> bool:
+        return bool(self._similarity)
+
+    def prepare(self, texts) -> None:
+        texts = list(dict.fromkeys(t for t in texts if t))
+        for judge in self._similarity.values():
+            judge.prepare(texts)
+
+    def differences(self, query: str, answer_a: str, answer_b: str,
+                    references: Sequence[str]) -> list[float]:
+        out = []
+        for n in self.names:
+            if n in self._similarity:
+                s_a, s_b = self._similarity[n].similarities([answer_a, answer_b], references)
+                out.append(s_b - s_a)
+            elif n == "length":
+                out.append(math.log1p(len(answer_b.split())) - math.log1p(len(answer_a.split())))
+            else:
+                out.append(self._judge_difference(n, query, answer_a, answer_b, references))
+        return out
+
+    def _llm(self, name: str):
+        if name not in self._llms:
+            self._llms[name] = open_llm_judge(name[len("judge:"):], self.template,
+                                              self.n_threads)
+        return self._llms[name]
+
+    def _judge_difference(self, name, query, answer_a, answer_b, references) -> float:
+        """The LLM's P(B) - P(A) of this pair, averaged over both orders (cached calls)."""
+        if self.store is None:
+            raise FitError(f"feature {name!r} reads the judgments cache: it needs a workspace")
+        judge = self._llm(name)
+        sections = {s.field for s in judge.template.sections}
+        reference = "\n".join(references) or None if "reference" in sections else None
+        documents = [] if "documents" in sections else None
+        total = 0.0
+        for sign, (x, y) in ((1, (answer_a, answer_b)), (-1, (answer_b, answer_a))):
+            fields = judge.fields(query, x, y, documents=documents, reference=reference)
+            total += sign * shown_difference(cached_verdict(self.store, judge, fields).verdict)
+        return total / 2
+
+
+def shown_difference(verdict: Verdict) -> float:
+    """P(B) - P(A) of one verdict in the order shown; the label's side (±1, tie 0) when it gave
+    no probabilities."""
+    if verdict.probs and not verdict.parse_failed:
+        return float(verdict.probs.get("B", 0.0)) - float(verdict.probs.get("A", 0.0))
+    return {"A": -1.0, "B": 1.0}.get(verdict.label, 0.0)
+
+
+def open_llm_judge(spec: str, template: str, n_threads: int | None):
+    """An LLM as a pairwise judge for the ``judge:`` feature (a catalog name, path, endpoint)."""
+    from models.catalog import load_generator
+    from models.judges import PairwiseJudge
+
+    try:
+        return PairwiseJudge(load_generator(spec, n_threads=n_threads), template)
+    except Exception as exc:  # noqa: BLE001 - ModelError, OSError, KeyError, ...
+        raise FitError(f"feature 'judge:{spec}': cannot load judge model {spec!r}: "
+                       f"{exc}") from None
+
+
+# --------------------------------------------------------------------------- the fit
+
+def query_folds(groups: Sequence[str], n_splits: int = FOLDS):
+    """``(train, test)`` index arrays of a GroupKFold over query texts (never split a query)."""
+    from sklearn.model_selection import GroupKFold
+
+    n_groups = len(set(groups))
+    folds = GroupKFold(n_splits=min(n_splits, n_groups))
+    index = np.zeros(len(groups))
+    return list(folds.split(index, groups=list(groups)))
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(coefficients, scale)`` of the no-intercept logistic on ``x / scale``."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler(with_mean=False).fit(x)
+    model = LogisticRegression(fit_intercept=False, C=C).fit(x / scaler.scale_, y)
+    return model.coef_[0].astype(float), scaler.scale_.astype(float)
+
+
+def predicted_sign(z: np.ndarray) -> np.ndarray:
+    """+1 (B), -1 (A) or 0 (tie: within the margin) from logits of P(B)."""
+    p = 1.0 / (1.0 + np.exp(-np.clip(z, -500, 500)))
+    return np.where(np.abs(p - 0.5) < TIE_MARGIN, 0, np.sign(p - 0.5)).astype(int)
+
+
+def agreement(k: int, n: int) -> Estimate:
+    if n == 0:
+        return Estimate(None, None, None, 0)
+    lo, hi = clopper_pearson(k, n)
+    return Estimate(k / n, lo, hi, n)
+
+
+def cross_validate(x: np.ndarray, y: np.ndarray, folds) -> Estimate:
+    """Held-out sign agreement of the fit over ``folds``."""
+    hits = 0
+    for train, test in folds:
+        coef, scale = fit_logistic(x[train], y[train])
+        hits += int((predicted_sign((x[test] / scale) @ coef) == y[test]).sum())
+    return agreement(hits, len(y))
+
+
+@dataclass(frozen=True)
+class FitResult:
+    name: str
+    sha256: str
+    features: list[str]
+    coefficients: list[float]
+    scale: list[float]
+    labels: str
+    labels_datasets: list[str]
+    aspect: str
+    labels_fingerprint: str
+    config: dict
+    cv: dict
+    created_at: str
+
+    def cv_estimate(self, key: str = "agreement") -> Estimate:
+        e = self.cv.get(key) or {}
+        return Estimate(e.get("value"), e.get("lo"), e.get("hi"), e.get("n", 0))
+
+    @property
+    def best_single(self) -> tuple[str | None, Estimate]:
+        best = self.cv.get("best_single") or {}
+        e = best.get("agreement") or {}
+        return best.get("feature"), Estimate(e.get("value"), e.get("lo"), e.get("hi"),
+                                             e.get("n", 0))
+
+    def as_json(self) -> dict:
+        return {k: getattr(self, k) for k in (
+            "name", "sha256", "features", "coefficients", "scale", "labels",
+            "labels_datasets", "aspect", "labels_fingerprint", "config", "cv", "created_at")}
+
+
+def judge_sha256(features, coefficients, scale, fingerprint) -> str:
+    payload = json.dumps([METHOD, VERSION, list(features), [repr(float(c)) for c in coefficients],
+                          [repr(float(s)) for s in scale], fingerprint, TIE_MARGIN])
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def fit_judge(store: Store, name: str, labels: str, *, aspect: str = "overall",
+              features: Sequence[str] = DEFAULT_FEATURES, template: str = DEFAULT_LLM_TEMPLATE,
+              n_threads: int | None = None, force: bool = False, llms: dict | None = None
+              ) -> FitResult:
+    """Fit, cross-validate and store the judge ``fitted:NAME`` (module docstring)."""
+    name = check_name(name)
+    if not force and _row(store, name) is not None:
+        raise FitError(f"a fitted judge {name!r} already exists (fitted:{name}); refit it "
+                       "with --force, or choose another name")
+    pairs, refs, ties = fit_pairs(store, labels, aspect)
+    if len(pairs) < MIN_PAIRS:
+        raise FitError(f"{labels!r} has {len(pairs)} pair(s) with a non-tie label on aspect "
+                       f"{aspect!r} ({ties} tie(s) left out); a fit needs at least {MIN_PAIRS}")
+    sides = {p.sign for p in pairs}
+    if len(sides) < 2:
+        side = "B" if sides == {1} else "A"
+        raise FitError(f"all {len(pairs)} non-tie pairs of {labels!r} prefer answer {side} on "
+                       f"aspect {aspect!r}: a fit needs labels on both sides")
+    groups = [p.query for p in pairs]
+    if len(set(groups)) < 2:
+        raise FitError(f"the {len(pairs)} pairs of {labels!r} share one query: folds grouped "
+                       "by query need at least 2 queries")
+    feature_set = FeatureSet(features, store, template=template, n_threads=n_threads, llms=llms)
+    if feature_set.needs_reference:
+        missing = [p for p in pairs if not p.references]
+        if missing:
+            used = [f for f in features if needs_reference(f)]
+            raise FitError(f"features {', '.join(used)} compare each answer with the reference "
+                           f"answer, and {len(missing)} of the {len(pairs)} pairs of {labels!r} "
+                           f"have none (e.g. {missing[0].key!r}); features that work there: "
+                           "length, judge:LLM (--judge LLM)")
+        feature_set.prepare(t for p in pairs for t in (p.answer_a, p.answer_b, *p.references))
+    x = np.array([feature_set.differences(p.query, p.answer_a, p.answer_b, p.references)
+                  for p in pairs], dtype=float)
+    y = np.array([p.sign for p in pairs])
+    folds = query_folds(groups)
+    fitted = cross_validate(x, y, folds)
+    single = {f: cross_validate(x[:, [i]], y, folds) for i, f in enumerate(features)}
+    best = max(single, key=lambda f: (single[f].value, -list(features).index(f)))
+    coef, scale = fit_logistic(x, y)
+    fingerprint = labels_fingerprint(pairs)
+    cv = {"agreement": fitted.as_json(), "folds": len(folds), "queries": len(set(groups)),
+          "pairs": len(pairs), "ties_left_out": ties, "prefer_b": int((y > 0).sum()),
+          "by_feature": {f: e.as_json() for f, e in single.items()},
+          "best_single": {"feature": best, "agreement": single[best].as_json()}}
+    config = {"version": VERSION, "tie_margin": TIE_MARGIN, "C": C, "template": template,
+              "scaled": "divided by the training standard deviation, not centred",
+              "intercept": False}
+    result = FitResult(name, judge_sha256(features, coef, scale, fingerprint), list(features),
+                       [float(c) for c in coef], [float(s) for s in scale], labels, refs, aspect,
+                       fingerprint, config, cv,
+                       datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    _store(store, result)
+    return result
+
+
+def check_name(name: str) -> str:
+    name = (name or "").strip()
+    if name.lower().startswith(PREFIX):
+        name = name[len(PREFIX):]
+    if not re.fullmatch(r"[\w.@+-]+", name):
+        raise FitError(f"fitted judge name {name!r}: use letters, digits and . _ - + @ only")
+    return name
+
+
+def _store(store: Store, r: FitResult) -> None:
+    with store.write() as db:
+        db.conn.execute("DELETE FROM fitted_judges WHERE name = ?", (r.name,))
+        db.conn.execute(
+            "INSERT INTO fitted_judges (name, sha256, features, coefficients, scale, labels, "
+            "labels_datasets, aspect, labels_fingerprint, config, cv, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (r.name, r.sha256, json.dumps(r.features), json.dumps(r.coefficients),
+             json.dumps(r.scale), r.labels, json.dumps(r.labels_datasets), r.aspect,
+             r.labels_fingerprint, json.dumps(r.config), json.dumps(r.cv), r.created_at))
+
+
+IN_SAMPLE = "in-sample: fitted on these labels"
+
+
+def fitted_on(fits: Sequence[FitResult], judge: str, labels: str) -> bool:
+    """Whether ``judge`` (``fitted:NAME``) was fitted on ``labels`` (``name@version``): its
+    calibration there is in-sample and overstates its agreement."""
+    return any(PREFIX + f.name == judge and labels in f.labels_datasets for f in fits)
+
+
+def fit_lines(fit: FitResult) -> list[str]:
+    """The fit as ``judge fit`` and ``judge list`` print it."""
+    cv = fit.cv
+    feature, single = fit.best_single
+    coefs = ", ".join(f"{f} {c:+.3f}" for f, c in zip(fit.features, fit.coefficients))
+    return [f"fitted:{fit.name}  labels {', '.join(fit.labels_datasets)} · {fit.aspect} · "
+            f"{cv.get('pairs', 0)} non-tie pairs ({cv.get('ties_left_out', 0)} ties left out), "
+            f"{cv.get('queries', 0)} queries",
+            f"  held-out agreement  {fit.cv_estimate().format_pct()}  ({cv.get('folds')} folds "
+            "grouped by query)",
+            f"  best single feature {single.format_pct()}  ({feature}, same folds)",
+            f"  coefficients (per feature standard deviation, no intercept): {coefs}",
+            f"  identity {fit.sha256[:12]} · labels {fit.labels_fingerprint[:12]} · "
+            f"{fit.created_at}"]
+
+
+# --------------------------------------------------------------------------- reading back
+
+def _row(store: Store, name: str):
+    rows = store.query("SELECT * FROM fitted_judges WHERE name = ?", (name,))
+    return rows[0] if rows else None
+
+
+def _result(r) -> FitResult:
+    return FitResult(r["name"], r["sha256"], json_column(r["features"], []),
+                     json_column(r["coefficients"], []), json_column(r["scale"], []),
+                     r["labels"], json_column(r["labels_datasets"], []), r["aspect"],
+                     r["labels_fingerprint"], json_column(r["config"], {}),
+                     json_column(r["cv"], {}), r["created_at"])
+
+
+def fitted_judges(store: Store) -> list[FitResult]:
+    """Every fitted judge in the workspace, by name."""
+    return [_result(r) for r in store.query("SELECT * FROM fitted_judges ORDER BY name")]
+
+
+def fitted_judge(store: Store, name: str) -> FitResult:
+    """The stored fit ``name`` (with or without ``fitted:``); ArenaError with did-you-mean."""
+    name = (name or "").strip()
+    name = name[len(PREFIX):] if name.lower().startswith(PREFIX) else name
+    row = _row(store, name)
+    if row is None:
+        known = [r[0] for r in store.query("SELECT name FROM fitted_judges ORDER BY name")]
+        raise ArenaError(f"no fitted judge {name!r}{did_you_mean(name, known)} (fitted judges: "
+                         f"{', '.join(known) or 'none yet: mirage-tui judge fit NAME --labels L'})")
+    return _result(row)
+
+
+class FittedJudge(ScoringJudge):
+    """``fitted:NAME``: the stored logistic applied to a shown pair (module docstring)."""
+
+    def __init__(self, fit: FitResult, store: Store | None, n_threads: int | None = None,
+                 llms: dict | None = None):
+        self.fit = fit
+        self.features = FeatureSet(fit.features, store,
+                                   template=fit.config.get("template", DEFAULT_LLM_TEMPLATE),
+                                   n_threads=n_threads, llms=llms)
+        self.needs_reference = self.features.needs_reference
+        self._weights = np.asarray(fit.coefficients) / np.asarray(fit.scale)
+        self.generator = ScoringModel(PREFIX + fit.name, fit.sha256, backend=METHOD)
+        self.template = ScoringTemplate(METHOD, VERSION)
+
+    def prepare(self, texts) -> None:
+        self.features.prepare(texts)
+
+    def verdict(self, fields) -> Verdict:
+        refs = references_of(fields.get("reference"))
+        x = self.features.differences(fields.get("query", ""), fields["answer_a"],
+                                      fields["answer_b"], refs)
+        z = float(np.dot(self._weights, x))
+        p_b = logistic(z)
+        label = "tie" if abs(p_b - 0.5) < TIE_MARGIN else ("B" if p_b > 0.5 else "A")
+        raw = json.dumps({"features": dict(zip(self.fit.features, (round(v, 6) for v in x))),
+                          "logit": round(z, 6), "tie_margin": TIE_MARGIN})
+        return Verdict(label=label, probs={"A": 1.0 - p_b, "B": p_b}, method=METHOD, raw=raw,
+                       parse_failed=False, template=self.template.id, judge=self.judge_name)
+
+
+def load_fitted_judge(store: Store, name: str, n_threads: int | None = None) -> FittedJudge:
+    """``fitted:NAME`` as a pairwise judge (arena judging, calibration, the cache)."""
+    return FittedJudge(fitted_judge(store, name), store, n_threads)
