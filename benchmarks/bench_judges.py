@@ -4,9 +4,11 @@ labels (RAGChecker's meta-evaluation: 196 answer pairs, two annotators each), in
 - **Reference judges** (no LLM): ``reference:minilm-l6-v2``, ``reference:e5-small-q4``,
   ``reference:f1``, ``reference:char3`` on every pair (they have no position bias: the
   random order is the only one measured; both orders give the same verdicts, flip rate 0).
-- **A fitted judge** (``judge fit``): a logistic regression on the reference similarities and
-  the answers' lengths, with 5-fold cross-validation grouped by query (no query in train and
-  test), its held-out agreement beside the best single feature's under the same folds.
+- **Fitted judges** (``judge fit``): logistic regressions on several sets of features
+  (reference similarities, the answers' lengths), each with 5-fold cross-validation grouped
+  by query (no query in train and test), its held-out agreement beside the best single
+  feature's under the same folds. Then one fitted on four of the seven RobustQA domains and
+  calibrated on the other three, beside the reference judges on those same pairs.
 - **The packaged LLM judges** (SmolLM2-135M Instruct, Gemma 3 270M) in all three orders
   (random, both, debiased) on a seeded sample of ``--llm-sample`` pairs (default 40: on 2 CPU
   cores each judge call takes seconds; the three orders share the judgments cache, so
@@ -38,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.arena.calibrate import calibrate_judge  # noqa: E402
+from engine.arena.fitted_judges import DEFAULT_FEATURES, fit_judge  # noqa: E402
 from engine.arena.judge_specs import open_judge  # noqa: E402
 from engine.arena.judgments import judgment_key  # noqa: E402
 from engine.datasets.importing import import_path  # noqa: E402
@@ -48,6 +51,9 @@ LABELS = ROOT.parent / "shared" / "data" / "ragchecker-meta" / "human_labeled_pa
 REFERENCE_JUDGES = ("reference:minilm-l6-v2", "reference:e5-small-q4", "reference:f1",
                     "reference:char3")
 LLM_JUDGES = ("smollm2", "gemma3-270m")
+FEATURE_SETS = (tuple(DEFAULT_FEATURES), ("f1", "length"), ("cos:minilm-l6-v2", "f1"),
+                ("cos:minilm-l6-v2", "cos:e5-small-q4", "f1", "char3", "length"))
+TRAIN_DOMAINS = ("robustqa/fiqa", "robustqa/lifestyle", "robustqa/recreation", "robustqa/bioasq")
 FIGURES = ("sign_accuracy", "kappa", "flip_rate", "first_position_wins", "pearson",
            "human_sign_agreement")
 
@@ -66,6 +72,25 @@ def calibrate(store, labels, judge, order, sample, boot) -> dict:
             "sample": sample, "status": s.status, "judge_calls": s.judge_calls,
             "seconds": round(seconds, 3), "calibration_id": s.calibration_id,
             "figures": figures_json(s)}
+
+
+def held_out_domains(store, path: Path, boot: int) -> dict:
+    """Fit on four RobustQA domains, calibrate on the other three: a fitted judge's agreement
+    on labels it never saw, beside the reference judges' on the same pairs."""
+    rows = json.loads(path.read_text())
+    folder = Path(tempfile.mkdtemp())
+    for part, keep in (("train", True), ("test", False)):
+        subset = [r for r in rows if (r["dataset"] in TRAIN_DOMAINS) == keep]
+        (folder / f"rc-{part}.json").write_text(json.dumps(subset))
+        if not store.query("SELECT 1 FROM datasets WHERE name = ?", (f"rc-{part}",)):
+            import_path(store, folder / f"rc-{part}.json", name=f"rc-{part}")
+    fit = fit_judge(store, "domains", "rc-train", force=True)
+    out = {"train": list(TRAIN_DOMAINS), "fit_cv": fit.cv, "test": []}
+    print(f"held-out domains: fitted on {len(TRAIN_DOMAINS)} (CV {fit.cv_estimate().format_pct()})",
+          flush=True)
+    for judge in ("fitted:domains", "reference:f1", "reference:minilm-l6-v2"):
+        out["test"].append(calibrate(store, "rc-test", judge, "random", None, boot))
+    return out
 
 
 def verdict_speed(store, labels, judge_spec, limit=None) -> dict:
@@ -114,15 +139,16 @@ def main() -> int:
     print("reference judges (every pair):", flush=True)
     for judge in REFERENCE_JUDGES:
         out["reference"].append(calibrate(store, labels, judge, "random", None, args.boot))
-    try:
-        from engine.arena.fitted_judges import fit_judge
-    except ImportError:
-        fit_judge = None
-    if fit_judge is not None:
-        print("fitted judge (5-fold CV grouped by query):", flush=True)
-        fitted = fit_judge(store, "bench", labels, force=True)
-        out["fitted"] = fitted.as_json()
-        print(f"  {json.dumps(out['fitted'].get('cv', {}))[:300]}", flush=True)
+    print("fitted judges (5-fold CV grouped by query, every pair):", flush=True)
+    out["fitted"] = []
+    for i, features in enumerate(FEATURE_SETS):
+        fit = fit_judge(store, f"bench{i}", labels, features=features, force=True)
+        agree, (single, single_est) = fit.cv_estimate(), fit.best_single
+        print(f"  {','.join(features):55} CV {agree.format_pct()}  best single {single} "
+              f"{single_est.format_pct()}", flush=True)
+        out["fitted"].append({"features": list(features), "cv": fit.cv,
+                              "coefficients": fit.coefficients})
+    out["held_out_domains"] = held_out_domains(store, args.labels, args.boot)
 
     for judge in REFERENCE_JUDGES:
         out["speed"].append(verdict_speed(store, labels, judge))
