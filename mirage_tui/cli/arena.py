@@ -220,6 +220,9 @@ def _ratings(args, store) -> int:
         print(written_line("leaderboard", path), file=sys.stderr if args.json else sys.stdout)
         if not args.json:
             return 0
+    from engine.arena.trusted_judge import judge_trust
+
+    trust = judge_trust(store, info)
     report = None
     if info.mode == "reference":
         from engine.arena.reference import format_reference_report, reference_report
@@ -227,15 +230,12 @@ def _ratings(args, store) -> int:
         report = reference_report(store, args.run, info.name)
     if args.json:
         data = {"run": args.run, "arena": info.name, "mode": info.mode, "judge": info.judge,
-                "status": info.status, **ratings.as_json(),
+                "status": info.status, "judge_trust": trust.as_json(), **ratings.as_json(),
                 "reference": report.as_json() if report else None}
         print(json.dumps(data, ensure_ascii=False))
         return 0
-    from engine.arena.calibration_report import arena_calibration_line
-
-    print(f"arena {info.name} ({info.mode}, {info.status}) of run {args.run}, judge "
-          f"{info.judge}")
-    print(arena_calibration_line(store, info))
+    print(f"arena {info.name} ({info.mode}, {info.status}) of run {args.run}")
+    print(trust.line)
     print(format_leaderboard(ratings).rstrip("\n"))
     if report is not None:
         print()

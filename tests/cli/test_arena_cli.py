@@ -85,6 +85,10 @@ def test_judge_then_list_ratings_export(db, fake_judge, capsys, tmp_path):
     ratings = json.loads(out)
     assert ratings["arena"] == "pairwise:fake-judge" and ratings["n_battles"] == 18
     assert ratings["reference"] is None and ratings["n_boot"] == 20
+    assert ratings["judge_trust"]["line"] == (
+        "judged by fake-judge, judge not calibrated (mirage-tui judge calibrate --judge "
+        "fake-judge --labels DATASET)")
+    assert ratings["judge_trust"]["calibrated"] is False
     systems = ratings["systems"]
     assert len(systems) == 4
     for s in systems:
@@ -94,7 +98,9 @@ def test_judge_then_list_ratings_export(db, fake_judge, capsys, tmp_path):
     assert systems[0]["system"] == arena_system("gen-b/mirage@1", "oracle")
     code, out, _ = main(capsys, "arena", "ratings", "r", "--db", str(db), "--boot", "20")
     assert code == 0 and "pairwise:fake-judge" in out and "gen-b/mirage@1 | oracle" in out
-    assert "judge calibration: not calibrated" in out
+    head = out.splitlines()
+    assert head[1].startswith("judged by fake-judge, judge not calibrated")
+    assert head[2].split()[:2] == ["rank", "system"]       # the line heads the table
 
     out_csv = tmp_path / "b.csv"
     code, out, _ = main(capsys, "arena", "export", "r", "--db", str(db), "--format", "csv",
