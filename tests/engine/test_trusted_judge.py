@@ -7,7 +7,7 @@ from __future__ import annotations
 
 
 import pytest
-from testkit.arena import ScriptedJudge, import_reference_labels, make_run
+from testkit.arena import ScriptedJudge, drop_references, import_reference_labels, make_run
 
 from engine.app_config import config_path
 from engine.arena.battles import resolve_arena
@@ -54,8 +54,7 @@ def test_none_calibrated_with_references_is_the_minilm_reference_judge(demo_run)
 
 def test_none_calibrated_without_references_is_the_configured_llm_debiased(
         demo_run, configured_judge):
-    with demo_run.write() as db:
-        db.conn.execute("UPDATE queries SET answers = '[]', reference_answer = NULL")
+    drop_references(demo_run)
     assert not run_has_references(demo_run, "r")
     choice = default_judge(demo_run, "r")
     assert (choice.spec, choice.order) == (configured_judge, "debiased")
@@ -63,8 +62,7 @@ def test_none_calibrated_without_references_is_the_configured_llm_debiased(
 
 
 def test_without_references_or_configured_judge_there_is_none_and_it_says_how(demo_run):
-    with demo_run.write() as db:
-        db.conn.execute("UPDATE queries SET answers = '[]', reference_answer = NULL")
+    drop_references(demo_run)
     choice = default_judge(demo_run, "r")
     assert choice.spec is None and "--judge MODEL" in choice.why
 

@@ -162,3 +162,15 @@ def import_reference_labels(store, folder, name: str = "people") -> str:
     path.write_text("\n".join(json.dumps(r) for r in rows))
     import_path(store, path)
     return name
+
+
+def drop_references(path_or_store) -> None:
+    """Take every query's gold answers and reference answer away: no battle then has reference
+    text, so no reference judge can judge it."""
+    from engine.store import Store
+
+    store = Store(path_or_store) if not isinstance(path_or_store, Store) else path_or_store
+    with store.write() as db:
+        db.conn.execute("UPDATE queries SET answers = '[]', reference_answer = NULL")
+    if store is not path_or_store:
+        store.close()

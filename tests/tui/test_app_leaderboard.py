@@ -12,6 +12,7 @@ from engine.arena.leaderboard import compute_ratings
 from engine.arena.types import Ratings, SystemRating
 from engine.store import Store
 from models.base import ModelIdentity
+from testkit.arena import drop_references
 from testkit.scripted_runs import A, B
 from testkit.tui import RecordingApp, cells, open_screen, settle, text_of
 
@@ -208,6 +209,7 @@ async def test_judging_from_the_leaderboard(workspace, monkeypatch):
                          context_length=8192, license=None, chat=True, source="packaged")
     monkeypatch.setattr(models.catalog, "list_models", lambda *a, **k: [entry])
     monkeypatch.setattr(models.catalog, "load_generator", lambda *a, **k: judge)
+    drop_references(workspace["path"])    # else the reference judge is the default
 
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:
