@@ -110,9 +110,9 @@ def default_judge(store: Store, run_name: str, pairs: str = "all") -> DefaultJud
                                 f"the best-calibrated judge here: {_agreement(row)}", row)
     if references and pairs == "all":
         return DefaultJudge(UNCALIBRATED_REFERENCE_JUDGE, "random",
-                            "no calibrated judge that beats a coin toss can judge this run; "
-                            "its queries have reference answers, so each answer is compared "
-                            "with the reference (not calibrated here)")
+                            "no calibrated judge that beats a coin toss can judge this run, "
+                            "and its queries have reference answers: each answer is compared "
+                            "with the reference, by MiniLM embeddings")
     configured = load_app_config().judge
     where = ("the battles are against the reference" if pairs != "all"
              else "the run's queries have no reference answer")
