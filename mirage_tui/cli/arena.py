@@ -10,8 +10,9 @@
     mirage-tui arena list RUN [--json]
 
 ``judge`` without ``--judge`` uses config.toml's ``judge``, else the calibrated default
-(:func:`engine.arena.trusted_judge.default_judge`) and says which on stderr. It is resumable: the same command again skips the stored battles and answers judge
-calls from the judgments cache. Ctrl-C cancels after the current battle (twice: at once).
+(:func:`engine.arena.trusted_judge.default_judge`) and says which on stderr. It is resumable:
+the same command again skips the stored battles and answers judge calls from the judgments
+cache. Ctrl-C cancels after the current battle (twice: at once).
 Progress goes to stderr as ``run`` prints it: a live bar on a terminal, else a line every
 ~10 seconds. Every subcommand exits 1 with a one-line message on errors.
 """
