@@ -38,8 +38,9 @@ from mirage_tui.dialogs.run_questions import (cancel_run_question, quit_question
                                               resume_question)
 from mirage_tui.keymap import checked, keymap
 from mirage_tui.navigation import ScreenNavigation
-from mirage_tui.quick_comparison import (QUICK_GENERATORS, QUICK_RETRIEVER, QUICK_SAMPLE,
-                                         missing_models, quick_comparison_config)
+from mirage_tui.quick_comparison import (QUICK_GENERATORS, QUICK_NAME, QUICK_RETRIEVER,
+                                         QUICK_SAMPLE, judge_quick_comparison, missing_models,
+                                         quick_comparison_config, quick_judged_text)
 from mirage_tui.run_controller import RunController, resumable_runs
 from mirage_tui.screens.base import report_worker_error
 from mirage_tui.screens.datasets import DatasetsScreen
@@ -116,6 +117,12 @@ class MirageApp(ScreenNavigation):
     class QuickChecked(Message):
         """The quick comparison's models were looked for; ``missing`` says what is not there."""
         missing: list[str]
+
+    @dataclass
+    class QuickJudged(Message):
+        """The quick comparison's arena was judged (or why not), in a line."""
+        text: str
+        severity: str = "information"
 
     def __init__(self, db_path: Path | str | None = None, *, threads: int | None = None,
                  generators: Mapping[str, object] | None = None,
@@ -195,8 +202,8 @@ class MirageApp(ScreenNavigation):
         if not message.resumable and not self.has_runs:
             lines.append(f"No runs yet: g runs a quick comparison ({' vs '.join(QUICK_GENERATORS)}"
                          f" on {QUICK_SAMPLE} demo queries: base, oracle, mixed, "
-                         f"{QUICK_RETRIEVER} retrieval @1/3/5; a few minutes on two cores), "
-                         "n configures a run.")
+                         f"{QUICK_RETRIEVER} retrieval @1/3/5, then a leaderboard; a few "
+                         "minutes on two cores), n configures a run.")
         screen = self.datasets_screen
         if screen is not None:
             screen.show_welcome("\n".join(lines))
@@ -357,7 +364,31 @@ class MirageApp(ScreenNavigation):
         else:
             self.notify(f"Run {s.run} failed: {s.message}", title="Run failed",
                         severity="error", markup=False, timeout=20)
+        if s.status == "done" and s.run == QUICK_NAME:
+            self.judge_quick_comparison(s.run)
         self._run_ended()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="quick-judge",
+          name="judge the quick comparison")
+    def judge_quick_comparison(self, run_name: str) -> None:
+        """The quick comparison's arena, by the default judge (:mod:`.quick_comparison`)."""
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
+        try:
+            choice, summary = judge_quick_comparison(self.store, run_name,
+                                                     cancel=lambda: worker.is_cancelled)
+        except Exception as exc:  # noqa: BLE001 - ArenaError, a model that will not load
+            self.post_message(self.QuickJudged(
+                f"The quick comparison's arena was not judged: {exc}", "error"))
+            return
+        failed = summary is not None and summary.status == "failed"
+        self.post_message(self.QuickJudged(quick_judged_text(choice, summary),
+                                           "error" if failed else "information"))
+
+    def on_mirage_app_quick_judged(self, message: QuickJudged) -> None:
+        self.notify(message.text, title="Quick comparison", severity=message.severity,
+                    markup=False, timeout=20)
 
     def on_run_controller_failed(self, message: RunController.Failed) -> None:
         self.notify(f"Run {message.run} did not start: {message.error}", title="Run failed",

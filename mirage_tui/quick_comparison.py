@@ -1,6 +1,9 @@
 """The quick comparison (``g``): both packaged generators on a seeded sample of the demo pool,
 with and without context and with MiniLM retrieval, so a first launch has numbers to look at
-within minutes."""
+within minutes; once the run is done its arena is judged, pairwise, by the default judge
+(:func:`engine.arena.trusted_judge.default_judge`: on the demo pool, whose questions have gold
+answers, MiniLM against them unless a better judge is calibrated) when that judge needs no LLM,
+so the Leaderboard has ratings seconds later and says which judge made them."""
 
 from __future__ import annotations
 
@@ -41,3 +44,31 @@ def missing_models(config) -> list[str]:
         except LookupError as exc:
             missing.append(str(exc))
     return missing
+
+
+def judge_quick_comparison(store, run_name: str = QUICK_NAME, cancel=None):
+    """``(choice, summary)``: the default judge of the run, and the arena it judged (None when
+    the default judge is an LLM, minutes of judging: the Leaderboard's j offers it)."""
+    from engine.arena.judge_specs import is_offline_judge
+    from engine.arena.judging import judge_arena
+    from engine.arena.trusted_judge import default_judge
+
+    choice = default_judge(store, run_name)
+    if not is_offline_judge(choice.spec):
+        return choice, None
+    return choice, judge_arena(store, run_name, choice.spec, order=choice.order,
+                               cancel=cancel)
+
+
+def quick_judged_text(choice, summary) -> str:
+    """What the app says once the quick comparison's arena is judged (or why it is not)."""
+    from mirage_tui.durations import duration
+
+    if summary is None:
+        judge = choice.spec or "no judge"
+        return (f"The quick comparison's arena is not judged automatically: its default judge "
+                f"is {judge}: {choice.why}. j on the Leaderboard judges it.")
+    text = (f"Leaderboard: {summary.arena} of {summary.run}, {summary.status}, "
+            f"{summary.done}/{summary.total} battles in {duration(summary.seconds)}, judged by "
+            f"{choice.spec}: {choice.why}.")
+    return text + (f" {summary.message}" if summary.message else "")

@@ -1,10 +1,10 @@
 """A stored calibration as text: the figures with their CI and n beside the published anchors
-(the CLI prints these lines; the Calibration screen and the Leaderboard show them)."""
+(the CLI prints these lines; the Calibration screen shows them). The one line that heads a
+rating table is :func:`engine.arena.trusted_judge.judge_trust`'s."""
 
 from __future__ import annotations
 
-from engine.arena.calibrate import (ANCHOR_SOURCE, ANCHORS, StoredCalibration,
-                                    latest_calibration)
+from engine.arena.calibrate import ANCHOR_SOURCE, StoredCalibration
 from engine.stats import Estimate
 
 ROWS = (
@@ -55,46 +55,3 @@ def calibration_lines(cal: StoredCalibration) -> list[str]:
                          f"{_figure(cal.estimate('pearson', group, key), False)} · "
                          f"{_figure(cal.estimate('human_sign_agreement', group, key), True)}")
     return lines
-
-
-def calibration_brief(cal: StoredCalibration | None) -> str:
-    """One line for a leaderboard: how far the judge that produced it agrees with people."""
-    if cal is None:
-        return "judge calibration: not calibrated (mirage-tui judge calibrate --judge MODEL " \
-               "--labels DATASET)"
-    sign, r = cal.estimate("sign_accuracy"), cal.estimate("pearson")
-    return (f"judge calibration (#{cal.id}, {cal.judge}, {cal.labels}, {cal.aspect}): sign "
-            f"accuracy {sign.format_pct()} · Pearson {r.format_num(2)} · human-human "
-            f"{cal.estimate('human_sign_agreement').format_pct()} (anchors: "
-            f"GPT-4 {ANCHORS['sign_accuracy']:.0%}, people {ANCHORS['human_sign_agreement']:.1%})")
-
-
-def calibration_of_arena(store, info) -> tuple[StoredCalibration | None, bool]:
-    """The calibration of the judge that produced an arena (``engine.arena.battles.ArenaInfo``):
-    the newest of the same judge identity and template, else of the same identity with another
-    template (``exact`` False), else of a judge of the same name; ``(None, False)`` when the
-    judge was never calibrated."""
-    key = (info.header.get("judge") or {}).get("key")
-    template = info.config.get("template")
-    if key:
-        found = latest_calibration(store, judge_key=key, template=template)
-        if found is not None:
-            return found, True
-        found = latest_calibration(store, judge_key=key)
-        if found is not None:
-            return found, False
-    if info.judge:
-        found = latest_calibration(store, judge=info.judge)
-        return found, found is not None and found.template == template
-    return None, False
-
-
-def arena_calibration_line(store, info) -> str:
-    """:func:`calibration_brief` of the arena's judge, saying when the calibration used another
-    template than the arena."""
-    cal, exact = calibration_of_arena(store, info)
-    line = calibration_brief(cal)
-    if cal is not None and not exact:
-        line += (f"; calibrated with template {cal.template}, the arena used "
-                 f"{info.config.get('template')}")
-    return line

@@ -4,10 +4,12 @@ the seconds they should take at the judge model's measured speed (the runs' esti
 generations, else defaults). The judge's prompt is the query, the reference documents and the
 two answers (plus the template, ~:data:`TEMPLATE_TOKENS`); every verdict is taken to use the
 judge's whole ``max_tokens`` (an upper bound), and ``both``/``debiased`` orders judge each
-battle twice. Used by the Leaderboard's judge dialog."""
+battle twice. An offline judge (reference, fitted) calls no LLM: ``offline`` and no seconds.
+Used by the Leaderboard's judge dialog."""
 
 from __future__ import annotations
 
+from engine.arena.judge_specs import is_offline_judge
 from engine.arena.orders import ORDERS
 from engine.arena.planning import plan_jobs, run_contestants
 from engine.results.records import load_run
@@ -39,6 +41,10 @@ def judging_estimate(store: Store, run_name: str, judge: str, queries: int | Non
     contestants = run_contestants(store, run.id)
     jobs, _, _ = plan_jobs(store, run.id, mode="pairwise", contestants=contestants,
                            reference=None, queries=queries, seed=seed)
+    if is_offline_judge(judge):
+        battles = sum(len(job.matchups) for job in jobs)
+        return {"battles": battles, "calls": battles, "queries": len(jobs), "seconds": None,
+                "speed": "offline judge", "offline": True}
     speed = measured_speeds(store, [judge])[judge]
     per_call = JUDGE_MAX_TOKENS / speed.gen_tps
     twice = 2 if order in ("both", "debiased") else 1

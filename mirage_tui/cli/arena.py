@@ -1,7 +1,7 @@
 """``mirage-tui arena``: judge a run's answers, and read the arena back.
 
-    mirage-tui arena judge RUN --judge MODEL [--pairs all|reference] [--reference SYSTEM]
-                           [--queries N] [--order random|both] [--seed S] [--threads N]
+    mirage-tui arena judge RUN [--judge JUDGE] [--pairs all|reference] [--reference SYSTEM]
+                           [--queries N] [--order random|both|debiased] [--seed S] [--threads N]
                            [--concurrency N] [--max-errors N|P%] [--name NAME]
     mirage-tui arena ratings RUN [--arena NAME] [--boot 200] [--seed 0] [--json] [--html FILE]
     mirage-tui arena surrogate RUN [--arena NAME] [--judge MODEL] [--json]
@@ -9,8 +9,10 @@
                             [--what battles|ratings]
     mirage-tui arena list RUN [--json]
 
-``judge`` is resumable: the same command again skips the stored battles and answers judge
-calls from the judgments cache. Ctrl-C cancels after the current battle (twice: at once).
+``judge`` without ``--judge`` uses config.toml's ``judge``, else the calibrated default
+(:func:`engine.arena.trusted_judge.default_judge`) and says which on stderr. It is resumable:
+the same command again skips the stored battles and answers judge calls from the judgments
+cache. Ctrl-C cancels after the current battle (twice: at once).
 Progress goes to stderr as ``run`` prints it: a live bar on a terminal, else a line every
 ~10 seconds. Every subcommand exits 1 with a one-line message on errors.
 """
@@ -45,7 +47,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--judge", metavar="JUDGE",
                    help="judge: an LLM (catalog name, GGUF path or endpoint), "
                         "reference:EMBEDDER|f1|char3 (each answer compared with the reference "
-                        "answer), or fitted:NAME (default: judge in config.toml)")
+                        "answer), or fitted:NAME. Default: judge in config.toml, else the "
+                        "best-calibrated judge that can judge the run (judge list), else "
+                        "reference:minilm-l6-v2 when its queries have reference answers")
     p.add_argument("--pairs", choices=("all", "reference"), default="all",
                    help="all: every pair of contestants (MIRAGE-Bench); reference: each "
                         "contestant against the reference answer (RAG-QA Arena)")
@@ -54,10 +58,11 @@ def add_parsers(sub) -> None:
                         "the dataset's reference answers ('SYSTEM | SETTING')")
     p.add_argument("--queries", type=int, metavar="N",
                    help="a seeded sample of N queries, stratified by source and language")
-    p.add_argument("--order", choices=("random", "both", "debiased"), default="random",
+    p.add_argument("--order", choices=("random", "both", "debiased"),
                    help="random: a seeded A/B order per battle; both: judge both orders, "
                         "a disagreement is a tie; debiased: judge both orders and average each "
-                        "side's label probability over them (cancels a position preference)")
+                        "side's label probability over them (cancels a position preference). "
+                        "Default: random, or the default judge's own order")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     p.add_argument("--settings", metavar="LIST",
                    help="judge only contestants in these settings, e.g. base,oracle,retrieved@3 "
@@ -125,7 +130,7 @@ def _judge(args, store) -> int:
 
     if args.reference and args.pairs != "reference":
         args.pairs = "reference"
-    args.judge = from_settings(args, "judge", "--judge MODEL")
+    args.judge, args.order = _judge_and_order(args, store)
     cancel = threading.Event()
     printer = ProgressPrinter(sys.stderr)
     previous = install_interrupt(cancel)
@@ -148,6 +153,24 @@ def _judge(args, store) -> int:
         print(f"mirage-tui: error: {summary.message}", file=sys.stderr)
         return 1
     return 130 if summary.status == "cancelled" else 0
+
+
+def _judge_and_order(args, store) -> tuple[str, str]:
+    """``--judge``, else config.toml's ``judge`` (each in ``--order``, default random), else
+    the calibrated default (:func:`engine.arena.trusted_judge.default_judge`, in its own order
+    unless ``--order`` says otherwise), said on stderr."""
+    try:
+        return from_settings(args, "judge", "--judge MODEL"), args.order or "random"
+    except CliError:
+        from engine.arena.trusted_judge import default_judge
+
+        choice = default_judge(store, args.run, args.pairs)
+        if choice.spec is None:
+            raise CliError(f"arena judge needs --judge MODEL: {choice.why}") from None
+        order = args.order or choice.order
+        print(f"mirage-tui: judging with {choice.spec} in {order} order (no --judge, no judge "
+              f"in config.toml): {choice.why}", file=sys.stderr)
+        return choice.spec, order
 
 
 def _systems_in(store, run_name: str, settings: str | None) -> list[str] | None:
@@ -220,6 +243,9 @@ def _ratings(args, store) -> int:
         print(written_line("leaderboard", path), file=sys.stderr if args.json else sys.stdout)
         if not args.json:
             return 0
+    from engine.arena.trusted_judge import judge_trust
+
+    trust = judge_trust(store, info)
     report = None
     if info.mode == "reference":
         from engine.arena.reference import format_reference_report, reference_report
@@ -227,15 +253,12 @@ def _ratings(args, store) -> int:
         report = reference_report(store, args.run, info.name)
     if args.json:
         data = {"run": args.run, "arena": info.name, "mode": info.mode, "judge": info.judge,
-                "status": info.status, **ratings.as_json(),
+                "status": info.status, "judge_trust": trust.as_json(), **ratings.as_json(),
                 "reference": report.as_json() if report else None}
         print(json.dumps(data, ensure_ascii=False))
         return 0
-    from engine.arena.calibration_report import arena_calibration_line
-
-    print(f"arena {info.name} ({info.mode}, {info.status}) of run {args.run}, judge "
-          f"{info.judge}")
-    print(arena_calibration_line(store, info))
+    print(f"arena {info.name} ({info.mode}, {info.status}) of run {args.run}")
+    print(trust.line)
     print(format_leaderboard(ratings).rstrip("\n"))
     if report is not None:
         print()

@@ -95,6 +95,8 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
          "pairwise on 20 queries"),
         ("arena judge demo-smol --judge smollm2-135m-instruct --order both",
          "each battle in both orders (position bias)"),
+        ("arena judge demo-smol", "the default judge: config.toml's, else the best "
+                                  "calibrated, else MiniLM against the reference"),
     ],
     "arena ratings": [
         ("arena ratings demo-smol", "ratings with bootstrap CIs"),

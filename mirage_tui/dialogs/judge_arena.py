@@ -1,8 +1,12 @@
-"""The judge dialog of the Leaderboard: which installed generator or endpoint judges a run's
-answers pairwise, on how many queries and in which order; dismisses with
-``(judge, queries, order)``. The models are listed in a worker (``models.catalog.list_models``,
-then ``endpoint_entries``), instruction-tuned ones first (a base model is a poor judge), then
-packaged ones. The queries default to, and are capped by, the run's queries that two
+"""The judge dialog of the Leaderboard: which judge compares a run's answers pairwise, on how
+many queries and in which order; dismisses with ``(judge, queries, order)``. The judges are
+listed in a worker: the reference judges (each answer compared with the reference answer, no
+LLM) when every query of the run has reference text, then the installed generators and
+endpoints (``models.catalog.list_models``, then ``endpoint_entries``), instruction-tuned ones
+first (a base model is a poor judge), then packaged ones. The default judge
+(:func:`engine.arena.trusted_judge.default_judge`: the best-calibrated judge that can judge the
+run, else the reference judge, else the configured LLM) is preselected in its order, with one
+line saying why. The queries default to, and are capped by, the run's queries that two
 contestants both answered. Every change re-estimates the time in a worker
 (:func:`engine.arena.judging_time.judging_estimate`, at the judge's measured speed: the runs'
 estimator)."""
@@ -26,6 +30,39 @@ DEFAULT_QUERIES = 20
 ORDER_CHOICES = (("random (one seeded order a battle)", "random"),
                  ("both orders (disagreement: a tie)", "both"),
                  ("both, debiased (label probabilities)", "debiased"))
+
+
+REFERENCE_JUDGE_NOTES = {"f1": "token F1 with the reference answer",
+                         "char3": "character 3-gram recall of the reference answer"}
+
+
+def judge_label(name: str) -> Text:
+    """A judge as the list shows it: a reference judge with what it compares."""
+    from engine.arena.reference_judges import PREFIX
+
+    if not name.startswith(PREFIX):
+        return Text(name)
+    rule = name[len(PREFIX):]
+    note = REFERENCE_JUDGE_NOTES.get(rule, f"cosine of {rule} embeddings with the reference")
+    return Text.assemble(name, (f"  ({note}, no LLM)", "dim"))
+
+
+def judge_choices(store, run_name: str, usable: list[str]):
+    """``(names, default)``: the judges to offer for a run (module docstring), and its
+    :class:`~engine.arena.trusted_judge.DefaultJudge`."""
+    from engine.arena.reference_judges import reference_judge_names
+    from engine.arena.trusted_judge import default_judge, run_has_references
+
+    from models.catalog import embedder_entries
+
+    default = default_judge(store, run_name)
+    offline = []
+    if run_has_references(store, run_name):
+        installed = {e.name for e in embedder_entries() if e.installed}
+        offline = [n for n in reference_judge_names()
+                   if n.split(":", 1)[1] in installed | set(REFERENCE_JUDGE_NOTES)]
+    names = list(dict.fromkeys(([default.spec] if default.spec else []) + offline + usable))
+    return names, default
 
 
 def judge_models() -> tuple[list[str], list[str]]:
@@ -59,6 +96,7 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
     #judge-queries { width: 12; }
     #judge-order { width: 1fr; }
     #judge-hint { margin-top: 1; color: $text-muted; }
+    #judge-why { margin-top: 1; }
     #judge-estimate { margin-top: 1; }
     #judge-buttons { height: auto; margin-top: 1; align-horizontal: right; }
     #judge-buttons Button { margin-left: 1; }
@@ -69,6 +107,7 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
         names: list[str]
         missing: list[str]
         queries: int | None = None        # the run's judgeable queries (None: unknown)
+        default: object | None = None     # engine.arena.trusted_judge.DefaultJudge
 
     @dataclass
     class Estimated(Message):
@@ -102,6 +141,7 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
                          "verdicts are reused, so a cancelled judging resumes. Both orders "
                          "judge each battle twice, so a judge's liking for the first answer "
                          "cannot decide it.", id="judge-hint", markup=False)
+            yield Static("", id="judge-why", markup=False)
             yield Static("", id="judge-estimate", markup=False)
             with Horizontal(id="judge-buttons"):
                 yield Button("Judge", variant="primary", id="judge-go")
@@ -121,16 +161,17 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
         except Exception as exc:
             self.app.notify(f"Cannot list models: {exc}", severity="error", markup=False)
             usable, missing = [], []
-        queries = None
+        queries, default = None, None
         store = self.store
         if store is not None:
             try:
                 queries = judgeable_queries(store, self.run_name)
+                usable, default = judge_choices(store, self.run_name, usable)
             except Exception:  # noqa: BLE001 - the dialog still works without the cap
-                queries = None
+                pass
             finally:
                 store.close()
-        self.post_message(self.ModelsFound(usable, missing, queries))
+        self.post_message(self.ModelsFound(usable, missing, queries, default))
 
     @on(ModelsFound)
     def _models_found(self, message: ModelsFound) -> None:
@@ -142,9 +183,17 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
             self.query_one("#judge-queries-max", Static).update(
                 f" of {message.queries} the run has")
         select = self.query_one("#judge-model", Select)
-        select.set_options([(Text(n), n) for n in message.names])
+        select.set_options([(judge_label(n), n) for n in message.names])
+        default = message.default
+        if default is not None:
+            self.query_one("#judge-why", Static).update(
+                f"Default: {default.spec} in {default.order} order: {default.why}."
+                if default.spec else f"No default judge: {default.why}.")
         if message.names:
-            select.value = message.names[0]
+            if default is not None and default.spec:
+                self.query_one("#judge-order", Select).value = default.order
+            select.value = default.spec if default is not None and default.spec \
+                else message.names[0]
             self._estimate()
         else:
             self.query_one("#judge-hint", Static).update(
@@ -225,7 +274,10 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
 
 def judging_line(guess: dict) -> str:
     """``Estimate: about 2m10s for 36 battles (72 judge calls) on 6 queries, at 9 generated
-    tok/s (model check …)``."""
+    tok/s (model check …)``; an offline judge's battles need no LLM call."""
+    if guess.get("offline"):
+        return (f"{guess['battles']} battles on {guess['queries']} queries, no LLM: each "
+                "answer compared with the reference (seconds; embeddings computed once)")
     calls = (f" ({guess['calls']} judge calls: both orders)"
              if guess["calls"] != guess["battles"] else "")
     return (f"Estimate: about {duration(guess['seconds'])} for {guess['battles']} battles"

@@ -85,6 +85,10 @@ def test_judge_then_list_ratings_export(db, fake_judge, capsys, tmp_path):
     ratings = json.loads(out)
     assert ratings["arena"] == "pairwise:fake-judge" and ratings["n_battles"] == 18
     assert ratings["reference"] is None and ratings["n_boot"] == 20
+    assert ratings["judge_trust"]["line"] == (
+        "judged by fake-judge, judge not calibrated (mirage-tui judge calibrate --judge "
+        "fake-judge --labels DATASET)")
+    assert ratings["judge_trust"]["calibrated"] is False
     systems = ratings["systems"]
     assert len(systems) == 4
     for s in systems:
@@ -94,7 +98,9 @@ def test_judge_then_list_ratings_export(db, fake_judge, capsys, tmp_path):
     assert systems[0]["system"] == arena_system("gen-b/mirage@1", "oracle")
     code, out, _ = main(capsys, "arena", "ratings", "r", "--db", str(db), "--boot", "20")
     assert code == 0 and "pairwise:fake-judge" in out and "gen-b/mirage@1 | oracle" in out
-    assert "judge calibration: not calibrated" in out
+    head = out.splitlines()
+    assert head[1].startswith("judged by fake-judge, judge not calibrated")
+    assert head[2].split()[:2] == ["rank", "system"]       # the line heads the table
 
     out_csv = tmp_path / "b.csv"
     code, out, _ = main(capsys, "arena", "export", "r", "--db", str(db), "--format", "csv",
@@ -221,3 +227,29 @@ def test_judge_only_the_listed_settings(db, fake_judge, capsys):
     code, _, err = main(capsys, "arena", "judge", "r", "--judge", "fake", "--settings",
                         "oracle,retrieved@3", "--db", str(db))
     assert code == 1 and "no contestants in retrieved@3" in err
+
+
+def test_without_judge_the_arena_uses_the_config_then_the_calibrated_default(db, fake_judge,
+                                                                             capsys):
+    from engine.app_config import config_path
+
+    # nothing named, nothing calibrated, the demo queries have gold answers: MiniLM against them
+    code, out, err = main(capsys, "arena", "judge", "r", "--db", str(db), "--json")
+    assert code == 0, err
+    assert "judging with reference:minilm-l6-v2 in random order (no --judge, no judge in " \
+           "config.toml)" in err
+    summary = json.loads(out)
+    assert summary["arena"] == "pairwise:reference:minilm-l6-v2" and summary["done"] == 18
+    code, out, _ = main(capsys, "arena", "ratings", "r", "--db", str(db), "--boot", "10")
+    assert code == 0 and "judged by reference:minilm-l6-v2, judge not calibrated" in out
+    # the judge in config.toml comes before the calibrated default; --order still applies
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('judge = "fake"\n')
+    try:
+        code, out, err = main(capsys, "arena", "judge", "r", "--db", str(db), "--json",
+                              "--order", "both")
+    finally:
+        path.unlink()
+    assert code == 0, err
+    assert json.loads(out)["arena"] == "pairwise:fake-judge:both" and "judging with" not in err

@@ -92,8 +92,8 @@ def test_bad_options(store, labels):
 
 def test_the_leaderboard_line_names_the_arena_judges_calibration(demo, tmp_path):
     from engine.arena.battles import resolve_arena
-    from engine.arena.calibration_report import arena_calibration_line
     from engine.arena.judging import judge_arena
+    from engine.arena.trusted_judge import judge_trust
     from testkit.arena import make_run
 
     store = demo
@@ -101,7 +101,7 @@ def test_the_leaderboard_line_names_the_arena_judges_calibration(demo, tmp_path)
     judge = ScriptedJudge(name="fake-judge")
     assert judge_arena(store, "r", judge).status == "done"
     info = resolve_arena(store, "r")
-    assert arena_calibration_line(store, info).startswith("judge calibration: not calibrated")
+    assert judge_trust(store, info).line.startswith("judged by fake-judge, judge not calibrated")
     path = tmp_path / "l.jsonl"
     path.write_text("\n".join(json.dumps({"query": f"q{i}", "answer_a": "x", "answer_b": "yy",
                                           "label": 1}) for i in range(3)))
@@ -109,17 +109,18 @@ def test_the_leaderboard_line_names_the_arena_judges_calibration(demo, tmp_path)
     # another judge's calibration is not this arena's
     calibrate_judge(store, "l", ScriptedJudge(longer_wins, name="other", sha="o" * 64),
                     n_boot=20)
-    assert "not calibrated" in arena_calibration_line(store, info)
+    assert "not calibrated" in judge_trust(store, info).line
     calibrate_judge(store, "l", ScriptedJudge(longer_wins, name="fake-judge"), n_boot=20)
-    line = arena_calibration_line(store, info)
-    assert line.startswith("judge calibration (#2, fake-judge, l@1, overall): sign accuracy")
+    line = judge_trust(store, info).line
+    assert line.startswith("judged by fake-judge, agrees with people 100.0% [")
+    assert "(n=3, labels l@1)" in line
     # the arena used mirage_bench_pairwise, the calibration ragqa_arena_pairwise: said so
     assert "calibrated with template ragqa_arena_pairwise@1, the arena used " \
            "mirage_bench_pairwise@1" in line
     same = calibrate_judge(store, "l", ScriptedJudge(name="fake-judge"),
                            template="mirage_bench_pairwise", n_boot=20)
     assert same.status == "done" and same.template == "mirage_bench_pairwise@1"
-    assert "the arena used" not in arena_calibration_line(store, info)
+    assert "the arena used" not in judge_trust(store, info).line
 
 
 def test_two_templates_compared_paired_through_the_cli(store, labels, capsys):

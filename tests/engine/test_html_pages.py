@@ -202,6 +202,29 @@ def test_leaderboard_html_is_arena_ratings_json(db, tmp_path):
     # fewer than 4 contestants with features: the page says why there is no surrogate
     assert data["surrogate"] is None and "No surrogate ranking" in page
     assert leaderboard_page(Store(db), "alpha", n_boot=50).count("<svg") == 2
+    # who judged it and how far to trust it, as arena ratings says, over the table
+    assert data["judge_trust"] == printed["judge_trust"]
+    text = visible_text(page)
+    line = "judged by smollm2-135m-instruct, judge not calibrated"
+    assert data["judge_trust"]["line"].startswith(line)
+    assert line in text and text.index(line) < text.index("win rate %")
+
+
+def test_leaderboard_page_says_how_far_its_calibrated_judge_agrees(store, tmp_path):
+    from engine.arena.judging import judge_arena
+    from engine.datasets.demo_pool import ensure_demo
+    from testkit.arena import ScriptedJudge, make_run
+
+    ensure_demo(store)
+    make_run(store)
+    judge_arena(store, "r", ScriptedJudge(), order="both")
+    calibrated(store, tmp_path)          # fake-judge, both orders, 6 pairs it gets right
+    page = leaderboard_page(store, "r", n_boot=20)
+    text = visible_text(page)
+    assert "judged by fake-judge, agrees with people 100.0% [" in text
+    assert "(n=6, labels people@1); calibrated with template ragqa_arena_pairwise@1, " \
+           "the arena used mirage_bench_pairwise@1" in text
+    assert embedded(page)["judge_trust"]["calibration"]["order"] == "both"
 
 
 # --------------------------------------------------------------------------- hostile, size

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from testkit.arena import make_run, write_lfrqa
+from testkit.arena import import_reference_labels, make_run, write_lfrqa
 
 from engine.arena.calibrate import CalibrationError, calibrate_judge, latest_calibration
 from engine.arena.judge_specs import open_judge
@@ -161,21 +161,7 @@ def test_reference_judge_refuses_queries_without_any_reference(demo_run):
 
 @pytest.fixture
 def labels(store, tmp_path):
-    rows = []
-    for i in range(10):
-        good, bad = f"the answer is number {i}", "something else entirely"
-        a, b = (good, bad) if i % 2 else (bad, good)
-        human = -1 if i % 2 else 2            # people prefer the answer closer to the reference
-        if i == 9:
-            human = 1                         # one pair people see the other way
-        for annotator in ("ann", "bob"):
-            rows.append({"query": f"q{i}", "answer_a": a, "answer_b": b, "label": human,
-                         "annotator": annotator, "reference": f"the answer is number {i}",
-                         "pair_id": f"p{i}"})
-    path = tmp_path / "people.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in rows))
-    import_path(store, path)
-    return "people"
+    return import_reference_labels(store, tmp_path)
 
 
 @pytest.mark.parametrize("order", ["random", "both", "debiased"])

@@ -138,3 +138,39 @@ def against_reference(s: dict[str, str]) -> str:
     if "meh" in answer:
         return "0"
     return "1" if system_first else "2"
+
+
+# --------------------------------------------------------------------------- labels
+
+def import_reference_labels(store, folder, name: str = "people") -> str:
+    """Ten labelled pairs with a reference answer each: people prefer the answer closer to the
+    reference on nine (token F1 agrees 9/10), and see p9 the other way."""
+    from engine.datasets.importing import import_path
+
+    rows = []
+    for i in range(10):
+        good, bad = f"the answer is number {i}", "something else entirely"
+        a, b = (good, bad) if i % 2 else (bad, good)
+        human = -1 if i % 2 else 2            # people prefer the answer closer to the reference
+        if i == 9:
+            human = 1                         # one pair people see the other way
+        for annotator in ("ann", "bob"):
+            rows.append({"query": f"q{i}", "answer_a": a, "answer_b": b, "label": human,
+                         "annotator": annotator, "reference": f"the answer is number {i}",
+                         "pair_id": f"p{i}"})
+    path = folder / f"{name}.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    import_path(store, path)
+    return name
+
+
+def drop_references(path_or_store) -> None:
+    """Take every query's gold answers and reference answer away: no battle then has reference
+    text, so no reference judge can judge it."""
+    from engine.store import Store
+
+    store = Store(path_or_store) if not isinstance(path_or_store, Store) else path_or_store
+    with store.write() as db:
+        db.conn.execute("UPDATE queries SET answers = '[]', reference_answer = NULL")
+    if store is not path_or_store:
+        store.close()

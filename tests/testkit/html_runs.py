@@ -90,8 +90,8 @@ def _longer_wins(shown: dict) -> str:
     return "1" if len(one) > len(two) else "2"
 
 
-def calibrated(store: Store, folder) -> None:
-    """Labels ``people`` (6 pairs, two annotators, domains x and y) and judge ``fake-judge``'s
+def calibrated(store: Store, folder, judge: str = "fake-judge") -> None:
+    """Labels ``people`` (6 pairs, two annotators, domains x and y) and the scripted ``judge``'s
     calibration against them, both orders."""
     from pathlib import Path
 
@@ -106,5 +106,5 @@ def calibrated(store: Store, folder) -> None:
     path = Path(folder) / "people.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     import_path(store, path)
-    calibrate_judge(store, "people", ScriptedJudge(_longer_wins, name="fake-judge"),
+    calibrate_judge(store, "people", ScriptedJudge(_longer_wins, name=judge),
                     both_orders=True, n_boot=100)

@@ -12,6 +12,7 @@ from engine.arena.leaderboard import compute_ratings
 from engine.arena.types import Ratings, SystemRating
 from engine.store import Store
 from models.base import ModelIdentity
+from testkit.arena import drop_references
 from testkit.scripted_runs import A, B
 from testkit.tui import RecordingApp, cells, open_screen, settle, text_of
 
@@ -72,6 +73,12 @@ async def test_leaderboard_ratings_heatmap_and_inspector(workspace):
         assert "judge smollm2-135m-instruct" in status and "17 battles rated" in status
         assert "(1 unparsed left out)" in status
         assert "200 tournaments" in status
+        # over the table: who judged it and how far to trust that judge (never calibrated)
+        judge = screen.query_one("#lb-judge", Static)
+        assert text_of(judge) == ("judged by smollm2-135m-instruct, judge not calibrated "
+                                  "(mirage-tui judge calibrate --judge smollm2-135m-instruct "
+                                  "--labels DATASET)")
+        assert judge.region.y < table.region.y and judge.region.height >= 1
 
         heatmap = screen.query_one("#lb-heatmap", WinFractionHeatmap)
         grid = heatmap.text().plain
@@ -105,6 +112,22 @@ async def test_leaderboard_ratings_heatmap_and_inspector(workspace):
         assert app.focused is inspector.query_one("#insp-items"), app.focused
         await pilot.press("escape")
         assert app.screen is screen
+        assert not app.errors()
+
+
+async def test_the_header_says_how_far_people_agree_with_the_judge(workspace, tmp_path):
+    from mirage_tui.screens.leaderboard import LeaderboardScreen
+    from testkit.html_runs import calibrated
+
+    store = Store(workspace["path"])
+    calibrated(store, tmp_path, judge="smollm2-135m-instruct")   # 6 pairs, all right
+    store.close()
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_screen(pilot, LeaderboardScreen("alpha"))
+        line = text_of(app.screen.query_one("#lb-judge", Static))
+        assert line.startswith("judged by smollm2-135m-instruct, agrees with people 100.0% [")
+        assert "(n=6, labels people@1)" in line
         assert not app.errors()
 
 
@@ -186,6 +209,7 @@ async def test_judging_from_the_leaderboard(workspace, monkeypatch):
                          context_length=8192, license=None, chat=True, source="packaged")
     monkeypatch.setattr(models.catalog, "list_models", lambda *a, **k: [entry])
     monkeypatch.setattr(models.catalog, "load_generator", lambda *a, **k: judge)
+    drop_references(workspace["path"])    # else the reference judge is the default
 
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:

@@ -11,7 +11,7 @@ from textual.widgets import Input, Select, Static
 
 from engine.arena.judging_time import judgeable_queries, judging_estimate
 from engine.store import Store
-from testkit.arena import ScriptedJudge
+from testkit.arena import ScriptedJudge, drop_references
 from testkit.tui import RecordingApp, open_screen, settle, text_of, wait_until
 
 INSTRUCT = "scripted-instruct"
@@ -52,6 +52,7 @@ async def test_judge_dialog_defaults_caps_orders_and_estimates(workspace, monkey
 
     judge = ScriptedJudge(name=INSTRUCT)
     _catalog(monkeypatch, judge)
+    drop_references(workspace["path"])    # no reference judge can judge: the LLMs are offered
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:
         await open_screen(pilot, LeaderboardScreen("beta"))
@@ -61,6 +62,7 @@ async def test_judge_dialog_defaults_caps_orders_and_estimates(workspace, monkey
         modal = app.screen
         assert isinstance(modal, JudgeArenaScreen)
         assert modal.query_one("#judge-model", Select).value == INSTRUCT
+        assert "No default judge: " in text_of(modal.query_one("#judge-why", Static))
         queries = modal.query_one("#judge-queries", Input)
         assert queries.value == "6"                          # the run's 6, not 20
         assert "of 6" in text_of(modal.query_one("#judge-queries-max", Static))

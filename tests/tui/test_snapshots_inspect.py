@@ -75,9 +75,14 @@ def test_snapshot_runs_with_summary(workspace, snap_compare):
                         run_before=run_before)
 
 
-def test_snapshot_leaderboard(workspace, snap_compare):
+def test_snapshot_leaderboard(workspace, snap_compare, tmp_path):
+    """Its judge calibrated: the line over the table says how far people agree with it."""
     from mirage_tui.screens.leaderboard import LeaderboardScreen
+    from testkit.html_runs import calibrated
 
+    store = Store(workspace["path"])
+    calibrated(store, tmp_path, judge="smollm2-135m-instruct")
+    store.close()
     assert snap_compare(ScreensApp(workspace["path"]), terminal_size=SIZE,
                         run_before=_push(lambda: LeaderboardScreen("alpha", "duel")))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from engine.arena.battles import ArenaNotFound, battles_of, list_arenas, resolve_arena
 from engine.arena.leaderboard import compute_ratings
+from engine.arena.trusted_judge import judge_trust
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
 from engine.results.html.svg import Interval, heatmap, interval_chart
 from engine.store import Store
@@ -23,8 +24,9 @@ def run_arenas(store: Store, run_name: str) -> list[str]:
 
 def arena_data(store: Store, run_name: str, arena_name: str | None = None, *,
                n_boot: int = ARENA_BOOT, seed: int = 0) -> dict:
-    """``{"arena": info, "ratings": Ratings.as_json(), "surrogate": SurrogateReport.as_json()
-    or None, "surrogate_note": why there is none}``."""
+    """``{"arena": info, "judge_trust": how far its judge agrees with people
+    (:func:`engine.arena.trusted_judge.judge_trust`), "ratings": Ratings.as_json(),
+    "surrogate": SurrogateReport.as_json() or None, "surrogate_note": why there is none}``."""
     info = resolve_arena(store, run_name, arena_name)
     battles = battles_of(store, info.id)
     if not battles:
@@ -39,8 +41,8 @@ def arena_data(store: Store, run_name: str, arena_name: str | None = None, *,
     except (ValueError, LookupError, ImportError) as exc:
         why = str(exc)
     arena = {k: v for k, v in info.as_json().items() if k != "header"}
-    return {"arena": arena, "ratings": ratings.as_json(), "surrogate": surrogate,
-            "surrogate_note": why}
+    return {"arena": arena, "judge_trust": judge_trust(store, info).as_json(),
+            "ratings": ratings.as_json(), "surrogate": surrogate, "surrogate_note": why}
 
 
 def forest_plot(ratings: dict) -> str:
@@ -95,6 +97,7 @@ def arena_sections(store: Store, run_name: str, arena_name: str | None = None, *
                                            f"queries, {r['parse_failures']} parse failures"),
                                ("bootstrap", f"{r['n_boot']} tournaments, seed {r['seed']}; "
                                              "ties count as half wins")])
+            + f'<p class="judge-trust"><strong>{esc(data["judge_trust"]["line"])}</strong></p>'
             + forest_plot(r)
             + table(["rank", "system", "Elo", "95% CI", "battles", "win rate %"], rows,
                     numeric=(0, 2, 3, 4, 5))

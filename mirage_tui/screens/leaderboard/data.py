@@ -52,12 +52,13 @@ def rate(store, run: str, arena: str):
         return None, str(exc)
 
 
-def calibration_line(store, run: str, arena: str) -> str:
-    """How far the arena's judge agrees with people (``engine.arena.calibration_report``)."""
+def judge_line(store, run: str, arena: str) -> str:
+    """Who judged the arena and how far people agree with that judge
+    (:func:`engine.arena.trusted_judge.judge_trust`)."""
     from engine.arena.battles import resolve_arena
-    from engine.arena.calibration_report import arena_calibration_line
+    from engine.arena.trusted_judge import judge_trust
 
-    return arena_calibration_line(store, resolve_arena(store, run, arena))
+    return judge_trust(store, resolve_arena(store, run, arena)).line
 
 
 def surrogate(store, run: str, arena: str) -> Text:

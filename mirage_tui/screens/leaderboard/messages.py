@@ -25,7 +25,7 @@ class BoardLoaded(Message):
     generation: int
     ratings: object | None
     error: str | None
-    calibration: str = ""        # the judge's calibration line (or "not calibrated")
+    judge_line: str = ""         # who judged it and how far people agree with that judge
 
 
 @dataclass

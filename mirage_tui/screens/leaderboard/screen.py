@@ -23,8 +23,8 @@ from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, arena_line,
                                                   judged_line, judging_line, no_arena,
                                                   rating_cells, ratings_notes, ratings_status)
-from mirage_tui.screens.leaderboard.data import (arena_choices, calibration_line,
-                                                 compute_surrogate_features, rate, surrogate)
+from mirage_tui.screens.leaderboard.data import (arena_choices, compute_surrogate_features,
+                                                 judge_line, rate, surrogate)
 from mirage_tui.screens.leaderboard.messages import (BoardLoaded, ChoicesLoaded, PageExported,
                                                      SurrogateLoaded)
 from mirage_tui.widgets.heatmap import WinFractionHeatmap
@@ -80,6 +80,7 @@ class LeaderboardScreen(BaseScreen):
         color: $text-muted; }
     LeaderboardScreen #lb-progress { height: 1; padding: 0 1; }
     LeaderboardScreen #lb-body { height: 1fr; }
+    LeaderboardScreen #lb-judge { height: auto; padding: 0 1; text-style: bold; }
     LeaderboardScreen #ratings { height: auto; max-height: 14; border: round $primary 50%; }
     LeaderboardScreen #ratings:focus { border: round $accent; }
     LeaderboardScreen .lb-block { height: auto; padding: 0 1; margin-top: 1; }
@@ -104,6 +105,7 @@ class LeaderboardScreen(BaseScreen):
         yield Static("Loading…", id="lb-status", markup=False)
         yield ProgressBar(id="lb-progress", show_eta=False)
         with VerticalScroll(id="lb-body"):
+            yield Static("", id="lb-judge", markup=False)
             ratings = DataTable(id="ratings", cursor_type="row", zebra_stripes=True)
             ratings.border_title = "Ratings"
             yield ratings
@@ -163,6 +165,7 @@ class LeaderboardScreen(BaseScreen):
         self.query_one("#ratings", DataTable).clear()
         self.query_one("#lb-status", Static).update(text)
         self.query_one("#lb-notes", Static).update("")
+        self.query_one("#lb-judge", Static).update("")
         self.query_one("#lb-heatmap", WinFractionHeatmap).set_ratings(None)
         self.query_one("#lb-surrogate", Static).update("")
 
@@ -204,7 +207,7 @@ class LeaderboardScreen(BaseScreen):
         with self.worker_errors("the ratings", store):
             ratings, error = rate(store, run, arena)
             self.post_message(BoardLoaded(generation, ratings, error,
-                                          calibration_line(store, run, arena)))
+                                          judge_line(store, run, arena)))
             if ratings is not None:
                 self.post_message(SurrogateLoaded(generation, surrogate(store, run, arena)))
 
@@ -218,6 +221,7 @@ class LeaderboardScreen(BaseScreen):
         table.clear()
         heatmap = self.query_one("#lb-heatmap", WinFractionHeatmap)
         self.ratings = r = message.ratings
+        self.query_one("#lb-judge", Static).update(message.judge_line)
         if r is None:
             self.query_one("#lb-status", Static).update(f"{line} · no ratings: {message.error}")
             self.query_one("#lb-notes", Static).update("")
@@ -226,9 +230,7 @@ class LeaderboardScreen(BaseScreen):
         for s in r.systems:
             table.add_row(*rating_cells(s), key=s.system)
         self.query_one("#lb-status", Static).update(ratings_status(self.arena, info, r))
-        notes = ratings_notes(r)
-        notes.append(message.calibration + "\n", style="italic")
-        self.query_one("#lb-notes", Static).update(notes)
+        self.query_one("#lb-notes", Static).update(ratings_notes(r))
         heatmap.set_ratings(r)
         self.query_one("#lb-surrogate", Static).update(Text("Surrogate judge: computing…",
                                                             style="dim"))

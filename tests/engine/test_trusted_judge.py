@@ -1,0 +1,127 @@
+"""The arena's default judge and the line that heads every rating table (issue 24): the
+best-calibrated judge that can judge the run, else the reference judge when the battles have
+references, else the configured LLM in debiased order; and how far the arena's judge agrees
+with people, from its newest calibration."""
+
+from __future__ import annotations
+
+
+import pytest
+from testkit.arena import ScriptedJudge, drop_references, import_reference_labels, make_run
+
+from engine.app_config import config_path
+from engine.arena.battles import resolve_arena
+from engine.arena.calibrate import calibrate_judge
+from engine.arena.judge_list import judge_rankings
+from engine.arena.judging import judge_arena
+from engine.arena.trusted_judge import default_judge, judge_trust, run_has_references
+from engine.datasets.demo_pool import ensure_demo
+
+
+@pytest.fixture
+def demo_run(store):
+    ensure_demo(store)
+    make_run(store)
+    return store
+
+
+@pytest.fixture
+def labels(store, tmp_path):
+    return import_reference_labels(store, tmp_path)
+
+
+@pytest.fixture
+def configured_judge():
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('judge = "smollm2-135m-instruct"\n')
+    yield "smollm2-135m-instruct"
+    path.unlink()
+
+
+def first_wins(s):
+    return "1"
+
+
+# --------------------------------------------------------------------------- default judge
+
+def test_none_calibrated_with_references_is_the_minilm_reference_judge(demo_run):
+    assert run_has_references(demo_run, "r")
+    choice = default_judge(demo_run, "r")
+    assert (choice.spec, choice.order) == ("reference:minilm-l6-v2", "random")
+    assert "reference" in choice.why and choice.ranking is None
+
+
+def test_none_calibrated_without_references_is_the_configured_llm_debiased(
+        demo_run, configured_judge):
+    drop_references(demo_run)
+    assert not run_has_references(demo_run, "r")
+    choice = default_judge(demo_run, "r")
+    assert (choice.spec, choice.order) == (configured_judge, "debiased")
+    assert "config.toml" in choice.why and "no reference answer" in choice.why
+
+
+def test_without_references_or_configured_judge_there_is_none_and_it_says_how(demo_run):
+    drop_references(demo_run)
+    choice = default_judge(demo_run, "r")
+    assert choice.spec is None and "--judge MODEL" in choice.why
+
+
+def test_the_best_calibrated_judge_that_can_judge_the_run_wins(demo_run, labels,
+                                                              configured_judge):
+    store = demo_run
+    calibrate_judge(store, labels, "reference:f1", order="both", n_boot=50)     # 0.9
+    calibrate_judge(store, labels, ScriptedJudge(first_wins), n_boot=50)       # a coin
+    choice = default_judge(store, "r")
+    assert (choice.spec, choice.order) == ("reference:f1", "both")
+    assert choice.why.startswith("the best-calibrated judge here: agrees with people 90.0%")
+    assert choice.ranking.labels == "people@1"
+    # against the reference answer a reference judge cannot judge: the configured LLM
+    assert default_judge(store, "r", pairs="reference").spec == configured_judge
+
+
+def test_a_calibrated_judge_that_cannot_load_here_is_passed_over(demo_run, labels):
+    store = demo_run
+    # an LLM judge agreeing perfectly, but it is no installed model: not offered
+    calibrate_judge(store, labels, ScriptedJudge(lambda s: "1" if "number" in s["Answer 1"]
+                                                 else "2", name="not-installed"), n_boot=50)
+    top = judge_rankings(store)[0]
+    assert top.judge == "not-installed" and top.sign_accuracy.lo > 0.5
+    choice = default_judge(store, "r")
+    assert choice.spec == "reference:minilm-l6-v2"
+
+
+# --------------------------------------------------------------------------- header line
+
+def test_the_header_line_says_who_judged_and_how_far_to_trust_it(demo_run, labels):
+    store = demo_run
+    judge_arena(store, "r", "reference:f1")
+    info = resolve_arena(store, "r")
+    trust = judge_trust(store, info)
+    assert trust.line == ("judged by reference:f1, judge not calibrated (mirage-tui judge "
+                          "calibrate --judge reference:f1 --labels DATASET)")
+    assert trust.as_json()["calibrated"] is False
+    calibrate_judge(store, labels, "reference:f1", order="both", n_boot=50)
+    calibrate_judge(store, labels, "reference:f1", order="random", n_boot=50)
+    trust = judge_trust(store, info)
+    # the calibration in the arena's own order (random) is the one read
+    assert trust.calibration.order == "random"
+    assert trust.line.startswith("judged by reference:f1, agrees with people 90.0% [")
+    assert trust.line.endswith("(n=10, labels people@1)")
+    data = trust.as_json()
+    assert data["calibrated"] and data["calibration"]["sign_accuracy"]["n"] == 10
+    assert data["line"] == trust.line
+
+
+def test_a_judge_worse_than_the_reference_is_marked(demo_run, labels):
+    store = demo_run
+    judge = ScriptedJudge(first_wins)
+    judge_arena(store, "r", judge, order="both")
+    calibrate_judge(store, labels, "reference:f1", n_boot=50)
+    calibrate_judge(store, labels, ScriptedJudge(first_wins), order="both", n_boot=50)
+    line = judge_trust(store, resolve_arena(store, "r")).line
+    assert line.startswith("judged by fake-judge, agrees with people ")
+    assert "; worse than comparing with the reference (reference:f1 90.0% [" in line
+    # the calibration used ragqa_arena_pairwise, the arena mirage_bench_pairwise: said so
+    assert "calibrated with template ragqa_arena_pairwise@1, the arena used " \
+           "mirage_bench_pairwise@1" in line

@@ -1,0 +1,50 @@
+"""The quick comparison ends on a judged Leaderboard (issue 24): once its run is done the app
+judges its arena with the default judge (nothing calibrated, the demo's gold answers: MiniLM
+against them, no LLM), says so, and the Leaderboard heads its ratings with that judge. The
+generators are instant scripted fakes at the edge; retrieval, the store, the arena and the
+reference judge are real."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from textual.widgets import DataTable, Static
+
+import mirage_tui.app as app_module
+from engine.store import Store
+from mirage_tui.quick_comparison import QUICK_GENERATORS, QUICK_NAME
+from testkit.html_runs import InstantGenerator
+from testkit.tui import RecordingApp, open_screen, text_of, wait_for_run, wait_until
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_the_quick_comparison_is_judged_by_the_default_judge(db_path, monkeypatch):
+    from mirage_tui.screens.leaderboard import LeaderboardScreen
+
+    monkeypatch.setattr(app_module, "missing_models", lambda config: [])
+    generators = {name: InstantGenerator(name, {}) for name in QUICK_GENERATORS}
+    app = RecordingApp(db_path, generators=generators)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: app.store is not None, 60, "the workspace")
+        await pilot.press("g")
+        await wait_for_run(pilot, timeout=300)
+        assert app.run_controller.summary.status == "done"
+        await wait_until(pilot, lambda: any(m.startswith("Leaderboard: ") for m, _ in
+                                            app.notes), 120, "the quick comparison's arena")
+        note = next(m for m, _ in app.notes if m.startswith("Leaderboard: "))
+        assert note.startswith(f"Leaderboard: pairwise:reference:minilm-l6-v2 of {QUICK_NAME}, "
+                               "done, 660/660 battles")      # 12 contestants, 10 queries
+        assert "judged by reference:minilm-l6-v2: no calibrated judge" in note
+        # seconds, not an LLM's minutes (duration() writes a minute or more as 1m05s)
+        assert re.search(r"660/660 battles in \d+s,", note), note
+        await open_screen(pilot, LeaderboardScreen(QUICK_NAME))
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.query_one("#ratings", DataTable).row_count == 12,
+                         60, "the ratings")
+        assert text_of(screen.query_one("#lb-judge", Static)).startswith(
+            "judged by reference:minilm-l6-v2, judge not calibrated")
+        assert not [m for m, sev in app.notes if sev == "error"]
+    battles = Store(db_path).query("SELECT COUNT(*) FROM battles")[0][0]
+    assert battles == 660
