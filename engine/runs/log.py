@@ -2,8 +2,9 @@
 
 The run's job (:mod:`engine.runs.execute`) writes a line, with a UTC timestamp, when a session
 starts (new or resumed, how many items were stored already), a model loads (and how long it
-took), a request needed retries, an item failed, and when the session ends (done, cancelled
-or failed, with its message). Renaming writes one too (:mod:`engine.runs.manage`).
+took), a request needed retries, an item failed, a model host died (each death, from the
+generator's ``take_host_events``), and when the session ends (done, cancelled or failed, with
+its message). Renaming writes one too (:mod:`engine.runs.manage`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from engine.runs.header import now
 from engine.store import Store
 
-KINDS = ("session", "load", "retry", "error", "end", "rename")
+KINDS = ("session", "load", "retry", "error", "end", "rename", "host")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from textual.widgets import Label, Static
 from mirage_tui.screens.base import BaseModal
 
 KIND_STYLES = {"error": "bold red", "retry": "yellow", "load": "cyan", "session": "green",
-               "end": "bold", "rename": "magenta"}
+               "end": "bold", "rename": "magenta", "host": "bold red"}
 
 
 def log_text(lines) -> Text:
