@@ -40,6 +40,7 @@ SHARED = _facts(100)
 A = SHARED + "\nQuestion: Where does the river 7 flow?\nAnswer:"
 B = SHARED + "\nQuestion: Where does the river 30 flow?\nAnswer:"
 C = SHARED[:len(SHARED) // 2] + " Question: Which river flows south?\nAnswer:"
+D = SHARED + "\nQuestion: Which river flows south?\nAnswer:"
 
 
 def _logits(gen: LlamaGenerator, prompt: str) -> np.ndarray:
@@ -94,12 +95,15 @@ CLIENT = textwrap.dedent("""
     from models.catalog import load_generator
     from models.base import SamplingParams
     g = load_generator({smol!r}, n_threads=1)
-    prompts = json.loads(sys.argv[1])
-    print(json.dumps([g.generate(p, SamplingParams(max_tokens=8)).text for p in prompts]))
+    out = []
+    for p in json.loads(sys.argv[1]):
+        probs = g.label_probs(p, ["north", "south"])      # exact floats: the logits show
+        out.append([probs, g.generate(p, SamplingParams(max_tokens=8)).text])
+    print(json.dumps(out))
 """)
 
 
-def _client(prompts: list[str], env: dict) -> list[str]:
+def _client(prompts: list[str], env: dict) -> list:
     done = subprocess.run([sys.executable, "-c", CLIENT.format(smol=SMOL), json.dumps(prompts)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -110,14 +114,15 @@ def _client(prompts: list[str], env: dict) -> list[str]:
 def test_two_processes_through_one_host_in_both_orders_get_the_same_texts(tmp_path,
                                                                           monkeypatch):
     """One process's prompts leave the host's cache warm for the other's: whichever goes
-    first, each gets the texts it gets alone on a fresh host."""
+    first, each gets the same label probabilities (to the bit) and texts. Before: the second
+    process found its first prompt already cached and evaluated its last token alone."""
     from models.host import client, registry
 
     monkeypatch.setenv("MIRAGE_HOSTING", "hosted")
     monkeypatch.setenv("MIRAGE_HOST_GRACE", "60")         # the host outlives each client
     monkeypatch.setenv("MIRAGE_LLAMA_SERVER", "")
     monkeypatch.delenv("MIRAGE_HOST_BACKEND", raising=False)
-    first, second = [A, C], [B, A]
+    first, second = [A, D], [D, A]
     results = []
     for n, order in enumerate(((first, second), (second, first))):
         monkeypatch.setenv("MIRAGE_DATA_DIR", str(tmp_path / f"data{n}"))   # a fresh host
@@ -128,4 +133,4 @@ def test_two_processes_through_one_host_in_both_orders_get_the_same_texts(tmp_pa
             client.stop_hosts()
         results.append(got if n == 0 else got[::-1])
     assert results[0] == results[1]
-    assert all(t for texts in results[0] for t in texts)
+    assert all(text for answers in results[0] for _, text in answers)
