@@ -17,8 +17,12 @@ models than cores the total is the number of models (documented in the README).
 Death. When the host dies under a request, that request raises ``TransientModelError`` naming
 the model and how the host ended (this process knows the exit status of a host it started;
 for another process's host it says "host pid P exited"); the next request starts the host
-again. A second death of the same generator's host raises a plain ``ModelError``: the run stops
-and can be resumed.
+again. A second death of the same generator's host raises a plain ``ModelError`` (raised
+outside any ``except`` block, so no transport error in its context makes it look transient):
+the run stops and can be resumed. Each death is kept for the run's log
+(``take_host_events``).
+
+Every request carries the host's token from its registry entry (``Authorization: Bearer``).
 
 Standard library only (http.client with one keep-alive connection per thread): this process
 never imports llama_cpp.
