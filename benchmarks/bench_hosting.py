@@ -15,8 +15,14 @@ against a baseline taken in the same run:
 3. concurrency 4 vs 1 in one process against the host (threads sending at once): the host
    serialises requests on its one llama.cpp context, so on a CPU this is ~1.0 by design;
    the gain of many requests in flight is on llama-server's slots and remote endpoints.
+4. what determinism costs (in process, the same items in the engine's order, alternating
+   blocks): the adapter's exact prefix reuse (whole 64-token blocks of the previous prompt,
+   bit-identical to a cold evaluation) against the old warm path (the cache cut back to the
+   longest common prefix, 512-token batches: not bit-stable) and against no reuse at all.
+   Ratio = exact items/s / old warm items/s; the exact texts must equal the cold ones.
 
     nice .venv/bin/python benchmarks/bench_hosting.py [--sample 4] [--max-tokens 32] [--threads 1]
+                                                      [--only determinism]
 
 Writes benchmarks/results/hosting.json.
 """
@@ -122,6 +128,74 @@ def clients(parts: list[int], args) -> float:
     return wall
 
 
+def _variants(threads: int) -> dict:
+    """Three in-process SmolLM2s: exact reuse (the adapter), the old longest-prefix reuse,
+    and no reuse."""
+    import numpy as np
+
+    from models import packaged
+    from models.llama import LlamaGenerator
+
+    class LongestPrefix(LlamaGenerator):
+        prompt_block = 512                 # llama-cpp-python's default batches
+
+        def _eval_prompt(self, tokens):    # the adapter before issue 25
+            llm = self._llm
+            held = llm.input_ids[:min(llm.n_tokens, len(tokens))]
+            diff = np.flatnonzero(held != np.asarray(tokens[:len(held)], dtype=held.dtype))
+            common = int(diff[0]) if diff.size else len(held)
+            if common == len(tokens) == llm.n_tokens and not llm._requires_eval:
+                return 0
+            reuse = common - 1 if common == len(tokens) else common
+            if reuse > 0 and llm._ctx.kv_cache_seq_rm(-1, reuse, -1):
+                llm.n_tokens = reuse
+            else:
+                llm.reset()
+                reuse = 0
+            llm.eval(tokens[reuse:])
+            return len(tokens) - reuse
+
+    class Cold(LlamaGenerator):
+        def _eval_prompt(self, tokens):
+            self._forget_prompt()
+            return super()._eval_prompt(tokens)
+
+    path, _ = packaged.resolve_model_path(SMOL)
+    return {name: cls(path, n_threads=threads, name=SMOL)
+            for name, cls in (("exact", LlamaGenerator), ("old_warm", LongestPrefix),
+                              ("cold", Cold))}
+
+
+def determinism_cost(items, args) -> dict:
+    gens = _variants(args.threads)
+    for gen in gens.values():
+        run_items(gen, items[:2], args.max_tokens)          # warm up
+    size = -(-len(items) // args.blocks)
+    times = dict.fromkeys(gens, 0.0)
+    texts = {name: [] for name in gens}
+    for b in range(args.blocks):
+        block = items[b * size:(b + 1) * size]
+        names = list(gens)
+        for name in names[b % 3:] + names[:b % 3]:
+            gen = gens[name]
+            gen.reset()
+            seconds, got = run_items(gen, block, args.max_tokens)
+            times[name] += seconds
+            texts[name] += got
+    n = len(items)
+    same_old = sum(a == b for a, b in zip(texts["old_warm"], texts["cold"]))
+    return {
+        "items": n, "blocks": args.blocks,
+        "exact_items_per_s": round(n / times["exact"], 3),
+        "old_warm_items_per_s": round(n / times["old_warm"], 3),
+        "cold_items_per_s": round(n / times["cold"], 3),
+        "ratio_exact_vs_old_warm": round(times["old_warm"] / times["exact"], 3),
+        "ratio_cold_vs_old_warm": round(times["old_warm"] / times["cold"], 3),
+        "exact_texts_equal_cold": f"{sum(a == b for a, b in zip(texts['exact'], texts['cold']))}"
+                                  f"/{n}",
+        "old_warm_texts_equal_cold": f"{same_old}/{n}"}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--max-tokens", type=int, default=32)
@@ -129,10 +203,19 @@ def main() -> int:
     ap.add_argument("--blocks", type=int, default=4)
     ap.add_argument("--sample", type=int, default=4, help="demo queries (x3 settings)")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--only", choices=("determinism",), help="run only this part")
     args = ap.parse_args()
     if args.child is not None:
         args.part = args.child
         return child(args)
+    if args.only == "determinism":
+        result = {"model": SMOL, "max_tokens": args.max_tokens, "threads": args.threads,
+                  "determinism": determinism_cost(demo_items(args.max_tokens, args.sample),
+                                                  args)}
+        out = ROOT / "benchmarks" / "results" / "determinism.json"
+        out.write_text(json.dumps(result, indent=2) + "\n")
+        print(json.dumps(result, indent=2))
+        return 0
 
     os.environ.setdefault("MIRAGE_DATA_DIR", tempfile.mkdtemp(prefix="bench-hosting-data-"))
     os.environ["MIRAGE_LLAMA_SERVER"] = ""            # the llama.cpp host, as measured
@@ -166,6 +249,7 @@ def main() -> int:
     c1, _ = run_items(hosted, some, args.max_tokens, workers=1)
     c4, _ = run_items(hosted, some, args.max_tokens, workers=4)
     stop_hosts()
+    determinism = determinism_cost(items, args)
 
     result = {
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
@@ -184,6 +268,7 @@ def main() -> int:
             "items": len(some), "c1_items_per_s": round(len(some) / c1, 3),
             "c4_items_per_s": round(len(some) / c4, 3),
             "speedup": round(c1 / c4, 3)},
+        "determinism": determinism,
     }
     out = ROOT / "benchmarks" / "results" / "hosting.json"
     out.write_text(json.dumps(result, indent=2) + "\n")

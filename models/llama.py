@@ -9,9 +9,15 @@ What this adapter adds to a bare ``llama_cpp.Llama``:
   a base model (no template) gets messages rendered into a small versioned few-shot frame
   (:func:`models.few_shot.render_few_shot`). A plain string is a raw completion prompt for any
   model. Every ``Generation`` carries the exact text sent and its token count.
-- **Prefix reuse, measured.** Consecutive prompts that share a prefix evaluate only the new
-  suffix (the KV cache is cut back to the longest common prefix, as ``Llama.generate`` does);
-  ``prompt_tokens_evaluated`` is the number of tokens this call actually sent to llama.cpp.
+- **Prefix reuse, measured and exact.** Consecutive prompts that share a prefix evaluate only
+  the new suffix; ``prompt_tokens_evaluated`` is the number of tokens this call actually sent
+  to llama.cpp. A prompt is always evaluated in blocks of ``PROMPT_BLOCK`` tokens starting at
+  position 0 (llama.cpp's ``n_batch``), and the cache is cut back only to a block boundary
+  within the previous *prompt* (never into generated tokens, which were evaluated one by one):
+  so a warm evaluation runs the very batches a cold one runs, and its logits are bit-identical
+  (llama.cpp's numbers depend on how a prompt is split into batches; cutting back to the
+  longest common prefix, as ``Llama.generate`` does, changed answers). The same prompt gives
+  the same text whatever ran before it (tests/models/test_determinism.py).
   Models with sliding-window attention (Gemma 3) get a full-size SWA cache (``swa_full``):
   with the default pruned one, cutting the cache back and continuing silently attends to a
   window whose older cells were already dropped, and the logits differ from a cold run.
@@ -69,6 +75,8 @@ from models.gguf import GGUFInfo, read_gguf
 from models.llama_log import log_mark, recent_log, set_log_file
 
 DEFAULT_MAX_CTX = 4096
+PROMPT_BLOCK = 64         # n_batch: prompts are evaluated in blocks of this many tokens, and a
+                          # reused prefix ends on a block boundary (module docstring)
 
 
 def gpu_offload_available() -> bool:
@@ -93,6 +101,7 @@ class LlamaGenerator:
 
     backend = "llama.cpp"
     supports_label_probs = True
+    prompt_block = PROMPT_BLOCK
 
     @classmethod
     def load(cls, name_or_path: str | os.PathLike, *, n_ctx: int | None = None,
@@ -128,6 +137,8 @@ class LlamaGenerator:
         self.context_length = self.info.context_length  # as trained
         self.quantization = self.info.quantization
         self._lock = threading.Lock()
+        self._abort = threading.Event()
+        self._prompt_len = 0      # the tokens of the cache that were a prompt (block-evaluated)
         self._sha256: str | None = None
         if log_file is not None:
             set_log_file(log_file)
@@ -146,6 +157,7 @@ class LlamaGenerator:
                 return llama_cpp.Llama(
                     str(self.path), n_ctx=self.n_ctx, n_threads=self.n_threads,
                     n_threads_batch=self.n_threads, n_gpu_layers=self.n_gpu_layers,
+                    n_batch=self.prompt_block, n_ubatch=self.prompt_block,
                     swa_full=self.swa_full, verbose=False)
             except Exception as exc:  # noqa: BLE001 - ValueError, RuntimeError, ...
                 raise ModelError(self._explain_load_failure(exc, recent_log(mark))) from None
@@ -247,6 +259,8 @@ class LlamaGenerator:
                                   min_p=0.0, temp=params.temperature, repeat_penalty=1.0)
             try:
                 for token in stream:
+                    if self._abort.is_set():
+                        raise _Aborted()
                     if llama_cpp.llama_vocab_is_eog(self._vocab, token):
                         finish = "stop"
                         break
@@ -260,8 +274,12 @@ class LlamaGenerator:
                             break
                     if len(completion) >= params.max_tokens:
                         break
+            except _Aborted:
+                self._forget_prompt()
+                raise ModelError(f"{self.name}: the request was aborted (the model is being "
+                                 "closed)") from None
             except RuntimeError as exc:
-                llm.reset()
+                self._forget_prompt()
                 raise ModelError(f"{self.path}: llama.cpp failed while generating ({exc})") \
                     from None
             finally:
@@ -333,33 +351,52 @@ class LlamaGenerator:
         return self._llm.detokenize(tokens).decode("utf-8", errors="ignore")
 
     def _eval_prompt(self, tokens: list[int]) -> int:
-        """Bring the KV cache to ``tokens``, evaluating only what differs from what it holds
-        (the logic of ``Llama.generate``). Returns the number of tokens evaluated."""
-        llm = self._llm
-        held = llm.input_ids[:min(llm.n_tokens, len(tokens))]
+        """Bring the KV cache to ``tokens``, evaluating only what differs from the previous
+        prompt, cut back to a block boundary so the batches are those of a cold evaluation
+        (module docstring). Returns the number of tokens evaluated."""
+        llm, block = self._llm, self._llm.n_batch
+        held = llm.input_ids[:min(self._prompt_len, llm.n_tokens, len(tokens))]
         diff = np.flatnonzero(held != np.asarray(tokens[:len(held)], dtype=held.dtype))
         common = int(diff[0]) if diff.size else len(held)
         if common == len(tokens) == llm.n_tokens and not llm._requires_eval:
-            return 0          # the logits of the last token are still current
-        # with the whole prompt cached, evaluate its last token again to refresh the logits
-        reuse = common - 1 if common == len(tokens) else common
+            return 0          # this very prompt was the last thing evaluated: logits current
+        # at least the prompt's last block again (its logits), from a block boundary
+        reuse = min(common, len(tokens) - 1) // block * block
         if reuse > 0 and llm._ctx.kv_cache_seq_rm(-1, reuse, -1):
             llm.n_tokens = reuse
         else:
             llm.reset()
             reuse = 0
+        self._prompt_len = 0
         try:
-            llm.eval(tokens[reuse:])
+            for start in range(reuse, len(tokens), block):
+                if self._abort.is_set():
+                    raise _Aborted()
+                llm.eval(tokens[start:start + block])
+        except _Aborted:
+            llm.reset()
+            raise ModelError(f"{self.name}: the request was aborted (the model is being "
+                             "closed)") from None
         except RuntimeError as exc:
             llm.reset()
             raise ModelError(f"{self.path}: llama.cpp failed to evaluate the prompt ({exc})") \
                 from None
+        self._prompt_len = len(tokens)
         return len(tokens) - reuse
+
+    def _forget_prompt(self) -> None:
+        self._llm.reset()
+        self._prompt_len = 0
 
     def reset(self) -> None:
         """Forget the cached prompt (the next call evaluates everything)."""
         with self._lock:
-            self._llm.reset()
+            self._forget_prompt()
+
+    def abort(self) -> None:
+        """End the request in flight within a block or a token (it raises ModelError), and
+        every later one: for a host that is stopping. Needs no lock."""
+        self._abort.set()
 
     def close(self) -> None:
         """Free the model and drop it from the instance cache."""
@@ -373,6 +410,10 @@ class LlamaGenerator:
     def __repr__(self) -> str:
         return (f"LlamaGenerator({self.name!r}, n_ctx={self.n_ctx}, device={self.device!r}, "
                 f"threads={self.n_threads})")
+
+
+class _Aborted(Exception):
+    """Internal: ``abort()`` was called while a request was running."""
 
 
 def unload_all() -> None:

@@ -308,6 +308,8 @@ class _Runner(Job):
         item = outcome.key
         key = self._key(item)
         self.current = key[:2]
+        for event in getattr(generator, "take_host_events", list)():
+            self._log("host", event)
         moment = time.perf_counter()
         took = moment - self.mark
         generated = outcome.ok and outcome.value.generation is not None

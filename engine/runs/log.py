@@ -3,7 +3,8 @@
 The run's job (:mod:`engine.runs.execute`) writes a line, with a UTC timestamp, when a session
 starts (new or resumed, how many items were stored already), a model loads (and how long it
 took), a request needed retries, an item failed, a server's refusal taught the run its
-context (``context``), and when the session ends (done, cancelled or failed, with its
+context (``context``), a model host died (each death, from the generator's
+``take_host_events``), and when the session ends (done, cancelled or failed, with its
 message). Renaming writes one too (:mod:`engine.runs.manage`).
 """
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from engine.runs.header import now
 from engine.store import Store
 
-KINDS = ("session", "load", "retry", "error", "context", "end", "rename")
+KINDS = ("session", "load", "retry", "error", "context", "end", "rename", "host")
 
 
 @dataclass(frozen=True)

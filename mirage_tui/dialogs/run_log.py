@@ -13,7 +13,7 @@ from mirage_tui.screens.base import BaseModal
 
 KIND_STYLES = {"error": "bold red", "retry": "yellow", "load": "cyan", "session": "green",
                "context": "yellow",
-               "end": "bold", "rename": "magenta"}
+               "end": "bold", "rename": "magenta", "host": "bold red"}
 
 
 def log_text(lines) -> Text:

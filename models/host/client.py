@@ -17,8 +17,11 @@ models than cores the total is the number of models (documented in the README).
 Death. When the host dies under a request, that request raises ``TransientModelError`` naming
 the model and how the host ended (this process knows the exit status of a host it started;
 for another process's host it says "host pid P exited"); the next request starts the host
-again. A second death of the same generator's host raises ``ModelUnusable``: the run stops
-and can be resumed.
+again. A second death of the same generator's host raises ``ModelUnusable`` (raised outside
+any ``except`` block, so no transport error in its context makes it look transient): the run
+stops and can be resumed. Each death is kept for the run's log (``take_host_events``).
+
+Every request carries the host's token from its registry entry (``Authorization: Bearer``).
 
 Standard library only (http.client with one keep-alive connection per thread): this process
 never imports llama_cpp.
@@ -135,26 +138,29 @@ def _last_error(log: Path) -> str:
     return lines[-1][-300:] if lines else "the log is empty"
 
 
-def _get_json(url: str, path: str, timeout: float = 2.0) -> dict:
-    parts = url.split("//", 1)[1]
-    host, port = parts.rsplit(":", 1)
+def _request_json(entry: registry.HostEntry, method: str, path: str, body: dict | None,
+                  timeout: float) -> dict:
+    host, port = entry.url.split("//", 1)[1].rsplit(":", 1)
     conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
     try:
-        conn.request("GET", path)
+        conn.request(method, path, body=None if body is None else json.dumps(body),
+                     headers=_headers(entry))
         return json.loads(conn.getresponse().read())
     finally:
         conn.close()
 
 
-def _post_json(url: str, path: str, body: dict, timeout: float = 10.0) -> dict:
-    host, port = url.split("//", 1)[1].rsplit(":", 1)
-    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
-    try:
-        conn.request("POST", path, body=json.dumps(body),
-                     headers={"Content-Type": "application/json"})
-        return json.loads(conn.getresponse().read())
-    finally:
-        conn.close()
+def _get_json(entry: registry.HostEntry, path: str, timeout: float = 2.0) -> dict:
+    return _request_json(entry, "GET", path, None, timeout)
+
+
+def _post_json(entry: registry.HostEntry, path: str, body: dict, timeout: float = 10.0) -> dict:
+    return _request_json(entry, "POST", path, body, timeout)
+
+
+def _headers(entry: registry.HostEntry) -> dict:
+    """A request's headers: JSON, and the host's token (its registry entry)."""
+    return {"Content-Type": "application/json", "Authorization": f"Bearer {entry.token}"}
 
 
 def _pick_threads(wanted: int | None) -> int:
@@ -173,7 +179,7 @@ def _pick_threads(wanted: int | None) -> int:
         for e in live:
             if e.threads > fair:
                 try:
-                    _post_json(e.url, "/mirage/threads", {"threads": fair})
+                    _post_json(e, "/mirage/threads", {"threads": fair})
                     e.threads = fair
                 except (OSError, http.client.HTTPException, ValueError):
                     pass
@@ -208,7 +214,7 @@ def _wait_ready(spec: HostSpec, proc: subprocess.Popen, log: Path) -> registry.H
         entry = registry.read_entry(spec.key)
         if entry is not None and entry.pid == proc.pid:
             try:
-                if _get_json(entry.url, "/health").get("status") == "ok":
+                if _get_json(entry, "/health").get("status") == "ok":
                     return entry
             except (OSError, http.client.HTTPException, ValueError):
                 pass
@@ -249,10 +255,11 @@ def stop_host(entry: registry.HostEntry, timeout: float = 10.0) -> None:
 
 
 def list_hosts() -> list[dict]:
-    """The live hosts: model, url, pid, threads, clients (pids), log, ..."""
+    """The live hosts: model, url, pid, threads, clients (pids), log, ... (not the token)."""
     from dataclasses import asdict
 
-    return [{**asdict(e), "clients": e.clients()} for e in registry.live_entries()]
+    return [{**{k: v for k, v in asdict(e).items() if k != "token"}, "clients": e.clients()}
+            for e in registry.live_entries()]
 
 
 def stop_hosts(name: str | None = None) -> list[registry.HostEntry]:
@@ -309,13 +316,14 @@ class HostedGenerator:
         self._local = threading.local()
         self._entry: registry.HostEntry | None = None
         self._deaths = 0
+        self._events: list[str] = []
         self._connect()
 
     def _connect(self) -> registry.HostEntry:
         with self._lock:
             if self._entry is None:
                 entry = find_or_start(self.spec)
-                info = _get_json(entry.url, "/mirage/identity", timeout=60)
+                info = _get_json(entry, "/mirage/identity", timeout=60)
                 ident = dict(info["identity"], name=self.name)
                 self._identity = ModelIdentity(**ident)
                 self.chat = bool(info["chat"])
@@ -334,6 +342,13 @@ class HostedGenerator:
     @property
     def identity(self) -> ModelIdentity:
         return self._identity
+
+    def take_host_events(self) -> list[str]:
+        """What happened to the host since the last call (its deaths, one line each), for a
+        run's log."""
+        with self._lock:
+            events, self._events = self._events, []
+        return events
 
     @property
     def max_concurrency(self) -> int:
@@ -374,23 +389,25 @@ class HostedGenerator:
             time.sleep(0.05)
 
     def _died(self, entry: registry.HostEntry, how: str) -> ModelError:
+        message = f"{self.name}: the model host {how} (log: {entry.log})"
         with self._lock:
             if self._entry is entry:
                 self._entry = None
                 self._deaths += 1
+                self._events.append(message + ("; it is restarted" if self._deaths == 1 else
+                                               "; a second death: the run stops"))
             deaths = self._deaths
         registry.remove_entry(entry.key, entry.pid)
-        message = f"{self.name}: the model host {how} (log: {entry.log})"
         if deaths > 1:
             self._forget()
             return ModelUnusable(f"{message}; it died a second time, so this run stops "
-                              "(resume it to go on)")
+                                 "(resume it to go on)")
         return TransientModelError(f"{message}; it is restarted for the next request")
 
     def _call(self, method: str, path: str, body: dict | None = None) -> dict:
         entry = self._connect()
         data = None if body is None else json.dumps(body).encode("ascii")
-        headers = {"Content-Type": "application/json"}
+        headers = _headers(entry)
         for attempt in (0, 1):
             conn = self._connection(entry)
             try:
@@ -400,13 +417,17 @@ class HostedGenerator:
                 break
             except (OSError, http.client.HTTPException) as exc:
                 self._drop_connection()
-                how = self._gone(entry, wait=0 if attempt == 0 else 3.0)
-                if how is not None:
-                    raise self._died(entry, how) from None
-                if attempt == 1:
-                    raise TransientModelError(
-                        f"{self.name}: the model host at {entry.url} did not answer "
-                        f"({type(exc).__name__}: {exc}) (log: {entry.log})") from None
+                failure = f"{type(exc).__name__}: {exc}"
+            # raised outside the except block: a death carries no transport error as its
+            # context, so it is not taken for a transient failure (engine.inflight.is_transient
+            # follows __context__) and a second death really stops the run
+            how = self._gone(entry, wait=0 if attempt == 0 else 3.0)
+            if how is not None:
+                raise self._died(entry, how)
+            if attempt == 1:
+                raise TransientModelError(
+                    f"{self.name}: the model host at {entry.url} did not answer "
+                    f"({failure}) (log: {entry.log})")
         try:
             parsed = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):

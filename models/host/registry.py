@@ -1,7 +1,7 @@
 """The shared registry of model hosts in the data dir, and the leases of their clients.
 
     <data dir>/hosts/registry.lock          fcntl lock around "find or start" (one host per key)
-    <data dir>/hosts/<key>.json             a live host: model, url, pid, threads, log, ...
+    <data dir>/hosts/<key>.json             a live host: model, url, pid, threads, log, token
     <data dir>/hosts/<key>.clients/<pid>    one lease per client process (its start time inside)
     <data dir>/hosts/<name>-<key8>.log      the host's log (llama.cpp's included)
 
@@ -9,6 +9,11 @@ The key is the identity of what is served: the model file's sha256, the context 
 backend, so two processes asking for the same model find the same host. A lease names a client
 process; a lease whose process is gone (exited, killed with -9, its pid reused by another
 process) does not count, so the host can tell when its last client is gone.
+
+Only the user who owns the data dir may use a host: the data dir and ``hosts/`` are mode 0700,
+an entry is written 0600, and it holds the host's random ``token``, which the host requires
+on every request (``Authorization: Bearer TOKEN``). Another local user, or a web page in the
+user's browser, can reach the port but not the token.
 
 Standard library only: the host process imports this module too.
 """
@@ -39,8 +44,16 @@ def data_dir() -> Path:
 
 
 def hosts_dir() -> Path:
-    folder = data_dir() / "hosts"
-    folder.mkdir(parents=True, exist_ok=True)
+    """``<data dir>/hosts``, created 0700 (the data dir too, when it is created here); a
+    ``hosts`` folder of ours with a looser mode is tightened."""
+    base = data_dir()
+    if not base.is_dir():
+        base.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder = base / "hosts"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    info = folder.stat()
+    if info.st_mode & 0o077 and info.st_uid == os.getuid():
+        folder.chmod(0o700)
     return folder
 
 
@@ -63,6 +76,7 @@ class HostEntry:
     log: str
     slots: int = 1
     extra: dict = field(default_factory=dict)
+    token: str = ""            # required on every request (module docstring)
 
     @property
     def path(self) -> Path:
@@ -128,8 +142,13 @@ def registry_lock() -> Iterator[None]:
 
 
 def write_entry(entry: HostEntry) -> None:
+    """Write the entry, readable by this user only (it holds the token)."""
     tmp = entry.path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(asdict(entry), indent=1))
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps(asdict(entry), indent=1))
     os.replace(tmp, entry.path)
 
 

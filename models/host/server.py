@@ -15,10 +15,18 @@ entry (:mod:`models.host.registry`) and serves:
   ``/mirage/render``, ``/mirage/threads`` (change the thread count); ``GET /mirage/identity``
   and ``GET /mirage/modules`` (what this process imported, for a test).
 
+It serves only its owner: every request must carry the random token of its registry entry
+(``Authorization: Bearer TOKEN``; the entry is readable by its user only): 401 without it,
+403 with another. A POST must say ``Content-Type: application/json`` (415 otherwise, so a web
+page cannot post a "simple" text/plain request at it) and its body must fit ``MAX_BODY_BYTES``
+(413, refused before anything is read). A client's mistake (a body that is not a JSON object,
+a malformed message, a value of the wrong type, threads beyond the cores) is a 400 naming it.
+
 A watchdog thread ends the host (removing its registry entry) when no client lease names a
-live process for ``--grace`` seconds; SIGTERM ends it the same way; SIGINT is ignored (a
-Ctrl-C in the terminal of the process that started it must not kill a host that process is
-still using: it runs in its own session anyway).
+live process for ``--grace`` seconds, aborting the request in flight (within a block of the
+prompt or a token: a killed client's long generation does not keep the host alive); SIGTERM
+ends it the same way; SIGINT is ignored (a Ctrl-C in the terminal of the process that started
+it must not kill a host that process is still using: it runs in its own session anyway).
 
 Imports: the standard library, numpy, llama_cpp and models.llama only (no pandas, pyarrow,
 sqlite_utils, torch or sklearn: a CUDA llama.cpp crashes beside them, llama-cpp-python
@@ -28,9 +36,14 @@ issue #1581).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hmac
 import json
+import math
 import os
+import secrets
 import signal
+import socket
 import sys
 import threading
 import time
@@ -43,17 +56,71 @@ from models.host import registry
 _PARAM_FIELDS = {f.name for f in fields(SamplingParams)}
 DEFAULT_GRACE_S = 10.0
 GRACE_ENV = "MIRAGE_HOST_GRACE"
+MAX_BODY_BYTES = 8 << 20        # a prompt of a 128k context is ~1 MB of JSON
 
 
-def sampling_params(raw: dict | None) -> SamplingParams:
-    raw = dict(raw or {})
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def sampling_params(raw) -> SamplingParams:
+    """The SamplingParams of a request's ``params`` object, each value checked (ValueError
+    naming the field)."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ValueError("'params' must be a JSON object")
+    raw = dict(raw)
     unknown = set(raw) - _PARAM_FIELDS
     if unknown:
         raise ValueError(f"unknown sampling parameters: {', '.join(sorted(unknown))}")
+    for name in ("max_tokens", "top_k", "seed"):
+        if name in raw and not _is_int(raw[name]):
+            raise ValueError(f"'{name}' must be an integer (got {raw[name]!r:.40})")
+    for name in ("temperature", "top_p"):
+        if name in raw and not (_is_number(raw[name]) and raw[name] >= 0):
+            raise ValueError(f"'{name}' must be a number >= 0 (got {raw[name]!r:.40})")
     if "stop" in raw:
         stop = raw["stop"]
-        raw["stop"] = (stop,) if isinstance(stop, str) else tuple(stop or ())
+        stop = (stop,) if isinstance(stop, str) else stop
+        if not isinstance(stop, (list, tuple)) or not all(isinstance(x, str) for x in stop):
+            raise ValueError("'stop' must be a string or a list of strings")
+        raw["stop"] = tuple(stop)
     return SamplingParams(**raw)
+
+
+def checked_prompt(value, field: str = "prompt"):
+    """A prompt from a request: a string, or a non-empty list of ``{role, content}`` objects
+    with string values (ValueError naming ``field`` otherwise)."""
+    if isinstance(value, str):
+        return value
+    if (isinstance(value, list) and value and all(
+            isinstance(m, dict) and isinstance(m.get("role"), str)
+            and isinstance(m.get("content"), str) for m in value)):
+        return value
+    raise ValueError(f"'{field}' must be a string or a non-empty list of "
+                     "{\"role\": string, \"content\": string} objects")
+
+
+def _field(body: dict, name: str, kind: type, what: str):
+    if name not in body:
+        raise ValueError(f"'{name}' is missing")
+    value = body[name]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"'{name}' must be {what}")
+    return value
+
+
+class Refused(Exception):
+    """A request refused before its body is read (auth, media type, size)."""
+
+    def __init__(self, status: int, kind: str, message: str):
+        super().__init__(message)
+        self.status, self.kind = status, kind
 
 
 class Host:
@@ -75,10 +142,11 @@ class Host:
                 "device": g.device, "threads": g.n_threads, "pid": os.getpid(),
                 "backend": self.entry.backend, "slots": self.entry.slots}
 
-    def set_threads(self, n: int) -> dict:
-        n = int(n)
-        if n < 1:
-            raise ValueError(f"threads must be at least 1 (got {n})")
+    def set_threads(self, n) -> dict:
+        cores = os.cpu_count() or 1
+        if not _is_int(n) or not 1 <= n <= cores:
+            raise ValueError(f"'threads' must be an integer from 1 to {cores}, the cores of "
+                             f"this machine (got {n!r:.40})")
         self.generator.set_threads(n) if hasattr(self.generator, "set_threads") \
             else _set_llama_threads(self.generator, n)
         self.entry.threads = n
@@ -89,15 +157,16 @@ class Host:
         if body.get("stream"):
             raise ValueError("streaming is not supported by this host")
         params = sampling_params({
-            "max_tokens": int(body.get("max_tokens") or 16),
-            "temperature": float(body.get("temperature", 1.0)),
-            "top_p": float(body.get("top_p", 1.0)), "top_k": int(body.get("top_k", 40)),
-            "seed": int(body.get("seed") or 0), "stop": body.get("stop") or ()})
-        prompt = body.get("messages") if chat else body.get("prompt")
-        if chat and not isinstance(prompt, list):
+            "max_tokens": body.get("max_tokens") or 16,
+            "temperature": body.get("temperature", 1.0), "top_p": body.get("top_p", 1.0),
+            "top_k": body.get("top_k", 40), "seed": body.get("seed") or 0,
+            "stop": body.get("stop") or ()})
+        if chat and not isinstance(body.get("messages"), list):
             raise ValueError("'messages' must be a list of {role, content}")
-        if not chat and not isinstance(prompt, str):
+        if not chat and not isinstance(body.get("prompt"), str):
             raise ValueError("'prompt' must be a string")
+        prompt = checked_prompt(body["messages"] if chat else body["prompt"],
+                                "messages" if chat else "prompt")
         g = self.generator.generate(prompt, params)
         choice = ({"index": 0, "message": {"role": "assistant", "content": g.text},
                    "finish_reason": g.finish_reason} if chat else
@@ -125,18 +194,31 @@ class Host:
                     "/v1/models": self.models, "/mirage/identity": self.identity,
                     "/mirage/modules": lambda: {"modules": sorted(sys.modules)}}
             return gets.get(path)
+        if not isinstance(body, dict):
+            raise ValueError("the body must be a JSON object")
         posts = {
             "/v1/completions": lambda: self.openai_completion(body, chat=False),
             "/v1/chat/completions": lambda: self.openai_completion(body, chat=True),
-            "/mirage/generate": lambda: asdict(g.generate(body["prompt"],
-                                                          sampling_params(body.get("params")))),
-            "/mirage/label_probs": lambda: {"probs": g.label_probs(body["prompt"],
-                                                                   body["labels"])},
-            "/mirage/count_tokens": lambda: {"tokens": g.count_tokens(body["text"])},
-            "/mirage/render": lambda: _render_json(g.render(body["prompt"])),
-            "/mirage/threads": lambda: self.set_threads(body["threads"]),
+            "/mirage/generate": lambda: asdict(g.generate(
+                checked_prompt(body.get("prompt")), sampling_params(body.get("params")))),
+            "/mirage/label_probs": lambda: {"probs": g.label_probs(
+                checked_prompt(body.get("prompt")), _labels(body))},
+            "/mirage/count_tokens": lambda: {"tokens": g.count_tokens(
+                _field(body, "text", str, "a string"))},
+            "/mirage/render": lambda: _render_json(g.render(checked_prompt(body.get("prompt")))),
+            "/mirage/threads": lambda: self.set_threads(body.get("threads")),
         }
         return posts.get(path)
+
+    def check_token(self, header: str | None) -> None:
+        """Refused (401, 403) unless ``header`` is ``Bearer <this host's token>``."""
+        if not header:
+            raise Refused(401, "Unauthorized", "this model host needs its token "
+                          "(Authorization: Bearer …, from its registry entry)")
+        scheme, _, given = header.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+                given.strip().encode("utf-8", "replace"), self.entry.token.encode()):
+            raise Refused(403, "Forbidden", "wrong token for this model host")
 
     # ----------------------------------------------------------------- lifetime
 
@@ -163,12 +245,22 @@ class Host:
                 return
 
     def stop(self) -> None:
+        """Stop serving; the request in flight is aborted (it answers a ModelError)."""
         if self.stopping.is_set() and self.server is None:
             return
         self.stopping.set()
+        if hasattr(self.generator, "abort"):
+            self.generator.abort()
         server, self.server = self.server, None
         if server is not None:
             threading.Thread(target=server.shutdown, daemon=True).start()
+
+
+def _labels(body: dict) -> list[str]:
+    labels = body.get("labels")
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+        raise ValueError("'labels' must be a list of strings")
+    return labels
 
 
 def _render_json(rendered) -> dict:
@@ -204,15 +296,19 @@ def make_handler(host: Host):
 
         def _answer(self, method: str) -> None:
             try:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                body = json.loads(raw) if raw else {}
+                host.check_token(self.headers.get("Authorization"))
+                body = self._body() if method == "POST" else {}
+                if method != "POST" and self.headers.get("Content-Length", "0") != "0":
+                    self.close_connection = True     # a GET's body is not read
                 action = host.route(method, self.path.split("?", 1)[0], body)
                 if action is None:
                     status, out = 404, {"error": {"type": "NotFound",
                                                   "message": f"no route {method} {self.path}"}}
                 else:
                     status, out = 200, action()
+            except Refused as exc:
+                status, out = exc.status, {"error": {"type": exc.kind, "message": str(exc)}}
+                self.close_connection = True         # its body (if any) was not read
             except Exception as exc:  # noqa: BLE001 - every failure goes back as JSON
                 status, out = _error_body(exc)
                 if status >= 500:
@@ -221,8 +317,52 @@ def make_handler(host: Host):
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            if status == 401:
+                self.send_header("WWW-Authenticate", "Bearer")
+            if self.close_connection:
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(data)
+            if self.close_connection:
+                self._linger()
+
+        def _linger(self, seconds: float = 1.0) -> None:
+            """Let the client read the refusal: stop sending, then drop (64 KB at a time, for
+            at most ``seconds``) what it still sends, so closing with unread bytes does not
+            reset the connection under the answer. Nothing is kept."""
+            with contextlib.suppress(OSError):
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_WR)
+                deadline = time.monotonic() + seconds
+                while (left := deadline - time.monotonic()) > 0:
+                    self.connection.settimeout(left)
+                    if not self.connection.recv(65536):
+                        break
+
+        def _body(self):
+            """The JSON body of a POST: refused (415, 411, 413) before reading when it is not
+            JSON or too big; a ValueError (400) when it does not parse."""
+            media = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+            if media != "application/json":
+                raise Refused(415, "UnsupportedMediaType",
+                              f"Content-Type must be application/json (got {media or 'none'})")
+            if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+                raise Refused(411, "LengthRequired", "send the body with a Content-Length")
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                raise Refused(400, "ValueError", "Content-Length is not a number") from None
+            if length < 0:
+                raise Refused(400, "ValueError", "Content-Length is negative")
+            if length > MAX_BODY_BYTES:
+                raise Refused(413, "PayloadTooLarge",
+                              f"the body is {length} bytes, more than the {MAX_BODY_BYTES} "
+                              "this host accepts")
+            raw = self.rfile.read(length) if length else b""
+            try:
+                return json.loads(raw) if raw else {}
+            except ValueError as exc:
+                raise ValueError(f"the body is not JSON ({exc})") from None
 
         def do_GET(self):  # noqa: N802 - http.server's names
             self._answer("GET")
@@ -275,7 +415,8 @@ def serve(args) -> int:
         url=f"http://127.0.0.1:{server.server_address[1]}", pid=os.getpid(),
         pid_started=registry.process_start_time(os.getpid()), threads=generator.n_threads,
         n_ctx=identity.context_length, backend=identity.backend, started=time.time(),
-        log=str(args.log or ""), slots=getattr(generator, "slots", 1))
+        log=str(args.log or ""), slots=getattr(generator, "slots", 1),
+        token=secrets.token_urlsafe(32))
     host = Host(generator, entry, args.grace)
     server.RequestHandlerClass = make_handler(host)
     host.server = server

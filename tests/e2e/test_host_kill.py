@@ -82,6 +82,59 @@ def test_kill_9_of_the_host_mid_run_then_resume(tmp_path, user_env):
     assert registry.live_entries() == []
 
 
+def _new_host(seen: list[int], deadline: float, proc) -> int:
+    while time.monotonic() < deadline and proc.poll() is None:
+        pids = [e.pid for e in registry.live_entries() if e.pid not in seen]
+        if pids:
+            return pids[0]
+        time.sleep(0.05)
+    pytest.fail(f"no new host came up: {proc.communicate()[1][-2000:]}")
+
+
+@pytest.mark.slow
+def test_a_second_host_death_stops_the_run_and_the_log_names_each(tmp_path, user_env):
+    """Before: each death was retried as transient (the transport error was the second
+    death's __context__), three were restarted in one run, and the run log said nothing."""
+    from engine.runs.log import read_log
+
+    db = tmp_path / "w.db"
+    store = Store(db)
+    ensure_demo(store)
+    args = ["--dataset", "demo", "--generator", SMOL, "--settings", "base,oracle,mixed",
+            "--sample", "10", "--max-tokens", "24", "--threads", "1", "--name", "twice"]
+    proc = subprocess.Popen([*mirage_cli(), "run", "--db", str(db), *args], cwd=ROOT,
+                            env=user_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 180
+    killed: list[int] = []
+    try:
+        for _ in range(2):
+            host = _new_host(killed, deadline, proc)
+            stored = store.query("SELECT COUNT(*) FROM generations")[0][0]
+            while store.query("SELECT COUNT(*) FROM generations")[0][0] < stored + 1:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the run ended or stalled: {proc.communicate()[1][-2000:]}")
+                time.sleep(0.05)
+            os.kill(host, signal.SIGKILL)
+            killed.append(host)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0, out
+    assert "second time" in err and "killed by signal 9 (SIGKILL)" in err, err
+    run_id, status = store.query("SELECT id, status FROM runs")[0]
+    assert status == "failed"
+    done = store.query("SELECT COUNT(*) FROM run_items WHERE error IS NULL")[0][0]
+    assert done < 30                                 # it stopped; a resume goes on
+    hosts = [line.message for line in read_log(store, run_id) if line.kind == "host"]
+    assert len(hosts) == 2, hosts
+    assert all(SMOL in m and "SIGKILL" in m for m in hosts)
+    assert "restarted" in hosts[0] and "the run stops" in hosts[1]
+    assert not [e for e in registry.live_entries() if e.pid in killed]
+
+
 def test_models_hosts_lists_and_stops(tmp_path, user_env):
     code = ("from models.catalog import load_generator; import sys; "
             f"g = load_generator({SMOL!r}, n_threads=1); print(g.host.pid, flush=True); "

@@ -158,14 +158,18 @@ def _long_context(n: int) -> str:
 
 
 def test_prefix_reuse_evaluates_only_the_new_suffix(smol):
-    context = _long_context(25)
+    from models.llama import PROMPT_BLOCK
+
+    context = _long_context(60)
     smol.reset()
     a = smol.generate(context + "\nQuestion: Is 7 even or odd?\nAnswer:", few(2))
-    assert a.prompt_tokens_evaluated == a.prompt_tokens > 250
+    assert a.prompt_tokens_evaluated == a.prompt_tokens > 600
     b = smol.generate(context + "\nQuestion: Is 12 even or odd?\nAnswer:", few(2))
     shared = len(smol.render(context + "\nQuestion: Is").tokens)
-    assert b.prompt_tokens_evaluated < 0.1 * b.prompt_tokens
-    assert b.prompt_tokens_evaluated <= b.prompt_tokens - shared + 2
+    assert b.prompt_tokens_evaluated < 0.15 * b.prompt_tokens
+    # the cache is cut back to a block boundary (exactness: tests/models/test_determinism.py)
+    assert b.prompt_tokens_evaluated <= b.prompt_tokens - shared + PROMPT_BLOCK
+    assert (b.prompt_tokens - b.prompt_tokens_evaluated) % PROMPT_BLOCK == 0
     smol.reset()
     cold = smol.generate(context + "\nQuestion: Is 12 even or odd?\nAnswer:", few(2))
     assert cold.prompt_tokens_evaluated == cold.prompt_tokens
