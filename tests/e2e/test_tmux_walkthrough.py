@@ -61,8 +61,9 @@ def test_walkthrough_at_80x24(small_session):
     _wait_for(s, "done · Enter on a bar inspects its items", timeout=30)
     # Runs lists the new run without r, beside alpha and beta
     _keys(s, "3")
-    screen = _wait_for(s, "demo-smollm2-135m-instruct", timeout=30)
-    assert "alpha" in screen and "beta" in screen and "3/3" in screen
+    # (the run's name is in Live's header too: wait for a row only Runs shows)
+    screen = _wait_for(s, "beta", timeout=30)
+    assert "demo-smollm2-135m-instruct" in screen and "alpha" in screen and "beta" in screen and "3/3" in screen
     # compare: space marks alpha (the first row), Down, c on beta
     _keys(s, "Home", "space", "Down", "c")
     screen = _wait_for(s, "shared items (", timeout=60)
