@@ -35,6 +35,11 @@ def steps(*actions):
             await settle(pilot)
         pilot.app.clear_notifications()
         await pilot.pause()
+        # a table refilled by a late worker message sizes its columns on a later Idle: wait
+        # for it again right before the snapshot (the Inspector at 80x24 was caught with its
+        # columns as wide as their headers in a full-suite run)
+        await settle(pilot)
+        await pilot.pause(0.1)
 
     return run_before
 
