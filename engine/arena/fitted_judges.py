@@ -51,6 +51,7 @@ from engine.datasets.catalog import DatasetNotFound, resolve
 from engine.datasets.labels import load_label_pairs
 from engine.stats import Estimate, clopper_pearson
 from engine.store import Store, json_column
+from engine.store.fitted_judges import fitted_row, fitted_rows, save_fitted
 from engine.suggest import did_you_mean
 from models.judges import Verdict
 
@@ -348,7 +349,7 @@ def fit_judge(store: Store, name: str, labels: str, *, aspect: str = "overall",
               ) -> FitResult:
     """Fit, cross-validate and store the judge ``fitted:NAME`` (module docstring)."""
     name = check_name(name)
-    if not force and _row(store, name) is not None:
+    if not force and fitted_row(store, name) is not None:
         raise FitError(f"a fitted judge {name!r} already exists (fitted:{name}); refit it "
                        "with --force, or choose another name")
     pairs, refs, ties = fit_pairs(store, labels, aspect)
@@ -408,48 +409,10 @@ def check_name(name: str) -> str:
 
 
 def _store(store: Store, r: FitResult) -> None:
-    with store.write() as db:
-        db.conn.execute("DELETE FROM fitted_judges WHERE name = ?", (r.name,))
-        db.conn.execute(
-            "INSERT INTO fitted_judges (name, sha256, features, coefficients, scale, labels, "
-            "labels_datasets, aspect, labels_fingerprint, config, cv, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (r.name, r.sha256, json.dumps(r.features), json.dumps(r.coefficients),
-             json.dumps(r.scale), r.labels, json.dumps(r.labels_datasets), r.aspect,
-             r.labels_fingerprint, json.dumps(r.config), json.dumps(r.cv), r.created_at))
-
-
-IN_SAMPLE = "in-sample: fitted on these labels"
-
-
-def fitted_on(fits: Sequence[FitResult], judge: str, labels: str) -> bool:
-    """Whether ``judge`` (``fitted:NAME``) was fitted on ``labels`` (``name@version``): its
-    calibration there is in-sample and overstates its agreement."""
-    return any(PREFIX + f.name == judge and labels in f.labels_datasets for f in fits)
-
-
-def fit_lines(fit: FitResult) -> list[str]:
-    """The fit as ``judge fit`` and ``judge list`` print it."""
-    cv = fit.cv
-    feature, single = fit.best_single
-    coefs = ", ".join(f"{f} {c:+.3f}" for f, c in zip(fit.features, fit.coefficients))
-    return [f"fitted:{fit.name}  labels {', '.join(fit.labels_datasets)} · {fit.aspect} · "
-            f"{cv.get('pairs', 0)} non-tie pairs ({cv.get('ties_left_out', 0)} ties left out), "
-            f"{cv.get('queries', 0)} queries",
-            f"  held-out agreement  {fit.cv_estimate().format_pct()}  ({cv.get('folds')} folds "
-            "grouped by query)",
-            f"  best single feature {single.format_pct()}  ({feature}, same folds)",
-            f"  coefficients (per feature standard deviation, no intercept): {coefs}",
-            f"  identity {fit.sha256[:12]} · labels {fit.labels_fingerprint[:12]} · "
-            f"{fit.created_at}"]
+    save_fitted(store, r.as_json())
 
 
 # --------------------------------------------------------------------------- reading back
-
-def _row(store: Store, name: str):
-    rows = store.query("SELECT * FROM fitted_judges WHERE name = ?", (name,))
-    return rows[0] if rows else None
-
 
 def _result(r) -> FitResult:
     return FitResult(r["name"], r["sha256"], json_column(r["features"], []),
@@ -461,16 +424,16 @@ def _result(r) -> FitResult:
 
 def fitted_judges(store: Store) -> list[FitResult]:
     """Every fitted judge in the workspace, by name."""
-    return [_result(r) for r in store.query("SELECT * FROM fitted_judges ORDER BY name")]
+    return [_result(r) for r in fitted_rows(store)]
 
 
 def fitted_judge(store: Store, name: str) -> FitResult:
     """The stored fit ``name`` (with or without ``fitted:``); ArenaError with did-you-mean."""
     name = (name or "").strip()
     name = name[len(PREFIX):] if name.lower().startswith(PREFIX) else name
-    row = _row(store, name)
+    row = fitted_row(store, name)
     if row is None:
-        known = [r[0] for r in store.query("SELECT name FROM fitted_judges ORDER BY name")]
+        known = [r["name"] for r in fitted_rows(store)]
         raise ArenaError(f"no fitted judge {name!r}{did_you_mean(name, known)} (fitted judges: "
                          f"{', '.join(known) or 'none yet: mirage-tui judge fit NAME --labels L'})")
     return _result(row)

@@ -128,7 +128,8 @@ def run(args, store) -> int:
 
 
 def _fit(args, store) -> int:
-    from engine.arena.fitted_judges import (DEFAULT_LLM_TEMPLATE, fit_judge, fit_lines,
+    from engine.arena.fitted_report import fit_lines
+    from engine.arena.fitted_judges import (DEFAULT_LLM_TEMPLATE, fit_judge,
                                             parse_features)
 
     features = parse_features(args.features, args.judge)
@@ -145,7 +146,8 @@ def _fit(args, store) -> int:
 
 
 def _list(args, store) -> int:
-    from engine.arena.fitted_judges import IN_SAMPLE, fit_lines, fitted_judges, fitted_on
+    from engine.arena.fitted_judges import fitted_judges
+    from engine.arena.fitted_report import IN_SAMPLE, fit_lines, fitted_on
     from engine.arena.judge_list import WORSE_THAN_REFERENCE, judge_rankings
 
     rows = judge_rankings(store, args.labels)

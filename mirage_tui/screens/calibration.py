@@ -129,7 +129,8 @@ class CalibrationScreen(BaseScreen):
           name="calibration")
     def load(self, store, judge: str | None, calibration_id: int | None = None) -> None:
         from engine.arena.calibrate import latest_calibration, list_calibrations
-        from engine.arena.fitted_judges import fitted_judges, fitted_on
+        from engine.arena.fitted_judges import fitted_judges
+        from engine.arena.fitted_report import fitted_on
         from engine.arena.judge_list import judge_rankings
         from engine.datasets.labels import load_label_pairs
 
@@ -213,7 +214,7 @@ class CalibrationScreen(BaseScreen):
     # ------------------------------------------------------------------ the ranking
 
     def _show_rankings(self, rankings: list, in_sample: set) -> None:
-        from engine.arena.fitted_judges import IN_SAMPLE
+        from engine.arena.fitted_report import IN_SAMPLE
         from engine.arena.judge_list import WORSE_THAN_REFERENCE
 
         table = self.query_one("#cal-ranking", DataTable)

@@ -1,0 +1,33 @@
+"""The ``fitted_judges`` table (migration m014): one row per fitted judge of the workspace,
+written and read here; :mod:`engine.arena.fitted_judges` turns rows into fits."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from engine.store.database import Store
+
+COLUMNS = ("name", "sha256", "features", "coefficients", "scale", "labels", "labels_datasets",
+           "aspect", "labels_fingerprint", "config", "cv", "created_at")
+JSON_COLUMNS = frozenset({"features", "coefficients", "scale", "labels_datasets", "config",
+                          "cv"})
+
+
+def save_fitted(store: Store, row: dict) -> None:
+    """Store one fit (``COLUMNS``; the JSON ones as Python values), replacing its name."""
+    values = [json.dumps(row[c]) if c in JSON_COLUMNS else row[c] for c in COLUMNS]
+    with store.write() as db:
+        db.conn.execute("DELETE FROM fitted_judges WHERE name = ?", (row["name"],))
+        db.conn.execute(f"INSERT INTO fitted_judges ({', '.join(COLUMNS)}) "
+                        f"VALUES ({', '.join('?' * len(COLUMNS))})", values)
+
+
+def fitted_row(store: Store, name: str) -> sqlite3.Row | None:
+    rows = store.query("SELECT * FROM fitted_judges WHERE name = ?", (name,))
+    return rows[0] if rows else None
+
+
+def fitted_rows(store: Store) -> list[sqlite3.Row]:
+    """Every fit's row, by name."""
+    return store.query("SELECT * FROM fitted_judges ORDER BY name")
