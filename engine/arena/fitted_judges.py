@@ -43,6 +43,7 @@ from typing import Sequence
 import numpy as np
 
 from engine.arena.judgments import cached_verdict
+from engine.arena.llm_judges import open_llm_judge
 from engine.arena.planning import ArenaError, reference_texts
 from engine.arena.reference_judges import (PREFIX as REFERENCE_PREFIX, ReferenceJudge,
                                            ScoringJudge, ScoringModel, ScoringTemplate,
@@ -222,8 +223,11 @@ class FeatureSet:
 
     def _llm(self, name: str):
         if name not in self._llms:
-            self._llms[name] = open_llm_judge(name[len("judge:"):], self.template,
-                                              self.n_threads)
+            spec = name[len("judge:"):]
+            try:
+                self._llms[name] = open_llm_judge(spec, self.template, self.n_threads)
+            except ArenaError as exc:
+                raise FitError(f"feature {name!r}: {exc}") from None
         return self._llms[name]
 
     def _judge_difference(self, name, query, answer_a, answer_b, references) -> float:
@@ -247,18 +251,6 @@ def shown_difference(verdict: Verdict) -> float:
     if verdict.probs and not verdict.parse_failed:
         return float(verdict.probs.get("B", 0.0)) - float(verdict.probs.get("A", 0.0))
     return {"A": -1.0, "B": 1.0}.get(verdict.label, 0.0)
-
-
-def open_llm_judge(spec: str, template: str, n_threads: int | None):
-    """An LLM as a pairwise judge for the ``judge:`` feature (a catalog name, path, endpoint)."""
-    from models.catalog import load_generator
-    from models.judges import PairwiseJudge
-
-    try:
-        return PairwiseJudge(load_generator(spec, n_threads=n_threads), template)
-    except Exception as exc:  # noqa: BLE001 - ModelError, OSError, KeyError, ...
-        raise FitError(f"feature 'judge:{spec}': cannot load judge model {spec!r}: "
-                       f"{exc}") from None
 
 
 # --------------------------------------------------------------------------- the fit

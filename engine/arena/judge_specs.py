@@ -9,8 +9,8 @@ Every kind answers the same questions (``generator.identity``, ``template.id``, 
 
 from __future__ import annotations
 
+from engine.arena.llm_judges import open_llm_judge
 from engine.arena.planning import ArenaError
-from engine.arena.reference_judges import PREFIX as REFERENCE_PREFIX
 from engine.arena.reference_judges import ReferenceJudge, is_reference_judge
 from engine.store import Store
 
@@ -30,8 +30,6 @@ def open_judge(spec, template: str, *, store: Store | None = None,
                n_threads: int | None = None):
     """``spec`` (a name, or a ready Generator) as a pairwise judge; ``template`` is the LLM
     judge's template (offline judges have their own). ArenaError when it cannot open."""
-    from models.judges import PairwiseJudge
-
     if is_reference_judge(spec):
         return ReferenceJudge(spec, store)
     if is_fitted_judge(spec):
@@ -40,23 +38,4 @@ def open_judge(spec, template: str, *, store: Store | None = None,
         from engine.arena.fitted_judges import load_fitted_judge
 
         return load_fitted_judge(store, spec.strip()[len(FITTED_PREFIX):], n_threads)
-    generator = load_judge(spec, n_threads)
-    try:
-        return PairwiseJudge(generator, template)
-    except (KeyError, ValueError) as exc:
-        raise ArenaError(f"judge template {template!r}: {exc}") from None
-
-
-def load_judge(judge, n_threads):
-    """A catalog name or path loaded as an LLM judge (a Generator as it is); ArenaError when
-    it cannot load."""
-    if not isinstance(judge, str):
-        return judge
-    from models.catalog import load_generator
-
-    try:
-        return load_generator(judge, n_threads=n_threads)
-    except Exception as exc:  # noqa: BLE001 - ModelError, OSError, ValueError, ...
-        hint = (f" (offline judges: {REFERENCE_PREFIX}minilm-l6-v2, {REFERENCE_PREFIX}f1, "
-                f"{REFERENCE_PREFIX}char3, {FITTED_PREFIX}NAME)")
-        raise ArenaError(f"cannot load judge model {judge!r}: {exc}{hint}") from None
+    return open_llm_judge(spec, template, n_threads)
