@@ -600,9 +600,11 @@ def pattern_name(key: str) -> str:
     return key[1] + key[3] + key[5]
 
 
-def format_comparison(c, flips: int = 5) -> str:
-    """The comparison as text: header, table, verdict, power, item diff, transitions."""
+def format_comparison(c, flips: int = 5, width: int | None = None) -> str:
+    """The comparison as text: header, table, verdict, power, item diff, transitions; with
+    ``width``, no line wider (:mod:`engine.text_fit`)."""
     from engine.results.text import table
+    from engine.text_fit import elide_words, wrap_lines
 
     out = [f"A = {c.a.label}  ({c.a.dataset})", f"B = {c.b.label}  ({c.b.dataset})",
            f"{c.shared_items} shared items ({c.shared_queries} queries); only A: {c.only_a}, "
@@ -616,7 +618,7 @@ def format_comparison(c, flips: int = 5) -> str:
                      fmt_value(r.b, r.metric), fmt_delta_interval(r.delta, r.lo, r.hi, r.metric),
                      p_text(r.p),
                      p_text(r.p_holm), r.verdict])
-    out += table(rows, right={2, 3, 4})
+    out += table(rows, right={2, 3, 4}, width=width)
     out += ["", verdict_line(c), power_line(c), *arena_lines(c), ""]
     better = [f for f in c.flips if f.way == "better"]
     worse = [f for f in c.flips if f.way == "worse"]
@@ -629,9 +631,10 @@ def format_comparison(c, flips: int = 5) -> str:
                                                  for k, v in groups.items()))
     for title, group in (("wrong → right", better), ("right → wrong", worse)):
         for f in group[:flips]:
-            out.append(f"  {title} [{f.setting}] {f.query_id}: {_short(f.query)}")
-            out.append(f"      A: {_short(f.a_response)}")
-            out.append(f"      B: {_short(f.b_response)}")
+            question = elide_words(f.query or "–", 90)
+            out.append(f"  {title} [{f.setting}] {f.query_id}: {question}")
+            out.append(f"      A: {elide_words(f.a_response or '–', 90)}")
+            out.append(f"      B: {elide_words(f.b_response or '–', 90)}")
     for setting, matrix in c.transitions.items():
         moves = sorted(((n, a, b) for a, row in matrix.items() for b, n in row.items()
                         if n and a != b), reverse=True)
@@ -640,14 +643,7 @@ def format_comparison(c, flips: int = 5) -> str:
         out.append(f"(b, o, m) patterns with {setting}: {same} queries unchanged; moves: "
                    + (", ".join(f"{pattern_name(a)} → {pattern_name(b)} ×{n}"
                                 for n, a, b in moves[:10]) or "none"))
-    return "\n".join(out) + "\n"
-
-
-def _short(text: str | None, width: int = 90) -> str:
-    if text is None:
-        return "–"
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return wrap_lines("\n".join(out), width) + "\n"
 
 
 def write_items_csv(c: PairedComparison, path: Path) -> Path:

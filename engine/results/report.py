@@ -193,11 +193,12 @@ def _language_notes(cols: RunColumns, metric: str) -> list[str]:
             "rescore them from the stored generations (nothing is generated again)"]
 
 
-def format_report(report: RunReport | dict, by: str | None = None) -> str:
+def format_report(report: RunReport | dict, by: str | None = None,
+                  width: int | None = None) -> str:
     """The report as text: see :func:`engine.results.text.format_report`."""
     from engine.results.text import format_report as _format
 
-    return _format(report, by=by)
+    return _format(report, by=by, width=width)
 
 
 def _system_tables(cols: RunColumns, queries: np.ndarray, facts: _QueryFacts,

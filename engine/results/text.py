@@ -12,6 +12,7 @@ from engine.metrics.definitions import definition_lines
 from engine.results.records import parse_retrieved, retriever_name
 from engine.results.units import COUNT_METRICS, fmt_interval
 from engine.stats import format_interval
+from engine.text_fit import fit_table, wrap_lines
 
 ADAPTABILITY_COLUMNS = (("nv", "NV↓"), ("ca", "CA↑"), ("ci", "CI↓"), ("cm", "CM↓"),
                         ("overall", "Overall↑"))
@@ -39,11 +40,11 @@ def _flat(entry: dict, key: str) -> str:
     return pct(entry.get(key), entry.get(f"{key}_lo"), entry.get(f"{key}_hi"))
 
 
-def table(rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:
-    """Left-aligned columns (right-aligned where asked), two spaces apart."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.rjust(w) if i in right else c.ljust(w)
-                      for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
+def table(rows: list[list[str]], right: set[int] = frozenset(),
+          width: int | None = None) -> list[str]:
+    """Left-aligned columns (right-aligned where asked), two spaces apart, within ``width``
+    cells when given (:func:`engine.text_fit.fit_table`: cells wrap, never cut)."""
+    return fit_table(rows, right, width)
 
 
 def short_setting(setting: str) -> str:
@@ -108,7 +109,7 @@ def _title(report: dict) -> list[str]:
     return lines + definition_lines(report.get("definitions"))
 
 
-def _adaptability_table(report: dict, by: str | None) -> list[str]:
+def _adaptability_table(report: dict, by: str | None, width: int | None) -> list[str]:
     head = ["System", "Context", "k"] + ([by.capitalize()] if by else []) + ["n"]
     head += [title for _, title in ADAPTABILITY_COLUMNS]
     rows = [head]
@@ -124,7 +125,7 @@ def _adaptability_table(report: dict, by: str | None) -> list[str]:
              + (f", by {by}" if by else "")]
     if len(rows) == 1:
         return lines + ["  (no system has base, oracle and a mixed-like setting yet)"]
-    return lines + table(rows, right={n_col})
+    return lines + table(rows, right={n_col}, width=width)
 
 
 def _patterns(report: dict) -> list[str]:
@@ -137,7 +138,7 @@ def _patterns(report: dict) -> list[str]:
     return lines
 
 
-def _retrieval_table(report: dict, by: str | None) -> list[str]:
+def _retrieval_table(report: dict, by: str | None, width: int | None) -> list[str]:
     if not report["retrieval"]:
         return []
     head = ["Retriever", "k"] + ([by.capitalize()] if by else []) + ["n"]
@@ -165,20 +166,20 @@ def _retrieval_table(report: dict, by: str | None) -> list[str]:
         if e["no_gold"]:
             lines.append(f"  {e['retriever_name']}: {e['no_gold']} queries have no relevant "
                          "chunk (kept, recall 0)")
-    return lines + table(rows, right={3 if by else 2})
+    return lines + table(rows, right={3 if by else 2}, width=width)
 
 
-def _accuracy_table(report: dict) -> list[str]:
+def _accuracy_table(report: dict, width: int | None) -> list[str]:
     rows = [["System", "Setting", "Accuracy", "n"]]
     for system, settings in report["accuracy"].items():
         for setting, e in settings.items():
             rows.append([system, short_setting(setting), _est(e), str(e["n"])])
     if len(rows) == 1:
         return []
-    return ["Accuracy per setting (EM_loose)"] + table(rows, right={3})
+    return ["Accuracy per setting (EM_loose)"] + table(rows, right={3}, width=width)
 
 
-def _metrics_tables(report: dict) -> list[str]:
+def _metrics_tables(report: dict, width: int | None) -> list[str]:
     lines = []
     for system, settings in report["metrics"].items():
         names = list(dict.fromkeys(m for per in settings.values() for m in per))
@@ -190,24 +191,25 @@ def _metrics_tables(report: dict) -> list[str]:
                                     f"n={settings[s][metric]['n']}" for s in settings])
         lines += ["", f"Metrics per setting, {system} (mean; n = items with a value; "
                   "correct_language only counts replies long enough to detect)"]
-        lines += table(rows)
+        lines += table(rows, width=width)
     return lines
 
 
-def format_report(report: Any, by: str | None = None) -> str:
+def format_report(report: Any, by: str | None = None, width: int | None = None) -> str:
     """The report as text: header (with a PARTIAL banner and the sample note when they apply),
     Table 1 (adaptability per system × retriever × top-k), the pattern counts, Table 2
     (retrieval), accuracy per setting and every other metric per setting.
-    ``by="language"`` or ``"source"`` splits Tables 1 and 2 by that query field."""
+    ``by="language"`` or ``"source"`` splits Tables 1 and 2 by that query field. With
+    ``width``, no line is wider: tables wrap their cells, other lines wrap at spaces."""
     if by not in (None, "language", "source"):
         raise ValueError(f"by must be 'language' or 'source', got {by!r}")
     data = report.as_json() if hasattr(report, "as_json") else report
-    parts = [_title(data), _adaptability_table(data, by)]
+    parts = [_title(data), _adaptability_table(data, by, width)]
     if data["systems"]:
         parts.append(_patterns(data))
-    parts += [_retrieval_table(data, by), _accuracy_table(data)]
+    parts += [_retrieval_table(data, by, width), _accuracy_table(data, width)]
     if data.get("notes"):
         parts.append(["Notes"] + [f"  {note}" for note in data["notes"]])
     text = "\n\n".join("\n".join(p) for p in parts if p)
-    metrics = _metrics_tables(data)
-    return text + ("\n" + "\n".join(metrics) if metrics else "") + "\n"
+    metrics = _metrics_tables(data, width)
+    return wrap_lines(text + ("\n" + "\n".join(metrics) if metrics else ""), width) + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import signal
 import sys
 import threading
@@ -85,6 +86,12 @@ def without_key(specs: str) -> str:
           "never stored or shown (the workspace names the URL without them); to keep a key, "
           "name its environment variable in endpoints.toml (api_key_env)", file=sys.stderr)
     return ",".join(without_credentials(n) for n in names)
+
+
+def text_width() -> int:
+    """The width the text of ``report`` and ``compare`` wraps to: ``COLUMNS``, else the
+    terminal's, else 100 (piped into a file or another program)."""
+    return max(40, shutil.get_terminal_size((100, 24)).columns)
 
 
 def db_option(parser: argparse.ArgumentParser, top: bool = False) -> None:

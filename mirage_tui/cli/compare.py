@@ -17,7 +17,7 @@ import math
 import sys
 from pathlib import Path
 
-from mirage_tui.cli.common import CliError, db_option
+from mirage_tui.cli.common import CliError, db_option, text_width
 
 COMMANDS = ("compare",)
 
@@ -74,7 +74,7 @@ def run(args, store) -> int:
     if args.json:
         print(json.dumps(c.as_json(), ensure_ascii=False))
     elif not args.html:
-        print(format_comparison(c, flips=args.flips), end="")
+        print(format_comparison(c, flips=args.flips, width=text_width()), end="")
     if gate:
         try:
             worse = worse_than(c, *gate)

@@ -83,6 +83,7 @@ def run(args, store) -> int:
 
 def _report(args, store) -> int:
     from engine.results import build_report, format_report
+    from mirage_tui.cli.common import text_width
 
     if args.n_boot < 1:
         raise ValueError("--n-boot must be at least 1")
@@ -100,7 +101,7 @@ def _report(args, store) -> int:
     if args.json:
         print(json.dumps(report.as_json(), ensure_ascii=False))
     else:
-        print(format_report(report, by=args.by), end="")
+        print(format_report(report, by=args.by, width=text_width()), end="")
     return 0
 
 

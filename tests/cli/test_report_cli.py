@@ -49,7 +49,8 @@ def _widen(store):
                         "WHERE support = 0")
 
 
-def test_cli_report_header_names_detector_rule_and_gold(toy, capsys):
+def test_cli_report_header_names_detector_rule_and_gold(toy, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")      # a line each (at 100 they wrap: test_text_width)
     _widen(toy)
     assert _cli(toy, ["report", "toy-run", "--n-boot", "50"]) == 0
     head = capsys.readouterr().out.split("\n\n")[0].splitlines()   # the header paragraph

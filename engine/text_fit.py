@@ -1,0 +1,207 @@
+"""Text to a width, with nothing cut mid-word by accident (issue 27).
+
+One rule per kind of text, used by every table of the TUI and by the CLI's text:
+
+- an id, a path, a name (:func:`elide_middle`): its head and its distinguishing tail, ``…``
+  between (``de/demo…-01``), so rows that differ only at the end stay apart;
+- prose, a question, a reply (:func:`elide_words`): whole words, then ``…``;
+- a table of text (:func:`fit_table`): cells wrapped at spaces, then the columns after the
+  first shown in panels that repeat it, so every number stays whole;
+- any other line (:func:`wrap_lines`): wrapped at spaces, indented under itself.
+
+Widths are terminal cells: East Asian wide characters count two.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+ELLIPSIS = "…"
+# a cell's unbreakable pieces: a bracketed interval (``[9.1, 15.8]``) stays on one line
+_PIECE = re.compile(r"\[[^\]\s]*(?:\s[^\]\s]*)*\]\S*|\S+")
+
+
+def cell_len(text: str) -> int:
+    """The cells ``text`` takes on a terminal."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _head(text: str, cells: int) -> str:
+    out, used = [], 0
+    for ch in text:
+        used += cell_len(ch)
+        if used > cells:
+            break
+        out.append(ch)
+    return "".join(out)
+
+
+def _tail(text: str, cells: int) -> str:
+    return _head(text[::-1], cells)[::-1]
+
+
+def elide_middle(text: str, width: int) -> str:
+    """``text`` in ``width`` cells: whole when it fits, else its head, ``…`` and its tail
+    (the tail gets the larger half: an id's distinguishing part is at its end)."""
+    text = " ".join(str(text).split())
+    if cell_len(text) <= width:
+        return text
+    if width <= 1:
+        return ELLIPSIS[:max(0, width)]
+    room = width - 1
+    head = room // 2
+    return _head(text, head) + ELLIPSIS + _tail(text, room - head)
+
+
+def elide_words(text: str, width: int) -> str:
+    """``text`` in ``width`` cells: whole when it fits, else whole words from its head,
+    ``…`` and whole words from its tail when they fit (``¿De qué…del cobre?``), else head
+    words and ``…``; a first word longer than the width shows its start and ``…``."""
+    text = " ".join(str(text).split())
+    if cell_len(text) <= width:
+        return text
+    words = text.split(" ")
+    head = _words(words, (width - 1) * 3 // 5)
+    tail = _words(words[len(head):][::-1], width - 1 - cell_len(" ".join(head)))[::-1]
+    if head and tail:
+        return " ".join(head) + ELLIPSIS + " ".join(tail)
+    head = _words(words, width - 1)
+    if head:
+        return " ".join(head) + ELLIPSIS
+    return _head(text, max(0, width - 1)) + ELLIPSIS if width > 0 else ""
+
+
+def _words(words: list[str], cells: int) -> list[str]:
+    """The leading ``words`` that fit ``cells`` with a space between."""
+    out: list[str] = []
+    used = -1
+    for word in words:
+        used += 1 + cell_len(word)
+        if used > cells:
+            break
+        out.append(word)
+    return out
+
+
+def elide_apart(values, width: int) -> dict[str, str]:
+    """Each distinct value (spaces collapsed) in ``width`` cells, elided in the middle with one
+    cut for all, the cut that keeps the most of them apart nearest an even split (the tail
+    gets the larger half): ``fake-a/mirage@1`` and ``fake-b/mirage@1`` stay apart as
+    ``fake-a…ge@1`` / ``fake-b…ge@1``, ``de/demo-de-01`` and ``-02`` by their tails."""
+    distinct = sorted({" ".join(str(v).split()) for v in values})
+    if all(cell_len(v) <= width for v in distinct) or width <= 1:
+        return {v: elide_middle(v, width) for v in distinct}
+    room = width - 1
+    best: tuple[int, dict[str, str]] | None = None
+    for head in sorted(range(room + 1), key=lambda h: (abs(h - room // 2), h)):
+        shown = {v: v if cell_len(v) <= width else _head(v, head) + ELLIPSIS + _tail(
+            v, room - head) for v in distinct}
+        apart = len(set(shown.values()))
+        if best is None or apart > best[0]:
+            best = (apart, shown)
+        if apart == len(distinct):
+            break
+    return best[1]
+
+
+def _wrap_cell(text: str, width: int) -> list[str]:
+    if cell_len(text) <= width:
+        return [text]
+    lines: list[str] = []
+    for piece in _PIECE.findall(text):
+        if lines and cell_len(lines[-1]) + 1 + cell_len(piece) <= width:
+            lines[-1] += " " + piece
+        else:
+            lines.append(piece)
+    return [elide_middle(line, width) for line in lines] or [""]
+
+
+def _longest_word(texts: list[str]) -> int:
+    return max([cell_len(w) for t in texts for w in _PIECE.findall(t)] + [1])
+
+
+def _aligned(rows: list[list[str]], widths: list[int], right: set[int]) -> list[str]:
+    out = []
+    for row in rows:
+        cells = [_wrap_cell(c, w) for c, w in zip(row, widths)]
+        for k in range(max(len(c) for c in cells)):
+            parts = []
+            for i, (lines, w) in enumerate(zip(cells, widths)):
+                part = lines[k] if k < len(lines) else ""
+                pad = " " * (w - cell_len(part))
+                parts.append(pad + part if i in right else part + pad)
+            out.append("  ".join(parts).rstrip())
+    return out
+
+
+def fit_table(rows: list[list[str]], right: set[int] = frozenset(),
+              width: int | None = None, panels: bool = True) -> list[str]:
+    """Columns two spaces apart (right-aligned where asked), within ``width`` cells when
+    given: the widest cells wrap at spaces (down to their longest word; an interval
+    ``[lo, hi]`` stays whole); when that is not enough, the columns after the first go into
+    panels, one under the other, each repeating the first column; a word still too long is
+    elided in the middle."""
+    n = len(rows[0])
+    natural = [max(cell_len(r[i]) for r in rows) for i in range(n)]
+    if width is None or _total(natural) <= width:
+        return _aligned(rows, natural, right)
+    floors = [_longest_word([r[i] for r in rows]) for i in range(n)]
+    widths = list(natural)
+    while _total(widths) > width:
+        shrinkable = [i for i in range(n) if widths[i] > floors[i]]
+        if not shrinkable:
+            break
+        i = max(shrinkable, key=lambda j: widths[j] - floors[j])
+        widths[i] -= 1
+    if _total(widths) <= width or n <= 2 or not panels:
+        if _total(widths) > width:      # still too wide: the first column gives way
+            widths[0] = max(4, widths[0] - (_total(widths) - width))
+        return _aligned(rows, [min(w, width) for w in widths], right)
+    # panels: the first column beside as many of the others as fit at their own width
+    first = min(natural[0], max(8, width // 3))
+    groups: list[list[int]] = []
+    for i in range(1, n):
+        if groups and _total([first] + [natural[c] for c in groups[-1]] + [natural[i]]) \
+                <= width:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    out: list[str] = []
+    for cols in groups:
+        if out:
+            out.append("")
+        out += fit_table([[r[0]] + [r[c] for c in cols] for r in rows],
+                         {0} & set(right) | {k + 1 for k, c in enumerate(cols) if c in right},
+                         width, panels=False)
+    return out
+
+
+def _total(widths: list[int]) -> int:
+    return sum(widths) + 2 * (len(widths) - 1)
+
+
+def wrap_lines(text: str, width: int | None) -> str:
+    """Each line of ``text`` longer than ``width`` cells wrapped at spaces (an interval
+    ``[lo, hi]`` kept whole), its next lines indented two more than its own; a piece longer
+    than a line elided in the middle."""
+    if width is None:
+        return text
+    out = []
+    for line in text.split("\n"):
+        if cell_len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        more = indent + "  " if len(indent) + 2 < width // 2 else indent
+        current = indent
+        for piece in _PIECE.findall(line):
+            if current.strip() and cell_len(current) + 1 + cell_len(piece) <= width:
+                current += " " + piece
+                continue
+            if current.strip():
+                out.append(current)
+                current = more
+            current += elide_middle(piece, width - cell_len(current))
+        out.append(current)
+    return "\n".join(out)
