@@ -163,9 +163,10 @@ def _flat(entry: dict, key: str) -> str:
     return pct(entry.get(key), entry.get(f"{key}_lo"), entry.get(f"{key}_hi"))
 
 
-def _table(rows: list[list[str]], right: set[int] = frozenset()) -> list[Segment]:
+def _table(rows: list[list[str]], right: set[int] = frozenset(),
+           width: int | None = None) -> list[Segment]:
     return [(line + "\n", "header" if i == 0 else "") for i, line in
-            enumerate(table(rows, right))]
+            enumerate(table(rows, right, width))]
 
 
 def _heading(text: str) -> Segment:
@@ -180,9 +181,9 @@ def _overlap(c: ComparedEstimate) -> str:
     return "" if c.overlap is None else ("CIs overlap" if c.overlap else "CIs apart")
 
 
-def comparison_segments(c: RunComparison) -> list[Segment]:
+def comparison_segments(c: RunComparison, width: int | None = None) -> list[Segment]:
     """Two runs side by side: EM_loose and adaptability of each with its CI and n, the
-    difference (B − A, points) and whether the CIs overlap."""
+    difference (B − A, points) and whether the CIs overlap; tables within ``width``."""
     ln, rn = c.left, c.right
     out: list[Segment] = [(f"Comparing {ln} (A) with {rn} (B)", "title")]
     if c.left_dataset != c.right_dataset:
@@ -196,7 +197,7 @@ def comparison_segments(c: RunComparison) -> list[Segment]:
     rows = [["system", "setting", f"A {ln}", f"B {rn}", "Δ", ""]]
     rows += [[e.system, short_setting(e.what), _est(e.a), _est(e.b), _delta(e), _overlap(e)]
              for e in c.accuracy]
-    out += _table(rows, right={4}) if len(rows) > 1 else [
+    out += _table(rows, right={4}, width=width) if len(rows) > 1 else [
         ("  (no system × setting in common)\n", "")]
     if c.only_left:
         out.append((f"only in {ln}: {', '.join(c.only_left)}\n", "note"))
@@ -208,13 +209,15 @@ def comparison_segments(c: RunComparison) -> list[Segment]:
     rows += [[e.system, titles[e.what], f"{pct(e.a['value'], e.a['lo'], e.a['hi'])} "
               f"n={e.a['n']}", f"{pct(e.b['value'], e.b['lo'], e.b['hi'])} n={e.b['n']}",
               _delta(e), _overlap(e)] for e in c.adaptability]
-    out += _table(rows, right={4}) if len(rows) > 1 else [
+    out += _table(rows, right={4}, width=width) if len(rows) > 1 else [
         ("  (no system with adaptability in both runs)\n", "")]
     return out
 
 
-def summary_segments(report: dict, row: RunRow | None = None) -> list[Segment]:
-    """One run: title, accuracy per system × setting, adaptability, notes."""
+def summary_segments(report: dict, row: RunRow | None = None,
+                     width: int | None = None) -> list[Segment]:
+    """One run: title, accuracy per system × setting, adaptability, notes; tables within
+    ``width``."""
     items = report["items"]
     failed = f" · {items['errors']} failed" if items.get("errors") else ""
     out: list[Segment] = [(f"{report['run']} · {report['dataset']} · {report['status']} · "
@@ -243,7 +246,7 @@ def summary_segments(report: dict, row: RunRow | None = None) -> list[Segment]:
     rows = [["system"] + [short_setting(s) for s in settings]]
     for system, per in report["accuracy"].items():
         rows.append([system] + [_est(per.get(s)) if s in per else "" for s in settings])
-    out += _table(rows) if len(rows) > 1 else [("  (no scored items yet)\n", "")]
+    out += _table(rows, width=width) if len(rows) > 1 else [("  (no scored items yet)\n", "")]
     out.append(_heading("Adaptability (MIRAGE §1; NV+CA+CI+CM = 100)"))
     # Overall in a column of its own would push the table past 100 columns
     shares = [(k, t) for k, t in ADAPTABILITY_COLUMNS if k != "overall"]
@@ -254,10 +257,10 @@ def summary_segments(report: dict, row: RunRow | None = None) -> list[Segment]:
     if len(rows) == 1:
         out.append(("  (no system has base, oracle and a mixed-like setting yet)\n", ""))
     else:
-        out += _table(rows, right={1})
+        out += _table(rows, right={1}, width=width)
         out.append(_heading("Overall↑ = −NV + CA − CI − CM"))
         out += _table([["system", "overall"]] + [[e["system"], _flat(e, "overall")]
-                                                 for e in report["systems"]])
+                                                 for e in report["systems"]], width=width)
     for note in report.get("notes", []):
         out.append((f"note: {note}\n", "note"))
     return out

@@ -23,16 +23,13 @@ from textual.worker import Worker
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
-from mirage_tui.widgets.tables import highlighted_key
+from mirage_tui.widgets.safe_text import elided_cell
+from mirage_tui.widgets.tables import highlighted_key, refill_fitting
 from models.catalog import CatalogEntry, endpoint_entries, format_size, list_models
 
 COLUMNS = (("model", "name"), ("kind", "kind"), ("installed", "installed"),
            ("check", "check"), ("quant", "quant"), ("context", "context"), ("size", "size"),
            ("licence", "license"))
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def size_text(n: int | None) -> str:
@@ -121,6 +118,7 @@ class ModelsScreen(BaseScreen):
         self.entries: dict[str, CatalogEntry] = {}
         self.checks: dict[str, dict] = {}
         self.checking: str | None = None
+        self.rows: list[tuple[str, dict]] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -134,8 +132,7 @@ class ModelsScreen(BaseScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#models", DataTable)
-        for label, key in COLUMNS:
-            table.add_column(label, key=key)
+        self._fill()
         table.focus()
         self.action_refresh_models()
 
@@ -171,7 +168,7 @@ class ModelsScreen(BaseScreen):
         keep = self._highlighted()
         self.entries = {}
         self.checks = {**message.checks, **self.checks}    # this session's are as new
-        table.clear()
+        self.rows = []
         for e in message.entries:
             if e.kind == "endpoint" and e.name in self.entries:   # say which: a spec
                 e = replace(e, name=f"endpoint:{e.name}")
@@ -181,11 +178,12 @@ class ModelsScreen(BaseScreen):
             if e.kind == "endpoint":
                 installed = "error" if e.error else {"discovered": "running"}.get(e.source,
                                                                                   e.source)
-            table.add_row(Text(e.name), kind, installed, Text(self._check_cell(e.name)),
-                          Text(e.quantization or "—"),
-                          Text(str(e.context_length or "—"), justify="right"),
-                          Text(size_text(e.size_bytes), justify="right"),
-                          Text(_clip(e.license or "—", 18)), key=e.name)
+            self.rows.append((e.name, dict(zip((key for _, key in COLUMNS), (
+                Text(e.name), Text(kind), Text(installed), Text(self._check_cell(e.name)),
+                Text(e.quantization or "—"), Text(str(e.context_length or "—"), justify="right"),
+                Text(size_text(e.size_bytes), justify="right"),
+                elided_cell(e.license or "—", 18))))))
+        self._fill()
         packaged = sum(e.source == "packaged" for e in message.entries)
         remote = sum(e.kind == "endpoint" for e in message.entries)
         table.border_subtitle = Text(
@@ -195,6 +193,15 @@ class ModelsScreen(BaseScreen):
         if keep in self.entries:
             table.move_cursor(row=table.get_row_index(keep))
         self._show_detail()
+
+    def on_resize(self) -> None:
+        self._fill()
+
+    def _fill(self) -> None:
+        # the columns that fit whole, the model and what it is first (issue 27)
+        refill_fitting(self.query_one("#models", DataTable), {k: label for label, k in COLUMNS},
+                       self.rows, ["name", "kind", "installed", "check", "size", "context",
+                                   "quant", "license"])
 
     def on_models_screen_failed(self, message: Failed) -> None:
         self.notify(message.error, title="Could not read the model catalog", severity="error",
@@ -298,7 +305,10 @@ class ModelsScreen(BaseScreen):
 
     def _set_check_cell(self, name: str) -> None:
         table = self.query_one("#models", DataTable)
-        if name in table.rows:
+        for key, cells in self.rows:
+            if key == name:
+                cells["check"] = Text(self._check_cell(name))
+        if name in table.rows and "check" in table.columns:
             table.update_cell(name, "check", Text(self._check_cell(name)),
                               update_width=True)
 

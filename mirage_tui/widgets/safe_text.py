@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from engine.text_fit import elide_apart, elide_middle, elide_words
 from engine.text_safety import visible, visible_line
 
 
@@ -21,3 +22,34 @@ def safe_text(value: object, style: str = "") -> Text:
 def safe_line(value: object, style: str = "") -> Text:
     """:func:`safe_text` on one line (newlines and tabs written ``\\n``, ``\\t``): table cells."""
     return Text(visible_line("" if value is None else value), style=style)
+
+
+class ElidedText(Text):
+    """A table cell of untrusted text fitted to a width, remembering the ``full`` text it
+    stands for and whether it is ``prose`` (a test checks that what is shown is the whole or
+    a marked elision of it, and that ids elided alike were alike)."""
+
+    full: str = ""
+    prose: bool = False
+
+
+def elided_cell(value: object, width: int, *, prose: bool = False, shown: str | None = None,
+                style: str = "", justify=None) -> ElidedText:
+    """:func:`safe_line` fitted to ``width`` cells (:mod:`engine.text_fit`): an id, a path or a
+    name keeps its head and its distinguishing tail (``de/demo…-01``); ``prose`` (a question,
+    a reply) keeps whole words. ``shown``: the elision already chosen (:func:`elided_column`).
+    The full text is one Enter away on every screen."""
+    full = " ".join(visible_line("" if value is None else value).split())
+    cell = ElidedText(shown if shown is not None else
+                      (elide_words if prose else elide_middle)(full, max(1, width)),
+                      style=style, justify=justify)
+    cell.full, cell.prose = full, prose
+    return cell
+
+
+def elided_column(values: list, width: int) -> list[ElidedText]:
+    """A column of ids or names in ``width`` cells, elided with one cut that keeps them
+    apart (:func:`engine.text_fit.elide_apart`): ``fake-a…ge@1`` / ``fake-b…ge@1``."""
+    full = [" ".join(visible_line("" if v is None else v).split()) for v in values]
+    shown = elide_apart(full, max(1, width))
+    return [elided_cell(v, width, shown=shown[v]) for v in full]

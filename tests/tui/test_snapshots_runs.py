@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Input
-from textual.worker import WorkerState
+from textual.worker import WorkerCancelled, WorkerState
 
 import engine.runs.estimates
 import engine.runs.plan
@@ -45,7 +45,10 @@ class SnapshotApp(MirageApp):
 
 async def settle(pilot) -> None:
     for _ in range(40):
-        await pilot.app.workers.wait_for_complete()
+        try:
+            await pilot.app.workers.wait_for_complete()
+        except WorkerCancelled:     # an exclusive worker replaced by a newer one: wait again
+            continue
         await pilot.pause()
         if not [w for w in pilot.app.workers
                 if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]:

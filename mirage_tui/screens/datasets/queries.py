@@ -8,15 +8,10 @@ from dataclasses import dataclass, field
 from rich.text import Text
 
 from engine.datasets.catalog import DatasetSummary
-from mirage_tui.widgets.safe_text import safe_line
+from mirage_tui.widgets.safe_text import elided_cell, safe_line
 
 PAGE_SIZE = 200
 LOAD_MORE_MARGIN = 20  # rows from the end at which the next page is fetched
-
-
-def clip(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def languages_cell(languages: dict[str, int], shown: int = 4) -> str:
@@ -76,8 +71,9 @@ def query_cells(row: dict, widths: tuple[int, int, int]) -> list[Text]:
     """One query's row: id, language, source, question, answers (clipped to ``widths``)."""
     source_w, question_w, answers_w = widths
     return [plain(row["query_id"]), plain(row["language"] or "—"),
-            plain(clip(row["source"] or "—", source_w)), plain(clip(row["text"], question_w)),
-            plain(clip(" | ".join(row["answers"]), answers_w))]
+            elided_cell(row["source"] or "—", source_w, prose=True),
+            elided_cell(row["text"], question_w, prose=True),
+            elided_cell(" | ".join(row["answers"]), answers_w, prose=True)]
 
 
 def status_line(shown: QueriesShown) -> str | None:

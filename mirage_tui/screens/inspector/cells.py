@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from mirage_tui.widgets.safe_text import safe_line
-
-
-def clip(text: str | None, width: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+from mirage_tui.widgets.safe_text import elided_cell, elided_column, safe_line
 
 
 def plain(value) -> Text:
@@ -42,18 +37,25 @@ def item_key(row) -> str:
     return f"{row.system}\t{row.setting}\t{row.query_rowid}"
 
 
-def item_cells(row, width: int) -> list[Text]:
-    """One item (an ``engine.results.inspector.ItemRow``) as a list row for a screen
-    ``width`` cells wide."""
+def page_cells(rows: list, width: int) -> list[list[Text]]:
+    """A page of items (``engine.results.inspector.ItemRow``) as list rows for a screen
+    ``width`` cells wide: ids elided with one cut that keeps the page's rows apart, the
+    question and the response in whole words (issue 27)."""
     sys_w, set_w, qid_w = (18, 12, 14) if width >= 110 else \
-        (15, 8, 14) if width >= 95 else (11, 7, 11)
+        (15, 8, 14) if width >= 95 else (9, 6, 10)
     # the fixed columns (lang 4, EM 3, pattern 7), 8 × 2 cells of padding, the border, the
     # scrollbar and the sorted column's " ▲": what is left goes to the question and the
-    # response (3 to 5: the response is what is read; Enter shows both in full)
+    # response (the response is what is read; Enter shows both in full)
     rest = max(16, width - (sys_w + set_w + qid_w + 14 + 16 + 4 + 2))
-    question_w = rest * 3 // 8
-    em = value_text(row.em_loose) if not row.error else "err"
-    return [plain(clip(row.system, sys_w)), plain(clip(row.setting, set_w)),
-            plain(clip(row.query_id, qid_w)), plain(row.language or "—"), plain(em),
-            plain(row.pattern or "—"), plain(clip(row.query, question_w)),
-            plain(clip(row.response or row.error or "—", rest - question_w))]
+    question_w = rest * 3 // 8 if width >= 95 else rest // 2
+    columns = [elided_column([getattr(r, f) for r in rows], w)
+               for f, w in (("system", sys_w), ("setting", set_w), ("query_id", qid_w))]
+    out = []
+    for i, row in enumerate(rows):
+        em = value_text(row.em_loose) if not row.error else "err"
+        out.append([columns[0][i], columns[1][i], columns[2][i], plain(row.language or "—"),
+                    plain(em), plain(row.pattern or "—"),
+                    elided_cell(row.query, question_w, prose=True),
+                    elided_cell(row.response or row.error or "—", rest - question_w,
+                                prose=True)])
+    return out

@@ -30,7 +30,7 @@ from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.inspector.cells import (COLUMN_SORTS, ITEM_COLUMNS, column_label,
-                                               item_cells, item_key)
+                                               item_key, page_cells)
 from mirage_tui.screens.inspector.detail import ItemDetail
 from mirage_tui.screens.inspector.human import HumanVerdictKeys
 from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets, status_line
@@ -355,11 +355,10 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
         # the screen's width, not the table's: the table may not be laid out yet, and the
         # columns must not depend on when the first page arrives
         width = self.app.size.width
-        for row in message.rows:
-            key = item_key(row)
-            if key in table.rows:
+        for row, cells in zip(message.rows, page_cells(message.rows, width)):
+            if (key := item_key(row)) in table.rows:
                 continue
-            table.add_row(*item_cells(row, width), key=key)
+            table.add_row(*cells, key=key)
             self.rows.append(row)
         self.exhausted = message.exhausted
         self.page_loading = False
