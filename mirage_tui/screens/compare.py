@@ -43,8 +43,8 @@ BAR = 21
 # the verdict first, so that they show at 80 columns whole (the rest: wider, or ``x``)
 ROW_COLUMNS = {k: k for k in ("metric", "setting", "n", "A", "B", "Δ [95% CI]", "Δ bar (CI)",
                               "p", "Holm p", "verdict")}
-ROW_PRIORITY = ["metric", "setting", "Δ [95% CI]", "verdict", "n", "A", "B", "p", "Holm p",
-                "Δ bar (CI)"]
+ROW_PRIORITY = ["metric", "setting", "Δ [95% CI]", "verdict", "n", "A", "B", "Δ bar (CI)",
+                "Holm p", "p"]
 FLIP_COLUMNS = {k: k for k in ("flip", "setting", "query", "lang", "A", "B")}
 
 
@@ -176,11 +176,12 @@ class CompareScreen(BaseScreen):
             verdict.append("\n" + line)
         self.query_one("#cmp-verdict", Static).update(verdict)
         scale = max([abs(x) for r in c.rows for x in (r.lo, r.hi) if x is not None] + [0.05])
+        bar = BAR if self.app.size.width >= 130 else 13     # so that it shows at 120 too
         self.rows["#cmp-rows"] = [(str(i), dict(zip(ROW_COLUMNS, (
             Text(r.metric), elided_cell(r.setting, 24), Text(str(r.n)),
             fmt_value(r.a, r.metric), fmt_value(r.b, r.metric),
             fmt_delta_interval(r.delta, r.lo, r.hi, r.metric),
-            delta_bar(r.delta, r.lo, r.hi, scale), p_text(r.p), p_text(r.p_holm),
+            delta_bar(r.delta, r.lo, r.hi, scale, bar), p_text(r.p), p_text(r.p_holm),
             Text(r.verdict, style="green" if r.better > 0 else "red" if r.better < 0
                  else ""))))) for i, r in enumerate(c.rows)]
         self.rows["#cmp-flips"] = [(str(i), f) for i, f in enumerate(c.flips)]

@@ -182,7 +182,7 @@ class ModelsScreen(BaseScreen):
                 Text(e.name), Text(kind), Text(installed), Text(self._check_cell(e.name)),
                 Text(e.quantization or "—"), Text(str(e.context_length or "—"), justify="right"),
                 Text(size_text(e.size_bytes), justify="right"),
-                elided_cell(e.license or "—", 18))))))
+                elided_cell(e.license or "—", 10, prose=True))))))
         self._fill()
         packaged = sum(e.source == "packaged" for e in message.entries)
         remote = sum(e.kind == "endpoint" for e in message.entries)

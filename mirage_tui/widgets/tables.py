@@ -44,7 +44,8 @@ def refill_fitting(table: DataTable, columns: dict[str, str], rows: list[tuple[s
     widths = {k: max([cell_len(label)] + [width(cells[k]) for _, cells in rows])
               for k, label in columns.items()}
     available = table.scrollable_content_region.width or (table.app.size.width - 4)
-    if not table.show_vertical_scrollbar:     # the rows may bring one
+    if not table.show_vertical_scrollbar and \
+            len(rows) + 1 > table.scrollable_content_region.height:    # the rows bring one
         available -= table.styles.scrollbar_size_vertical
     available -= reserve
     fit = set(columns_that_fit(widths, priority, available))

@@ -11,6 +11,7 @@ at the right is not), with ``…`` where something was elided on purpose.
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.geometry import Region
 from textual.widgets import DataTable, Footer, Header, Static
@@ -146,9 +147,13 @@ def table_cuts(screen) -> list[str]:
         rows = range(first, min(table.row_count, first + max(0, visible.height - header)))
         for c, column in enumerate(table.columns.values()):
             seen: dict[str, str] = {}
+            room = column.get_render_width(table) - 2 * table.cell_padding
             for r in rows:
                 cell = table.get_row_at(r)[c]
                 shown = _plain(cell)
+                if cell_len(shown) > room:
+                    problems.append(f"{_name(table)}: column {_plain(column.label)!r} "
+                                    f"{room} cells wide cuts {shown!r}")
                 if isinstance(cell, ElidedText):
                     if not _elided_well(shown, cell.full, cell.prose):
                         problems.append(f"{_name(table)}: {shown!r} is not {cell.full!r}")
