@@ -136,12 +136,12 @@ def _aligned(rows: list[list[str]], widths: list[int], right: set[int]) -> list[
 
 
 def fit_table(rows: list[list[str]], right: set[int] = frozenset(),
-              width: int | None = None, panels: bool = True) -> list[str]:
+              width: int | None = None, panels: bool = True, keys: int = 1) -> list[str]:
     """Columns two spaces apart (right-aligned where asked), within ``width`` cells when
     given: the widest cells wrap at spaces (down to their longest word; an interval
-    ``[lo, hi]`` stays whole); when that is not enough, the columns after the first go into
-    panels, one under the other, each repeating the first column; a word still too long is
-    elided in the middle."""
+    ``[lo, hi]`` stays whole); when that is not enough, the columns after the first ``keys``
+    (what names a row) go into panels, one under the other, each repeating those; a word
+    still too long is elided in the middle."""
     n = len(rows[0])
     natural = [max(cell_len(r[i]) for r in rows) for i in range(n)]
     if width is None or _total(natural) <= width:
@@ -154,15 +154,15 @@ def fit_table(rows: list[list[str]], right: set[int] = frozenset(),
             break
         i = max(shrinkable, key=lambda j: widths[j] - floors[j])
         widths[i] -= 1
-    if _total(widths) <= width or n <= 2 or not panels:
+    if _total(widths) <= width or n <= keys + 1 or not panels:
         if _total(widths) > width:      # still too wide: the first column gives way
             widths[0] = max(4, widths[0] - (_total(widths) - width))
         return _aligned(rows, [min(w, width) for w in widths], right)
-    # panels: the first column beside as many of the others as fit at their own width
-    first = min(natural[0], max(8, width // 3))
+    # panels: the key columns beside as many of the others as fit at their own width
+    first = [min(natural[k], max(8, width // 3)) for k in range(keys)]
     groups: list[list[int]] = []
-    for i in range(1, n):
-        if groups and _total([first] + [natural[c] for c in groups[-1]] + [natural[i]]) \
+    for i in range(keys, n):
+        if groups and _total(first + [natural[c] for c in groups[-1]] + [natural[i]]) \
                 <= width:
             groups[-1].append(i)
         else:
@@ -171,9 +171,9 @@ def fit_table(rows: list[list[str]], right: set[int] = frozenset(),
     for cols in groups:
         if out:
             out.append("")
-        out += fit_table([[r[0]] + [r[c] for c in cols] for r in rows],
-                         {0} & set(right) | {k + 1 for k, c in enumerate(cols) if c in right},
-                         width, panels=False)
+        shown = list(range(keys)) + cols
+        out += fit_table([[r[c] for c in shown] for r in rows],
+                         {k for k, c in enumerate(shown) if c in right}, width, panels=False)
     return out
 
 

@@ -618,7 +618,7 @@ def format_comparison(c, flips: int = 5, width: int | None = None) -> str:
                      fmt_value(r.b, r.metric), fmt_delta_interval(r.delta, r.lo, r.hi, r.metric),
                      p_text(r.p),
                      p_text(r.p_holm), r.verdict])
-    out += table(rows, right={2, 3, 4}, width=width)
+    out += table(rows, right={2, 3, 4}, width=width, keys=2)
     out += ["", verdict_line(c), power_line(c), *arena_lines(c), ""]
     better = [f for f in c.flips if f.way == "better"]
     worse = [f for f in c.flips if f.way == "worse"]

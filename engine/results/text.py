@@ -41,10 +41,11 @@ def _flat(entry: dict, key: str) -> str:
 
 
 def table(rows: list[list[str]], right: set[int] = frozenset(),
-          width: int | None = None) -> list[str]:
+          width: int | None = None, keys: int = 1) -> list[str]:
     """Left-aligned columns (right-aligned where asked), two spaces apart, within ``width``
-    cells when given (:func:`engine.text_fit.fit_table`: cells wrap, never cut)."""
-    return fit_table(rows, right, width)
+    cells when given (:func:`engine.text_fit.fit_table`: cells wrap, never cut; panels
+    repeat the first ``keys`` columns)."""
+    return fit_table(rows, right, width, keys=keys)
 
 
 def short_setting(setting: str) -> str:

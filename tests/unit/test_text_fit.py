@@ -56,3 +56,14 @@ def test_wrap_lines_indents_and_elides_only_an_overlong_word():
     assert out[0].startswith("  word") and out[1].startswith("    word")
     assert "short" in out and "…" in out[-1] and out[-1].endswith("xxx")
     assert wrap_lines(text, None) == text
+
+
+def test_panels_repeat_the_key_columns():
+    rows = [["metric", "setting", "Δ [95% CI]", "p", "verdict"]] + [
+        ["em_loose", s, "+33.3 pp [+0.0, +66.7]", "0.500", "no clear difference"]
+        for s in ("base", "oracle")]
+    lines = fit_table(rows, width=40, keys=2)
+    assert max(cell_len(line) for line in lines) <= 40
+    heads = [line for line in lines if line.startswith("metric")]
+    assert len(heads) >= 2 and all(h.split()[1] == "setting" for h in heads)
+    assert sum("em_loose  oracle" in line for line in lines) == len(heads)
