@@ -1,6 +1,6 @@
 """The thread budget of the user's model hosts: one per user and machine, across data dirs.
 
-    $XDG_RUNTIME_DIR/mirage-tui-threads/<pid>.json     (else /tmp/mirage-tui-<uid>-threads/)
+    /tmp/mirage-tui-<uid>-threads/<pid>.json
 
 Each live host (whatever its data dir: two workspaces with their own ``$MIRAGE_DATA_DIR``
 share one machine) keeps one file there: its pid and start time, the threads it wants, the
@@ -18,9 +18,11 @@ keeps its ``-t`` and counts with it. Each host's watchdog reads the budget every
 and when one stops the others grow back, within about a second. A client that
 starts a host waits (:func:`settled`, a second or so) until the others have shrunk.
 
-``$MIRAGE_THREAD_BUDGET_DIR`` names another folder (the test suite gives itself one). A
-folder at the default place that is not this user's own (a symlink, another owner) is not
-used: the budget then falls back to ``<data dir>/hosts/threads`` (per data dir, as before).
+The place is fixed (``/tmp``, not ``$TMPDIR`` or ``$XDG_RUNTIME_DIR``, which differ between a
+login shell, cron and su) so that every process of the user finds the same budget.
+``$MIRAGE_THREAD_BUDGET_DIR`` names another folder (the test suite gives itself one). A folder
+at the default place that is not this user's own (a symlink, another owner) is not used: the
+budget then falls back to ``<data dir>/hosts/threads`` (per data dir, as before).
 
 Standard library only: the host process imports this module too.
 """
@@ -39,6 +41,7 @@ from pathlib import Path
 from models.host import registry
 
 BUDGET_DIR_ENV = "MIRAGE_THREAD_BUDGET_DIR"
+DEFAULT_PARENT = Path("/tmp") if Path("/tmp").is_dir() else Path(tempfile.gettempdir())
 POLL_S = 0.5
 
 
@@ -86,11 +89,7 @@ def budget_dir() -> Path:
         folder = Path(env).expanduser()
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         return folder
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and Path(runtime).is_dir():
-        folder = Path(runtime) / "mirage-tui-threads"
-    else:
-        folder = Path(tempfile.gettempdir()) / f"mirage-tui-{os.getuid()}-threads"
+    folder = DEFAULT_PARENT / f"mirage-tui-{os.getuid()}-threads"
     if _own_folder(folder):
         return folder
     fallback = registry.hosts_dir() / "threads"

@@ -45,10 +45,9 @@ def test_the_budget_folder_is_the_users_own_and_stale_entries_do_not_count(tmp_p
                                                                             monkeypatch):
     monkeypatch.delenv(budget.BUDGET_DIR_ENV, raising=False)
     monkeypatch.setenv("MIRAGE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    (tmp_path / "run").mkdir()
+    monkeypatch.setattr(budget, "DEFAULT_PARENT", tmp_path)           # for /tmp
     folder = budget.budget_dir()
-    assert folder == tmp_path / "run" / "mirage-tui-threads"
+    assert folder == tmp_path / f"mirage-tui-{os.getuid()}-threads"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     dead = subprocess.Popen(["true"])
     dead.wait()
@@ -70,10 +69,9 @@ def test_the_budget_folder_is_the_users_own_and_stale_entries_do_not_count(tmp_p
 def test_a_budget_folder_someone_else_placed_is_not_used(tmp_path, monkeypatch):
     monkeypatch.delenv(budget.BUDGET_DIR_ENV, raising=False)
     monkeypatch.setenv("MIRAGE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    (tmp_path / "run").mkdir()
+    monkeypatch.setattr(budget, "DEFAULT_PARENT", tmp_path)
     (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "run" / "mirage-tui-threads").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / f"mirage-tui-{os.getuid()}-threads").symlink_to(tmp_path / "elsewhere")
     assert budget.budget_dir() == tmp_path / "data" / "hosts" / "threads"
 
 
