@@ -45,7 +45,7 @@ from engine.arena.calibration import (CalibrationItem, JudgedOrder, breakdown,
                                       verdict_counts)
 from engine.arena.judge_specs import open_judge
 from engine.arena.judgments import cached_verdict
-from engine.arena.orders import ORDERS, canonical_winner
+from engine.arena.orders import ORDERS, canonical_winner, shown_score
 from engine.arena.planning import ArenaError
 from engine.arena.reference_judges import needs_reference_message
 from engine.datasets.catalog import resolve
@@ -109,10 +109,9 @@ def sample_pairs(pairs: list[LabelledPair], n: int | None, seed: int) -> list[La
 def judged_order(shown: str, verdict) -> JudgedOrder:
     """One order's verdict in the pair's own terms: winner, and P(B) - P(A) when the judge
     gave probabilities."""
-    score = None
-    if verdict.probs and not verdict.parse_failed:
-        first, second = verdict.probs.get("A", 0.0), verdict.probs.get("B", 0.0)
-        score = (second - first) if shown == "ab" else (first - second)
+    score = shown_score(verdict)
+    if score is not None and shown != "ab":
+        score = -score
     return JudgedOrder(shown, canonical_winner(verdict.label, shown), score)
 
 
