@@ -271,6 +271,9 @@ def _compare(args, store) -> int:
     if a.labels != b.labels:
         raise CliError(f"judge compare: #{a.id} was made on the labels {a.labels} and #{b.id} "
                        f"on {b.labels}; only calibrations on the same labels dataset pair up")
+    if a.aspect != b.aspect:
+        raise CliError(f"judge compare: #{a.id} is on the aspect {a.aspect} and #{b.id} on "
+                       f"{b.aspect}; only calibrations on the same aspect pair up")
     diff = paired_difference(a.items(), b.items(), n_boot=args.boot)
     if args.json:
         print(json.dumps({"a": a.id, "b": b.id, "difference": {k: v.as_json()
