@@ -1,6 +1,6 @@
 """``mirage-tui compare``: is B really better than A? A paired comparison on shared items.
 
-    mirage-tui compare A B [--metric M ...] [--json] [--csv PATH] [--html FILE] [--n-boot N] [--seed S]
+    mirage-tui compare A B [--metric M ...] [--json] [--csv PATH] [--html FILE] [--force] [--n-boot N] [--seed S]
                        [--delta POINTS] [--fail-if-worse METRIC:DELTA] [--flips N]
 
 A and B are ``RUN`` or ``RUN:SYSTEM`` (two systems of one run, or of two runs, of different
@@ -17,7 +17,7 @@ import math
 import sys
 from pathlib import Path
 
-from mirage_tui.cli.common import CliError, db_option
+from mirage_tui.cli.common import CliError, db_option, force_option, no_overwrite
 
 COMMANDS = ("compare",)
 
@@ -39,6 +39,7 @@ def add_parsers(sub) -> None:
                    help="write the comparison as one self-contained HTML page (Δ chart, "
                         "flipped items; opens offline) instead of printing the text (with "
                         "--json the JSON still goes to stdout)")
+    force_option(p, "existing --csv and --html files")
     p.add_argument("--n-boot", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples (default 10000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
@@ -58,6 +59,7 @@ def run(args, store) -> int:
     gate = _gate(args.fail_if_worse)
     if args.n_boot < 1:
         raise CliError("--n-boot must be at least 1")
+    no_overwrite(args, args.csv, args.html)
     try:
         c = compare(store, args.a, args.b, args.metric, n_boot=args.n_boot, seed=args.seed,
                     delta=None if args.delta is None else args.delta / 100)
