@@ -1,0 +1,48 @@
+""""Did you mean": the nearest known name to a misspelt one, for one-line errors.
+
+It lives at the bottom layer so that model names (``models/``) get the same hint as every
+other name (:mod:`engine.suggest` re-exports it). A name is compared whole and by its leading
+parts (``smollm2`` of ``smollm2-135m-instruct``: the prefix ``--generator`` accepts), so a
+short typo of a long name is still close: difflib's ratio of ``smolm2`` against the whole
+``smollm2-135m-instruct`` is 0.44, against ``smollm2`` 0.92.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Iterable
+
+CUTOFF = 0.6
+"""difflib's default: below it a name is not offered."""
+
+_PARTS = re.compile(r"[-_./:@ |#]")
+
+
+def _forms(name: str) -> list[str]:
+    """``name`` lowered, and each of its leading parts up to a separator."""
+    lowered = name.lower()
+    return [lowered] + [lowered[:m.start()] for m in _PARTS.finditer(lowered) if m.start()]
+
+
+def close_to(word: str, choices: Iterable[str], n: int = 1) -> list[str]:
+    """The known names nearest to ``word`` (at most ``n``, best first; none when nothing is
+    close), each scored by its closest form (:func:`_forms`)."""
+    wanted = word.lower()
+    scored = []
+    for choice in dict.fromkeys(c for c in choices if c):
+        matcher = difflib.SequenceMatcher(b=wanted)
+        best = 0.0
+        for form in _forms(choice):
+            matcher.set_seq1(form)
+            if (matcher.real_quick_ratio() >= CUTOFF and matcher.quick_ratio() >= CUTOFF):
+                best = max(best, matcher.ratio())
+        if best >= CUTOFF:
+            scored.append((-best, choice))
+    return [choice for _, choice in sorted(scored)[:n]]
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the nearest known name, else ``""``."""
+    near = close_to(word, choices)
+    return f"; did you mean {near[0]!r}?" if near else ""
