@@ -328,7 +328,7 @@ def load_generator(name_or_path: str | os.PathLike, *, folders: Iterable[Path] |
         entry = find_model(text, folders)
         if entry is None:
             raise ModelError(f"{text}: no such model{did_you_mean(text, known_names(folders))}"
-                             "; `mirage-tui models list` shows the names")
+                             " (`mirage-tui models list` shows the names)")
         if entry.kind != "generator":
             raise ModelError(f"{text}: is an {entry.kind}, not a generator")
         if entry.error:

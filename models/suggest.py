@@ -1,4 +1,5 @@
-""""Did you mean": the nearest known name to a misspelt one, for one-line errors.
+""""Did you mean": the nearest known name to a misspelt one, for one-line errors; and which
+names a typed text picks (:func:`picked`).
 
 It lives at the bottom layer so that model names (``models/``) get the same hint as every
 other name (:mod:`engine.suggest` re-exports it). A name is compared whole and by its leading
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Iterable
+from typing import Callable, Iterable
 
 CUTOFF = 0.6
 """difflib's default: below it a name is not offered."""
@@ -46,3 +47,19 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the nearest known name, else ``""``."""
     near = close_to(word, choices)
     return f"; did you mean {near[0]!r}?" if near else ""
+
+
+def picked(wanted: str, names: Iterable[str],
+           part: Callable[[str], str] = lambda name: name) -> list[str]:
+    """The names ``wanted`` picks, as ``--generator`` picks a model: the name itself, else
+    the name in another case, else those whose ``part`` (e.g. a system's generator) is it,
+    else those that contain it (case ignored). The first rule that picks any decides; more
+    than one name picked is for the caller to refuse as ambiguous."""
+    names = list(dict.fromkeys(names))
+    lowered = wanted.lower()
+    for rule in (lambda n: n == wanted, lambda n: n.lower() == lowered,
+                 lambda n: part(n).lower() == lowered, lambda n: lowered in n.lower()):
+        found = [n for n in names if rule(n)]
+        if found:
+            return found
+    return []

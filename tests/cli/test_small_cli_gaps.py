@@ -127,3 +127,18 @@ def test_a_misspelt_model_gets_a_did_you_mean(tmp_path, monkeypatch, capsys):
         encoding="utf-8")
     assert cli_main(["models", "check", "endpoint:lab-qwn"]) == 1
     _one_line(capsys, "no endpoint 'lab-qwn'", "did you mean 'lab-qwen'?")
+
+
+def test_an_arena_reference_contestant_is_named_the_same_way(db):
+    from engine.arena.planning import ArenaError, choose_contestants
+    from engine.results.records import load_run
+
+    store = Store(db)
+    run = load_run(store, "alpha")
+    chosen = choose_contestants(store, run, "reference", None, "fake-a | mixed")
+    assert "fake-a/mirage@1 | mixed" in chosen
+    with pytest.raises(ArenaError, match=r"'fake \| mixed' matches 2 contestants"):
+        choose_contestants(store, run, "reference", None, "fake | mixed")
+    with pytest.raises(ArenaError, match=r"did you mean 'fake-b/mirage@1 \| mixed'\?"):
+        choose_contestants(store, run, "reference", None, "fkae-b/mirage@1 | mixed")
+    store.close()
