@@ -5,6 +5,6 @@ The rule is :mod:`models.suggest` (the bottom layer, so model names get it too).
 
 from __future__ import annotations
 
-from models.suggest import close_to, did_you_mean, picked
+from models.suggest import close_to, did_you_mean, pick_one, picked
 
-__all__ = ["close_to", "did_you_mean", "picked"]
+__all__ = ["close_to", "did_you_mean", "pick_one", "picked"]

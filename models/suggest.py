@@ -63,3 +63,16 @@ def picked(wanted: str, names: Iterable[str],
         if found:
             return found
     return []
+
+
+def pick_one(wanted: str, names: Iterable[str], *, what: str, where: str,
+             error: type[Exception] = ValueError,
+             part: Callable[[str], str] = lambda name: name) -> str | None:
+    """The one name ``wanted`` picks (:func:`picked`), None when it picks none; ``error``
+    naming the matches when it picks several (``'fake' matches 2 systems of run 'alpha'
+    (…); say which``)."""
+    found = picked(wanted, names, part)
+    if len(found) > 1:
+        raise error(f"{wanted!r} matches {len(found)} {what} of {where} "
+                    f"({', '.join(found)}); say which")
+    return found[0] if found else None

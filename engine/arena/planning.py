@@ -32,7 +32,7 @@ from engine.arena.types import arena_system, split_arena_system
 from engine.results.records import split_system
 from engine.runs.sampling import stratified_order
 from engine.store import Store
-from engine.suggest import did_you_mean, picked
+from engine.suggest import did_you_mean, pick_one
 
 REFERENCE = "reference"
 MAX_DOCUMENTS = 5
@@ -235,13 +235,11 @@ def _named_contestant(run, found: list[str], wanted: str) -> str:
     system, setting = split_arena_system(wanted.strip())
     in_setting = {split_arena_system(c)[0]: c for c in found
                   if split_arena_system(c)[1] == setting}
-    matches = [in_setting[s] for s in picked(system, in_setting,
-                                             part=lambda s: split_system(s)[0])]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise ArenaError(f"{wanted!r} matches {len(matches)} contestants of run {run.name!r} "
-                         f"({', '.join(matches)}); say which")
+    where = f"run {run.name!r}" + (f" in {setting}" if setting else "")
+    system = pick_one(system, in_setting, what="contestants", where=where, error=ArenaError,
+                      part=lambda s: split_system(s)[0])
+    if system is not None:
+        return in_setting[system]
     raise ArenaError(f"run {run.name!r} has no contestant {wanted!r} to use as the reference; "
                      f"its contestants: {', '.join(found) or 'none'}"
                      f"{did_you_mean(wanted, found)}")

@@ -18,7 +18,7 @@ from typing import Iterable
 from engine.results.generation_settings import SettingDifference, setting_differences
 from engine.results.records import (ItemRecord, RunInfo, load_items, load_run, setting_order,
                                     split_system)
-from engine.suggest import did_you_mean, picked
+from engine.suggest import did_you_mean, pick_one
 
 
 class PairingError(ValueError):
@@ -45,12 +45,10 @@ def parse_side(spec: str) -> tuple[str, str | None]:
 def find_system(run: RunInfo, systems: list[str], wanted: str) -> str:
     """The system of ``run`` that ``wanted`` names (module docstring); PairingError when none
     or several do, with the nearest label or the matches."""
-    found = picked(wanted, systems, part=lambda s: split_system(s)[0])
-    if len(found) == 1:
-        return found[0]
-    if found:
-        raise PairingError(f"{wanted!r} matches {len(found)} systems of run {run.name!r} "
-                           f"({', '.join(found)}); say which")
+    found = pick_one(wanted, systems, what="systems", where=f"run {run.name!r}",
+                     error=PairingError, part=lambda s: split_system(s)[0])
+    if found is not None:
+        return found
     raise PairingError(f"run {run.name!r} has no system {wanted!r}"
                        f"{did_you_mean(wanted, systems)} (it has: "
                        f"{', '.join(systems) or 'none'})")

@@ -137,7 +137,7 @@ def test_an_arena_reference_contestant_is_named_the_same_way(db):
     run = load_run(store, "alpha")
     chosen = choose_contestants(store, run, "reference", None, "fake-a | mixed")
     assert "fake-a/mirage@1 | mixed" in chosen
-    with pytest.raises(ArenaError, match=r"'fake \| mixed' matches 2 contestants"):
+    with pytest.raises(ArenaError, match=r"'fake' matches 2 contestants of run 'alpha' in mixed"):
         choose_contestants(store, run, "reference", None, "fake | mixed")
     with pytest.raises(ArenaError, match=r"did you mean 'fake-b/mirage@1 \| mixed'\?"):
         choose_contestants(store, run, "reference", None, "fkae-b/mirage@1 | mixed")
