@@ -33,14 +33,14 @@ def close_to(word: str, choices: Iterable[str], n: int = 1) -> list[str]:
     scored = []
     for choice in dict.fromkeys(c for c in choices if c):
         matcher = difflib.SequenceMatcher(b=wanted)
-        best = 0.0
+        ratios = []
         for form in _forms(choice):
             matcher.set_seq1(form)
-            if (matcher.real_quick_ratio() >= CUTOFF and matcher.quick_ratio() >= CUTOFF):
-                best = max(best, matcher.ratio())
-        if best >= CUTOFF:
-            scored.append((-best, choice))
-    return [choice for _, choice in sorted(scored)[:n]]
+            ratios.append(matcher.ratio() if matcher.real_quick_ratio() >= CUTOFF
+                          and matcher.quick_ratio() >= CUTOFF else 0.0)
+        if max(ratios) >= CUTOFF:       # ties go to the name closer as a whole
+            scored.append((-max(ratios), -ratios[0], choice))
+    return [choice for *_, choice in sorted(scored)[:n]]
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

@@ -142,3 +142,18 @@ def test_an_arena_reference_contestant_is_named_the_same_way(db):
     with pytest.raises(ArenaError, match=r"did you mean 'fake-b/mirage@1 \| mixed'\?"):
         choose_contestants(store, run, "reference", None, "fkae-b/mirage@1 | mixed")
     store.close()
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["run", "--dataset", "demo", "--generator", "smolm2", "--dry-run"],
+     "generator 'smolm2': no such model; did you mean 'smollm2-135m-instruct'?"),
+    (["run", "--dataset", "demo", "--generator", "smollm2-135m-instruct", "--retriever",
+      "e5-smal", "--settings", "retrieved@1", "--dry-run"],
+     "retriever 'e5-smal': no such embedder; did you mean 'e5-small-q4'?"),
+    (["index", "demo", "--embedder", "minlm-l6"], "did you mean 'minilm-l6-v2'?"),
+    (["arena", "judge", "alpha", "--judge", "smolm2"],
+     "smolm2: no such model; did you mean 'smollm2-135m-instruct'?"),
+])
+def test_every_model_name_gets_a_did_you_mean(db, capsys, argv, words):
+    assert cli_main(["--db", str(db), *argv]) == 1
+    _one_line(capsys, words)
