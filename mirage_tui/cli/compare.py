@@ -4,8 +4,11 @@
                        [--delta POINTS] [--fail-if-worse METRIC:DELTA] [--flips N]
 
 A and B are ``RUN`` or ``RUN:SYSTEM`` (two systems of one run, or of two runs, of different
-models too); only the (setting, query) items both generated are compared
-(:mod:`engine.results.paired`). ``--fail-if-worse em_loose:2`` exits 1 when B is
+models too; SYSTEM by any part ``--generator`` accepts, e.g. ``RUN:gemma3``); only the
+(setting, query) items both generated are compared (:mod:`engine.results.paired`), and a
+warning names each generation setting the two sides differ in (max tokens, template,
+sampling, seed, backend). ``--csv`` and ``--html`` leave an existing file alone unless
+``--force``. ``--fail-if-worse em_loose:2`` exits 1 when B is
 significantly worse than A on that metric (Holm p < 0.05) by more than 2 points (the CI's
 bound beyond −2), in any setting, so a model or prompt change can be gated in CI.
 """
@@ -26,7 +29,7 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("compare", help="paired comparison of two systems on shared items: "
                                        "Δ with CIs, McNemar/permutation p, Holm, item diff")
     db_option(p)
-    p.add_argument("a", help="A: RUN or RUN:SYSTEM")
+    p.add_argument("a", help="A: RUN or RUN:SYSTEM (SYSTEM: any part --generator accepts)")
     p.add_argument("b", help="B: RUN or RUN:SYSTEM")
     p.add_argument("--metric", action="append", metavar="M",
                    help="a stored score or an adaptability share (nv, ca, ci, cm, overall); "
