@@ -4,9 +4,10 @@
                            [--queries N] [--order random|both|debiased] [--seed S] [--threads N]
                            [--concurrency N] [--max-errors N|P%] [--name NAME]
     mirage-tui arena ratings RUN [--arena NAME] [--boot 200] [--seed 0] [--json] [--html FILE]
+                             [--force]
     mirage-tui arena surrogate RUN [--arena NAME] [--judge MODEL] [--json]
     mirage-tui arena export RUN [--arena NAME] [--format csv|jsonl] [--out PATH]
-                            [--what battles|ratings]
+                            [--what battles|ratings] [--force]
     mirage-tui arena list RUN [--json]
 
 ``judge`` without ``--judge`` uses config.toml's ``judge``, else the calibrated default
@@ -26,8 +27,8 @@ import threading
 from pathlib import Path
 
 from engine.text_safety import visible_line
-from mirage_tui.cli.common import (CliError, db_option, from_settings, in_flight_options,
-                                   install_interrupt)
+from mirage_tui.cli.common import (CliError, db_option, force_option, from_settings,
+                                   in_flight_options, install_interrupt, no_overwrite)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -85,6 +86,7 @@ def add_parsers(sub) -> None:
                    help="write the leaderboard as one self-contained HTML page (forest "
                         "plot, win-fraction heatmap, surrogate; opens offline) instead of "
                         "printing the text (with --json the JSON still goes to stdout)")
+    force_option(p, "an existing --html file")
 
     p = asub.add_parser("surrogate", help="the random-forest surrogate judge")
     db_option(p)
@@ -106,6 +108,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--format", choices=("csv", "jsonl"), default="csv")
     p.add_argument("--out", "-o", type=Path, metavar="PATH",
                    help="output file (default ./RUN.arena-WHAT.FORMAT)")
+    force_option(p)
     p.add_argument("--what", choices=("battles", "ratings"), default="battles")
     p.add_argument("--boot", type=int, default=200, metavar="N",
                    help="bootstrap tournaments for --what ratings (200)")
@@ -232,6 +235,7 @@ def _ratings_for(store, run_name, arena, boot: int, seed: int):
 
 
 def _ratings(args, store) -> int:
+    no_overwrite(args, args.html)
     info, ratings, format_leaderboard = _ratings_for(store, args.run, args.arena, args.boot,
                                                      args.seed)
     if getattr(args, "html", None):
@@ -302,12 +306,13 @@ def _export(args, store) -> int:
     from engine.arena.battles import battle_rows, resolve_arena
 
     info = resolve_arena(store, args.run, args.arena)
+    out = args.out or Path(f"{args.run}.arena-{args.what}.{args.format}")
+    no_overwrite(args, out)
     if args.what == "battles":
         rows = battle_rows(store, args.run, info.name)
     else:
         _, ratings, _ = _ratings_for(store, args.run, info.name, args.boot, args.seed)
         rows = [{"arena": info.name, **s.as_json()} for s in ratings.systems]
-    out = args.out or Path(f"{args.run}.arena-{args.what}.{args.format}")
     write_rows(rows, out, args.format)
     print(f"exported {len(rows):,} {args.what} of arena {info.name} (run {args.run}) to {out}")
     return 0
