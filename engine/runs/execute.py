@@ -313,7 +313,7 @@ class _Runner(Job):
         moment = time.perf_counter()
         took = moment - self.mark
         generated = outcome.ok and outcome.value.generation is not None
-        self.live_eta.done(item, took if generated else None)
+        self.live_eta.done(item, *((took, outcome.value.generation) if generated else ()))
         if not outcome.ok:
             message = outcome.message
             if outcome.status == "fatal":

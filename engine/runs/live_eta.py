@@ -18,8 +18,8 @@ from __future__ import annotations
 import time
 from typing import Callable, Hashable
 
-from engine.runs.estimates import item_seconds, latest_model_speed, load_seconds, \
-    measured_speeds, parallel_factor, planned_backend
+from engine.runs.estimates import Speed, call_seconds, item_seconds, latest_model_speed, \
+    load_seconds, measured_speeds, parallel_factor, planned_backend
 from engine.runs.plan import Plan, PlanItem
 from engine.store import Store
 
@@ -104,6 +104,10 @@ class LiveEta:
         self.loads = {name: load_seconds(store, name)[0] for name in plan.config.generators}
         self.checked = {name: latest_model_speed(store, name) for name in self.paces}
         self.at_check: dict[str, list[float]] = {}   # name -> [estimated s, at check speed s]
+        self.tokens: dict[PlanItem, float] = {}      # item -> its estimated prompt tokens
+        self.first: dict[str, list[float]] = {}      # name -> [wall s, first estimates' s]
+        self.timed: dict[str, list[float]] = {}      # name -> this run's timed generations:
+        #   [estimated prompt tokens, evaluated, prompt s, generated, generation s, wall s, n]
         self.added = False
 
     @property
@@ -116,6 +120,7 @@ class LiveEta:
         self.added = True
         for item, tokens, seconds in item_seconds(self.store, self.plan, self.speeds, queries):
             name = item.system.generator
+            self.tokens[item] = tokens
             self.paces[name].add(item, seconds / self.factor[name])
             checked = self.checked.get(name)
             if checked is not None:
@@ -131,14 +136,49 @@ class LiveEta:
         self.loads[generator] = 0.0
         return self.paces[generator].start()
 
-    def done(self, item: PlanItem, seconds: float | None = None) -> None:
-        """``item`` is finished; ``seconds``: what generating it took (None: no model call)."""
-        self.paces[item.system.generator].done(item, seconds)
+    def done(self, item: PlanItem, seconds: float | None = None, generation=None) -> None:
+        """``item`` is finished; ``seconds``: the wall time it took (None: no model call);
+        ``generation``: its :class:`~models.base.Generation`, whose prompt and generation
+        times (``extra``) give this run's own speeds from the first item (:meth:`_respeed`)."""
+        name = item.system.generator
+        cost = self.paces[name].done(item, seconds)
+        if cost is None or seconds is None:
+            return
+        first = self.first.setdefault(name, [0.0, 0.0])
+        first[0] += seconds
+        first[1] += cost
+        extra = getattr(generation, "extra", None) or {}
+        if extra.get("prompt_seconds") and extra.get("generation_seconds"):
+            timed = self.timed.setdefault(name, [0.0] * 7)
+            for i, value in enumerate((self.tokens.get(item, 0.0),
+                                       generation.prompt_tokens_evaluated,
+                                       extra["prompt_seconds"], generation.completion_tokens,
+                                       extra["generation_seconds"], seconds, 1)):
+                timed[i] += value
+            self._respeed(name)
+
+    def _respeed(self, name: str) -> None:
+        """The items left of ``name`` at this run's own speeds (prompt and generated tokens a
+        second, each from its own timer), its prompts' measured size against their estimate,
+        and its mean answer; its pace is then wall time against model time (requests in
+        flight, the run's own work)."""
+        guessed, evaluated, prompt_s, generated, gen_s, wall, n = self.timed[name]
+        speed = Speed(evaluated / prompt_s, max(generated, 1) / gen_s, "this run")
+        scale = evaluated / guessed if guessed > 0 else 1.0
+        answer = min(generated / n, self.plan.config.max_tokens)
+        pace = self.paces[name]
+        for item in pace.left:
+            pace.left[item] = call_seconds(self.tokens.get(item, 0.0) * scale, answer,
+                                           speed) / self.factor[name]
+        pace.spent, pace.expected, pace.steps = wall, (prompt_s + gen_s) / self.factor[name], n
 
     def _prior(self) -> float | None:
-        spent = sum(p.spent for p in self.paces.values() if p.measured() is not None)
-        expected = sum(p.expected for p in self.paces.values() if p.measured() is not None)
-        return spent / expected if expected > 0 else None
+        """The pace a generator not measured yet is taken at: the others' wall time against
+        their first estimates, when slower (a busy machine slows every model; a model that
+        beats its own estimate says nothing of another's)."""
+        spent = sum(f[0] for f in self.first.values())
+        expected = sum(f[1] for f in self.first.values())
+        return max(1.0, spent / expected) if expected > 0 else None
 
     @property
     def seconds(self) -> float | None:
@@ -146,13 +186,19 @@ class LiveEta:
         if not self.added:
             return None
         prior = self._prior()
-        return sum(pace.seconds(prior) + (self.loads[name] if pace.left else 0.0)
+        return sum(pace.seconds(None if pace.steps else prior) + (self.loads[name] if pace.left else 0.0)
                    for name, pace in self.paces.items())
 
     def slowdown(self, generator: str) -> float | None:
         """How many times slower ``generator`` runs than its model check (None: no check,
         or nothing measured or running late yet)."""
         both = self.at_check.get(generator)
+        checked = self.checked.get(generator)
+        timed = self.timed.get(generator)
+        if checked is not None and timed is not None:      # wall time against the check's
+            speed = checked[0]
+            at_check = call_seconds(timed[1], timed[3], speed) / self.factor[generator]
+            return timed[5] / at_check if at_check > 0 else None
         pace = self.paces[generator]
         if not both or both[1] <= 0 or (pace.measured() is None and not pace.running()[0]):
             return None

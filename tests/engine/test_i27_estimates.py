@@ -132,3 +132,24 @@ def test_live_says_the_machine_may_be_busy_when_well_below_the_model_check(demo)
     assert ratio > 2.5 and eta.slowdown(TIMED) == pytest.approx(ratio)
     assert eta.busy_note() == (f"running {ratio:.0f}× slower than {TIMED}'s model check: "
                                "machine busy?")
+
+
+def test_the_first_generations_own_timers_set_the_speed_of_the_items_left(demo):
+    from models.base import Generation
+
+    plan = plan_run(demo, config(generators=[TIMED], sample=2, name="respeed"),
+                    check_models=False)
+    eta = LiveEta(demo, plan)
+    eta.add(plan.queries)
+    first, rest = plan.items[0], plan.items[1:]
+    guessed = eta.tokens[first]
+    # the first item evaluated twice the prompt tokens guessed, at 50 tok/s, and generated 10
+    # tokens at 5 tok/s; its wall time is its model time (no overhead)
+    evaluated, prompt_s, gen_s = 2 * guessed, 2 * guessed / 50, 10 / 5
+    generation = Generation(text="x", prompt_tokens=int(evaluated), completion_tokens=10,
+                            prompt_tokens_evaluated=evaluated, seconds=prompt_s + gen_s,
+                            finish_reason="stop", device="cpu",
+                            extra={"prompt_seconds": prompt_s, "generation_seconds": gen_s})
+    eta.done(first, prompt_s + gen_s, generation)
+    expected = sum(2 * eta.tokens[i] / 50 + 10 / 5 for i in rest)
+    assert eta.seconds == pytest.approx(expected)
