@@ -60,3 +60,21 @@ async def test_the_judge_dialogs_estimate_is_the_one_estimators(workspace, monke
                                                  2, "both"))
         await wait_until(pilot, lambda: text_of(estimate) == expected, 30, "the estimate")
     assert "assumed 600/70 tok/s" in expected and "(12 judge calls: both orders)" in expected
+
+
+def test_lives_working_line_carries_the_busy_note():
+    from engine.runs.events import run_event
+    from mirage_tui.screens.live_run.panels import event_counts, working_line
+
+    def event(note):
+        return run_event(run="r", status="running", done=2, total=6, cached=0, generated=2,
+                         errors=0, truncated=0, tokens_per_s=3.0, prompt_tokens_per_s=30.0,
+                         eta_seconds=50.0, system="smol", setting="base", queries=2,
+                         accuracy={}, pace_note=note)
+
+    note = "running 5× slower than smol's model check: machine busy?"
+    assert working_line(event(note), False) == (f"running · now smol · base · {note} · "
+                                                "c cancels (resumable)")
+    assert working_line(event(None), False) == "running · now smol · base · c cancels (resumable)"
+    # between events the screen's timer counts the ETA down by the event's age
+    assert event_counts(event(None), age=20.0).startswith("2/6 items · ETA 30s")
