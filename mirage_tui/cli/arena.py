@@ -71,6 +71,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for the judge")
     in_flight_options(p, "judge")
     p.add_argument("--name", help="arena name (default pairwise:JUDGE or reference:JUDGE)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="judge nothing: print the battles and the time estimate (the runs' "
+                        "estimator: the judge's speed, load and requests in flight)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     p = asub.add_parser("ratings", help="Bradley-Terry leaderboard with bootstrap CIs")
@@ -134,6 +137,8 @@ def _judge(args, store) -> int:
     if args.reference and args.pairs != "reference":
         args.pairs = "reference"
     args.judge, args.order = _judge_and_order(args, store)
+    if args.dry_run:
+        return _judge_dry_run(args, store)
     cancel = threading.Event()
     printer = ProgressPrinter(sys.stderr)
     previous = install_interrupt(cancel)
@@ -156,6 +161,28 @@ def _judge(args, store) -> int:
         print(f"mirage-tui: error: {summary.message}", file=sys.stderr)
         return 1
     return 130 if summary.status == "cancelled" else 0
+
+
+def _judge_dry_run(args, store) -> int:
+    """``arena judge --dry-run``: what would be judged and how long it should take."""
+    from engine.arena.judging_time import judging_estimate
+    from mirage_tui.widgets.estimates import judging_line
+
+    guess = judging_estimate(store, args.run, args.judge, args.queries, args.order, args.seed,
+                             pairs=args.pairs, systems=_systems_in(store, args.run,
+                                                                   args.settings),
+                             reference=args.reference, concurrency=args.concurrency)
+    data = {"run": args.run, "judge": args.judge, "pairs": args.pairs, "order": args.order,
+            **guess, "estimate_s": guess["seconds"]}
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False))
+    elif guess.get("offline"):
+        print(judging_line(guess))
+    else:
+        print(f"arena judge {args.run} with {args.judge} ({args.order} order): "
+              f"{guess['battles']} battles on {guess['queries']} queries")
+        print(f"  {judging_line(guess)}; verdicts of {guess['verdict_tokens']} token(s)")
+    return 0
 
 
 def _judge_and_order(args, store) -> tuple[str, str]:

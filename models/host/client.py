@@ -98,12 +98,13 @@ class HostSpec:
         trained = read_gguf(path).context_length
         if n_ctx is None:
             n_ctx = min(trained or _DEFAULT_MAX_CTX, _DEFAULT_MAX_CTX)
-        backend = _backend()
+        backend = host_backend()
         key = registry.host_key(packaged.file_sha256(path), n_ctx, backend)
         return cls(path.resolve(), name, n_ctx, n_threads, backend, key)
 
 
-def _backend() -> str:
+def host_backend() -> str:
+    """The backend a new host would use (``$MIRAGE_HOST_BACKEND``; also the run estimates')."""
     choice = os.environ.get(BACKEND_ENV, "auto").strip().lower() or "auto"
     if choice not in ("auto", "llama.cpp", "llama-server"):
         raise ModelError(f"${BACKEND_ENV}={choice!r}: expected auto, llama.cpp or llama-server")
