@@ -13,14 +13,15 @@ test: setup
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/setup.sh
+$(STAMP): pyproject.toml scripts/setup.sh scripts/llama_build_flags.sh
 	bash scripts/setup.sh $(VENV)
 	touch $(STAMP)
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
-# optional: llama.cpp's llama-server as the model-host backend (~15 min on 2 cores; CMAKE_ARGS
-# passes GPU flags through). See README, "Model hosting".
+# optional on the CPU: llama.cpp's llama-server as the model-host backend (~15 min on 2 cores).
+# With nvcc and an NVIDIA GPU, setup builds it already and this builds it for that GPU too;
+# your own CMAKE_ARGS win. See README, "Model hosting".
 llama-server: setup
 	bash scripts/build_llama_server.sh $(VENV)

@@ -82,7 +82,8 @@ def is_transient(exc: BaseException) -> bool:
     refused, reset or dropped connection or a timeout. The project's own backends
     (``models.http``, the model host's client) raise TransientModelError for these
     themselves; the status and chain checks cover a generator that only lets the transport's
-    own exception through (a user's adapter, a test double)."""
+    own exception through (a user's adapter, a test double). A context suppressed with
+    ``raise ... from None`` is not followed."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
@@ -100,7 +101,8 @@ def is_transient(exc: BaseException) -> bool:
         if isinstance(exc, (ConnectionError, TimeoutError, socket.timeout,
                             http.client.RemoteDisconnected, http.client.IncompleteRead)):
             return True
-        exc = exc.__cause__ or exc.__context__
+        # ``raise ... from None`` says the earlier error is not the cause: do not follow it
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
     return False
 
 

@@ -10,6 +10,10 @@ writing into it is not what an export means. A symlink to a regular file is writ
 I/O error) removes the temporary file and leaves the target as it was. Every refusal and
 every failure is an :class:`OutputFileError`: one line naming the path and the cause.
 
+Overwriting (:func:`refuse_existing`): the command line writes over a file that is already
+there only when asked (``--force``); the one check runs before any work, for every file a
+command would write, so a refused command writes nothing.
+
 CSV cells (:func:`csv_cell`): a text cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or
 a carriage return is written with a single quote in front (OWASP's rule against formula
 injection: a spreadsheet would run ``=HYPERLINK(...)`` or ``=cmd|...`` from a dataset's text
@@ -84,6 +88,19 @@ def writable_target(out: str | os.PathLike) -> Path:
         raise OutputFileError(f"{path} is {_kind(info.st_mode)}{via}, not a regular file; "
                               "give the path of a file to write")
     return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def refuse_existing(paths: Iterable[str | os.PathLike | None], *,
+                    way_out: str = "add --force to overwrite it") -> None:
+    """An :class:`OutputFileError` naming the first of ``paths`` (None skipped) at which
+    something already is: what no write may replace (:func:`writable_target`: a device, a
+    FIFO, a folder) says so, a file or a symlink (even a dangling one) says it exists;
+    nothing when every path is free."""
+    for out in paths:
+        if out is not None:
+            writable_target(out)
+        if out is not None and os.path.lexists(out):
+            raise OutputFileError(f"{out} exists; {way_out}, or write to another path")
 
 
 def _failure(path: Path, exc: OSError) -> OutputFileError:

@@ -36,6 +36,7 @@ from engine.store import Store, default_db_path
 from mirage_tui.commands import MirageCommands, PaletteCommand
 from mirage_tui.dialogs.run_questions import (cancel_run_question, quit_question,
                                               resume_question)
+from mirage_tui.jobs import stop_jobs
 from mirage_tui.keymap import checked, keymap
 from mirage_tui.navigation import ScreenNavigation
 from mirage_tui.quick_comparison import (QUICK_GENERATORS, QUICK_NAME, QUICK_RETRIEVER,
@@ -45,6 +46,7 @@ from mirage_tui.run_controller import RunController, resumable_runs
 from mirage_tui.screens.base import report_worker_error
 from mirage_tui.screens.datasets import DatasetsScreen
 from mirage_tui.widgets.estimates import duration
+from mirage_tui.worker_threads import detach_workers
 
 SCREENS = Binding.Group("Screens", compact=True)
 
@@ -425,9 +427,14 @@ class MirageApp(ScreenNavigation):
 
         self.push_screen(quit_question(controller.run_name), answered)
 
-    def on_unmount(self) -> None:
-        # however the app ends, a running run stops after its item and stays resumable
-        self.run_controller.cancel_quietly()
+    def on_load(self) -> None:
+        # quitting waits for no worker thread, only for jobs to finish their step (below)
+        detach_workers()
+
+    async def on_unmount(self) -> None:
+        # however the app ends, a running run (or any other job) stops after its item and
+        # stays resumable
+        await stop_jobs()
 
 
 def run_app(db_path: Path | str | None = None, settings: AppConfig | None = None) -> None:

@@ -16,11 +16,17 @@ engine sends at most one event per ``MIN_INTERVAL``, so the screens redraw a few
 second however fast steps finish), ``Finished`` (the job's summary, whatever its status) and
 ``Failed`` (the job raised before it could end: a model that does not load, a configuration
 that does not fit the stored job).
+
+When the app ends, :func:`stop_jobs` cancels every job still going and waits until each has
+stopped after its step (the app's other worker threads are not waited for:
+:mod:`mirage_tui.worker_threads`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -41,6 +47,21 @@ MIN_INTERVAL = 0.2
 
 Work = Callable[["Store", Callable[[JobEvent], None], threading.Event], object]
 """``work(store, progress, cancel) -> summary``: one engine job, run in the worker."""
+
+_GOING: "weakref.WeakSet[JobController]" = weakref.WeakSet()
+"""The controllers whose job's thread has not ended yet."""
+
+
+async def stop_jobs(poll: float = 0.02) -> int:
+    """Cancel every job still going and wait (without blocking the event loop: a job's thread
+    may still post to it) until each has stopped after its current step; returns how many
+    were going."""
+    going = list(_GOING)
+    for job in going:
+        job.cancel_quietly()
+    while any(not job._stopped.is_set() for job in going):
+        await asyncio.sleep(poll)
+    return len(going)
 
 
 class JobController:
@@ -76,6 +97,7 @@ class JobController:
         self._work: Work | None = None
         self._cancel = threading.Event()
         self._active = False
+        self._stopped = threading.Event()    # the job's thread has ended
         self._posted = threading.Event()     # a Progress message is waiting to be handled
 
     @property
@@ -117,7 +139,9 @@ class JobController:
         if store is None:
             return False
         self._cancel = threading.Event()
+        self._stopped = threading.Event()
         self._active = True
+        _GOING.add(self)
         self.name, self._work = name, work
         self.latest = self.summary = self.error = None
         self.version += 1
@@ -170,6 +194,8 @@ class JobController:
             store.close()       # this thread's connection
             self.version += 1
             self._active = False
+            self._stopped.set()
+            _GOING.discard(self)
         self.owner.post_message(message)
 
     def _progress(self, event: JobEvent) -> None:

@@ -20,6 +20,7 @@ from typing import Iterable
 
 from models import endpoints, packaged
 from models.base import Embedder, Generator, ModelError
+from models.suggest import did_you_mean
 from models.gguf import read_gguf
 
 MODELS_ENV = "MIRAGE_MODELS"
@@ -238,6 +239,16 @@ def find_model(name: str, folders: Iterable[Path] | None = None) -> CatalogEntry
     return partial[0] if partial else None
 
 
+def known_names(folders: Iterable[Path] | None = None) -> list[str]:
+    """Every name a model may be given by: the catalog's, then the configured endpoints' (a
+    malformed endpoints.toml adds none)."""
+    names = [e.name for e in list_models(folders)]
+    try:
+        return names + sorted(endpoints.configured())
+    except ModelError:
+        return names
+
+
 def find_endpoint(spec: str, folders: Iterable[Path] | None = None) -> endpoints.Endpoint | None:
     """The endpoint ``spec`` names (a URL, a shortcut, ``endpoint:NAME`` or a configured
     NAME), or None when it names a catalog model or a file. A configured NAME that is also a
@@ -316,12 +327,8 @@ def load_generator(name_or_path: str | os.PathLike, *, folders: Iterable[Path] |
     elif packaged.get_spec(text) is None:
         entry = find_model(text, folders)
         if entry is None:
-            import difflib
-
-            near = difflib.get_close_matches(text, [e.name for e in list_models(folders)], n=1)
-            hint = f"did you mean {near[0]!r}? " if near else ""
-            raise ModelError(f"{text}: no such model; {hint}`mirage-tui models list` shows "
-                             "the names")
+            raise ModelError(f"{text}: no such model{did_you_mean(text, known_names(folders))}"
+                             " (`mirage-tui models list` shows the names)")
         if entry.kind != "generator":
             raise ModelError(f"{text}: is an {entry.kind}, not a generator")
         if entry.error:

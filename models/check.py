@@ -1,7 +1,7 @@
 """Check that one model works here and how fast: load it and time one short job.
 
-A generator answers one short chat question (prompt and generated tokens per second, load
-time, device); an embedder embeds a small batch of passages (items per second, dimension).
+A generator answers one short chat question, after a one-token warm-up (prompt and generated
+tokens per second, load time, device); an embedder embeds a small batch of passages (items per second, dimension).
 Used by ``mirage-tui models check`` and by the TUI's Models screen, so both say the same.
 The result is a plain dict (JSON-ready); a model that does not work gives ``ok = False`` and
 the reason in ``error``, never an exception for the expected failures (not installed, no such
@@ -17,6 +17,8 @@ from models.base import ModelError, SamplingParams
 
 CHECK_MESSAGES = [{"role": "user", "content": "Name the largest planet of the solar system "
                                               "and say one thing about it."}]
+# another prompt than the check's, so that the check's prompt is evaluated (and timed) whole
+WARM_UP_MESSAGES = [{"role": "user", "content": "Hello."}]
 CHECK_PASSAGES = [f"Passage {i}: a short text about topic number {i}, used to time the "
                   f"embedder." for i in range(32)]
 
@@ -56,6 +58,9 @@ def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None
             opts = {} if n_threads is None else {"n_threads": n_threads}
             model = load_generator(name, **opts)
             result["load_seconds"] = time.perf_counter() - started
+            # the first call after a load pages the weights in and starts the threads: often
+            # several times slower than a run's items; timed, it made run estimates far long
+            model.generate(WARM_UP_MESSAGES, SamplingParams(max_tokens=1))
             gen = model.generate(CHECK_MESSAGES, SamplingParams(max_tokens=max_tokens))
             result.update(
                 ok=True, name=model.name, device=gen.device, seconds=gen.seconds,

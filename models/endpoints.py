@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from models.base import ModelError
+from models.suggest import did_you_mean
 from models.urls import redact, split_credentials
 
 CONFIG_ENV = "MIRAGE_CONFIG_DIR"
@@ -108,9 +109,10 @@ def parse_spec(text: str) -> Endpoint:
         name = text[len(PREFIX):]
         found = configured().get(name)
         if found is None:
-            names = ", ".join(sorted(configured())) or "none"
-            raise ModelError(f"{text}: no endpoint {name!r} in {config_path()} "
-                             f"(configured: {names})")
+            known = sorted(configured())
+            raise ModelError(f"{text}: no endpoint {name!r} in {config_path()}"
+                             f"{did_you_mean(name, known)} (configured: "
+                             f"{', '.join(known) or 'none'})")
         return found
     if lower.startswith(("http://", "https://")):
         url, _, model = text.partition("#")

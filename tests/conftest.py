@@ -24,14 +24,16 @@ os.environ["MIRAGE_ENDPOINT_PORTS"] = ""
 def host_data_dir(tmp_path_factory):
     """Model hosts of this session live in a temporary data dir, never the user's; the suite
     loads models in process unless $MIRAGE_HOSTING says otherwise (fewer processes, faster;
-    tests/models/test_host.py and tests/e2e/test_host_kill.py use real hosts). Any host still
+    tests/models/test_host.py and tests/e2e/test_host_kill.py use real hosts). Their thread
+    budget is the session's own too, never the one the user's hosts share. Any host still
     running at the end is stopped."""
     import os
 
     folder = tmp_path_factory.mktemp("mirage-data")
     saved = {k: os.environ.get(k) for k in ("MIRAGE_DATA_DIR", "MIRAGE_HOSTING",
-                                            "MIRAGE_HOST_GRACE")}
+                                            "MIRAGE_HOST_GRACE", "MIRAGE_THREAD_BUDGET_DIR")}
     os.environ["MIRAGE_DATA_DIR"] = str(folder)
+    os.environ["MIRAGE_THREAD_BUDGET_DIR"] = str(tmp_path_factory.mktemp("thread-budget"))
     os.environ.setdefault("MIRAGE_HOSTING", "in-process")
     os.environ.setdefault("MIRAGE_HOST_GRACE", "2")
     yield folder

@@ -44,16 +44,18 @@ from engine.arena.calibration import (CalibrationItem, JudgedOrder, breakdown,
                                       calibration_figures, confusion, human_class, judge_class,
                                       verdict_counts)
 from engine.arena.judge_specs import open_judge
+from engine.arena.judging_time import labelled_pace
 from engine.arena.judgments import cached_verdict
-from engine.arena.orders import ORDERS, canonical_winner
+from engine.arena.orders import ORDERS, canonical_winner, shown_score
 from engine.arena.planning import ArenaError
 from engine.arena.reference_judges import needs_reference_message
 from engine.datasets.catalog import resolve
 from engine.datasets.labels import LabelledPair, load_label_pairs
 from engine.inflight import (ErrorBudget, Policy, Request, default_concurrency, in_flight,
                              parse_max_errors, watchdog_for)
-from engine.jobs import Job, JobEvent, eta, model_failed, per_second
+from engine.jobs import Job, JobEvent, model_failed, per_second
 from engine.runs.header import identity_json, now
+from engine.runs.live_eta import Pace
 from engine.stats import Estimate
 from engine.store import Store, json_column
 from models.base import ContextOverflow, Generator
@@ -109,10 +111,9 @@ def sample_pairs(pairs: list[LabelledPair], n: int | None, seed: int) -> list[La
 def judged_order(shown: str, verdict) -> JudgedOrder:
     """One order's verdict in the pair's own terms: winner, and P(B) - P(A) when the judge
     gave probabilities."""
-    score = None
-    if verdict.probs and not verdict.parse_failed:
-        first, second = verdict.probs.get("A", 0.0), verdict.probs.get("B", 0.0)
-        score = (second - first) if shown == "ab" else (first - second)
+    score = shown_score(verdict)
+    if score is not None and shown != "ab":
+        score = -score
     return JudgedOrder(shown, canonical_winner(verdict.label, shown), score)
 
 
@@ -174,6 +175,8 @@ def calibrate_judge(store: Store, labels: str, judge: str | Generator, *,
     job.budget = budget
     job.policy = Policy(concurrency=concurrency or default_concurrency(generator),
                         watchdog=watchdog_for(generator), seed=seed)
+    job.pace = labelled_pace(store, judge if isinstance(judge, str) else pairwise.judge_name,
+                             pairs, order, job.policy.concurrency)
     return job.run()
 
 
@@ -189,6 +192,7 @@ class _Calibrating(Job):
         self.orders: dict[str, tuple[JudgedOrder, ...]] = {}
         self.counts = dict(done=0, judged=0, cached=0, judge_calls=0, errors=0)
         self.seconds = 0.0
+        self.pace = Pace()          # the live ETA (judging_time.labelled_pace)
         self.calibration_id: int | None = None
         self.figures: dict[str, Estimate] = {}
         self.verdict_counts: dict[str, int] = {}
@@ -217,7 +221,7 @@ class _Calibrating(Job):
 
     def work(self) -> str | None:
         requests = (Request(p, partial(self._verdicts, p), group=p.pair_id) for p in self.pairs)
-        mark = time.perf_counter()
+        mark = self.pace.start()
         for outcome in in_flight(requests, name=self.judge.judge_name, policy=self.policy,
                                  budget=self.budget, cancel=self.cancel, tick=self.emit,
                                  fatal=self._fatal, abort=getattr(
@@ -234,12 +238,15 @@ class _Calibrating(Job):
                     c["judged"] += 1
                     moment = time.perf_counter()
                     self.seconds += moment - mark
+                    self.pace.done(pair.pair_id, moment - mark)
                     mark = moment
                 else:
                     c["cached"] += 1
+                    self.pace.done(pair.pair_id)
                     mark = time.perf_counter()
             else:
                 c["errors"] += 1
+                self.pace.done(pair.pair_id)
                 self.orders[pair.pair_id] = tuple(JudgedOrder(s, None, failed=True)
                                                   for s in self._shown(pair))
             self.emit()
@@ -295,7 +302,7 @@ class _Calibrating(Job):
                         total=len(self.pairs), unit="pairs", cached=c["cached"],
                         new=c["judged"], errors=c["errors"],
                         rate=per_second(c["judged"], self.seconds), rate_unit="pairs/s",
-                        eta_seconds=eta(c["done"], len(self.pairs), self.seconds, c["judged"]),
+                        eta_seconds=self.pace.seconds(),
                         message=message)
 
     def summary(self, status: str, message: str | None) -> CalibrationSummary:

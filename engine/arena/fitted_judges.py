@@ -44,6 +44,7 @@ import numpy as np
 
 from engine.arena.judgments import cached_verdict
 from engine.arena.llm_judges import open_llm_judge
+from engine.arena.orders import shown_score
 from engine.arena.planning import ArenaError, reference_texts
 from engine.arena.reference_judges import (PREFIX as REFERENCE_PREFIX, ReferenceJudge,
                                            ScoringJudge, ScoringModel, ScoringTemplate,
@@ -248,9 +249,8 @@ class FeatureSet:
 def shown_difference(verdict: Verdict) -> float:
     """P(B) - P(A) of one verdict in the order shown; the label's side (±1, tie 0) when it gave
     no probabilities."""
-    if verdict.probs and not verdict.parse_failed:
-        return float(verdict.probs.get("B", 0.0)) - float(verdict.probs.get("A", 0.0))
-    return {"A": -1.0, "B": 1.0}.get(verdict.label, 0.0)
+    score = shown_score(verdict)
+    return score if score is not None else {"A": -1.0, "B": 1.0}.get(verdict.label, 0.0)
 
 
 # --------------------------------------------------------------------------- the fit

@@ -43,6 +43,7 @@ from typing import Callable
 
 from engine.arena.events import ArenaSummary, arena_event
 from engine.arena.judge_specs import open_judge
+from engine.arena.judging_time import judging_pace
 from engine.arena.judgments import cached_verdict
 from engine.arena.orders import (
     DEBIAS_TIE_MARGIN,
@@ -64,9 +65,10 @@ from engine.arena.planning import (
 from engine.arena.reference_judges import NeedsReference, needs_reference_message
 from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_concurrency,
                              in_flight, parse_max_errors, watchdog_for)
-from engine.jobs import Job, JobEvent, Stop, eta, model_failed, per_second
+from engine.jobs import Job, JobEvent, Stop, model_failed, per_second
 from engine.results.records import load_run
 from engine.runs.header import identity_json, machine, now, package_versions
+from engine.runs.live_eta import Pace
 from engine.store import Store
 from models.base import ContextOverflow, Generator
 
@@ -144,6 +146,8 @@ def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: s
     # opened before the job's error policy applies: another config, or a database error
     # here, raises as it is, with nothing written
     judging.open()
+    judging.pace = judging_pace(store, judge if isinstance(judge, str) else judge_name, plan[0],
+                                order, judging.policy.concurrency, skip=judging.stored)
     return judging.run()
 
 
@@ -268,6 +272,7 @@ class _Judging(Job):
         self.budget = ErrorBudget()
         self.policy = Policy()
         self.mark = 0.0                   # when the last battle was stored
+        self.pace = Pace()                # the live ETA (judging_time.judging_pace)
 
     # ----------------------------------------------------------------------- the loop
 
@@ -279,7 +284,7 @@ class _Judging(Job):
                     for job in self.jobs for m in job.matchups
                     if (m.query, m.a, m.b) not in stored)
         self.check_cancel()
-        self.mark = time.perf_counter()
+        self.mark = self.pace.start()
         for outcome in in_flight(requests, name=self.judge.judge_name, policy=self.policy,
                                  budget=self.budget, cancel=self.cancel, tick=self.emit,
                                  fatal=self._fatal,
@@ -292,6 +297,7 @@ class _Judging(Job):
                 error = outcome.value if outcome.ok else outcome.error
                 self.counts["errors"] += 1
                 self.last_error = f"query {job.query_id}, {m.a} vs {m.b}: {error}"
+                self.pace.done((m.query, m.a, m.b))
             self.emit()
         self.check_cancel()
         if self.counts["errors"]:
@@ -430,6 +436,7 @@ class _Judging(Job):
         c["disagreements"] += disagreement
         c["judge_calls"] += new_calls
         moment = time.perf_counter()
+        self.pace.done((m.query, m.a, m.b), moment - self.mark if new_calls else None)
         if new_calls:      # wall time since the last battle: N in flight overlap
             c["judged"] += 1
             self.battle_seconds += moment - self.mark
@@ -476,7 +483,7 @@ class _Judging(Job):
             arena=self.name, status=status, done=c["done"], total=c["total"],
             cached=c["cached"], judged=c["judged"], parse_failures=c["parse_failures"],
             battles_per_s=per_second(c["judged"], self.battle_seconds),
-            eta_seconds=eta(c["done"], c["total"], self.battle_seconds, c["judged"]),
+            eta_seconds=self.pace.seconds(),
             query=self.current, message=message, errors=c["errors"])
 
     def summary(self, status: str, message: str | None) -> ArenaSummary:

@@ -1,23 +1,31 @@
-"""How long judging a run pairwise will take, before it starts: the battles the plan holds, and
-the seconds they should take at the judge model's measured speed (the runs' estimator,
-:func:`engine.runs.estimates.measured_speeds`: its latest model check or its stored
-generations, else defaults). The judge's prompt is the query, the reference documents and the
-two answers (plus the template, ~:data:`TEMPLATE_TOKENS`); every verdict is taken to use the
-judge's whole ``max_tokens`` (an upper bound), and ``both``/``debiased`` orders judge each
-battle twice. An offline judge (reference, fitted) calls no LLM: ``offline`` and no seconds.
-Used by the Leaderboard's judge dialog."""
+"""How long judging a run will take, before it starts, from the runs' one estimator
+(:mod:`engine.runs.estimates`): the judge model's measured speed (its latest model check or
+its stored generations, else an assumption, said as such), its load, each battle's prompt
+tokens (the query, the reference documents and the two answers, plus the template,
+~:data:`TEMPLATE_TOKENS`) and the requests in flight (:func:`~engine.runs.estimates.
+parallel_factor`: our own host answers one at a time). A local judge reads its verdict from
+the label probabilities of one forward pass (``models.judges``: no token generated, counted as
+one); an endpoint may generate up to :data:`JUDGE_MAX_TOKENS`. ``both``/``debiased`` orders
+judge each battle twice. An offline judge (reference, fitted) calls no LLM: ``offline`` and
+no seconds. Used by the Leaderboard's judge dialog and ``arena judge --dry-run``."""
 
 from __future__ import annotations
 
+from typing import Hashable, Iterable, Mapping
+
 from engine.arena.judge_specs import is_offline_judge
 from engine.arena.orders import ORDERS
-from engine.arena.planning import plan_jobs, run_contestants
+from engine.arena.planning import choose_contestants, plan_jobs, run_contestants
 from engine.results.records import load_run
-from engine.runs.estimates import CHARS_PER_TOKEN, measured_speeds
+from engine.runs.estimates import (CHARS_PER_TOKEN, call_seconds, load_seconds,
+                                   measured_speeds, parallel_factor, planned_backend)
+from engine.runs.live_eta import Pace
 from engine.store import Store
 
 TEMPLATE_TOKENS = 150      # the pairwise template's own words, roughly
 JUDGE_MAX_TOKENS = 32      # models.judges.PairwiseJudge's default
+LABEL_PROBS_TOKENS = 1     # a verdict read from one forward pass's label probabilities
+OFFLINE_BATTLE_SECONDS = 0.01   # a reference or fitted judge: no model call
 
 
 def judgeable_queries(store: Store, run_name: str) -> int:
@@ -31,33 +39,93 @@ def judgeable_queries(store: Store, run_name: str) -> int:
                      queries=1, seed=0)[1]
 
 
-def judging_estimate(store: Store, run_name: str, judge: str, queries: int | None,
-                     order: str = "random", seed: int = 0) -> dict:
-    """``{"battles", "calls", "queries", "seconds", "speed"}`` for judging every pair of the
-    run's contestants on ``queries`` sampled queries (None: all) with ``judge``."""
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
-    run = load_run(store, run_name)
-    contestants = run_contestants(store, run.id)
-    jobs, _, _ = plan_jobs(store, run.id, mode="pairwise", contestants=contestants,
-                           reference=None, queries=queries, seed=seed)
-    if is_offline_judge(judge):
-        battles = sum(len(job.matchups) for job in jobs)
-        return {"battles": battles, "calls": battles, "queries": len(jobs), "seconds": None,
-                "speed": "offline judge", "offline": True}
+def judge_call_costs(store: Store, judge: str, prompt_bytes: Mapping[Hashable, int],
+                     calls_each: int, concurrency: int | None
+                     ) -> tuple[dict[Hashable, float], dict]:
+    """Each step's wall seconds (``calls_each`` judge calls on a prompt of ``prompt_bytes``
+    plus the template, divided by the in-flight speed-up), and the figures behind them
+    (speed and its source, load, requests in flight, verdict tokens)."""
     speed = measured_speeds(store, [judge])[judge]
-    per_call = JUDGE_MAX_TOKENS / speed.gen_tps
-    twice = 2 if order in ("both", "debiased") else 1
-    seconds = 0.0
-    battles = 0
+    backend, slots = planned_backend(judge)
+    in_flight, parallel = parallel_factor(backend, slots, concurrency)
+    verdict = JUDGE_MAX_TOKENS if backend == "http" else LABEL_PROBS_TOKENS
+    costs = {key: calls_each * call_seconds(size / CHARS_PER_TOKEN + TEMPLATE_TOKENS, verdict,
+                                            speed) / parallel
+             for key, size in prompt_bytes.items()}
+    return costs, {"speed": speed.source, "gen_tps": speed.gen_tps,
+                   "prompt_tps": speed.prompt_tps, "load_seconds": load_seconds(store, judge)[0],
+                   "in_flight": in_flight, "parallel": parallel, "verdict_tokens": verdict,
+                   "backend": backend}
+
+
+def battle_bytes(jobs) -> dict[tuple, int]:
+    """UTF-8 bytes of each battle's prompt parts, by ``(query, a, b)``: the query, its
+    documents and the two answers."""
+    out = {}
     for job in jobs:
         shared = len(job.text.encode("utf-8")) + sum(
             len((d.get("text") or "").encode("utf-8")) for d in job.documents or [])
         for m in job.matchups:
-            prompt = (shared + len(m.answer_a.encode("utf-8"))
-                      + len(m.answer_b.encode("utf-8"))) / CHARS_PER_TOKEN + TEMPLATE_TOKENS
-            seconds += twice * (prompt / speed.prompt_tps + per_call)
-            battles += 1
-    return {"battles": battles, "calls": battles * twice, "queries": len(jobs),
-            "seconds": seconds, "speed": speed.source, "gen_tps": speed.gen_tps,
-            "prompt_tps": speed.prompt_tps}
+            out[(m.query, m.a, m.b)] = (shared + len(m.answer_a.encode("utf-8"))
+                                        + len(m.answer_b.encode("utf-8")))
+    return out
+
+
+def judging_pace(store: Store, judge: str, jobs, order: str, concurrency: int | None,
+                 skip: Iterable[tuple] = ()) -> Pace:
+    """The live ETA of judging ``jobs`` (:class:`engine.runs.live_eta.Pace`, one step a
+    battle by ``(query, a, b)``; those in ``skip`` are judged already), from the same costs as
+    :func:`judging_estimate` (an offline judge: :data:`OFFLINE_BATTLE_SECONDS` a battle, its
+    own pace from the first)."""
+    sizes = battle_bytes(jobs)
+    return _pace(store, judge, sizes, calls_each(order), concurrency, skip)
+
+
+def labelled_pace(store: Store, judge: str, pairs, order: str | None,
+                  concurrency: int | None) -> Pace:
+    """The live ETA of a judge calibration (:mod:`engine.arena.calibrate`): one step a
+    labelled pair (by ``pair_id``: its query and two answers), at the judge's costs."""
+    sizes = {p.pair_id: sum(len((t or "").encode("utf-8"))
+                            for t in (p.query, p.answer_a, p.answer_b)) for p in pairs}
+    return _pace(store, judge, sizes, calls_each(order or "random"), concurrency)
+
+
+def _pace(store: Store, judge: str, sizes: dict, calls: int, concurrency: int | None,
+          skip: Iterable = ()) -> Pace:
+    costs = (dict.fromkeys(sizes, OFFLINE_BATTLE_SECONDS) if is_offline_judge(judge) else
+             judge_call_costs(store, judge, sizes, calls, concurrency)[0])
+    pace, done = Pace(), set(skip)
+    for key, cost in costs.items():
+        if key not in done:
+            pace.add(key, cost)
+    return pace
+
+
+def calls_each(order: str) -> int:
+    """Judge calls a battle (or a labelled pair) takes in ``order``."""
+    return 2 if order in ("both", "debiased") else 1
+
+
+def judging_estimate(store: Store, run_name: str, judge: str, queries: int | None,
+                     order: str = "random", seed: int = 0, *, pairs: str = "all",
+                     systems: list[str] | None = None, reference: str | None = None,
+                     concurrency: int | None = None) -> dict:
+    """``{"battles", "calls", "queries", "seconds", "speed", "gen_tps", "prompt_tps",
+    "load_seconds", "in_flight", "parallel", "verdict_tokens", "backend"}`` for judging the
+    battles :func:`engine.arena.judging.judge_arena` would plan with the same arguments."""
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+    run = load_run(store, run_name)
+    contestants = choose_contestants(store, run, pairs, systems, reference)
+    jobs, _, _ = plan_jobs(store, run.id, mode="pairwise" if pairs == "all" else "reference",
+                           contestants=contestants, reference=reference, queries=queries,
+                           seed=seed)
+    battles = sum(len(job.matchups) for job in jobs)
+    if is_offline_judge(judge):
+        return {"battles": battles, "calls": battles, "queries": len(jobs), "seconds": None,
+                "speed": "offline judge", "offline": True}
+    costs, figures = judge_call_costs(store, judge, battle_bytes(jobs), calls_each(order),
+                                      concurrency)
+    load = figures["load_seconds"] if battles else 0.0
+    return {"battles": battles, "calls": battles * calls_each(order), "queries": len(jobs),
+            **figures, "load_seconds": load, "seconds": load + sum(costs.values())}

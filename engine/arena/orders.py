@@ -32,6 +32,14 @@ def canonical_winner(label, shown: str) -> str | None:
     return ("a" if first else "b") if shown == "ab" else ("b" if first else "a")
 
 
+def shown_score(verdict) -> float | None:
+    """P(B) - P(A) of one verdict in the order it was shown; None when the judge gave no
+    probabilities (or its reply was not parsed)."""
+    if verdict.probs and not verdict.parse_failed:
+        return float(verdict.probs.get("B", 0.0)) - float(verdict.probs.get("A", 0.0))
+    return None
+
+
 def debiased_winner(ab_probs: dict | None, ba_probs: dict | None,
                     margin: float = DEBIAS_TIE_MARGIN) -> str | None:
     """'a', 'b' or 'tie' from the label probabilities of both orders (module docstring); None

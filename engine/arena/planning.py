@@ -28,9 +28,11 @@ import json
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from engine.arena.types import arena_system
+from engine.arena.types import arena_system, split_arena_system
+from engine.results.records import split_system
 from engine.runs.sampling import stratified_order
 from engine.store import Store
+from engine.suggest import did_you_mean, pick_one
 
 REFERENCE = "reference"
 MAX_DOCUMENTS = 5
@@ -216,9 +218,7 @@ def choose_contestants(store: Store, run, pairs: str, systems: list[str] | None,
     else:
         chosen = found
     if reference is not None:
-        if reference not in found:
-            raise ArenaError(f"run {run.name!r} has no contestant {reference!r} to use as the "
-                             f"reference; its contestants: {', '.join(found) or 'none'}")
+        reference = _named_contestant(run, found, reference)
         chosen = sorted(set(chosen) | {reference})
     if pairs == "all" and len(chosen) < 2:
         raise ArenaError(f"run {run.name!r} has {len(chosen)} contestant(s) with answers "
@@ -226,3 +226,20 @@ def choose_contestants(store: Store, run, pairs: str, systems: list[str] | None,
     if pairs == "reference" and len([c for c in chosen if c != reference]) < 1:
         raise ArenaError(f"run {run.name!r} has no contestant with answers to judge")
     return chosen
+
+
+def _named_contestant(run, found: list[str], wanted: str) -> str:
+    """The contestant ``wanted`` (``SYSTEM | SETTING``) names, among those in that setting,
+    SYSTEM by any part ``--generator`` accepts (``gemma3 | mixed``); ArenaError when none or
+    several are."""
+    system, setting = split_arena_system(wanted.strip())
+    in_setting = {split_arena_system(c)[0]: c for c in found
+                  if split_arena_system(c)[1] == setting}
+    where = f"run {run.name!r}" + (f" in {setting}" if setting else "")
+    system = pick_one(system, in_setting, what="contestants", where=where, error=ArenaError,
+                      part=lambda s: split_system(s)[0])
+    if system is not None:
+        return in_setting[system]
+    raise ArenaError(f"run {run.name!r} has no contestant {wanted!r} to use as the reference; "
+                     f"its contestants: {', '.join(found) or 'none'}"
+                     f"{did_you_mean(wanted, found)}")

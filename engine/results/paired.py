@@ -1,9 +1,11 @@
 """Is B really better than A? Two systems compared on the items both answered.
 
-A side is ``RUN`` or ``RUN:SYSTEM`` (:func:`parse_side`): two systems of one run, or systems of
-two runs, of different models too. An item is a (setting, query); the pairing keeps the items
-both sides generated (:func:`pair`, :class:`PairingError` when there are none, naming how many
-each side has). :func:`compare_pair` then computes, per metric × setting (and the MIRAGE §1
+A side is ``RUN`` or ``RUN:SYSTEM`` (:mod:`engine.results.pairing`: SYSTEM found by any part
+``--generator`` would accept): two systems of one run, or systems of two runs, of different
+models too. An item is a (setting, query); the pairing keeps the items both sides generated
+(:func:`pair`, :class:`PairingError` when there are none, naming how many each side has) and
+names the generation settings in which the sides differ (max tokens, template, sampling,
+seed, backend: :attr:`PairedComparison.warning`). :func:`compare_pair` then computes, per metric × setting (and the MIRAGE §1
 adaptability shares per mixed-like setting), A's and B's values, Δ = B − A with a paired
 bootstrap 95% CI over queries, a p-value (McNemar's exact test for binary scores, the paired
 sign-flip permutation test otherwise, also for the adaptability shares, which are means of
@@ -30,8 +32,11 @@ import numpy as np
 from engine.metrics.adaptability import PATTERN_KEYS
 from engine.metrics.language import DEFAULT_LANGUAGE_METRIC
 from engine.output_files import write_csv
-from engine.results.records import (LOOSE_METRIC, ItemRecord, RunInfo, is_mixed_like,
-                                    load_items, load_run, metric_order, setting_order)
+from engine.results.generation_settings import SettingDifference, differences_warning
+from engine.results.pairing import (Pairing, PairingError, Side, pair, parse_side,  # noqa: F401
+                                    system_choice)
+from engine.results.records import (LOOSE_METRIC, ItemRecord, is_mixed_like, metric_order,
+                                    split_system)
 from engine.results.paired_stats import (holm, mcnemar_exact, mcnemar_sample_size,
                                          paired_bootstrap, paired_mean_sample_size,
                                          sign_flip_p)
@@ -47,135 +52,6 @@ ADAPTABILITY = (("nv", "NV"), ("ca", "CA"), ("ci", "CI"), ("cm", "CM"), ("overal
 LOWER_BETTER = frozenset({"nv", "ci", "cm"})
 NEUTRAL = frozenset({"no_answer", "citations"})
 """Scores with no better direction: the verdict says higher/lower."""
-
-
-class PairingError(ValueError):
-    """The two sides cannot be paired (no shared items, an ambiguous or unknown system)."""
-
-
-@dataclass
-class Side:
-    run: str
-    system: str
-    dataset: str
-
-    @property
-    def label(self) -> str:
-        return f"{self.run}:{self.system}"
-
-
-def parse_side(spec: str) -> tuple[str, str | None]:
-    """``RUN`` → (RUN, None); ``RUN:SYSTEM`` → (RUN, SYSTEM)."""
-    run, sep, system = spec.partition(":")
-    return (run, system or None) if sep else (spec, None)
-
-
-def _systems(items: Iterable[ItemRecord]) -> list[str]:
-    return sorted({i.system for i in items})
-
-
-def _default_system(systems: list[str], wanted: str | None, other: str | None) -> str | None:
-    """The side's system when it need not be asked for: the named one, the other side's when
-    this run has it too, the only one; None when it must be chosen."""
-    if wanted is not None:
-        return wanted
-    if other in systems:
-        return other
-    return systems[0] if len(systems) == 1 else None
-
-
-def _choose(run: RunInfo, systems: list[str], wanted: str | None, other: str | None) -> str:
-    if wanted is not None and wanted not in systems:
-        raise PairingError(f"run {run.name!r} has no system {wanted!r} "
-                           f"(it has: {', '.join(systems) or 'none'})")
-    chosen = _default_system(systems, wanted, other)
-    if chosen is None:
-        raise PairingError(f"run {run.name!r} has {len(systems)} systems; say which as "
-                           f"{run.name}:SYSTEM ({', '.join(systems)})")
-    return chosen
-
-
-def _sides(a_spec: str, b_spec: str, sys_a: list[str], sys_b: list[str]):
-    """Both sides' (run, wanted system) and what each side's default depends on (pair's rule:
-    two systems of one run pair with each other; a side takes the other side's system when it
-    has it)."""
-    (ra, sa), (rb, sb) = parse_side(a_spec), parse_side(b_spec)
-    if rb == ra and sa is None and sb is None and len(sys_a) == 2:
-        sa, sb = sys_a
-    return ra, sa, rb, sb
-
-
-def system_choice(store, a_spec: str, b_spec: str) -> tuple[str, str, list[str]] | None:
-    """What must be asked before A and B can be paired: ``("a" or "b", run, its systems)``
-    for the first side whose run has several systems and none that follows from the other
-    side; None when :func:`pair` can go ahead (it may still fail, e.g. on no shared items).
-    Reads only the runs' systems (one aggregate query each)."""
-    from engine.results.records import run_settings
-
-    (ra, _), (rb, _) = parse_side(a_spec), parse_side(b_spec)
-    run_a = load_run(store, ra)
-    run_b = run_a if rb == ra else load_run(store, rb)
-    sys_a = sorted(run_settings(store, run_a.id))
-    sys_b = sys_a if run_b is run_a else sorted(run_settings(store, run_b.id))
-    ra, sa, rb, sb = _sides(a_spec, b_spec, sys_a, sys_b)
-    a_system = _default_system(sys_a, sa, sb or (sys_b[0] if len(sys_b) == 1 else None))
-    if a_system is None:
-        return "a", ra, sys_a
-    b_system = _default_system(sys_b, sb, a_system if sa is not None or len(sys_a) == 1
-                               else None)
-    if b_system is None:
-        others = [s for s in sys_b if not (run_b is run_a and s == a_system)]
-        return "b", rb, others
-    return None
-
-
-@dataclass
-class Pairing:
-    """Two sides and their items on the (setting, query) keys both generated."""
-
-    a: Side
-    b: Side
-    items_a: dict[tuple[str, int], ItemRecord]
-    items_b: dict[tuple[str, int], ItemRecord]
-    shared: list[tuple[str, int]]
-    only_a: int
-    only_b: int
-
-    @property
-    def settings(self) -> list[str]:
-        return sorted({s for s, _ in self.shared}, key=setting_order)
-
-    @property
-    def queries(self) -> list[int]:
-        return sorted({q for _, q in self.shared})
-
-
-def pair(store, a_spec: str, b_spec: str) -> Pairing:
-    """Load both sides and keep the items both generated (not failed, not pending)."""
-    (ra, _), (rb, _) = parse_side(a_spec), parse_side(b_spec)
-    run_a = load_run(store, ra)
-    run_b = run_a if rb == ra else load_run(store, rb)
-    all_a = load_items(store, run_a)
-    all_b = all_a if run_b is run_a else load_items(store, run_b)
-    sys_a, sys_b = _systems(all_a), _systems(all_b)
-    ra, sa, rb, sb = _sides(a_spec, b_spec, sys_a, sys_b)
-    a_system = _choose(run_a, sys_a, sa, sb or (sys_b[0] if len(sys_b) == 1 else None))
-    b_system = _choose(run_b, sys_b, sb, a_system if sa is not None or len(sys_a) == 1 else None)
-    if run_a is run_b and a_system == b_system:
-        raise PairingError(f"A and B are the same system ({a_system} in run {ra}); name two")
-    ia = {(i.setting, i.query_rowid): i for i in all_a
-          if i.system == a_system and i.generation_key is not None}
-    ib = {(i.setting, i.query_rowid): i for i in all_b
-          if i.system == b_system and i.generation_key is not None}
-    shared = sorted(set(ia) & set(ib), key=lambda k: (k[1], setting_order(k[0])))
-    a = Side(ra, a_system, run_a.dataset)
-    b = Side(rb, b_system, run_b.dataset)
-    if not shared:
-        why = (f" (datasets differ: {a.dataset} vs {b.dataset})" if a.dataset != b.dataset
-               else "")
-        raise PairingError(f"{a.label} and {b.label} share no items{why}: A has {len(ia)} "
-                           f"generated items, B {len(ib)}; 0 (setting, query) in common")
-    return Pairing(a, b, ia, ib, shared, len(ia) - len(shared), len(ib) - len(shared))
 
 
 # --------------------------------------------------------------------------- rows
@@ -267,6 +143,14 @@ class PairedComparison:
     delta: float | None = None          # the user-named difference for the power column
     items: list[dict] = field(default_factory=list)     # one row per shared item
     arena: list[dict] = field(default_factory=list)     # :func:`arena_duel`, per setting
+    differences: list[SettingDifference] = field(default_factory=list)  # generation settings
+
+    @property
+    def warning(self) -> str | None:
+        """Where the two sides were generated differently, in words (None: alike)."""
+        return differences_warning(self.differences, self.a.run == self.b.run,
+                                   split_system(self.a.system)[0]
+                                   == split_system(self.b.system)[0])
 
     def flip_groups(self, by: str) -> dict[str, dict[str, int]]:
         """``{group: {"better": n, "worse": n}}`` of the flips by setting, language or
@@ -299,7 +183,8 @@ class PairedComparison:
                 "flip_groups": {by: self.flip_groups(by)
                                 for by in ("setting", "language", "source")},
                 "transitions": self.transitions, "arena": self.arena,
-                "verdict": verdict_line(self)}
+                "generation_differences": [d.as_json() for d in self.differences],
+                "warning": self.warning, "verdict": verdict_line(self)}
 
 
 def _binary(metric: str, values: np.ndarray) -> bool:
@@ -427,6 +312,7 @@ def compare_pair(store, pairing: Pairing, metrics: Iterable[str] | None = None, 
                            delta)
     out.items = _item_rows(pairing, wanted)
     out.arena = arena_duel(store, pairing, n_boot=min(n_boot, 1000), seed=seed)
+    out.differences = pairing.differences
     return out
 
 
@@ -612,6 +498,8 @@ def format_comparison(c, flips: int = 5, width: int | None = None) -> str:
            "CI over queries "
            f"({c.n_boot} resamples, seed {c.seed}); p: McNemar exact (0/1 scores) or sign-flip "
            "permutation; Holm across the rows.", ""]
+    if c.warning:
+        out[-1:] = [f"Warning: {c.warning}.", ""]
     rows = [["metric", "setting", "n", "A", "B", "Δ [95% CI]", "p", "Holm p", "verdict"]]
     for r in c.rows:
         rows.append([r.metric, r.setting, str(r.n), fmt_value(r.a, r.metric),

@@ -38,7 +38,6 @@ from engine.runs.plan import (
                                 plan_run,
 )
 from engine.runs.estimates import (
-                                LiveEta,
                                 Speed,
                                 estimate,
                                 estimate_remaining,
@@ -48,6 +47,7 @@ from engine.runs.estimates import (
                                 model_file_size,
                                 record_model_check,
 )
+from engine.runs.live_eta import LiveEta
 from engine.runs.prompting import (
                                 FittedPrompt,
                                 PromptTooLong,

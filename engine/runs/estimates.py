@@ -20,9 +20,9 @@ be ``max_tokens`` long (an upper bound).
 
 :func:`estimate_remaining` is the one function the three places call: the seconds for the
 items of the first batch that the run has not finished (a resumed run counts only what is
-left). Items are timed one after another; a run with requests in flight goes faster, which
-the Live ETA corrects as it goes (:class:`LiveEta`: the estimate for the items left, scaled by
-how the run's own finished items compared with their estimates).
+left), counting each generator's load (:func:`load_seconds`) and the requests it will have in
+flight (:func:`parallel_factor`: only a batching backend gains from them). The Live ETA
+(:class:`engine.runs.live_eta.LiveEta`) starts from the same figures and follows the run's pace.
 """
 
 from __future__ import annotations
@@ -115,12 +115,17 @@ def latest_model_speed(store: Store, model_key: str) -> tuple[Speed, str] | None
 # --------------------------------------------------------------------------- speeds
 
 def model_file_size(name: str) -> int | None:
+    """Bytes of generator ``name``'s GGUF file (a packaged model's whole size even before its
+    parts are assembled into one file), or None."""
     from models import packaged
 
     try:
         spec = packaged.get_spec(name)
-        path = spec.planned_path() if spec else None
-        if path is None:
+        header = spec.header_source() if spec else None
+        if header is not None:
+            return header[1]
+        path = None
+        if spec is None:
             candidate = Path(name).expanduser()
             if candidate.is_file():
                 path = candidate
@@ -138,8 +143,83 @@ def _default_speed(name: str) -> Speed:
     size = model_file_size(name)
     scale = min(1.0, DEFAULT_SPEED_SIZE / size) if size else 1.0
     return Speed(DEFAULT_PROMPT_TPS * scale, DEFAULT_GEN_TPS * scale,
-                 f"default {DEFAULT_PROMPT_TPS:.0f}/{DEFAULT_GEN_TPS:.0f} tok/s"
-                 + (f" scaled ×{scale:.2f} for a {size / 1e6:.0f} MB file" if scale < 1 else ""))
+                 f"assumed {DEFAULT_PROMPT_TPS:.0f}/{DEFAULT_GEN_TPS:.0f} tok/s for a 100 MB "
+                 "model" + (f", ×{scale:.2f} for its {size / 1e6:.0f} MB" if scale < 1 else "")
+                 + " (no check or run of it here yet; its first item's speed replaces this)")
+
+
+# --------------------------------------------------------------------------- in flight, loads
+
+def planned_backend(name: str) -> tuple[str, int]:
+    """``(backend, slots)`` that generator ``name`` will run on: ``http`` (an endpoint: its
+    server's slots are unknown, :data:`~engine.inflight.DEFAULT_ENDPOINT_CONCURRENCY`),
+    ``llama-server`` (:data:`LLAMA_SERVER_SLOTS`), else our own host or an in-process model
+    (``llama.cpp``, one request at a time)."""
+    import os
+
+    from engine.inflight import DEFAULT_ENDPOINT_CONCURRENCY
+    from models.catalog import find_endpoint
+    from models.host.client import host_backend
+
+    try:
+        if find_endpoint(name) is not None:
+            return "http", DEFAULT_ENDPOINT_CONCURRENCY
+        if os.environ.get("MIRAGE_HOSTING", "").strip().lower() == "in-process":
+            return "llama.cpp", 1
+        backend = host_backend()
+    except Exception:  # noqa: BLE001 - a malformed endpoints file: the run will say so
+        return "llama.cpp", 1
+    return (backend, LLAMA_SERVER_SLOTS) if backend == "llama-server" else (backend, 1)
+
+
+LLAMA_SERVER_SLOTS = 4        # models/host/server.py's --slots default
+PARALLEL_GAIN = 0.5
+"""Each request in flight beyond the first adds this share of one request's speed where
+requests are batched (llama-server slots, an HTTP endpoint): a conservative figure (issue 26
+measured 2.5× for 4 in flight through llama-server on 2 CPU cores, 12 XQuAD items)."""
+
+
+def parallel_factor(backend: str, slots: int, concurrency: int | None) -> tuple[int, float]:
+    """``(requests in flight, speed-up)``: our own host and an in-process model answer one
+    request at a time, so more in flight only queue (×1); a batching backend gains
+    :data:`PARALLEL_GAIN` per request beyond the first, up to its slots (an endpoint: as
+    many as are sent)."""
+    wanted = max(1, concurrency or slots)
+    if backend == "llama.cpp":
+        return wanted, 1.0
+    batched = wanted if backend == "http" else min(wanted, slots)
+    return wanted, 1.0 + PARALLEL_GAIN * (batched - 1)
+
+
+def in_flight_words(in_flight: int, parallel: float, backend: str) -> str:
+    """``4 in flight, ×2.5 (batched; a conservative gain)``, ``4 in flight, ×1 (queued: one
+    request at a time on llama.cpp)``; empty for one request at a time."""
+    if in_flight <= 1:
+        return ""
+    if parallel <= 1.0:
+        return f"{in_flight} in flight, ×1 (queued: one request at a time on {backend})"
+    return f"{in_flight} in flight, ×{parallel:.1f} (batched by {backend}; a conservative gain)"
+
+
+LOAD_BYTES_PER_S = 200e6      # reading and mapping a GGUF file, before any load was timed here
+LOAD_START_S = 2.0            # starting the model host process (imports, llama.cpp init)
+
+
+def load_seconds(store: Store | None, name: str) -> tuple[float, str]:
+    """``(seconds, where from)`` to load generator ``name``: its newest logged load in this
+    workspace, else its model check's, else from its file size; 0 for an endpoint."""
+    from engine.store.load_times import newest_load_seconds
+
+    logged = newest_load_seconds(store, "generator", name) if store is not None else None
+    if logged is not None:
+        return logged, "its last load here"
+    check = latest_model_check(store, name) if store is not None else None
+    if check and check.get("ok") and check.get("load_seconds") is not None:
+        return float(check["load_seconds"]), "its model check's load"
+    size = model_file_size(name)
+    if not size:
+        return 0.0, "nothing to load"
+    return LOAD_START_S + size / LOAD_BYTES_PER_S, "assumed from its file size"
 
 
 def _setting_key(setting: str | None) -> str | None:
@@ -200,6 +280,12 @@ def measured_speeds(store: Store, generators: Iterable[str]) -> dict[str, Speed]
 
 # --------------------------------------------------------------------------- the estimate
 
+def call_seconds(prompt_tokens: float, answer_tokens: float, speed: Speed) -> float:
+    """One model call, one request at a time: its prompt tokens evaluated at the prompt rate,
+    its answer generated at the generation rate (runs' items and judges' battles alike)."""
+    return prompt_tokens / speed.prompt_tps + answer_tokens / speed.gen_tps
+
+
 def item_seconds(store: Store | None, plan: Plan, speeds: Mapping[str, Speed],
                  queries: list[int] | None = None) -> list[tuple[PlanItem, float, float]]:
     """``(item, prompt tokens, seconds)`` for the items of ``queries`` (default: the first
@@ -228,7 +314,7 @@ def item_seconds(store: Store | None, plan: Plan, speeds: Mapping[str, Speed],
         setting = item.kind if item.kind != "retrieved" else f"retrieved@{item.k}"
         tokens = speed.prompt_tokens.get(setting, (new_bytes + 40) / CHARS_PER_TOKEN)
         answer = min(speed.answer_tokens or plan.config.max_tokens, plan.config.max_tokens)
-        out.append((item, tokens, tokens / speed.prompt_tps + answer / speed.gen_tps))
+        out.append((item, tokens, call_seconds(tokens, answer, speed)))
     return out
 
 
@@ -236,7 +322,9 @@ def estimate(store: Store | None, plan: Plan, speeds: Mapping[str, Speed],
              skip: Iterable[PlanItem] = ()) -> dict:
     """Seconds for the first batch's items not in ``skip``: ``{"seconds", "items",
     "generators": {name: {items, prompt_tokens, seconds, speed, prompt_tps, gen_tps,
-    answer_tokens}}}``."""
+    answer_tokens, load_seconds, load, in_flight, parallel, backend}}}``: per generator its
+    load (when it has items to do) plus its items' seconds divided by the in-flight speed-up
+    (:func:`parallel_factor`)."""
     skipped = set(skip)
     per_generator: dict[str, dict] = {}
     for item, tokens, seconds in item_seconds(store, plan, speeds):
@@ -247,6 +335,13 @@ def estimate(store: Store | None, plan: Plan, speeds: Mapping[str, Speed],
         gen["items"] += 1
         gen["prompt_tokens"] += tokens
         gen["seconds"] += seconds
+    for name, gen in per_generator.items():
+        backend, slots = planned_backend(name)
+        gen["in_flight"], gen["parallel"] = parallel_factor(backend, slots,
+                                                            plan.config.concurrency)
+        gen["load_seconds"], gen["load"] = load_seconds(store, name) if gen["items"] else (0, "")
+        gen["backend"] = backend
+        gen["seconds"] = gen["load_seconds"] + gen["seconds"] / gen["parallel"]
     return {"seconds": sum(g["seconds"] for g in per_generator.values()),
             "items": sum(g["items"] for g in per_generator.values()),
             "generators": {name: {**g, "speed": speeds[name].source,
@@ -274,62 +369,6 @@ def estimate_remaining(store: Store, plan: Plan, speeds: Mapping[str, Speed] | N
     guess = estimate(store, plan, speeds, [*finished, *skip])
     guess["finished"] = len(finished)
     return guess
-
-
-class LiveEta:
-    """The Live ETA of a running run: :func:`item_seconds` for every planned item, and the
-    run's own pace, per generator. Once ``min_items`` items of a generator were generated, the
-    estimate of its items left is scaled by (seconds its generated items took) / (seconds
-    estimated for them), so the ETA follows the run's real rate (requests in flight, a loaded
-    machine) from its first items; a generator not started yet takes the pace of those that
-    have (the machine's load is the same), and before any the ETA is the estimate New run and
-    ``--dry-run`` show."""
-
-    def __init__(self, store: Store, plan: Plan, min_items: int = 3) -> None:
-        self.store, self.plan, self.min_items = store, plan, min_items
-        self.speeds = measured_speeds(store, plan.config.generators)
-        self.left: dict[PlanItem, float] = {}
-        self.left_by: dict[str, float] = {}             # generator -> estimate of its items left
-        self.paces: dict[str, list] = {}                # generator -> [spent, expected, items]
-
-    def add(self, queries: list[int]) -> None:
-        """A batch's queries join the run (its items are left to do until :meth:`done`)."""
-        for item, _, seconds in item_seconds(self.store, self.plan, self.speeds, queries):
-            if item not in self.left:
-                self.left[item] = seconds
-                name = item.system.generator
-                self.left_by[name] = self.left_by.get(name, 0.0) + seconds
-
-    def done(self, item: PlanItem, seconds: float | None = None) -> None:
-        """``item`` is finished; ``seconds``: what generating it took (None: no model call)."""
-        cost = self.left.pop(item, None)
-        if cost is None:
-            return
-        name = item.system.generator
-        self.left_by[name] -= cost
-        if seconds is not None:
-            pace = self.paces.setdefault(name, [0.0, 0.0, 0])
-            pace[0] += seconds
-            pace[1] += cost
-            pace[2] += 1
-
-    def pace(self, generator: str | None = None) -> float:
-        """Measured seconds per estimated second: of ``generator``, else of every generator
-        (1.0 until ``min_items`` were generated)."""
-        paces = [self.paces[generator]] if generator in self.paces else list(self.paces.values())
-        spent, expected, items = (sum(p[i] for p in paces) for i in range(3))
-        return spent / expected if items >= self.min_items and expected > 0 else 1.0
-
-    @property
-    def seconds(self) -> float | None:
-        """Seconds left; None before the first batch joined (nothing planned yet)."""
-        if not self.left_by:
-            return None
-        if not self.left:
-            return 0.0
-        mine = {name for name, p in self.paces.items() if p[2] >= self.min_items}
-        return sum(max(0.0, left) * self.pace(name if name in mine else None)
-                   for name, left in self.left_by.items())
 
 
 def _text_sizes(store: Store | None, queries: list[int]) -> tuple[dict, dict]:

@@ -19,6 +19,7 @@ class RunProgress:
     setting: str | None
     queries: int                 # queries in the plan so far
     accuracy: dict[str, dict[str, tuple[int, int]]]   # system -> setting -> (EM_loose hits, n)
+    pace_note: str | None = None  # "running 5× slower than X's model check: machine busy?"
 
     def em_loose(self, system: str, setting: str) -> float | None:
         """The running EM_loose accuracy of a system in a setting (None before any item)."""
@@ -30,7 +31,7 @@ def run_event(run: str, status: str, done: int, total: int, cached: int, generat
               errors: int, truncated: int, tokens_per_s: float, prompt_tokens_per_s: float,
               eta_seconds: float | None, system: str | None, setting: str | None,
               queries: int, accuracy: dict[str, dict[str, tuple[int, int]]],
-              message: str | None = None) -> JobEvent:
+              message: str | None = None, pace_note: str | None = None) -> JobEvent:
     """A run's event: items ``done`` of ``total`` (cached: finished without generating in
     this session; generated: the new work), generated tokens per second of generation as the
     rate, the setting as what it works on."""
@@ -40,7 +41,7 @@ def run_event(run: str, status: str, done: int, total: int, cached: int, generat
         eta_seconds=eta_seconds, working_on=setting, message=message,
         detail=RunProgress(truncated=truncated, prompt_tokens_per_s=prompt_tokens_per_s,
                            system=system, setting=setting, queries=queries,
-                           accuracy=accuracy))
+                           accuracy=accuracy, pace_note=pace_note))
 
 
 @dataclass

@@ -55,7 +55,7 @@ from engine.prompts import get_template
 from engine.results.units import fmt_delta_interval, fmt_points
 from engine.runs import rows
 from engine.runs.contexts import apply_learned_context, keep_learned_context
-from engine.runs.estimates import LiveEta
+from engine.runs.live_eta import LiveEta
 from engine.runs.events import RunSummary, run_event
 from engine.runs.header import identity_json, record_generator, start_session
 from engine.runs.log import log_event
@@ -196,7 +196,7 @@ class _Runner(Job):
                                               facts[item.query_rowid], ranked, chunks),
                                 group=item.query_rowid) for item in todo)
             self.check_cancel()
-            self.mark = time.perf_counter()
+            self.mark = self.live_eta.start(system.generator)
             handled = 0
             for outcome in in_flight(requests, name=system.generator,
                                      policy=self._policy(system.generator, generator),
@@ -313,7 +313,7 @@ class _Runner(Job):
         moment = time.perf_counter()
         took = moment - self.mark
         generated = outcome.ok and outcome.value.generation is not None
-        self.live_eta.done(item, took if generated else None)
+        self.live_eta.done(item, *((took, outcome.value.generation) if generated else ()))
         if not outcome.ok:
             message = outcome.message
             if outcome.status == "fatal":
@@ -560,7 +560,7 @@ class _Runner(Job):
             system=self.current[0], setting=self.current[1], queries=self.queries_used,
             accuracy={s: {k: (v[0], v[1]) for k, v in by.items()}
                       for s, by in self.accuracy.items()},
-            message=message)
+            message=message, pace_note=self.live_eta and self.live_eta.busy_note())
 
     def summary(self, status: str, message: str | None) -> RunSummary:
         c = self.counts

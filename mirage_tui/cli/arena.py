@@ -4,9 +4,10 @@
                            [--queries N] [--order random|both|debiased] [--seed S] [--threads N]
                            [--concurrency N] [--max-errors N|P%] [--name NAME]
     mirage-tui arena ratings RUN [--arena NAME] [--boot 200] [--seed 0] [--json] [--html FILE]
+                             [--force]
     mirage-tui arena surrogate RUN [--arena NAME] [--judge MODEL] [--json]
     mirage-tui arena export RUN [--arena NAME] [--format csv|jsonl] [--out PATH]
-                            [--what battles|ratings]
+                            [--what battles|ratings] [--force]
     mirage-tui arena list RUN [--json]
 
 ``judge`` without ``--judge`` uses config.toml's ``judge``, else the calibrated default
@@ -26,8 +27,8 @@ import threading
 from pathlib import Path
 
 from engine.text_safety import visible_line
-from mirage_tui.cli.common import (CliError, db_option, from_settings, in_flight_options,
-                                   install_interrupt)
+from mirage_tui.cli.common import (CliError, db_option, force_option, from_settings,
+                                   in_flight_options, install_interrupt, no_overwrite)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -70,6 +71,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for the judge")
     in_flight_options(p, "judge")
     p.add_argument("--name", help="arena name (default pairwise:JUDGE or reference:JUDGE)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="judge nothing: print the battles and the time estimate (the runs' "
+                        "estimator: the judge's speed, load and requests in flight)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     p = asub.add_parser("ratings", help="Bradley-Terry leaderboard with bootstrap CIs")
@@ -85,6 +89,7 @@ def add_parsers(sub) -> None:
                    help="write the leaderboard as one self-contained HTML page (forest "
                         "plot, win-fraction heatmap, surrogate; opens offline) instead of "
                         "printing the text (with --json the JSON still goes to stdout)")
+    force_option(p, "an existing --html file")
 
     p = asub.add_parser("surrogate", help="the random-forest surrogate judge")
     db_option(p)
@@ -106,6 +111,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--format", choices=("csv", "jsonl"), default="csv")
     p.add_argument("--out", "-o", type=Path, metavar="PATH",
                    help="output file (default ./RUN.arena-WHAT.FORMAT)")
+    force_option(p)
     p.add_argument("--what", choices=("battles", "ratings"), default="battles")
     p.add_argument("--boot", type=int, default=200, metavar="N",
                    help="bootstrap tournaments for --what ratings (200)")
@@ -131,6 +137,8 @@ def _judge(args, store) -> int:
     if args.reference and args.pairs != "reference":
         args.pairs = "reference"
     args.judge, args.order = _judge_and_order(args, store)
+    if args.dry_run:
+        return _judge_dry_run(args, store)
     cancel = threading.Event()
     printer = ProgressPrinter(sys.stderr)
     previous = install_interrupt(cancel)
@@ -153,6 +161,28 @@ def _judge(args, store) -> int:
         print(f"mirage-tui: error: {summary.message}", file=sys.stderr)
         return 1
     return 130 if summary.status == "cancelled" else 0
+
+
+def _judge_dry_run(args, store) -> int:
+    """``arena judge --dry-run``: what would be judged and how long it should take."""
+    from engine.arena.judging_time import judging_estimate
+    from mirage_tui.widgets.estimates import judging_line
+
+    guess = judging_estimate(store, args.run, args.judge, args.queries, args.order, args.seed,
+                             pairs=args.pairs, systems=_systems_in(store, args.run,
+                                                                   args.settings),
+                             reference=args.reference, concurrency=args.concurrency)
+    data = {"run": args.run, "judge": args.judge, "pairs": args.pairs, "order": args.order,
+            **guess, "estimate_s": guess["seconds"]}
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False))
+    elif guess.get("offline"):
+        print(judging_line(guess))
+    else:
+        print(f"arena judge {args.run} with {args.judge} ({args.order} order): "
+              f"{guess['battles']} battles on {guess['queries']} queries")
+        print(f"  {judging_line(guess)}; verdicts of {guess['verdict_tokens']} token(s)")
+    return 0
 
 
 def _judge_and_order(args, store) -> tuple[str, str]:
@@ -232,6 +262,7 @@ def _ratings_for(store, run_name, arena, boot: int, seed: int):
 
 
 def _ratings(args, store) -> int:
+    no_overwrite(args, args.html)
     info, ratings, format_leaderboard = _ratings_for(store, args.run, args.arena, args.boot,
                                                      args.seed)
     if getattr(args, "html", None):
@@ -302,12 +333,13 @@ def _export(args, store) -> int:
     from engine.arena.battles import battle_rows, resolve_arena
 
     info = resolve_arena(store, args.run, args.arena)
+    out = args.out or Path(f"{args.run}.arena-{args.what}.{args.format}")
+    no_overwrite(args, out)
     if args.what == "battles":
         rows = battle_rows(store, args.run, info.name)
     else:
         _, ratings, _ = _ratings_for(store, args.run, info.name, args.boot, args.seed)
         rows = [{"arena": info.name, **s.as_json()} for s in ratings.systems]
-    out = args.out or Path(f"{args.run}.arena-{args.what}.{args.format}")
     write_rows(rows, out, args.format)
     print(f"exported {len(rows):,} {args.what} of arena {info.name} (run {args.run}) to {out}")
     return 0

@@ -101,6 +101,23 @@ def db_option(parser: argparse.ArgumentParser, top: bool = False) -> None:
         help="workspace database file (default: $MIRAGE_DB or the user data folder)")
 
 
+def force_option(parser: argparse.ArgumentParser, what: str = "an existing output file") -> None:
+    """``--force``: the only way a command writes over a file that is there
+    (:func:`no_overwrite`)."""
+    parser.add_argument("--force", action="store_true", help=f"overwrite {what}")
+
+
+def no_overwrite(args, *paths) -> None:
+    """The one check before a command writes files for the user: unless ``--force``, a file
+    already at any of ``paths`` (None skipped) stops the command, before any work, with one
+    line naming it (:func:`engine.output_files.refuse_existing`)."""
+    if getattr(args, "force", False):
+        return
+    from engine.output_files import refuse_existing
+
+    refuse_existing(paths)
+
+
 def in_flight_options(parser: argparse.ArgumentParser, what: str = "generator") -> None:
     """``--concurrency`` and ``--max-errors``: how many model requests go out at once, and how
     many may fail before the job stops (engine/inflight.py)."""

@@ -1,11 +1,14 @@
 """``mirage-tui compare``: is B really better than A? A paired comparison on shared items.
 
-    mirage-tui compare A B [--metric M ...] [--json] [--csv PATH] [--html FILE] [--n-boot N] [--seed S]
+    mirage-tui compare A B [--metric M ...] [--json] [--csv PATH] [--html FILE] [--force] [--n-boot N] [--seed S]
                        [--delta POINTS] [--fail-if-worse METRIC:DELTA] [--flips N]
 
 A and B are ``RUN`` or ``RUN:SYSTEM`` (two systems of one run, or of two runs, of different
-models too); only the (setting, query) items both generated are compared
-(:mod:`engine.results.paired`). ``--fail-if-worse em_loose:2`` exits 1 when B is
+models too; SYSTEM by any part ``--generator`` accepts, e.g. ``RUN:gemma3``); only the
+(setting, query) items both generated are compared (:mod:`engine.results.paired`), and a
+warning names each generation setting the two sides differ in (max tokens, template,
+sampling, seed, backend). ``--csv`` and ``--html`` leave an existing file alone unless
+``--force``. ``--fail-if-worse em_loose:2`` exits 1 when B is
 significantly worse than A on that metric (Holm p < 0.05) by more than 2 points (the CI's
 bound beyond −2), in any setting, so a model or prompt change can be gated in CI.
 """
@@ -17,7 +20,7 @@ import math
 import sys
 from pathlib import Path
 
-from mirage_tui.cli.common import CliError, db_option, text_width
+from mirage_tui.cli.common import CliError, db_option, force_option, no_overwrite, text_width
 
 COMMANDS = ("compare",)
 
@@ -26,7 +29,7 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("compare", help="paired comparison of two systems on shared items: "
                                        "Δ with CIs, McNemar/permutation p, Holm, item diff")
     db_option(p)
-    p.add_argument("a", help="A: RUN or RUN:SYSTEM")
+    p.add_argument("a", help="A: RUN or RUN:SYSTEM (SYSTEM: any part --generator accepts)")
     p.add_argument("b", help="B: RUN or RUN:SYSTEM")
     p.add_argument("--metric", action="append", metavar="M",
                    help="a stored score or an adaptability share (nv, ca, ci, cm, overall); "
@@ -39,6 +42,7 @@ def add_parsers(sub) -> None:
                    help="write the comparison as one self-contained HTML page (Δ chart, "
                         "flipped items; opens offline) instead of printing the text (with "
                         "--json the JSON still goes to stdout)")
+    force_option(p, "existing --csv and --html files")
     p.add_argument("--n-boot", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples (default 10000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
@@ -58,6 +62,7 @@ def run(args, store) -> int:
     gate = _gate(args.fail_if_worse)
     if args.n_boot < 1:
         raise CliError("--n-boot must be at least 1")
+    no_overwrite(args, args.csv, args.html)
     try:
         c = compare(store, args.a, args.b, args.metric, n_boot=args.n_boot, seed=args.seed,
                     delta=None if args.delta is None else args.delta / 100)

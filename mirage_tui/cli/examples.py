@@ -97,6 +97,8 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
          "each battle in both orders (position bias)"),
         ("arena judge demo-smol", "the default judge: config.toml's, else the best "
                                   "calibrated, else MiniLM against the reference"),
+        ("arena judge demo-smol --judge smollm2-135m-instruct --dry-run --json",
+         "judge nothing: the battles and estimate_s, the time it should take"),
     ],
     "arena ratings": [
         ("arena ratings demo-smol", "ratings with bootstrap CIs"),

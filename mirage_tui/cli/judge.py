@@ -3,7 +3,8 @@
     mirage-tui judge calibrate --judge MODEL --labels DATASET [--aspect overall]
                                [--both-orders] [--sample N] [--seed S] [--template NAME]
                                [--threads N] [--concurrency N] [--max-errors N|P%] [--json]
-    mirage-tui judge calibration [--judge MODEL] [--template NAME] [--json] [--html FILE]
+    mirage-tui judge calibration [--judge MODEL] [--template NAME] [--json]
+                                 [--html FILE [--force]]
     mirage-tui judge compare ID_A ID_B [--boot 1000] [--json]
     mirage-tui judge fit NAME --labels DATASET|verdicts [--aspect A] [--judge LLM]
                          [--features F,...] [--force] [--json]
@@ -28,8 +29,8 @@ import sys
 import threading
 from pathlib import Path
 
-from mirage_tui.cli.common import (CliError, db_option, from_settings, in_flight_options,
-                                   install_interrupt)
+from mirage_tui.cli.common import (CliError, db_option, force_option, from_settings,
+                                   in_flight_options, install_interrupt, no_overwrite)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -77,6 +78,7 @@ def add_parsers(sub) -> None:
                    help="write the calibration as one self-contained HTML page (charts "
                         "beside the anchors; opens offline) instead of printing the text "
                         "(with --json the JSON still goes to stdout)")
+    force_option(p, "an existing --html file")
 
     p = jsub.add_parser("compare", help="two stored calibrations, paired on their common pairs")
     db_option(p)
@@ -232,6 +234,7 @@ def _calibrate(args, store) -> int:
 def _show(args, store) -> int:
     from engine.arena.calibrate import latest_calibration
 
+    no_overwrite(args, args.html)
     stored = latest_calibration(store, judge=args.judge, template=args.template)
     if stored is None:
         raise CliError("no calibration stored" + (f" for judge {args.judge!r}" if args.judge
@@ -271,6 +274,9 @@ def _compare(args, store) -> int:
     if a.labels != b.labels:
         raise CliError(f"judge compare: #{a.id} was made on the labels {a.labels} and #{b.id} "
                        f"on {b.labels}; only calibrations on the same labels dataset pair up")
+    if a.aspect != b.aspect:
+        raise CliError(f"judge compare: #{a.id} is on the aspect {a.aspect} and #{b.id} on "
+                       f"{b.aspect}; only calibrations on the same aspect pair up")
     diff = paired_difference(a.items(), b.items(), n_boot=args.boot)
     if args.json:
         print(json.dumps({"a": a.id, "b": b.id, "difference": {k: v.as_json()

@@ -1,6 +1,6 @@
 """``mirage-tui report`` and ``mirage-tui export``: a run's numbers, and its rows as files.
 
-    mirage-tui report RUN [--json] [--html FILE] [--by language|source] [--n-boot N] [--seed S]
+    mirage-tui report RUN [--json] [--html FILE [--force]] [--by language|source] [--n-boot N] [--seed S]
                       [--parity mirage|bergen|none] [--gold oracle|oracle+answer-match]
                       [--language-rule mirage-tui|bergen] [--language-detector langid|fasttext]
     mirage-tui export RUN [--format csv|jsonl] [-o PATH] [--force]
@@ -9,7 +9,7 @@ Both read the run's stored rows (a run still going reports what it has, marked p
 report's header names the choices behind its numbers (correct-language detector and rule,
 retrieval gold); they are the ones the run recorded unless a flag asks for others.
 ``--html FILE`` writes the report as one self-contained page instead (charts, the item
-browser; nothing is fetched when it is opened) and prints where it went. ``export`` writes
+browser; nothing is fetched when it is opened) and prints where it went (an existing FILE only with ``--force``). ``export`` writes
 ``./RUN.csv`` (plus its header in ``./RUN.header.json``) or ``./RUN.jsonl`` (header on the
 first line) unless ``-o`` says where; an existing file is left alone unless ``--force``.
 Exporting a run that has not finished says so: "partial: N of M items".
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from engine.metrics.definitions import GOLD_DEFINITIONS, NO_PARITY, PARITY_MODES
 from engine.metrics.language import DETECTORS, RULES
-from mirage_tui.cli.common import db_option
+from mirage_tui.cli.common import db_option, force_option, no_overwrite
 
 COMMANDS = ("report", "export")
 
@@ -39,6 +39,7 @@ def add_parsers(sub) -> None:
                    help="write the report as one self-contained HTML page (charts, item "
                         "browser; opens offline) instead of printing the text (with --json "
                         "the JSON still goes to stdout)")
+    force_option(p, "an existing --html file")
     p.add_argument("--by", choices=("language", "source"),
                    help="split the tables by query language or source")
     p.add_argument("--n-boot", type=int, default=1000, metavar="N",
@@ -69,8 +70,7 @@ def add_parsers(sub) -> None:
                         "default csv")
     p.add_argument("-o", "--out", type=Path, metavar="PATH",
                    help="output file (default ./RUN.csv or ./RUN.jsonl)")
-    p.add_argument("--force", action="store_true",
-                   help="overwrite an existing output file (and its .header.json)")
+    force_option(p, "an existing output file (and its .header.json)")
 
 
 def run(args, store) -> int:
@@ -87,6 +87,7 @@ def _report(args, store) -> int:
 
     if args.n_boot < 1:
         raise ValueError("--n-boot must be at least 1")
+    no_overwrite(args, args.html)
     report = build_report(store, args.run, n_boot=args.n_boot, seed=args.seed,
                           parity=args.parity, gold=args.gold, language_rule=args.language_rule,
                           language_detector=args.language_detector)
@@ -114,16 +115,10 @@ def written_line(what: str, path: Path) -> str:
 def _export(args, store) -> int:
     from engine.results import count_items, export_run, header_path, load_run
     from engine.results.export import partial_note, run_header
-    from mirage_tui.cli.common import CliError
 
     run_info = load_run(store, args.run)
     out = args.out or Path(f"{args.run}.{args.format}")
-    if not args.force:
-        taken = [p for p in (out, header_path(out) if args.format == "csv" else None)
-                 if p is not None and p.exists()]
-        if taken:
-            raise CliError(f"{taken[0]} exists; add --force to overwrite it, or -o another "
-                           "path")
+    no_overwrite(args, out, header_path(out) if args.format == "csv" else None)
     path = export_run(store, args.run, format=args.format, out=out)
     n = count_items(store, run_info)
     where = f"{path}" + (f" (header: {header_path(path)})" if args.format == "csv" else "")

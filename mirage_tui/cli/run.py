@@ -239,7 +239,7 @@ def _print_summary(s, last_event) -> None:
 
 
 def _dry_run(store, plan, as_json: bool) -> int:
-    from engine.runs.estimates import estimate_remaining
+    from engine.runs.estimates import estimate_remaining, in_flight_words
     from engine.runs.rows import stored_status
 
     status = stored_status(store, plan)
@@ -275,7 +275,9 @@ def _dry_run(store, plan, as_json: bool) -> int:
     print(f"  estimate: ~{duration(guess['seconds'])} for the rest ({guess['items']} items), "
           f"up to {c.max_tokens} tokens an answer")
     for name, g in guess["generators"].items():
+        flight = in_flight_words(g["in_flight"], g["parallel"], g["backend"])
         print(f"    {name}: {g['items']} items, ~{g['prompt_tokens']:,.0f} prompt tokens, "
               f"~{g['answer_tokens']:.0f} tokens an answer; {g['prompt_tps']:.0f} prompt / "
-              f"{g['gen_tps']:.0f} generated tok/s ({g['speed']})")
+              f"{g['gen_tps']:.0f} generated tok/s ({g['speed']}); load "
+              f"{duration(g['load_seconds'])} ({g['load']})" + (f"; {flight}" if flight else ""))
     return 0

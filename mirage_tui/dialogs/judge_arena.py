@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static
 
 from mirage_tui.screens.base import BaseModal
-from mirage_tui.widgets.estimates import duration
+from mirage_tui.widgets.estimates import judging_line
 
 DEFAULT_QUERIES = 20
 ORDER_CHOICES = (("random (one seeded order a battle)", "random"),
@@ -270,16 +270,3 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
     @on(Button.Pressed, "#judge-cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
-
-
-def judging_line(guess: dict) -> str:
-    """``Estimate: about 2m10s for 36 battles (72 judge calls) on 6 queries, at 9 generated
-    tok/s (model check …)``; an offline judge's battles need no LLM call."""
-    if guess.get("offline"):
-        return (f"{guess['battles']} battles on {guess['queries']} queries, no LLM: each "
-                "answer compared with the reference (seconds; embeddings computed once)")
-    calls = (f" ({guess['calls']} judge calls: both orders)"
-             if guess["calls"] != guess["battles"] else "")
-    return (f"Estimate: about {duration(guess['seconds'])} for {guess['battles']} battles"
-            f"{calls} on {guess['queries']} queries, at {guess['prompt_tps']:.0f} prompt / "
-            f"{guess['gen_tps']:.0f} generated tok/s ({guess['speed']})")

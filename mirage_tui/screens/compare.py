@@ -170,6 +170,8 @@ class CompareScreen(BaseScreen):
             "bold red" if head and head.better < 0 else "bold")
         verdict = Text(f"A = {c.a.label} · B = {c.b.label} · {c.shared_items} shared items "
                        f"({c.shared_queries} queries)\n")
+        if c.warning:
+            verdict.append(f"Warning: {c.warning}.\n", style="bold yellow")
         verdict.append(verdict_line(c), style=style)
         verdict.append("\n" + power_line(c), style="italic")
         for line in arena_lines(c):

@@ -32,7 +32,7 @@ from engine.datasets.demo_pool import DEMO_NAME
 from engine.runs import ConfigError, RunConfig
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
-from mirage_tui.widgets.estimates import duration
+from mirage_tui.widgets.estimates import estimate_line
 from mirage_tui.widgets.ticks import TickList  # ticked vs unticked by glyph, not colour
 
 TEMPLATES = (("mirage (MIRAGE reference prompts)", "mirage"),
@@ -528,24 +528,3 @@ def plan_summary(plan, guess: dict) -> str:
         lines.append(f"Run {c.name} exists ({plan.existing_run['status']}): starting resumes "
                      f"it; its {guess['finished']} finished items are skipped")
     return "\n".join(lines)
-
-
-def estimate_line(guess: dict) -> str:
-    """``Estimate: about 4m10s for 15 items (smollm2 62 prompt / 9 generated tok/s, model
-    check …)``: the time for the items left and the speeds behind it, with where they come
-    from (a model check, this workspace's runs, or defaults)."""
-    speeds = "; ".join(
-        f"{name} {g['prompt_tps']:.0f} prompt / {g['gen_tps']:.0f} generated tok/s, "
-        f"~{g['answer_tokens']:.0f} tokens an answer, {_speed_source(g['speed'])}"
-        for name, g in guess["generators"].items() if g["items"])
-    items = guess["items"]
-    return (f"Estimate: about {duration(guess['seconds'])} for {items} item"
-            f"{'s' if items != 1 else ''} left" + (f" ({speeds})" if speeds else ""))
-
-
-def _speed_source(source: str) -> str:
-    if source.startswith("measured"):
-        return "measured here"
-    if source.startswith("model check"):
-        return source.split(" · ")[0].replace("model check", "model check of", 1)
-    return "assumed (no check or run of it here yet)"

@@ -2,16 +2,19 @@
 
 Estimates arrive as the report's JSON dicts (``{"value", "lo", "hi", "n"}``); the helpers here
 only format them, they compute nothing, in the one unit of :mod:`engine.results.units`
-(``30.0 [10.0, 60.0] n=20``: percent, one decimal), as ``mirage-tui report`` does.
+(``30.0 [10.0, 60.0] n=20``: percent, one decimal), as ``mirage-tui report`` does. And the
+time estimates' lines (New run's, the judge dialog's), from the one estimator's figures
+(:mod:`engine.runs.estimates`): speeds and where they come from, load, requests in flight.
 """
 
 from __future__ import annotations
 
 from engine.results.records import parse_retrieved
 from engine.results.units import fmt_estimate
+from engine.runs.estimates import in_flight_words
 from mirage_tui.durations import duration
 
-__all__ = ["duration", "estimate_cell", "setting_label"]
+__all__ = ["duration", "estimate_cell", "estimate_line", "judging_line", "setting_label"]
 
 
 def estimate_cell(est: dict | None) -> str:
@@ -27,3 +30,52 @@ def setting_label(setting: str) -> str:
         return setting
     k, label = retrieved
     return f"retrieved@{k}" + (f" {label.rsplit('#', 1)[0]}" if label else "")
+
+
+# --------------------------------------------------------------------------- time estimates
+
+def estimate_line(guess: dict) -> str:
+    """``Estimate: about 4m10s for 15 items (smollm2 62 prompt / 9 generated tok/s, model
+    check …)``: the time for the items left and the speeds behind it, with where they come
+    from (a model check, this workspace's runs, or defaults)."""
+    speeds = "; ".join(
+        f"{name} {g['prompt_tps']:.0f} prompt / {g['gen_tps']:.0f} generated tok/s, "
+        f"~{g['answer_tokens']:.0f} tokens an answer, {_speed_source(g['speed'])}"
+        f"{_load(g)}{_in_flight(g)}"
+        for name, g in guess["generators"].items() if g["items"])
+    items = guess["items"]
+    return (f"Estimate: about {duration(guess['seconds'])} for {items} item"
+            f"{'s' if items != 1 else ''} left" + (f" ({speeds})" if speeds else ""))
+
+
+def _speed_source(source: str) -> str:
+    if source.startswith("measured"):
+        return "measured here"
+    if source.startswith("model check"):
+        return source.split(" · ")[0].replace("model check", "model check of", 1)
+    return source        # "assumed …", with the assumption
+
+
+def judging_line(guess: dict) -> str:
+    """``Estimate: about 2m10s for 36 battles (72 judge calls) on 6 queries, at 9 generated
+    tok/s (model check …)``; an offline judge's battles need no LLM call."""
+    if guess.get("offline"):
+        return (f"{guess['battles']} battles on {guess['queries']} queries, no LLM: each "
+                "answer compared with the reference (seconds; embeddings computed once)")
+    calls = (f" ({guess['calls']} judge calls: both orders)"
+             if guess["calls"] != guess["battles"] else "")
+    return (f"Estimate: about {duration(guess['seconds'])} for {guess['battles']} battles"
+            f"{calls} on {guess['queries']} queries, at {guess['prompt_tps']:.0f} prompt / "
+            f"{guess['gen_tps']:.0f} generated tok/s ({guess['speed']}){_load(guess)}"
+            f"{_in_flight(guess)}")
+
+
+def _load(figures: dict) -> str:
+    """``, load 3s`` (the model's load, counted in the estimate); empty without one."""
+    return f", load {duration(figures['load_seconds'])}" if figures["load_seconds"] else ""
+
+
+def _in_flight(figures: dict) -> str:
+    """``, 4 in flight, ×1 (queued: …)`` from an estimate's figures; empty for one at a time."""
+    words = in_flight_words(figures["in_flight"], figures["parallel"], figures["backend"])
+    return f", {words}" if words else ""

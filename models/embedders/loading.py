@@ -37,12 +37,10 @@ def load_embedder(name_or_path: str | os.PathLike, **opts) -> Embedder:
     else:
         path = Path(raw).expanduser().resolve()
         if not path.exists():
-            import difflib
+            from models.suggest import did_you_mean
 
-            near = difflib.get_close_matches(raw, list(PACKAGED), n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else ""
             raise ModelError(f"{raw}: not a packaged embedder ({', '.join(PACKAGED)}) "
-                             f"and no such folder{hint}")
+                             f"and no such folder{did_you_mean(raw, PACKAGED)}")
         target = resolve_folder(path)[1] or str(path)   # the packaged folder is the packaged name
     key = (target, tuple(sorted((k, repr(v)) for k, v in opts.items())))
     with _loaded_lock:   # held while loading: two threads asking at once load it once

@@ -19,6 +19,8 @@ binary is found; its identity backend is ``'llama-server'`` so the caches do not
 - :mod:`models.host.registry`: the data dir, the registry of live hosts, client leases.
 - :mod:`models.host.server`: the host process (``python -m models.host serve``).
 - :mod:`models.host.client`: find or start a host, :class:`HostedGenerator`, stop hosts.
+- :mod:`models.host.budget`: the user's thread budget, shared by every host of the user on the
+  machine whatever the data dir; each host follows its share (grows back when others stop).
 
 Only :mod:`models.host.server` (and the backends it loads) imports llama_cpp; the client side
 never does, so a TUI process with torch in it stays safe.

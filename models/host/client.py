@@ -7,12 +7,14 @@ session, output to ``<data dir>/hosts/<name>-<key8>.log``, never to the terminal
 for it to answer ``/health``. Each process using a host holds a lease on it; the host stops by
 itself a few seconds after its last client process is gone, killed with -9 included.
 
-Threads. The threads of all live local hosts together stay within ``os.cpu_count()``: a new
-host gets what is left, up to what was asked. When less than a fair share (cores / hosts) is
-left, hosts that no live process uses are stopped first, then running hosts above a fair share
-are shrunk to it (``/mirage/threads``: llama.cpp changes its thread count between calls), and
-the new host takes what that frees. A host never gets fewer than one thread, so with more live
-models than cores the total is the number of models (documented in the README).
+Threads. The threads of all the user's live hosts on the machine, whatever their data dir,
+stay within ``os.cpu_count()``: the user's thread budget (:mod:`models.host.budget`) shares the
+cores fairly and each host's watchdog follows its share every half second: a new host starts
+with its share and the others shrink to theirs (llama.cpp changes its thread count between
+calls), and when a host stops the others grow back. When a new host would get less than it
+asked, hosts of this data dir that no live process uses are stopped first. A host never gets
+fewer than one thread, so with more live models than cores the total is the number of models
+(documented in the README).
 
 Death. When the host dies under a request, that request raises ``TransientModelError`` naming
 the model and how the host ended (this process knows the exit status of a host it started;
@@ -46,7 +48,7 @@ from typing import Sequence
 from models import packaged
 from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, ModelUnusable,
                          Prompt, ReplyError, SamplingParams, TransientModelError)
-from models.host import registry
+from models.host import budget, registry
 from models.host.llama_server import find_llama_server
 
 HOSTING_ENV = "MIRAGE_HOSTING"          # 'hosted' (default) or 'in-process'
@@ -96,12 +98,13 @@ class HostSpec:
         trained = read_gguf(path).context_length
         if n_ctx is None:
             n_ctx = min(trained or _DEFAULT_MAX_CTX, _DEFAULT_MAX_CTX)
-        backend = _backend()
+        backend = host_backend()
         key = registry.host_key(packaged.file_sha256(path), n_ctx, backend)
         return cls(path.resolve(), name, n_ctx, n_threads, backend, key)
 
 
-def _backend() -> str:
+def host_backend() -> str:
+    """The backend a new host would use (``$MIRAGE_HOST_BACKEND``; also the run estimates')."""
     choice = os.environ.get(BACKEND_ENV, "auto").strip().lower() or "auto"
     if choice not in ("auto", "llama.cpp", "llama-server"):
         raise ModelError(f"${BACKEND_ENV}={choice!r}: expected auto, llama.cpp or llama-server")
@@ -154,45 +157,29 @@ def _get_json(entry: registry.HostEntry, path: str, timeout: float = 2.0) -> dic
     return _request_json(entry, "GET", path, None, timeout)
 
 
-def _post_json(entry: registry.HostEntry, path: str, body: dict, timeout: float = 10.0) -> dict:
-    return _request_json(entry, "POST", path, body, timeout)
-
-
 def _headers(entry: registry.HostEntry) -> dict:
     """A request's headers: JSON, and the host's token (its registry entry)."""
     return {"Content-Type": "application/json", "Authorization": f"Bearer {entry.token}"}
 
 
-def _pick_threads(wanted: int | None) -> int:
-    """Threads for a new host within the machine's budget (module docstring). Call with the
-    registry lock held."""
-    cpu = os.cpu_count() or 1
-    wanted = max(1, min(wanted or cpu, cpu))
-    live = registry.live_entries()
-    if cpu - sum(e.threads for e in live) >= wanted:
-        return wanted
-    for e in [e for e in live if not e.clients()]:
+def _pick_threads(wanted: int) -> int:
+    """Threads for a new host wanting ``wanted``: its share of the user's budget (module
+    docstring). Call with the registry lock held."""
+    share = budget.share_of_new(wanted)
+    idle = [e for e in registry.live_entries() if not e.clients()] if share < wanted else []
+    for e in idle:
         stop_host(e)
-        live.remove(e)
-    fair = max(1, cpu // (len(live) + 1))
-    if cpu - sum(e.threads for e in live) < min(wanted, fair):
-        for e in live:
-            if e.threads > fair:
-                try:
-                    _post_json(e, "/mirage/threads", {"threads": fair})
-                    e.threads = fair
-                except (OSError, http.client.HTTPException, ValueError):
-                    pass
-    return max(1, min(wanted, cpu - sum(e.threads for e in live)))
+    return budget.share_of_new(wanted) if idle else share
 
 
-def _spawn(spec: HostSpec, threads: int) -> tuple[subprocess.Popen, Path]:
+def _spawn(spec: HostSpec, threads: int, wanted: int) -> tuple[subprocess.Popen, Path]:
     log = registry.log_path(spec.name, spec.key)
     root = str(Path(__file__).resolve().parents[2])      # so the host imports these models
     env = {**os.environ, registry.DATA_DIR_ENV: str(registry.data_dir()),
            "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     cmd = [sys.executable, "-m", "models.host", "serve", "--model", str(spec.path),
            "--name", spec.name, "--n-ctx", str(spec.n_ctx), "--threads", str(threads),
+           "--wanted-threads", str(wanted),
            "--backend", spec.backend, "--key", spec.key, "--log", str(log)]
     if log.exists() and log.stat().st_size > LOG_ROTATE_BYTES:
         os.replace(log, log.with_suffix(".log.1"))      # one old log kept, for a past death
@@ -233,8 +220,12 @@ def find_or_start(spec: HostSpec) -> registry.HostEntry:
         if entry is not None and entry.alive():
             return entry
         registry.remove_entry(spec.key)
-        proc, log = _spawn(spec, _pick_threads(spec.threads))
-        return _wait_ready(spec, proc, log)
+        cores = budget.cores()
+        wanted = max(1, min(spec.threads or cores, cores))
+        proc, log = _spawn(spec, _pick_threads(wanted), wanted)
+        entry = _wait_ready(spec, proc, log)
+        budget.settled(timeout=3 * budget.POLL_S)       # the others have shrunk to their share
+        return entry
 
 
 def stop_host(entry: registry.HostEntry, timeout: float = 10.0) -> None:

@@ -12,7 +12,8 @@ entry (:mod:`models.host.registry`) and serves:
   through the generator, exactly as in process);
 - ``POST /mirage/generate`` (``prompt``: text or messages, ``params``: SamplingParams fields →
   the whole Generation), ``/mirage/label_probs``, ``/mirage/count_tokens``,
-  ``/mirage/render``, ``/mirage/threads`` (change the thread count); ``GET /mirage/identity``
+  ``/mirage/render``, ``/mirage/threads`` (the threads it wants; it runs with its share of the
+  budget, below); ``GET /mirage/identity``
   and ``GET /mirage/modules`` (what this process imported, for a test).
 
 It serves only its owner: every request must carry the random token of its registry entry
@@ -27,6 +28,10 @@ live process for ``--grace`` seconds, aborting the request in flight (within a b
 prompt or a token: a killed client's long generation does not keep the host alive); SIGTERM
 ends it the same way; SIGINT is ignored (a Ctrl-C in the terminal of the process that started
 it must not kill a host that process is still using: it runs in its own session anyway).
+
+Threads: the host joins the user's thread budget (:mod:`models.host.budget`: every host of the
+user on the machine, whatever the data dir) and its watchdog sets its threads to its share
+every ``budget.POLL_S`` (shrinking when another host starts, growing back when one stops).
 
 Imports: the standard library, numpy, llama_cpp and models.llama only (no pandas, pyarrow,
 sqlite_utils, torch or sklearn: a CUDA llama.cpp crashes beside them, llama-cpp-python
@@ -51,7 +56,7 @@ from dataclasses import asdict, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from models.base import ContextOverflow, ModelError, ReplyError, SamplingParams
-from models.host import registry
+from models.host import budget, registry
 
 _PARAM_FIELDS = {f.name for f in fields(SamplingParams)}
 DEFAULT_GRACE_S = 10.0
@@ -132,6 +137,8 @@ class Host:
         self.grace = grace
         self.server: ThreadingHTTPServer | None = None
         self.stopping = threading.Event()
+        self.budget: budget.BudgetEntry | None = None       # set once it serves
+        self._threads_lock = threading.Lock()       # the watchdog and /mirage/threads
 
     # ----------------------------------------------------------------- API bodies
 
@@ -143,15 +150,39 @@ class Host:
                 "backend": self.entry.backend, "slots": self.entry.slots}
 
     def set_threads(self, n) -> dict:
+        """``/mirage/threads``: the threads this host wants; it runs with its share of the
+        budget (at most that)."""
         cores = os.cpu_count() or 1
         if not _is_int(n) or not 1 <= n <= cores:
             raise ValueError(f"'threads' must be an integer from 1 to {cores}, the cores of "
                              f"this machine (got {n!r:.40})")
-        self.generator.set_threads(n) if hasattr(self.generator, "set_threads") \
-            else _set_llama_threads(self.generator, n)
-        self.entry.threads = n
-        registry.write_entry(self.entry)
+        with self._threads_lock:
+            if self.budget is not None:
+                self.budget = budget.with_threads(self.budget, self.budget.threads, wanted=n)
+                n = budget.share_of(self.budget) if self.budget.adjustable else n
+            self._apply_threads(n)
         return {"threads": n}
+
+    def _apply_threads(self, n: int) -> None:
+        if n != self.generator.n_threads:
+            self.generator.set_threads(n) if hasattr(self.generator, "set_threads") \
+                else _set_llama_threads(self.generator, n)
+        self.entry.threads = n
+        current = registry.read_entry(self.entry.key)
+        if current is not None and current.pid == os.getpid():   # never another host's
+            registry.write_entry(self.entry)
+        if self.budget is not None:
+            self.budget = budget.with_threads(self.budget, n)
+            budget.join(self.budget)
+
+    def follow_budget(self) -> None:
+        """Run with this host's share of the user's thread budget."""
+        with self._threads_lock:
+            if self.budget is not None and not self.stopping.is_set():
+                share = budget.current_share(self.budget)
+                if share != self.generator.n_threads:
+                    _log(f"threads {self.generator.n_threads} -> {share} (the thread budget)")
+                    self._apply_threads(share)
 
     def openai_completion(self, body: dict, chat: bool) -> dict:
         if body.get("stream"):
@@ -224,8 +255,14 @@ class Host:
 
     def watch(self, poll: float = 0.25) -> None:
         """End the host when no live client has held a lease for ``grace`` seconds."""
-        last_client = time.monotonic()
+        last_client = last_budget = time.monotonic()
         while not self.stopping.wait(poll):
+            if time.monotonic() - last_budget >= budget.POLL_S:
+                last_budget = time.monotonic()
+                try:
+                    self.follow_budget()
+                except OSError as exc:        # a budget folder gone bad: keep serving
+                    _log(f"thread budget: {exc}")
             if registry.live_leases(self.entry.key):
                 last_client = time.monotonic()
             elif time.monotonic() - last_client > self.grace:
@@ -422,6 +459,12 @@ def serve(args) -> int:
     host.server = server
     signal.signal(signal.SIGTERM, lambda *_: host.stop())
     registry.write_entry(entry)
+    host.budget = budget.BudgetEntry(
+        pid=os.getpid(), pid_started=entry.pid_started, since=time.time(),
+        wanted=args.wanted_threads or generator.n_threads, threads=generator.n_threads,
+        adjustable=args.backend != "llama-server",      # llama-server keeps its -t
+        url=entry.url, name=generator.name, data_dir=str(registry.data_dir()))
+    budget.join(host.budget)
     _log(f"serving {generator.name} at {entry.url}")
     threading.Thread(target=host.watch, name="watchdog", daemon=True).start()
     try:
@@ -429,6 +472,7 @@ def serve(args) -> int:
     finally:
         registry.remove_entry(key, os.getpid())
         registry.remove_lease_folder(key)
+        budget.leave(os.getpid())
         if hasattr(generator, "close"):
             generator.close()
         _log("stopped")
@@ -443,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", help="the model's name (default: the packaged name or file stem)")
     p.add_argument("--n-ctx", type=int, help="context length (default: as llama.py decides)")
     p.add_argument("--threads", type=int, help="llama.cpp threads (default: all cores)")
+    p.add_argument("--wanted-threads", type=int,
+                   help="the threads it wants when the budget allows (default: --threads)")
     p.add_argument("--backend", choices=("llama.cpp", "llama-server"), default="llama.cpp")
     p.add_argument("--slots", type=int, default=4, help="llama-server parallel slots (-np)")
     p.add_argument("--key", help="the registry key the caller expects (checked)")

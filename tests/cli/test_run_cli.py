@@ -20,7 +20,7 @@ def test_cli_dry_run_and_errors(tmp_path):
     out = done.stdout
     assert "run dry (new)" in out and "4 of 60 queries" in out
     assert "settings: base, mixed, oracle" in out and "items: 12" in out
-    assert "default 600/70 tok/s" in out and "0 items of this run" in out
+    assert "assumed 600/70 tok/s" in out and "0 items of this run" in out
     assert Store(db).query("SELECT COUNT(*) FROM runs")[0][0] == 0   # a dry run writes nothing
     bad = _cli("--dataset", "demo", "--generator", "nope", db=db)
     assert bad.returncode == 1 and "generator 'nope'" in bad.stderr

@@ -147,6 +147,27 @@ def test_two_templates_compared_paired_through_the_cli(store, labels, capsys):
     assert cli.main(["judge", "compare", "1", "99", "--db", str(store.path)]) == 1
 
 
+def test_compare_refuses_two_aspects(store, tmp_path, capsys):
+    """Agreement on fluency and agreement overall are different questions: not paired."""
+    from mirage_tui import cli
+
+    rows = [{"query": f"q{i}", "answer_a": "short", "answer_b": "a much longer answer",
+             "label": 2, "annotator": "ann", "aspect": aspect}
+            for i in range(4) for aspect in ("overall", "fluency")]
+    path = tmp_path / "two-aspects.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    import_path(store, path)
+    a = calibrate_judge(store, "two-aspects", ScriptedJudge(longer_wins), n_boot=20)
+    b = calibrate_judge(store, "two-aspects", ScriptedJudge(longer_wins), aspect="fluency",
+                        n_boot=20)
+    assert cli.main(["judge", "compare", str(a.calibration_id), str(b.calibration_id),
+                     "--db", str(store.path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and (
+        f"#{a.calibration_id} is on the aspect overall and #{b.calibration_id} on fluency"
+        in err), err
+
+
 def test_compare_refuses_other_labels_the_same_calibration_and_no_resamples(
         store, labels, tmp_path, capsys):
     """Pairs are matched by ``pair_id``: two labels datasets, or one calibration twice, would

@@ -11,8 +11,9 @@ import pytest
 
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs import execute, plan_run
-from engine.runs.estimates import (LiveEta, estimate_remaining, latest_model_check,
-                                   measured_speeds, record_model_check)
+from engine.runs.estimates import (estimate_remaining, latest_model_check, measured_speeds,
+                                   record_model_check)
+from engine.runs.live_eta import LiveEta
 from engine.store import Store
 from testkit.runs import config
 from testkit.timed import TimedGenerator

@@ -171,14 +171,24 @@ def test_the_watchdog_turns_a_stalled_call_into_a_failed_attempt():
 def test_cancel_sends_nothing_new_and_keeps_what_finished():
     rec = Recorder(0.05)
     cancel = threading.Event()
-    seen = []
-    for outcome in in_flight([Request(i, rec.call(i)) for i in range(20)], name="m",
-                             policy=fast(concurrency=3), cancel=cancel):
+    seen, pulled, cancelled_at = [], {}, None
+
+    def requests():                    # pulled lazily, in the caller's thread, by fill()
+        for i in range(20):
+            pulled[i] = time.monotonic()
+            yield Request(i, rec.call(i))
+
+    for outcome in in_flight(requests(), name="m", policy=fast(concurrency=3), cancel=cancel):
         seen.append(outcome.key)
         if len(seen) == 4:
+            cancelled_at = time.monotonic()
             cancel.set()
-    assert seen == list(range(len(seen))) and 4 <= len(seen) <= 7   # in flight: finished
-    assert set(rec.spans) == set(seen)                              # nothing sent after
+    assert seen == list(range(len(seen))) and 4 <= len(seen) < 20   # what finished: kept
+    assert set(rec.spans) == set(seen)                              # all of it was yielded
+    # nothing new after the cancel: every request that ran was taken before it (under load,
+    # calls behind a slow one finish first and are yielded in order: no fixed upper bound)
+    assert all(pulled[k] < cancelled_at for k in rec.spans)
+    assert all(t < cancelled_at for t in pulled.values())
 
 
 def test_which_errors_are_transient():
@@ -195,6 +205,22 @@ def test_which_errors_are_transient():
     assert not is_transient(ModelError("malformed JSON"))
     assert not is_transient(ReplyError("None"))
     assert not is_transient(ValueError("bug"))
+
+
+def test_a_suppressed_context_is_not_a_cause():
+    def adapter_error(suppress: bool) -> ModelError:
+        try:
+            try:
+                raise ConnectionResetError("reset")
+            except ConnectionResetError:
+                if suppress:
+                    raise ModelError("the reply was not JSON") from None
+                raise ModelError("the connection dropped")
+        except ModelError as exc:
+            return exc
+
+    assert is_transient(adapter_error(suppress=False))        # raised while handling it
+    assert not is_transient(adapter_error(suppress=True))     # `from None`: not the cause
 
 
 def test_max_errors_and_default_concurrency():

@@ -136,7 +136,7 @@ def test_unknown_models_and_datasets_are_named_with_what_exists(demo):
 def test_estimates_use_defaults_then_measured_speeds(demo):
     plan = plan_run(demo, config(generators=[SMOL], sample=4))
     speeds = measured_speeds(demo, [SMOL])
-    assert speeds[SMOL].source.startswith("default 600/70")
+    assert speeds[SMOL].source.startswith("assumed 600/70")
     guess = estimate(demo, plan, speeds)
     assert guess["generators"][SMOL]["items"] == 12 and guess["seconds"] > 12 * 64 / 70
     with demo.write() as db:

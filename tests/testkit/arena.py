@@ -174,3 +174,20 @@ def drop_references(path_or_store) -> None:
         db.conn.execute("UPDATE queries SET answers = '[]', reference_answer = NULL")
     if store is not path_or_store:
         store.close()
+
+
+def judge_catalog(monkeypatch, judge, instruct: str) -> None:
+    """The judge dialog's model list: a packaged base model (sorting first by name) and the
+    local instruction-tuned ``instruct``; loading any model gives ``judge``."""
+    import models.catalog
+    from models.catalog import CatalogEntry
+
+    def entry(name, chat, source):
+        return CatalogEntry(name=name, kind="generator", path="/nowhere.gguf", installed=True,
+                            install=None, size_bytes=None, quantization=None,
+                            context_length=8192, license=None, chat=chat, source=source)
+
+    entries = [entry("gemma3-270m", False, "packaged"), entry(instruct, True, "local")]
+    monkeypatch.setattr(models.catalog, "list_models", lambda *a, **k: entries)
+    monkeypatch.setattr(models.catalog, "endpoint_entries", lambda *a, **k: [])
+    monkeypatch.setattr(models.catalog, "load_generator", lambda *a, **k: judge)

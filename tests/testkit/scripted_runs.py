@@ -49,13 +49,14 @@ class ScriptedModel:
     supports_label_probs = False
     device = "cpu"
     n_ctx = 8192
+    backend = "scripted"
 
     def __init__(self, name: str, sha: str) -> None:
         self.name, self.sha = name, sha
 
     @property
     def identity(self) -> ModelIdentity:
-        return ModelIdentity(self.name, self.sha, None, self.n_ctx, "scripted")
+        return ModelIdentity(self.name, self.sha, None, self.n_ctx, self.backend)
 
     def render(self, messages) -> _Rendered:
         return _Rendered("".join(f"<{m['role']}>{m['content']}" for m in messages))
@@ -98,13 +99,15 @@ class ScriptedGenerator(ScriptedModel):
 
 
 def make_run(store: Store, name: str, labels: dict | None = None,
-             at: str | None = None) -> list[int]:
+             at: str | None = None, backend: str = ScriptedModel.backend,
+             **config) -> list[int]:
     """Plan and execute run ``name`` with its scripted generators (``labels``, default
-    ``LABELS[name]``; created and updated ``at``, default ``FIXED_TIME[name]``); returns its
+    ``LABELS[name]``; created and updated ``at``, default ``FIXED_TIME[name]``; their identity
+    naming ``backend``; ``config``: other RunConfig fields, e.g. max_tokens); returns its
     query rowids in plan order."""
     labels = labels or LABELS[name]
     cfg = RunConfig(dataset="demo", generators=list(labels), settings=["base", "oracle", "mixed"],
-                    sample=6, name=name)
+                    sample=6, name=name, **config)
     plan = plan_run(store, cfg, check_models=False)
     queries = list(dict.fromkeys(plan.queries))
     texts = {r["id"]: (r["text"], json.loads(r["answers"])[0]) for r in store.query(
@@ -113,6 +116,8 @@ def make_run(store: Store, name: str, labels: dict | None = None,
     generators = {gen: ScriptedGenerator(gen, {texts[q][0]: (texts[q][1], labels[gen][i])
                                                for i, q in enumerate(queries)}, salt=name)
                   for gen in labels}
+    for generator in generators.values():
+        generator.backend = backend
     summary = execute(store, plan, generators=generators)
     assert summary.status == "done", summary
     with store.write() as db:  # no clocks in snapshots

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 from textual.worker import WorkerState
 
 from mirage_tui.app import MirageApp
@@ -103,6 +103,32 @@ async def wait_for_run(pilot, timeout: float = 120.0) -> None:
     await wait_until(pilot, lambda: not controller.running and (
         controller.summary is not None or controller.error is not None), timeout, "the run")
     await wait_for_workers(pilot)
+
+
+async def start_sampled_run(pilot, sample: int, items: int) -> Static:
+    """From a fresh app: New run (``n``), a sample of ``sample`` queries, wait for the plan of
+    ``items`` items, start it (``ctrl+s``); returns the form's plan line."""
+    await wait_for_workers(pilot)
+    await pilot.press("n")
+    await wait_for_workers(pilot)
+    form = pilot.app.screen
+    form.query_one("#run-sample", Input).value = str(sample)
+    plan = form.query_one("#run-plan", Static)
+    await wait_until(pilot, lambda: f"Plan: {items} items" in text_of(plan), 30, "the plan")
+    await pilot.press("ctrl+s")
+    return plan
+
+
+async def open_judge_dialog(pilot, run_name: str):
+    """The Leaderboard of ``run_name``, then its judge dialog (``j``); returns the dialog."""
+    from mirage_tui.dialogs.judge_arena import JudgeArenaScreen
+    from mirage_tui.screens.leaderboard import LeaderboardScreen
+
+    await open_screen(pilot, LeaderboardScreen(run_name))
+    await pilot.press("j")
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, JudgeArenaScreen), pilot.app.screen
+    return pilot.app.screen
 
 
 def text_of(widget: Static) -> str:

@@ -11,26 +11,10 @@ from textual.widgets import Input, Select, Static
 
 from engine.arena.judging_time import judgeable_queries, judging_estimate
 from engine.store import Store
-from testkit.arena import ScriptedJudge, drop_references
+from testkit.arena import ScriptedJudge, drop_references, judge_catalog
 from testkit.tui import RecordingApp, open_screen, settle, text_of, wait_until
 
 INSTRUCT = "scripted-instruct"
-
-
-def _catalog(monkeypatch, judge):
-    import models.catalog
-    from models.catalog import CatalogEntry
-
-    def entry(name, chat, source):
-        return CatalogEntry(name=name, kind="generator", path="/nowhere.gguf", installed=True,
-                            install=None, size_bytes=None, quantization=None,
-                            context_length=8192, license=None, chat=chat, source=source)
-
-    # the base model is packaged and sorts first by name: the instruct one must still win
-    entries = [entry("gemma3-270m", False, "packaged"), entry(INSTRUCT, True, "local")]
-    monkeypatch.setattr(models.catalog, "list_models", lambda *a, **k: entries)
-    monkeypatch.setattr(models.catalog, "endpoint_entries", lambda *a, **k: [])
-    monkeypatch.setattr(models.catalog, "load_generator", lambda *a, **k: judge)
 
 
 def test_the_judging_estimate_counts_battles_and_both_orders(workspace):
@@ -42,7 +26,7 @@ def test_the_judging_estimate_counts_battles_and_both_orders(workspace):
     assert (one["battles"], one["calls"], one["queries"]) == (6, 6, 2)
     assert (both["battles"], both["calls"]) == (6, 12)
     assert both["seconds"] == pytest.approx(2 * one["seconds"]) and one["seconds"] > 0
-    assert one["speed"].startswith("default")
+    assert one["speed"].startswith("assumed")
 
 
 @pytest.mark.asyncio
@@ -51,7 +35,7 @@ async def test_judge_dialog_defaults_caps_orders_and_estimates(workspace, monkey
     from mirage_tui.screens.leaderboard import LeaderboardScreen
 
     judge = ScriptedJudge(name=INSTRUCT)
-    _catalog(monkeypatch, judge)
+    judge_catalog(monkeypatch, judge, INSTRUCT)
     drop_references(workspace["path"])    # no reference judge can judge: the LLMs are offered
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:

@@ -79,7 +79,9 @@ def comparison_sections(c: PairedComparison) -> list[str]:
             [[short_setting(d["setting"]), f"{100 * d['p_a_stronger']:.1f}%",
               f"{d['elo_delta']:.0f} [{d['elo_lo']:.0f}, {d['elo_hi']:.0f}]",
               d["tournaments"]] for d in c.arena], numeric=(1, 2, 3))
-    return ["<h2>Comparison</h2>" + head + notes([verdict_line(c)]),
+    warning = (f'<p class="worse"><strong>Warning: {esc(c.warning)}.</strong></p>'
+               if c.warning else "")
+    return ["<h2>Comparison</h2>" + head + warning + notes([verdict_line(c)]),
             "<h2>Differences</h2>" + delta_chart(c) + _rows_table(c)
             + notes(["Green: B significantly better (Holm p < 0.05, CI excludes 0); red: B "
                      "significantly worse; NV, CI, CM are better lower."]),

@@ -25,9 +25,11 @@ Columns = list[tuple[str, list[str]]]
 # --------------------------------------------------------------------------- progress
 
 
-def event_counts(event) -> str:
-    """The progress line of a running run (timings included)."""
+def event_counts(event, age: float = 0.0) -> str:
+    """The progress line of a running run (timings included); ``age``: seconds since the
+    event came (the screen's timer counts the ETA down between events)."""
     eta = 0.0 if event.total and event.done >= event.total else event.eta_seconds
+    eta = None if eta is None else max(0.0, eta - age)
     # most important first: a narrow terminal cuts the end of the line, never the ETA
     parts = [f"{event.done}/{event.total} {event.unit}", f"ETA {duration(eta)}",
              f"{event.rate:.0f} {event.rate_unit}" if event.rate else f"– {event.rate_unit}",
@@ -54,7 +56,8 @@ def working_line(event, cancelling: bool) -> str:
     run = event.detail
     doing = event.message or (f"now {run.system} · {setting_label(run.setting)}"
                               if run.system else "starting")
-    return f"{state} · {doing} · c cancels (resumable)"
+    note = f" · {run.pace_note}" if getattr(run, "pace_note", None) else ""
+    return f"{state} · {doing}{note} · c cancels (resumable)"
 
 
 def ended_line(error: str | None, summary, report) -> str:

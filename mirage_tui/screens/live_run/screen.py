@@ -124,6 +124,7 @@ class LiveRunScreen(BaseScreen):
         self._report_dirty = False
         self._report_started = 0.0
         self._drawn_done: int | None = None
+        self._eta_event, self._eta_at = None, 0.0    # the event the ETA shown is from, when
         self._mounted = False
         self.gold: str | None = None    # the Retrieval panel's gold definition (None: the run's)
 
@@ -230,8 +231,11 @@ class LiveRunScreen(BaseScreen):
         now = self.query_one("#live-now", Static)
         event = controller.latest if self._is_current() else None
         if event is not None:
+            if event is not self._eta_event:
+                self._eta_event, self._eta_at = event, time.monotonic()
             bar.update(total=max(event.total, 1), progress=event.done)
-            counts.update(event_counts(event))
+            counts.update(event_counts(event, time.monotonic() - self._eta_at
+                                       if controller.running else 0.0))
             if controller.running:
                 now.update(working_line(event, controller.cancelling))
             else:
@@ -269,6 +273,8 @@ class LiveRunScreen(BaseScreen):
         self.reload_report(force=True, changed=True)
 
     def _tick(self) -> None:
+        if self._is_current() and self.controller.running:
+            self.progress_changed()        # the ETA counts down between events (a load)
         if self._report_dirty and not self._report_busy and \
                 time.monotonic() - self._report_started >= REPORT_INTERVAL:
             self.reload_report()

@@ -1,0 +1,214 @@
+"""The ETA of a job while it runs: the one estimator's figures (:mod:`engine.runs.estimates`)
+for the steps left, scaled by the job's own pace, counting the step now running.
+
+:class:`Pace` is one stream of steps finishing in order (a generator's items, a judge's
+battles), each with its estimated wall seconds (in flight included). Measured seconds per
+estimated second is its pace, from its first finished step. A step running past its estimate
+counts as it goes: the pace is at least what it would be if that step finished now, so the
+ETA grows while a slow step runs instead of freezing until it ends (issue 27). Before any step
+ends the pace is the ``prior`` (another stream's, else 1: the estimate as New run showed it).
+
+:class:`LiveEta` keeps one :class:`Pace` per generator of a run, plus each generator's load
+until it starts, and says when the run goes well below its model check's speed (a busy
+machine): :meth:`LiveEta.busy_note`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Hashable
+
+from engine.runs.estimates import Speed, call_seconds, item_seconds, latest_model_speed, \
+    load_seconds, measured_speeds, parallel_factor, planned_backend
+from engine.runs.plan import Plan, PlanItem
+from engine.store import Store
+
+BUSY_FACTOR = 2.5
+"""Measured this many times slower than the model check: Live says the machine may be busy."""
+
+
+class Pace:
+    """Steps with estimated seconds, finishing in order; see the module doc. ``clock`` is
+    injectable for tests (default :func:`time.perf_counter`)."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter, min_steps: int = 1):
+        self.clock, self.min_steps = clock, min_steps
+        self.left: dict[Hashable, float] = {}       # step -> estimated seconds, in order
+        self.spent = self.expected = 0.0            # of the steps timed so far
+        self.steps = 0
+        self.mark: float | None = None              # since when the next step runs
+
+    def add(self, step: Hashable, seconds: float) -> None:
+        self.left.setdefault(step, seconds)
+
+    def start(self) -> float:
+        """The steps start running now (after a load); returns the clock's time."""
+        self.mark = self.clock()
+        return self.mark
+
+    def done(self, step: Hashable, seconds: float | None = None) -> float | None:
+        """``step`` finished, having taken ``seconds`` (None: no work, e.g. a cache hit);
+        returns its estimate (None: not a step of this stream)."""
+        cost = self.left.pop(step, None)
+        if cost is not None and seconds is not None:
+            self.spent += seconds
+            self.expected += cost
+            self.steps += 1
+        if self.mark is not None:
+            self.mark = self.clock()
+        return cost
+
+    def running(self) -> tuple[float, float]:
+        """``(seconds the running step has run, its estimate)``; (0, 0) when none runs."""
+        if self.mark is None or not self.left:
+            return 0.0, 0.0
+        return max(0.0, self.clock() - self.mark), next(iter(self.left.values()))
+
+    def measured(self) -> float | None:
+        """Seconds per estimated second of the finished steps (None: too few yet)."""
+        if self.steps >= self.min_steps and self.expected > 0:
+            return self.spent / self.expected
+        return None
+
+    def pace(self, prior: float | None = None) -> float:
+        """The pace the steps left are taken at: measured (else ``prior``, else 1), raised to
+        what it would be if the running step ended now, once that step overruns."""
+        base = self.measured()
+        base = base if base is not None else (prior if prior is not None else 1.0)
+        elapsed, cost = self.running()
+        if cost > 0 and elapsed > cost * base:
+            return max(base, (self.spent + elapsed) / (self.expected + cost))
+        return base
+
+    def seconds(self, prior: float | None = None) -> float:
+        """Seconds left: every step left at :meth:`pace`, less what the running one has run."""
+        pace = self.pace(prior)
+        elapsed, cost = self.running()
+        return max(0.0, sum(self.left.values()) * pace - min(elapsed, cost * pace))
+
+
+class LiveEta:
+    """The Live ETA of a run: a :class:`Pace` per generator over its planned items (their
+    estimated seconds divided by the in-flight speed-up), and each generator's load until it
+    starts. A generator not measured yet takes the pace of those that are (the machine's load
+    is the same); before any item the ETA is the estimate New run and ``--dry-run`` show."""
+
+    def __init__(self, store: Store, plan: Plan, min_items: int = 1,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.store, self.plan, self.clock = store, plan, clock
+        self.speeds = measured_speeds(store, plan.config.generators)
+        self.paces = {name: Pace(clock, min_items) for name in plan.config.generators}
+        self.factor = {name: parallel_factor(*planned_backend(name),
+                                             plan.config.concurrency)[1]
+                       for name in plan.config.generators}
+        self.loads = {name: load_seconds(store, name)[0] for name in plan.config.generators}
+        self.checked = {name: latest_model_speed(store, name) for name in self.paces}
+        self.at_check: dict[str, list[float]] = {}   # name -> [estimated s, at check speed s]
+        self.tokens: dict[PlanItem, float] = {}      # item -> its estimated prompt tokens
+        self.first: dict[str, list[float]] = {}      # name -> [wall s, first estimates' s]
+        self.timed: dict[str, list[float]] = {}      # name -> this run's timed generations:
+        #   [estimated prompt tokens, evaluated, prompt s, generated, generation s, wall s, n]
+        self.added = False
+
+    @property
+    def left(self) -> dict[PlanItem, float]:
+        """Every item left, with its estimated seconds."""
+        return {item: s for pace in self.paces.values() for item, s in pace.left.items()}
+
+    def add(self, queries: list[int]) -> None:
+        """A batch's queries join the run (its items are left to do until :meth:`done`)."""
+        self.added = True
+        for item, tokens, seconds in item_seconds(self.store, self.plan, self.speeds, queries):
+            name = item.system.generator
+            self.tokens[item] = tokens
+            self.paces[name].add(item, seconds / self.factor[name])
+            checked = self.checked.get(name)
+            if checked is not None:
+                speed = checked[0]
+                answer = min(self.speeds[name].answer_tokens or self.plan.config.max_tokens,
+                             self.plan.config.max_tokens)
+                both = self.at_check.setdefault(name, [0.0, 0.0])
+                both[0] += seconds
+                both[1] += tokens / speed.prompt_tps + answer / speed.gen_tps
+
+    def start(self, generator: str) -> float:
+        """``generator`` is loaded and its requests go out now; returns the clock's time."""
+        self.loads[generator] = 0.0
+        return self.paces[generator].start()
+
+    def done(self, item: PlanItem, seconds: float | None = None, generation=None) -> None:
+        """``item`` is finished; ``seconds``: the wall time it took (None: no model call);
+        ``generation``: its :class:`~models.base.Generation`, whose prompt and generation
+        times (``extra``) give this run's own speeds from the first item (:meth:`_respeed`)."""
+        name = item.system.generator
+        cost = self.paces[name].done(item, seconds)
+        if cost is None or seconds is None:
+            return
+        first = self.first.setdefault(name, [0.0, 0.0])
+        first[0] += seconds
+        first[1] += cost
+        extra = getattr(generation, "extra", None) or {}
+        if extra.get("prompt_seconds") and extra.get("generation_seconds"):
+            timed = self.timed.setdefault(name, [0.0] * 7)
+            for i, value in enumerate((self.tokens.get(item, 0.0),
+                                       generation.prompt_tokens_evaluated,
+                                       extra["prompt_seconds"], generation.completion_tokens,
+                                       extra["generation_seconds"], seconds, 1)):
+                timed[i] += value
+            self._respeed(name)
+
+    def _respeed(self, name: str) -> None:
+        """The items left of ``name`` at this run's own speeds (prompt and generated tokens a
+        second, each from its own timer), its prompts' measured size against their estimate,
+        and its mean answer; its pace is then wall time against model time (requests in
+        flight, the run's own work)."""
+        guessed, evaluated, prompt_s, generated, gen_s, wall, n = self.timed[name]
+        speed = Speed(evaluated / prompt_s, max(generated, 1) / gen_s, "this run")
+        scale = evaluated / guessed if guessed > 0 else 1.0
+        answer = min(generated / n, self.plan.config.max_tokens)
+        pace = self.paces[name]
+        for item in pace.left:
+            pace.left[item] = call_seconds(self.tokens.get(item, 0.0) * scale, answer,
+                                           speed) / self.factor[name]
+        pace.spent, pace.expected, pace.steps = wall, (prompt_s + gen_s) / self.factor[name], n
+
+    def _prior(self) -> float | None:
+        """The pace a generator not measured yet is taken at: the others' wall time against
+        their first estimates, when slower (a busy machine slows every model; a model that
+        beats its own estimate says nothing of another's)."""
+        spent = sum(f[0] for f in self.first.values())
+        expected = sum(f[1] for f in self.first.values())
+        return max(1.0, spent / expected) if expected > 0 else None
+
+    @property
+    def seconds(self) -> float | None:
+        """Seconds left; None before the first batch joined (nothing planned yet)."""
+        if not self.added:
+            return None
+        prior = self._prior()
+        return sum(pace.seconds(None if pace.steps else prior) + (self.loads[name] if pace.left else 0.0)
+                   for name, pace in self.paces.items())
+
+    def slowdown(self, generator: str) -> float | None:
+        """How many times slower ``generator`` runs than its model check (None: no check,
+        or nothing measured or running late yet)."""
+        both = self.at_check.get(generator)
+        checked = self.checked.get(generator)
+        timed = self.timed.get(generator)
+        if checked is not None and timed is not None:      # wall time against the check's
+            speed = checked[0]
+            at_check = call_seconds(timed[1], timed[3], speed) / self.factor[generator]
+            return timed[5] / at_check if at_check > 0 else None
+        pace = self.paces[generator]
+        if not both or both[1] <= 0 or (pace.measured() is None and not pace.running()[0]):
+            return None
+        return pace.pace() * both[0] / both[1]
+
+    def busy_note(self) -> str | None:
+        """``running 5× slower than smollm2's model check: machine busy?`` when a generator
+        runs :data:`BUSY_FACTOR` times slower than its check, else None."""
+        for name in self.paces:
+            ratio = self.slowdown(name)
+            if ratio is not None and ratio >= BUSY_FACTOR:
+                return f"running {ratio:.0f}× slower than {name}'s model check: machine busy?"
+        return None
