@@ -312,14 +312,7 @@ class LlamaGenerator:
                 f"{self.path.name}: the prompt is {len(tokens)} tokens, more than the context "
                 f"of {self.n_ctx} tokens ({self.path})",
                 prompt_tokens=len(tokens), context_length=self.n_ctx)
-        ids = {label: self._label_token_ids(label) for label in labels}
-        seen: dict[int, str] = {}
-        for label, token_ids in ids.items():
-            for t in token_ids:
-                if t in seen and seen[t] != label:
-                    raise ValueError(f"labels {seen[t]!r} and {label!r} start with the same "
-                                     f"token; one forward pass cannot tell them apart")
-                seen[t] = label
+        ids = self._labels_token_ids(labels)
         with self._lock:
             self._eval_prompt(tokens)
             logits = np.ctypeslib.as_array(
@@ -333,6 +326,19 @@ class LlamaGenerator:
         return {label: float(np.exp(v - top) / total) for label, v in mass.items()}
 
     # ----------------------------------------------------------------------- helpers
+
+    def _labels_token_ids(self, labels: Sequence[str]) -> dict[str, set[int]]:
+        """Each label's first tokens (:meth:`_label_token_ids`); a ValueError when two labels
+        share one (one forward pass cannot tell them apart)."""
+        ids = {label: self._label_token_ids(label) for label in labels}
+        seen: dict[int, str] = {}
+        for label, token_ids in ids.items():
+            for t in token_ids:
+                if t in seen and seen[t] != label:
+                    raise ValueError(f"labels {seen[t]!r} and {label!r} start with the same "
+                                     f"token; one forward pass cannot tell them apart")
+                seen[t] = label
+        return ids
 
     def _label_token_ids(self, label: str) -> set[int]:
         variants = {label, " " + label.lstrip()} if label.strip() else {label}

@@ -49,12 +49,11 @@ from models import packaged
 from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, ModelUnusable,
                          Prompt, ReplyError, SamplingParams, TransientModelError)
 from models.host import budget, registry
-from models.host.llama_server import find_llama_server
+from models.host.llama_server import (DEFAULT_START_TIMEOUT_S, START_TIMEOUT_ENV,
+                                      find_llama_server)
 
 HOSTING_ENV = "MIRAGE_HOSTING"          # 'hosted' (default) or 'in-process'
 BACKEND_ENV = "MIRAGE_HOST_BACKEND"     # 'auto' (default), 'llama.cpp' or 'llama-server'
-START_TIMEOUT_ENV = "MIRAGE_HOST_START_TIMEOUT"
-DEFAULT_START_TIMEOUT_S = 180.0
 REQUEST_TIMEOUT_S = 3600.0              # a long generation on a slow CPU; death is seen at once
 LOG_ROTATE_BYTES = 8 << 20
 _DEFAULT_MAX_CTX = 4096                 # models.llama.DEFAULT_MAX_CTX (not imported: llama_cpp)
@@ -451,8 +450,9 @@ class HostedGenerator:
         period if no other process uses it)."""
         self._drop_connection()
         self._forget()
-        with _HOSTED_LOCK:
-            if not any(k[1] == self.spec.key for k in _HOSTED):
+        with _HOSTED_LOCK:     # another generator of this host (same data dir, same key)?
+            here = (str(registry.hosts_dir()), self.spec.key)
+            if not any(k[:2] == here for k in _HOSTED):
                 lease = _LEASED.pop(self.spec.key, None)
                 if lease is not None:
                     with contextlib.suppress(OSError):

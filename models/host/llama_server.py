@@ -13,8 +13,14 @@ llama-server the token ids. What differs: batching may change a greedy text in i
 the next-token distribution. So the identity's backend is ``'llama-server'`` and its cached
 generations never mix with the in-process ones.
 
-Not exercised by the test suite (building the binary takes ~15 min on 2 cores); only
-``find_llama_server`` is tested.
+Tested against a stand-in speaking llama-server's HTTP API (tests/testkit/
+llama_server_standin.py: start, health, token-id prompts, top-N label probabilities, death,
+leases, judging through it) and, wherever ``make llama-server`` has built the binary, against
+the real one (tests/models/test_llama_server_real.py).
+
+llama-server dying kills the host (exit 70, "llama-server exited with status N" in its log),
+also when a request sees the connection drop first: the client then sees a host death, retried
+once with a restart, as with the default host.
 """
 
 from __future__ import annotations
@@ -30,16 +36,28 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Sequence
 
 from models.base import ContextOverflow, Generation, ModelError, Prompt, SamplingParams
 from models.host import registry
+from models.replies import checked_text
 
 BINARY_ENV = "MIRAGE_LLAMA_SERVER"
 LABEL_TOP_N = 100
-START_TIMEOUT_S = 600.0
+START_TIMEOUT_ENV = "MIRAGE_HOST_START_TIMEOUT"      # how long a client waits for its host
+DEFAULT_START_TIMEOUT_S = 180.0
+HEALTH_MARGIN_S = 10.0          # the host's own start (Python, the vocabulary) within that wait
+
+
+def health_timeout() -> float:
+    """How long a host waits for llama-server's ``/health``: until a little before its client
+    gives up on the host, so a llama-server that never becomes healthy is named as such (with
+    the log) rather than as a host that did not answer."""
+    total = float(os.environ.get(START_TIMEOUT_ENV) or DEFAULT_START_TIMEOUT_S)
+    return max(total / 4, total - HEALTH_MARGIN_S)
 
 
 def find_llama_server() -> Path | None:
@@ -103,7 +121,8 @@ def _make_class():
             return self
 
         def _wait_healthy(self, log_file) -> None:
-            deadline = time.monotonic() + START_TIMEOUT_S
+            timeout = health_timeout()
+            deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 if self._proc.poll() is not None:
                     raise ModelError(f"{self.path}: llama-server exited with status "
@@ -115,11 +134,14 @@ def _make_class():
                 time.sleep(0.2)
             self._proc.kill()
             raise ModelError(f"{self.path}: llama-server did not become healthy within "
-                             f"{START_TIMEOUT_S:g} s (log: {log_file})")
+                             f"{timeout:g} s (log: {log_file})")
 
         def _exit_with_child(self) -> None:
-            code = self._proc.wait()
-            if self._proc is not None:          # not closing: the host cannot serve any more
+            proc = self._proc
+            self._host_dies_with(proc, proc.wait())
+
+        def _host_dies_with(self, proc, code) -> None:
+            if self._proc is proc:              # not closing: the host cannot serve any more
                 print(f"mirage host: error: llama-server exited with status {code}",
                       flush=True)
                 os._exit(70)
@@ -132,6 +154,12 @@ def _make_class():
                 with urllib.request.urlopen(request, timeout=3600) as r:
                     return json.loads(r.read())
             except (OSError, ValueError) as exc:
+                proc = self._proc
+                if proc is not None and not isinstance(exc, urllib.error.HTTPError):
+                    # a crash drops the connection a moment before the exit is seen: answering
+                    # this request with an error first would hide the death from the client
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        self._host_dies_with(proc, proc.wait(2.0))
                 raise ModelError(f"{self.name}: llama-server failed: {exc}") from None
 
         def _tokens(self, prompt: Prompt, max_tokens: int):
@@ -154,7 +182,8 @@ def _make_class():
             t = out.get("timings") or {}
             seconds = (t.get("prompt_ms", 0.0) + t.get("predicted_ms", 0.0)) / 1000
             return Generation(
-                text=out.get("content", ""), prompt_tokens=len(rendered.tokens),
+                text=checked_text(self.name, out.get("content"), "llama-server"),
+                prompt_tokens=len(rendered.tokens),
                 completion_tokens=int(out.get("tokens_predicted") or 0),
                 prompt_tokens_evaluated=int(t.get("prompt_n", len(rendered.tokens))),
                 seconds=seconds,
@@ -170,7 +199,7 @@ def _make_class():
             if not labels:
                 raise ValueError("label_probs needs at least one label")
             rendered = self._tokens(prompt, 1)
-            ids = {label: self._label_token_ids(label) for label in labels}
+            ids = self._labels_token_ids(labels)        # colliding labels refused, as in process
             out = self._post({"prompt": rendered.tokens, "n_predict": 1, "temperature": 0.0,
                               "n_probs": LABEL_TOP_N, "cache_prompt": True})
             first = (out.get("completion_probabilities") or [{}])[0]

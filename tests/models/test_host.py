@@ -16,6 +16,7 @@ import textwrap
 import time
 
 import pytest
+from testkit.hosts import dead_within
 from testkit.paths import ROOT
 from testkit.runs import SMOL
 
@@ -30,15 +31,6 @@ ASK = [{"role": "user", "content": "What is the capital of France? Answer in one
 GREEDY = SamplingParams(max_tokens=12)
 
 
-def _dead_within(pids, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not any(registry.pid_alive(p) for p in pids):
-            return True
-        time.sleep(0.1)
-    return False
-
-
 @pytest.fixture
 def hosting(tmp_path, monkeypatch):
     """A fresh data dir, hosted by default, a one-second grace; at the end no host survives."""
@@ -51,7 +43,7 @@ def hosting(tmp_path, monkeypatch):
     yield seen
     seen += [e.pid for e in registry.live_entries()]
     client.stop_hosts()
-    assert _dead_within(seen, 15), f"a host survived the test: {seen}"
+    assert dead_within(seen, 15), f"a host survived the test: {seen}"
 
 
 def _kill_host(gen: HostedGenerator) -> int:
@@ -189,7 +181,7 @@ def test_two_processes_share_one_host_which_exits_after_the_last_client(hosting)
         assert registry.pid_alive(host_a) and entries[0].clients() == [b.pid]
         b.stdin.close()                                  # b exits normally
         b.wait(30)
-        assert _dead_within([host_a], 15), "the host outlived its last client"
+        assert dead_within([host_a], 15), "the host outlived its last client"
         assert registry.live_entries() == []
     finally:
         for p in (a, b):
@@ -203,7 +195,7 @@ def test_host_exits_when_the_process_that_started_it_is_killed_9(hosting):
     hosting.append(host)
     os.kill(a.pid, signal.SIGKILL)
     a.wait(10)
-    assert _dead_within([host], 15)
+    assert dead_within([host], 15)
 
 
 def test_threads_of_all_hosts_stay_within_the_cores(hosting):
