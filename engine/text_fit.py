@@ -7,7 +7,9 @@ One rule per kind of text, used by every table of the TUI and by the CLI's text:
 - prose, a question, a reply (:func:`elide_words`): whole words, then ``…``;
 - a table of text (:func:`fit_table`): cells wrapped at spaces, then the columns after the
   first shown in panels that repeat it, so every number stays whole;
-- any other line (:func:`wrap_lines`): wrapped at spaces, indented under itself.
+- any other line (:func:`wrap_lines`): wrapped at spaces, indented under itself;
+- a message with a path in it (:func:`fit_long_words`): every word wider than the width
+  elided in the middle, the rest untouched, so it wraps at spaces (a notification).
 
 Widths are terminal cells: East Asian wide characters count two.
 """
@@ -205,3 +207,23 @@ def wrap_lines(text: str, width: int | None) -> str:
             current += elide_middle(piece, width - cell_len(current))
         out.append(current)
     return "\n".join(out)
+
+
+def fit_long_words(text: str, width: int, keep=lambda word: False) -> str:
+    """``text`` with every word (run of non-spaces) wider than ``width`` cells elided in the
+    middle, spaces and the other words untouched, so the text wraps at spaces and nothing is
+    folded mid-word (a notification). A path keeps its whole file name when that fits in
+    ``width`` with room for a head (:func:`elide_path`). Words for which ``keep`` is true
+    (markup) are left whole."""
+    return re.sub(r"\S+", lambda m: m.group(0) if cell_len(m.group(0)) <= width
+                  or keep(m.group(0)) else elide_path(m.group(0), width), text)
+
+
+def elide_path(text: str, width: int) -> str:
+    """A path in ``width`` cells: its head, ``…`` and its whole last part (``/tmp/a…/x.csv``)
+    when the last part leaves room for a head of 4 cells, else :func:`elide_middle`."""
+    head, sep, name = text.rpartition("/")
+    tail = sep + name
+    if not head or cell_len(text) <= width or cell_len(tail) > width - 5:
+        return elide_middle(text, width)
+    return _head(text, width - 1 - cell_len(tail)) + ELLIPSIS + tail

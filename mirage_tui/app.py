@@ -33,6 +33,7 @@ from engine.datasets.demo_pool import ensure_demo
 from engine.datasets.importing import ImportResult
 from engine.results.records import known_runs
 from engine.store import Store, default_db_path
+from engine.text_fit import fit_long_words
 from mirage_tui.commands import MirageCommands, PaletteCommand
 from mirage_tui.dialogs.run_questions import (cancel_run_question, quit_question,
                                               resume_question)
@@ -53,6 +54,7 @@ SCREENS = Binding.Group("Screens", compact=True)
 NOTE_SECONDS = {"information": 5.0, "warning": 6.0, "error": 10.0}
 """The longest a notification stays, by severity (issue 18: none covers content for 30 s);
 errors stay longest. What describes a screen's content goes on the screen, not in a toast."""
+TOAST_WIDTH, TOAST_CHROME = 60, 4      # Textual's Toast: width 60, max 50%; padding, border
 
 
 class MirageApp(ScreenNavigation):
@@ -158,6 +160,11 @@ class MirageApp(ScreenNavigation):
                timeout: float | None = None, markup: bool = True) -> None:
         """Every notification of the app, its time on screen capped by :data:`NOTE_SECONDS`."""
         cap = NOTE_SECONDS.get(severity, NOTE_SECONDS["warning"])
+        # a toast is min(60, half the screen) wide, less its padding and border: a path wider
+        # than that would fold mid-word, so its middle is elided (the file name kept)
+        width = max(12, min(TOAST_WIDTH, self.size.width // 2) - TOAST_CHROME)
+        message = fit_long_words(str(message), width,
+                                 keep=(lambda word: "[" in word) if markup else lambda w: False)
         super().notify(message, title=title, severity=severity, markup=markup,
                        timeout=cap if timeout is None else min(timeout, cap))
 
