@@ -3,19 +3,18 @@
 The list is the run history's rows (``engine.results.comparison.run_rows``); Enter computes the
 run's report (``engine.results.report.build_report``: accuracy per system × setting and
 NV/CA/CI/CM, each with its 95% CI and n) in a worker and shows its summary
-(``summary_segments``). Space marks a run and ``c`` compares the highlighted run with it where
-systems and settings overlap (``compare_reports``); ``e`` exports the highlighted run
-(``engine.results.export.export_run``, or the HTML report: ``engine.results.html.run_page``)
-to a path and format asked for in a small dialog. ``R`` renames the highlighted run, ``D``
-deletes it after a question (its cached generations stay unless asked; a running run is
-refused) and ``L`` shows its log (``engine.runs.manage``). The engine writes the text; this
-screen only draws it.
+(``summary_segments``); from then on the summary follows the highlight (a moment after it
+stops), so that the pane never shows another run than the highlighted one. Space marks a run
+and ``c`` compares the highlighted run with it (the Compare screen); ``e`` exports the
+highlighted run and ``u`` resumes it when it stopped before its end (:mod:`.runs_keys`). ``R``
+renames the highlighted run, ``D`` deletes it after a question (its cached generations stay
+unless asked; a running run is refused) and ``L`` shows its log (``engine.runs.manage``). The
+engine writes the text; this screen only draws it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
@@ -23,6 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments,
@@ -30,18 +30,20 @@ from engine.results.comparison import (RunRow, compare_reports, comparison_segme
 from engine.results.records import runs_fingerprint
 from engine.results.text import short_setting
 from mirage_tui.commands import PaletteCommand
-from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
+from mirage_tui.screens.runs_keys import RunKeys
 from mirage_tui.widgets.segments import ROLE_STYLES, styled  # noqa: F401 (re-exported)
 from mirage_tui.widgets.tables import columns_that_fit, highlighted_key
 
 N_BOOT = 200
+FOLLOW_DELAY = 0.3
+"""Seconds the highlight rests on a run before its summary is computed."""
 EMPTY = ("No runs yet in this workspace. Start one from the command line, e.g.\n"
          "  mirage-tui run --dataset demo --generator smollm2-135m-instruct --sample 20\n"
          "or from the app's New run screen; it appears here as soon as it starts.")
-KEYS = ("Enter: the run's summary · space marks a run, c on another compares the two · "
-        "R rename · D delete · L log")
+KEYS = ("Enter: the run's summary (then it follows the highlight) · space marks a run, c on "
+        "another compares the two · u resumes a stopped run · R rename · D delete · L log")
 """The hint line: what the footer's one-word keys do not say."""
 
 COLUMNS = ("run", "dataset", "status", "items", "generators", "settings", "seed", "device",
@@ -55,7 +57,7 @@ first six)."""
 # --------------------------------------------------------------------------- the screen
 
 
-class RunsScreen(BaseScreen):
+class RunsScreen(RunKeys, BaseScreen):
     """The workspace's runs. Escape goes back."""
 
     AUTO_FOCUS = "#runs"
@@ -69,6 +71,8 @@ class RunsScreen(BaseScreen):
         Binding("c", "compare", "Compare"),
         Binding("e", "export", "Export"),
         Binding("r", "refresh", "Refresh"),
+        Binding("u", "resume", "Resume"),
+        Binding("u", "resume_why", "Resume", show=False),   # says why it cannot
         Binding("R", "rename", "Rename", show=False),
         Binding("D", "delete", "Delete", show=False),
         Binding("L", "log", "Log", show=False),
@@ -88,6 +92,9 @@ class RunsScreen(BaseScreen):
         PaletteCommand("runs: export selected…",
                        "Write the highlighted run's items as JSONL or CSV (e)", "export"),
         PaletteCommand("runs: refresh", "Read the run list again (r)", "refresh"),
+        PaletteCommand("runs: resume the highlighted run",
+                       "Continue a cancelled or interrupted run where it stopped (u)",
+                       "resume_why"),
         PaletteCommand("runs: rename the highlighted run…", "Give it a new name (R)", "rename"),
         PaletteCommand("runs: delete the highlighted run…",
                        "Asked first; cached generations stay unless purged (D)", "delete"),
@@ -133,14 +140,6 @@ class RunsScreen(BaseScreen):
         run: str
         lines: list
 
-    @dataclass
-    class Exported(Message):
-        run: str
-        path: str
-        format: str
-        rows: int
-        partial: str | None = None      # "partial: N of M items (run running)"
-
     def __init__(self) -> None:
         super().__init__()
         self.runs: dict[str, RunRow] = {}
@@ -149,6 +148,8 @@ class RunsScreen(BaseScreen):
         self.rows: list[RunRow] = []
         self.shown_columns: list[str] = []
         self._keep: str | None = None     # the run to highlight after the next load
+        self.summary_of: str | None = None  # the run the summary pane shows (or computes)
+        self._follow: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -195,6 +196,7 @@ class RunsScreen(BaseScreen):
             table.move_cursor(row=table.get_row_index(keep))
         if self.generation == 0:     # no summary asked for yet (the keys are on the line above)
             self._show(Text("Enter shows the highlighted run's summary."))
+        self.refresh_bindings()
 
     def on_resize(self) -> None:
         self._fill()
@@ -258,8 +260,35 @@ class RunsScreen(BaseScreen):
         if name is None or store is None:
             return
         self.generation += 1
+        self.summary_of = name
         self._show(Text(f"Computing the report of {name}…"))
         self.build_summary(store, [name], self.generation)
+
+    @on(DataTable.RowHighlighted, "#runs")
+    def _highlight_moved(self) -> None:
+        """Once a summary is shown, it follows the highlight: the pane says at once that it
+        is being computed, and the report starts when the cursor rests (FOLLOW_DELAY)."""
+        self.refresh_bindings()
+        name = self._highlighted()
+        if self.summary_of is None or name is None or name == self.summary_of:
+            return
+        self.generation += 1            # a report in flight for the old run is dropped
+        self.summary_of = name
+        self._show(Text(f"Computing the report of {name}…"))
+        if self._follow is not None:
+            self._follow.stop()
+        self._follow = self.set_timer(FOLLOW_DELAY, self._summary_if_still)
+
+    def _summary_if_still(self) -> None:
+        if self._highlighted() == self.summary_of:
+            self.action_summary()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``u`` is in the footer only on a run that can resume (a hidden ``u`` says why)."""
+        return self.resumable_highlighted() if action == "resume" else True
+
+    def action_resume_why(self) -> None:
+        self.action_resume()
 
     def action_mark(self) -> None:
         name = self._need_run()
@@ -350,63 +379,6 @@ class RunsScreen(BaseScreen):
         name = self._need_run()
         if name is not None:
             self.app.push_screen(LeaderboardScreen(name))
-
-    # ------------------------------------------------------------------ export
-
-    def action_export(self) -> None:
-        name = self._need_run()
-        if name is None:
-            return
-
-        def chosen(answer: tuple[str, str] | None) -> None:
-            store = self.store
-            if answer is not None and store is not None:
-                self.export(store, name, Path(answer[0]).expanduser(), answer[1])
-
-        self.app.push_screen(ExportRunScreen(name), chosen)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="run-export", name="export")
-    def export(self, store, name: str, path: Path, fmt: str) -> None:
-        import json
-
-        from engine.results.export import export_run, header_path
-
-        with self.worker_errors("the export", store, prefix=f"{path}: "):
-            if fmt == "html":
-                from engine.results import count_items, load_run
-                from engine.results.html import run_page, write_page
-
-                written = write_page(run_page(store, name), path)
-                rows = count_items(store, load_run(store, name))
-                self.post_message(self.Exported(name, str(written.resolve()), fmt, rows))
-                return
-            written = export_run(store, name, format=fmt, out=path)
-            # the header (a sidecar for csv, the first line of jsonl) says how many rows
-            if fmt == "csv":
-                header = json.loads(header_path(written).read_text(encoding="utf-8"))
-            else:
-                with written.open(encoding="utf-8") as fh:
-                    header = json.loads(fh.readline())
-            self.post_message(self.Exported(name, str(written), fmt, int(header["rows"]),
-                                            header.get("partial")))
-
-    @on(Exported)
-    def _exported(self, message: Exported) -> None:
-        extra = ""
-        if message.format == "html":
-            size = Path(message.path).stat().st_size
-            self.app.notify(f"Wrote the HTML report of {message.run} ({message.rows} items) to "
-                            f"{message.path} ({max(1, round(size / 1024)):,} KB); open it in "
-                            "any browser, offline", title="Export", markup=False, timeout=10)
-            return
-        if message.format == "csv":
-            from engine.results.export import header_path
-
-            extra = f" (header: {header_path(message.path)})"
-        if message.partial:
-            extra += f" — {message.partial}"
-        self.app.notify(f"Wrote {message.rows} items of {message.run} to {message.path}{extra}",
-                        title="Export", markup=False, timeout=10)
 
     # ------------------------------------------------------------------ rename / delete / log
 
