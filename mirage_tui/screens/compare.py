@@ -69,11 +69,15 @@ class CompareScreen(BaseScreen):
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("x", "export", "Export"),
+        # the app's ? (the keys) and, here, what the verdict line and its numbers mean
+        Binding("question_mark", "explain", "Explain", key_display="?"),
     ]
 
     PALETTE = (
         PaletteCommand("compare: export", "Write the comparison as JSON and its items as CSV "
                        "(x)", "export"),
+        PaletteCommand("compare: explain the verdict", "What the verdict line, Holm and the "
+                       "number of tests mean, and why mixed is the headline (?)", "explain"),
         PaletteCommand("compare: inspect the flip", "The Inspector on B's item of the "
                        "highlighted flip (Enter)", "inspect"),
     )
@@ -81,6 +85,8 @@ class CompareScreen(BaseScreen):
 
     DEFAULT_CSS = """
     CompareScreen #cmp-verdict { height: auto; padding: 0 1; }
+    CompareScreen #cmp-explain { height: auto; max-height: 50%; padding: 0 1;
+        border: round $accent 50%; display: none; }
     CompareScreen #cmp-rows { height: auto; max-height: 45%; border: round $primary 50%; }
     CompareScreen #cmp-flips { height: auto; max-height: 40%; border: round $primary 50%; }
     CompareScreen DataTable:focus { border: round $accent; }
@@ -105,6 +111,9 @@ class CompareScreen(BaseScreen):
         yield Header()
         yield Static(f"Comparing {self.a} (A) with {self.b} (B)…", id="cmp-verdict",
                      markup=False)
+        explain = Static("The comparison is being computed…", id="cmp-explain", markup=False)
+        explain.border_title = "What the verdict says (? hides)"
+        yield explain
         with VerticalScroll(id="cmp-pane"):
             rows = DataTable(id="cmp-rows", cursor_type="row", zebra_stripes=True)
             rows.border_title = "B − A on shared items"
@@ -159,6 +168,7 @@ class CompareScreen(BaseScreen):
     def _ready(self, message: Ready) -> None:
         from engine.results.paired import (arena_lines, p_text, pattern_name, power_line,
                                            verdict_line)
+        from engine.results.paired_words import verdict_explained
         from engine.results.units import fmt_delta_interval, fmt_value
 
         c = self.comparison = message.comparison
@@ -171,7 +181,9 @@ class CompareScreen(BaseScreen):
         verdict.append("\n" + power_line(c), style="italic")
         for line in arena_lines(c):
             verdict.append("\n" + line)
+        verdict.append("\n? explains this verdict, Holm and the number of tests", style="dim")
         self.query_one("#cmp-verdict", Static).update(verdict)
+        self.query_one("#cmp-explain", Static).update("\n".join(verdict_explained(c)))
         rows = self.query_one("#cmp-rows", DataTable)
         rows.clear()
         scale = max([abs(x) for r in c.rows for x in (r.lo, r.hi) if x is not None] + [0.05])
@@ -220,6 +232,15 @@ class CompareScreen(BaseScreen):
 
     def action_back(self) -> None:
         self.go_back()
+
+    def action_explain(self) -> None:
+        """``?``: the verdict explained, beside the keys' panel (as ``?`` elsewhere)."""
+        block = self.query_one("#cmp-explain", Static)
+        block.display = not block.display
+        if block.display:
+            self.app.action_show_help_panel()
+        else:
+            self.app.action_hide_help_panel()
 
     @on(DataTable.RowSelected, "#cmp-flips")
     def action_inspect(self) -> None:

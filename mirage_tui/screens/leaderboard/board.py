@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from engine.stats import Estimate
+
 RATING_COLUMNS = (("rank", "rank"), ("system", "system"), ("Elo", "elo"), ("95% CI", "ci"),
-                  ("battles", "battles"), ("W/T/L", "wtl"), ("win rate", "rate"))
+                  ("battles", "battles"), ("W/T/L", "wtl"), ("win rate [95% CI] n", "rate"))
 """(label, key) of the ratings table's columns."""
 
 NO_RUNS = ("No runs yet: an arena judges a run's answers, so start a run first "
@@ -29,8 +31,8 @@ def arena_line(info) -> str:
 
 def rating_cells(s) -> list[Text]:
     """A system's row (``engine.arena.types.SystemRating``) in :data:`RATING_COLUMNS`."""
-    # its n is the battles column beside it: the rate alone keeps the row within 80 columns
-    rate = "–" if s.win_rate is None else f"{100 * s.win_rate:.1f}%"
+    # as the CLI's `arena ratings`: the rate with its 95% CI over the tournaments, and its n
+    rate = Estimate(s.win_rate, s.win_rate_lo, s.win_rate_hi, s.battles).format_pct()
     return [Text(str(s.rank), justify="right"), Text(s.system),
             Text(f"{s.elo:.0f}", justify="right"),
             Text(f"+{s.elo_hi - s.elo:.0f}/-{s.elo - s.elo_lo:.0f}"),
