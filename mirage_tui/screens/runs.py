@@ -94,7 +94,7 @@ class RunsScreen(RunKeys, BaseScreen):
         PaletteCommand("runs: refresh", "Read the run list again (r)", "refresh"),
         PaletteCommand("runs: resume the highlighted run",
                        "Continue a cancelled or interrupted run where it stopped (u)",
-                       "resume_why"),
+                       "resume"),
         PaletteCommand("runs: rename the highlighted run…", "Give it a new name (R)", "rename"),
         PaletteCommand("runs: delete the highlighted run…",
                        "Asked first; cached generations stay unless purged (D)", "delete"),
