@@ -43,7 +43,7 @@ EMPTY = ("No runs yet in this workspace. Start one from the command line, e.g.\n
          "  mirage-tui run --dataset demo --generator smollm2-135m-instruct --sample 20\n"
          "or from the app's New run screen; it appears here as soon as it starts.")
 KEYS = ("Enter: the run's summary (then it follows the highlight) · space marks a run, c on "
-        "another compares the two · u resumes a stopped run · R rename · D delete · L log")
+        "another compares the two · u resume · R rename · D delete · L log")
 """The hint line: what the footer's one-word keys do not say."""
 
 COLUMNS = ("run", "dataset", "status", "items", "generators", "settings", "seed", "device",

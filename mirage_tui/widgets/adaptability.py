@@ -105,8 +105,8 @@ def left_out_words(left: dict) -> str:
             + (f" ({reasons})" if reasons else ""))
 
 
-LEGEND = (f"{BAR} to the 95% CI's low end · {SHADE} to the estimate · {WHISKER}{END} to "
-          "the CI's high end (0–100%)")
+LEGEND = (f"{BAR} to the 95% CI's low end · {SHADE} to the estimate · {WHISKER}{END} to its "
+          "high end")
 """The line under the bars that says what their parts are."""
 
 

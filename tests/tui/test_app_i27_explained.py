@@ -37,7 +37,7 @@ async def test_the_bars_have_a_legend_and_left_out_items_say_why(workspace):
         lines = _options(panel)
         assert lines[-1] == LEGEND
         assert "█ to the 95% CI's low end" in LEGEND and "▓ to the estimate" in LEGEND
-        assert "─┤ to the CI's high end" in LEGEND
+        assert "─┤ to its high end" in LEGEND
     entry = {"system": "s", "overall": 0.5, "overall_lo": 0.2, "overall_hi": 0.8, "n": 4,
              "left_out": {"missing": 1, "errored": 1, "total": 2}}
     head = heading_line(entry).plain
