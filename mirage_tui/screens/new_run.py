@@ -160,10 +160,7 @@ class NewRunScreen(BaseScreen):
     NewRunScreen #new-run-footer .form-row {
         margin-bottom: 0;
     }
-    NewRunScreen #run-plan {
-        width: 1fr;
-        height: auto;
-    }
+    NewRunScreen #run-plan { width: 1fr; height: auto; }
     NewRunScreen #run-error {
         width: 1fr;
         height: auto;
@@ -485,9 +482,11 @@ class NewRunScreen(BaseScreen):
         self._suspended = True
 
     def on_screen_resume(self) -> None:
-        # back from elsewhere: datasets, stored runs and speeds may have changed
+        # back from elsewhere: datasets, stored runs and speeds may have changed, and the
+        # form opens on its first field again (as the first time: AUTO_FOCUS)
         if self._suspended and self.choices is not None:
             self._suspended = False
+            self.query_one("#run-dataset").focus()
             self._schedule_preview()
 
 

@@ -60,6 +60,8 @@ def test_walkthrough_at_80x24(small_session):
     _wait_for(s, "match", timeout=60)                          # "N items match"
     # issue 27: from the Inspector's item, n → New run (its first field focused) → ctrl+s:
     # the new run shows on Live, not the Inspector's item it was started from
+    _keys(s, "x")                                              # the bar's items may be none
+    _wait_for(s, "3 items match", timeout=60)
     _keys(s, "Enter")
     _wait_for(s, "Gold answers", timeout=60)
     _keys(s, "n")

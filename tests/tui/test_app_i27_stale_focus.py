@@ -208,3 +208,6 @@ async def test_new_run_opens_on_its_first_field_and_space_ticks_the_highlighted_
         line = "".join(seg.text for seg in generators.render_line(index))
         ticked = highlighted in generators.selected
         assert line.lstrip()[1:2] == (TICKED if ticked else UNTICKED), line
+        await pilot.press("1", "n")              # shown again: on its first field again
+        await settle(pilot)
+        assert app.screen is screen and app.focused is screen.query_one("#run-dataset")
