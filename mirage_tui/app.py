@@ -12,7 +12,8 @@ Screens are Textual *modes* (:mod:`mirage_tui.navigation`): ``1`` Datasets, ``2`
 goes back to the previous mode. The screens see the app through
 :class:`mirage_tui.workbench.Workbench`, and never import this module. The app also owns the
 :class:`~mirage_tui.run_controller.RunController` (one run at a time): quitting while it runs
-asks first, and a run that was stopped is offered for resuming at the next launch.
+asks first, and a run whose process was killed is offered for resuming at the next launch (one
+cancelled on purpose resumes from Runs or Live run, unasked).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from mirage_tui.navigation import ScreenNavigation
 from mirage_tui.quick_comparison import (QUICK_GENERATORS, QUICK_NAME, QUICK_RETRIEVER,
                                          QUICK_SAMPLE, judge_quick_comparison, missing_models,
                                          quick_comparison_config, quick_judged_text)
-from mirage_tui.run_controller import RunController, resumable_runs
+from mirage_tui.run_controller import LAUNCH_OFFERS, RunController, resumable_runs
 from mirage_tui.screens.base import report_worker_error
 from mirage_tui.screens.datasets import DatasetsScreen
 from mirage_tui.widgets.estimates import duration
@@ -74,7 +75,7 @@ class MirageApp(ScreenNavigation):
         Binding("n", "new_run", "New"),
         Binding("l", "live_run", "Live"),
         Binding("g", "quick_comparison", "Quick"),
-        Binding("g", "quick_run", show=False),   # the same, once runs exist (not shown)
+        Binding("g", "quick_run", "Quick", show=False),   # the same, once runs exist
         Binding("escape", "go_back", "Back", show=False),
         Binding("ctrl+t", "toggle_dark", "Theme", show=False),
         Binding("question_mark", "toggle_help", "Keys", key_display="?"),
@@ -189,7 +190,7 @@ class MirageApp(ScreenNavigation):
                         timeout=10)
         try:
             runs = len(known_runs(store))
-            resumable = resumable_runs(store)
+            resumable = resumable_runs(store, LAUNCH_OFFERS)    # not the ones cancelled
         except Exception as exc:  # noqa: BLE001 - an old or odd store: no offers, no crash
             self.notify(f"Could not read the stored runs: {exc}", severity="warning",
                         markup=False, timeout=10)
@@ -307,7 +308,8 @@ class MirageApp(ScreenNavigation):
             if answer == "stop":
                 controller.cancel()
                 self.notify(f"Stopping {controller.run_name} after the current item. It is "
-                            "resumable: r on Live run.", title="Cancel", markup=False)
+                            "resumable: r on Live run, u on Runs.", title="Cancel",
+                            markup=False)
 
         self.push_screen(cancel_run_question(controller.run_name), answered)
 
@@ -345,10 +347,11 @@ class MirageApp(ScreenNavigation):
 
         self.push_screen(resume_question(run, stopped), answered)
 
-    def on_run_controller_started(self, message: RunController.Started) -> None:
+    async def on_run_controller_started(self, message: RunController.Started) -> None:
         self.has_runs = True
         self.refresh_bindings()
-        self.go_to("live")
+        # Live's own screen, whatever was opened over it (an Inspector started from Live)
+        await self.show_mode("live")
         screen = self.live_screen
         if screen is not None:
             screen.show_run(message.run)
@@ -426,8 +429,8 @@ class MirageApp(ScreenNavigation):
             if answer == "stop":
                 self._quit_when_idle = True
                 controller.cancel()
-                self.notify("Stopping after the current item, then quitting. The run is "
-                            "resumable at the next launch.", markup=False)
+                self.notify("Stopping after the current item, then quitting. The run stays "
+                            "resumable: u on Runs.", markup=False)
             elif answer == "wait":
                 self._quit_when_idle = True
                 self.notify("mirage-tui quits when the run is done.", markup=False)

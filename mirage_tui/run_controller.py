@@ -28,12 +28,18 @@ from mirage_tui.jobs import MIN_INTERVAL, JobController
 if TYPE_CHECKING:
     from textual.app import App
 
-__all__ = ["MIN_INTERVAL", "RESUMABLE", "RunController", "resumable_runs", "stored_config"]
+__all__ = ["LAUNCH_OFFERS", "MIN_INTERVAL", "RESUMABLE", "RunController", "resumable_runs",
+           "stored_config"]
 
 RESUMABLE = ("interrupted", "cancelled")
-"""Statuses a next launch offers to resume: interrupted (its process was killed: a stored
-``running`` whose owner is gone, :mod:`engine.runs.owner`), or cancelled. A run another live
-process is running is not offered."""
+"""Statuses that resume (``r`` on Live run, ``u`` on Runs, the palette's "runs: resume"):
+interrupted (its process was killed: a stored ``running`` whose owner is gone,
+:mod:`engine.runs.owner`), or cancelled. A run another live process is running is not one."""
+
+LAUNCH_OFFERS = ("interrupted",)
+"""Statuses a launch offers to resume: only a run whose process was killed. A run the user
+cancelled (``c``, or "stop" when quitting) was stopped on purpose: it stays resumable, but is
+not asked about at every launch."""
 
 
 class RunController(JobController):
@@ -119,15 +125,16 @@ def stored_config(store, run_name: str) -> RunConfig:
     return RunConfig.from_dict(run.config)
 
 
-def resumable_runs(store) -> list[dict]:
-    """Runs that stopped before their end (status ``interrupted``: the process was killed; or
-    ``cancelled``), newest first, with their finished and planned item counts."""
+def resumable_runs(store, statuses: tuple[str, ...] = RESUMABLE) -> list[dict]:
+    """Runs that stopped before their end with one of ``statuses`` (by default
+    :data:`RESUMABLE`: ``interrupted``, the process was killed, or ``cancelled``), newest
+    first, with their finished and planned item counts."""
     from engine.results.records import known_runs, load_run, stored_counts
 
     out = []
     for name in reversed(known_runs(store)):
         run = load_run(store, name)
-        if run.status not in RESUMABLE:
+        if run.status not in statuses:
             continue
         counts = stored_counts(store, run)
         if counts["pending"] <= 0:

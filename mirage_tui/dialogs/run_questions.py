@@ -16,8 +16,8 @@ def cancel_run_question(run_name: str | None) -> ChoiceModal:
     return ChoiceModal(
         f"Cancel run {run_name}?",
         "The run stops after the item it is working on. Every finished item is stored, so "
-        "nothing is lost: resume it later with r on Live run (or by running the same "
-        "configuration again).",
+        "nothing is lost: resume it later with r on Live run or u on Runs (or by running "
+        "the same configuration again); launches do not ask about it.",
         [Choice("stop", "Cancel run", "c", "error"),
          Choice("keep", "Keep running", "k", "primary")], id="cancel-run-modal")
 
@@ -26,7 +26,7 @@ def quit_question(run_name: str | None) -> ChoiceModal:
     return ChoiceModal(
         f"Run {run_name} is going",
         "Stop it and quit? It stops after the current item; every finished item is "
-        "stored and the next launch offers to resume it.",
+        "stored and it stays resumable (u on Runs, r on Live run).",
         [Choice("stop", "Stop and quit", "s", "error"),
          Choice("wait", "Quit when done", "w"),
          Choice("keep", "Keep running", "k", "primary")], id="quit-modal")

@@ -354,7 +354,8 @@ class CalibrationScreen(BaseScreen):
 
 
 def _pct(e) -> str:
-    return "–" if e is None or e.value is None else f"{100 * e.value:.1f}%"
+    """A rate with its 95% CI and n (``12.5% [4.0, 30.1] n=24``), as every rate shown."""
+    return "–" if e is None or e.value is None else e.format_pct()
 
 
 def position_line(cal, listing: list) -> str:

@@ -89,6 +89,8 @@ class FormChoices:
 class NewRunScreen(BaseScreen):
     """Configure a run; see the module docstring."""
 
+    AUTO_FOCUS = "#run-dataset"     # the form's first field
+
     BINDINGS = [
         Binding("ctrl+s", "start_run", "Start", priority=True),
         Binding("ctrl+o", "save_toml", "Save TOML", priority=True),
@@ -109,9 +111,7 @@ class NewRunScreen(BaseScreen):
         height: 1fr;
         padding: 0 1;
     }
-    NewRunScreen #new-run-columns {
-        height: auto;
-    }
+    NewRunScreen #new-run-columns { height: auto; }
     NewRunScreen #new-run-left {
         width: 1fr;
         height: auto;
@@ -160,18 +160,13 @@ class NewRunScreen(BaseScreen):
     NewRunScreen #new-run-footer .form-row {
         margin-bottom: 0;
     }
-    NewRunScreen #run-plan {
-        width: 1fr;
-        height: auto;
-    }
+    NewRunScreen #run-plan { width: 1fr; height: auto; }
     NewRunScreen #run-error {
         width: 1fr;
         height: auto;
         color: $text-error;
     }
-    NewRunScreen #run-start {
-        margin-left: 1;
-    }
+    NewRunScreen #run-start { margin-left: 1; }
     """
 
     @dataclass
@@ -197,7 +192,8 @@ class NewRunScreen(BaseScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with VerticalScroll(id="new-run-form"):
+        # never focused itself: arrows act on the field that has the focus, not the scroll
+        with VerticalScroll(id="new-run-form", can_focus=False):
             with Horizontal(id="new-run-columns"):
                 with Vertical(id="new-run-left"):
                     yield from self._row("dataset", Select(
@@ -486,9 +482,11 @@ class NewRunScreen(BaseScreen):
         self._suspended = True
 
     def on_screen_resume(self) -> None:
-        # back from elsewhere: datasets, stored runs and speeds may have changed
+        # back from elsewhere: datasets, stored runs and speeds may have changed, and the
+        # form opens on its first field again (as the first time: AUTO_FOCUS)
         if self._suspended and self.choices is not None:
             self._suspended = False
+            self.query_one("#run-dataset").focus()
             self._schedule_preview()
 
 

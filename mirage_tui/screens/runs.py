@@ -3,19 +3,18 @@
 The list is the run history's rows (``engine.results.comparison.run_rows``); Enter computes the
 run's report (``engine.results.report.build_report``: accuracy per system × setting and
 NV/CA/CI/CM, each with its 95% CI and n) in a worker and shows its summary
-(``summary_segments``). Space marks a run and ``c`` compares the highlighted run with it where
-systems and settings overlap (``compare_reports``); ``e`` exports the highlighted run
-(``engine.results.export.export_run``, or the HTML report: ``engine.results.html.run_page``)
-to a path and format asked for in a small dialog. ``R`` renames the highlighted run, ``D``
-deletes it after a question (its cached generations stay unless asked; a running run is
-refused) and ``L`` shows its log (``engine.runs.manage``). The engine writes the text; this
-screen only draws it.
+(``summary_segments``); from then on the summary follows the highlight (a moment after it
+stops), so that the pane never shows another run than the highlighted one. Space marks a run
+and ``c`` compares the highlighted run with it (the Compare screen); ``e`` exports the
+highlighted run and ``u`` resumes it when it stopped before its end (:mod:`.runs_keys`). ``R``
+renames the highlighted run, ``D`` deletes it after a question (its cached generations stay
+unless asked; a running run is refused) and ``L`` shows its log (``engine.runs.manage``). The
+engine writes the text; this screen only draws it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
@@ -23,6 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments,
@@ -30,19 +30,20 @@ from engine.results.comparison import (RunRow, compare_reports, comparison_segme
 from engine.results.records import runs_fingerprint
 from engine.results.text import short_setting
 from mirage_tui.commands import PaletteCommand
-from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
-from mirage_tui.widgets.safe_text import elided_cell
+from mirage_tui.screens.runs_keys import RunKeys
 from mirage_tui.widgets.segments import ROLE_STYLES, styled  # noqa: F401 (re-exported)
 from mirage_tui.widgets.tables import columns_that_fit, highlighted_key
 
 N_BOOT = 200
+FOLLOW_DELAY = 0.3
+"""Seconds the highlight rests on a run before its summary is computed."""
 EMPTY = ("No runs yet in this workspace. Start one from the command line, e.g.\n"
          "  mirage-tui run --dataset demo --generator smollm2-135m-instruct --sample 20\n"
          "or from the app's New run screen; it appears here as soon as it starts.")
-KEYS = ("Enter: the run's summary · space marks a run, c on another compares the two · "
-        "R rename · D delete · L log")
+KEYS = ("Enter: the run's summary (then it follows the highlight) · space marks a run, c on "
+        "another compares the two · u resume · R rename · D delete · L log")
 """The hint line: what the footer's one-word keys do not say."""
 
 COLUMNS = ("run", "dataset", "status", "items", "generators", "settings", "seed", "device",
@@ -56,7 +57,7 @@ first six)."""
 # --------------------------------------------------------------------------- the screen
 
 
-class RunsScreen(BaseScreen):
+class RunsScreen(RunKeys, BaseScreen):
     """The workspace's runs. Escape goes back."""
 
     AUTO_FOCUS = "#runs"
@@ -70,6 +71,8 @@ class RunsScreen(BaseScreen):
         Binding("c", "compare", "Compare"),
         Binding("e", "export", "Export"),
         Binding("r", "refresh", "Refresh"),
+        Binding("u", "resume", "Resume"),
+        Binding("u", "resume_why", "Resume", show=False),   # says why it cannot
         Binding("R", "rename", "Rename", show=False),
         Binding("D", "delete", "Delete", show=False),
         Binding("L", "log", "Log", show=False),
@@ -89,6 +92,9 @@ class RunsScreen(BaseScreen):
         PaletteCommand("runs: export selected…",
                        "Write the highlighted run's items as JSONL or CSV (e)", "export"),
         PaletteCommand("runs: refresh", "Read the run list again (r)", "refresh"),
+        PaletteCommand("runs: resume the highlighted run",
+                       "Continue a cancelled or interrupted run where it stopped (u)",
+                       "resume"),
         PaletteCommand("runs: rename the highlighted run…", "Give it a new name (R)", "rename"),
         PaletteCommand("runs: delete the highlighted run…",
                        "Asked first; cached generations stay unless purged (D)", "delete"),
@@ -101,7 +107,9 @@ class RunsScreen(BaseScreen):
     RunsScreen #runs { height: auto; max-height: 40%; border-top: round $primary 50%; }
     RunsScreen #runs:focus { border-top: round $accent; }
     RunsScreen #runs-hint { height: auto; padding: 0 1; color: $text-muted; }
-    RunsScreen #summary-pane { height: 1fr; border: round $primary 30%; padding: 0 1; }
+    RunsScreen #summary-pane { height: 1fr; border: round $primary 30%; padding: 0 1;
+        overflow-x: auto; }
+    RunsScreen #run-summary { width: auto; min-width: 100%; }
     """
 
     @dataclass
@@ -132,14 +140,6 @@ class RunsScreen(BaseScreen):
         run: str
         lines: list
 
-    @dataclass
-    class Exported(Message):
-        run: str
-        path: str
-        format: str
-        rows: int
-        partial: str | None = None      # "partial: N of M items (run running)"
-
     def __init__(self) -> None:
         super().__init__()
         self.runs: dict[str, RunRow] = {}
@@ -148,6 +148,8 @@ class RunsScreen(BaseScreen):
         self.rows: list[RunRow] = []
         self.shown_columns: list[str] = []
         self._keep: str | None = None     # the run to highlight after the next load
+        self.summary_of: str | None = None  # the run the summary pane shows (or computes)
+        self._follow: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -194,6 +196,7 @@ class RunsScreen(BaseScreen):
             table.move_cursor(row=table.get_row_index(keep))
         if self.generation == 0:     # no summary asked for yet (the keys are on the line above)
             self._show(Text("Enter shows the highlighted run's summary."))
+        self.refresh_bindings()
 
     def on_resize(self) -> None:
         self._fill()
@@ -220,18 +223,20 @@ class RunsScreen(BaseScreen):
             table.move_cursor(row=table.get_row_index(keep))
 
     def _cells(self, r: RunRow) -> list[Text]:
+        def clip(text: str, width: int) -> str:
+            return text if len(text) <= width else text[: width - 1] + "…"
+
         # tight: ten columns must fit 100 cells; the summary repeats everything in full
         same_day = r.updated[:10] == r.created[:10]
-        return [self._name_cell(r.name), elided_cell(r.dataset, 16), Text(r.status),
+        return [self._name_cell(r.name), Text(r.dataset), Text(r.status),
                 Text(f"{r.done}/{r.total}", justify="right"),
-                elided_cell(", ".join(r.generators), 20),
-                elided_cell(" ".join(short_setting(s) for s in r.settings), 22),
+                Text(clip(", ".join(r.generators), 20)),
+                Text(clip(" ".join(short_setting(s) for s in r.settings), 22)),
                 Text(r.seeds), Text(", ".join(r.devices) or "—"), Text(r.created[:10]),
                 Text(r.updated[11:16] if same_day else r.updated[:10])]
 
     def _name_cell(self, name: str) -> Text:
-        # long names elided (tail kept), so that the generators fit at 80 columns too
-        return elided_cell(f"● {name}" if name == self.marked else name, 26)
+        return Text(f"● {name}" if name == self.marked else name)
 
     def _highlighted(self) -> str | None:
         return highlighted_key(self.query_one("#runs", DataTable))
@@ -255,9 +260,35 @@ class RunsScreen(BaseScreen):
         if name is None or store is None:
             return
         self.generation += 1
+        self.summary_of = name
         self._show(Text(f"Computing the report of {name}…"))
-        pane = self.query_one("#summary-pane", VerticalScroll)
-        self.build_summary(store, [name], self.generation, pane.scrollable_content_region.width)
+        self.build_summary(store, [name], self.generation)
+
+    @on(DataTable.RowHighlighted, "#runs")
+    def _highlight_moved(self) -> None:
+        """Once a summary is shown, it follows the highlight: the pane says at once that it
+        is being computed, and the report starts when the cursor rests (FOLLOW_DELAY)."""
+        self.refresh_bindings()
+        name = self._highlighted()
+        if self.summary_of is None or name is None or name == self.summary_of:
+            return
+        self.generation += 1            # a report in flight for the old run is dropped
+        self.summary_of = name
+        self._show(Text(f"Computing the report of {name}…"))
+        if self._follow is not None:
+            self._follow.stop()
+        self._follow = self.set_timer(FOLLOW_DELAY, self._summary_if_still)
+
+    def _summary_if_still(self) -> None:
+        if self._highlighted() == self.summary_of:
+            self.action_summary()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``u`` is in the footer only on a run that can resume (a hidden ``u`` says why)."""
+        return self.resumable_highlighted() if action == "resume" else True
+
+    def action_resume_why(self) -> None:
+        self.action_resume()
 
     def action_mark(self) -> None:
         name = self._need_run()
@@ -317,15 +348,14 @@ class RunsScreen(BaseScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-summary",
           name="run report")
-    def build_summary(self, store, names: list[str], generation: int, width: int) -> None:
+    def build_summary(self, store, names: list[str], generation: int) -> None:
         from engine.results.report import build_report
 
         with self.worker_errors("the report", store):
             reports = [build_report(store, n, n_boot=N_BOOT, seed=0, summary_only=True).as_json()
                        for n in names]
-            width = max(30, width - 2)      # a scrollbar may come with the text
-            segments = summary_segments(reports[0], self.runs.get(names[0]), width) \
-                if len(reports) == 1 else comparison_segments(compare_reports(*reports), width)
+            segments = summary_segments(reports[0], self.runs.get(names[0])) \
+                if len(reports) == 1 else comparison_segments(compare_reports(*reports))
             text = styled(segments)
             self.post_message(self.SummaryReady(generation, text))
 
@@ -349,63 +379,6 @@ class RunsScreen(BaseScreen):
         name = self._need_run()
         if name is not None:
             self.app.push_screen(LeaderboardScreen(name))
-
-    # ------------------------------------------------------------------ export
-
-    def action_export(self) -> None:
-        name = self._need_run()
-        if name is None:
-            return
-
-        def chosen(answer: tuple[str, str] | None) -> None:
-            store = self.store
-            if answer is not None and store is not None:
-                self.export(store, name, Path(answer[0]).expanduser(), answer[1])
-
-        self.app.push_screen(ExportRunScreen(name), chosen)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="run-export", name="export")
-    def export(self, store, name: str, path: Path, fmt: str) -> None:
-        import json
-
-        from engine.results.export import export_run, header_path
-
-        with self.worker_errors("the export", store, prefix=f"{path}: "):
-            if fmt == "html":
-                from engine.results import count_items, load_run
-                from engine.results.html import run_page, write_page
-
-                written = write_page(run_page(store, name), path)
-                rows = count_items(store, load_run(store, name))
-                self.post_message(self.Exported(name, str(written.resolve()), fmt, rows))
-                return
-            written = export_run(store, name, format=fmt, out=path)
-            # the header (a sidecar for csv, the first line of jsonl) says how many rows
-            if fmt == "csv":
-                header = json.loads(header_path(written).read_text(encoding="utf-8"))
-            else:
-                with written.open(encoding="utf-8") as fh:
-                    header = json.loads(fh.readline())
-            self.post_message(self.Exported(name, str(written), fmt, int(header["rows"]),
-                                            header.get("partial")))
-
-    @on(Exported)
-    def _exported(self, message: Exported) -> None:
-        extra = ""
-        if message.format == "html":
-            size = Path(message.path).stat().st_size
-            self.app.notify(f"Wrote the HTML report of {message.run} ({message.rows} items) to "
-                            f"{message.path} ({max(1, round(size / 1024)):,} KB); open it in "
-                            "any browser, offline", title="Export", markup=False, timeout=10)
-            return
-        if message.format == "csv":
-            from engine.results.export import header_path
-
-            extra = f" (header: {header_path(message.path)})"
-        if message.partial:
-            extra += f" — {message.partial}"
-        self.app.notify(f"Wrote {message.rows} items of {message.run} to {message.path}{extra}",
-                        title="Export", markup=False, timeout=10)
 
     # ------------------------------------------------------------------ rename / delete / log
 

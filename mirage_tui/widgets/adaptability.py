@@ -7,7 +7,8 @@ category (MIRAGE §1)::
 
 On a 0–1 track: solid up to the CI's lower end, shaded from there to the value, a whisker from
 the value to the upper end. Shading and whisker differ in shape, not only in colour, so the bars
-read in any theme. The panel is an :class:`OptionList`: arrows walk the category lines and
+read in any theme; a legend line under the bars (:data:`LEGEND`) says so, and a heading's
+items not counted say why (errored, or not yet in all three settings). The panel is an :class:`OptionList`: arrows walk the category lines and
 Enter posts :class:`AdaptabilityPanel.CategorySelected` (system, setting, category), which the
 Live run screen turns into an inspector filtered to those items.
 """
@@ -87,10 +88,26 @@ def heading_line(entry: dict) -> Content:
                "hi": entry.get("overall_hi"), "n": entry.get("n", 0)}
     tail = f" · overall {estimate_cell(overall)}"
     if left:
-        tail += f" · {left} left out"
+        tail += f" · {left_out_words(entry.get('left_out') or {})}"
     return Content.assemble((entry.get("run_system") or entry.get("system", "?"), "bold"),
                             (f" · {setting_label(entry.get('mixed_setting', 'mixed'))}",
                              "$text-accent"), (tail, "$text-muted"))
+
+
+def left_out_words(left: dict) -> str:
+    """``2 items not counted (1 errored, 1 not in all of base, oracle and mixed yet)``."""
+    total = left.get("total", 0)
+    why = [f"{left['errored']} errored" if left.get("errored") else "",
+           f"{left['missing']} not in all of base, oracle and mixed yet"
+           if left.get("missing") else ""]
+    reasons = ", ".join(w for w in why if w)
+    return (f"{total} item{'s' if total != 1 else ''} not counted"
+            + (f" ({reasons})" if reasons else ""))
+
+
+LEGEND = (f"{BAR} to the 95% CI's low end · {SHADE} to the estimate · {WHISKER}{END} to its "
+          "high end")
+"""The line under the bars that says what their parts are."""
 
 
 def estimate_of(entry: dict, key: str) -> dict:
@@ -152,6 +169,9 @@ class AdaptabilityPanel(OptionList):
             for key, category, label, hint in CATEGORY_ROWS:
                 options.append(Option(bar_line(label, hint, estimate_of(entry, key), width),
                                       id=f"{index}:{category}"))
+        if self.entries:
+            options.append(Option(Content.styled(LEGEND, "$text-muted"), id="legend",
+                                  disabled=True))
         self.set_options(options)
         if keep is not None:
             try:

@@ -3,7 +3,8 @@ otherwise (Textual draws an X in every box and tells them apart by colour, which
 colour-blind eye or a monochrome terminal cannot).
 
 :class:`TickList` is a ``SelectionList``, :class:`TickBox` a ``Checkbox``; both draw
-:data:`TICKED` or :data:`UNTICKED` inside the box.
+:data:`TICKED` or :data:`UNTICKED` inside the box. A TickList highlights its first line when it
+gets the focus, so that the cursor shows and Space acts on the line it is on.
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ TICKED, UNTICKED = "✓", " "
 
 class TickList(SelectionList):
     """A selection list whose ticked boxes hold a tick and whose others are empty."""
+
+    def on_focus(self) -> None:
+        # a list focused with no line highlighted shows no cursor, and its first Down only
+        # highlights the first line: Space then toggled a line the user was not looking at
+        if self.highlighted is None and self.option_count:
+            self.highlighted = 0
 
     def render_line(self, y: int) -> Strip:
         strip = super().render_line(y)

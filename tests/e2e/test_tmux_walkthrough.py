@@ -1,6 +1,7 @@
 """Issue 18's closing check: the whole day's loop at 80×24, as a person runs it in a real
 terminal (tmux): launch → a run from the New-run form → drill down from Live into the
-Inspector and back → Runs lists it without a refresh → compare two runs → quit."""
+Inspector, open an item, n → New run → ctrl+s: Live shows the new run (issue 27) → Runs lists
+it without a refresh → compare two runs → quit."""
 
 import os
 import shutil
@@ -44,12 +45,12 @@ def _keys(session: str, *keys: str) -> None:
 def test_walkthrough_at_80x24(small_session):
     s = small_session
     _wait_for(s, "demo@1")
-    # a run: New run (n), the queries field (two Tabs: the dataset, then it), one query,
-    # the packaged SmolLM2 on base/oracle/mixed, ctrl+s starts it and Live follows it
+    # a run: New run (n, its first field, the dataset, focused), the queries field (a Tab),
+    # one query, the packaged SmolLM2 on base/oracle/mixed, ctrl+s starts it, Live follows it
     _keys(s, "n")
     _wait_for(s, "generators")
     _wait_for(s, "Plan:", timeout=60)
-    _keys(s, "Tab", "Tab", "1")
+    _keys(s, "Tab", "1")
     _wait_for(s, "Plan: 3 items", timeout=60)
     _keys(s, "C-s")
     screen = _wait_for(s, "done · Enter on a bar inspects its items", timeout=900)
@@ -57,8 +58,19 @@ def test_walkthrough_at_80x24(small_session):
     # drill down: Enter on the adaptability panel's first line → the Inspector; l → Live
     _keys(s, "Down", "Enter")
     _wait_for(s, "match", timeout=60)                          # "N items match"
-    _keys(s, "l")
-    _wait_for(s, "done · Enter on a bar inspects its items", timeout=30)
+    # issue 27: from the Inspector's item, n → New run (its first field focused) → ctrl+s:
+    # the new run shows on Live, not the Inspector's item it was started from
+    _keys(s, "x")                                              # the bar's items may be none
+    _wait_for(s, "3 items match", timeout=60)
+    _keys(s, "Enter")
+    _wait_for(s, "Gold answers", timeout=60)
+    _keys(s, "n")
+    _wait_for(s, "Plan: 3 items", timeout=60)
+    _keys(s, "Tab", "2")                                       # 2 queries: a new run
+    _wait_for(s, "Plan: 6 items", timeout=60)
+    _keys(s, "C-s")
+    screen = _wait_for(s, "done · Enter on a bar inspects its items", timeout=900)
+    assert "6/6 items" in screen and "Gold answers" not in screen
     # Runs lists the new run without r, beside alpha and beta
     _keys(s, "3")
     # (the run's name is in Live's header too: wait for a row only Runs shows)

@@ -27,6 +27,17 @@ class RecordingApp(MirageApp):
         return [m for m, sev in self.notes if sev == "error"]
 
 
+async def _complete(pilot) -> None:
+    """Wait for the workers running now; one cancelled meanwhile (an exclusive worker that a
+    newer one replaced) is done as far as waiting goes."""
+    from textual.worker import WorkerCancelled
+
+    try:
+        await pilot.app.workers.wait_for_complete()
+    except WorkerCancelled:
+        pass
+
+
 def _busy(pilot) -> list:
     return [w for w in pilot.app.workers
             if w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
@@ -35,7 +46,7 @@ def _busy(pilot) -> list:
 async def wait_for_workers(pilot, rounds: int = 40) -> None:
     """Wait until no worker is pending or running and the messages they posted are handled."""
     for _ in range(rounds):
-        await pilot.app.workers.wait_for_complete()
+        await _complete(pilot)
         await pilot.pause()
         busy = _busy(pilot)
         if not busy:
@@ -49,7 +60,7 @@ async def settle(pilot, rounds: int = 60, quiet: int = 3) -> None:
     message may start the next worker only when it is handled, a pause later."""
     idle = 0
     for _ in range(rounds):
-        await pilot.app.workers.wait_for_complete()
+        await _complete(pilot)
         await pilot.pause()
         busy = _busy(pilot)
         idle = 0 if busy else idle + 1

@@ -302,6 +302,10 @@ async def test_ranking_of_every_calibrated_judge_with_the_mark(tmp_path):
         assert first[-1].strip() == "(in-sample: fitted on these labels)"
         first, second = second, third
         assert first[:3] == ["reference:f1", "random", "held@1"] and first[3].startswith("90.0%")
+        # every rate with its CI and n (issue 27): the flip rate and the people's ceiling too
+        rates = [first[3], first[4], first[6]]       # sign accuracy, flip, people
+        assert all(c == "–" or ("[" in c and " n=" in c) for c in rates), first
+        assert first[6] != "–", first                 # the people's ceiling: a rate shown
         assert first[-1] == ""
         assert second[0] == "fitted:bad" and WORSE_THAN_REFERENCE in second[-1]
         await pilot.press("r")

@@ -78,7 +78,7 @@ async def test_inspector_filters_by_category_and_opens_an_item(workspace):
         # the arena's verdict on this query, with its probabilities
         verdicts = text_of(screen.query_one("#d-verdicts", Static))
         winner = {queries[0]: f"{B} | mixed wins", queries[4]: f"{B} | mixed wins"}[first_nv]
-        assert "duel" in verdicts and winner in verdicts and "0.85" in verdicts
+        assert "duel" in verdicts and winner in verdicts and "P(second) 85.0%" in verdicts
 
         # side by side: s picks the only other system; both columns, setting by setting
         await pilot.press("s")

@@ -65,7 +65,8 @@ async def test_leaderboard_ratings_heatmap_and_inspector(workspace):
             assert row[0] == str(r.rank) and row[2] == f"{r.elo:.0f}"
             assert row[3] == f"+{r.elo_hi - r.elo:.0f}/-{r.elo - r.elo_lo:.0f}"
             assert row[4] == str(r.battles) and row[5] == f"{r.wins}/{r.ties}/{r.losses}"
-            assert row[6] == f"{100 * r.win_rate:.1f}%" and row[4] == str(r.battles)
+            assert row[6] == (f"{100 * r.win_rate:.1f}% [{100 * r.win_rate_lo:.1f}, "
+                              f"{100 * r.win_rate_hi:.1f}] n={r.battles}")
         assert cells(table, f"{A} | mixed")[4] == "12"
         # the leaderboard's order is the engine's: best first
         assert [k.value for k in table.rows] == [r.system for r in expected.systems]

@@ -1,5 +1,5 @@
 """Pilot tests of the run screens: navigation, New run, Live run, cancel / resume, quitting
-during a run, and the next launch's offer to resume.
+during a run and resuming it from Runs.
 
 The app, the store, the engine and the metrics are real. The one fake sits at the edge: a
 scripted generator (slow on purpose where a test needs a run that is still going), handed to
@@ -318,7 +318,7 @@ async def test_cancel_then_resume_finishes_with_the_same_counts(db_path, tmp_pat
 # --------------------------------------------------------------------------- quit, relaunch
 
 
-async def test_quit_during_a_run_asks_and_the_next_launch_offers_resume(db_path):
+async def test_quit_during_a_run_asks_and_the_run_resumes_from_runs(db_path):
     slow = ScriptedGenerator(delay=0.3)
     app = RecordingApp(db_path, generators={FAKE: slow})
     async with app.run_test(size=(100, 30)) as pilot:
@@ -345,10 +345,13 @@ async def test_quit_during_a_run_asks_and_the_next_launch_offers_resume(db_path)
     app = RecordingApp(db_path, generators={FAKE: again})
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for_workers(pilot)
-        assert isinstance(app.screen, ChoiceModal) and app.screen.id == "resume-modal"
-        body = text_of(app.screen.query_one("#choice-body", Static))
-        assert f"{done_before} of 12 items finished" in body
-        await pilot.press("r")
+        # stopped on purpose: not asked about at launch (issue 27), resumed from Runs
+        assert isinstance(app.screen, DatasetsScreen)
+        await pilot.press("3")
+        await wait_for_workers(pilot)
+        assert f"{done_before}/12" in cells(app.screen.query_one("#runs", DataTable),
+                                            "fake-run")
+        await pilot.press("u")
         await wait_for_run(pilot)
         assert isinstance(app.screen, LiveRunScreen)
         assert app.run_controller.summary.status == "done"

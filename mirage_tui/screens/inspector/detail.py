@@ -9,8 +9,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Static
 
+from engine.results.units import fmt_value
 from engine.text_safety import visible
-from mirage_tui.screens.inspector.cells import value_text
 from mirage_tui.widgets.safe_text import safe_line, safe_text
 
 ORACLE_MARK = "★ oracle"
@@ -56,18 +56,35 @@ def setting_panel(system: str, row) -> Static:
                  "truncated context" if row.truncated else None,
                  f"scorer {row.scorer_version}" if row.scorer_version else None]
         text.append(" · ".join(f for f in facts if f) + "\n", style="italic")
-        text.append("Scores\n", style="bold")
+        text.append("Scores", style="bold")
+        text.append(" (rates in %, counts as numbers)\n", style="dim")
         # the long correct-language variant names (correct_language:fasttext:mirage-tui) run
         # past the column rather than widen it for every score
         width = min(16, max((len(s.metric) for s in row.scores), default=8))
         for score in row.scores:
-            text.append(f"{score.metric.ljust(width)}  {value_text(score.value):>5}  ")
+            text.append(f"{score.metric.ljust(width)}  "
+                        f"{fmt_value(score.value, score.metric):>5}  ")
             text.append((score.detail or "") + "\n", style="dim")
         if not row.scores:
             text.append("(no scores)\n", style="italic")
     panel = Static(text, classes="setting-panel", markup=False)
     panel.border_title = Text(f"{system} · {row.setting if row else '—'}")
     return panel
+
+
+def order_words(order, system_a: str, system_b: str) -> str:
+    """One judged order in words: which answer the judge read first, what it chose, and its
+    probabilities in percent ("fake-b shown first, fake-a second: the judge chose fake-b;
+    P(first) 81.0%, P(second) 19.0%")."""
+    first, second = (system_a, system_b) if order.shown == "ab" else (system_b, system_a)
+    chose = ("could not be parsed" if order.label is None else
+             "a tie" if order.winner == "tie" else order.winner)
+    text = f"{first} shown first, {second} second: the judge chose {chose}"
+    if order.probs:
+        words = {"A": "first", "B": "second", "tie": "tie"}
+        text += "; " + ", ".join(f"P({words.get(k, k)}) {fmt_value(p)}%"
+                                 for k, p in order.probs.items())
+    return text
 
 
 def verdict_lines(verdicts, systems: list[str], human: dict | None = None) -> Text:
@@ -85,11 +102,7 @@ def verdict_lines(verdicts, systems: list[str], human: dict | None = None) -> Te
         text.append("unparsed" if winner is None else ("tie" if winner == "tie"
                                                        else f"{winner} wins"), style="bold")
         for order in v.orders:
-            probs = ""
-            if order.probs:
-                probs = " (" + ", ".join(f"{k} {p:.2f}" for k, p in order.probs.items()) + ")"
-            text.append(f"\n    shown {order.shown}: {order.label or 'unparsed'}{probs}",
-                        style="dim")
+            text.append("\n    " + order_words(order, v.system_a, v.system_b), style="dim")
         if v.disagreement:
             text.append("\n    the two orders disagreed: stored as a tie", style="dim")
         for h in (human or {}).get((v.system_a, v.system_b), []):

@@ -3,15 +3,28 @@
 judge's verdict (``engine.arena.human_verdicts``), never over it.
 
 The battle is the one between the two systems shown side by side, else the first battle on
-this query that the shown system took part in (A is the battle's ``system_a``)."""
+this query that the shown system took part in (A is the battle's ``system_a``). The three keys
+are in the footer while an item with a judged battle is open (:data:`VERDICT_BINDINGS`); pressed
+otherwise, a hidden binding of the same key says why."""
 
 from __future__ import annotations
 
 from textual import work
+from textual.binding import Binding
 
 from mirage_tui.dialogs.human_verdict import HumanVerdictModal
 
 WORDS = {"a": "A better", "tie": "a tie", "b": "B better"}
+
+VERDICT_BINDINGS = [
+    Binding("a", "human_verdict('a')", "Mine: A"),
+    Binding("e", "human_verdict('tie')", "Mine: tie"),
+    Binding("b", "human_verdict('b')", "Mine: B"),
+    # when they cannot act (no item open, no judged battle): the same keys say why
+    Binding("a", "verdict_why('a')", "Mine: A", show=False),
+    Binding("e", "verdict_why('tie')", "Mine: tie", show=False),
+    Binding("b", "verdict_why('b')", "Mine: B", show=False),
+]
 
 
 class HumanVerdictKeys:
@@ -24,6 +37,15 @@ class HumanVerdictKeys:
         both = [v for v in self.shown_verdicts if all(v.involves(s) for s in systems)]
         some = [v for v in self.shown_verdicts if any(v.involves(s) for s in systems)]
         return (both or some or [None])[0]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "human_verdict":
+            return self.current is not None and self.detail_shown and \
+                self._verdict_battle() is not None
+        return True
+
+    def action_verdict_why(self, verdict: str) -> None:
+        self.action_human_verdict(verdict)
 
     def action_human_verdict(self, verdict: str) -> None:
         if self.current is None or not self.detail_shown:

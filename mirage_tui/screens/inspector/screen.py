@@ -32,7 +32,7 @@ from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.inspector.cells import (COLUMN_SORTS, ITEM_COLUMNS, column_label,
                                                item_key, page_cells)
 from mirage_tui.screens.inspector.detail import ItemDetail
-from mirage_tui.screens.inspector.human import HumanVerdictKeys
+from mirage_tui.screens.inspector.human import VERDICT_BINDINGS, HumanVerdictKeys
 from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets, status_line
 from mirage_tui.screens.inspector.messages import (Counted, DetailLoaded, FacetsLoaded,
                                                    ItemsLoaded, ViewExported)
@@ -60,10 +60,7 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
         Binding("left_square_bracket", "previous_item", "Previous", show=False),
         Binding("o", "jump_to_oracle", "Oracle", show=False),
         Binding("t", "jump_to_settings", "Prompts", show=False),
-        Binding("a", "human_verdict('a')", "Mine: A", show=False),
-        Binding("e", "human_verdict('tie')", "Mine: tie", show=False),
-        Binding("b", "human_verdict('b')", "Mine: B", show=False),
-    ]
+    ] + VERDICT_BINDINGS
 
     PALETTE = (
         PaletteCommand("query: jump to oracle", "Scroll the query's pool to its oracle chunk",
@@ -405,6 +402,7 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
         # the list and the detail share the space below the filters; one shows at a time
         self.query_one("#insp-items").display = view == "insp-items"
         self.query_one("#insp-detail").display = view == "insp-detail"
+        self.refresh_bindings()         # the verdict keys: only on an open, judged item
 
     def show_item(self, system: str, query: str | int) -> None:
         store = self.store
@@ -423,6 +421,7 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
         first = message.details[0]
         self.current = (first.system, first.query_rowid)
         self.shown_verdicts = message.verdicts
+        self.refresh_bindings()
         await self.query_one(ItemDetail).show_items(message.details, message.verdicts,
                                                     message.human)
 

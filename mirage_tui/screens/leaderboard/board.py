@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from mirage_tui.widgets.safe_text import elided_column
+from engine.stats import Estimate
 
 RATING_COLUMNS = (("rank", "rank"), ("system", "system"), ("Elo", "elo"), ("95% CI", "ci"),
-                  ("battles", "battles"), ("W/T/L", "wtl"), ("win rate", "rate"))
+                  ("battles", "battles"), ("W/T/L", "wtl"), ("win rate [95% CI] n", "rate"))
 """(label, key) of the ratings table's columns."""
 
 NO_RUNS = ("No runs yet: an arena judges a run's answers, so start a run first "
@@ -31,26 +31,13 @@ def arena_line(info) -> str:
 
 def rating_cells(s) -> list[Text]:
     """A system's row (``engine.arena.types.SystemRating``) in :data:`RATING_COLUMNS`."""
-    # its n is the battles column beside it: the rate alone keeps the row within 80 columns
-    rate = "–" if s.win_rate is None else f"{100 * s.win_rate:.1f}%"
+    # as the CLI's `arena ratings`: the rate with its 95% CI over the tournaments, and its n
+    rate = Estimate(s.win_rate, s.win_rate_lo, s.win_rate_hi, s.battles).format_pct()
     return [Text(str(s.rank), justify="right"), Text(s.system),
             Text(f"{s.elo:.0f}", justify="right"),
             Text(f"+{s.elo_hi - s.elo:.0f}/-{s.elo - s.elo_lo:.0f}"),
             Text(str(s.battles), justify="right"),
             Text(f"{s.wins}/{s.ties}/{s.losses}"), Text(rate, justify="right")]
-
-
-def rating_rows(systems, width: int) -> list[list[Text]]:
-    """Every system's :func:`rating_cells` for a table ``width`` cells wide (border and
-    scrollbar in): the system names elided alike, keeping them apart, in what the other
-    columns leave (issue 27: at 80 columns the last column was cut)."""
-    rows = [rating_cells(s) for s in systems]
-    others = sum(max([len(label)] + [row[i].cell_len for row in rows]) + 2
-                 for i, (label, _) in enumerate(RATING_COLUMNS) if i != 1)
-    names = elided_column([s.system for s in systems], max(12, width - 4 - 2 - others))
-    for row, name in zip(rows, names):
-        row[1] = name
-    return rows
 
 
 def ratings_status(arena: str | None, info, r) -> str:

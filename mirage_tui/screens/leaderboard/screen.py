@@ -22,12 +22,13 @@ from mirage_tui.jobs import MIN_INTERVAL, JobController
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, arena_line,
                                                   judged_line, judging_line, no_arena,
-                                                  rating_rows, ratings_notes, ratings_status)
+                                                  rating_cells, ratings_notes, ratings_status)
 from mirage_tui.screens.leaderboard.data import (arena_choices, compute_surrogate_features,
                                                  judge_line, rate, surrogate)
 from mirage_tui.screens.leaderboard.messages import (BoardLoaded, ChoicesLoaded, PageExported,
                                                      SurrogateLoaded)
 from mirage_tui.widgets.heatmap import WinFractionHeatmap
+from mirage_tui.widgets.tables import highlighted_key
 
 
 class LeaderboardScreen(BaseScreen):
@@ -96,6 +97,7 @@ class LeaderboardScreen(BaseScreen):
         self.generation = 0
         self.judging = JobController(self, group="lb-judge")
         self.marked: str | None = None      # a run system, for v (paired comparison)
+        self._resumed = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -122,6 +124,13 @@ class LeaderboardScreen(BaseScreen):
             table.add_column(label, key=key)
         table.focus()
         self.action_refresh()
+
+    def on_screen_resume(self) -> None:
+        """Shown again (back from Calibration, the Inspector, another screen): read the arenas,
+        ratings and the judge's calibration again, which may have changed under it."""
+        if self._resumed:
+            self.action_refresh()
+        self._resumed = True        # the first resume is the first show: on_mount loads
 
     def action_refresh(self) -> None:
         store = self.store_or_retry(self.action_refresh)
@@ -218,6 +227,7 @@ class LeaderboardScreen(BaseScreen):
         info = self._arena_info()
         line = arena_line(info) if info is not None else (self.arena or "")
         table = self.query_one("#ratings", DataTable)
+        keep = highlighted_key(table)        # read again: the cursor stays where it was
         table.clear()
         heatmap = self.query_one("#lb-heatmap", WinFractionHeatmap)
         self.ratings = r = message.ratings
@@ -227,8 +237,10 @@ class LeaderboardScreen(BaseScreen):
             self.query_one("#lb-notes", Static).update("")
             heatmap.set_ratings(None)
             return
-        for s, cells in zip(r.systems, rating_rows(r.systems, self.app.size.width)):
-            table.add_row(*cells, key=s.system)
+        for s in r.systems:
+            table.add_row(*rating_cells(s), key=s.system)
+        if keep in {s.system for s in r.systems}:
+            table.move_cursor(row=table.get_row_index(keep))
         self.query_one("#lb-status", Static).update(ratings_status(self.arena, info, r))
         self.query_one("#lb-notes", Static).update(ratings_notes(r))
         heatmap.set_ratings(r)
@@ -262,7 +274,6 @@ class LeaderboardScreen(BaseScreen):
 
     def _highlighted_system(self) -> str | None:
         from engine.arena.types import split_arena_system
-        from mirage_tui.widgets.tables import highlighted_key
 
         key = highlighted_key(self.query_one("#ratings", DataTable))
         system, setting = split_arena_system(key) if key else (None, None)

@@ -38,11 +38,11 @@ class LiveRunScreen(BaseScreen):
     # binding after it says why (Textual tries a key's bindings in turn)
     BINDINGS = [
         Binding("c", "cancel_run", "Cancel run"),
-        Binding("c", "why_not('cancel_run')", show=False),
+        Binding("c", "why_not('cancel_run')", "Cancel run", show=False),
         Binding("r", "resume_run", "Resume"),
-        Binding("r", "why_not('resume_run')", show=False),
+        Binding("r", "why_not('resume_run')", "Resume", show=False),
         Binding("d", "toggle_gold", "Gold def"),
-        Binding("d", "why_not('toggle_gold')", show=False),
+        Binding("d", "why_not('toggle_gold')", "Gold def", show=False),
         Binding("f5", "reload_report", "Reload", show=False),
         Binding("escape", "app.go_back", "Back", show=False),
     ]

@@ -1,0 +1,45 @@
+"""What a paired comparison's verdict line means, in words: the text behind ``?`` on the Compare
+screen. It explains the headline row (which metric and setting, and why the mixed setting), the
+number of tests and Holm's adjustment, and what "better" needs, for this comparison's numbers
+(:class:`engine.results.paired.PairedComparison`).
+
+References: Holm, "A simple sequentially rejective multiple test procedure", Scandinavian
+Journal of Statistics 6(2), 1979 (the adjustment, :mod:`engine.results.paired_stats`); the
+settings are MIRAGE's (Park et al., "MIRAGE: A Metric-Intensive Benchmark for RAG Evaluation";
+METRICS.md §1: base without context, oracle with the gold chunk, mixed with the query's pool).
+"""
+
+from __future__ import annotations
+
+from engine.results.units import fmt_delta_interval
+
+
+def verdict_explained(c) -> list[str]:
+    """Lines that explain ``verdict_line(c)`` and the table under it."""
+    r = c.headline()
+    if r is None:
+        return [f"Nothing to explain: the two sides share {c.shared_items} items and no "
+                "metric was scored on both."]
+    metrics = sorted({row.metric for row in c.rows})
+    settings = list(dict.fromkeys(row.setting for row in c.rows))
+    if r.setting == "mixed":
+        why = ("mixed is the headline: it gives the model the query's pool (the gold chunk "
+               "among distractors), the setting closest to real retrieval-augmented use; base "
+               "(no context) and oracle (the gold chunk alone) bound it.")
+    else:
+        why = (f"{r.setting} is the headline because this comparison has no mixed row for "
+               f"{r.metric}; with one, mixed (the query's pool: the gold chunk among "
+               "distractors, closest to real use) would be.")
+    return [
+        f"The verdict line is one row of the table: {r.metric} in {r.setting}, the answer "
+        f"match the flips are counted on. Δ = B − A = {fmt_delta_interval(r.delta, r.lo, r.hi, r.metric)}"
+        f" (95% CI from a paired bootstrap over the {r.n} shared queries).",
+        why,
+        f"{len(c.rows)} tests: one p-value per row of the table ({len(metrics)} metrics "
+        f"and shares over the settings {', '.join(settings)}). "
+        f"With that many, some p < 0.05 come by chance; Holm's adjustment raises each p so "
+        f"that the chance of any false 'better' or 'worse' among all {len(c.rows)} stays "
+        "under 5%.",
+        "\"better\" or \"worse\" needs Holm p < 0.05 and a CI that excludes 0; anything else "
+        "is \"no clear difference\", and the power line says how many items would settle it.",
+    ]
