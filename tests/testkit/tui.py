@@ -84,6 +84,22 @@ async def tables_laid_out(pilot, rounds: int = 50) -> None:
     raise AssertionError(f"tables still sizing their columns: {pending}")
 
 
+async def screen_stable(pilot, rounds: int = 60, gap: float = 0.15) -> None:
+    """Wait until two renders of the screen ``gap`` seconds apart are the same, workers idle
+    and tables sized: what a snapshot needs. A late message (a page of rows, a refill after a
+    filter settles) can change the screen after the workers look done; a loaded machine
+    delivers it later still (the Inspector was caught mid-refill 2 runs in 3 under load)."""
+    before = None
+    for _ in range(rounds):
+        await tables_laid_out(pilot)
+        now = pilot.app.export_screenshot()
+        if now == before and not _busy(pilot):
+            return
+        before = now
+        await pilot.pause(gap)
+    raise AssertionError("the screen kept changing")
+
+
 async def open_screen(pilot, screen) -> None:
     """Push ``screen`` once the app has settled, and settle again."""
     await settle(pilot)

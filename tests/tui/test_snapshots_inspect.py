@@ -14,7 +14,7 @@ from engine.metrics.adaptability import NOISE_VULNERABLE
 from engine.store import Store
 from mirage_tui.app import MirageApp
 from testkit.scripted_runs import A
-from testkit.tui import settle, tables_laid_out
+from testkit.tui import screen_stable, settle
 
 SIZE = (100, 30)
 
@@ -32,7 +32,7 @@ def _push(screen_factory):
         await settle(pilot)
         await pilot.app.push_screen(screen_factory())
         await settle(pilot)
-        await tables_laid_out(pilot)
+        await screen_stable(pilot)
     return run_before
 
 

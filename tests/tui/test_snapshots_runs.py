@@ -27,7 +27,7 @@ from mirage_tui.app import MirageApp
 from models.base import Generation
 from models.catalog import CatalogEntry
 from testkit.scripted_runs import ScriptedModel
-from testkit.tui import tables_laid_out
+from testkit.tui import screen_stable
 
 SIZE = (100, 30)
 
@@ -56,7 +56,7 @@ async def settle(pilot) -> None:
     for field in pilot.app.screen.query(Input):
         field.cursor_blink = False
     await pilot.pause()
-    await tables_laid_out(pilot)
+    await screen_stable(pilot)
 
 
 def keys(*pressed: str):

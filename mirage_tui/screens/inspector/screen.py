@@ -357,6 +357,10 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
                 continue
             table.add_row(*cells, key=key)
             self.rows.append(row)
+            # size the columns now, not on the table's next Idle: under load that pass
+            # sometimes missed the new rows and left columns as wide as their headers
+            for column, cell in zip(table.ordered_columns, cells):
+                column.content_width = max(column.content_width, cell.cell_len)
         self.exhausted = message.exhausted
         self.page_loading = False
         if message.exhausted and self.total is None:
