@@ -47,10 +47,9 @@ from models import packaged
 from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, ModelUnusable,
                          Prompt, ReplyError, SamplingParams, TransientModelError)
 from models.host import registry
-from models.host.llama_server import find_llama_server
+from models.host.backend_choice import BACKEND_ENV, choose_backend
 
 HOSTING_ENV = "MIRAGE_HOSTING"          # 'hosted' (default) or 'in-process'
-BACKEND_ENV = "MIRAGE_HOST_BACKEND"     # 'auto' (default), 'llama.cpp' or 'llama-server'
 START_TIMEOUT_ENV = "MIRAGE_HOST_START_TIMEOUT"
 DEFAULT_START_TIMEOUT_S = 180.0
 REQUEST_TIMEOUT_S = 3600.0              # a long generation on a slow CPU; death is seen at once
@@ -102,15 +101,7 @@ class HostSpec:
 
 
 def _backend() -> str:
-    choice = os.environ.get(BACKEND_ENV, "auto").strip().lower() or "auto"
-    if choice not in ("auto", "llama.cpp", "llama-server"):
-        raise ModelError(f"${BACKEND_ENV}={choice!r}: expected auto, llama.cpp or llama-server")
-    if choice == "llama-server" and find_llama_server() is None:
-        raise ModelError(f"${BACKEND_ENV}=llama-server but no llama-server binary was found "
-                         "(build it with `make llama-server`, or set $MIRAGE_LLAMA_SERVER)")
-    if choice == "auto":
-        return "llama-server" if find_llama_server() is not None else "llama.cpp"
-    return choice
+    return choose_backend().backend
 
 
 # ------------------------------------------------------------------ starting and stopping
