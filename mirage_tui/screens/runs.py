@@ -28,7 +28,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments,
                                        run_rows, summary_segments)
 from engine.results.records import runs_fingerprint
-from engine.results.text import short_setting
+from engine.results.text import backend_segments, short_setting
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.dialogs.pick_system import PickSystemScreen
@@ -325,8 +325,9 @@ class RunsScreen(BaseScreen):
         with self.worker_errors("the report", store):
             reports = [build_report(store, n, n_boot=N_BOOT, seed=0, summary_only=True).as_json()
                        for n in names]
-            segments = summary_segments(reports[0], self.runs.get(names[0])) \
-                if len(reports) == 1 else comparison_segments(compare_reports(*reports))
+            segments = backend_segments(summary_segments(reports[0], self.runs.get(names[0])),
+                                        reports[0]) if len(reports) == 1 else \
+                comparison_segments(compare_reports(*reports))
             text = styled(segments)
             self.post_message(self.SummaryReady(generation, text))
 
