@@ -19,6 +19,7 @@ in-process host (docs/backends.md has the numbers).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -53,9 +54,18 @@ def speeds_path() -> Path:
 
 def gpu_build(binary: Path) -> bool:
     """Whether ``binary`` links a GPU runtime (CUDA, ROCm, Vulkan), read from the names of
-    the libraries it needs."""
+    the libraries it needs (once per version of the file)."""
     try:
-        with open(binary, "rb") as f:
+        stamp = _binary_stamp(binary)
+    except OSError:
+        return False
+    return _links_gpu(stamp["path"], stamp["size"], stamp["mtime"])
+
+
+@functools.lru_cache(maxsize=8)
+def _links_gpu(path: str, size: int, mtime: int) -> bool:
+    try:
+        with open(path, "rb") as f:
             head = f.read(_HEAD_BYTES)
     except OSError:
         return False
