@@ -13,8 +13,11 @@ llama-server the token ids. What differs: batching may change a greedy text in i
 the next-token distribution. So the identity's backend is ``'llama-server'`` and its cached
 generations never mix with the in-process ones.
 
-Not exercised by the test suite (building the binary takes ~15 min on 2 cores); only
-``find_llama_server`` is tested.
+Whether a new host uses it is :mod:`models.host.backend_choice`'s call (a GPU build always; on a
+CPU when ``benchmarks/bench_backends.py`` measured that it pays here). Tested against the real
+binary wherever one is found (tests/models/test_bench_backends.py runs both backends through
+the product's run path and records the measurement); ``find_llama_server`` and the choice are
+tested without one (tests/models/test_host.py, tests/models/test_backend_choice.py).
 """
 
 from __future__ import annotations
