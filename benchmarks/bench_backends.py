@@ -8,8 +8,8 @@ SmolLM2-135M-Instruct, greedy, ``--max-tokens`` new tokens. Each run goes throug
 own path (``plan_run`` + ``execute``: prompts fitted, generated, scored, stored). For each number
 of requests in flight a fresh workspace holds one run per backend (their identities differ, so
 nothing is cached across them); the runs go in ABBA order (default, llama-server, llama-server,
-default, ...) so drift in the machine's load hits both alike, and the other backend's host is
-stopped before a backend runs, so each has every core.
+default, ...) so drift in the machine's load hits both alike, and each run gets a fresh host
+of its own (the previous one stopped): every core, and no prompt cache of the same items.
 
 Reported per concurrency: items/s of each backend and their ratio (llama-server / default), the
 share of greedy answers identical between the backends, and ``compare``'s own paired statistics
@@ -31,6 +31,7 @@ import json
 import math
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -59,7 +60,9 @@ RUN_NAMES = {DEFAULT: "default", SERVER: "llama-server"}
 
 
 class Hosts:
-    """One backend's host at a time: switching stops the other one, so each has the cores."""
+    """A fresh host for every run, alone: the previous one is stopped first, so each run has
+    the cores and no prompt cache from a run of the same items (llama-server keeps prompts in
+    its slots and its RAM cache)."""
 
     def __init__(self) -> None:
         self.backend: str | None = None
@@ -67,17 +70,15 @@ class Hosts:
         self.asked = os.environ.get(BACKEND_ENV)      # put back when done
 
     def use(self, backend: str):
-        if backend != self.backend:
-            if self.generator is not None:
-                self.generator.close()
-            with registry.registry_lock():
-                for entry in registry.live_entries():
-                    if entry.backend != backend:
-                        client.stop_host(entry)
-            os.environ[BACKEND_ENV] = backend
-            self.generator = client.HostedGenerator.for_model(SMOL)
-            self.generator.generate("Warm up.", SamplingParams(max_tokens=2))
-            self.backend = backend
+        if self.generator is not None:
+            self.generator.close()
+        with registry.registry_lock():
+            for entry in registry.live_entries():
+                client.stop_host(entry)
+        os.environ[BACKEND_ENV] = backend
+        self.generator = client.HostedGenerator.for_model(SMOL)
+        self.generator.generate("Warm up.", SamplingParams(max_tokens=2))
+        self.backend = backend
         return self.generator
 
     def close(self) -> None:
@@ -200,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
         "max_tokens": args.max_tokens, "sampling": "greedy, seed 0",
         "llama_server_binary": str(binary),
         "seconds_total": round(time.perf_counter() - started, 1), **measured}
+    ratios = [r["ratio_llama_server_over_default"] for r in measured["rows"]
+              if r["ratio_llama_server_over_default"]]
+    result["ratio_geometric_mean"] = round(statistics.geometric_mean(ratios), 3) \
+        if ratios else None
     if not args.no_record:
         speeds = {r["concurrency"]: {DEFAULT: r["default"]["items_per_s"] or 0.0,
                                      SERVER: r["llama_server"]["items_per_s"] or 0.0}

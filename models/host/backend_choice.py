@@ -9,7 +9,8 @@ The rule, first match wins (:func:`choose_backend`, one line of reason each):
    batching many requests into one forward pass is what a GPU is for.
 4. A measurement of this machine (``<data dir>/backend_speeds.json``, written by
    ``benchmarks/bench_backends.py`` for this binary and this many cores): llama-server when its
-   best items/s beats the in-process host's best, else llama.cpp.
+   items/s over the in-process host's, geometric mean over the numbers of requests in flight
+   measured, is above 1, else llama.cpp.
 5. No measurement (or one of another binary or core count): llama-server, as before the
    measurement existed; the reason says so and how to measure.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +33,8 @@ from models.host import registry
 from models.host.llama_server import find_llama_server
 
 BACKEND_ENV = "MIRAGE_HOST_BACKEND"     # 'auto' (default), 'llama.cpp' or 'llama-server'
-BACKENDS = ("llama.cpp", "llama-server")
+DEFAULT, SERVER = "llama.cpp", "llama-server"
+BACKENDS = (DEFAULT, SERVER)
 SPEEDS_FILE = "backend_speeds.json"
 MEASURE_HINT = "python benchmarks/bench_backends.py measures it"
 _GPU_LIBRARIES = (b"libcudart", b"libcublas", b"libcuda.so", b"libhipblas", b"libamdhip",
@@ -85,13 +88,15 @@ def record_speeds(items_per_s: dict[int, dict[str, float]], *, model: str, sourc
     if binary is None:
         raise ModelError("no llama-server binary to record a measurement for")
     best = {b: max((row.get(b) or 0.0) for row in items_per_s.values()) for b in BACKENDS}
+    ratios = [row[SERVER] / row[DEFAULT] for row in items_per_s.values()
+              if row.get(SERVER) and row.get(DEFAULT)]
     doc = {"version": 1, "measured_at": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
            "source": source, "model": model, "cpu_count": os.cpu_count(),
            "binary": _binary_stamp(binary),
            "items_per_s": {str(c): row for c, row in sorted(items_per_s.items())},
            "best": best,
-           "ratio": round(best["llama-server"] / best["llama.cpp"], 3)
-           if best["llama.cpp"] else None}
+           # one noisy concurrency must not decide: the geometric mean of the ratios
+           "ratio": round(statistics.geometric_mean(ratios), 3) if ratios else None}
     path = speeds_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -143,4 +148,5 @@ def choose_backend() -> BackendChoice:
     return BackendChoice(
         "llama-server" if speeds["ratio"] > 1 else "llama.cpp",
         f"llama-server {verdict} here: {speeds['ratio']:.2f}x the in-process host's items/s "
+        "(geometric mean over requests in flight) "
         f"(measured {speeds.get('measured_at', '?')} UTC, {speeds_path()})")
