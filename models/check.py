@@ -27,7 +27,8 @@ def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None
     """Load ``name`` (a catalog name, a GGUF path or an endpoint spec) and time one short job; see the module
     docstring. Keys: name, kind, ok, device, seconds, load_seconds, tokens_per_s,
     prompt_tokens_per_s, items_per_s, error; plus, for a generator, prompt_tokens,
-    completion_tokens, finish_reason, text, chat; for an embedder, items and dim."""
+    completion_tokens, finish_reason, text, chat, backend, backend_reason; for an embedder,
+    items and dim."""
     from models.catalog import find_endpoint, find_model, load_embedder, load_generator
     from models.endpoints import without_credentials
 
@@ -68,6 +69,24 @@ def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None
                 prompt_tokens_per_s=gen.extra.get("prompt_tokens_per_s"),
                 prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens,
                 finish_reason=gen.finish_reason, text=gen.text, chat=model.chat)
+            result["backend"], result["backend_reason"] = backend_and_reason(model)
     except (ModelError, ValueError, OSError, RuntimeError) as exc:
         result["error"] = str(exc)
     return result
+
+
+def backend_and_reason(model) -> tuple[str | None, str]:
+    """The backend a loaded generator runs on and why, in one line
+    (:mod:`models.host.backend_choice` for a hosted model)."""
+    from models.host.backend_choice import choose_backend
+    from models.host.client import HOSTING_ENV, HostedGenerator
+
+    identity = getattr(model, "identity", None)
+    backend = identity.backend if identity is not None else None
+    if isinstance(model, HostedGenerator):
+        choice = choose_backend()
+        return backend, (choice.reason if choice.backend == backend else
+                         f"its host was started as {backend} before the choice changed")
+    if backend == "http":
+        return backend, "an HTTP endpoint: its server decides how requests are served"
+    return backend, f"loaded in this process (${HOSTING_ENV}=in-process)"

@@ -79,6 +79,32 @@ def concurrency_text(header: dict) -> str:
     return ", ".join(f"{name} {n}" for name, n in concurrency.items())
 
 
+def backends(header: dict) -> dict[str, str]:
+    """``{generator: backend}`` from the run header's model identities (``llama.cpp``,
+    ``llama-server``, ``http``, ...; engine/runs/header.py records them)."""
+    return {name: model["backend"] for name, model in (header.get("models") or {}).items()
+            if isinstance(model, dict) and model.get("backend")}
+
+
+def backend_text(header: dict) -> str:
+    """The backend the run's generators ran on: ``llama-server`` when they share one, else
+    ``smollm2 llama.cpp, qwen llama-server``; empty when none is recorded."""
+    found = backends(header)
+    if len(set(found.values())) == 1:
+        return next(iter(found.values()))
+    return ", ".join(f"{name} {backend}" for name, backend in found.items())
+
+
+def backend_segments(segments: list[tuple[str, str]], report: dict) -> list[tuple[str, str]]:
+    """A run's summary (``comparison.summary_segments``) with its backend named after the
+    title and the run's row line."""
+    text = backend_text(report.get("header") or {})
+    if not text:
+        return segments
+    at = 2 if len(segments) > 1 and segments[1][0].startswith("\ncreated") else 1
+    return [*segments[:at], (f"\nbackend {text}", ""), *segments[at:]]
+
+
 def _title(report: dict) -> list[str]:
     items = report["items"]
     errors = items["errors"]  # done counts them: finished items, generated or failed
@@ -91,6 +117,9 @@ def _title(report: dict) -> list[str]:
     if errors:
         lines.append(f"{errors} item{'s' if errors != 1 else ''} failed (recorded with the error; "
                      "running the run again retries them).")
+    backend = backend_text(report.get("header") or {})
+    if backend:
+        lines.append(f"Backend: {backend}.")
     overlap = concurrency_text(report.get("header") or {})
     if overlap:
         lines.append(f"Requests in flight: {overlap} (a backend that batches requests may "

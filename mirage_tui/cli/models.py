@@ -13,7 +13,8 @@ variable, never the key) and the models of servers running on the usual loopback
 (Ollama 11434, LM Studio 1234, vLLM 8000, llama.cpp 8080), probed in parallel for at most
 0.3 s, as specs ready for ``--generator`` or ``--judge``. ``check`` loads the model and runs one short generation (prompt and generated tokens/s) or one
 small embedding batch (items/s) with :func:`models.check.check_model` (the TUI's Models screen
-uses the same); it exits 1 with the reason when the model does not work. The model code is
+uses the same) and says which backend a generator runs on and why
+(:mod:`models.host.backend_choice`); it exits 1 with the reason when the model does not work. The model code is
 imported only when a models command runs.
 """
 
@@ -206,6 +207,8 @@ def _print_check(r: dict) -> None:
         print(f"  {r['items']} passages in {r['seconds']:.2f}s: {r['items_per_s']:.1f} items/s, "
               f"dim {r['dim']}")
         return
+    if r.get("backend"):
+        print(f"  backend: {r['backend']}: {r['backend_reason']}")
     print(f"  prompt: {r['prompt_tokens']} tokens, {_speed(r['prompt_tokens_per_s'], 0)}")
     print(f"  generated: {r['completion_tokens']} tokens, {_speed(r['tokens_per_s'], 1)} "
           f"({r['finish_reason']})")

@@ -33,10 +33,19 @@ from textual.widgets import DataTable, Footer, Header, Static
 from engine.metrics.adaptability import PATTERN_KEYS
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
+from mirage_tui.widgets.safe_text import elided_cell, elided_column
 from mirage_tui.widgets.segments import styled
+from mirage_tui.widgets.tables import refill_fitting
 
 N_BOOT = 2000
 BAR = 21
+# the rows' columns (key: label) and which stay when the screen is narrow: Δ with its CI and
+# the verdict first, so that they show at 80 columns whole (the rest: wider, or ``x``)
+ROW_COLUMNS = {k: k for k in ("metric", "setting", "n", "A", "B", "Δ [95% CI]", "Δ bar (CI)",
+                              "p", "Holm p", "verdict")}
+ROW_PRIORITY = ["metric", "setting", "Δ [95% CI]", "verdict", "n", "A", "B", "Δ bar (CI)",
+                "Holm p", "p"]
+FLIP_COLUMNS = {k: k for k in ("flip", "setting", "query", "lang", "A", "B")}
 
 
 def delta_bar(delta: float | None, lo: float | None, hi: float | None, scale: float,
@@ -106,6 +115,7 @@ class CompareScreen(BaseScreen):
         super().__init__()
         self.a, self.b = a, b
         self.comparison = None
+        self.rows: dict[str, list] = {"#cmp-rows": [], "#cmp-flips": []}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -126,14 +136,7 @@ class CompareScreen(BaseScreen):
 
     def on_mount(self) -> None:
         self.sub_title = f"compare · {self.a} vs {self.b}"
-        rows = self.query_one("#cmp-rows", DataTable)
-        # Δ with its CI right after A and B, so that it shows at 80 columns too
-        for label in ("metric", "setting", "n", "A", "B", "Δ [95% CI]", "Δ bar (CI)", "p",
-                      "Holm p", "verdict"):
-            rows.add_column(label, key=label)
-        flips = self.query_one("#cmp-flips", DataTable)
-        for label in ("flip", "setting", "query", "lang", "A", "B"):
-            flips.add_column(label, key=label)
+        self._fill()
         store = self.store_or_retry(self.on_mount)
         if store is not None:
             self.build(store)
@@ -177,6 +180,8 @@ class CompareScreen(BaseScreen):
             "bold red" if head and head.better < 0 else "bold")
         verdict = Text(f"A = {c.a.label} · B = {c.b.label} · {c.shared_items} shared items "
                        f"({c.shared_queries} queries)\n")
+        if c.warning:
+            verdict.append(f"Warning: {c.warning}.\n", style="bold yellow")
         verdict.append(verdict_line(c), style=style)
         verdict.append("\n" + power_line(c), style="italic")
         for line in arena_lines(c):
@@ -184,23 +189,18 @@ class CompareScreen(BaseScreen):
         verdict.append("\n? explains this verdict, Holm and the number of tests", style="dim")
         self.query_one("#cmp-verdict", Static).update(verdict)
         self.query_one("#cmp-explain", Static).update("\n".join(verdict_explained(c)))
-        rows = self.query_one("#cmp-rows", DataTable)
-        rows.clear()
         scale = max([abs(x) for r in c.rows for x in (r.lo, r.hi) if x is not None] + [0.05])
-        for i, r in enumerate(c.rows):
-            colour = "green" if r.better > 0 else "red" if r.better < 0 else ""
-            rows.add_row(r.metric, r.setting, str(r.n), fmt_value(r.a, r.metric),
-                         fmt_value(r.b, r.metric),
-                         fmt_delta_interval(r.delta, r.lo, r.hi, r.metric),
-                         delta_bar(r.delta, r.lo, r.hi, scale), p_text(r.p),
-                         p_text(r.p_holm), Text(r.verdict, style=colour), key=str(i))
+        bar = BAR if self.app.size.width >= 130 else 13     # so that it shows at 120 too
+        self.rows["#cmp-rows"] = [(str(i), dict(zip(ROW_COLUMNS, (
+            Text(r.metric), elided_cell(r.setting, 24), Text(str(r.n)),
+            fmt_value(r.a, r.metric), fmt_value(r.b, r.metric),
+            fmt_delta_interval(r.delta, r.lo, r.hi, r.metric),
+            delta_bar(r.delta, r.lo, r.hi, scale, bar), p_text(r.p), p_text(r.p_holm),
+            Text(r.verdict, style="green" if r.better > 0 else "red" if r.better < 0
+                 else ""))))) for i, r in enumerate(c.rows)]
+        self.rows["#cmp-flips"] = [(str(i), f) for i, f in enumerate(c.flips)]
+        self._fill()
         flips = self.query_one("#cmp-flips", DataTable)
-        flips.clear()
-        for i, f in enumerate(c.flips):
-            way = Text("wrong → right", style="green") if f.way == "better" else Text(
-                "right → wrong", style="red")
-            flips.add_row(way, f.setting, f.query_id, f.language or "?",
-                          _short(f.a_response), _short(f.b_response), key=str(i))
         flips.border_title = (f"Flipped items on {c.flip_metric}: "
                               f"{sum(f.way == 'better' for f in c.flips)} wrong → right, "
                               f"{sum(f.way == 'worse' for f in c.flips)} right → wrong "
@@ -229,6 +229,30 @@ class CompareScreen(BaseScreen):
             more.append("\n")
             more.append_text(message.side_by_side)
         self.query_one("#cmp-more", Static).update(more)
+
+    def on_resize(self) -> None:
+        self._fill()
+
+    def _fill(self) -> None:
+        """Both tables at this width: the rows' columns that fit whole (the left-out ones
+        named under the table), the flips' replies sharing what is left."""
+        pane = self.query_one("#cmp-pane", VerticalScroll)     # its scrollbar may come later
+        reserve = 0 if pane.show_vertical_scrollbar else pane.styles.scrollbar_size_vertical
+        rows = self.query_one("#cmp-rows", DataTable)
+        hidden = refill_fitting(rows, ROW_COLUMNS, self.rows["#cmp-rows"], ROW_PRIORITY,
+                                reserve)
+        rows.border_subtitle = f"{', '.join(hidden)}: wider screen or x" if hidden else ""
+        flips = self.query_one("#cmp-flips", DataTable)
+        reply = max(12, ((flips.scrollable_content_region.width or self.app.size.width - 4)
+                         - reserve - 2 - 13 - 8 - 16 - 4 - 2 * 6) // 2)
+        ids = elided_column([f.query_id for _, f in self.rows["#cmp-flips"]], 16)
+        refill_fitting(flips, FLIP_COLUMNS, [(key, dict(zip(FLIP_COLUMNS, (
+            Text("wrong → right", style="green") if f.way == "better"
+            else Text("right → wrong", style="red"), elided_cell(f.setting, 8), query,
+            Text(f.language or "?"), elided_cell(f.a_response or "–", reply, prose=True),
+            elided_cell(f.b_response or "–", reply, prose=True)))))
+            for (key, f), query in zip(self.rows["#cmp-flips"], ids)], list(FLIP_COLUMNS),
+            reserve)
 
     def action_back(self) -> None:
         self.go_back()
@@ -280,10 +304,3 @@ class CompareScreen(BaseScreen):
 
 def _safe(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)
-
-
-def _short(text: str | None, width: int = 36) -> str:
-    if text is None:
-        return "–"
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[:width - 1] + "…"

@@ -28,11 +28,12 @@ from textual.widgets import DataTable, Footer, Header, Static
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments,
                                        run_rows, summary_segments)
 from engine.results.records import runs_fingerprint
-from engine.results.text import short_setting
+from engine.results.text import backend_segments, short_setting
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.runs_keys import RunKeys
+from mirage_tui.widgets.safe_text import elided_cell
 from mirage_tui.widgets.segments import ROLE_STYLES, styled  # noqa: F401 (re-exported)
 from mirage_tui.widgets.tables import columns_that_fit, highlighted_key
 
@@ -107,9 +108,7 @@ class RunsScreen(RunKeys, BaseScreen):
     RunsScreen #runs { height: auto; max-height: 40%; border-top: round $primary 50%; }
     RunsScreen #runs:focus { border-top: round $accent; }
     RunsScreen #runs-hint { height: auto; padding: 0 1; color: $text-muted; }
-    RunsScreen #summary-pane { height: 1fr; border: round $primary 30%; padding: 0 1;
-        overflow-x: auto; }
-    RunsScreen #run-summary { width: auto; min-width: 100%; }
+    RunsScreen #summary-pane { height: 1fr; border: round $primary 30%; padding: 0 1; }
     """
 
     @dataclass
@@ -223,20 +222,18 @@ class RunsScreen(RunKeys, BaseScreen):
             table.move_cursor(row=table.get_row_index(keep))
 
     def _cells(self, r: RunRow) -> list[Text]:
-        def clip(text: str, width: int) -> str:
-            return text if len(text) <= width else text[: width - 1] + "…"
-
         # tight: ten columns must fit 100 cells; the summary repeats everything in full
         same_day = r.updated[:10] == r.created[:10]
-        return [self._name_cell(r.name), Text(r.dataset), Text(r.status),
+        return [self._name_cell(r.name), elided_cell(r.dataset, 16), Text(r.status),
                 Text(f"{r.done}/{r.total}", justify="right"),
-                Text(clip(", ".join(r.generators), 20)),
-                Text(clip(" ".join(short_setting(s) for s in r.settings), 22)),
+                elided_cell(", ".join(r.generators), 20),
+                elided_cell(" ".join(short_setting(s) for s in r.settings), 22),
                 Text(r.seeds), Text(", ".join(r.devices) or "—"), Text(r.created[:10]),
                 Text(r.updated[11:16] if same_day else r.updated[:10])]
 
     def _name_cell(self, name: str) -> Text:
-        return Text(f"● {name}" if name == self.marked else name)
+        # long names elided (tail kept), so that the generators fit at 80 columns too
+        return elided_cell(f"● {name}" if name == self.marked else name, 26)
 
     def _highlighted(self) -> str | None:
         return highlighted_key(self.query_one("#runs", DataTable))
@@ -262,7 +259,8 @@ class RunsScreen(RunKeys, BaseScreen):
         self.generation += 1
         self.summary_of = name
         self._show(Text(f"Computing the report of {name}…"))
-        self.build_summary(store, [name], self.generation)
+        pane = self.query_one("#summary-pane", VerticalScroll)
+        self.build_summary(store, [name], self.generation, pane.scrollable_content_region.width)
 
     @on(DataTable.RowHighlighted, "#runs")
     def _highlight_moved(self) -> None:
@@ -348,14 +346,16 @@ class RunsScreen(RunKeys, BaseScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-summary",
           name="run report")
-    def build_summary(self, store, names: list[str], generation: int) -> None:
+    def build_summary(self, store, names: list[str], generation: int, width: int) -> None:
         from engine.results.report import build_report
 
         with self.worker_errors("the report", store):
             reports = [build_report(store, n, n_boot=N_BOOT, seed=0, summary_only=True).as_json()
                        for n in names]
-            segments = summary_segments(reports[0], self.runs.get(names[0])) \
-                if len(reports) == 1 else comparison_segments(compare_reports(*reports))
+            width = max(30, width - 2)      # a scrollbar may come with the text
+            segments = backend_segments(
+                summary_segments(reports[0], self.runs.get(names[0]), width), reports[0]) \
+                if len(reports) == 1 else comparison_segments(compare_reports(*reports), width)
             text = styled(segments)
             self.post_message(self.SummaryReady(generation, text))
 

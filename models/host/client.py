@@ -49,11 +49,10 @@ from models import packaged
 from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, ModelUnusable,
                          Prompt, ReplyError, SamplingParams, TransientModelError)
 from models.host import budget, registry
-from models.host.llama_server import (DEFAULT_START_TIMEOUT_S, START_TIMEOUT_ENV,
-                                      find_llama_server)
+from models.host.backend_choice import BACKEND_ENV, choose_backend  # noqa: F401 (re-exported)
+from models.host.llama_server import DEFAULT_START_TIMEOUT_S, START_TIMEOUT_ENV
 
 HOSTING_ENV = "MIRAGE_HOSTING"          # 'hosted' (default) or 'in-process'
-BACKEND_ENV = "MIRAGE_HOST_BACKEND"     # 'auto' (default), 'llama.cpp' or 'llama-server'
 REQUEST_TIMEOUT_S = 3600.0              # a long generation on a slow CPU; death is seen at once
 LOG_ROTATE_BYTES = 8 << 20
 _DEFAULT_MAX_CTX = 4096                 # models.llama.DEFAULT_MAX_CTX (not imported: llama_cpp)
@@ -103,16 +102,9 @@ class HostSpec:
 
 
 def host_backend() -> str:
-    """The backend a new host would use (``$MIRAGE_HOST_BACKEND``; also the run estimates')."""
-    choice = os.environ.get(BACKEND_ENV, "auto").strip().lower() or "auto"
-    if choice not in ("auto", "llama.cpp", "llama-server"):
-        raise ModelError(f"${BACKEND_ENV}={choice!r}: expected auto, llama.cpp or llama-server")
-    if choice == "llama-server" and find_llama_server() is None:
-        raise ModelError(f"${BACKEND_ENV}=llama-server but no llama-server binary was found "
-                         "(build it with `make llama-server`, or set $MIRAGE_LLAMA_SERVER)")
-    if choice == "auto":
-        return "llama-server" if find_llama_server() is not None else "llama.cpp"
-    return choice
+    """The backend a new host would use (:mod:`models.host.backend_choice`: which and why;
+    also the run estimates')."""
+    return choose_backend().backend
 
 
 # ------------------------------------------------------------------ starting and stopping

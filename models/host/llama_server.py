@@ -13,10 +13,16 @@ llama-server the token ids. What differs: batching may change a greedy text in i
 the next-token distribution. So the identity's backend is ``'llama-server'`` and its cached
 generations never mix with the in-process ones.
 
+Whether a new host uses it is :mod:`models.host.backend_choice`'s call (a GPU build always; on a
+CPU when ``benchmarks/bench_backends.py`` measured that it pays here).
+
 Tested against a stand-in speaking llama-server's HTTP API (tests/testkit/
 llama_server_standin.py: start, health, token-id prompts, top-N label probabilities, death,
 leases, judging through it) and, wherever ``make llama-server`` has built the binary, against
-the real one (tests/models/test_llama_server_real.py).
+the real one (tests/models/test_llama_server_real.py, and tests/models/test_bench_backends.py,
+which runs both backends through the product's run path and records the measurement);
+``find_llama_server`` and the choice are tested without one (tests/models/test_host.py,
+tests/models/test_backend_choice.py).
 
 llama-server dying kills the host (exit 70, "llama-server exited with status N" in its log),
 also when a request sees the connection drop first: the client then sees a host death, retried

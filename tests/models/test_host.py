@@ -249,8 +249,10 @@ def test_llama_server_binary_lookup_and_its_own_identity(tmp_path, monkeypatch):
     binary.write_text("#!/bin/sh\n")
     binary.chmod(0o755)
     assert find_llama_server() == binary
+    monkeypatch.setenv("MIRAGE_HOST_BACKEND", "llama-server")  # a CPU build not measured: asked
     served = HostSpec.resolve(SMOL)
     assert served.backend == "llama-server" and served.key != plain.key
+    monkeypatch.delenv("MIRAGE_HOST_BACKEND")
     monkeypatch.setenv("MIRAGE_LLAMA_SERVER", "")              # empty: the backend is off
     assert find_llama_server() is None and HostSpec.resolve(SMOL).key == plain.key
     monkeypatch.setenv("MIRAGE_HOST_BACKEND", "llama-server")

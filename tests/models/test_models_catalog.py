@@ -205,8 +205,10 @@ def test_cli_models_check_a_generator(capsys):
     assert result["name"] == SMOL and result["device"] == "cpu"
     assert result["tokens_per_s"] > 0 and result["prompt_tokens_per_s"] > 0
     assert 1 <= result["completion_tokens"] <= 4 and result["seconds"] > 0
+    assert result["backend"] == "llama.cpp" and "in-process" in result["backend_reason"]
     code, out, _ = _run(capsys, "models", "check", SMOL, "--max-tokens", "2")
     assert code == 0 and "tokens/s" in out
+    assert "backend: llama.cpp: loaded in this process ($MIRAGE_HOSTING=in-process)" in out
 
 
 def test_cli_models_check_an_embedder(capsys):

@@ -23,20 +23,21 @@ class FakeRendered:
 class FakeGenerator:
     """Scripted: answers with the start of its first context chunk (or "I don't know"),
     counts calls, and raises ModelUnusable (a crash that stops the run) on the calls listed
-    in ``fail_on``."""
+    in ``fail_on``. Its identity names ``backend`` (``fake`` unless told)."""
 
     chat = True
     supports_label_probs = False
     device = "cpu"
 
-    def __init__(self, name: str = "fake-gen", n_ctx: int = 8192, fail_on=()):
-        self.name, self.n_ctx = name, n_ctx
+    def __init__(self, name: str = "fake-gen", n_ctx: int = 8192, fail_on=(),
+                 backend: str = "fake"):
+        self.name, self.n_ctx, self.backend = name, n_ctx, backend
         self.fail_on = set(fail_on)
         self.calls: list[str] = []
 
     @property
     def identity(self) -> ModelIdentity:
-        return ModelIdentity(self.name, "f" * 64, None, self.n_ctx, "fake")
+        return ModelIdentity(self.name, "f" * 64, None, self.n_ctx, self.backend)
 
     def render(self, messages) -> FakeRendered:
         return FakeRendered("".join(f"<{m['role']}>{m['content']}" for m in messages))

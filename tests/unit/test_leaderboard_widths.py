@@ -15,7 +15,8 @@ NAMES = ["smollm2-135m-instruct/mirage@1 | retrieved@5:minilm-l6-v2",
 
 def _rating(rank, system):
     return SimpleNamespace(rank=rank, system=system, elo=1000.0 + rank, elo_hi=1100.0,
-                           elo_lo=900.0, battles=12, wins=6, ties=1, losses=5, win_rate=0.54)
+                           elo_lo=900.0, battles=12, wins=6, ties=1, losses=5, win_rate=0.54,
+                           win_rate_lo=0.3, win_rate_hi=0.8)
 
 
 def test_rating_rows_fit_80_columns_and_keep_systems_apart():
@@ -28,5 +29,7 @@ def test_rating_rows_fit_80_columns_and_keep_systems_apart():
         shown = [row[1].plain for row in rows]
         assert len(set(shown)) == len(NAMES), shown                       # still apart
         assert all(row[1].full == name for row, name in zip(rows, NAMES))
-        # elided only where there is no room: at 80, not at 120
-        assert any("…" in s for s in shown) == (width == 80), shown
+        # elided only where there is no room: the names get what the other columns leave
+        room = width - 4 - sum(w + 2 for i, w in enumerate(widths) if i != 1) - 2
+        assert any("…" in s for s in shown) == (max(map(len, NAMES)) > room), (room, shown)
+        assert widths[1] == min(max(map(len, NAMES)), room)           # and use all of it

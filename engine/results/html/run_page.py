@@ -13,7 +13,7 @@ from engine.results.html.items import ITEM_LIMIT, item_data
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
 from engine.results.html.svg import Interval, bar_chart
 from engine.results.report import build_report
-from engine.results.text import short_setting
+from engine.results.text import backend_text, short_setting
 from engine.store import Store
 
 ANSWER_METRICS = (("em_loose", "EM"), ("f1_mirage", "F1"), ("char3_recall", "char-3gram"),
@@ -24,7 +24,7 @@ SHARES = (("nv", "NV", "noise vulnerability ↓"), ("ca", "CA", "context accepta
 
 def run_header_pairs(report: dict) -> list[tuple[str, object]]:
     """The run header as (name, value) lines: dataset and version, models with their
-    identities, templates, seed, device, concurrency, created, tool version."""
+    identities, templates, seed, device, backend, concurrency, created, tool version."""
     header, config = report["header"], report["config"]
     dataset = header.get("dataset") or {}
     pairs: list[tuple[str, object]] = [
@@ -53,6 +53,7 @@ def run_header_pairs(report: dict) -> list[tuple[str, object]]:
     seeds = header.get("seeds") or {"seed": config.get("seed")}
     pairs.append(("seeds", ", ".join(f"{k} {v}" for k, v in seeds.items())))
     pairs.append(("device", ", ".join(header.get("devices") or [str(header.get("device", "–"))])))
+    pairs.append(("backend", backend_text(header) or "–"))
     concurrency = header.get("concurrency")
     if isinstance(concurrency, dict):
         concurrency = ", ".join(f"{k} {v}" for k, v in concurrency.items())

@@ -8,6 +8,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from engine.stats import Estimate
+from mirage_tui.widgets.safe_text import elided_column
 
 RATING_COLUMNS = (("rank", "rank"), ("system", "system"), ("Elo", "elo"), ("95% CI", "ci"),
                   ("battles", "battles"), ("W/T/L", "wtl"), ("win rate [95% CI] n", "rate"))
@@ -38,6 +39,20 @@ def rating_cells(s) -> list[Text]:
             Text(f"+{s.elo_hi - s.elo:.0f}/-{s.elo - s.elo_lo:.0f}"),
             Text(str(s.battles), justify="right"),
             Text(f"{s.wins}/{s.ties}/{s.losses}"), Text(rate, justify="right")]
+
+
+def rating_rows(systems, width: int) -> list[list[Text]]:
+    """Every system's :func:`rating_cells` for a table ``width`` cells wide (border and
+    scrollbar in): the system names elided alike, keeping them apart, in what the other
+    columns leave (issue 27: at 80 columns the last column was cut)."""
+    rows = [rating_cells(s) for s in systems]
+    others = sum(max([len(label)] + [row[i].cell_len for row in rows]) + 2
+                 for i, (label, _) in enumerate(RATING_COLUMNS) if i != 1)
+    # at 80 columns the win rate with its CI and n leaves the names 10 cells
+    names = elided_column([s.system for s in systems], max(8, width - 4 - 2 - others))
+    for row, name in zip(rows, names):
+        row[1] = name
+    return rows
 
 
 def ratings_status(arena: str | None, info, r) -> str:

@@ -22,7 +22,7 @@ from mirage_tui.jobs import MIN_INTERVAL, JobController
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, arena_line,
                                                   judged_line, judging_line, no_arena,
-                                                  rating_cells, ratings_notes, ratings_status)
+                                                  rating_rows, ratings_notes, ratings_status)
 from mirage_tui.screens.leaderboard.data import (arena_choices, compute_surrogate_features,
                                                  judge_line, rate, surrogate)
 from mirage_tui.screens.leaderboard.messages import (BoardLoaded, ChoicesLoaded, PageExported,
@@ -237,8 +237,8 @@ class LeaderboardScreen(BaseScreen):
             self.query_one("#lb-notes", Static).update("")
             heatmap.set_ratings(None)
             return
-        for s in r.systems:
-            table.add_row(*rating_cells(s), key=s.system)
+        for s, cells in zip(r.systems, rating_rows(r.systems, self.app.size.width)):
+            table.add_row(*cells, key=s.system)
         if keep in {s.system for s in r.systems}:
             table.move_cursor(row=table.get_row_index(keep))
         self.query_one("#lb-status", Static).update(ratings_status(self.arena, info, r))
