@@ -93,9 +93,12 @@ def test_a_system_is_found_by_the_part_generator_accepts(db, capsys):
     _one_line(capsys, "run 'alpha' has no system 'fkae-b'; did you mean 'fake-b/mirage@1'?")
 
 
-def test_runs_that_differ_only_in_backend_say_so(db, capsys):
+def test_runs_that_differ_only_in_backend_say_so(db, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
     assert cli_main(["compare", "--db", str(db), "beta", "beta-server", "--n-boot", "20"]) == 0
-    text = capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert all(len(line) <= 100 for line in out.splitlines())     # wrapped to the terminal
+    text = " ".join(out.split())                                   # ... at spaces
     assert ("Warning: the two runs differ in backend (scripted vs llama-server): their "
             "answers are not comparable as like for like.") in text
     assert cli_main(["compare", "--db", str(db), "beta", "beta-short", "--n-boot", "20",
