@@ -1,7 +1,7 @@
 """Check that one model works here and how fast: load it and time one short job.
 
-A generator answers one short chat question, after a one-token warm-up (prompt and generated
-tokens per second, load time, device); an embedder embeds a small batch of passages (items per second, dimension).
+A generator answers one question about a passage (a prompt about as long as a MIRAGE item's),
+after a one-token warm-up (prompt and generated tokens per second, load time, device); an embedder embeds a small batch of passages (items per second, dimension).
 Used by ``mirage-tui models check`` and by the TUI's Models screen, so both say the same.
 The result is a plain dict (JSON-ready); a model that does not work gives ``ok = False`` and
 the reason in ``error``, never an exception for the expected failures (not installed, no such
@@ -15,8 +15,28 @@ from pathlib import Path
 
 from models.base import ModelError, SamplingParams
 
-CHECK_MESSAGES = [{"role": "user", "content": "Name the largest planet of the solar system "
-                                              "and say one thing about it."}]
+CHECK_PASSAGE = (
+    "Jupiter is the fifth planet from the Sun and the largest in the Solar System. It is a gas "
+    "giant with a mass more than two and a half times that of all the other planets combined, "
+    "but slightly less than one thousandth the mass of the Sun. Jupiter orbits the Sun at a "
+    "distance of 5.20 AU with an orbital period of 11.86 years. It is the third brightest "
+    "natural object in the night sky after the Moon and Venus, and it has been observed since "
+    "prehistoric times. Its name derives from that of Jupiter, the chief deity of ancient Roman "
+    "religion. Jupiter is primarily composed of hydrogen, followed by helium, which constitutes "
+    "a quarter of its mass and a tenth of its volume. Its outer atmosphere is divided into a "
+    "series of latitudinal bands, with turbulence and storms along their interacting "
+    "boundaries; the most obvious result of this is the Great Red Spot, a giant storm that has "
+    "been recorded since at least 1831. Jupiter is surrounded by a faint planetary ring system "
+    "and has a powerful magnetosphere, the second largest contiguous structure in the Solar "
+    "System after the heliosphere. It has 95 known moons; the four Galilean moons, Io, Europa, "
+    "Ganymede and Callisto, were discovered by Galileo Galilei in 1610, and Ganymede is the "
+    "largest moon in the Solar System.")
+# a question about a passage, its prompt about as long as a MIRAGE item's (a few hundred
+# tokens): timed on a one-line prompt, the per-token prompt rate came out several times too
+# low (fixed costs over few tokens), and run estimates before the first item followed it
+CHECK_MESSAGES = [{"role": "user", "content": f"Context: {CHECK_PASSAGE}\n\nQuestion: Which "
+                                              "is the largest planet of the solar system, and "
+                                              "what is one thing known about it?"}]
 # another prompt than the check's, so that the check's prompt is evaluated (and timed) whole
 WARM_UP_MESSAGES = [{"role": "user", "content": "Hello."}]
 CHECK_PASSAGES = [f"Passage {i}: a short text about topic number {i}, used to time the "

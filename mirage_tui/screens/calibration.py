@@ -205,7 +205,9 @@ class CalibrationScreen(BaseScreen):
         text.append(", ".join(f"{who} {label:+d}" for who, label in sorted(labels.items())))
         for order in verdict.get("orders", []):
             score = order.get("score")
-            text.append(f"\nJudge, shown {order['shown']}: ", style="bold")
+            shown = ("A shown first, B second" if order["shown"] == "ab" else
+                     "B shown first, A second")
+            text.append(f"\nJudge, {shown}: ", style="bold")
             text.append(("failed" if order.get("failed") else
                          CLASS_WORDS.get(order.get("winner") or "none", "?"))
                         + ("" if score is None else f" (P(B) − P(A) = {score:+.2f})"))

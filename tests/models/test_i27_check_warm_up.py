@@ -39,3 +39,11 @@ def test_the_check_times_a_generation_after_a_warm_up(monkeypatch):
     assert [tokens for _, tokens in model.calls] == [1, 8]
     assert model.calls[0][0] != CHECK_MESSAGES and model.calls[1][0] == CHECK_MESSAGES
     assert result["tokens_per_s"] == 40.0 and result["prompt_tokens_per_s"] == 40.0
+
+
+def test_the_check_times_a_prompt_as_long_as_a_run_item():
+    """A one-line prompt's per-token rate is mostly fixed costs: it made the estimate before a
+    run's first item several times long. The check's prompt is a passage and a question, a
+    few hundred tokens (about 4 characters a token), like a MIRAGE item's."""
+    content = CHECK_MESSAGES[0]["content"]
+    assert len(content) >= 1000 and "Context: " in content and "Question: " in content

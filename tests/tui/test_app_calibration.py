@@ -66,8 +66,10 @@ async def test_calibration_screen_shows_figures_matrix_and_disagreements(calibra
         await settle(pilot)
         pair = text_of(screen.query_one("#cal-pair", Static))
         assert "Question 0?" in pair and "first answer 0" in pair
-        assert "ann -1, bob -1" in pair and "Judge, shown ab: A better" in pair
-        assert "Judge, shown ba: B better" in pair
+        assert "ann -1, bob -1" in pair                 # the orders in words (issue 27)
+        assert "Judge, A shown first, B second: A better" in pair
+        assert "Judge, B shown first, A second: B better" in pair
+        assert "shown ab" not in pair and "shown ba" not in pair
         await pilot.press("escape")
         assert app.screen is not screen
         assert not app.errors()

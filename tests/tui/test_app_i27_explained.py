@@ -11,6 +11,7 @@ import re
 
 import pytest
 from textual.widgets import DataTable, Static
+from textual.widgets._footer import FooterKey
 
 from engine.arena.battles import load_battles
 from engine.arena.leaderboard import compute_ratings
@@ -131,6 +132,10 @@ async def test_inspector_scores_in_percent_orders_in_words_verdict_keys_in_foote
         await settle(pilot)
         assert screen.detail_shown and screen.shown_verdicts
         assert {"a", "e", "b"} <= footer_keys()
+        await pilot.pause(0.2)
+        shown = {k.key for k in app.screen.query(FooterKey)
+                 if k.region.width and k.region.right <= app.size.width}
+        assert {"a", "e", "b"} <= shown, shown          # on screen, not past the footer's end
         panels = [text_of(p) for p in screen.query(".setting-panel")]
         scores = "\n".join(panels)
         assert "rates in %" in scores

@@ -46,8 +46,9 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
 
     AUTO_FOCUS = "#insp-items"
 
-    BINDINGS = [
-        Binding("escape", "back", "Back"),
+    # the verdict keys right after Back: shown only while an item with a judged battle is
+    # open, and a footer at 120 columns had no room left for them at the end
+    BINDINGS = [Binding("escape", "back", "Back")] + VERDICT_BINDINGS + [
         Binding("s", "second_system", "Side by side"),
         Binding("f", "focus_filters", "Filters"),
         Binding("x", "clear_filters", "Clear filters"),
@@ -60,7 +61,7 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
         Binding("left_square_bracket", "previous_item", "Previous", show=False),
         Binding("o", "jump_to_oracle", "Oracle", show=False),
         Binding("t", "jump_to_settings", "Prompts", show=False),
-    ] + VERDICT_BINDINGS
+    ]
 
     PALETTE = (
         PaletteCommand("query: jump to oracle", "Scroll the query's pool to its oracle chunk",
