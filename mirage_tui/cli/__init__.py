@@ -78,6 +78,25 @@ def _group_modules():
     return [import_module(name) for name in dict.fromkeys(_GROUPS.values())]
 
 
+def _end_past_workers() -> None:
+    """After the app has closed: when a worker thread is still running (daemon threads, which
+    quitting does not wait for: mirage_tui/worker_threads.py), end the process here. The
+    interpreter's own shutdown would tear down the native libraries under a thread still inside
+    them (an embedding, a model call) and could abort ("terminate called without an active
+    exception", exit 134, seen once in the tmux smoke test). Nothing is lost: every store write
+    is its own transaction, files are written through a temporary file, and the exit handlers
+    (the model hosts' leases) run first."""
+    import atexit
+    import threading
+
+    if not any(t.daemon and t.is_alive() for t in threading.enumerate()):
+        return
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def main(argv: list[str] | None = None) -> int:
     # before anything imports engine or models: a namesake of either would be imported instead
     problem = shadowing_problem()
@@ -111,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         from mirage_tui.app import run_app
 
         run_app(db_path, settings=settings)     # the app shows the file's problems
+        _end_past_workers()
         return 0
     if args.command != "config":                # which prints them itself
         for problem in settings.problems:
