@@ -56,8 +56,8 @@ def add_parsers(sub) -> None:
 
 
 def run(args, store) -> int:
-    from engine.results.paired import (PairingError, compare, format_comparison,
-                                        worse_than, write_items_csv)
+    from engine.results.paired import PairingError, compare, worse_than
+    from engine.results.paired_text import format_comparison, write_items_csv
 
     gate = _gate(args.fail_if_worse)
     if args.n_boot < 1:

@@ -169,8 +169,8 @@ class CompareScreen(BaseScreen):
 
     @on(Ready)
     def _ready(self, message: Ready) -> None:
-        from engine.results.paired import (arena_lines, p_text, pattern_name, power_line,
-                                           verdict_line)
+        from engine.results.paired import p_text, verdict_line
+        from engine.results.paired_text import arena_lines, pattern_name, power_line
         from engine.results.paired_words import verdict_explained
         from engine.results.units import fmt_delta_interval, fmt_value
 
@@ -285,7 +285,7 @@ class CompareScreen(BaseScreen):
             return
         from engine.output_files import OutputFileError, write_text
         from engine.results.html import comparison_page, write_page
-        from engine.results.paired import write_items_csv
+        from engine.results.paired_text import write_items_csv
 
         base = Path.cwd() / f"compare-{_safe(c.a.label)}-vs-{_safe(c.b.label)}"
         try:

@@ -32,7 +32,8 @@ from engine.datasets.demo_pool import DEMO_NAME
 from engine.runs import ConfigError, RunConfig
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
-from mirage_tui.widgets.estimates import estimate_line
+from mirage_tui.screens.new_run_text import (name_hint, optional_float, optional_int,
+                                            parse_ks, plan_summary)
 from mirage_tui.widgets.ticks import TickList  # ticked vs unticked by glyph, not colour
 
 TEMPLATES = (("mirage (MIRAGE reference prompts)", "mirage"),
@@ -42,38 +43,6 @@ BASIC = ("base", "oracle", "mixed")
 RETRIEVED = "retrieved"
 DEFAULT_SAMPLE = "20"
 PREVIEW_DELAY = 0.3
-
-
-def parse_ks(text: str) -> list[int]:
-    """``"1,3,5"`` → [1, 3, 5]; a ConfigError names what is not a positive integer."""
-    ks = []
-    for part in text.replace(" ", ",").split(","):
-        if not part:
-            continue
-        if not part.isdigit() or int(part) < 1:
-            raise ConfigError(f"top-k: {part!r} is not a positive integer (e.g. 1,3,5)")
-        ks.append(int(part))
-    return sorted(set(ks))
-
-
-def _optional_int(text: str, what: str) -> int | None:
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ConfigError(f"{what}: {text!r} is not a whole number") from None
-
-
-def _optional_float(text: str, what: str) -> float | None:
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise ConfigError(f"{what}: {text!r} is not a number (e.g. 0.05)") from None
 
 
 @dataclass
@@ -346,14 +315,14 @@ class NewRunScreen(BaseScreen):
         return RunConfig(
             dataset=str(dataset), generators=generators, settings=settings,
             retrievers=retrievers, template=str(template),
-            sample=_optional_int(self.query_one("#run-sample", Input).value, "queries"),
-            adaptive_target=_optional_float(self.query_one("#run-adaptive", Input).value,
+            sample=optional_int(self.query_one("#run-sample", Input).value, "queries"),
+            adaptive_target=optional_float(self.query_one("#run-adaptive", Input).value,
                                             "adaptive CI"),
-            seed=_optional_int(self.query_one("#run-seed", Input).value, "seed") or 0,
-            max_tokens=_optional_int(self.query_one("#run-max-tokens", Input).value,
+            seed=optional_int(self.query_one("#run-seed", Input).value, "seed") or 0,
+            max_tokens=optional_int(self.query_one("#run-max-tokens", Input).value,
                                      "max tokens") or 64,
-            threads=_optional_int(self.query_one("#run-threads", Input).value, "threads"),
-            concurrency=_optional_int(self.query_one("#run-concurrency", Input).value,
+            threads=optional_int(self.query_one("#run-threads", Input).value, "threads"),
+            concurrency=optional_int(self.query_one("#run-concurrency", Input).value,
                                       "in flight"),
             name=self.query_one("#run-name", Input).value.strip() or None)
 
@@ -488,41 +457,3 @@ class NewRunScreen(BaseScreen):
             self._suspended = False
             self.query_one("#run-dataset").focus()
             self._schedule_preview()
-
-
-def name_hint(store, config: RunConfig) -> str:
-    """A line for a typed run name that is no stored run but close to one (else "")."""
-    from engine.results.records import known_runs
-    from engine.suggest import close_to
-
-    if config.name == config.default_name():
-        return ""                       # derived, not typed
-    known = known_runs(store)
-    if config.name in known:
-        return ""
-    near = close_to(config.name or "", known)
-    return (f"\nNo run is named {config.name}; did you mean {near[0]}? (the same name and "
-            "configuration resumes a run)" if near else "")
-
-
-def plan_summary(plan, guess: dict) -> str:
-    """``Plan: 30 items = 10 queries × 1 system × 3 settings · about 1m20s …``"""
-    c = plan.config
-    systems, settings = len(plan.systems), len(plan.settings)
-    selection = (f"{plan.first_batch} of {plan.dataset_queries} queries (seeded sample, "
-                 f"seed {c.seed})" if plan.first_batch < plan.dataset_queries
-                 else f"all {plan.dataset_queries} queries")
-    lines = [f"Plan: {plan.count} items = {plan.first_batch} queries × {systems} "
-             f"system{'s' if systems != 1 else ''} × {settings} "
-             f"setting{'s' if settings != 1 else ''} · {selection}"]
-    if c.adaptive:
-        until = ("the paired CI of the second generator's EM minus the first's excludes 0"
-                 if c.adaptive_until == "difference"
-                 else f"every 95% CI half-width is below {c.adaptive_target}")
-        lines.append(f"Adaptive: batches of {plan.batch_size} queries until {until}, at most "
-                     f"{len(plan.queries)} queries ({plan.max_count} items)")
-    lines.append(estimate_line(guess))
-    if plan.existing_run:
-        lines.append(f"Run {c.name} exists ({plan.existing_run['status']}): starting resumes "
-                     f"it; its {guess['finished']} finished items are skipped")
-    return "\n".join(lines)

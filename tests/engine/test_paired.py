@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine.results.paired import PairingError, compare, pair, power_line, verdict_line
+from engine.results.paired import PairingError, compare, pair, verdict_line
+from engine.results.paired_text import power_line
 from engine.results.paired_stats import (bootstrap_means, holm, mcnemar_exact,
                                          mcnemar_sample_size, paired_bootstrap, sign_flip_p)
 from engine.store import Store

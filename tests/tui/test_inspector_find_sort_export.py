@@ -133,7 +133,7 @@ async def test_sorting_by_key_and_header_pages_in_order(workspace):
 
 async def test_export_writes_the_filtered_sorted_view(workspace, tmp_path):
     from mirage_tui.screens.inspector import InspectorScreen
-    from mirage_tui.screens.inspector.screen import ExportViewScreen
+    from mirage_tui.screens.inspector.export_view import ExportViewScreen
 
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(120, 35)) as pilot:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from engine.results.html.page import definition_list, esc, notes, page, table
 from engine.results.html.svg import Interval, interval_chart
-from engine.results.paired import PairedComparison, compare, p_text, pattern_name, verdict_line
+from engine.results.paired import PairedComparison, compare, p_text, verdict_line
+from engine.results.paired_text import pattern_name
 from engine.results.text import pct, short_setting
 from engine.store import Store
 

@@ -14,8 +14,6 @@ way), and ``E`` exports the items the list shows, filtered and sorted, as CSV or
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
@@ -23,25 +21,25 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static
+from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
 from mirage_tui.commands import PaletteCommand
-from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.inspector.cells import (COLUMN_SORTS, ITEM_COLUMNS, column_label,
                                                item_key, page_cells)
 from mirage_tui.screens.inspector.detail import ItemDetail
+from mirage_tui.screens.inspector.export_view import ViewExportKeys
 from mirage_tui.screens.inspector.human import VERDICT_BINDINGS, HumanVerdictKeys
 from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets, status_line
 from mirage_tui.screens.inspector.messages import (Counted, DetailLoaded, FacetsLoaded,
-                                                   ItemsLoaded, ViewExported)
+                                                   ItemsLoaded)
 
 PAGE_SIZE = 100
 LOAD_MORE_MARGIN = 10
 
 
-class InspectorScreen(HumanVerdictKeys, BaseScreen):
+class InspectorScreen(ViewExportKeys, HumanVerdictKeys, BaseScreen):
     """A run's items, filtered; Enter opens one; Escape goes back."""
 
     AUTO_FOCUS = "#insp-items"
@@ -281,51 +279,6 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
         column = next(c for c, k in COLUMN_SORTS.items() if k == (self.sort or "system"))
         return f"{column} {'▼' if self.descending else '▲'}"
 
-    # ------------------------------------------------------------------ export
-
-    def action_export_view(self) -> None:
-        store = self.store
-        if store is None:
-            return
-        filters, sort, descending = self.filters, self.sort, self.descending
-
-        def chosen(answer: tuple[str, str] | None) -> None:
-            if answer is not None:
-                self.export_view(store, filters, sort, descending,
-                                 Path(answer[0]).expanduser(), answer[1])
-
-        self.app.push_screen(ExportViewScreen(self.run_name, filters.describe(),
-                                              self._sort_label() if sort else ""), chosen)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-export",
-          name="export view")
-    def export_view(self, store, filters: Filters, sort: str | None, descending: bool,
-                    path: Path, fmt: str) -> None:
-        from engine.results.export import export_run, header_path
-
-        with self.worker_errors("the export", store, prefix=f"{path}: "):
-            written = export_run(store, self.run_name, format=fmt, out=path,
-                                 filters=filters.query_args(), sort=sort,
-                                 descending=descending)
-            if fmt == "csv":
-                header = json.loads(header_path(written).read_text(encoding="utf-8"))
-            else:
-                with written.open(encoding="utf-8") as fh:
-                    header = json.loads(fh.readline())
-            self.post_message(ViewExported(str(written), fmt, int(header["rows"]),
-                                           filters.describe()))
-
-    @on(ViewExported)
-    def _view_exported(self, message: ViewExported) -> None:
-        from engine.results.export import header_path
-
-        extra = f" (header: {header_path(message.path)})" if message.format == "csv" else ""
-        noun = "item" if message.rows == 1 else "items"
-        where = f" ({message.view})" if message.view else ""
-        self.app.notify(f"Wrote {message.rows} {noun} of this view{where} to "
-                        f"{message.path}{extra}",
-                        title="Export", markup=False, timeout=10)
-
     def reload_items(self) -> None:
         self.generation += 1
         self.rows, self.total, self.exhausted = [], None, False
@@ -510,19 +463,3 @@ class InspectorScreen(HumanVerdictKeys, BaseScreen):
             self.query_one(ItemDetail).show_error(message.error)
         self.app.notify(message.error, title=f"Could not load {message.what}",
                         severity="error", markup=False, timeout=10)
-
-
-class ExportViewScreen(ExportRunScreen):
-    """The export dialog, for the inspector's view: says which filters and order it writes."""
-
-    def __init__(self, run_name: str, filters: str, sort: str) -> None:
-        super().__init__(run_name)
-        self.view = " · ".join(p for p in (filters or "every item", sort and f"sorted by {sort}")
-                               if p)
-
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.query_one("#export-title", Label).update(
-            f"Export this view of {self.run_name}: {self.view}")
-        self.query_one("#export-path", Input).value = str(
-            self.folder / f"{self.run_name}-view.csv")

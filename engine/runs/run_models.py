@@ -1,0 +1,132 @@
+"""The models a run uses, loaded once each and recorded in its header: generators (with the
+context an endpoint named before), retrievers (with the reranker) and the top-k retrieval of
+the items not finished yet. A part of :class:`engine.runs.execute._Runner` (a mixin): it uses
+the runner's ``store``, ``plan``, ``config``, ``header``, ``generators``, ``retrievers``,
+``recorded``, ``finished``, ``cancel``, ``emit``, ``check_cancel``, ``_key``, ``_log`` and
+``_write_run``."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+from engine.jobs import Stop, model_errors
+from engine.runs.contexts import apply_learned_context
+from engine.runs.header import identity_json, record_generator
+from engine.runs.plan import PlanItem
+
+
+class RunModels:
+    """Loading and recording the models of a run (module docstring)."""
+
+    def _generator(self, name: str):
+        generator = self.generators.get(name)
+        if generator is None:
+            from models.catalog import load_generator
+
+            self.emit(force=True, message=f"loading {name}")
+
+            def load():
+                with model_errors(name, "cannot load generator {model!r}: {error}"):
+                    return load_generator(name, n_ctx=self.config.n_ctx,
+                                          n_threads=self.config.threads)
+
+            generator = self._logged_load("generator", name, load)
+            self.generators[name] = generator
+        if name not in self.recorded:
+            learned = apply_learned_context(self.store, generator)
+            if learned:
+                self._log("context", f"{name}: prompts fitted to {learned} tokens, the context "
+                                     "its server named before")
+            problem = record_generator(self.header, name, generator)
+            if problem:
+                raise Stop("failed", problem)
+            self.recorded.add(name)
+            self._write_run()
+        return generator
+
+    def _retrieve(self, items: list[PlanItem]) -> dict[str, dict[int, list[int]]]:
+        """Top-k chunk rowids per retriever and query, for the items not finished yet."""
+        pending: dict[str, list[int]] = defaultdict(list)
+        for item in items:
+            if item.kind == "retrieved" and not self.finished.get(self._key(item)):
+                if item.query_rowid not in pending[item.retriever]:
+                    pending[item.retriever].append(item.query_rowid)
+        out = {}
+        depth = max(self.config.top_k or [0])
+        for name, queries in pending.items():
+            retriever = self._retriever(name)
+
+            def progress(done, total, what):
+                self.emit(message=f"{what} {done}/{total or '?'}")
+
+            with model_errors(name, "retriever {model!r} failed: {type}: {error}"):
+                ranked = retriever.retrieve(queries, depth=depth, progress=progress,
+                                            cancel=self.cancel)
+            self.check_cancel("cancelled while retrieving; run it again to resume")
+            out[name] = {q: [c for c, _ in ranked.get(q, [])] for q in queries}
+        return out
+
+    def _retriever(self, name: str):
+        retriever = self.retrievers.get(name)
+        if retriever is None:
+            retriever = self._load_retriever(name)
+            self.retrievers[name] = retriever
+        label = getattr(retriever, "label", None) or self.plan.retriever_labels[name]
+        known = self.header.setdefault("retrievers", {}).get(name)
+        if known and known.get("label") != label:
+            raise Stop("failed", f"retriever {name!r} is not the one this run started with "
+                                 f"(label {known.get('label')}, now {label}: a different model "
+                                 "file, reranker or attached collection); resume it with the "
+                                 "same retriever, or use --force-new or a new --name")
+        self.plan.retriever_labels[name] = label
+        if not known:
+            self.header["retrievers"][name] = {
+                "label": label, "embedder": identity_json(getattr(retriever, "embedder", None)),
+                "reranker": self.header.get("reranker")}
+            self._write_run()
+        return retriever
+
+    def _load_retriever(self, name: str):
+        from engine.retrieval import Retriever
+        from models.catalog import load_embedder
+
+        self.emit(force=True, message=f"loading retriever {name}")
+
+        def load():
+            with model_errors(name, "cannot load retriever {model!r}: {type}: {error}"):
+                return Retriever(self.store, self.plan.dataset, load_embedder(name),
+                                 reranker=self._reranker(),
+                                 rerank_depth=self.config.rerank_depth)
+
+        return self._logged_load("retriever", name, load)
+
+    def _logged_load(self, what: str, name: str, load):
+        """``load()``, with its time (or why it failed) in the run's log."""
+        started = time.perf_counter()
+        try:
+            model = load()
+        except Stop as exc:
+            self._log("load", f"could not load {what} {name}: {exc.message}")
+            raise
+        self._log("load", f"loaded {what} {name} in {time.perf_counter() - started:.1f}s")
+        return model
+
+    def _reranker(self):
+        spec = self.config.reranker
+        if not spec:
+            return None
+        kind, _, target = spec.partition(":")
+        if kind == "judge":
+            from models.catalog import load_generator
+            from models.rerankers import JudgeReranker
+
+            reranker = JudgeReranker(load_generator(target, n_threads=self.config.threads))
+        else:
+            from models.rerankers import CrossEncoderReranker
+
+            reranker = CrossEncoderReranker(target)
+        self.header["reranker"] = {"spec": spec, "name": reranker.name,
+                                   "identity": identity_json(reranker),
+                                   "depth": self.config.rerank_depth}
+        return reranker
