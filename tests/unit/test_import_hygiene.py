@@ -2,8 +2,6 @@
 headless (importing them never pulls in textual), no layer imports one above it, no import cycle
 between the project's modules, and no raw SQL in the UI layer (the engine owns the store)."""
 
-import ast
-import re
 import subprocess
 import sys
 
@@ -11,6 +9,7 @@ import pytest
 
 from testkit.imports import describe_cycles, find_modules, import_cycles, import_graph, imports_of
 from testkit.paths import ROOT
+from testkit.sql_finder import raw_sql
 
 PACKAGES = ("mirage_tui", "engine", "models")
 
@@ -121,37 +120,6 @@ def test_cycle_checker_accepts_an_acyclic_package(tmp_path):
 
 # --------------------------------------------------------------------------- no SQL in the UI
 
-SQL = re.compile(r"\b(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE TABLE)\b")
-
-
-def _string_literals(tree: ast.AST):
-    """(line, text) of each string literal that is not a docstring; an f-string is one literal
-    with its fields as ``x``."""
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
-                                       ast.AsyncFunctionDef))
-                  and node.body and isinstance(node.body[0], ast.Expr)
-                  and isinstance(node.body[0].value, ast.Constant)}
-    inside_fstrings = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.JoinedStr):
-            inside_fstrings.update(id(part) for part in ast.walk(node) if part is not node)
-            yield node.lineno, "".join(part.value if isinstance(part, ast.Constant) else "x"
-                                       for part in node.values)
-        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
-              and id(node) not in docstrings and id(node) not in inside_fstrings):
-            yield node.lineno, node.value
-
-
-def raw_sql(paths, root) -> list[str]:
-    found = []
-    for path in paths:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        found += [f"{path.relative_to(root)}:{line}: {' '.join(text.split())[:80]}"
-                  for line, text in sorted(_string_literals(tree)) if SQL.search(text)]
-    return found
-
-
 def test_sql_finder_sees_plain_and_f_string_sql_but_not_prose(tmp_path):
     (tmp_path / "ui.py").write_text(
         '"""SELECT in a docstring is prose."""\n'
@@ -160,11 +128,11 @@ def test_sql_finder_sees_plain_and_f_string_sql_but_not_prose(tmp_path):
         '                "FROM runs")\n'
         'c = f"UPDATE {table} SET x = 1"\n'
         'd = f"{n} rows"\n', encoding="utf-8")
-    assert raw_sql([tmp_path / "ui.py"], tmp_path) == [
+    assert raw_sql([tmp_path / "ui.py"], tmp_path, literals_only=True) == [
         "ui.py:3: SELECT COUNT(*) FROM runs", "ui.py:5: UPDATE x SET x = 1"]
 
 
 def test_mirage_tui_has_no_raw_sql():
-    bad = raw_sql(sorted((ROOT / "mirage_tui").rglob("*.py")), ROOT)
+    bad = raw_sql(sorted((ROOT / "mirage_tui").rglob("*.py")), ROOT, widget_queries=True)
     assert not bad, "SQL belongs in engine/ (call an engine function instead):\n" + \
         "\n".join(bad)
