@@ -14,8 +14,8 @@ else these count as SQL:
 - ``.conn`` (the raw connection) taken from anything but a thread-local HTTP holder
   (``self._local.conn``).
 
-``python -m testkit.sql_finder engine/runs`` (from ``tests/``, or with ``tests`` on the path)
-lists what it finds in the folders or files given.
+``PYTHONPATH=tests python3 -m testkit.sql_finder engine/runs`` (from the repository root) lists
+what it finds in the folders or files given; with none, everything outside the store.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def sql_outside_the_store(root: Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    root = Path.cwd()
+    root = Path(__file__).resolve().parents[2]     # the repository this kit belongs to
     if not argv:
         found = sql_outside_the_store(root)
     else:
