@@ -9,7 +9,7 @@ queries beyond), its size in bytes and the items it carries, and the seconds it 
 
 ::
 
-    .venv/bin/python benchmarks/bench_html_report.py [--items 1000,10000]   # README adds 60000
+    .venv/bin/python benchmarks/bench_html_report.py [--items 1000,10000]   # docs/measured.md adds 60000
 
 Writes benchmarks/results/html_report.json.
 """
