@@ -71,3 +71,9 @@ def labels_datasets(store: Store) -> list[LabelsDataset]:
             "p.id = l.pair_rowid WHERE p.dataset_id = ? ORDER BY l.aspect", (r["id"],)))
         out.append(LabelsDataset(f"{r['name']}@{r['version']}", r["n"], aspects))
     return out
+
+
+def labels_dataset_name(run_name: str) -> str:
+    """The labels dataset that holds people's own verdicts on run ``run_name``'s answers
+    (written from the app; renamed with the run)."""
+    return f"verdicts:{run_name}"
