@@ -3,11 +3,11 @@
 Items run in the plan's order (generator, then query, then settings in prefix-sharing order)
 through :mod:`engine.inflight`: up to ``concurrency`` requests out at once (a query's items
 one after another), retried when a failure is transient, each outcome stored on this thread in
-the plan's order. Each finished item is one transaction (:mod:`engine.runs.rows`). A run that is cancelled,
-crashes or is killed with ``kill -9`` has only whole items stored; running it again skips
-the items it has, answers every other item whose generation is already stored (by any run)
-from the store, and generates only the rest: nothing is generated twice, no row is lost or
-duplicated.
+the plan's order. Each finished item is one transaction (:mod:`engine.runs.rows`). A run
+that is cancelled, crashes or is killed with ``kill -9`` has only whole items stored; running
+it again skips the items it has, answers every other item whose generation is already stored
+(by any run) from the store, and generates only the rest: nothing is generated twice, no row
+is lost or duplicated.
 
 Scores come from :func:`engine.metrics.answer.score_generation` against the query's answers
 and language, with ``cited=True`` for a template whose responses carry citations
