@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.runs import rows
-from engine.runs.prompting import PromptTooLong, context_length, context_rowids, fit_prompt, \
-    generation_key
+from engine.runs.prompting import (PromptTooLong, context_length, context_rowids, fit_prompt,
+                                   generation_key)
 from engine.store import Store
+from engine.store.generations import generation_text
 from models.base import ContextOverflow, SamplingParams
 
 
@@ -81,7 +81,7 @@ class ItemAnswers:
     def ask(self, generator, model_key: str, prompt) -> Answer:
         """The prompt's generation: stored already (by any run), or asked now."""
         gen_key = generation_key(model_key, prompt.text, self.params)
-        text = rows.generation_text(self.store, gen_key)
+        text = generation_text(self.store, gen_key)
         if text is not None:
             return Answer(prompt, gen_key, text, None)
         generation = generator.generate(prompt.messages, self.params)

@@ -44,8 +44,8 @@ import time
 from functools import partial
 from typing import Callable, Mapping
 
-from engine.inflight import ErrorBudget, Outcome, Policy, Request, default_concurrency, \
-    in_flight, watchdog_for
+from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_concurrency,
+                             in_flight, watchdog_for)
 from engine.jobs import Job, JobEvent, eta, model_failed
 from engine.metrics.answer import score_generation
 from engine.prompts import get_template

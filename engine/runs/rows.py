@@ -24,7 +24,8 @@ from engine.runs.header import initial_header, now
 from engine.runs.plan import Plan, PlanItem, RunConfigMismatch
 from engine.store import Store, run_items
 from engine.store import runs as run_table
-from engine.store.run_items import ItemKey, generation_text
+from engine.store.generations import generation_text
+from engine.store.run_items import ItemKey
 from models.replies import checked_text
 
 SCORER_MARK = "_scorer"

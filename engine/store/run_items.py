@@ -1,5 +1,5 @@
 """A run's items: the write side (one item, its generation and its scores, or its error), what
-a resume reads back (finished items, labels, a stored generation or score), and what items are
+a resume reads back (finished items, labels, a stored score), and what items are
 made of (queries, their pools, chunk texts, a dataset's queries). What is written and why is
 :mod:`engine.runs.rows`'s; the per-item write is the run's hot path: it adds no query."""
 
@@ -75,11 +75,6 @@ def item_values(store: Store, run_id: int, metric: str) -> list[sqlite3.Row]:
         "JOIN scores s ON s.generation_key = ri.generation_key AND s.query_rowid = "
         "ri.query_rowid WHERE ri.run_id = ? AND s.metric = ? AND s.value IS NOT NULL",
         (run_id, metric))
-
-
-def generation_text(store: Store, gen_key: str) -> str | None:
-    rows = store.query("SELECT text FROM generations WHERE key = ?", (gen_key,))
-    return rows[0][0] if rows else None
 
 
 def score_row(store: Store, gen_key: str, query: int, metric: str) -> sqlite3.Row | None:
