@@ -62,3 +62,9 @@ def labels_datasets(store: Store) -> list[LabelsDataset]:
     pairs and the aspects its labels are on (the calibration dialog's choices)."""
     return [LabelsDataset(f"{r['name']}@{r['version']}", r["n"], label_aspects(store, r["id"]))
             for r in labels_dataset_rows(store)]
+
+
+def labels_dataset_name(run_name: str) -> str:
+    """The labels dataset that holds people's own verdicts on run ``run_name``'s answers
+    (written from the app; renamed with the run)."""
+    return f"verdicts:{run_name}"

@@ -29,14 +29,10 @@ from engine.results.inspector import (
 )
 from engine.results.records import (
                                       ItemRecord,
-                                      RunInfo,
-                                      RunNotFound,
                                       count_items,
                                       is_mixed_like,
                                       item_counts,
-                                      known_runs,
                                       load_items,
-                                      load_run,
                                       metric_order,
                                       parse_retrieved,
                                       retriever_name,
@@ -54,10 +50,10 @@ from engine.results.report import (
 from engine.results.text import ADAPTABILITY_COLUMNS, num, pct, short_setting, table
 
 __all__ = ["ADAPTABILITY_COLUMNS", "RunComparison", "RunRow", "compare_reports", "run_row",
-           "run_rows", "ChunkRow", "ItemDetail", "ItemRecord", "ItemRow", "RunInfo",
-           "RunNotFound", "RunReport", "ScoreRow", "SettingRow", "build_report", "count_items",
+           "run_rows", "ChunkRow", "ItemDetail", "ItemRecord", "ItemRow",
+           "RunReport", "ScoreRow", "SettingRow", "build_report", "count_items",
            "export_rows", "export_run", "format_report", "header_path", "is_mixed_like",
-           "item_counts", "item_detail", "items_for", "known_runs", "load_items", "load_run",
+           "item_counts", "item_detail", "items_for", "load_items",
            "metric_order", "num", "parse_retrieved", "pct", "retriever_name", "run_header",
            "run_retrievers", "setting_order", "short_setting", "split_system", "stored_counts",
            "system_label",

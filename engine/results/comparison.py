@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from engine.metrics.definitions import definition_lines
 from engine.results.text import ADAPTABILITY_COLUMNS, concurrency_text, pct, short_setting, table
-from engine.results.units import fmt_delta
+from engine.units import fmt_delta
 
 Segment = tuple[str, str]
 """``(text, role)``; see the module docstring for the roles."""
@@ -58,7 +58,8 @@ class RunRow:
 def run_row(store, name: str) -> RunRow:
     """Run ``name``'s row: item counts (the run's counters), configuration, seeds, devices,
     times to the minute."""
-    from engine.results.records import load_run, stored_counts
+    from engine.results.records import stored_counts
+    from engine.runs.lookup import load_run
 
     run = load_run(store, name)
     counts = stored_counts(store, run)
@@ -77,7 +78,7 @@ def run_row(store, name: str) -> RunRow:
 
 def run_rows(store) -> list[RunRow]:
     """Every stored run's row, oldest first."""
-    from engine.results.records import known_runs
+    from engine.store.runs import known_runs
 
     return [run_row(store, name) for name in known_runs(store)]
 

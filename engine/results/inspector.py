@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 from engine.metrics.adaptability import (CATEGORIES, category_label, category_of,
                                          pattern_key)
-from engine.results.records import (LOOSE_METRIC, SCORER_MARK, is_mixed_like, load_run,
-                                    metric_order, parse_retrieved, run_metrics,
-                                    run_settings, setting_order)
+from engine.results.records import (LOOSE_METRIC, SCORER_MARK, is_mixed_like, metric_order,
+                                    parse_retrieved, run_metrics, run_settings, setting_order)
+from engine.runs.lookup import load_run
 from engine.results.item_queries import SORT_KEYS, ItemQuery, items_sql
 from engine.store import Store
 

@@ -10,7 +10,7 @@ adaptability shares per mixed-like setting), A's and B's values, Δ = B − A wi
 bootstrap 95% CI over queries, a p-value (McNemar's exact test for binary scores, the paired
 sign-flip permutation test otherwise, also for the adaptability shares, which are means of
 per-query indicators), Holm's adjustment across every row of the comparison, a verdict, and the
-items for 80% power (:mod:`engine.results.paired_stats` has the statistics and their sources).
+items for 80% power (:mod:`engine.paired_stats` has the statistics and their sources).
 And the item diff: every item whose binary score flipped (A right → B wrong, wrong → right),
 grouped by setting, language and source, with both responses, and the (b, o, m) pattern
 transitions of the queries (e.g. ``110 → 100``).
@@ -35,10 +35,10 @@ from engine.results.pairing import (Pairing, PairingError, Side, pair, parse_sid
                                     system_choice)
 from engine.results.records import (LOOSE_METRIC, ItemRecord, is_mixed_like, metric_order,
                                     split_system)
-from engine.results.paired_stats import (holm, mcnemar_exact, mcnemar_sample_size,
-                                         paired_bootstrap, paired_mean_sample_size,
-                                         sign_flip_p)
-from engine.results.units import fmt_delta, fmt_delta_interval
+from engine.paired_stats import (holm, mcnemar_exact, mcnemar_sample_size,
+                                 paired_bootstrap, paired_mean_sample_size,
+                                 sign_flip_p)
+from engine.units import fmt_delta, fmt_delta_interval
 
 DEFAULT_METRICS = (LOOSE_METRIC, "f1_mirage", "char3_recall", DEFAULT_LANGUAGE_METRIC)
 """The rows shown unless ``metrics`` names others (``all``: every stored one)."""
@@ -425,7 +425,7 @@ def compare(store, a_spec: str, b_spec: str, metrics: Iterable[str] | None = Non
 
 
 def points(x: float | None) -> str:
-    """A difference in percentage points, ``+12.5 pp`` (:mod:`engine.results.units`)."""
+    """A difference in percentage points, ``+12.5 pp`` (:mod:`engine.units`)."""
     return fmt_delta(x)
 
 

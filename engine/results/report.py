@@ -33,10 +33,11 @@ from engine.metrics.adaptability import PATTERN_KEYS, AdaptabilityReport, adapta
 from engine.metrics.definitions import GOLD_DEFINITIONS, resolve as resolve_definitions
 from engine.metrics.language import DEFAULT_LANGUAGE_METRIC, LANGUAGE_METRICS
 from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
-from engine.results.records import (LOOSE_METRIC, ItemRecord, RunColumns, RunInfo, RunNotFound,
-                                    column_counts, is_mixed_like, load_columns, load_run,
-                                    metric_order, parse_retrieved, retriever_name,
-                                    setting_order, split_system)
+from engine.results.records import (LOOSE_METRIC, ItemRecord, RunColumns, column_counts,
+                                    is_mixed_like, load_columns, metric_order, parse_retrieved,
+                                    retriever_name, setting_order, split_system)
+from engine.runs.lookup import RunNotFound, load_run
+from engine.store.runs import RunInfo
 from engine.retrieval.scores import answer_match_rows, gold_chunks, stored_rankings
 from engine.stats import RATE, Estimate, clopper_pearson_many, interval, intervals
 from engine.store import Store

@@ -210,7 +210,7 @@ def _systems_in(store, run_name: str, settings: str | None) -> list[str] | None:
         return None
     from engine.arena.planning import run_contestants
     from engine.arena.types import split_arena_system
-    from engine.results.records import load_run
+    from engine.runs.lookup import load_run
 
     wanted = {s.strip() for s in settings.split(",") if s.strip()}
     chosen, seen = [], set()

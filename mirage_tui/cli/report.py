@@ -113,8 +113,9 @@ def written_line(what: str, path: Path) -> str:
 
 
 def _export(args, store) -> int:
-    from engine.results import count_items, export_run, header_path, load_run
+    from engine.results import count_items, export_run, header_path
     from engine.results.export import partial_note, run_header
+    from engine.runs.lookup import load_run
 
     run_info = load_run(store, args.run)
     out = args.out or Path(f"{args.run}.{args.format}")

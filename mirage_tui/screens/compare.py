@@ -172,7 +172,7 @@ class CompareScreen(BaseScreen):
         from engine.results.paired import p_text, verdict_line
         from engine.results.paired_text import arena_lines, pattern_name, power_line
         from engine.results.paired_words import verdict_explained
-        from engine.results.units import fmt_delta_interval, fmt_value
+        from engine.units import fmt_delta_interval, fmt_value
 
         c = self.comparison = message.comparison
         head = c.headline()

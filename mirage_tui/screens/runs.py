@@ -27,7 +27,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments,
                                        run_rows, summary_segments)
-from engine.results.records import runs_fingerprint
+from engine.store.runs import runs_fingerprint
 from engine.results.text import backend_segments, short_setting
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.dialogs.pick_system import PickSystemScreen

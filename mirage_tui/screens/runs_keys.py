@@ -67,8 +67,9 @@ class RunKeys:
 
         with self.worker_errors("the export", store, prefix=f"{path}: "):
             if fmt == "html":
-                from engine.results import count_items, load_run
+                from engine.results import count_items
                 from engine.results.html import run_page, write_page
+                from engine.runs.lookup import load_run
 
                 written = write_page(run_page(store, name), path)
                 rows = count_items(store, load_run(store, name))

@@ -14,7 +14,7 @@ import pytest
 from testkit.toy_run import LABEL, RET, SETTINGS, A, B, chunk_rowid, fill, new_run
 
 from engine.results.inspector import item_detail, items_for
-from engine.results.records import RunNotFound
+from engine.runs.lookup import RunNotFound
 from engine.results.report import build_report, format_report
 from engine.stats import clopper_pearson
 

@@ -22,7 +22,8 @@ from typing import Any
 
 from engine.metrics.adaptability import CATEGORIES, category_label
 from engine.results.inspector import count_items_for, item_detail, items_for
-from engine.results.records import load_run, setting_order
+from engine.results.records import setting_order
+from engine.runs.lookup import load_run
 from engine.store import Store
 
 ITEM_LIMIT = 2000
