@@ -19,11 +19,10 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 
 from engine.datasets.formats import FORMATS, detect_format, get_importer
-from engine.datasets.formats.base import DatasetFormatError, ParsedDataset, Progress
-from engine.jobs import Job, JobEvent, combined_progress
+from engine.datasets.formats.base import DatasetFormatError, ParsedDataset
+from engine.jobs import Job, JobEvent, Progress
 from engine.store import Store
 from engine.text_safety import visible_line
 
@@ -61,13 +60,12 @@ def content_hash(files: list[Path], root: Path) -> tuple[str, int]:
 
 def import_path(store: Store, path: str | Path, *, format: str | None = None,
                 name: str | None = None, progress: Progress | None = None,
-                on_event: Callable[[JobEvent], None] | None = None,
                 min_interval: float = 0.0) -> ImportResult:
-    """Import ``path`` (module docstring). ``on_event`` receives the parse's progress as
+    """Import ``path`` (module docstring). ``progress`` receives the parse's progress as
     :class:`~engine.jobs.JobEvent` (at most one per ``min_interval`` seconds; 0: all of
-    them); ``progress(done, total, what)`` is the parser's own count."""
-    return _Importing(store, Path(path).expanduser(), format, name,
-                      combined_progress(on_event, progress), min_interval).run()
+    them), and the last one when the import ends."""
+    return _Importing(store, Path(path).expanduser(), format, name, progress,
+                      min_interval).run()
 
 
 class _Importing(Job):
@@ -103,7 +101,7 @@ class _Importing(Job):
             return
 
         started = time.perf_counter()
-        parsed = importer.parse(path, progress=self.parse_progress if self.progress else None)
+        parsed = importer.parse(path, steps=self.parse_steps if self.progress else None)
         check_storable(parsed, files[0] if len(files) == 1 else path)
         dataset_id, version = write_dataset(store, parsed, name=name, content_hash=digest,
                                             path=path, nbytes=nbytes,
@@ -112,8 +110,8 @@ class _Importing(Job):
                                    counts=_counts(parsed), warnings=parsed.warnings,
                                    seconds=time.perf_counter() - started)
 
-    def parse_progress(self, done: int, total: int | None, what: str) -> None:
-        """The parser's progress, as the job's events."""
+    def parse_steps(self, done: int, total: int | None, what: str) -> None:
+        """The parser's steps, as the job's events."""
         self.done, self.total, self.what = done, total, what
         self.emit()
 

@@ -321,8 +321,11 @@ def test_resume_makes_no_judge_calls(run_store):
 def test_cancel_stops_between_responses(run_store):
     seen = []
     summary = compute_features(run_store, "feat-run", cancel=lambda: len(seen) >= 2,
-                               progress=lambda done, total, what: seen.append(done))
+                               progress=seen.append)
     assert summary.cancelled and summary.computed == 1   # progress(0) then one response
+    assert [(e.kind, e.status, e.done, e.total) for e in seen] == [
+        ("features", "running", 0, 4), ("features", "running", 1, 4),
+        ("features", "cancelled", 1, 4)]
     rest = compute_features(run_store, "feat-run")
     assert rest.skipped == 1 and rest.computed == 3
 
