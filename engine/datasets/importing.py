@@ -27,6 +27,9 @@ from engine.store import Store
 from engine.text_safety import visible_line
 
 
+NOTHING_STORED = "cancelled; nothing was stored"
+
+
 @dataclass
 class ImportResult:
     dataset: str            # name
@@ -59,12 +62,14 @@ def content_hash(files: list[Path], root: Path) -> tuple[str, int]:
 
 
 def import_path(store: Store, path: str | Path, *, format: str | None = None,
-                name: str | None = None, progress: Progress | None = None,
-                min_interval: float = 0.0) -> ImportResult:
+                name: str | None = None, progress: Progress | None = None, cancel=None,
+                min_interval: float = 0.0) -> ImportResult | None:
     """Import ``path`` (module docstring). ``progress`` receives the parse's progress as
     :class:`~engine.jobs.JobEvent` (at most one per ``min_interval`` seconds; 0: all of
-    them), and the last one when the import ends."""
-    return _Importing(store, Path(path).expanduser(), format, name, progress,
+    them), and the last one when the import ends. ``cancel`` (an Event or a callable) is
+    checked while the parser reports and before the write: a cancelled import stores nothing
+    and returns None."""
+    return _Importing(store, Path(path).expanduser(), format, name, progress, cancel,
                       min_interval).run()
 
 
@@ -72,8 +77,8 @@ class _Importing(Job):
     kind = "import"
     raises = True
 
-    def __init__(self, store, path, format, name, progress, min_interval):
-        super().__init__(progress, None, min_interval)
+    def __init__(self, store, path, format, name, progress, cancel, min_interval):
+        super().__init__(progress, cancel, min_interval)
         self.store, self.path, self.format, self.name = store, path, format, name
         self.done, self.total, self.what = 0, None, None
         self.result: ImportResult | None = None
@@ -101,7 +106,9 @@ class _Importing(Job):
             return
 
         started = time.perf_counter()
-        parsed = importer.parse(path, steps=self.parse_steps if self.progress else None)
+        watched = self.progress is not None or self.cancel is not None
+        parsed = importer.parse(path, steps=self.parse_steps if watched else None)
+        self.check_cancel(NOTHING_STORED)
         check_storable(parsed, files[0] if len(files) == 1 else path)
         dataset_id, version = write_dataset(store, parsed, name=name, content_hash=digest,
                                             path=path, nbytes=nbytes,
@@ -111,7 +118,8 @@ class _Importing(Job):
                                    seconds=time.perf_counter() - started)
 
     def parse_steps(self, done: int, total: int | None, what: str) -> None:
-        """The parser's steps, as the job's events."""
+        """The parser's steps, as the job's events; a cancel stops the parse here."""
+        self.check_cancel(NOTHING_STORED)
         self.done, self.total, self.what = done, total, what
         self.emit()
 
@@ -120,7 +128,7 @@ class _Importing(Job):
                         total=self.total, new=self.done, working_on=self.what,
                         message=message)
 
-    def summary(self, status: str, message: str | None) -> ImportResult:
+    def summary(self, status: str, message: str | None) -> ImportResult | None:
         return self.result
 
 
