@@ -112,18 +112,20 @@ def compute_features(store: Store, run_name: str, *, judge: str | Generator | No
         progress(_event(summary, "running", done,
                         f"features: {summary.skipped} responses already scored"))
 
+    def missing(response) -> set[str]:
+        return set(wanted) - stored.get((response.generation_key, response.query_rowid), set())
+
     for batch in batched(todo, 50):
-        for response in load_responses(store, batch):
+        responses = load_responses(store, batch)
+        for response, judged, errors in (
+                scorer.each(responses, missing, cancel) if scorer is not None
+                else ((r, [], []) for r in responses)):
             if is_cancelled(cancel):
                 summary.cancelled = True
                 break
-            missing = set(wanted) - stored.get((response.generation_key,
-                                                 response.query_rowid), set())
-            values = [v for v in model_free_features(response) if v.metric in missing]
-            if scorer is not None:
-                judged, errors = scorer.compute(response, missing)
-                values += judged
-                summary.errors += errors
+            values = [v for v in model_free_features(response)
+                      if v.metric in missing(response)] + judged
+            summary.errors += errors
             if values:
                 with store.write() as db:
                     db.conn.executemany(
@@ -136,7 +138,9 @@ def compute_features(store: Store, run_name: str, *, judge: str | Generator | No
             done += 1
             if progress:
                 progress(_event(summary, "running", done, "features"))
-        if summary.cancelled:
+        if scorer is not None and scorer.stopped:
+            summary.errors.append(scorer.stopped)
+        if summary.cancelled or (scorer is not None and scorer.stopped):
             break
     if scorer is not None:
         summary.judge_calls = scorer.counters.calls
