@@ -172,6 +172,14 @@ class JobController:
         self.owner.post_message(self.Progress(self.name or ""))
         return True
 
+    def cancel_key(self, idle: str, cancelling: str) -> None:
+        """A screen's cancel key: ask the job to stop (saying ``cancelling``), or say ``idle``
+        when no job runs."""
+        if not self._active:
+            self.app.notify(idle, timeout=2, markup=False)
+        elif self.cancel():
+            self.app.notify(cancelling, timeout=4, markup=False)
+
     def cancel_quietly(self) -> None:
         """Cancel without telling the screens (the app or the screen is closing)."""
         if self._active:

@@ -335,13 +335,9 @@ class ModelsScreen(BaseScreen):
         return self.check_job.running if action == "cancel_check" else True
 
     def action_cancel_check(self) -> None:
-        if not self.check_job.running:
-            self.notify("No model is being checked.", timeout=2)
-            return
-        if self.check_job.cancel():
-            self.notify(f"The check of {self.checking} stops after its current step "
-                        "(a model that is loading finishes loading first).", timeout=4,
-                        markup=False)
+        self.check_job.cancel_key("No model is being checked.",
+                                  f"The check of {self.checking} stops after its current step "
+                                  "(a model that is loading finishes loading first).")
 
     def action_cancel_check_why(self) -> None:
         self.action_cancel_check()

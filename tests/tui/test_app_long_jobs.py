@@ -21,6 +21,17 @@ pytestmark = pytest.mark.asyncio
 XQUAD_DE = SHARED_DATA / "xquad" / "xquad.de.json"
 
 
+async def cancel_at_gate(pilot, key: str, job, gate: threading.Event) -> None:
+    """Press the cancel ``key`` while ``job`` (a JobController) is held at ``gate``, then open
+    the gate and wait until the job has stopped."""
+    await pilot.press(key)
+    await pilot.pause()
+    assert job.cancelling
+    gate.set()
+    await wait_until(pilot, lambda: not job.running, what="the job to stop")
+    await wait_for_workers(pilot)
+
+
 def held_parser(monkeypatch) -> tuple[threading.Event, threading.Event]:
     """squad.parse, held at its first step until ``gate`` opens (``reached`` says it is
     there): the edge the import job's cancel is checked at."""
@@ -62,13 +73,8 @@ async def test_escape_cancels_an_import_and_stores_nothing(db_path, monkeypatch)
         status = dialog.query_one("#import-status", Static)
         assert dialog.running and "Esc cancels" in text_of(status)
 
-        await pilot.press("escape")                  # cancels; does not close the dialog
-        await pilot.pause()
-        assert app.screen is dialog and dialog.importing.cancelling
-        gate.set()
-        await wait_until(pilot, lambda: not dialog.running, what="the import to stop")
-        await wait_for_workers(pilot)
-        assert app.screen is dialog
+        await cancel_at_gate(pilot, "escape", dialog.importing, gate)
+        assert app.screen is dialog                  # Esc cancelled; it did not close it
         assert "cancelled; nothing was stored" in text_of(status)
         assert datasets_named(db_path, "xquad.de") == 0
         assert not app.errors()
@@ -118,12 +124,7 @@ async def test_x_cancels_a_model_check_and_records_nothing(tmp_path, monkeypatch
         assert screen.check_action("cancel_check", ())         # x is in the footer now
         assert "x cancels" in text_of(screen.query_one("#model-detail", Static))
 
-        await pilot.press("x")
-        await pilot.pause()
-        assert screen.check_job.cancelling
-        gate.set()
-        await wait_until(pilot, lambda: not screen.check_job.running, what="the check")
-        await wait_for_workers(pilot)
+        await cancel_at_gate(pilot, "x", screen.check_job, gate)
         assert model.calls == 1                 # stopped after the warm-up: no timed job
         assert screen.checking is None and not screen.check_action("cancel_check", ())
         assert SMOL not in screen.checks and SMOL not in stored_checks(tmp_path / "w.db")
@@ -167,11 +168,7 @@ async def test_x_cancels_the_surrogate_features_after_a_whole_response(workspace
         await pilot.press("u")
         await wait_until(pilot, reached.is_set, what="the second response")
         assert screen.check_action("cancel_job", ())
-        await pilot.press("x")
-        await pilot.pause()
-        assert screen.jobs.cancelling
-        gate.set()
-        await wait_until(pilot, lambda: not screen.jobs.running, what="the features")
+        await cancel_at_gate(pilot, "x", screen.jobs, gate)
         await settle(pilot)
         assert responses_with_features(workspace["path"]) == 2     # whole responses only
         assert screen.jobs.summary.cancelled and not screen.check_action("cancel_job", ())

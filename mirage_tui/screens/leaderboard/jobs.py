@@ -161,15 +161,11 @@ class LeaderboardJobs:
         return self.jobs.running if action == "cancel_job" else True
 
     def action_cancel_job(self) -> None:
-        if not self.jobs.running:
-            self.notify("Nothing is being judged or computed.", timeout=2)
-            return
-        if self.jobs.cancel():
-            self.notify("Judging stops after the current battle and resumes from the cache."
-                        if self.job_kind == JUDGE else
-                        "The features stop after the current response; u computes the rest.",
-                        timeout=4)
-        self.refresh_bindings()
+        self.jobs.cancel_key("Nothing is being judged or computed.",
+                             "Judging stops after the current battle and resumes from the "
+                             "cache." if self.job_kind == JUDGE else
+                             "The features stop after the current response; u computes the "
+                             "rest.")
 
     def action_cancel_job_why(self) -> None:
         self.action_cancel_job()
