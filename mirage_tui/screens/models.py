@@ -81,7 +81,7 @@ class ModelsScreen(BaseScreen):
         PaletteCommand("models: check selected",
                        "Load the highlighted model and time a short job", "check_model"),
         PaletteCommand("models: cancel the check", "Stop the model check (x)",
-                       "cancel_check_why"),
+                       "cancel_check"),
         PaletteCommand("models: refresh", "Scan for models again", "refresh_models"),
     )
     PALETTE_AFTER = "show_models"

@@ -28,7 +28,7 @@ BINDINGS = [
 ]
 PALETTE = (
     PaletteCommand("leaderboard: cancel", "Stop judging or the surrogate's features (x)",
-                   "cancel_job_why"),
+                   "cancel_job"),
 )
 
 
