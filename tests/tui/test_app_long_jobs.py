@@ -181,3 +181,49 @@ async def test_x_cancels_the_surrogate_features_after_a_whole_response(workspace
         surrogate = text_of(screen.query_one("#lb-surrogate", Static))
         assert "Kendall τ" in surrogate and "n=4" in surrogate
         assert not app.errors()
+
+
+# --------------------------------------------------------------------------- a calibration
+
+async def test_x_cancels_a_calibration_in_the_footer_while_it_runs(tmp_path, monkeypatch):
+    from engine.arena.calibrate import list_calibrations
+    from mirage_tui.screens.calibration import CalibrationScreen
+    from test_app_calibration import first_wins, labelled_workspace, scripted_catalog
+    from testkit.arena import ScriptedJudge
+    from testkit.tui import open_screen, settle
+
+    class HeldJudge(ScriptedJudge):
+        """The scripted judge; its second call waits at the gate."""
+
+        def generate(self, prompt, params):
+            if len(self.calls) == 1:
+                reached.set()
+                gate.wait(30)
+            return super().generate(prompt, params)
+
+    reached, gate = threading.Event(), threading.Event()
+    path = labelled_workspace(tmp_path)
+    judge = HeldJudge(first_wins, name="lazy-judge")
+    scripted_catalog(monkeypatch, judge, "lazy-judge")
+    app = RecordingApp(path)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await open_screen(pilot, CalibrationScreen())
+        screen = app.screen
+        assert not screen.check_action("cancel_calibration", ())
+        await pilot.press("j")
+        await settle(pilot)
+        await pilot.click("#calib-go")
+        await wait_until(pilot, reached.is_set, what="the second verdict")
+        assert app.screen is screen and screen.check_action("cancel_calibration", ())
+        await cancel_at_gate(pilot, "x", screen.calibrating, gate)
+        await settle(pilot)
+        assert screen.calibrating.summary.status == "cancelled"
+        assert not screen.check_action("cancel_calibration", ())
+        assert any("press j again to resume" in m for m, _ in app.notes)
+        assert not app.errors()
+    store = Store(path)
+    try:
+        assert list_calibrations(store) == []               # only whole verdicts stored
+        assert store.query("SELECT COUNT(*) FROM judgments")[0][0] == len(judge.calls) == 2
+    finally:
+        store.close()
