@@ -106,9 +106,9 @@ def main(argv: list[str] | None = None) -> int:
         segment = max(1, args.segment // args.batch_size) * args.batch_size
         state = {"done": 0, "target": 0}
 
-        def progress(done, total, what):
-            if "embedding" in what:
-                state["done"] = state["base"] + done
+        def progress(event):
+            if event.status == "running" and "embedding" in (event.working_on or ""):
+                state["done"] = state["base"] + event.new
 
         pairs = []
         reports = []

@@ -76,6 +76,15 @@ class JobEvent:
         return self.done / self.total if self.total else 0.0
 
 
+Progress = Callable[[JobEvent], None]
+"""What ``progress=`` means everywhere (runs, arenas, calibration, imports, indexing,
+retrieval, features): a callback that receives the job's :class:`JobEvent` s."""
+
+StepCount = Callable[[int, "int | None", str], None]
+"""``steps(done, total or None, what)``: how a part of a job that is not a job itself (a
+dataset parser) tells its job where it is; the job sends it on as its :class:`JobEvent`."""
+
+
 class Stop(Exception):
     """Raised inside a job to end it with ``status`` (and why, in ``message``)."""
 
@@ -145,35 +154,6 @@ def eta(done: int, total: int, seconds: float, steps: int) -> float | None:
     return None if not steps else max(0, total - done) * (seconds / steps)
 
 
-def counts_progress(progress: Callable[[int, int | None, str], None]
-                    ) -> Callable[[JobEvent], None]:
-    """An event callback for the older ``progress(done, total, what)`` callbacks: running
-    events only, counting this call's own work (the cached steps left out), ``what`` being the
-    event's message or what it works on."""
-    def forward(event: JobEvent) -> None:
-        if event.status == "running":
-            total = None if event.total is None else event.total - event.cached
-            progress(event.done - event.cached, total, event.message or event.working_on or "")
-    return forward
-
-
-def combined_progress(on_event: Callable[[JobEvent], None] | None,
-           progress: Callable[[int, int | None, str], None] | None
-           ) -> Callable[[JobEvent], None] | None:
-    """One event callback from an event callback and an older counting one (either may be
-    None)."""
-    if progress is None:
-        return on_event
-    counting = counts_progress(progress)
-    if on_event is None:
-        return counting
-
-    def both(event: JobEvent) -> None:
-        on_event(event)
-        counting(event)
-    return both
-
-
 class Job:
     """A job (module docstring). Subclasses set ``kind`` (and ``disk_full``, the message of a
     full disk), write ``work`` and ``event`` and ``summary``, and ``record`` when the job has a
@@ -183,7 +163,7 @@ class Job:
     disk_full = DISK_FULL
     raises = False      # True: errors reach the caller as they are, a full disk included
 
-    def __init__(self, progress: Callable[[JobEvent], None] | None = None, cancel=None,
+    def __init__(self, progress: Progress | None = None, cancel=None,
                  min_interval: float = 0.1):
         self.progress, self.cancel, self.min_interval = progress, cancel, min_interval
         self.started = time.perf_counter()

@@ -15,7 +15,7 @@ The worker never touches a widget. It keeps the newest :class:`~engine.jobs.JobE
 engine sends at most one event per ``MIN_INTERVAL``, so the screens redraw a few times a
 second however fast steps finish), ``Finished`` (the job's summary, whatever its status) and
 ``Failed`` (the job raised before it could end: a model that does not load, a configuration
-that does not fit the stored job).
+that does not fit the stored job, a file that cannot be imported; ``describe`` words it).
 
 When the app ends, :func:`stop_jobs` cancels every job still going and waits until each has
 stopped after its step (the app's other worker threads are not waited for:
@@ -64,6 +64,10 @@ async def stop_jobs(poll: float = 0.02) -> int:
     return len(going)
 
 
+def _described(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
 class JobController:
     """Starts, follows, cancels and resumes one engine job at a time; see the module doc."""
 
@@ -85,9 +89,11 @@ class JobController:
         name: str
         error: str
 
-    def __init__(self, owner: "MessagePump", *, group: str = "job") -> None:
+    def __init__(self, owner: "MessagePump", *, group: str = "job",
+                 describe: Callable[[Exception], str] | None = None) -> None:
         self.owner = owner                   # gets the messages and runs the worker
         self.group = group                   # the worker group (one job of a group at a time)
+        self.describe = describe or _described    # an error as the Failed message says it
         self.name: str | None = None         # the current or last job of this session
         self.latest: JobEvent | None = None
         self.summary = None
@@ -166,6 +172,14 @@ class JobController:
         self.owner.post_message(self.Progress(self.name or ""))
         return True
 
+    def cancel_key(self, idle: str, cancelling: str) -> None:
+        """A screen's cancel key: ask the job to stop (saying ``cancelling``), or say ``idle``
+        when no job runs."""
+        if not self._active:
+            self.app.notify(idle, timeout=2, markup=False)
+        elif self.cancel():
+            self.app.notify(cancelling, timeout=4, markup=False)
+
     def cancel_quietly(self) -> None:
         """Cancel without telling the screens (the app or the screen is closing)."""
         if self._active:
@@ -188,7 +202,7 @@ class JobController:
             self.summary = work(store, self._progress, self._cancel)
             message = self.Finished(self.summary)
         except Exception as exc:  # noqa: BLE001 - ConfigError, LookupError, database errors
-            self.error = f"{type(exc).__name__}: {exc}"
+            self.error = self.describe(exc)
             message = self.Failed(name or "", self.error)
         finally:
             store.close()       # this thread's connection

@@ -5,13 +5,15 @@ after a one-token warm-up (prompt and generated tokens per second, load time, de
 Used by ``mirage-tui models check`` and by the TUI's Models screen, so both say the same.
 The result is a plain dict (JSON-ready); a model that does not work gives ``ok = False`` and
 the reason in ``error``, never an exception for the expected failures (not installed, no such
-model, a file llama.cpp cannot load).
+model, a file llama.cpp cannot load). A ``cancel`` asked between the steps (load, warm-up,
+timed job) ends the check there: ``ok = False``, ``cancelled = True``.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Callable
 
 from models.base import ModelError, SamplingParams
 
@@ -43,12 +45,25 @@ CHECK_PASSAGES = [f"Passage {i}: a short text about topic number {i}, used to ti
                   f"embedder." for i in range(32)]
 
 
-def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None) -> dict:
+CANCELLED = "cancelled"
+
+
+class _Cancelled(Exception):
+    """Raised between two steps of a check that was asked to stop."""
+
+
+def _step(cancel) -> None:
+    if cancel is not None and cancel():
+        raise _Cancelled
+
+
+def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None,
+                cancel: Callable[[], bool] | None = None) -> dict:
     """Load ``name`` (a catalog name, a GGUF path or an endpoint spec) and time one short job; see the module
     docstring. Keys: name, kind, ok, device, seconds, load_seconds, tokens_per_s,
     prompt_tokens_per_s, items_per_s, error; plus, for a generator, prompt_tokens,
     completion_tokens, finish_reason, text, chat, backend, backend_reason; for an embedder,
-    items and dim."""
+    items and dim; ``cancelled`` when ``cancel()`` stopped it between its steps."""
     from models.catalog import find_endpoint, find_model, load_embedder, load_generator
     from models.endpoints import without_credentials
 
@@ -67,6 +82,7 @@ def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None
         if kind == "embedder":
             model = load_embedder(name)
             result["load_seconds"] = time.perf_counter() - started
+            _step(cancel)
             t0 = time.perf_counter()
             vectors = model.embed_passages(CHECK_PASSAGES)
             seconds = time.perf_counter() - t0
@@ -79,9 +95,11 @@ def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None
             opts = {} if n_threads is None else {"n_threads": n_threads}
             model = load_generator(name, **opts)
             result["load_seconds"] = time.perf_counter() - started
+            _step(cancel)
             # the first call after a load pages the weights in and starts the threads: often
             # several times slower than a run's items; timed, it made run estimates far long
             model.generate(WARM_UP_MESSAGES, SamplingParams(max_tokens=1))
+            _step(cancel)
             gen = model.generate(CHECK_MESSAGES, SamplingParams(max_tokens=max_tokens))
             result.update(
                 ok=True, name=model.name, device=gen.device, seconds=gen.seconds,
@@ -90,6 +108,8 @@ def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None
                 prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens,
                 finish_reason=gen.finish_reason, text=gen.text, chat=model.chat)
             result["backend"], result["backend_reason"] = backend_and_reason(model)
+    except _Cancelled:
+        result.update(error=CANCELLED, cancelled=True)
     except (ModelError, ValueError, OSError, RuntimeError) as exc:
         result["error"] = str(exc)
     return result

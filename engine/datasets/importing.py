@@ -19,15 +19,17 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 
 from engine.datasets.formats import FORMATS, detect_format, get_importer
-from engine.datasets.formats.base import DatasetFormatError, ParsedDataset, Progress
-from engine.jobs import Job, JobEvent, combined_progress
+from engine.datasets.formats.base import DatasetFormatError, ParsedDataset
+from engine.jobs import Job, JobEvent, Progress
 from engine.store import Store
 from engine.store import datasets as stored
 from engine.store.labels import insert_label_pairs
 from engine.text_safety import visible_line
+
+
+NOTHING_STORED = "cancelled; nothing was stored"
 
 
 @dataclass
@@ -62,22 +64,23 @@ def content_hash(files: list[Path], root: Path) -> tuple[str, int]:
 
 
 def import_path(store: Store, path: str | Path, *, format: str | None = None,
-                name: str | None = None, progress: Progress | None = None,
-                on_event: Callable[[JobEvent], None] | None = None,
-                min_interval: float = 0.0) -> ImportResult:
-    """Import ``path`` (module docstring). ``on_event`` receives the parse's progress as
+                name: str | None = None, progress: Progress | None = None, cancel=None,
+                min_interval: float = 0.0) -> ImportResult | None:
+    """Import ``path`` (module docstring). ``progress`` receives the parse's progress as
     :class:`~engine.jobs.JobEvent` (at most one per ``min_interval`` seconds; 0: all of
-    them); ``progress(done, total, what)`` is the parser's own count."""
-    return _Importing(store, Path(path).expanduser(), format, name,
-                      combined_progress(on_event, progress), min_interval).run()
+    them), and the last one when the import ends. ``cancel`` (an Event or a callable) is
+    checked while the parser reports and before the write: a cancelled import stores nothing
+    and returns None."""
+    return _Importing(store, Path(path).expanduser(), format, name, progress, cancel,
+                      min_interval).run()
 
 
 class _Importing(Job):
     kind = "import"
     raises = True
 
-    def __init__(self, store, path, format, name, progress, min_interval):
-        super().__init__(progress, None, min_interval)
+    def __init__(self, store, path, format, name, progress, cancel, min_interval):
+        super().__init__(progress, cancel, min_interval)
         self.store, self.path, self.format, self.name = store, path, format, name
         self.done, self.total, self.what = 0, None, None
         self.result: ImportResult | None = None
@@ -102,7 +105,9 @@ class _Importing(Job):
             return
 
         started = time.perf_counter()
-        parsed = importer.parse(path, progress=self.parse_progress if self.progress else None)
+        watched = self.progress is not None or self.cancel is not None
+        parsed = importer.parse(path, steps=self.parse_steps if watched else None)
+        self.check_cancel(NOTHING_STORED)
         check_storable(parsed, files[0] if len(files) == 1 else path)
         dataset_id, version = write_dataset(store, parsed, name=name, content_hash=digest,
                                             path=path, nbytes=nbytes,
@@ -111,8 +116,9 @@ class _Importing(Job):
                                    counts=_counts(parsed), warnings=parsed.warnings,
                                    seconds=time.perf_counter() - started)
 
-    def parse_progress(self, done: int, total: int | None, what: str) -> None:
-        """The parser's progress, as the job's events."""
+    def parse_steps(self, done: int, total: int | None, what: str) -> None:
+        """The parser's steps, as the job's events; a cancel stops the parse here."""
+        self.check_cancel(NOTHING_STORED)
         self.done, self.total, self.what = done, total, what
         self.emit()
 
@@ -121,7 +127,7 @@ class _Importing(Job):
                         total=self.total, new=self.done, working_on=self.what,
                         message=message)
 
-    def summary(self, status: str, message: str | None) -> ImportResult:
+    def summary(self, status: str, message: str | None) -> ImportResult | None:
         return self.result
 
 

@@ -24,19 +24,18 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
 from engine.datasets.catalog import resolve
-from engine.jobs import Job, JobEvent, combined_progress, eta, per_second
+from engine.jobs import Job, JobEvent, Progress, eta, per_second
 from engine.store import Store
 from engine.store.datasets import chunk_text_counts, collection_ids, dataset_identity
 from engine.store.indexes import (over_length_count, save_embedder, save_index, store_vectors,
                                   unembedded_chunks)
 from engine.store.indexes import stored_vectors  # noqa: F401 (engine.arena.reference_judges's)
 
-Progress = Callable[[int, "int | None", str], None]
 PASSAGE, QUERY = "passage", "query"
 STORE_DEPTH = 20          # dense rankings are stored at least this deep, for later, deeper k
 
@@ -145,22 +144,20 @@ def _over_length(store: Store, ids: Sequence[int], key: str, limit: int | None) 
 
 def index_dataset(store: Store, dataset_ref: str, embedder, *, batch_size: int = 64,
                   progress: Progress | None = None, cancel=None,
-                  on_event: Callable[[JobEvent], None] | None = None,
                   min_interval: float = 0.0) -> IndexReport:
     """Embed and store the vectors of a dataset's chunks and its attached collections' chunks.
 
     Only texts without a stored vector for this embedder are embedded, ``batch_size`` at a time,
-    each batch in its own transaction. ``on_event`` receives :class:`~engine.jobs.JobEvent`
+    each batch in its own transaction. ``progress`` receives :class:`~engine.jobs.JobEvent`
     (texts done of the distinct texts, the stored ones cached), at most one per
-    ``min_interval`` seconds (0: every batch); ``progress(done, total, what)`` counts the texts
-    this call embeds; ``cancel`` (an Event or a callable) is checked between batches. A
+    ``min_interval`` seconds (0: every batch), and the last one; ``cancel`` (an Event or a callable) is checked between batches. A
     complete indexing is recorded in ``retrieval_indexes``. Errors, a full disk included, are
     raised as they are.
     """
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
-    return _Indexing(store, dataset_ref, embedder, batch_size,
-                     combined_progress(on_event, progress), cancel, min_interval).run()
+    return _Indexing(store, dataset_ref, embedder, batch_size, progress, cancel,
+                     min_interval).run()
 
 
 class _Indexing(Job):

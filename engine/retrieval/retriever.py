@@ -23,12 +23,11 @@ import numpy as np
 
 from engine.datasets.catalog import resolve
 from engine.datasets.formats.base import text_hash
-from engine.jobs import is_cancelled
+from engine.jobs import JobEvent, Progress, is_cancelled
 from engine.retrieval.index import (
     PASSAGE,
     QUERY,
     STORE_DEPTH,
-    Progress,
     checked_vectors,
     dataset_label,
     index_dataset,
@@ -116,8 +115,9 @@ class Retriever:
                  progress: Progress | None = None,
                  cancel=None) -> dict[int, list[tuple[int, float]]]:
         """``{query rowid: [(chunk rowid, score), ...] best first}``, ``depth`` long (all the
-        dataset's queries when ``query_rowids`` is None). On cancel, the queries not reached
-        are left out."""
+        dataset's queries when ``query_rowids`` is None). ``progress`` receives the indexing's
+        :class:`~engine.jobs.JobEvent` s (kind ``index``) and then retrieval's own (kind
+        ``retrieval``). On cancel, the queries not reached are left out."""
         if not isinstance(depth, int) or depth < 1:
             raise ValueError(f"depth must be a positive int, not {depth!r}")
         if self.reranker is not None and depth > self.rerank_depth:
@@ -164,7 +164,7 @@ class Retriever:
                            for q, hits in fresh.items()))
             out.update({q: [(c, round(s, 6)) for c, s in hits] for q, hits in fresh.items()})
             if progress:
-                progress(start + len(part), len(todo), f"{self.label}: retrieving")
+                progress(self._event(start + len(part), len(todo), f"{self.label}: retrieving"))
         return out
 
     def _index(self, progress, cancel):
@@ -201,9 +201,14 @@ class Retriever:
                            None)
             have.update((h, vectors[i]) for i, (h, _) in enumerate(batch))
             if progress:
-                progress(start + len(batch), len(missing), f"{self.embedder.name}: queries")
+                progress(self._event(start + len(batch), len(missing),
+                                     f"{self.embedder.name}: queries"))
         return np.stack([have[h] for h in hashes]).astype(np.float32) if hashes else \
             np.zeros((0, dim), dtype=np.float32)
+
+    def _event(self, done: int, total: int, what: str) -> JobEvent:
+        """A step of retrieval (query vectors, rankings) as a job's event."""
+        return JobEvent("retrieval", self.dataset, "running", done, total, working_on=what)
 
     def _rerank(self, query: str, hits: list[tuple[int, float]]) -> list[tuple[int, float]]:
         rowids = [c for c, _ in hits]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from engine.jobs import Stop, model_errors
+from engine.jobs import JobEvent, Stop, model_errors
 from engine.runs.contexts import apply_learned_context
 from engine.runs.header import identity_json, record_generator
 from engine.runs.plan import PlanItem
@@ -57,8 +57,13 @@ class RunModels:
         for name, queries in pending.items():
             retriever = self._retriever(name)
 
-            def progress(done, total, what):
-                self.emit(message=f"{what} {done}/{total or '?'}")
+            def progress(event: JobEvent) -> None:
+                """Indexing's and retrieval's events as the run's message (the steps this
+                call works, the stored ones left out)."""
+                if event.status == "running":
+                    total = None if event.total is None else event.total - event.cached
+                    self.emit(message=f"{event.message or event.working_on or ''} "
+                                      f"{event.done - event.cached}/{total or '?'}")
 
             with model_errors(name, "retriever {model!r} failed: {type}: {error}"):
                 ranked = retriever.retrieve(queries, depth=depth, progress=progress,

@@ -315,7 +315,7 @@ def _surrogate(args, store) -> int:
     try:
         features = compute_features(store, args.run, judge=args.judge, queries=queries,
                                     n_threads=getattr(args, "threads", None),
-                                    progress=printer.counting("features"))
+                                    progress=printer)
     finally:
         printer.close()
     if features.errors:

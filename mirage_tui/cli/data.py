@@ -71,7 +71,7 @@ def cmd_import(store: Store, args) -> int:
     printer = ProgressPrinter(sys.stderr, interval=None)
     try:
         result = import_path(store, args.path, format=args.format, name=args.name,
-                             on_event=printer)
+                             progress=printer)
     finally:
         printer.close()
     if args.json:

@@ -90,7 +90,7 @@ def _index(args, store) -> int:
     printer = ProgressPrinter(sys.stderr, interval=None)
     try:
         report = index_dataset(store, args.dataset, embedder, batch_size=args.batch_size,
-                               on_event=printer)
+                               progress=printer)
     finally:
         printer.close()
     if args.json:
@@ -119,8 +119,7 @@ def _retrieve(args, store) -> int:
     retriever = Retriever(store, args.dataset, embedder, reranker, args.rerank_depth)
     printer = ProgressPrinter(sys.stderr, interval=None)
     try:
-        retriever.retrieve(depth=args.depth,
-                           progress=printer.counting("retrieval", retriever.dataset))
+        retriever.retrieve(depth=args.depth, progress=printer)
     finally:
         printer.close()
     ks = tuple(sorted({k for k in (1, 3, 5) if k <= args.depth} | {args.depth}))

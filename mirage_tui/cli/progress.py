@@ -1,5 +1,6 @@
 """Progress on a terminal: one printer (:class:`ProgressPrinter`) for every job's events
-(:class:`engine.jobs.JobEvent`: runs, arenas, indexing, imports).
+(:class:`engine.jobs.JobEvent`: runs, arenas, calibration, imports, indexing, retrieval,
+features).
 
 On a terminal it redraws one line. Elsewhere it writes a line every ``interval`` seconds and
 always the last one, or nothing at all when ``interval`` is None (a transient bar, wiped when
@@ -112,13 +113,6 @@ class ProgressPrinter:
             self.stream.write(text + "\n")
             self.last_line = time.monotonic()
         self.stream.flush()
-
-    def counting(self, kind: str, name: str = ""):
-        """A ``progress(done, total, what)`` callback for work that counts rather than sends
-        events (retrieval, features): each call is drawn as an event of ``kind``."""
-        def progress(done: int, total: int | None, what: str) -> None:
-            self(JobEvent(kind, name, "running", done, total, working_on=what))
-        return progress
 
     @staticmethod
     def line(e: JobEvent) -> str:

@@ -1,27 +1,28 @@
-"""The import dialog: path (completed as typed), format, Import; the import runs in a worker
-with a progress bar, and the dialog dismisses with the :class:`ImportResult`.
+"""The import dialog: path (completed as typed), format, Import; the import runs as a job
+(:class:`~mirage_tui.jobs.JobController`) with a progress bar, and the dialog dismisses with
+the :class:`ImportResult`.
 
-A failed import keeps the dialog open with the reason (and a notification), so the path can
-be fixed; the store is untouched, since imports are all-or-nothing.
+Escape (or Cancel) while it runs cancels the import at the parser's next step or before the
+write: nothing is stored and the dialog stays open saying so. A failed import keeps the dialog
+open with the reason (and a notification), so the path can be fixed; the store is untouched,
+since imports are all-or-nothing.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.suggester import Suggester
 from textual.widgets import Button, Input, Label, ProgressBar, Select, Static
 
 from engine.datasets.formats import FORMATS
 from engine.datasets.formats.base import DatasetFormatError
-from engine.datasets.importing import ImportResult, import_path
+from engine.datasets.importing import NOTHING_STORED, ImportResult, import_path
+from mirage_tui.jobs import MIN_INTERVAL, JobController
 from mirage_tui.screens.base import BaseModal
 
 AUTO_FORMAT = "auto"
@@ -47,29 +48,20 @@ class PathSuggester(Suggester):
 
 
 class ImportDatasetScreen(BaseModal[ImportResult | None]):
-    """Path, format, Import: runs ``import_path`` in a worker with a progress bar."""
+    """Path, format, Import: runs ``import_path`` as a job with a progress bar; Escape cancels
+    it while it runs, else closes the dialog."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
-
-    @dataclass
-    class Progress(Message):
-        done: int
-        total: int | None
-        what: str
-
-    @dataclass
-    class Finished(Message):
-        result: ImportResult
-
-    @dataclass
-    class Failed(Message):
-        error: str
 
     def __init__(self, path: str = "", format: str = AUTO_FORMAT) -> None:
         super().__init__()
         self._initial_path = path
         self._initial_format = format if format in FORMATS else AUTO_FORMAT
-        self.running = False
+        self.importing = JobController(self, group="import", describe=str)
+
+    @property
+    def running(self) -> bool:
+        return self.importing.running
 
     def compose(self) -> ComposeResult:
         with Vertical(id="import-dialog"):
@@ -101,59 +93,62 @@ class ImportDatasetScreen(BaseModal[ImportResult | None]):
         if not raw:
             self._show_status("Type the path of a dataset file or folder.", error=True)
             return
-        store = self.store
-        if store is None:
+        if self.store is None:
             self._show_status("The workspace is still opening; try again in a moment.",
                               error=True)
             return
         fmt = self.query_one("#import-format", Select).value
         path = Path(raw).expanduser()
-        self._set_running(True)
-        self._show_status(f"Importing {path}…")
-        self.run_import(store, path, None if fmt == AUTO_FORMAT else str(fmt))
+        chosen = None if fmt == AUTO_FORMAT else str(fmt)
+
+        def work(store, progress, cancel) -> ImportResult | None:
+            try:
+                return import_path(store, path, format=chosen, progress=progress,
+                                   cancel=cancel, min_interval=MIN_INTERVAL)
+            except DatasetFormatError:
+                raise
+            except Exception as exc:  # anything else still names the file
+                raise RuntimeError(f"{path}: {type(exc).__name__}: {exc}") from exc
+
+        if self.importing.launch(str(path), work):
+            self._set_running(True)
+            self._show_status(f"Importing {path}… · Esc cancels")
 
     @on(Button.Pressed, "#import-cancel")
     def action_cancel(self) -> None:
         if self.running:
-            self.notify("An import cannot be interrupted; it finishes (or fails) on its own.",
-                        severity="warning")
+            if self.importing.cancel():
+                self._show_status("Cancelling: the import stops at its next step; "
+                                  "nothing is stored…")
             return
         self.dismiss(None)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="import", name="import")
-    def run_import(self, store, path: Path, fmt: str | None) -> None:
-        last = 0.0
-
-        def progress(done: int, total: int | None, what: str) -> None:
-            nonlocal last
-            now = time.monotonic()
-            # a progress message per record would flood the screen; 10 a second is plenty
-            if now - last >= 0.1 or (total is not None and done >= total):
-                last = now
-                self.post_message(self.Progress(done, total, what))
-
-        try:
-            result = import_path(store, path, format=fmt, progress=progress)
-        except DatasetFormatError as exc:
-            self.post_message(self.Failed(str(exc)))
-        except Exception as exc:  # anything else still names the file and keeps the app up
-            self.post_message(self.Failed(f"{path}: {type(exc).__name__}: {exc}"))
-        else:
-            self.post_message(self.Finished(result))
-        finally:
-            store.close()
-
-    def on_import_dataset_screen_progress(self, message: Progress) -> None:
+    @on(JobController.Progress)
+    def _import_progress(self, message: JobController.Progress) -> None:
+        message.stop()
+        self.importing.progress_handled()
+        event = self.importing.latest
+        if event is None or self.importing.cancelling or not self.running:
+            return
         bar = self.query_one("#import-progress", ProgressBar)
-        bar.update(total=message.total, progress=message.done)
-        self._show_status(f"Reading {message.what}…" if message.what != "done"
+        bar.update(total=event.total, progress=event.done)
+        what = event.working_on or ""
+        self._show_status(f"Reading {what}… · Esc cancels" if what != "done"
                           else "Writing to the workspace…")
 
-    def on_import_dataset_screen_finished(self, message: Finished) -> None:
-        self.running = False
-        self.dismiss(message.result)
+    @on(JobController.Finished)
+    def _import_finished(self, message: JobController.Finished) -> None:
+        message.stop()
+        if message.summary is None:         # cancelled: nothing was stored
+            self._set_running(False)
+            self._show_status(f"Import {NOTHING_STORED}.")
+            self.query_one("#import-path", Input).focus()
+            return
+        self.dismiss(message.summary)
 
-    def on_import_dataset_screen_failed(self, message: Failed) -> None:
+    @on(JobController.Failed)
+    def _import_failed(self, message: JobController.Failed) -> None:
+        message.stop()
         self._set_running(False)
         self._show_status(message.error, error=True)
         self.notify(message.error, title="Import failed", severity="error", markup=False,
@@ -161,7 +156,6 @@ class ImportDatasetScreen(BaseModal[ImportResult | None]):
         self.query_one("#import-path", Input).focus()
 
     def _set_running(self, running: bool) -> None:
-        self.running = running
         bar = self.query_one("#import-progress", ProgressBar)
         bar.display = running
         if running:

@@ -59,7 +59,8 @@ class CalibrationScreen(BaseScreen):
                 # j as on the Leaderboard (the judge at work); n is New run everywhere
                 Binding("j", "new_calibration", "New calibration"),
                 Binding("r", "toggle_ranking", "Ranking"),
-                Binding("x", "cancel_calibration", "Cancel", show=False),
+                Binding("x", "cancel_calibration", "Cancel"),     # while one runs
+                Binding("x", "cancel_calibration_why", "Cancel", show=False),
                 Binding("left_square_bracket", "step(-1)", "Older", key_display="[",
                         show=False),
                 Binding("right_square_bracket", "step(1)", "Newer", key_display="]",
@@ -283,6 +284,7 @@ class CalibrationScreen(BaseScreen):
 
             if not self.calibrating.launch(request.labels, work):
                 return
+            self.refresh_bindings()
             bar = self.query_one("#cal-progress", ProgressBar)
             bar.update(total=None, progress=0)
             bar.display = True
@@ -312,6 +314,7 @@ class CalibrationScreen(BaseScreen):
     @on(JobController.Failed)
     def _calibrate_failed(self, message: JobController.Failed) -> None:
         self.query_one("#cal-progress").display = False
+        self.refresh_bindings()
         self.query_one("#cal-job", Static).update(f"Calibration failed: {message.error}")
         self.app.notify(message.error, title="Calibration failed", severity="error",
                         markup=False, timeout=15)
@@ -319,6 +322,7 @@ class CalibrationScreen(BaseScreen):
     @on(JobController.Finished)
     def _calibrate_done(self, message: JobController.Finished) -> None:
         self.query_one("#cal-progress").display = False
+        self.refresh_bindings()
         s = message.summary
         line = (f"Calibration of {s.judge} on {s.labels}: {s.status}, {s.pairs} pairs "
                 f"({s.judged} judged now, {s.cached} cached)"
@@ -334,12 +338,18 @@ class CalibrationScreen(BaseScreen):
             self.sub_title = f"calibration · {s.judge}"
             self.reload(s.calibration_id)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``x`` is in the footer only while a calibration runs (a hidden ``x`` says none
+        does)."""
+        return self.calibrating.running if action == "cancel_calibration" else True
+
     def action_cancel_calibration(self) -> None:
-        if not self.calibrating.cancel():
-            self.notify("No calibration is running.", timeout=2)
-            return
-        self.notify("Cancelling after the current pair; the calibration resumes from the cache.",
-                    timeout=4)
+        self.calibrating.cancel_key("No calibration is running.",
+                                    "Cancelling after the current pair; the calibration "
+                                    "resumes from the cache.")
+
+    def action_cancel_calibration_why(self) -> None:
+        self.action_cancel_calibration()
 
     def on_unmount(self) -> None:
         self.calibrating.cancel_quietly()

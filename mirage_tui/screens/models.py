@@ -4,9 +4,12 @@ and a one-key check that loads the highlighted model and times a short job.
 
 The catalog is read, and the loopback ports probed, in a thread worker (it scans the usual
 model folders, headers only; each port gets at most 0.3 s, all at once); a
-check (``c``) loads the model in another worker with :func:`models.check.check_model`, the same
-function behind ``mirage-tui models check``, and writes its speed into the row's ``check``
-column and the panel below. A model that fails says why in a notification.
+check (``c``) is a job of the screen's :class:`~mirage_tui.jobs.JobController`: it loads the
+model with :func:`models.check.check_model`, the same function behind ``mirage-tui models
+check``, records it, and writes its speed into the row's ``check`` column and the panel below.
+``x`` (in the footer while a check runs) cancels it between its steps (load, warm-up, timed
+job): nothing is recorded and the row keeps what it showed. A model that fails says why in a
+notification.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
-from textual.worker import Worker
 
 from mirage_tui.commands import PaletteCommand
+from mirage_tui.jobs import JobController
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.widgets.safe_text import elided_cell
 from mirage_tui.widgets.tables import highlighted_key, refill_fitting
@@ -68,6 +71,8 @@ class ModelsScreen(BaseScreen):
 
     BINDINGS = [
         Binding("c", "check_model", "Check"),
+        Binding("x", "cancel_check", "Cancel check"),
+        Binding("x", "cancel_check_why", "Cancel check", show=False),   # says none runs
         Binding("r", "refresh_models", "Refresh"),
         Binding("escape", "app.go_back", "Back", show=False),
     ]
@@ -75,6 +80,8 @@ class ModelsScreen(BaseScreen):
     PALETTE = (
         PaletteCommand("models: check selected",
                        "Load the highlighted model and time a short job", "check_model"),
+        PaletteCommand("models: cancel the check", "Stop the model check (x)",
+                       "cancel_check"),
         PaletteCommand("models: refresh", "Scan for models again", "refresh_models"),
     )
     PALETTE_AFTER = "show_models"
@@ -105,11 +112,6 @@ class ModelsScreen(BaseScreen):
         checks: dict[str, dict]        # each model's latest stored check
 
     @dataclass
-    class Checked(Message):
-        name: str
-        result: dict
-
-    @dataclass
     class Failed(Message):
         error: str
 
@@ -118,6 +120,7 @@ class ModelsScreen(BaseScreen):
         self.entries: dict[str, CatalogEntry] = {}
         self.checks: dict[str, dict] = {}
         self.checking: str | None = None
+        self.check_job = JobController(self, group="model-check")
         self.rows: list[tuple[str, dict]] = []
 
     def compose(self) -> ComposeResult:
@@ -234,7 +237,9 @@ class ModelsScreen(BaseScreen):
         if entry.error:
             lines.append(f"cannot be used: {entry.error}")
         if self.checking == entry.name:
-            lines.append("checking: loading the model and timing a short job…")
+            lines.append("cancelling: the check stops after its current step…"
+                         if self.check_job.cancelling else
+                         "checking: loading the model and timing a short job… (x cancels)")
         elif entry.name in self.checks:
             check = self.checks[entry.name]
             when = check.get("checked_at")
@@ -270,33 +275,72 @@ class ModelsScreen(BaseScreen):
         if controller is not None and controller.running:
             self.notify("A run is going: the check shares the CPU with it, so its speed "
                         "reads low.", timeout=5)
-        self.checking = entry.name
-        self._set_check_cell(entry.name)
-        self._show_detail()
-        self.run_check(entry.name, self.threads)
+        name, threads = entry.name, self.threads
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="model-check",
-          name="check a model")
-    def run_check(self, name: str, threads: int | None) -> None:
-        from engine.runs.estimates import record_model_check
-        from models.check import check_model
+        def work(store, progress, cancel) -> dict:
+            from engine.runs.estimates import record_model_check
+            from models.check import check_model
 
-        result = check_model(name, n_threads=threads)
-        store = self.store
-        if store is not None:   # kept: the estimates use its speeds; Models shows it again
-            with self.worker_errors("the check's record", store):
-                record_model_check(store, result, name)
-        self.post_message(self.Checked(name, result))
+            result = check_model(name, n_threads=threads, cancel=cancel.is_set)
+            if not result.get("cancelled"):
+                # kept: the estimates use its speeds; Models shows it again
+                with self.worker_errors("the check's record", store):
+                    record_model_check(store, result, name)
+            return result
 
-    def on_models_screen_checked(self, message: Checked) -> None:
+        if self.check_job.launch(name, work):
+            self.checking = name
+            self._set_check_cell(name)
+            self._show_detail()
+            self.refresh_bindings()
+
+    @on(JobController.Finished)
+    def _checked(self, message: JobController.Finished) -> None:
+        name, result = self.checking, message.summary
         self.checking = None
-        self.checks[message.name] = message.result
-        self._set_check_cell(message.name)
+        self.refresh_bindings()
+        if name is None:
+            return
+        if result.get("cancelled"):
+            self._set_check_cell(name)
+            self._show_detail()
+            self.notify(f"The check of {name} was cancelled; nothing was recorded.",
+                        timeout=4, markup=False)
+            return
+        self.checks[name] = result
+        self._set_check_cell(name)
         self._show_detail()
         # a success is in the row and the panel; a toast would cover the panel's own line
-        if not message.result.get("ok"):
-            self.notify(str(message.result.get("error")), title=f"{message.name} failed",
+        if not result.get("ok"):
+            self.notify(str(result.get("error")), title=f"{name} failed",
                         severity="error", markup=False, timeout=8)
+
+    @on(JobController.Failed)
+    def _check_failed(self, message: JobController.Failed) -> None:
+        name, self.checking = self.checking, None
+        self.refresh_bindings()
+        if name is not None:
+            self._set_check_cell(name)
+            self._show_detail()
+        self.notify(message.error, title=f"Could not check {name}", severity="error",
+                    markup=False, timeout=8)
+
+    @on(JobController.Progress)
+    def _check_progress(self, message: JobController.Progress) -> None:
+        self.check_job.progress_handled()
+        self._show_detail()         # says "cancelling" once x was pressed
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``x`` is in the footer only while a check runs (a hidden ``x`` says none does)."""
+        return self.check_job.running if action == "cancel_check" else True
+
+    def action_cancel_check(self) -> None:
+        self.check_job.cancel_key("No model is being checked.",
+                                  f"The check of {self.checking} stops after its current step "
+                                  "(a model that is loading finishes loading first).")
+
+    def action_cancel_check_why(self) -> None:
+        self.action_cancel_check()
 
     @on(WorkerFailed)
     def _worker_failed(self, message: WorkerFailed) -> None:
@@ -311,8 +355,3 @@ class ModelsScreen(BaseScreen):
         if name in table.rows and "check" in table.columns:
             table.update_cell(name, "check", Text(self._check_cell(name)),
                               update_width=True)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        # then BaseScreen's handler reports the error
-        if event.worker.group == "model-check" and event.state.name == "ERROR":
-            self.checking = None

@@ -321,8 +321,11 @@ def test_resume_makes_no_judge_calls(run_store):
 def test_cancel_stops_between_responses(run_store):
     seen = []
     summary = compute_features(run_store, "feat-run", cancel=lambda: len(seen) >= 2,
-                               progress=lambda done, total, what: seen.append(done))
+                               progress=seen.append)
     assert summary.cancelled and summary.computed == 1   # progress(0) then one response
+    assert [(e.kind, e.status, e.done, e.total) for e in seen] == [
+        ("features", "running", 0, 4), ("features", "running", 1, 4),
+        ("features", "cancelled", 1, 4)]
     rest = compute_features(run_store, "feat-run")
     assert rest.skipped == 1 and rest.computed == 3
 
@@ -359,3 +362,85 @@ def test_real_judged_features_with_packaged_smollm2(run_store):
     for key in ("overlap", "fluency"):
         assert 1.0 <= a1[f"feat:{key}@{name}"] <= 5.0
     assert time.perf_counter() - started < 60
+
+
+# --------------------------------------------------------------------------- through inflight
+
+TEXT_REPLIES = {"supports a sentence": "Yes, it does.", "search query": "no",
+                "reference answer": "4 - acceptable", "writing quality": "3"}
+
+
+class FlakyJudge(ScriptedJudge):
+    """The scripted judge replying in text, four requests at once, whose first call of each
+    kind fails as a busy server's would (a transient error): inflight's retries absorb it."""
+
+    max_concurrency = 4
+
+    def __init__(self):
+        import threading
+
+        super().__init__(probs=False, replies=TEXT_REPLIES)
+        self.failed: set[str] = set()
+        self.lock = threading.Lock()
+
+    def generate(self, messages, params):
+        from models.base import TransientModelError
+
+        kind = self._kind(messages)
+        with self.lock:
+            first = kind not in self.failed
+            self.failed.add(kind)
+        if first:
+            raise TransientModelError(f"{kind}: the server is busy")
+        return super().generate(messages, params)
+
+
+def all_features(store) -> dict:
+    return {(r[0], r[1], r[2]): (r[3], r[4]) for r in store.query(
+        "SELECT generation_key, query_rowid, metric, value, detail FROM scores "
+        "WHERE metric LIKE 'feat:%'")}
+
+
+def test_judged_features_go_through_inflight_retried_concurrent_and_identical(
+        run_store, tmp_path, monkeypatch):
+    import engine.inflight
+    from engine.store import Store
+
+    monkeypatch.setattr(engine.inflight, "BACKOFF_S", 0.001)
+    flaky = FlakyJudge()
+    summary = compute_features(run_store, "feat-run", judge=flaky)
+    assert not summary.errors and summary.computed == 4
+    assert flaky.failed == {"supports a sentence", "search query", "reference answer",
+                            "writing quality"}           # each failed once, then retried
+    assert summary.judge_calls == len(flaky.calls) == 16 and summary.parse_failures == 0
+
+    one_by_one = Store(tmp_path / "b.db")
+    try:
+        build_run(one_by_one)
+        compute_features(one_by_one, "feat-run",
+                         judge=ScriptedJudge(probs=False, replies=TEXT_REPLIES))
+        assert all_features(run_store) == all_features(one_by_one)
+    finally:
+        one_by_one.close()
+
+
+def test_a_judge_that_keeps_failing_leaves_the_model_free_features(run_store, monkeypatch):
+    import engine.inflight
+    from models.base import TransientModelError
+
+    monkeypatch.setattr(engine.inflight, "BACKOFF_S", 0.001)
+
+    class Down(ScriptedJudge):
+        def generate(self, messages, params):
+            self.calls.append("down")
+            raise TransientModelError("connection refused")
+
+    down = Down(probs=False)
+    summary = compute_features(run_store, "feat-run", judge=down, systems=[A], queries=[1])
+    assert summary.errors and "after 4 attempts" in summary.errors[0]
+    a1 = feats(run_store, A, 1)
+    assert f"feat:fluency@{JUDGE}" not in a1 and "feat:citation_recall@10" in a1
+    again = compute_features(run_store, "feat-run", judge=ScriptedJudge(), systems=[A],
+                             queries=[1])
+    assert again.computed == 1 and not again.errors
+    assert feats(run_store, A, 1)[f"feat:fluency@{JUDGE}"] == pytest.approx(3.0)

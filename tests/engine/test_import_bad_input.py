@@ -422,8 +422,8 @@ def test_write_failing_midway_leaves_nothing(store, existing, monkeypatch):
 
     real_parse = squad.parse
 
-    def broken_parse(path, progress=None):
-        parsed = real_parse(path, progress)
+    def broken_parse(path, steps=None):
+        parsed = real_parse(path, steps)
         parsed.pool.append(PoolRecord("no-such-query", parsed.chunks[0].chunk_id, 0, 1))
         return parsed
 

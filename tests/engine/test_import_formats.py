@@ -272,7 +272,8 @@ def test_wiki_small_file(store, tmp_path):
 
 
 def test_progress_is_reported(store, tmp_path):
-    calls = []
-    import_path(store, write_mirage(tmp_path / "m"), progress=lambda *a: calls.append(a))
-    assert calls and calls[-1][2] == "done"
-    assert all(len(c) == 3 for c in calls)
+    events = []
+    import_path(store, write_mirage(tmp_path / "m"), progress=events.append)
+    assert events and all(e.kind == "import" for e in events)
+    assert events[-2].working_on == "done" and events[-2].status == "running"
+    assert events[-1].status == "done"

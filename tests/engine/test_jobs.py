@@ -14,8 +14,7 @@ import threading
 
 import pytest
 
-from engine.jobs import (Job, JobEvent, Stop, combined_progress, counts_progress,
-                         model_errors, model_failed)
+from engine.jobs import Job, JobEvent, Stop, model_errors, model_failed
 from models.base import ModelError
 
 STEPS = 10
@@ -137,21 +136,6 @@ def test_every_step_reports_without_throttling(echo_store):
     Echo(echo_store, FakeModel(), progress=events.append, min_interval=0).run()
     assert [e.done for e in events] == list(range(1, STEPS + 1)) + [STEPS]
     assert [e.status for e in events] == ["running"] * STEPS + ["done"]
-
-
-def test_older_counting_callbacks_get_this_calls_work_while_running():
-    calls = []
-    forward = counts_progress(lambda *a: calls.append(a))
-    forward(JobEvent("index", "d", "running", 5, 20, cached=3, working_on="embedding"))
-    forward(JobEvent("import", "f", "running", 2, None, message="queries"))
-    forward(JobEvent("index", "d", "done", 20, 20, cached=3))
-    assert calls == [(2, 17, "embedding"), (2, None, "queries")]
-    seen = []
-    both = combined_progress(seen.append, lambda *a: calls.append(a))
-    both(JobEvent("index", "d", "running", 4, 20, cached=3, working_on="embedding"))
-    assert len(seen) == 1 and calls[-1] == (1, 17, "embedding")
-    assert combined_progress(None, None) is None
-    assert combined_progress(seen.append, None) == seen.append
 
 
 # --------------------------------------------------------------------------- cancel

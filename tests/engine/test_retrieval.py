@@ -170,13 +170,13 @@ def test_vectors_are_stored_and_reindexing_embeds_nothing(store, minilm, tmp_pat
     counting = CountingEmbedder(minilm)
     seen = []
     report = index_dataset(store, "demo-en", counting, batch_size=8,
-                           progress=lambda *a: seen.append(a))
+                           progress=lambda e: seen.append((e.done, e.total, e.status)))
     assert (report.dataset, report.embedder, report.chunks, report.texts) == \
         ("demo-en@1", "minilm-l6-v2", 20, 20)
     assert (report.embedded, report.reused, report.over_length) == (20, 0, 0)
     assert report.max_seq_length == 256 and not report.cancelled
     assert counting.calls["embed_passages"] == 3                   # 8 + 8 + 4
-    assert seen[0][:2] == (0, 20) and seen[-1][:2] == (20, 20)
+    assert seen[0] == (0, 20, "running") and seen[-1] == (20, 20, "done")
 
     key = minilm.identity.key()
     assert report.embedder_key == key
@@ -236,7 +236,7 @@ def test_cancel_mid_indexing_then_resume(store, minilm, tmp_path):
     order = pending_texts(store, "demo-en", minilm)
     done = []
     report = index_dataset(store, "demo-en", minilm, batch_size=4,
-                           progress=lambda d, t, w: done.append(d), cancel=lambda: done[-1] >= 8)
+                           progress=lambda e: done.append(e.done), cancel=lambda: done[-1] >= 8)
     assert report.cancelled and report.embedded == 8
     assert not store.query("SELECT * FROM retrieval_indexes")    # only complete indexes
     assert len(passage_vectors(store, key)) == 8

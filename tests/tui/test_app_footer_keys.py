@@ -27,7 +27,7 @@ class Unsure(ScriptedModel):
 MODES = ("datasets", "models", "runs", "leaderboard", "new_run", "live")
 
 
-def _failed_check(name, max_tokens=16, *, n_threads=None):
+def _failed_check(name, max_tokens=16, *, n_threads=None, cancel=None):
     return {"name": name, "kind": "generator", "ok": False, "error": "not loaded in tests"}
 
 

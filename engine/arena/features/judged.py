@@ -5,22 +5,29 @@ relevance (or a cross-encoder's score), and 1–5 grades of answer overlap and f
 
 Every judge call goes through :func:`engine.arena.judgments.cached_verdict`, so it is made once
 and an interrupted computation resumes from the cache. A grade the judge's reply does not give
-(a failed parse) is NULL with the reply in the detail, never 0.
+(a failed parse) is NULL with the reply in the detail, never 0. The responses are judged
+through :mod:`engine.inflight` (:meth:`JudgedScorer.each`), as arena judging is: up to the
+judge's concurrency at once, transient failures retried with backoff, a stalled call cut by the
+watchdog, the results back in the responses' order.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
-from typing import Mapping
+from functools import partial
+from typing import Callable, Iterable, Iterator, Mapping
 
 from engine.arena.features.responses import Response
 from engine.arena.features.specs import FEATURE_BY_KEY, FeatureValue
 from engine.arena.features.text import cited_contexts, split_sentences
 from engine.arena.judgments import cached_verdict
+from engine.inflight import Policy, Request, default_concurrency, in_flight, watchdog_for
+from engine.jobs import Stop
 from engine.metrics.response_format import strip_citations
 from engine.store import Store
-from models.base import ContextOverflow, Generator, ModelError
+from models.base import ContextOverflow, Generator
 from models.judges import PointwiseJudge, Verdict
 from models.rerankers import RELEVANCE_YES_NO, JudgeReranker
 
@@ -74,6 +81,10 @@ class JudgedScorer:
             self.reranker = reranker
             self.reranker_name = reranker.name
         self.counters = _Counters()
+        self.stopped: str | None = None      # why the last :meth:`each` ended early
+        self.lock = threading.Lock()         # the counters, from in_flight's worker threads
+        self.policy = Policy(concurrency=default_concurrency(generator),
+                             watchdog=watchdog_for(generator))
 
     def names(self) -> dict[str, str]:
         return {"support": FEATURE_BY_KEY["support"].name(self.judge_scorer),
@@ -83,12 +94,13 @@ class JudgedScorer:
 
     def _verdict(self, judge: PointwiseJudge, fields: Mapping[str, str]) -> Verdict:
         stored = cached_verdict(self.store, judge, fields)
-        if stored.cached:
-            self.counters.cached += 1
-        else:
-            self.counters.calls += 1
-        if stored.verdict.parse_failed:
-            self.counters.parse_failures += 1
+        with self.lock:
+            if stored.cached:
+                self.counters.cached += 1
+            else:
+                self.counters.calls += 1
+            if stored.verdict.parse_failed:
+                self.counters.parse_failures += 1
         return stored.verdict
 
     def support(self, r: Response) -> FeatureValue:
@@ -155,10 +167,11 @@ class JudgedScorer:
         return self._grade(self.names()["fluency"], self.fluency_judge,
                            {"query": r.query, "answer": answer})
 
-    def compute(self, r: Response, wanted: set[str]) -> tuple[list[FeatureValue], list[str]]:
+    def compute(self, r: Response, wanted: set[str]) -> list[FeatureValue]:
         """The judged features named in ``wanted``; a prompt too long for the judge stores
-        NULL (it would overflow again), any other model error stores nothing (retried later)."""
-        out, errors = [], []
+        NULL (it would overflow again); any other model error is raised (for
+        :meth:`each` to retry or count)."""
+        out = []
         for key, fn in (("support", self.support), ("reranker", self.relevance),
                         ("overlap", self.overlap), ("fluency", self.fluency)):
             name = self.names()[key]
@@ -168,6 +181,27 @@ class JudgedScorer:
                 out.append(fn(r))
             except ContextOverflow as exc:
                 out.append(FeatureValue(name, None, f"judge context overflow: {exc}"))
-            except ModelError as exc:
-                errors.append(f"{name} q{r.query_rowid}: {exc}")
-        return out, errors
+        return out
+
+    def each(self, responses: Iterable[Response], wanted: Callable[[Response], set[str]],
+             cancel=None) -> Iterator[tuple[Response, list[FeatureValue], list[str]]]:
+        """``(response, judged features, errors)`` for each response, in order, computed
+        through :func:`engine.inflight.in_flight` (module docstring). A response whose judge
+        failed (its retries spent, or a model error that is no overflow) gets no judged
+        features and its error: the verdicts judged before are cached, so the next pass asks
+        only what failed. A cancel sends no new request; a judge that cannot answer at all,
+        or failures beyond the error budget, end the responses here (``stopped`` says why)."""
+        requests = (Request(r, partial(self.compute, r, wanted(r)), group=r.query_rowid)
+                    for r in responses)
+        self.stopped = None
+        try:
+            for outcome in in_flight(requests, name=self.judge_scorer, policy=self.policy,
+                                     cancel=cancel,
+                                     abort=getattr(self.generator, "abort", None)):
+                r = outcome.key
+                if outcome.ok:
+                    yield r, outcome.value, []
+                else:
+                    yield r, [], [f"{self.judge_scorer} q{r.query_rowid}: {outcome.message}"]
+        except Stop as stop:
+            self.stopped = f"{self.judge_scorer}: {stop.message or stop.status}"

@@ -10,21 +10,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Iterable
 
 from engine.arena.features.judged import JudgedScorer
 from engine.arena.features.responses import load_responses
 from engine.arena.features.specs import MODEL_FREE, PREFIX
 from engine.arena.features.text import model_free_features
 from engine.arena.types import arena_system
-from engine.jobs import is_cancelled
+from engine.jobs import JobEvent, Progress, is_cancelled
 from engine.results.records import load_items
 from engine.runs.lookup import load_run
 from engine.stats import Estimate, interval
 from engine.store import Store, batched
 from models.base import Generator
-
-Progress = Callable[[int, "int | None", str], None]
 
 
 @dataclass
@@ -74,7 +72,9 @@ def compute_features(store: Store, run_name: str, *, judge: str | Generator | No
     anything with ``name`` and ``score(query, passages)``) to use instead of the judge model.
     ``systems``: run system labels or arena contestants (``system | setting``); ``queries``:
     query rowids. Features already stored are skipped; ``cancel`` (an Event or a callable) is
-    checked between responses; ``progress(done, total, what)`` is called after each.
+    checked between responses; ``progress`` receives a :class:`~engine.jobs.JobEvent` (kind
+    ``features``, responses done of those in scope, the ones already scored cached) after each,
+    and the last one (done or cancelled) at the end.
     """
     started = time.perf_counter()
     run = load_run(store, run_name)
@@ -110,20 +110,23 @@ def compute_features(store: Store, run_name: str, *, judge: str | Generator | No
     summary.skipped = len(seen) - len(todo)
     done = summary.skipped
     if progress:
-        progress(done, len(seen), f"features: {summary.skipped} responses already scored")
+        progress(_event(summary, "running", done,
+                        f"features: {summary.skipped} responses already scored"))
+
+    def missing(response) -> set[str]:
+        return set(wanted) - stored.get((response.generation_key, response.query_rowid), set())
 
     for batch in batched(todo, 50):
-        for response in load_responses(store, batch):
+        responses = load_responses(store, batch)
+        for response, judged, errors in (
+                scorer.each(responses, missing, cancel) if scorer is not None
+                else ((r, [], []) for r in responses)):
             if is_cancelled(cancel):
                 summary.cancelled = True
                 break
-            missing = set(wanted) - stored.get((response.generation_key,
-                                                 response.query_rowid), set())
-            values = [v for v in model_free_features(response) if v.metric in missing]
-            if scorer is not None:
-                judged, errors = scorer.compute(response, missing)
-                values += judged
-                summary.errors += errors
+            values = [v for v in model_free_features(response)
+                      if v.metric in missing(response)] + judged
+            summary.errors += errors
             if values:
                 with store.write() as db:
                     db.conn.executemany(
@@ -135,15 +138,25 @@ def compute_features(store: Store, run_name: str, *, judge: str | Generator | No
                 summary.features_written += len(values)
             done += 1
             if progress:
-                progress(done, len(seen), "features")
-        if summary.cancelled:
+                progress(_event(summary, "running", done, "features"))
+        if scorer is not None and scorer.stopped:
+            summary.errors.append(scorer.stopped)
+        if summary.cancelled or (scorer is not None and scorer.stopped):
             break
     if scorer is not None:
         summary.judge_calls = scorer.counters.calls
         summary.judge_cached = scorer.counters.cached
         summary.parse_failures = scorer.counters.parse_failures
     summary.seconds = time.perf_counter() - started
+    if progress:
+        progress(_event(summary, "cancelled" if summary.cancelled else "done", done, "features"))
     return summary
+
+
+def _event(summary: FeatureSummary, status: str, done: int, what: str) -> JobEvent:
+    """Where a :func:`compute_features` pass is, as a job's event."""
+    return JobEvent("features", summary.run, status, done, summary.responses, unit="responses",
+                    cached=summary.skipped, new=done - summary.skipped, working_on=what)
 
 
 def feature_values(store: Store, run_name: str, features: Iterable[str] | None = None, *,

@@ -1,5 +1,5 @@
 """Dataset importers. Each module exposes FORMAT, detect(path), files(path), default_name(path)
-and parse(path, progress) -> ParsedDataset; see :mod:`engine.datasets.formats.base`."""
+and parse(path, steps) -> ParsedDataset; see :mod:`engine.datasets.formats.base`."""
 
 from __future__ import annotations
 

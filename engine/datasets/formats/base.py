@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-Progress = Callable[[int, int | None, str], None]
-"""progress(done, total or None, what): called now and then by long parses."""
+from engine.jobs import StepCount
 
 
 class DatasetFormatError(ValueError):
@@ -192,15 +191,15 @@ def _parse_json(path: Path) -> Any:
         raise DatasetFormatError(path, f"{what} at line {exc.lineno}, column {exc.colno}") from None
 
 
-def each_file(paths: list[Path], progress: Progress | None) -> Iterator[Path]:
-    """``paths`` one by one for a multi-file import, reporting ``progress(i, n, name)`` before
+def each_file(paths: list[Path], steps: StepCount | None) -> Iterator[Path]:
+    """``paths`` one by one for a multi-file import, reporting ``steps(i, n, name)`` before
     each file and ``(n, n, "done")`` after the last."""
     for index, file in enumerate(paths):
-        if progress:
-            progress(index, len(paths), file.name)
+        if steps:
+            steps(index, len(paths), file.name)
         yield file
-    if progress:
-        progress(len(paths), len(paths), "done")
+    if steps:
+        steps(len(paths), len(paths), "done")
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:

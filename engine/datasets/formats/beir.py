@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset,
-                                          PoolRecord, Progress, QueryRecord, iter_jsonl,
+                                          PoolRecord, QueryRecord, iter_jsonl,
                                           read_text, require_str)
+from engine.jobs import StepCount
 
 FORMAT = "beir"
 CORPUS = "corpus.jsonl"
@@ -100,13 +101,13 @@ def detect_language(texts: list[str]) -> str | None:
     return votes.most_common(1)[0][0] if votes else None
 
 
-def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
+def parse(path: Path, steps: StepCount | None = None) -> ParsedDataset:
     folder = _folder(path)
     out = ParsedDataset(kind="qa", format=FORMAT)
     corpus_path, queries_path = folder / CORPUS, folder / QUERIES
 
-    if progress:
-        progress(0, None, CORPUS)
+    if steps:
+        steps(0, None, CORPUS)
     empty = 0
     for where, doc_id, obj in _records(corpus_path, ("_id", "docid"), "document"):
         title = _optional_str(corpus_path, where, obj, "title")
@@ -124,8 +125,8 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
         out.warnings.append(f"{CORPUS}: {empty} documents have an empty text")
 
     if queries_path.is_file():
-        if progress:
-            progress(0, None, QUERIES)
+        if steps:
+            steps(0, None, QUERIES)
         for where, qid, obj in _records(queries_path, ("_id", "query_id"), "query"):
             text = require_str(queries_path, where, obj, "text")
             extra = {k: v for k, v in obj.items() if k not in ("_id", "query_id", "text")}
@@ -139,12 +140,12 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
         out.warnings.append(f"no {QUERIES}: imported as a collection of documents only")
 
     if qrels:
-        _read_qrels(out, qrels, progress)
+        _read_qrels(out, qrels, steps)
     elif out.queries:
         out.warnings.append(f"no {QRELS}/*.tsv: the queries have no relevance labels")
 
-    if progress:
-        progress(0, None, "language")
+    if steps:
+        steps(0, None, "language")
     sample = [c.text for c in out.chunks if c.text.strip()][:LANGID_SAMPLE]
     language = detect_language(sample)
     if language:
@@ -159,20 +160,20 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
         query.metadata = query.metadata or None
     out.description = (f"BEIR folder {folder.name}: {len(out.queries)} queries, "
                        f"{len(out.chunks)} documents, {len(out.pool)} labels")
-    if progress:
-        progress(1, 1, "done")
+    if steps:
+        steps(1, 1, "done")
     return out
 
 
-def _read_qrels(out: ParsedDataset, paths: list[Path], progress: Progress | None) -> None:
+def _read_qrels(out: ParsedDataset, paths: list[Path], steps: StepCount | None) -> None:
     doc_ids = {c.chunk_id for c in out.chunks}
     queries = {q.query_id: q for q in out.queries}
     rows: dict[tuple[str, str], PoolRecord] = {}
     graded = 0
     per_split: dict[str, int] = {}
     for index, path in enumerate(paths):
-        if progress:
-            progress(index, len(paths), f"{QRELS}/{path.name}")
+        if steps:
+            steps(index, len(paths), f"{QRELS}/{path.name}")
         split = path.stem
         count = 0
         for lineno, line in enumerate(read_text(path).splitlines(), start=1):

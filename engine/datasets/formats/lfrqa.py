@@ -21,9 +21,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from engine.datasets.formats.base import (DatasetFormatError, ParsedDataset, Progress,
-                                          QueryRecord, each_file, folder_files, iter_jsonl,
-                                          read_head, require_str)
+from engine.datasets.formats.base import (DatasetFormatError, ParsedDataset, QueryRecord,
+                                          each_file, folder_files, iter_jsonl, read_head,
+                                          require_str)
+from engine.jobs import StepCount
 
 FORMAT = "lfrqa"
 LANGUAGE = "en"
@@ -68,12 +69,12 @@ def default_name(path: Path) -> str:
     return f"lfrqa-{domain}" if domain else path.stem
 
 
-def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
+def parse(path: Path, steps: StepCount | None = None) -> ParsedDataset:
     out = ParsedDataset(kind="qa", format=FORMAT)
     paths = files(path)
     folder = path.is_dir()
     domains: dict[str, int] = {}
-    for file in each_file(paths, progress):
+    for file in each_file(paths, steps):
         domain = _domain_of(file)
         if domain is None:
             out.warnings.append(f"{file.name}: the domain is not in the file name "

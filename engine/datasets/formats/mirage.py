@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset,
-                                          PoolRecord, Progress, QueryRecord, answers_list,
+                                          PoolRecord, QueryRecord, answers_list,
                                           load_json, require_str, text_hash)
+from engine.jobs import StepCount
 
 FORMAT = "mirage"
 POOL_SIZE = 5
@@ -98,13 +99,13 @@ def _build_query(path: Path, label: str, record: Any) -> QueryRecord:
                        metadata=metadata or None)
 
 
-def build_queries(path: Path, records: list, progress: Progress | None = None,
+def build_queries(path: Path, records: list, steps: StepCount | None = None,
                   labels: list[str] | None = None) -> list[QueryRecord]:
     queries = []
     total = len(records)
     for index, record in enumerate(records):
-        if progress and index % PROGRESS_EVERY == 0:
-            progress(index, total, "queries")
+        if steps and index % PROGRESS_EVERY == 0:
+            steps(index, total, "queries")
         label = labels[index] if labels else _query_label(index, record)
         queries.append(_build_query(path, label, record))
     ids = [q.query_id for q in queries]
@@ -263,17 +264,17 @@ def finish_dataset(out: ParsedDataset, pool: PoolBuilder | None, oracles: int | 
 
 # --------------------------------------------------------------------------- the JSON form
 
-def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
+def parse(path: Path, steps: StepCount | None = None) -> ParsedDataset:
     folder = _folder(path)
     out = ParsedDataset(kind="qa", format=FORMAT)
     dataset_path = folder / DATASET
     pool_path, oracle_path = folder / DOC_POOL, folder / ORACLE
-    if progress:
-        progress(0, None, DATASET)
+    if steps:
+        steps(0, None, DATASET)
     records = load_json(dataset_path, list, "a list of query records")
     if not records:
         raise DatasetFormatError(dataset_path, "the list of queries is empty")
-    out.queries = build_queries(dataset_path, records, progress)
+    out.queries = build_queries(dataset_path, records, steps)
 
     has_pool, has_oracle = pool_path.is_file(), oracle_path.is_file()
     if not has_pool:
@@ -285,8 +286,8 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
                             f"{folder}): only the queries were imported, without chunks")
         return finish_dataset(out, None, None, "queries only")
 
-    if progress:
-        progress(0, None, DOC_POOL)
+    if steps:
+        steps(0, None, DOC_POOL)
     entries = load_json(pool_path, list, "a list of pool entries")
     expected = POOL_SIZE * len(out.queries)
     if len(entries) != expected:
@@ -297,22 +298,22 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
         out, where_hint=f" (query i owns entries {POOL_SIZE}i..{POOL_SIZE}i+{POOL_SIZE - 1})")
     total = len(out.queries)
     for index, query in enumerate(out.queries):
-        if progress and index % PROGRESS_EVERY == 0:
-            progress(index, total, DOC_POOL)
+        if steps and index % PROGRESS_EVERY == 0:
+            steps(index, total, DOC_POOL)
         lo = POOL_SIZE * index
         builder.add(pool_path, query,
                     ((str(lo + j), entries[lo + j]) for j in range(POOL_SIZE)))
 
     oracles = None
     if has_oracle:
-        if progress:
-            progress(0, None, ORACLE)
+        if steps:
+            steps(0, None, ORACLE)
         table = load_json(oracle_path, dict, "an object {query_id: oracle}")
         for key, oracle in table.items():
             builder.mark_oracle(oracle_path, repr(key), key, oracle)
         oracles = len(table)
     else:
         out.warnings.append(f"no {ORACLE}: no pool entry is marked as the oracle chunk")
-    if progress:
-        progress(total, total, "done")
+    if steps:
+        steps(total, total, "done")
     return finish_dataset(out, builder, oracles, "JSON release")

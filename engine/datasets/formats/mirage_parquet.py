@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.datasets.formats import mirage
-from engine.datasets.formats.base import DatasetFormatError, ParsedDataset, Progress, nonempty_size
+from engine.datasets.formats.base import DatasetFormatError, ParsedDataset, nonempty_size
+from engine.jobs import StepCount
 
 FORMAT = "mirage-parquet"
 MAGIC = b"PAR1"
@@ -109,22 +110,22 @@ def _pool_entries(path: Path, label: str, value: Any) -> list[tuple[str, dict]]:
             for j in range(n)]
 
 
-def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
+def parse(path: Path, steps: StepCount | None = None) -> ParsedDataset:
     out = ParsedDataset(kind="qa", format=FORMAT)
-    if progress:
-        progress(0, None, path.name)
+    if steps:
+        steps(0, None, path.name)
     rows = _read_rows(path)
     labels = [f"row {i}" + (f" (query_id {r.get('query_id')})" if r.get("query_id") is not None
                             else "") for i, r in enumerate(rows)]
     records = [{k: v for k, v in row.items() if k not in ("doc_pool", "oracle")} for row in rows]
-    out.queries = mirage.build_queries(path, records, progress, labels=labels)
+    out.queries = mirage.build_queries(path, records, steps, labels=labels)
 
     builder = mirage.PoolBuilder(out)
     total = len(rows)
     sizes: dict[int, int] = {}
     for index, (query, row) in enumerate(zip(out.queries, rows)):
-        if progress and index % mirage.PROGRESS_EVERY == 0:
-            progress(index, total, "doc_pool")
+        if steps and index % mirage.PROGRESS_EVERY == 0:
+            steps(index, total, "doc_pool")
         entries = _pool_entries(path, labels[index], row.get("doc_pool"))
         sizes[len(entries)] = sizes.get(len(entries), 0) + 1
         builder.prefix = "doc_pool."
@@ -146,7 +147,7 @@ def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
         oracles += 1
     if not has_oracle_column:
         out.warnings.append("no oracle column: no pool entry is marked as the oracle chunk")
-    if progress:
-        progress(total, total, "done")
+    if steps:
+        steps(total, total, "done")
     return mirage.finish_dataset(out, builder, oracles if has_oracle_column else None,
                                  "parquet")

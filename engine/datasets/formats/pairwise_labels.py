@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.datasets.formats.base import (DatasetFormatError, ParsedDataset, Progress,
-                                          iter_jsonl, load_json, read_head, read_text,
-                                          require_str)
+from engine.datasets.formats.base import (DatasetFormatError, ParsedDataset, iter_jsonl,
+                                          load_json, read_head, read_text, require_str)
+from engine.jobs import StepCount
 
 FORMAT = "pairwise-labels"
 RAGCHECKER_FORMAT = "ragchecker-meta"
@@ -167,12 +167,12 @@ class _Pairs:
 
 # --------------------------------------------------------------------------- readers
 
-def parse_ragchecker(path: Path, progress: Progress | None = None) -> ParsedDataset:
+def parse_ragchecker(path: Path, steps: StepCount | None = None) -> ParsedDataset:
     rows = load_json(path, list, "a list of labelled pairs (RAGChecker meta-evaluation)")
     pairs = _Pairs(path)
     for index, obj in enumerate(rows):
-        if progress and index % 100 == 0:
-            progress(index, len(rows), "pairs")
+        if steps and index % 100 == 0:
+            steps(index, len(rows), "pairs")
         if not isinstance(obj, dict):
             raise DatasetFormatError(path, f"expected an object, got {type(obj).__name__}",
                                      record=index)
@@ -203,8 +203,8 @@ def parse_ragchecker(path: Path, progress: Progress | None = None) -> ParsedData
                 raise DatasetFormatError(path, "missing", record=index, field=key)
             labels.append((None, aspect, parse_label(path, index, obj[key], key), None))
         pairs.add(index, pair, labels)
-    if progress:
-        progress(len(rows), len(rows), "done")
+    if steps:
+        steps(len(rows), len(rows), "done")
     return pairs.parsed(RAGCHECKER_FORMAT)
 
 
@@ -222,7 +222,7 @@ def _plain_rows(path: Path):
         yield f"at line {reader.line_num}", obj
 
 
-def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
+def parse(path: Path, steps: StepCount | None = None) -> ParsedDataset:
     pairs = _Pairs(path)
     for record, obj in _plain_rows(path):
         query = require_str(path, record, obj, "query")

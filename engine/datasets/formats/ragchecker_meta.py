@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.datasets.formats.base import ParsedDataset, Progress
+from engine.datasets.formats.base import ParsedDataset
 from engine.datasets.formats.pairwise_labels import (RAGCHECKER_FORMAT, default_name, files,
                                                      is_ragchecker, parse_ragchecker)
+from engine.jobs import StepCount
 
 FORMAT = RAGCHECKER_FORMAT
 __all__ = ["FORMAT", "default_name", "detect", "files", "parse"]
@@ -18,5 +19,5 @@ def detect(path: Path) -> bool:
     return is_ragchecker(path)
 
 
-def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
-    return parse_ragchecker(path, progress)
+def parse(path: Path, steps: StepCount | None = None) -> ParsedDataset:
+    return parse_ragchecker(path, steps)

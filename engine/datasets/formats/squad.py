@@ -20,9 +20,10 @@ import re
 from pathlib import Path
 
 from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset,
-                                          PoolRecord, Progress, QueryRecord, answers_list,
+                                          PoolRecord, QueryRecord, answers_list,
                                           check_unique, contains_answer, each_file,
                                           folder_files, load_json, read_head, require_str)
+from engine.jobs import StepCount
 
 FORMAT = "squad"
 POOL_SIZE = 5
@@ -58,11 +59,11 @@ def _language_of(path: Path, doc: dict) -> str | None:
     return match.group(1).lower() if match else None
 
 
-def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
+def parse(path: Path, steps: StepCount | None = None) -> ParsedDataset:
     out = ParsedDataset(kind="qa", format=FORMAT)
     paths = files(path)
     languages: list[str] = []
-    for file in each_file(paths, progress):
+    for file in each_file(paths, steps):
         lang = _parse_file(file, out)
         languages.append(lang or "?")
     if len(paths) > 1 and len(set(languages)) < len(languages):

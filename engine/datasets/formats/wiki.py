@@ -20,8 +20,9 @@ import re
 from pathlib import Path
 
 from engine.datasets.formats.base import (ChunkRecord, DatasetFormatError, ParsedDataset,
-                                          Progress, each_file, folder_files, load_json,
+                                          each_file, folder_files, load_json,
                                           read_head)
+from engine.jobs import StepCount
 
 FORMAT = "wiki-summaries"
 _NAME = re.compile(r"^summaries_(?P<lang>[a-z]{2,3})(?:[-_](?P<region>[A-Za-z]{2,4}))?\.json$")
@@ -64,11 +65,11 @@ def chunk_text(description: str | None, extract: str) -> str:
     return f"{description}\n{extract}" if description else extract
 
 
-def parse(path: Path, progress: Progress | None = None) -> ParsedDataset:
+def parse(path: Path, steps: StepCount | None = None) -> ParsedDataset:
     out = ParsedDataset(kind="collection", format=FORMAT)
     paths = files(path)
     per_language: dict[str, int] = {}
-    for file in each_file(paths, progress):
+    for file in each_file(paths, steps):
         lang = _language_of(file)
         if lang is None:
             out.warnings.append(f"{file.name}: no language in the file name "

@@ -80,11 +80,12 @@ def surrogate(store, run: str, arena: str) -> Text:
         return Text(f"Surrogate judge unavailable: {exc}", style="dim")
 
 
-def compute_surrogate_features(store, run: str, arena: str) -> None:
+def compute_surrogate_features(store, run: str, arena: str, *, progress=None, cancel=None):
     """Store the model-free features (language, citations, ROUGE-L, BLEU) of the arena's
-    queries, which the surrogate needs."""
+    queries, which the surrogate needs; returns the ``FeatureSummary``."""
     from engine.arena.battles import load_battles
     from engine.arena.features import compute_features
 
     queries = sorted({b.query for b in load_battles(store, run, arena)})
-    compute_features(store, run, judge=None, queries=queries)
+    return compute_features(store, run, judge=None, queries=queries, progress=progress,
+                            cancel=cancel)

@@ -1,10 +1,9 @@
 """The leaderboard screen: pick the run and the arena, read its ratings, heatmap and surrogate;
-judge, cancel judging, compute the surrogate's features; Enter inspects a system.
+judge, compute the surrogate's features, cancel either; Enter inspects a system.
 
 The workers ask the engine through :mod:`.data` and post :mod:`.messages`; what is drawn is
-written by :mod:`.board`. Judging runs through the screen's own
-:class:`~mirage_tui.jobs.JobController` (``self.judging``) with the judge picked in
-:class:`~mirage_tui.dialogs.judge_arena.JudgeArenaScreen`.
+written by :mod:`.board`. Judging and the features run through the screen's own
+:class:`~mirage_tui.jobs.JobController` (:mod:`.jobs`, mixed in).
 """
 
 from __future__ import annotations
@@ -17,21 +16,20 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Select, Static
 
 from mirage_tui.commands import PaletteCommand
-from mirage_tui.dialogs.judge_arena import JudgeArenaScreen
-from mirage_tui.jobs import MIN_INTERVAL, JobController
+from mirage_tui.jobs import JobController
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
+from mirage_tui.screens.leaderboard import jobs
 from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, arena_line,
-                                                  judged_line, judging_line, no_arena,
-                                                  rating_rows, ratings_notes, ratings_status)
-from mirage_tui.screens.leaderboard.data import (arena_choices, compute_surrogate_features,
-                                                 judge_line, rate, surrogate)
+                                                  no_arena, rating_rows, ratings_notes,
+                                                  ratings_status)
+from mirage_tui.screens.leaderboard.data import arena_choices, judge_line, rate, surrogate
 from mirage_tui.screens.leaderboard.messages import (BoardLoaded, ChoicesLoaded, PageExported,
                                                      SurrogateLoaded)
 from mirage_tui.widgets.heatmap import WinFractionHeatmap
 from mirage_tui.widgets.tables import highlighted_key
 
 
-class LeaderboardScreen(BaseScreen):
+class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
     """Ratings, heatmap and surrogate of one run's arena. Escape goes back."""
 
     AUTO_FOCUS = "#ratings"
@@ -41,7 +39,7 @@ class LeaderboardScreen(BaseScreen):
         Binding("space", "mark", "Mark", show=False),
         Binding("v", "compare", "Compare the mark", show=False),
         Binding("j", "judge", "Judge"),
-        Binding("x", "cancel_judging", "Cancel judging", show=False),
+        *jobs.BINDINGS,
         Binding("c", "toggle_counts", "Counts"),
         Binding("u", "surrogate_features", "Surrogate"),
         Binding("a", "pick_arena", "Arena"),
@@ -53,8 +51,7 @@ class LeaderboardScreen(BaseScreen):
     PALETTE = (
         PaletteCommand("leaderboard: judge an arena…",
                        "Judge the run's systems pairwise with a judge model (j)", "judge"),
-        PaletteCommand("leaderboard: cancel judging", "Stop the judging job (x)",
-                       "cancel_judging"),
+        *jobs.PALETTE,
         PaletteCommand("leaderboard: counts or shares", "Switch the heatmap between win "
                        "shares and battle counts (c)", "toggle_counts"),
         PaletteCommand("leaderboard: surrogate features",
@@ -95,7 +92,7 @@ class LeaderboardScreen(BaseScreen):
         self.arenas: list = []
         self.ratings = None
         self.generation = 0
-        self.judging = JobController(self, group="lb-judge")
+        self.start_jobs()
         self.marked: str | None = None      # a run system, for v (paired comparison)
         self._resumed = False
 
@@ -300,93 +297,19 @@ class LeaderboardScreen(BaseScreen):
         self.app.push_screen(CompareScreen(f"{self.run_name}:{self.marked}",
                                            f"{self.run_name}:{system}"))
 
-    # ------------------------------------------------------------------ judging
-
-    def action_judge(self) -> None:
-        if self.judging.running:
-            self.notify("Judging is already running; x cancels it.", timeout=3)
-            return
-        if self.run_name is None:
-            self.notify("No run to judge yet.", timeout=3)
-            return
-        run = self.run_name
-
-        def chosen(answer: tuple[str, int, str] | None) -> None:
-            if answer is None or self.store is None:
-                return
-            judge_name, queries, order = answer
-
-            def work(store, progress, cancel):
-                from engine.arena.judging import judge_arena
-
-                return judge_arena(store, run, judge_name, pairs="all", queries=queries,
-                                   order=order, progress=progress, cancel=cancel,
-                                   min_interval=MIN_INTERVAL)
-
-            if not self.judging.launch(run, work):
-                return
-            bar = self.query_one("#lb-progress", ProgressBar)
-            bar.update(total=None, progress=0)
-            bar.display = True
-            self.query_one("#lb-status", Static).update(
-                f"Judging {run} with {judge_name} on {queries} queries"
-                + (f", {order} orders" if order != "random" else "") + "… (x cancels)")
-
-        self.app.push_screen(JudgeArenaScreen(run), chosen)
+    # ------------------------------------------------------------------ jobs (.jobs)
 
     @on(JobController.Progress)
-    def _judge_progress(self, message: JobController.Progress) -> None:
-        self.judging.progress_handled()
-        p = self.judging.latest
-        if p is None:
-            return
-        bar = self.query_one("#lb-progress", ProgressBar)
-        bar.update(total=p.total or None, progress=p.done)
-        self.query_one("#lb-status", Static).update(judging_line(p))
+    def _job_progress(self, message: JobController.Progress) -> None:
+        self.job_progress(message)
 
     @on(JobController.Failed)
-    def _judge_failed(self, message: JobController.Failed) -> None:
-        self.query_one("#lb-progress").display = False
-        self.query_one("#lb-status", Static).update(f"Judging failed: {message.error}")
-        self.app.notify(message.error, title="Judging failed", severity="error",
-                        markup=False, timeout=15)
+    def _job_failed(self, message: JobController.Failed) -> None:
+        self.job_failed(message)
 
     @on(JobController.Finished)
-    def _judge_done(self, message: JobController.Finished) -> None:
-        self.query_one("#lb-progress").display = False
-        s = message.summary
-        self.app.notify(judged_line(s), title="Judging", markup=False, timeout=10,
-                        severity="information" if s.status == "done" else "warning")
-        self.arena = s.arena
-        self.action_refresh()
-
-    def action_cancel_judging(self) -> None:
-        if not self.judging.running:
-            self.notify("Nothing is being judged.", timeout=2)
-            return
-        self.judging.cancel()
-        self.notify("Cancelling after the current battle; judging resumes from the cache.",
-                    timeout=4)
-
-    # ------------------------------------------------------------------ surrogate features
-
-    def action_surrogate_features(self) -> None:
-        store = self.store
-        if store is None or self.run_name is None or self.arena is None:
-            self.notify("No arena to compute the surrogate for.", timeout=3)
-            return
-        self.generation += 1
-        self.query_one("#lb-surrogate", Static).update(
-            Text("Computing the model-free features (language, citations, ROUGE-L, BLEU)…",
-                 style="dim"))
-        self.compute_features(store, self.run_name, self.arena, self.generation)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="lb-features",
-          name="surrogate features")
-    def compute_features(self, store, run: str, arena: str, generation: int) -> None:
-        with self.worker_errors("the features", store):
-            compute_surrogate_features(store, run, arena)
-            self.post_message(SurrogateLoaded(generation, surrogate(store, run, arena)))
+    def _job_done(self, message: JobController.Finished) -> None:
+        self.job_done(message)
 
     # ------------------------------------------------------------------ export
 
@@ -444,7 +367,7 @@ class LeaderboardScreen(BaseScreen):
             self.go_back()      # pop a pushed screen, else the previous mode
 
     def on_unmount(self) -> None:
-        self.judging.cancel_quietly()      # judging stops after its battle, stays resumable
+        self.jobs.cancel_quietly()      # the job stops after its step, stays resumable
 
     @on(WorkerFailed)
     def _failed(self, message: WorkerFailed) -> None:
