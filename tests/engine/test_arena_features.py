@@ -10,7 +10,6 @@ q2 (de, gold short answer only), three chunks each (chunk 0 relevant), two syste
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -350,7 +349,6 @@ def test_system_features_mean_ci_and_n(run_store):
 # --------------------------------------------------------------------------- real judge
 
 def test_real_judged_features_with_packaged_smollm2(run_store):
-    started = time.perf_counter()
     summary = compute_features(run_store, "feat-run", judge="smollm2-135m-instruct",
                                n_threads=1, systems=[A], queries=[1])
     assert summary.judge == "judge:smollm2-135m-instruct" and not summary.errors
@@ -361,7 +359,6 @@ def test_real_judged_features_with_packaged_smollm2(run_store):
         assert 0.0 <= a1[f"feat:{key}@{name}"] <= 1.0
     for key in ("overlap", "fluency"):
         assert 1.0 <= a1[f"feat:{key}@{name}"] <= 5.0
-    assert time.perf_counter() - started < 60
 
 
 # --------------------------------------------------------------------------- through inflight
