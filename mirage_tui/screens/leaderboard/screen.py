@@ -212,8 +212,11 @@ class LeaderboardScreen(BaseScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="lb-board",
           name="ratings")
-    def load_board(self, store, run: str, arena: str, generation: int) -> None:
+    def load_board(self, store, run_name: str, arena: str, generation: int) -> None:
+        from engine.results.records import load_run
+
         with self.worker_errors("the ratings", store):
+            run = load_run(store, run_name)
             ratings, error = rate(store, run, arena)
             self.post_message(BoardLoaded(generation, ratings, error,
                                           judge_line(store, run, arena)))
@@ -318,8 +321,9 @@ class LeaderboardScreen(BaseScreen):
 
             def work(store, progress, cancel):
                 from engine.arena.judging import judge_arena
+                from engine.results.records import load_run
 
-                return judge_arena(store, run, judge_name, pairs="all", queries=queries,
+                return judge_arena(store, load_run(store, run), judge_name, pairs="all", queries=queries,
                                    order=order, progress=progress, cancel=cancel,
                                    min_interval=MIN_INTERVAL)
 
@@ -383,8 +387,11 @@ class LeaderboardScreen(BaseScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="lb-features",
           name="surrogate features")
-    def compute_features(self, store, run: str, arena: str, generation: int) -> None:
+    def compute_features(self, store, run_name: str, arena: str, generation: int) -> None:
+        from engine.results.records import load_run
+
         with self.worker_errors("the features", store):
+            run = load_run(store, run_name)
             compute_surrogate_features(store, run, arena)
             self.post_message(SurrogateLoaded(generation, surrogate(store, run, arena)))
 
@@ -416,9 +423,10 @@ class LeaderboardScreen(BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="lb-export")
     def export_html(self, store, run: str, arena: str, path) -> None:
         from engine.results.html import leaderboard_page, write_page
+        from engine.results.records import load_run
 
         with self.worker_errors("the export", store, prefix=f"{path}: "):
-            written = write_page(leaderboard_page(store, run, arena), path)
+            written = write_page(leaderboard_page(store, load_run(store, run), arena), path)
             self.post_message(PageExported(arena, str(written.resolve()),
                                            written.stat().st_size))
 
