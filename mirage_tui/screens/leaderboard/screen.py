@@ -323,9 +323,9 @@ class LeaderboardScreen(BaseScreen):
                 from engine.arena.judging import judge_arena
                 from engine.results.records import load_run
 
-                return judge_arena(store, load_run(store, run), judge_name, pairs="all", queries=queries,
-                                   order=order, progress=progress, cancel=cancel,
-                                   min_interval=MIN_INTERVAL)
+                return judge_arena(store, load_run(store, run), judge_name, pairs="all",
+                                   queries=queries, order=order, progress=progress,
+                                   cancel=cancel, min_interval=MIN_INTERVAL)
 
             if not self.judging.launch(run, work):
                 return
