@@ -40,7 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.arena.calibrate import calibrate_judge  # noqa: E402
-from engine.arena.fitted_judges import DEFAULT_FEATURES, fit_judge  # noqa: E402
+from engine.arena.fit_features import DEFAULT_FEATURES  # noqa: E402
+from engine.arena.fitted_judges import fit_judge  # noqa: E402
 from engine.arena.judge_specs import open_judge  # noqa: E402
 from engine.arena.judgments import judgment_key  # noqa: E402
 from engine.datasets.importing import import_path  # noqa: E402

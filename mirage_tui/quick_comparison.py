@@ -52,12 +52,13 @@ def judge_quick_comparison(store, run_name: str = QUICK_NAME, cancel=None):
     from engine.arena.judge_specs import is_offline_judge
     from engine.arena.judging import judge_arena
     from engine.arena.trusted_judge import default_judge
+    from engine.runs.lookup import load_run
 
-    choice = default_judge(store, run_name)
+    run = load_run(store, run_name)
+    choice = default_judge(store, run)
     if not is_offline_judge(choice.spec):
         return choice, None
-    return choice, judge_arena(store, run_name, choice.spec, order=choice.order,
-                               cancel=cancel)
+    return choice, judge_arena(store, run, choice.spec, order=choice.order, cancel=cancel)
 
 
 def quick_judged_text(choice, summary) -> str:

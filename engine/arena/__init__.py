@@ -5,8 +5,8 @@ random-forest surrogate predicts the ratings from heuristic features.
 - ``judgments``: the cache of every judge call
 - ``types``: Battle, SystemRating, Ratings
 - ``orders``: position bias (which order a battle is shown in, combining both orders)
-- ``planning`` / ``judging``: what to judge (pairwise or against a reference), running a judge
-  over a run's answers and storing battles
+- ``planning`` / ``judging`` / ``recording``: what to judge (pairwise or against a reference),
+  running a judge over a run's answers, the arena and battle rows it writes
 - ``battles`` / ``verdicts`` / ``reference``: reading arenas and battles back, one query's
   verdicts, the RAG-QA Arena reference report
 - ``bradley_terry`` / ``tournaments`` / ``leaderboard``: the fit, the bootstrap, the table
@@ -14,5 +14,7 @@ random-forest surrogate predicts the ratings from heuristic features.
 - ``events``: judging's progress events
 
 Import the modules themselves (``from engine.arena.battles import …``): the package
-exports nothing, so importing one module does not load the rest.
+exports nothing, so importing one module does not load the rest. The SQL behind them is in
+``engine/store/`` (``arenas``, ``calibration``, ``features``, ``fitted_judges``); a function
+that reads a run takes the ``RunInfo`` its caller loaded.
 """

@@ -22,9 +22,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from engine.arena.types import Battle
-from engine.runs.lookup import load_run
 from engine.store.runs import RunInfo
 from engine.store import Store, json_column
+from engine.store.arenas import (arena_rows, battle_winners, battles_with_queries,
+                                 judgment_raws)
 
 
 class ArenaNotFound(LookupError):
@@ -51,14 +52,10 @@ class ArenaInfo:
         return asdict(self)
 
 
-def _infos(store: Store, run: RunInfo) -> list[ArenaInfo]:
-    rows = store.query(
-        "SELECT a.*, COUNT(b.arena_id) AS n, COALESCE(SUM(b.parse_failures), 0) AS pf, "
-        "COALESCE(SUM(b.arena_id IS NOT NULL AND b.winner IS NULL), 0) AS unparsed "
-        "FROM arenas a LEFT JOIN battles b ON b.arena_id = a.id WHERE a.run_id = ? "
-        "GROUP BY a.id ORDER BY a.id", (run.id,))
+def list_arenas(store: Store, run: RunInfo) -> list[ArenaInfo]:
+    """The run's arenas, oldest first, with their battle and parse-failure counts."""
     out = []
-    for r in rows:
+    for r in arena_rows(store, run.id):
         config = json_column(r["config"], {})
         out.append(ArenaInfo(r["id"], run.name, r["name"], r["mode"], config.get("judge"),
                              r["status"], r["n"], r["pf"], r["unparsed"], r["created_at"],
@@ -66,21 +63,16 @@ def _infos(store: Store, run: RunInfo) -> list[ArenaInfo]:
     return out
 
 
-def list_arenas(store: Store, run_name: str) -> list[ArenaInfo]:
-    """The run's arenas, oldest first, with their battle and parse-failure counts.
-    :class:`engine.results.records.RunNotFound` for an unknown run."""
-    return _infos(store, load_run(store, run_name))
-
-
 def _names(infos: list[ArenaInfo]) -> str:
     return ", ".join(f"{i.name} ({i.mode}, {i.battles} battles)" for i in infos)
 
 
-def resolve_arena(store: Store, run_name: str, arena_name: str | None = None,
+def resolve_arena(store: Store, run: RunInfo, arena_name: str | None = None,
                   mode: str | None = None) -> ArenaInfo:
     """The arena ``arena_name`` of the run; with None, the only arena (of ``mode``, when
     given), else the latest of that mode (default: pairwise). Errors list the arenas."""
-    infos = list_arenas(store, run_name)
+    infos = list_arenas(store, run)
+    run_name = run.name
     if arena_name is not None:
         for info in infos:
             if info.name == arena_name:
@@ -101,18 +93,15 @@ def resolve_arena(store: Store, run_name: str, arena_name: str | None = None,
                         f"{_names(infos)}")
 
 
-def load_battles(store: Store, run_name: str, arena_name: str | None = None) -> list[Battle]:
+def load_battles(store: Store, run: RunInfo, arena_name: str | None = None) -> list[Battle]:
     """The arena's battles as :class:`Battle` (winner None for parse failures), by query and
     contestants. ``arena_name`` None: the only arena, else the latest pairwise one."""
-    info = resolve_arena(store, run_name, arena_name)
+    info = resolve_arena(store, run, arena_name)
     return battles_of(store, info.id)
 
 
 def battles_of(store: Store, arena_id: int) -> list[Battle]:
-    rows = store.query("SELECT query_rowid, system_a, system_b, winner FROM battles "
-                       "WHERE arena_id = ? ORDER BY query_rowid, system_a, system_b",
-                       (arena_id,))
-    return [Battle(r[0], r[1], r[2], r[3]) for r in rows]
+    return [Battle(r[0], r[1], r[2], r[3]) for r in battle_winners(store, arena_id)]
 
 
 BATTLE_COLUMNS = ("arena", "query_id", "query_rowid", "source", "language", "system_a",
@@ -121,22 +110,17 @@ BATTLE_COLUMNS = ("arena", "query_id", "query_rowid", "source", "language", "sys
                   "raw_ab", "raw_ba", "method", "judgment_keys", "created_at", "human_verdicts")
 
 
-def battle_rows(store: Store, run_name: str, arena_name: str | None = None) -> list[dict]:
+def battle_rows(store: Store, run: RunInfo, arena_name: str | None = None) -> list[dict]:
     """One flat dict per battle (:data:`BATTLE_COLUMNS`) for export and inspection: the query,
     the contestants, the verdict, the order(s) shown with each order's label (as the judge
     wrote it: 'A', 'B' or 'tie'), probabilities and raw reply, the judgment keys, and the
     verdicts people entered on it (``engine.arena.human_verdicts``)."""
-    info = resolve_arena(store, run_name, arena_name)
-    rows = store.query(
-        "SELECT b.*, q.query_id, q.source, q.language FROM battles b "
-        "JOIN queries q ON q.id = b.query_rowid WHERE b.arena_id = ? "
-        "ORDER BY b.query_rowid, b.system_a, b.system_b", (info.id,))
-    keys = {k for r in rows for k in json_column(r["judgment_keys"], [])}
-    raws: dict[str, str | None] = {j["key"]: j["raw"] for j in store.query_in(
-        "SELECT key, raw FROM judgments WHERE key IN ({marks})", sorted(keys))}
+    info = resolve_arena(store, run, arena_name)
+    rows = battles_with_queries(store, info.id)
+    raws = judgment_raws(store, {k for r in rows for k in json_column(r["judgment_keys"], [])})
     from engine.arena.human_verdicts import human_verdicts_of_run
 
-    human = human_verdicts_of_run(store, run_name)
+    human = human_verdicts_of_run(store, run)
     out = []
     for r in rows:
         detail = json_column(r["detail"], {})

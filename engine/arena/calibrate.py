@@ -58,6 +58,8 @@ from engine.runs.header import identity_json, now
 from engine.runs.live_eta import Pace
 from engine.stats import Estimate
 from engine.store import Store, json_column
+from engine.store.calibration import (calibration_listing_rows, newest_calibration_row,
+                                      save_calibration)
 from models.base import ContextOverflow, Generator
 
 DEFAULT_TEMPLATE = "ragqa_arena_pairwise"
@@ -286,15 +288,10 @@ class _Calibrating(Job):
                   "sample": self.sample, "pairs": len(self.pairs), "n_boot": self.n_boot,
                   "judge_identity": identity_json(generator),
                   "labels": self.labels}
-        with self.store.write() as db:
-            cur = db.conn.execute(
-                "INSERT INTO calibrations (dataset_id, judge_key, judge_name, template, aspect, "
-                "config, figures, verdicts, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (resolve(self.store, self.labels), generator.identity.key(),
-                 self.judge.judge_name, self.judge.template.id, self.aspect,
-                 json.dumps(config, ensure_ascii=False, default=str), json.dumps(figures),
-                 json.dumps(verdicts), now()))
-            self.calibration_id = cur.lastrowid
+        self.calibration_id = save_calibration(
+            self.store, resolve(self.store, self.labels), generator.identity.key(),
+            self.judge.judge_name, self.judge.template.id, self.aspect, config, figures,
+            verdicts, now())
 
     def event(self, status: str, message: str | None) -> JobEvent:
         c = self.counts
@@ -359,25 +356,13 @@ def latest_calibration(store: Store, judge: str | None = None, template: str | N
                        calibration_id: int | None = None) -> StoredCalibration | None:
     """The newest calibration of a judge (by name, or by identity key) and template, or of
     any judge without them (or the one ``calibration_id``); None when there is none."""
-    where, params = [], []
-    for column, value in (("c.judge_name", judge), ("c.template", template),
-                          ("c.judge_key", judge_key), ("c.id", calibration_id)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(value)
-    rows = store.query(
-        "SELECT c.*, d.name || '@' || d.version AS labels FROM calibrations c "
-        "JOIN datasets d ON d.id = c.dataset_id"
-        + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY c.id DESC LIMIT 1",
-        tuple(params))
-    if not rows:
+    r = newest_calibration_row(store, judge, template, judge_key, calibration_id)
+    if r is None:
         return None
-    r = rows[0]
     return StoredCalibration(r["id"], r["labels"], r["judge_name"], r["judge_key"],
                              r["template"], r["aspect"], json_column(r["config"], {}),
                              json_column(r["figures"], {}), json_column(r["verdicts"], []),
                              r["created_at"])
-
 
 
 @dataclass(frozen=True)
@@ -395,14 +380,8 @@ class CalibrationListing:
 
 def list_calibrations(store: Store, judge: str | None = None) -> list[CalibrationListing]:
     """The stored calibrations (of one judge, by name, or of all), oldest first."""
-    rows = store.query(
-        "SELECT c.id, c.judge_name, c.template, c.aspect, c.config, c.created_at, "
-        "d.name || '@' || d.version AS labels FROM calibrations c "
-        "JOIN datasets d ON d.id = c.dataset_id"
-        + (" WHERE c.judge_name = ?" if judge is not None else "") + " ORDER BY c.id",
-        (judge,) if judge is not None else ())
     out = []
-    for r in rows:
+    for r in calibration_listing_rows(store, judge):
         config = json_column(r["config"], {}) or {}
         out.append(CalibrationListing(r["id"], r["labels"], r["judge_name"], r["template"],
                                       r["aspect"], config.get("orders", "seeded"),

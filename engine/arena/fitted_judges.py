@@ -4,16 +4,10 @@
 ``verdicts``: every ``verdicts:<run>`` dataset of people's own verdicts from the Inspector,
 :mod:`engine.arena.human_verdicts`, combined). A pair's label is the sign of the mean of its
 annotators on the aspect; pairs whose mean is a tie are left out. Each pair becomes
-``x = f(B) - f(A)``, one column per feature (:data:`FEATURES`):
-
-- ``cos:EMBEDDER`` (``cos:minilm-l6-v2``, ``cos:e5-small-q4``), ``f1``, ``char3``: each answer's
-  similarity to the reference answer, as the reference judges compute it
-  (:meth:`engine.arena.reference_judges.ReferenceJudge.similarities`; vectors cached in the
-  store). Verdict pairs have no reference of their own: theirs is the query's (its long-form
-  reference answer, else its gold answers), the text the arena gives an offline judge.
-- ``length``: log(1 + words).
-- ``judge:LLM`` (with ``--judge LLM``): that judge's P(B) - P(A) averaged over both orders,
-  both calls through the judgments cache; a feature of the pair, not of each answer.
+``x = f(B) - f(A)``, one column per feature (:mod:`engine.arena.fit_features`: similarities
+to the reference answer, length, an LLM judge's preference with ``--judge LLM``). Verdict
+pairs have no reference of their own: theirs is the query's (its long-form reference answer,
+else its gold answers), the text the arena gives an offline judge.
 
 The model is scikit-learn's ``LogisticRegression`` *without intercept*, on features divided by
 their standard deviation over the training pairs and *not centred* (centring would add an
@@ -34,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -42,42 +35,28 @@ from typing import Sequence
 
 import numpy as np
 
-from engine.arena.judgments import cached_verdict
-from engine.arena.llm_judges import open_llm_judge
-from engine.arena.orders import shown_score
+from engine.arena.fit_features import (DEFAULT_FEATURES, DEFAULT_LLM_TEMPLATE, PREFIX,
+                                       FeatureSet, FitError, needs_reference)
 from engine.arena.planning import ArenaError, reference_texts
-from engine.arena.reference_judges import (PREFIX as REFERENCE_PREFIX, ReferenceJudge,
-                                           ScoringJudge, ScoringModel, ScoringTemplate,
+from engine.arena.reference_judges import (ScoringJudge, ScoringModel, ScoringTemplate,
                                            logistic, references_of)
 from engine.datasets.catalog import DatasetNotFound, resolve
 from engine.datasets.labels import load_label_pairs
 from engine.stats import Estimate, clopper_pearson
 from engine.store import Store, json_column
-from engine.store.fitted_judges import fitted_row, fitted_rows, save_fitted
+from engine.store.fitted_judges import (fitted_row, fitted_rows, labels_dataset_ref,
+                                        save_fitted, verdict_labels_refs)
 from engine.suggest import did_you_mean
 from models.judges import Verdict
 
-PREFIX = "fitted:"
 METHOD = "fitted"
 VERSION = "1"
 VERDICTS = "verdicts"
-DEFAULT_FEATURES = ("cos:minilm-l6-v2", "f1", "char3", "length")
-FEATURES = {"cos:minilm-l6-v2": "cosine of MiniLM-L6 embeddings with the reference",
-            "cos:e5-small-q4": "cosine of e5-small embeddings with the reference",
-            "f1": "token F1 with the reference",
-            "char3": "character 3-gram recall of the reference",
-            "length": "log(1 + words)",
-            "judge:LLM": "the LLM's P(B) - P(A), averaged over both orders (--judge LLM)"}
 MIN_PAIRS = 20
 FOLDS = 5
 TIE_MARGIN = 0.001         # |P(B) - 0.5| below this is a tie (0.01 cost 2-3 points of
                            # held-out agreement on the shared labels: near-equal answers)
 C = 1.0                    # scikit-learn's default L2 strength
-DEFAULT_LLM_TEMPLATE = "ragqa_arena_pairwise"
-
-
-class FitError(ArenaError):
-    """Labels or features a judge cannot be fitted on (one line)."""
 
 
 # --------------------------------------------------------------------------- labelled pairs
@@ -96,14 +75,10 @@ def labels_refs(store: Store, labels: str) -> list[str]:
     """The labels datasets ``labels`` names: itself, or with ``verdicts`` every verdicts one."""
     if labels.strip().lower() != VERDICTS:
         try:
-            row = store.query("SELECT name, version FROM datasets WHERE id = ?",
-                              (resolve(store, labels),))[0]
+            return [labels_dataset_ref(store, resolve(store, labels))]
         except DatasetNotFound as exc:
             raise FitError(str(exc)) from None
-        return [f"{row[0]}@{row[1]}"]
-    refs = [f"{r[0]}@{r[1]}" for r in store.query(
-        "SELECT name, version FROM datasets WHERE kind = 'labels' AND name LIKE 'verdicts:%' "
-        "ORDER BY name, version")]
+    refs = verdict_labels_refs(store)
     if not refs:
         raise FitError("--labels verdicts: no verdict is recorded in this workspace (enter "
                        "yours on judged battles in the Inspector, or name a labels dataset)")
@@ -157,100 +132,6 @@ def labels_fingerprint(pairs: Sequence[FitPair]) -> str:
     rows = sorted([p.key, p.query, p.answer_a, p.answer_b, list(p.references), p.sign]
                   for p in pairs)
     return hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode("utf-8")).hexdigest()
-
-
-# --------------------------------------------------------------------------- features
-
-def parse_features(text: str | None, judge: str | None = None) -> list[str]:
-    """Feature names from ``--features`` (comma-separated; default :data:`DEFAULT_FEATURES`),
-    with ``judge:LLM`` added for ``--judge LLM``; FitError names an unknown one."""
-    names = [n.strip() for n in (text or ",".join(DEFAULT_FEATURES)).split(",") if n.strip()]
-    if judge and f"judge:{judge}" not in names:
-        names.append(f"judge:{judge}")
-    known = [n for n in FEATURES if n != "judge:LLM"]
-    for n in names:
-        if n.startswith("judge:"):
-            spec = n[len("judge:"):].strip()
-            if not spec or spec.startswith((REFERENCE_PREFIX, PREFIX)):
-                raise FitError(f"feature {n!r}: judge:LLM takes an LLM judge (a catalog name, "
-                               "GGUF path or endpoint); reference similarities are features "
-                               f"of their own ({', '.join(known)})")
-        elif n not in FEATURES and not (n.startswith("cos:") and len(n) > 4):
-            raise FitError(f"unknown feature {n!r}{did_you_mean(n, known)} (features: "
-                           f"{', '.join(known)}, judge:LLM)")
-    if len(set(names)) != len(names):
-        raise FitError(f"feature named twice in {','.join(names)!r}")
-    return names
-
-
-def needs_reference(name: str) -> bool:
-    return name.startswith("cos:") or name in ("f1", "char3")
-
-
-class FeatureSet:
-    """Computes ``f(B) - f(A)`` of each feature for one shown pair."""
-
-    def __init__(self, names: Sequence[str], store: Store | None, *,
-                 template: str = DEFAULT_LLM_TEMPLATE, n_threads: int | None = None,
-                 llms: dict | None = None):
-        self.names = list(names)
-        self.store = store
-        self.template, self.n_threads = template, n_threads
-        self._similarity = {n: ReferenceJudge(REFERENCE_PREFIX + n.removeprefix("cos:"), store)
-                            for n in self.names if needs_reference(n)}
-        self._llms = dict(llms or {})       # judge feature -> an open PairwiseJudge
-
-    @property
-    def needs_reference(self) -> bool:
-        return bool(self._similarity)
-
-    def prepare(self, texts) -> None:
-        texts = list(dict.fromkeys(t for t in texts if t))
-        for judge in self._similarity.values():
-            judge.prepare(texts)
-
-    def differences(self, query: str, answer_a: str, answer_b: str,
-                    references: Sequence[str]) -> list[float]:
-        out = []
-        for n in self.names:
-            if n in self._similarity:
-                s_a, s_b = self._similarity[n].similarities([answer_a, answer_b], references)
-                out.append(s_b - s_a)
-            elif n == "length":
-                out.append(math.log1p(len(answer_b.split())) - math.log1p(len(answer_a.split())))
-            else:
-                out.append(self._judge_difference(n, query, answer_a, answer_b, references))
-        return out
-
-    def _llm(self, name: str):
-        if name not in self._llms:
-            spec = name[len("judge:"):]
-            try:
-                self._llms[name] = open_llm_judge(spec, self.template, self.n_threads)
-            except ArenaError as exc:
-                raise FitError(f"feature {name!r}: {exc}") from None
-        return self._llms[name]
-
-    def _judge_difference(self, name, query, answer_a, answer_b, references) -> float:
-        """The LLM's P(B) - P(A) of this pair, averaged over both orders (cached calls)."""
-        if self.store is None:
-            raise FitError(f"feature {name!r} reads the judgments cache: it needs a workspace")
-        judge = self._llm(name)
-        sections = {s.field for s in judge.template.sections}
-        reference = "\n".join(references) or None if "reference" in sections else None
-        documents = [] if "documents" in sections else None
-        total = 0.0
-        for sign, (x, y) in ((1, (answer_a, answer_b)), (-1, (answer_b, answer_a))):
-            fields = judge.fields(query, x, y, documents=documents, reference=reference)
-            total += sign * shown_difference(cached_verdict(self.store, judge, fields).verdict)
-        return total / 2
-
-
-def shown_difference(verdict: Verdict) -> float:
-    """P(B) - P(A) of one verdict in the order shown; the label's side (±1, tie 0) when it gave
-    no probabilities."""
-    score = shown_score(verdict)
-    return score if score is not None else {"A": -1.0, "B": 1.0}.get(verdict.label, 0.0)
 
 
 # --------------------------------------------------------------------------- the fit

@@ -18,6 +18,7 @@ from engine.arena.calibrate import StoredCalibration, latest_calibration, order_
 from engine.arena.reference_judges import PREFIX as REFERENCE_PREFIX
 from engine.stats import Estimate
 from engine.store import Store
+from engine.store.calibration import newest_calibration_ids
 
 WORSE_THAN_REFERENCE = "worse than comparing with the reference"
 
@@ -56,12 +57,7 @@ class JudgeRanking:
 
 
 def _newest_calibrations(store: Store, labels: str | None) -> list[StoredCalibration]:
-    ids = [r[0] for r in store.query(
-        "SELECT MAX(c.id) FROM calibrations c JOIN datasets d ON d.id = c.dataset_id "
-        + ("WHERE d.name || '@' || d.version = ? OR d.name = ? " if labels else "")
-        + "GROUP BY c.judge_key, c.template, c.aspect, c.dataset_id, "
-          "COALESCE(json_extract(c.config, '$.order'), json_extract(c.config, '$.orders'))",
-        (labels, labels) if labels else ())]
+    ids = newest_calibration_ids(store, labels)
     found = (latest_calibration(store, calibration_id=i) for i in sorted(ids))
     return [c for c in found if c is not None]
 

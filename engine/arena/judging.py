@@ -22,7 +22,8 @@ and is counted in ``parse_failures``, never hidden.
 Work runs by query, then pairs, so consecutive prompts share their prefix (the template puts
 the query and the documents before the answers; llama.cpp reuses the evaluated prefix).
 Every judge call goes through :func:`engine.arena.judgments.cached_verdict` (one transaction
-each); every battle is one more transaction. Re-running skips stored battles, and a battle
+each); every battle is one more transaction (:mod:`engine.arena.recording` keeps the
+arena's rows). Re-running skips stored battles, and a battle
 interrupted between its two orders is finished from the judgments cache: no judge call is
 ever made twice. Battles go through :mod:`engine.inflight` (up to ``concurrency`` out, a
 query's battles one after another; judge calls and their cache on the workers, battle rows
@@ -35,7 +36,6 @@ or failures went beyond the error budget; running again resumes). Judging is a
 """
 from __future__ import annotations
 
-import json
 import threading
 import time
 from functools import partial
@@ -45,13 +45,7 @@ from engine.arena.events import ArenaSummary, arena_event
 from engine.arena.judge_specs import open_judge
 from engine.arena.judging_time import judging_pace
 from engine.arena.judgments import cached_verdict
-from engine.arena.orders import (
-    DEBIAS_TIE_MARGIN,
-    ORDERS,
-    canonical_winner,
-    combine_orders,
-    debiased_winner,
-)
+from engine.arena.orders import DEBIAS_TIE_MARGIN, ORDERS
 from engine.arena.planning import (
     MAX_DOCUMENTS,
     ArenaError,
@@ -62,12 +56,12 @@ from engine.arena.planning import (
     reference_texts,
     shown_order,
 )
+from engine.arena.recording import close_session, open_arena, record_battle
 from engine.arena.reference_judges import NeedsReference, needs_reference_message
 from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_concurrency,
                              in_flight, parse_max_errors, watchdog_for)
 from engine.jobs import Job, JobEvent, Stop, model_failed, per_second
-from engine.runs.lookup import load_run
-from engine.runs.header import identity_json, machine, now, package_versions
+from engine.store.runs import RunInfo
 from engine.runs.live_eta import Pace
 from engine.store import Store
 from models.base import ContextOverflow, Generator
@@ -75,17 +69,10 @@ from models.base import ContextOverflow, Generator
 PAIRWISE_TEMPLATE = "mirage_bench_pairwise"
 REFERENCE_TEMPLATE = "ragqa_arena_pairwise"
 PAIRS = ("all", "reference")
-FIXED_CONFIG = ("mode", "judge", "template", "order", "seed", "reference", "systems")
-"""Config keys an arena keeps for life; ``queries`` may grow (a larger sample extends it)."""
-
-
-class ArenaConfigMismatch(ArenaError):
-    """An arena of that name exists with another configuration or another judge model."""
-
 
 # --------------------------------------------------------------------------- the entry point
 
-def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: str = "all",
+def judge_arena(store: Store, run: RunInfo, judge: str | Generator, *, pairs: str = "all",
                 queries: int | None = None, seed: int = 0, order: str = "random",
                 systems: list[str] | None = None, name: str | None = None,
                 reference: str | None = None, n_threads: int | None = None,
@@ -98,8 +85,9 @@ def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: s
     defaults) and say how it ended. ``judge`` is a catalog name or path (loaded with
     ``n_threads``) or a ready Generator. ``concurrency`` judge requests are kept in flight
     (default: the judge's own, :func:`engine.inflight.default_concurrency`), with the error
-    budget ``max_errors`` (:class:`engine.inflight.ErrorBudget`). Raises :class:`ArenaError` (bad options, too few
-    contestants, a judge that cannot load, another arena config) before writing anything."""
+    budget ``max_errors`` (:class:`engine.inflight.ErrorBudget`). Raises :class:`ArenaError`
+    (bad options, too few contestants, a judge that cannot load, another arena config:
+    :class:`engine.arena.recording.ArenaConfigMismatch`) before writing anything."""
     if pairs not in PAIRS:
         raise ArenaError(f"pairs must be one of {', '.join(PAIRS)}, not {pairs!r}")
     if order not in ORDERS:
@@ -114,7 +102,6 @@ def judge_arena(store: Store, run_name: str, judge: str | Generator, *, pairs: s
         budget = ErrorBudget(parse_max_errors(max_errors))
     except ValueError as exc:
         raise ArenaError(str(exc)) from None
-    run = load_run(store, run_name)
     contestants = choose_contestants(store, run, pairs, systems, reference)
     mode = "pairwise" if pairs == "all" else "reference"
     plan = plan_jobs(store, run.id, mode=mode, contestants=contestants, reference=reference,
@@ -175,16 +162,6 @@ def _default_name(mode, judge_name, order, seed, reference) -> str:
     if seed:
         name += f":seed{seed}"
     return name
-
-
-def arena_header(run, generator, template_id: str) -> dict:
-    """A fresh arena header: the run, the judge's identity, versions and machine."""
-    return {"run": {"name": run.name, "dataset": run.dataset, "dataset_hash": run.dataset_hash},
-            "judge": {**(identity_json(generator) or {}),
-                      "chat": bool(getattr(generator, "chat", True)),
-                      "device": getattr(generator, "device", None)},
-            "template": template_id, "packages": package_versions(), "machine": machine(),
-            "sessions": [], "counts": {}, "timings": {"judge_seconds": 0.0, "judge_calls": 0}}
 
 
 def attach_references(store: Store, run_name: str, mode: str, reference: str | None,
@@ -325,61 +302,11 @@ class _Judging(Job):
                             query=job.query_id)
 
     def open(self) -> None:
-        """Create the arena row, or check a stored one against this config and judge; read
-        the stored battles ``(query, a, b) -> (winner, parse_failures, disagreement)``."""
-        identity = identity_json(self.generator) or {}
-        with self.store.write() as db:
-            conn = db.conn
-            row = conn.execute("SELECT id, config, header FROM arenas WHERE run_id = ? AND "
-                               "name = ?", (self.run_info.id, self.name)).fetchone()
-            if row is not None:
-                old = json.loads(row["config"])
-                differs = [k for k in FIXED_CONFIG if old.get(k) != self.config.get(k)]
-                if differs:
-                    was = ", ".join(f"{k} {old.get(k)!r} (now {self.config.get(k)!r})"
-                                    for k in differs)
-                    raise ArenaConfigMismatch(
-                        f"arena {self.name!r} of run {self.run_info.name!r} exists with "
-                        f"another configuration: {was}; give a new name (--name)")
-                self.header = json.loads(row["header"])
-                known = self.header.get("judge", {})
-                if known.get("key") and identity.get("key") != known["key"]:
-                    raise ArenaConfigMismatch(
-                        f"arena {self.name!r} was judged by another {known.get('name')!r} "
-                        f"(sha256 {str(known.get('sha256'))[:12]}…, now "
-                        f"{str(identity.get('sha256'))[:12]}…); give a new name (--name)")
-                self.arena_id = row["id"]
-            else:
-                self.header = arena_header(self.run_info, self.generator,
-                                           self.config["template"])
-                stamp = now()
-                cur = conn.execute(
-                    "INSERT INTO arenas (run_id, name, mode, config, header, status, "
-                    "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'planned', ?, ?)",
-                    (self.run_info.id, self.name, self.config["mode"],
-                     json.dumps(self.config, ensure_ascii=False),
-                     json.dumps(self.header, ensure_ascii=False), stamp, stamp))
-                self.arena_id = cur.lastrowid
-            self.header.pop("message", None)
-            self.header["contestants"] = self.contestants
-            self.header["concurrency"] = self.policy.concurrency
-            self.header.setdefault("sessions", []).append(
-                {"started_at": now(), "threads": self.n_threads,
-                 "concurrency": self.policy.concurrency,
-                 "device": getattr(self.generator, "device", None),
-                 "packages": package_versions()})
-            conn.execute("UPDATE arenas SET config = ?, header = ?, status = 'running', "
-                         "updated_at = ? WHERE id = ?",
-                         (json.dumps(self.config, ensure_ascii=False),
-                          json.dumps(self.header, ensure_ascii=False), now(), self.arena_id))
-            stored = {}
-            for r in conn.execute("SELECT query_rowid, system_a, system_b, winner, "
-                                  "parse_failures, detail FROM battles WHERE arena_id = ?",
-                                  (self.arena_id,)):
-                detail = json.loads(r["detail"]) if r["detail"] else {}
-                stored[(r[0], r[1], r[2])] = (r["winner"], r["parse_failures"],
-                                              bool(detail.get("disagreement")))
-        self.stored = stored
+        """Open the arena's row (:func:`engine.arena.recording.open_arena`) and read its
+        stored battles ``(query, a, b) -> (winner, parse_failures, disagreement)``."""
+        opened = open_arena(self.store, self.run_info, self.name, self.config, self.generator,
+                            self.contestants, self.policy.concurrency, self.n_threads)
+        self.arena_id, self.header, self.stored = opened.arena_id, opened.header, opened.stored
 
     def _count_stored(self, jobs: list[QueryJob], stored: dict) -> None:
         c = self.counts
@@ -399,36 +326,15 @@ class _Judging(Job):
 
     def _battle(self, m: Matchup, shown, verdicts, n_docs) -> None:
         """On the job's thread, in plan order: the battle's row from its verdicts."""
-        orders, new_calls = [], 0
-        for order, stored in verdicts:
-            v = stored.verdict
+        new_calls = 0
+        for _, stored in verdicts:
             if stored.cached:
                 self.counts["cached_calls"] += 1
             else:
                 new_calls += 1
                 self.judge_seconds += stored.seconds or 0.0
-            orders.append({"shown": order, "key": stored.key, "label": v.label,
-                           "winner": canonical_winner(v.label, order), "probs": v.probs,
-                           "method": v.method, "parse_failed": v.parse_failed,
-                           "cached": stored.cached})
-        if len(orders) == 2:
-            winner, failures, disagreement = combine_orders(orders[0]["winner"],
-                                                            orders[1]["winner"])
-            if self.config["order"] == "debiased":
-                winner = debiased_winner(orders[0]["probs"], orders[1]["probs"]) or winner
-        else:
-            winner = orders[0]["winner"]
-            failures, disagreement = int(winner is None), False
-        detail = {"orders": orders, "documents": n_docs, "disagreement": disagreement}
-        with self.store.write() as db:
-            db.conn.execute(
-                "INSERT OR REPLACE INTO battles (arena_id, query_rowid, system_a, system_b, "
-                "winner, shown, judgment_keys, parse_failures, refusal, detail, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (self.arena_id, m.query, m.a, m.b, winner,
-                 "both" if len(shown) == 2 else shown[0],
-                 json.dumps([o["key"] for o in orders]), failures, m.refusal,
-                 json.dumps(detail, ensure_ascii=False), now()))
+        winner, failures, disagreement = record_battle(
+            self.store, self.arena_id, m, shown, verdicts, n_docs, self.config["order"])
         c = self.counts
         c["done"] += 1
         c["parse_failures"] += failures
@@ -452,28 +358,18 @@ class _Judging(Job):
 
     def record(self, status: str, message: str | None) -> None:
         c = self.counts
-        session = self.header["sessions"][-1]
-        session.update({"ended_at": now(), "status": status, "judge_calls": c["judge_calls"],
-                        "cached_calls": c["cached_calls"], "judged_battles": c["judged"],
-                        "seconds": round(time.perf_counter() - self.started, 3),
-                        "judge_seconds": round(self.judge_seconds, 3)})
-        timings = self.header.setdefault("timings", {"judge_seconds": 0.0, "judge_calls": 0})
-        timings["judge_seconds"] = round(timings.get("judge_seconds", 0.0) + self.judge_seconds, 3)
-        timings["judge_calls"] = timings.get("judge_calls", 0) + c["judge_calls"]
-        calls = timings["judge_calls"]
-        timings["seconds_per_call"] = timings["judge_seconds"] / calls if calls else None
-        self.header["counts"] = {
+        session = {"judge_calls": c["judge_calls"], "cached_calls": c["cached_calls"],
+                   "judged_battles": c["judged"],
+                   "seconds": round(time.perf_counter() - self.started, 3),
+                   "judge_seconds": round(self.judge_seconds, 3)}
+        counts = {
             "planned": c["total"], "stored": c["done"], "parse_failures": c["parse_failures"],
             "unparsed_battles": c["unparsed"], "disagreements": c["disagreements"],
             "errors": c["errors"], "queries": self.queries, "eligible_queries": self.eligible,
             "skipped_queries": self.skipped,
             "contestants": len(self.contestants)}
-        if message:
-            self.header["message"] = message
-        with self.store.write() as db:
-            db.conn.execute("UPDATE arenas SET header = ?, status = ?, updated_at = ? "
-                            "WHERE id = ?", (json.dumps(self.header, ensure_ascii=False),
-                                             status, now(), self.arena_id))
+        close_session(self.store, self.arena_id, self.header, status, message, session,
+                      self.judge_seconds, c["judge_calls"], counts)
 
     # ----------------------------------------------------------------------- reporting
 

@@ -16,7 +16,7 @@ from typing import Hashable, Iterable, Mapping
 from engine.arena.judge_specs import is_offline_judge
 from engine.arena.orders import ORDERS
 from engine.arena.planning import choose_contestants, plan_jobs, run_contestants
-from engine.runs.lookup import load_run
+from engine.store.runs import RunInfo
 from engine.runs.estimates import (CHARS_PER_TOKEN, call_seconds, load_seconds,
                                    measured_speeds, parallel_factor, planned_backend)
 from engine.runs.live_eta import Pace
@@ -28,10 +28,9 @@ LABEL_PROBS_TOKENS = 1     # a verdict read from one forward pass's label probab
 OFFLINE_BATTLE_SECONDS = 0.01   # a reference or fitted judge: no model call
 
 
-def judgeable_queries(store: Store, run_name: str) -> int:
+def judgeable_queries(store: Store, run: RunInfo) -> int:
     """The run's queries that two contestants both answered: what a pairwise arena can
     judge (the most queries the judge dialog offers)."""
-    run = load_run(store, run_name)
     contestants = run_contestants(store, run.id)
     if len(contestants) < 2:
         return 0
@@ -106,7 +105,7 @@ def calls_each(order: str) -> int:
     return 2 if order in ("both", "debiased") else 1
 
 
-def judging_estimate(store: Store, run_name: str, judge: str, queries: int | None,
+def judging_estimate(store: Store, run: RunInfo, judge: str, queries: int | None,
                      order: str = "random", seed: int = 0, *, pairs: str = "all",
                      systems: list[str] | None = None, reference: str | None = None,
                      concurrency: int | None = None) -> dict:
@@ -115,7 +114,6 @@ def judging_estimate(store: Store, run_name: str, judge: str, queries: int | Non
     battles :func:`engine.arena.judging.judge_arena` would plan with the same arguments."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
-    run = load_run(store, run_name)
     contestants = choose_contestants(store, run, pairs, systems, reference)
     jobs, _, _ = plan_jobs(store, run.id, mode="pairwise" if pairs == "all" else "reference",
                            contestants=contestants, reference=reference, queries=queries,

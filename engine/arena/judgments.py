@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from typing import Mapping
 
 from engine.store import Store
+from engine.store.arenas import judgment_row, save_judgment
 from models.judges import PairwiseJudge, PointwiseJudge, Verdict
 
 
@@ -53,10 +54,9 @@ def judgment_key(judge: PairwiseJudge | PointwiseJudge, fields: Mapping[str, obj
 
 
 def load_judgment(store: Store, key: str) -> Verdict | None:
-    rows = store.query("SELECT * FROM judgments WHERE key = ?", (key,))
-    if not rows:
+    row = judgment_row(store, key)
+    if row is None:
         return None
-    row = rows[0]
     probs = json.loads(row["probs"]) if row["probs"] else None
     if probs is not None:
         probs = {_label_value(k): v for k, v in probs.items()}
@@ -83,15 +83,9 @@ def cached_verdict(store: Store, judge: PairwiseJudge | PointwiseJudge,
     seconds = time.perf_counter() - started
     probs = None
     if verdict.probs is not None:
-        probs = json.dumps({_label_text(k): v for k, v in verdict.probs.items()})
-    with store.write() as db:
-        db.execute(
-            "INSERT OR REPLACE INTO judgments (key, judge_key, judge_name, template, fields, "
-            "label, probs, method, raw, parse_failed, fallback_reason, seconds, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (key, judge.generator.identity.key(), verdict.judge, verdict.template,
-             json.dumps(dict(fields), ensure_ascii=False, default=str),
-             _label_text(verdict.label), probs, verdict.method, verdict.raw,
-             int(verdict.parse_failed), verdict.fallback_reason, seconds,
-             datetime.now(timezone.utc).isoformat(timespec="seconds")))
+        probs = {_label_text(k): v for k, v in verdict.probs.items()}
+    save_judgment(store, key, judge.generator.identity.key(), verdict.judge, verdict.template,
+                  dict(fields), _label_text(verdict.label), probs, verdict.method, verdict.raw,
+                  verdict.parse_failed, verdict.fallback_reason, seconds,
+                  datetime.now(timezone.utc).isoformat(timespec="seconds"))
     return StoredVerdict(key, verdict, False, seconds)

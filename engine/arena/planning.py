@@ -32,6 +32,8 @@ from engine.arena.types import arena_system, split_arena_system
 from engine.results.records import split_system
 from engine.runs.sampling import stratified_order
 from engine.store import Store
+from engine.store.arenas import (query_facts, query_references, run_answers,
+                                 run_contestant_rows, supporting_chunks)
 from engine.suggest import did_you_mean, pick_one
 
 REFERENCE = "reference"
@@ -72,30 +74,18 @@ def load_answers(store: Store, run_id: int) -> dict[int, dict[str, tuple[str, bo
     from engine.metrics.no_answer import is_no_answer
 
     out: dict[int, dict[str, tuple[str, bool]]] = {}
-    for r in store.query(
-            "SELECT ri.system, ri.setting, ri.query_rowid, g.text, s.value AS no_answer "
-            "FROM run_items ri JOIN generations g ON g.key = ri.generation_key "
-            "LEFT JOIN scores s ON s.generation_key = ri.generation_key "
-            "AND s.query_rowid = ri.query_rowid AND s.metric = 'no_answer' "
-            "WHERE ri.run_id = ?", (run_id,)):
+    for r in run_answers(store, run_id):
         declines = bool(r["no_answer"]) if r["no_answer"] is not None else is_no_answer(r["text"])
         out.setdefault(r["query_rowid"], {})[arena_system(r["system"], r["setting"])] = (
             r["text"], declines)
     return out
 
 
-def _query_rows(store: Store, rowids) -> dict[int, dict]:
-    return {r["id"]: dict(r) for r in store.query_in(
-        "SELECT id, query_id, text, source, language, reference_answer FROM queries "
-        "WHERE id IN ({marks})", sorted(rowids))}
-
-
 def reference_texts(store: Store, rowids) -> dict[int, list[str]]:
     """Each query's reference text for the judges that compare answers with it: its
     long-form ``reference_answer`` when it has one, else its gold answers (empty: neither)."""
     out: dict[int, list[str]] = {}
-    for r in store.query_in("SELECT id, answers, reference_answer FROM queries "
-                            "WHERE id IN ({marks})", list(rowids)):
+    for r in query_references(store, rowids):
         long_form = (r["reference_answer"] or "").strip()
         if long_form:
             out[r["id"]] = [long_form]
@@ -109,11 +99,7 @@ def reference_texts(store: Store, rowids) -> dict[int, list[str]]:
 def reference_documents(store: Store, rowids) -> dict[int, list[dict]]:
     """The documents the pairwise judge sees per query (module docstring)."""
     out: dict[int, list[dict]] = {q: [] for q in rowids}
-    for r in store.query_in(
-            "SELECT p.query_rowid, c.chunk_id, c.title, c.text FROM pool p "
-            "JOIN chunks c ON c.id = p.chunk_rowid WHERE p.support = 1 AND "
-            "p.query_rowid IN ({marks}) ORDER BY p.query_rowid, p.is_oracle DESC, "
-            "p.position IS NULL, p.position, c.id", sorted(rowids)):
+    for r in supporting_chunks(store, rowids):
         docs = out[r["query_rowid"]]
         if len(docs) < MAX_DOCUMENTS:
             docs.append({"docid": r["chunk_id"], "title": r["title"], "text": r["text"]})
@@ -142,7 +128,7 @@ def plan_jobs(store: Store, run_id: int, *, mode: str, contestants: list[str],
     stratified by source and language); the number of queries they were drawn from; and how
     many of the run's queries were skipped for want of a reference (reference mode)."""
     answers = load_answers(store, run_id)
-    rows = _query_rows(store, answers)
+    rows = query_facts(store, answers)
     if mode != "pairwise":
         return _reference_jobs(answers, rows, contestants, reference, queries, seed)
     wanted = set(contestants)
@@ -193,9 +179,7 @@ def _reference_jobs(answers: dict, rows: dict, contestants: list[str], reference
 
 def run_contestants(store: Store, run_id: int) -> list[str]:
     """The run's contestants: every (system, setting) with at least one generation."""
-    return sorted({arena_system(r[0], r[1]) for r in store.query(
-        "SELECT DISTINCT system, setting FROM run_items WHERE run_id = ? "
-        "AND generation_key IS NOT NULL", (run_id,))})
+    return sorted({arena_system(r[0], r[1]) for r in run_contestant_rows(store, run_id)})
 
 
 def shown_order(seed: int, query: int, a: str, b: str) -> str:

@@ -26,8 +26,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from engine.arena.battles import resolve_arena
+from engine.store.runs import RunInfo
 from engine.stats import Estimate, wilson_interval
 from engine.store import Store
+from engine.store.arenas import reference_battle_rows
 
 NO_DOMAIN = "(none)"
 
@@ -110,20 +112,17 @@ def _rates(battles: list[tuple]) -> RateRow:
                    wilson_interval(declines, n))
 
 
-def reference_report(store: Store, run_name: str,
+def reference_report(store: Store, run: RunInfo,
                      arena_name: str | None = None) -> ReferenceReport:
     """Win, win+tie and no-answer rates per contestant against the reference (module
     docstring). ``arena_name`` None: the only reference arena, else the latest one."""
-    info = resolve_arena(store, run_name, arena_name, mode="reference")
+    info = resolve_arena(store, run, arena_name, mode="reference")
     if info.mode != "reference":
         raise ValueError(f"arena {info.name!r} is a {info.mode} arena, not a reference arena")
     per: dict[str, list[tuple]] = defaultdict(list)
     per_domain: dict[str, dict[str, list[tuple]]] = defaultdict(lambda: defaultdict(list))
     queries, reference = set(), info.config.get("reference") or "reference"
-    for r in store.query(
-            "SELECT b.query_rowid, b.system_a, b.system_b, b.winner, b.parse_failures, "
-            "b.refusal, q.source FROM battles b JOIN queries q ON q.id = b.query_rowid "
-            "WHERE b.arena_id = ?", (info.id,)):
+    for r in reference_battle_rows(store, info.id):
         entry = (r["winner"], r["parse_failures"], bool(r["refusal"] & 1))
         per[r["system_a"]].append(entry)
         per_domain[r["system_a"]][r["source"] or NO_DOMAIN].append(entry)
@@ -145,7 +144,7 @@ def reference_report(store: Store, run_name: str,
                                          f"randomised per battle with seed "
                                          f"{info.config.get('seed')}"))
     return ReferenceReport(
-        run=run_name, arena=info.name, judge=info.judge, template=info.config.get("template"),
+        run=run.name, arena=info.name, judge=info.judge, template=info.config.get("template"),
         reference=reference, order=order, seed=info.config.get("seed"), contestants=results,
         domains=domains, queries=len(queries), eligible_queries=counts.get("eligible_queries"),
         skipped_queries=counts.get("skipped_queries", 0), parse_failures=failures,

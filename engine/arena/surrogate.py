@@ -254,10 +254,11 @@ def fit_surrogate(X: Mapping[str, Mapping[str, float]], y: Mapping[str, float], 
                            notes=notes)
 
 
-def surrogate_for_run(store, run_name: str, arena_name: str | None = None, *,
+def surrogate_for_run(store, run, arena_name: str | None = None, *,
                       n_boot: int = 200, seed: int = 0,
                       n_estimators: int = 200) -> SurrogateReport:
-    """The surrogate for one run's arena (``arena_name``; None: the only arena, else the
+    """The surrogate for one run's arena (``run``: an :class:`engine.results.records.RunInfo`;
+    ``arena_name``; None: the only arena, else the
     latest pairwise one, as :func:`engine.arena.battles.resolve_arena` picks): its battles give
     Elo ratings (:func:`engine.arena.leaderboard.compute_ratings`, ``n_boot`` tournaments), the
     features stored by :func:`engine.arena.features.compute_features` are averaged per
@@ -267,11 +268,11 @@ def surrogate_for_run(store, run_name: str, arena_name: str | None = None, *,
     from engine.arena.features import feature_values
     from engine.arena.leaderboard import compute_ratings
 
-    arena = resolve_arena(store, run_name, arena_name)
+    arena = resolve_arena(store, run, arena_name)
     battles = battles_of(store, arena.id)
     ratings = compute_ratings(battles, n_boot=n_boot, seed=seed)
     queries = sorted({b.query for b in battles})
-    values = feature_values(store, run_name, queries=queries)
+    values = feature_values(store, run.name, queries=queries)
     # A feature with no value for a contestant stays None, so that one missing for every
     # contestant is reported as dropped rather than silently absent.
     X = {system: {f: (float(np.mean(kept)) if (kept := [v for v in vals if v is not None])
@@ -281,7 +282,7 @@ def surrogate_for_run(store, run_name: str, arena_name: str | None = None, *,
     report = fit_surrogate(X, y, n_boot=n_boot, seed=seed, n_estimators=n_estimators,
                            ranks={r.system: r.rank for r in ratings.systems})
     report.notes += [f"ratings: {note}" for note in ratings.notes]
-    report.source = {"run": run_name, "arena": arena.name, "queries": len(queries),
+    report.source = {"run": run.name, "arena": arena.name, "queries": len(queries),
                      "battles": ratings.n_battles}
     return report
 

@@ -31,8 +31,10 @@ from engine.arena.judge_list import WORSE_THAN_REFERENCE, JudgeRanking, judge_ra
 from engine.arena.judge_specs import is_fitted_judge
 from engine.arena.planning import ArenaError, reference_texts
 from engine.arena.reference_judges import is_reference_judge
+from engine.store.runs import RunInfo
 from engine.stats import format_interval
 from engine.store import Store
+from engine.store.arenas import answered_queries
 
 UNCALIBRATED_REFERENCE_JUDGE = "reference:minilm-l6-v2"
 CHANCE = 0.5
@@ -46,15 +48,10 @@ class DefaultJudge:
     ranking: JudgeRanking | None = None   # the calibration that chose it
 
 
-def run_has_references(store: Store, run_name: str) -> bool:
+def run_has_references(store: Store, run: RunInfo) -> bool:
     """Whether every query the run answered has reference text (a long-form reference answer
     or gold answers), so a reference judge can judge all its battles."""
-    from engine.runs.lookup import load_run
-
-    run = load_run(store, run_name)
-    rowids = [r[0] for r in store.query(
-        "SELECT DISTINCT query_rowid FROM run_items WHERE run_id = ? "
-        "AND generation_key IS NOT NULL", (run.id,))]
+    rowids = answered_queries(store, run.id)
     return bool(rowids) and all(reference_texts(store, rowids).values())
 
 
@@ -96,11 +93,11 @@ def _agreement(row: JudgeRanking) -> str:
     return f"agrees with people {sign.format_pct()} on {row.labels} ({row.order} order)"
 
 
-def default_judge(store: Store, run_name: str, pairs: str = "all") -> DefaultJudge:
+def default_judge(store: Store, run: RunInfo, pairs: str = "all") -> DefaultJudge:
     """The arena judge to use when none is named (module docstring)."""
     from engine.app_config import load_app_config
 
-    references = run_has_references(store, run_name)
+    references = run_has_references(store, run)
     for row in judge_rankings(store):
         lo = row.sign_accuracy.lo
         if lo is None or lo <= CHANCE or row.worse_than_reference:

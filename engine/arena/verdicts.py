@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.runs.lookup import load_run
+from engine.store.runs import RunInfo
 from engine.store import Store, json_column
+from engine.store.arenas import query_battles
 
 
 @dataclass(frozen=True)
@@ -63,18 +64,11 @@ def _order(entry: dict, system_a: str, system_b: str) -> OrderVerdict:
     return OrderVerdict(shown, label, entry.get("probs"), entry.get("method"), winner)
 
 
-def verdicts_for(store: Store, run_name: str, query_rowid: int) -> list[ItemVerdict]:
-    """Every battle on query ``query_rowid`` in the arenas of run ``run_name``, by arena (oldest
-    first), then contestants. Empty when the run has no arenas or the query was not judged;
-    :class:`engine.results.records.RunNotFound` for an unknown run."""
-    run = load_run(store, run_name)
-    rows = store.query(
-        "SELECT a.name, a.mode, a.config, b.system_a, b.system_b, b.winner, b.shown, "
-        "b.parse_failures, b.detail FROM battles b JOIN arenas a ON a.id = b.arena_id "
-        "WHERE a.run_id = ? AND b.query_rowid = ? ORDER BY a.id, b.system_a, b.system_b",
-        (run.id, query_rowid))
+def verdicts_for(store: Store, run: RunInfo, query_rowid: int) -> list[ItemVerdict]:
+    """Every battle on query ``query_rowid`` in the arenas of the run, by arena (oldest
+    first), then contestants. Empty when the run has no arenas or the query was not judged."""
     out = []
-    for r in rows:
+    for r in query_battles(store, run.id, query_rowid):
         detail = json_column(r["detail"], {})
         orders = [_order(o, r["system_a"], r["system_b"]) for o in detail.get("orders", [])
                   if isinstance(o, dict)]

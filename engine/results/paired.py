@@ -387,11 +387,12 @@ def arena_duel(store, pairing: Pairing, arena: str | None = None, n_boot: int = 
     from engine.arena.bradley_terry import ELO_PER_NAT, bradley_terry_fit
     from engine.arena.tournaments import bootstrap_thetas, encode_battles, total_wins
     from engine.arena.types import arena_system
+    from engine.runs.lookup import load_run
 
     if pairing.a.run != pairing.b.run:
         return []
     try:
-        battles = load_battles(store, pairing.a.run, arena)
+        battles = load_battles(store, load_run(store, pairing.a.run), arena)
     except ArenaNotFound:
         return []
     enc = encode_battles(battles)

@@ -1,5 +1,6 @@
 """The ``fitted_judges`` table (migration m014): one row per fitted judge of the workspace,
-written and read here; :mod:`engine.arena.fitted_judges` turns rows into fits."""
+written and read here, and the names of the labels datasets a fit reads;
+:mod:`engine.arena.fitted_judges` turns rows into fits."""
 
 from __future__ import annotations
 
@@ -31,3 +32,17 @@ def fitted_row(store: Store, name: str) -> sqlite3.Row | None:
 def fitted_rows(store: Store) -> list[sqlite3.Row]:
     """Every fit's row, by name."""
     return store.query("SELECT * FROM fitted_judges ORDER BY name")
+
+
+def labels_dataset_ref(store: Store, dataset_id: int) -> str:
+    """``name@version`` of the dataset ``dataset_id`` (the labels a fit reads)."""
+    row = store.query("SELECT name, version FROM datasets WHERE id = ?", (dataset_id,))[0]
+    return f"{row[0]}@{row[1]}"
+
+
+def verdict_labels_refs(store: Store) -> list[str]:
+    """``name@version`` of every labels dataset of people's own verdicts (``verdicts:RUN``),
+    by name and version."""
+    return [f"{r[0]}@{r[1]}" for r in store.query(
+        "SELECT name, version FROM datasets WHERE kind = 'labels' AND name LIKE 'verdicts:%' "
+        "ORDER BY name, version")]

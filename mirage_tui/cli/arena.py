@@ -133,19 +133,21 @@ def run(args, store) -> int:
 
 def _judge(args, store) -> int:
     from engine.arena.judging import judge_arena
+    from engine.runs.lookup import load_run
 
     if args.reference and args.pairs != "reference":
         args.pairs = "reference"
-    args.judge, args.order = _judge_and_order(args, store)
+    run = load_run(store, args.run)
+    args.judge, args.order = _judge_and_order(args, store, run)
     if args.dry_run:
-        return _judge_dry_run(args, store)
+        return _judge_dry_run(args, store, run)
     cancel = threading.Event()
     printer = ProgressPrinter(sys.stderr)
     previous = install_interrupt(cancel)
     try:
-        summary = judge_arena(store, args.run, args.judge, pairs=args.pairs,
+        summary = judge_arena(store, run, args.judge, pairs=args.pairs,
                               queries=args.queries, seed=args.seed, order=args.order,
-                              systems=_systems_in(store, args.run, args.settings),
+                              systems=_systems_in(store, run, args.settings),
                               name=args.name, reference=args.reference,
                               n_threads=args.threads, progress=printer, cancel=cancel,
                               concurrency=args.concurrency, max_errors=args.max_errors)
@@ -163,14 +165,13 @@ def _judge(args, store) -> int:
     return 130 if summary.status == "cancelled" else 0
 
 
-def _judge_dry_run(args, store) -> int:
+def _judge_dry_run(args, store, run) -> int:
     """``arena judge --dry-run``: what would be judged and how long it should take."""
     from engine.arena.judging_time import judging_estimate
     from mirage_tui.widgets.estimates import judging_line
 
-    guess = judging_estimate(store, args.run, args.judge, args.queries, args.order, args.seed,
-                             pairs=args.pairs, systems=_systems_in(store, args.run,
-                                                                   args.settings),
+    guess = judging_estimate(store, run, args.judge, args.queries, args.order, args.seed,
+                             pairs=args.pairs, systems=_systems_in(store, run, args.settings),
                              reference=args.reference, concurrency=args.concurrency)
     data = {"run": args.run, "judge": args.judge, "pairs": args.pairs, "order": args.order,
             **guess, "estimate_s": guess["seconds"]}
@@ -185,7 +186,7 @@ def _judge_dry_run(args, store) -> int:
     return 0
 
 
-def _judge_and_order(args, store) -> tuple[str, str]:
+def _judge_and_order(args, store, run) -> tuple[str, str]:
     """``--judge``, else config.toml's ``judge`` (each in ``--order``, default random), else
     the calibrated default (:func:`engine.arena.trusted_judge.default_judge`, in its own order
     unless ``--order`` says otherwise), said on stderr."""
@@ -194,7 +195,7 @@ def _judge_and_order(args, store) -> tuple[str, str]:
     except CliError:
         from engine.arena.trusted_judge import default_judge
 
-        choice = default_judge(store, args.run, args.pairs)
+        choice = default_judge(store, run, args.pairs)
         if choice.spec is None:
             raise CliError(f"arena judge needs --judge MODEL: {choice.why}") from None
         order = args.order or choice.order
@@ -203,18 +204,17 @@ def _judge_and_order(args, store) -> tuple[str, str]:
         return choice.spec, order
 
 
-def _systems_in(store, run_name: str, settings: str | None) -> list[str] | None:
+def _systems_in(store, run, settings: str | None) -> list[str] | None:
     """The run's contestants whose setting is listed (``retrieved@3`` matches
     ``retrieved@3:e5-small-q4#…``); None for all of them."""
     if not settings:
         return None
     from engine.arena.planning import run_contestants
     from engine.arena.types import split_arena_system
-    from engine.runs.lookup import load_run
 
     wanted = {s.strip() for s in settings.split(",") if s.strip()}
     chosen, seen = [], set()
-    for name in run_contestants(store, load_run(store, run_name).id):
+    for name in run_contestants(store, run.id):
         setting = split_arena_system(name)[1] or ""
         short = setting.split(":", 1)[0]
         if short in wanted or setting in wanted:
@@ -245,31 +245,34 @@ def _print_summary(s) -> None:
 
 # --------------------------------------------------------------------------- read back
 
-def _ratings_for(store, run_name, arena, boot: int, seed: int):
-    from engine.arena.battles import load_battles, resolve_arena
+def _ratings_for(store, run, arena, boot: int, seed: int):
+    from engine.arena.battles import battles_of, resolve_arena
 
     if boot < 1:
         raise ValueError("--boot must be at least 1")
-    info = resolve_arena(store, run_name, arena)
+    info = resolve_arena(store, run, arena)
     try:
         from engine.arena.leaderboard import compute_ratings, format_leaderboard
     except ImportError as exc:
         raise ValueError(f"ratings are not available in this build ({exc})") from None
-    battles = load_battles(store, run_name, info.name)
+    battles = battles_of(store, info.id)
     if not battles:
         raise ValueError(f"arena {info.name!r} has no battles yet")
     return info, compute_ratings(battles, n_boot=boot, seed=seed), format_leaderboard
 
 
 def _ratings(args, store) -> int:
+    from engine.runs.lookup import load_run
+
     no_overwrite(args, args.html)
-    info, ratings, format_leaderboard = _ratings_for(store, args.run, args.arena, args.boot,
+    run = load_run(store, args.run)
+    info, ratings, format_leaderboard = _ratings_for(store, run, args.arena, args.boot,
                                                      args.seed)
     if getattr(args, "html", None):
         from engine.results.html import leaderboard_page, write_page
         from mirage_tui.cli.report import written_line
 
-        path = write_page(leaderboard_page(store, args.run, info.name, n_boot=args.boot,
+        path = write_page(leaderboard_page(store, run, info.name, n_boot=args.boot,
                                            seed=args.seed), args.html)
         print(written_line("leaderboard", path), file=sys.stderr if args.json else sys.stdout)
         if not args.json:
@@ -281,7 +284,7 @@ def _ratings(args, store) -> int:
     if info.mode == "reference":
         from engine.arena.reference import format_reference_report, reference_report
 
-        report = reference_report(store, args.run, info.name)
+        report = reference_report(store, run, info.name)
     if args.json:
         data = {"run": args.run, "arena": info.name, "mode": info.mode, "judge": info.judge,
                 "status": info.status, "judge_trust": trust.as_json(), **ratings.as_json(),
@@ -300,7 +303,8 @@ def _ratings(args, store) -> int:
 def _surrogate(args, store) -> int:
     """Features first (model-free ones always, judged ones with --judge; stored features are
     reused) over the queries the arena judged, then the surrogate fit."""
-    from engine.arena.battles import load_battles, resolve_arena
+    from engine.arena.battles import battles_of, resolve_arena
+    from engine.runs.lookup import load_run
 
     try:
         from engine.arena.features import compute_features
@@ -309,8 +313,9 @@ def _surrogate(args, store) -> int:
         raise ValueError(f"the surrogate judge is not available in this build ({exc})") from None
     if args.boot < 1:
         raise ValueError("--boot must be at least 1")
-    info = resolve_arena(store, args.run, args.arena)
-    queries = sorted({b.query for b in load_battles(store, args.run, info.name)})
+    run = load_run(store, args.run)
+    info = resolve_arena(store, run, args.arena)
+    queries = sorted({b.query for b in battles_of(store, info.id)})
     printer = ProgressPrinter(sys.stderr, interval=None)
     try:
         features = compute_features(store, args.run, judge=args.judge, queries=queries,
@@ -321,7 +326,7 @@ def _surrogate(args, store) -> int:
     if features.errors:
         print(f"mirage-tui: {len(features.errors)} feature errors (first: "
               f"{features.errors[0]})", file=sys.stderr)
-    report = surrogate_for_run(store, args.run, info.name, n_boot=args.boot, seed=args.seed)
+    report = surrogate_for_run(store, run, info.name, n_boot=args.boot, seed=args.seed)
     if args.json:
         print(json.dumps(report.as_json(), ensure_ascii=False))
     else:
@@ -331,14 +336,16 @@ def _surrogate(args, store) -> int:
 
 def _export(args, store) -> int:
     from engine.arena.battles import battle_rows, resolve_arena
+    from engine.runs.lookup import load_run
 
-    info = resolve_arena(store, args.run, args.arena)
+    run = load_run(store, args.run)
+    info = resolve_arena(store, run, args.arena)
     out = args.out or Path(f"{args.run}.arena-{args.what}.{args.format}")
     no_overwrite(args, out)
     if args.what == "battles":
-        rows = battle_rows(store, args.run, info.name)
+        rows = battle_rows(store, run, info.name)
     else:
-        _, ratings, _ = _ratings_for(store, args.run, info.name, args.boot, args.seed)
+        _, ratings, _ = _ratings_for(store, run, info.name, args.boot, args.seed)
         rows = [{"arena": info.name, **s.as_json()} for s in ratings.systems]
     write_rows(rows, out, args.format)
     print(f"exported {len(rows):,} {args.what} of arena {info.name} (run {args.run}) to {out}")
@@ -358,8 +365,9 @@ def write_rows(rows: list[dict], out: Path, fmt: str) -> None:
 
 def _list(args, store) -> int:
     from engine.arena.battles import list_arenas
+    from engine.runs.lookup import load_run
 
-    infos = list_arenas(store, args.run)
+    infos = list_arenas(store, load_run(store, args.run))
     if args.json:
         print(json.dumps([{k: v for k, v in i.as_json().items() if k != "header"}
                           for i in infos], ensure_ascii=False))

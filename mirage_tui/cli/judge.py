@@ -90,7 +90,8 @@ def add_parsers(sub) -> None:
 
 
 def _add_fit_parsers(jsub) -> None:
-    from engine.arena.fitted_judges import DEFAULT_FEATURES, FEATURES, FOLDS, MIN_PAIRS
+    from engine.arena.fit_features import DEFAULT_FEATURES, FEATURES
+    from engine.arena.fitted_judges import FOLDS, MIN_PAIRS
 
     listed = "; ".join(f"{k}: {v}" for k, v in FEATURES.items())
     p = jsub.add_parser(
@@ -131,8 +132,8 @@ def run(args, store) -> int:
 
 def _fit(args, store) -> int:
     from engine.arena.fitted_report import fit_lines
-    from engine.arena.fitted_judges import (DEFAULT_LLM_TEMPLATE, fit_judge,
-                                            parse_features)
+    from engine.arena.fit_features import DEFAULT_LLM_TEMPLATE, parse_features
+    from engine.arena.fitted_judges import fit_judge
 
     features = parse_features(args.features, args.judge)
     result = fit_judge(store, args.name, args.labels, aspect=args.aspect, features=features,

@@ -47,17 +47,17 @@ def judge_label(name: str) -> Text:
     return Text.assemble(name, (f"  ({note}, no LLM)", "dim"))
 
 
-def judge_choices(store, run_name: str, usable: list[str]):
-    """``(names, default)``: the judges to offer for a run (module docstring), and its
-    :class:`~engine.arena.trusted_judge.DefaultJudge`."""
+def judge_choices(store, run, usable: list[str]):
+    """``(names, default)``: the judges to offer for a run (a ``RunInfo``; module docstring),
+    and its :class:`~engine.arena.trusted_judge.DefaultJudge`."""
     from engine.arena.reference_judges import reference_judge_names
     from engine.arena.trusted_judge import default_judge, run_has_references
 
     from models.catalog import embedder_entries
 
-    default = default_judge(store, run_name)
+    default = default_judge(store, run)
     offline = []
-    if run_has_references(store, run_name):
+    if run_has_references(store, run):
         installed = {e.name for e in embedder_entries() if e.installed}
         offline = [n for n in reference_judge_names()
                    if n.split(":", 1)[1] in installed | set(REFERENCE_JUDGE_NOTES)]
@@ -155,6 +155,7 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
           name="find judge models")
     def find_models(self) -> None:
         from engine.arena.judging_time import judgeable_queries
+        from engine.runs.lookup import load_run
 
         try:
             usable, missing = judge_models()
@@ -165,8 +166,9 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
         store = self.store
         if store is not None:
             try:
-                queries = judgeable_queries(store, self.run_name)
-                usable, default = judge_choices(store, self.run_name, usable)
+                run = load_run(store, self.run_name)
+                queries = judgeable_queries(store, run)
+                usable, default = judge_choices(store, run, usable)
             except Exception:  # noqa: BLE001 - the dialog still works without the cap
                 pass
             finally:
@@ -236,12 +238,14 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
           name="estimate the judging")
     def estimate(self, judge: str, queries: int, order: str, token: int) -> None:
         from engine.arena.judging_time import judging_estimate
+        from engine.runs.lookup import load_run
 
         store = self.store
         if store is None:
             return
         try:
-            guess = judging_estimate(store, self.run_name, judge, queries, order)
+            guess = judging_estimate(store, load_run(store, self.run_name), judge, queries,
+                                     order)
         except Exception as exc:  # noqa: BLE001 - ArenaError, RunNotFound: say why
             self.post_message(self.Estimated(token, f"No estimate: {exc}"))
             return

@@ -253,3 +253,34 @@ def test_without_judge_the_arena_uses_the_config_then_the_calibrated_default(db,
         path.unlink()
     assert code == 0, err
     assert json.loads(out)["arena"] == "pairwise:fake-judge:both" and "judging with" not in err
+
+
+def test_each_command_looks_the_run_up_by_name_once(db, fake_judge, capsys, monkeypatch,
+                                                    tmp_path):
+    """A command loads its run once and hands the ``RunInfo`` down: the arena functions never
+    look the same run up again by name (issue 28)."""
+    import re
+
+    lookups: list[str] = []
+    by_name = re.compile(r"\bFROM runs\b.*\bname = 'r'", re.IGNORECASE | re.DOTALL)
+    connect = Store._connect
+
+    def traced(self):
+        conn = connect(self)
+        conn.set_trace_callback(lambda sql: lookups.append(sql) if by_name.search(sql) else None)
+        return conn
+
+    monkeypatch.setattr(Store, "_connect", traced)
+    commands = [
+        ("judge", "r", "--judge", "fake", "--settings", "base,oracle", "--json"),
+        ("ratings", "r", "--boot", "5"),
+        ("ratings", "r", "--boot", "5", "--json"),
+        ("export", "r", "--what", "ratings", "--boot", "5", "-o", str(tmp_path / "r.csv")),
+        ("export", "r", "-o", str(tmp_path / "b.csv")),
+        ("list", "r"),
+    ]
+    for command in commands:
+        lookups.clear()
+        code, _, err = main(capsys, "arena", *command, "--db", str(db))
+        assert code == 0, err
+        assert len(lookups) == 1, (command, lookups)

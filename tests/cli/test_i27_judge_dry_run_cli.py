@@ -8,6 +8,7 @@ import json
 import pytest
 
 from engine.arena.judging_time import judging_estimate
+from engine.runs.lookup import load_run
 from engine.store import Store
 from mirage_tui.cli import main as cli_main
 from testkit.scripted_runs import build_workspace
@@ -28,7 +29,8 @@ def test_judge_dry_run_json_gives_estimate_s_and_writes_nothing(db, capsys):
     out = capsys.readouterr().out
     assert code == 0
     data = json.loads(out)
-    expected = judging_estimate(Store(db), "beta", JUDGE, 2, "both", concurrency=4)
+    store = Store(db)
+    expected = judging_estimate(store, load_run(store, "beta"), JUDGE, 2, "both", concurrency=4)
     assert data["estimate_s"] == pytest.approx(expected["seconds"]) and data["estimate_s"] > 0
     assert (data["battles"], data["calls"], data["queries"]) == (6, 12, 2)
     # a local judge reads its verdict from one pass's label probabilities; our host (the

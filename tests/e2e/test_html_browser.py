@@ -16,6 +16,7 @@ import pytest
 from engine.arena.calibrate import latest_calibration
 from engine.results.html import (calibration_page, comparison_page, leaderboard_page, run_page,
                                  write_page)
+from engine.runs.lookup import load_run
 from engine.store import Store
 from testkit.browser import chromium_binary, visit
 from testkit.html_runs import calibrated, hostile_run
@@ -42,7 +43,7 @@ def pages(tmp_path_factory):
         "run": run_page(store, "alpha", n_boot=200),
         "compare": comparison_page(store, "alpha:fake-a/mirage@1", "alpha:fake-b/mirage@1",
                                    n_boot=200),
-        "leaderboard": leaderboard_page(store, "alpha", n_boot=50),
+        "leaderboard": leaderboard_page(store, load_run(store, "alpha"), n_boot=50),
         "hostile": run_page(hostile, "hostile", n_boot=50),
         "hostile-compare": comparison_page(hostile, "hostile:evil-a/mirage@1",
                                            "hostile:evil-b/mirage@1", n_boot=50),

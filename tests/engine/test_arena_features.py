@@ -13,9 +13,11 @@ import json
 
 import pytest
 
-from engine.arena.features import (FEATURES, Response, bleu, citation_map, citation_recall,
-                                   compute_features, model_free_features, overlap_tokens,
-                                   response_parts, rouge_l, split_sentences, system_features)
+from engine.arena.features.responses import Response, response_parts
+from engine.arena.features.specs import FEATURES
+from engine.arena.features.stored import compute_features, system_features
+from engine.arena.features.text import (bleu, citation_map, citation_recall, model_free_features,
+                                        overlap_tokens, rouge_l, split_sentences)
 from models.base import Generation, ModelIdentity
 
 A, B = "gen-a/mirage-bench@1", "gen-b/mirage-bench@1"

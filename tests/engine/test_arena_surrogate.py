@@ -12,6 +12,7 @@ import pytest
 
 from engine.arena.surrogate import (MIN_SYSTEMS, fit_surrogate, format_surrogate, heldout_r2,
                                     kendall_tau)
+from engine.runs.lookup import load_run
 
 FAST = dict(n_boot=100, n_estimators=40)
 
@@ -178,7 +179,8 @@ def test_surrogate_for_run_with_stored_features_and_battles(store):
                               "winner, shown, judgment_keys, created_at) VALUES "
                               "(1, ?, ?, ?, ?, 'ab', '[]', 'x')", (q, a, judged[j], winner))
     compute_features(store, "r")
-    report = surrogate_for_run(store, "r", n_boot=50, seed=2, n_estimators=30)
+    run = load_run(store, "r")
+    report = surrogate_for_run(store, run, n_boot=50, seed=2, n_estimators=30)
     assert report.source == {"run": "r", "arena": "a1", "queries": 2, "battles": 20}
     assert report.n_judged == 5 and report.n_unjudged == 1
     assert "feat:rouge_l" in report.features
@@ -187,7 +189,7 @@ def test_surrogate_for_run_with_stored_features_and_battles(store):
     assert rows[names[4]].elo > rows[names[0]].elo and not rows[names[5]].judged
     assert rows[names[5]].predicted_rank <= 3     # says the most words of the reference
     assert report.tau.value > 0.5
-    assert surrogate_for_run(store, "r", "a1", n_boot=50, seed=2,
+    assert surrogate_for_run(store, run, "a1", n_boot=50, seed=2,
                              n_estimators=30).as_json() == report.as_json()
     with pytest.raises(ArenaNotFound, match="no arena named 'nope'"):
-        surrogate_for_run(store, "r", "nope")
+        surrogate_for_run(store, run, "nope")

@@ -8,6 +8,7 @@ import pytest
 from engine.arena.calibrate import (CalibrationError, calibrate_judge, latest_calibration,
                                     shown_first)
 from engine.datasets.importing import import_path
+from engine.runs.lookup import load_run
 from testkit.arena import ScriptedJudge
 
 
@@ -99,8 +100,9 @@ def test_the_leaderboard_line_names_the_arena_judges_calibration(demo, tmp_path)
     store = demo
     make_run(store)
     judge = ScriptedJudge(name="fake-judge")
-    assert judge_arena(store, "r", judge).status == "done"
-    info = resolve_arena(store, "r")
+    run = load_run(store, "r")
+    assert judge_arena(store, run, judge).status == "done"
+    info = resolve_arena(store, run)
     assert judge_trust(store, info).line.startswith("judged by fake-judge, judge not calibrated")
     path = tmp_path / "l.jsonl"
     path.write_text("\n".join(json.dumps({"query": f"q{i}", "answer_a": "x", "answer_b": "yy",

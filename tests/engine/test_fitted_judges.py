@@ -13,8 +13,8 @@ from testkit.arena import make_run
 from testkit.labels import write_labels
 
 from engine.arena.calibrate import calibrate_judge, latest_calibration
-from engine.arena.fitted_judges import (FitError, fit_judge, fitted_judge, load_fitted_judge,
-                                        parse_features, query_folds)
+from engine.arena.fit_features import FitError, parse_features
+from engine.arena.fitted_judges import fit_judge, fitted_judge, load_fitted_judge, query_folds
 from engine.arena.human_verdicts import record_human_verdict
 from engine.arena.judge_specs import open_judge
 from engine.arena.judging import judge_arena
@@ -152,8 +152,8 @@ def test_fit_on_every_recorded_verdict(store, verdict_run):
         for i, a in enumerate(systems):
             for b in systems[i + 1:]:
                 if ("oracle" in a) != ("oracle" in b):   # people prefer the answer with context
-                    record_human_verdict(store, verdict_run, q, a, b,
-                                         "a" if "oracle" in a else "b", annotator="me")
+                    record_human_verdict(store, run, q, a, b, "a" if "oracle" in a else "b",
+                                         annotator="me")
                     recorded += 1
     assert recorded == 24
     with pytest.raises(FitError, match="no labels on aspect 'fluency'"):
@@ -164,7 +164,7 @@ def test_fit_on_every_recorded_verdict(store, verdict_run):
     assert fit.cv_estimate().n == 24 and fit.cv["queries"] == 6
     assert np.isfinite(fit.coefficients).all()
     # ... and the fitted judge then judges the whole arena, no LLM
-    summary = judge_arena(store, verdict_run, "fitted:mine")
+    summary = judge_arena(store, run, "fitted:mine")
     assert summary.status == "done" and summary.done == summary.total == 36
     rows = store.query("SELECT system_a, system_b, winner FROM battles")
     decided = [r for r in rows if ("oracle" in r[0]) != ("oracle" in r[1])]

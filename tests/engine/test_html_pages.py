@@ -18,6 +18,7 @@ from engine.results import build_report, item_detail, items_for
 from engine.results.html import comparison_page, leaderboard_page, run_page
 from engine.results.html.items import item_data, pack, unpack
 from engine.results.html.page import figure, json_script
+from engine.runs.lookup import load_run
 from engine.store import Store
 from testkit.html_runs import PAYLOADS, calibrated, hostile_run, sized_run
 from testkit.paths import ROOT
@@ -201,7 +202,7 @@ def test_leaderboard_html_is_arena_ratings_json(db, tmp_path):
     assert heat.count('<rect class="cell"') == len(cells)
     # fewer than 4 contestants with features: the page says why there is no surrogate
     assert data["surrogate"] is None and "No surrogate ranking" in page
-    assert leaderboard_page(Store(db), "alpha", n_boot=50).count("<svg") == 2
+    assert leaderboard_page(Store(db), load_run(Store(db), "alpha"), n_boot=50).count("<svg") == 2
     # who judged it and how far to trust it, as arena ratings says, over the table
     assert data["judge_trust"] == printed["judge_trust"]
     text = visible_text(page)
@@ -217,9 +218,10 @@ def test_leaderboard_page_says_how_far_its_calibrated_judge_agrees(store, tmp_pa
 
     ensure_demo(store)
     make_run(store)
-    judge_arena(store, "r", ScriptedJudge(), order="both")
+    run = load_run(store, "r")
+    judge_arena(store, run, ScriptedJudge(), order="both")
     calibrated(store, tmp_path)          # fake-judge, both orders, 6 pairs it gets right
-    page = leaderboard_page(store, "r", n_boot=20)
+    page = leaderboard_page(store, run, n_boot=20)
     text = visible_text(page)
     assert "judged by fake-judge, agrees with people 100.0% [" in text
     assert "(n=6, labels people@1); calibrated with template ragqa_arena_pairwise@1, " \
@@ -291,9 +293,10 @@ def test_leaderboard_page_shows_the_surrogate_beside_the_judged_ranking(db, tmp_
     shutil.copy(db, copy)
     store = Store(copy)
     compute_features(store, "alpha")            # the model-free features only
-    page = leaderboard_page(store, "alpha", n_boot=50)
+    run = load_run(store, "alpha")
+    page = leaderboard_page(store, run, n_boot=50)
     data = embedded(page)
-    expected = surrogate_for_run(store, "alpha", "duel", n_boot=50).as_json()
+    expected = surrogate_for_run(store, run, "duel", n_boot=50).as_json()
     assert data["surrogate"] == expected and data["surrogate_note"] is None
     text = visible_text(page)
     tau = expected["tau"]

@@ -15,6 +15,7 @@ from engine.arena.battles import battle_rows
 from engine.arena.calibrate import calibrate_judge, latest_calibration
 from engine.arena.judging import judge_arena
 from engine.datasets.demo_pool import ensure_demo
+from engine.runs.lookup import load_run
 from engine.runs import RunConfig, execute, plan_run
 from models.host.llama_server import LABEL_TOP_N
 
@@ -29,16 +30,17 @@ def standin_log(tmp_path, monkeypatch):
 def test_an_arena_judged_through_llama_server(store, standin_log):
     ensure_demo(store)
     make_run(store, sample=2, settings=("base", "oracle"))
-    summary = judge_arena(store, "r", SMOL, n_threads=1)
+    run = load_run(store, "r")
+    summary = judge_arena(store, run, SMOL, n_threads=1)
     assert summary.status == "done", summary.message
     assert (summary.total, summary.done, summary.errors) == (12, 12, 0)
     asked = logged(standin_log)
     by_logits = [b for b in asked if b.get("n_probs") == LABEL_TOP_N]
     assert len(asked) == len(by_logits) == summary.judge_calls == 12   # one pass a verdict
     assert len(logged(standin_log, "start")) == 1          # one host, one llama-server
-    rows = battle_rows(store, "r")
+    rows = battle_rows(store, run)
     assert len(rows) == 12 and all(r["winner"] in ("a", "b", "tie") for r in rows)
-    again = judge_arena(store, "r", SMOL, n_threads=1)     # all from the cache now
+    again = judge_arena(store, run, SMOL, n_threads=1)     # all from the cache now
     assert again.judge_calls == 0 and len(logged(standin_log)) == len(asked)
 
 

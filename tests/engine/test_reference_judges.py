@@ -22,6 +22,7 @@ from engine.arena.reference_judges import (NeedsReference, ReferenceJudge, logis
                                            reference_judge_names)
 from engine.datasets.demo_pool import ensure_demo
 from engine.datasets.importing import import_path
+from engine.runs.lookup import load_run
 
 
 def fields(a, b, ref="the cat sat"):
@@ -120,7 +121,7 @@ def demo_run(store):
 
 def test_arena_with_a_reference_judge_uses_the_gold_answers(demo_run):
     store = demo_run
-    summary = judge_arena(store, "r", "reference:f1")
+    summary = judge_arena(store, load_run(store, "r"), "reference:f1")
     assert summary.status == "done" and summary.done == summary.total == 18
     judge = ReferenceJudge("reference:f1")
     rows = store.query(
@@ -144,7 +145,7 @@ def test_reference_judge_refuses_pairs_reference_mode(store, tmp_path):
     import_path(store, write_lfrqa(tmp_path / "lfrqa"), name="lf")
     make_run(store, name="lr", dataset="lf", sample=None)
     with pytest.raises(NeedsReference, match="cannot be judged against itself.*LLM judge"):
-        judge_arena(store, "lr", "reference:f1", pairs="reference")
+        judge_arena(store, load_run(store, "lr"), "reference:f1", pairs="reference")
     assert store.query("SELECT COUNT(*) FROM arenas")[0][0] == 0
 
 
@@ -153,7 +154,7 @@ def test_reference_judge_refuses_queries_without_any_reference(demo_run):
     with store.write() as db:
         db.conn.execute("UPDATE queries SET answers = '[]', reference_answer = NULL")
     with pytest.raises(NeedsReference, match=r"3 of the 3 queries .* no reference answer"):
-        judge_arena(store, "r", "reference:f1")
+        judge_arena(store, load_run(store, "r"), "reference:f1")
     assert store.query("SELECT COUNT(*) FROM arenas")[0][0] == 0
 
 

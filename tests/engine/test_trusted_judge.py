@@ -16,6 +16,7 @@ from engine.arena.judge_list import judge_rankings
 from engine.arena.judging import judge_arena
 from engine.arena.trusted_judge import default_judge, judge_trust, run_has_references
 from engine.datasets.demo_pool import ensure_demo
+from engine.runs.lookup import load_run
 
 
 @pytest.fixture
@@ -46,8 +47,9 @@ def first_wins(s):
 # --------------------------------------------------------------------------- default judge
 
 def test_none_calibrated_with_references_is_the_minilm_reference_judge(demo_run):
-    assert run_has_references(demo_run, "r")
-    choice = default_judge(demo_run, "r")
+    run = load_run(demo_run, "r")
+    assert run_has_references(demo_run, run)
+    choice = default_judge(demo_run, run)
     assert (choice.spec, choice.order) == ("reference:minilm-l6-v2", "random")
     assert "reference" in choice.why and choice.ranking is None
 
@@ -55,15 +57,16 @@ def test_none_calibrated_with_references_is_the_minilm_reference_judge(demo_run)
 def test_none_calibrated_without_references_is_the_configured_llm_debiased(
         demo_run, configured_judge):
     drop_references(demo_run)
-    assert not run_has_references(demo_run, "r")
-    choice = default_judge(demo_run, "r")
+    run = load_run(demo_run, "r")
+    assert not run_has_references(demo_run, run)
+    choice = default_judge(demo_run, run)
     assert (choice.spec, choice.order) == (configured_judge, "debiased")
     assert "config.toml" in choice.why and "no reference answer" in choice.why
 
 
 def test_without_references_or_configured_judge_there_is_none_and_it_says_how(demo_run):
     drop_references(demo_run)
-    choice = default_judge(demo_run, "r")
+    choice = default_judge(demo_run, load_run(demo_run, "r"))
     assert choice.spec is None and "--judge MODEL" in choice.why
 
 
@@ -72,12 +75,13 @@ def test_the_best_calibrated_judge_that_can_judge_the_run_wins(demo_run, labels,
     store = demo_run
     calibrate_judge(store, labels, "reference:f1", order="both", n_boot=50)     # 0.9
     calibrate_judge(store, labels, ScriptedJudge(first_wins), n_boot=50)       # a coin
-    choice = default_judge(store, "r")
+    run = load_run(store, "r")
+    choice = default_judge(store, run)
     assert (choice.spec, choice.order) == ("reference:f1", "both")
     assert choice.why.startswith("the best-calibrated judge here: agrees with people 90.0%")
     assert choice.ranking.labels == "people@1"
     # against the reference answer a reference judge cannot judge: the configured LLM
-    assert default_judge(store, "r", pairs="reference").spec == configured_judge
+    assert default_judge(store, run, pairs="reference").spec == configured_judge
 
 
 def test_a_calibrated_judge_that_cannot_load_here_is_passed_over(demo_run, labels):
@@ -87,7 +91,7 @@ def test_a_calibrated_judge_that_cannot_load_here_is_passed_over(demo_run, label
                                                  else "2", name="not-installed"), n_boot=50)
     top = judge_rankings(store)[0]
     assert top.judge == "not-installed" and top.sign_accuracy.lo > 0.5
-    choice = default_judge(store, "r")
+    choice = default_judge(store, load_run(store, "r"))
     assert choice.spec == "reference:minilm-l6-v2"
 
 
@@ -95,8 +99,9 @@ def test_a_calibrated_judge_that_cannot_load_here_is_passed_over(demo_run, label
 
 def test_the_header_line_says_who_judged_and_how_far_to_trust_it(demo_run, labels):
     store = demo_run
-    judge_arena(store, "r", "reference:f1")
-    info = resolve_arena(store, "r")
+    run = load_run(store, "r")
+    judge_arena(store, run, "reference:f1")
+    info = resolve_arena(store, run)
     trust = judge_trust(store, info)
     assert trust.line == ("judged by reference:f1, judge not calibrated (mirage-tui judge "
                           "calibrate --judge reference:f1 --labels DATASET)")
@@ -116,10 +121,11 @@ def test_the_header_line_says_who_judged_and_how_far_to_trust_it(demo_run, label
 def test_a_judge_worse_than_the_reference_is_marked(demo_run, labels):
     store = demo_run
     judge = ScriptedJudge(first_wins)
-    judge_arena(store, "r", judge, order="both")
+    run = load_run(store, "r")
+    judge_arena(store, run, judge, order="both")
     calibrate_judge(store, labels, "reference:f1", n_boot=50)
     calibrate_judge(store, labels, ScriptedJudge(first_wins), order="both", n_boot=50)
-    line = judge_trust(store, resolve_arena(store, "r")).line
+    line = judge_trust(store, resolve_arena(store, run)).line
     assert line.startswith("judged by fake-judge, agrees with people ")
     assert "; worse than comparing with the reference (reference:f1 90.0% [" in line
     # the calibration used ragqa_arena_pairwise, the arena mirage_bench_pairwise: said so

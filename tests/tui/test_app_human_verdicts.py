@@ -9,6 +9,7 @@ import getpass
 import pytest
 from textual.widgets import DataTable, Input, Static
 
+from engine.runs.lookup import load_run
 from engine.store import Store
 from testkit.arena import ScriptedJudge
 from testkit.tui import RecordingApp, open_screen, settle, text_of
@@ -73,7 +74,7 @@ async def test_a_human_verdict_survives_a_restart_and_feeds_calibrate(workspace)
     # exported with the battles
     from engine.arena.battles import battle_rows
 
-    exported = [r for r in battle_rows(store, "alpha", battle.arena)
+    exported = [r for r in battle_rows(store, load_run(store, "alpha"), battle.arena)
                 if (r["system_a"], r["system_b"]) == (battle.system_a, battle.system_b)
                 and r["human_verdicts"]]
     assert [r["human_verdicts"][0]["note"] for r in exported] == ["B cites the oracle"]

@@ -15,6 +15,7 @@ from textual.widgets._footer import FooterKey
 
 from engine.arena.battles import load_battles
 from engine.arena.leaderboard import compute_ratings
+from engine.runs.lookup import load_run
 from engine.store import Store
 from mirage_tui.screens.compare import CompareScreen
 from mirage_tui.widgets.adaptability import LEGEND, AdaptabilityPanel, heading_line
@@ -103,7 +104,8 @@ async def test_the_leaderboard_win_rate_has_its_ci_and_n(workspace):
     from mirage_tui.screens.leaderboard import LeaderboardScreen
 
     store = Store(workspace["path"])
-    expected = compute_ratings(load_battles(store, "alpha", "duel"), n_boot=200, seed=0)
+    expected = compute_ratings(load_battles(store, load_run(store, "alpha"), "duel"), n_boot=200,
+                               seed=0)
     store.close()
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(120, 35)) as pilot:

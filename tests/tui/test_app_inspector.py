@@ -13,6 +13,7 @@ import pytest
 from textual.widgets import DataTable, Input, Select, Static
 
 from engine.metrics.adaptability import NOISE_VULNERABLE
+from engine.runs.lookup import load_run
 from engine.store import Store
 from testkit.scripted_runs import A, B, FIXED_TIME, LABELS
 from testkit.tui import RecordingApp, cells, open_screen, settle, text_of
@@ -145,12 +146,13 @@ async def test_verdicts_for_reads_one_query_with_order_and_probs(workspace):
 
     store = Store(workspace["path"])
     q = workspace["queries"]["alpha"][0]
-    verdicts = verdicts_for(store, "alpha", q)
+    run = load_run(store, "alpha")
+    verdicts = verdicts_for(store, run, q)
     assert [(v.system_a, v.system_b, v.winner_name) for v in verdicts] == [
         (f"{A} | mixed", f"{B} | mixed", f"{B} | mixed"),
         (f"{A} | oracle", f"{A} | mixed", f"{A} | mixed"),
         (f"{A} | oracle", f"{B} | oracle", f"{A} | oracle")]
-    unparsed = verdicts_for(store, "alpha", workspace["queries"]["alpha"][4])[-1]
+    unparsed = verdicts_for(store, run, workspace["queries"]["alpha"][4])[-1]
     assert unparsed.winner is None and unparsed.winner_name is None
     assert unparsed.parse_failures == 1 and unparsed.orders[0].winner is None
     first = verdicts[0]
@@ -158,7 +160,7 @@ async def test_verdicts_for_reads_one_query_with_order_and_probs(workspace):
     assert first.orders[0].label == "B" and first.orders[0].winner == f"{B} | mixed"
     assert first.orders[0].probs["B"] == 0.85
     assert first.involves(A) and first.involves(f"{B} | mixed") and not first.involves("x")
-    assert verdicts_for(store, "beta", q) == []
+    assert verdicts_for(store, load_run(store, "beta"), q) == []
 
 
 # --------------------------------------------------------------------------- runs

@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Select, Static
 from engine.arena.battles import load_battles
 from engine.arena.leaderboard import compute_ratings
 from engine.arena.types import Ratings, SystemRating
+from engine.runs.lookup import load_run
 from engine.store import Store
 from models.base import ModelIdentity
 from testkit.arena import drop_references
@@ -51,8 +52,10 @@ async def test_leaderboard_ratings_heatmap_and_inspector(workspace):
     from mirage_tui.screens.leaderboard import LeaderboardScreen
     from mirage_tui.widgets.heatmap import WinFractionHeatmap
 
-    expected = compute_ratings(load_battles(Store(workspace["path"]), "alpha", "duel"),
+    store = Store(workspace["path"])
+    expected = compute_ratings(load_battles(store, load_run(store, "alpha"), "duel"),
                                n_boot=200, seed=0)
+    store.close()
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:
         await open_screen(pilot, LeaderboardScreen("alpha"))

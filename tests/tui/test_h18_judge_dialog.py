@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import Input, Select, Static
 
 from engine.arena.judging_time import judgeable_queries, judging_estimate
+from engine.runs.lookup import load_run
 from engine.store import Store
 from testkit.arena import ScriptedJudge, drop_references, judge_catalog
 from testkit.tui import RecordingApp, open_screen, settle, text_of, wait_until
@@ -19,9 +20,10 @@ INSTRUCT = "scripted-instruct"
 
 def test_the_judging_estimate_counts_battles_and_both_orders(workspace):
     store = Store(workspace["path"])
-    assert judgeable_queries(store, "beta") == 6
-    one = judging_estimate(store, "beta", INSTRUCT, 2, "random")
-    both = judging_estimate(store, "beta", INSTRUCT, 2, "both")
+    run = load_run(store, "beta")
+    assert judgeable_queries(store, run) == 6
+    one = judging_estimate(store, run, INSTRUCT, 2, "random")
+    both = judging_estimate(store, run, INSTRUCT, 2, "both")
     # 3 contestants of fake-a (base, oracle, mixed): 3 pairs on each of 2 queries
     assert (one["battles"], one["calls"], one["queries"]) == (6, 6, 2)
     assert (both["battles"], both["calls"]) == (6, 12)

@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import Input, Select, Static
 
 from engine.arena.judging_time import judging_estimate
+from engine.runs.lookup import load_run
 from engine.store import Store
 from mirage_tui.widgets.estimates import judging_line
 from testkit.arena import ScriptedJudge, drop_references, judge_catalog
@@ -56,8 +57,9 @@ async def test_the_judge_dialogs_estimate_is_the_one_estimators(workspace, monke
         modal.query_one("#judge-queries", Input).value = "2"
         modal.query_one("#judge-order", Select).value = "both"
         estimate = modal.query_one("#judge-estimate", Static)
-        expected = judging_line(judging_estimate(Store(workspace["path"]), "beta", INSTRUCT,
-                                                 2, "both"))
+        store = Store(workspace["path"])
+        expected = judging_line(judging_estimate(store, load_run(store, "beta"), INSTRUCT, 2,
+                                                 "both"))
         await wait_until(pilot, lambda: text_of(estimate) == expected, 30, "the estimate")
     assert "assumed 600/70 tok/s" in expected and "(12 judge calls: both orders)" in expected
 

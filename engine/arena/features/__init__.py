@@ -24,21 +24,11 @@ The parts:
 - :mod:`.judged`: the judged features, every judge call cached;
 - :mod:`.stored`: :func:`compute_features` over a run (resumable), and the stored values per
   contestant (:func:`feature_values`, :func:`system_features`).
+
+Other packages compute and read features through the package (:func:`compute_features`,
+:func:`feature_values`); everything else is imported from its module.
 """
 
-from engine.arena.features.judged import JudgedScorer, grade_value, yes_probability
-from engine.arena.features.responses import Response, ResponseParts, response_parts
-from engine.arena.features.specs import (CITATION_DEPTH, FEATURE_BY_KEY, FEATURES, JUDGED,
-                                         MODEL_FREE, PREFIX, FeatureSpec, FeatureValue)
-from engine.arena.features.stored import (FeatureSummary, compute_features, feature_values,
-                                          system_features)
-from engine.arena.features.text import (bleu, citation_map, citation_recall, cited_contexts,
-                                        model_free_features, overlap_tokens, rouge_l,
-                                        split_sentences)
+from engine.arena.features.stored import compute_features, feature_values
 
-__all__ = ["CITATION_DEPTH", "FEATURES", "FEATURE_BY_KEY", "FeatureSpec", "FeatureSummary",
-           "FeatureValue", "JUDGED", "JudgedScorer", "MODEL_FREE", "PREFIX", "Response",
-           "ResponseParts", "bleu", "citation_map", "citation_recall", "cited_contexts",
-           "compute_features", "feature_values", "grade_value", "model_free_features",
-           "overlap_tokens", "response_parts", "rouge_l", "split_sentences", "system_features",
-           "yes_probability"]
+__all__ = ["compute_features", "feature_values"]

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from engine.metrics.response_format import split_reason_answer
 from engine.store import Store, json_column
+from engine.store.features import chunk_texts, response_queries, supporting_chunk_ids
+from engine.store.generations import generation_texts
 
 
 @dataclass(frozen=True)
@@ -71,19 +73,10 @@ def load_responses(store: Store, keys: list[tuple[str, int, list[int]]]) -> list
     in that order: its text, the query's facts and reference, the passages shown and which of
     them support the query."""
     queries = sorted({q for _, q, _ in keys})
-    texts = {r[0]: r[1] for r in store.query_in(
-        "SELECT key, text FROM generations WHERE key IN ({marks})",
-        sorted({k for k, _, _ in keys}))}
-    facts = {r["id"]: r for r in store.query_in(
-        "SELECT id, text, language, answers, reference_answer FROM queries "
-        "WHERE id IN ({marks})", queries)}
-    relevant: dict[int, set[int]] = {}
-    for r in store.query_in("SELECT query_rowid, chunk_rowid FROM pool WHERE support = 1 AND "
-                            "query_rowid IN ({marks})", queries):
-        relevant.setdefault(r[0], set()).add(r[1])
-    passages = {r[0]: r[1] for r in store.query_in(
-        "SELECT id, text FROM chunks WHERE id IN ({marks})",
-        sorted({c for _, _, ctx in keys for c in ctx}))}
+    texts = generation_texts(store, (k for k, _, _ in keys))
+    facts = response_queries(store, queries)
+    relevant = supporting_chunk_ids(store, queries)
+    passages = chunk_texts(store, sorted({c for _, _, ctx in keys for c in ctx}))
     out = []
     for key, q, ctx in keys:
         f = facts[q]

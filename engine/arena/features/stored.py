@@ -22,6 +22,7 @@ from engine.results.records import load_items
 from engine.runs.lookup import load_run
 from engine.stats import Estimate, interval
 from engine.store import Store, batched
+from engine.store.features import save_features, stored_feature_rows
 from models.base import Generator
 
 
@@ -99,11 +100,7 @@ def compute_features(store: Store, run_name: str, *, judge: str | Generator | No
                              reranker=scorer.reranker_name if scorer else None)
 
     stored: dict[tuple[str, int], set[str]] = {}
-    for r in store.query(
-            "SELECT DISTINCT s.generation_key, s.query_rowid, s.metric FROM run_items ri "
-            "JOIN scores s ON s.generation_key = ri.generation_key AND "
-            "s.query_rowid = ri.query_rowid WHERE ri.run_id = ? AND s.metric LIKE 'feat:%'",
-            (run.id,)):
+    for r in stored_feature_rows(store, run.id):
         stored.setdefault((r[0], r[1]), set()).add(r[2])
     todo = [(k, q, ctx) for (k, q), ctx in seen.items()
             if not set(wanted) <= stored.get((k, q), set())]
@@ -128,12 +125,8 @@ def compute_features(store: Store, run_name: str, *, judge: str | Generator | No
                       if v.metric in missing(response)] + judged
             summary.errors += errors
             if values:
-                with store.write() as db:
-                    db.conn.executemany(
-                        "INSERT OR REPLACE INTO scores (generation_key, query_rowid, metric, "
-                        "value, detail) VALUES (?, ?, ?, ?, ?)",
-                        [(response.generation_key, response.query_rowid, v.metric, v.value,
-                          v.detail) for v in values])
+                save_features(store, [(response.generation_key, response.query_rowid,
+                                        v.metric, v.value, v.detail) for v in values])
                 summary.computed += 1
                 summary.features_written += len(values)
             done += 1

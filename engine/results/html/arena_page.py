@@ -11,32 +11,33 @@ from engine.arena.leaderboard import compute_ratings
 from engine.arena.trusted_judge import judge_trust
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
 from engine.results.html.svg import Interval, heatmap, interval_chart
+from engine.store.runs import RunInfo
 from engine.store import Store
 
 ARENA_BOOT = 200
 """Bootstrap tournaments, as ``mirage-tui arena ratings`` defaults to."""
 
 
-def run_arenas(store: Store, run_name: str) -> list[str]:
+def run_arenas(store: Store, run: RunInfo) -> list[str]:
     """The run's arenas that have battles, oldest first."""
-    return [i.name for i in list_arenas(store, run_name) if i.battles]
+    return [i.name for i in list_arenas(store, run) if i.battles]
 
 
-def arena_data(store: Store, run_name: str, arena_name: str | None = None, *,
+def arena_data(store: Store, run: RunInfo, arena_name: str | None = None, *,
                n_boot: int = ARENA_BOOT, seed: int = 0) -> dict:
     """``{"arena": info, "judge_trust": how far its judge agrees with people
     (:func:`engine.arena.trusted_judge.judge_trust`), "ratings": Ratings.as_json(),
     "surrogate": SurrogateReport.as_json() or None, "surrogate_note": why there is none}``."""
-    info = resolve_arena(store, run_name, arena_name)
+    info = resolve_arena(store, run, arena_name)
     battles = battles_of(store, info.id)
     if not battles:
-        raise ArenaNotFound(f"arena {info.name!r} of run {run_name!r} has no battles yet")
+        raise ArenaNotFound(f"arena {info.name!r} of run {run.name!r} has no battles yet")
     ratings = compute_ratings(battles, n_boot=n_boot, seed=seed)
     surrogate, why = None, None
     try:
         from engine.arena.surrogate import surrogate_for_run
 
-        surrogate = surrogate_for_run(store, run_name, info.name, n_boot=n_boot,
+        surrogate = surrogate_for_run(store, run, info.name, n_boot=n_boot,
                                       seed=seed).as_json()
     except (ValueError, LookupError, ImportError) as exc:
         why = str(exc)
@@ -81,9 +82,9 @@ def _surrogate(data: dict) -> str:
             + notes(s["notes"]))
 
 
-def arena_sections(store: Store, run_name: str, arena_name: str | None = None, *,
+def arena_sections(store: Store, run: RunInfo, arena_name: str | None = None, *,
                    seed: int = 0, heading_level: int = 2, data: dict | None = None) -> list[str]:
-    data = data or arena_data(store, run_name, arena_name, seed=seed)
+    data = data or arena_data(store, run, arena_name, seed=seed)
     a, r = data["arena"], data["ratings"]
     rows = [[s["rank"], s["system"], f"{s['elo']:.0f}",
              f"+{s['elo_hi'] - s['elo']:.0f}/−{s['elo'] - s['elo_lo']:.0f}", s["battles"],
@@ -104,12 +105,12 @@ def arena_sections(store: Store, run_name: str, arena_name: str | None = None, *
             + win_heatmap(r) + notes(r["notes"]) + _surrogate(data)]
 
 
-def leaderboard_page(store: Store, run_name: str, arena_name: str | None = None, *,
+def leaderboard_page(store: Store, run: RunInfo, arena_name: str | None = None, *,
                      n_boot: int = ARENA_BOOT, seed: int = 0) -> str:
     """The leaderboard page of one arena (the only or latest pairwise one by default)."""
-    data = arena_data(store, run_name, arena_name, n_boot=n_boot, seed=seed)
+    data = arena_data(store, run, arena_name, n_boot=n_boot, seed=seed)
     a = data["arena"]
-    return page(f"Leaderboard {a['name']} · run {run_name}",
+    return page(f"Leaderboard {a['name']} · run {run.name}",
                 f"{a.get('mode')} arena judged by {a.get('judge')}",
-                arena_sections(store, run_name, data=data, heading_level=2),
-                {"kind": "leaderboard", "run": run_name, **data})
+                arena_sections(store, run, data=data, heading_level=2),
+                {"kind": "leaderboard", "run": run.name, **data})

@@ -208,11 +208,13 @@ def arena_sections_of_run(store: Store, run_name: str, *, seed: int = 0) -> list
     """The leaderboard of each of the run's arenas that has battles (see
     :mod:`engine.results.html.arena_page`)."""
     from engine.results.html.arena_page import arena_sections, run_arenas
+    from engine.runs.lookup import load_run
 
+    run = load_run(store, run_name)
     out = []
-    for name in run_arenas(store, run_name):
+    for name in run_arenas(store, run):
         try:
-            out += arena_sections(store, run_name, name, seed=seed, heading_level=2)
+            out += arena_sections(store, run, name, seed=seed, heading_level=2)
         except ValueError as exc:      # e.g. every verdict failed to parse: nothing to rate
             out.append(f"<h2>Arena {esc(name)}</h2>" + notes([f"No ratings: {exc}"]))
     return out

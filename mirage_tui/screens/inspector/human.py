@@ -71,10 +71,11 @@ class HumanVerdictKeys:
     def save_human_verdict(self, store, system_a: str, system_b: str, verdict: str, note: str,
                            current: tuple[str, int]) -> None:
         from engine.arena.human_verdicts import record_human_verdict
+        from engine.runs.lookup import load_run
 
         with self.worker_errors("your verdict", store):
-            name = record_human_verdict(store, self.run_name, current[1], system_a, system_b,
-                                        verdict, note)
+            name = record_human_verdict(store, load_run(store, self.run_name), current[1],
+                                        system_a, system_b, verdict, note)
             self.app.call_from_thread(self._human_verdict_saved, name, current)
 
     def _human_verdict_saved(self, dataset: str, current: tuple[str, int]) -> None:

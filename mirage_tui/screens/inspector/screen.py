@@ -170,9 +170,11 @@ class InspectorScreen(ViewExportKeys, HumanVerdictKeys, BaseScreen):
             try:
                 from engine.arena.human_verdicts import human_verdicts_for
                 from engine.arena.verdicts import verdicts_for
+                from engine.runs.lookup import load_run
 
-                verdicts = verdicts_for(store, self.run_name, details[0].query_rowid)
-                human = human_verdicts_for(store, self.run_name, details[0].query_rowid)
+                run = load_run(store, self.run_name)
+                verdicts = verdicts_for(store, run, details[0].query_rowid)
+                human = human_verdicts_for(store, run, details[0].query_rowid)
             except Exception as exc:  # no arena tables or a broken row: the item still shows
                 self.post_message(WorkerFailed("judge verdicts",
                                                f"{type(exc).__name__}: {exc}"))

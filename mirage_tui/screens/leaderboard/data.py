@@ -1,11 +1,13 @@
 """What the leaderboard's workers ask the engine, on the worker's thread: the runs and their
-arenas, an arena's ratings, the surrogate judge, its model-free features. The arena modules are
-imported when used, so the screen still opens (and says why) when one is missing."""
+arenas, an arena's ratings, the surrogate judge, its model-free features (``run``: the run's
+``RunInfo``, loaded once by the worker). The arena modules are imported when used, so the
+screen still opens (and says why) when one is missing."""
 
 from __future__ import annotations
 
 from rich.text import Text
 
+from engine.runs.lookup import load_run
 from engine.store.runs import known_runs
 from mirage_tui.screens.leaderboard.board import surrogate_text
 
@@ -23,21 +25,21 @@ def arena_choices(store, run: str | None, arena: str | None):
     arenas = []
     if run is None:  # the latest run that has an arena, else the latest run
         for name in reversed(runs):
-            arenas = list_arenas(store, name)
+            arenas = list_arenas(store, load_run(store, name))
             if arenas:
                 run = name
                 break
         else:
             run = runs[-1] if runs else None
     elif run is not None:
-        arenas = list_arenas(store, run)
+        arenas = list_arenas(store, load_run(store, run))
     names = [a.name for a in arenas]
     if arena not in names:
         arena = names[-1] if names else None
     return runs, run, arenas, arena
 
 
-def rate(store, run: str, arena: str):
+def rate(store, run, arena: str):
     """``(ratings, None)``, or ``(None, why)`` when there are none: an arena module is
     missing, or nothing parsed to rate."""
     try:
@@ -52,7 +54,7 @@ def rate(store, run: str, arena: str):
         return None, str(exc)
 
 
-def judge_line(store, run: str, arena: str) -> str:
+def judge_line(store, run, arena: str) -> str:
     """Who judged the arena and how far people agree with that judge
     (:func:`engine.arena.trusted_judge.judge_trust`)."""
     from engine.arena.battles import resolve_arena
@@ -61,11 +63,11 @@ def judge_line(store, run: str, arena: str) -> str:
     return judge_trust(store, resolve_arena(store, run, arena)).line
 
 
-def surrogate(store, run: str, arena: str) -> Text:
+def surrogate(store, run, arena: str) -> Text:
     """The surrogate judge's ranking (:func:`.board.surrogate_text`), or why there is none and
     how to get it."""
     hint = (f"press u to compute the model-free features here, or run `mirage-tui arena "
-            f"surrogate {run} --arena '{arena}'` (add --judge MODEL for the judged ones)")
+            f"surrogate {run.name} --arena '{arena}'` (add --judge MODEL for the judged ones)")
     try:
         from engine.arena.features import feature_values
         from engine.arena.surrogate import surrogate_for_run
@@ -73,7 +75,7 @@ def surrogate(store, run: str, arena: str) -> Text:
         return Text(f"Surrogate judge not available in this build ({exc}).", style="dim")
     try:
         if not any(any(v is not None for vals in per.values() for v in vals)
-                   for per in feature_values(store, run).values()):
+                   for per in feature_values(store, run.name).values()):
             return Text(f"Surrogate judge: no features yet: {hint}.", style="dim")
         return surrogate_text(surrogate_for_run(store, run, arena, n_boot=N_BOOT, seed=0))
     except Exception as exc:  # too few contestants, a failed fit, ...
@@ -86,6 +88,6 @@ def compute_surrogate_features(store, run: str, arena: str, *, progress=None, ca
     from engine.arena.battles import load_battles
     from engine.arena.features import compute_features
 
-    queries = sorted({b.query for b in load_battles(store, run, arena)})
+    queries = sorted({b.query for b in load_battles(store, load_run(store, run), arena)})
     return compute_features(store, run, judge=None, queries=queries, progress=progress,
                             cancel=cancel)

@@ -82,8 +82,10 @@ class LeaderboardJobs:
 
             def work(store, progress, cancel):
                 from engine.arena.judging import judge_arena
+                from engine.runs.lookup import load_run
 
-                return judge_arena(store, run, judge_name, pairs="all", queries=queries,
+                return judge_arena(store, load_run(store, run), judge_name, pairs="all",
+                                   queries=queries,
                                    order=order, progress=progress, cancel=cancel,
                                    min_interval=MIN_INTERVAL)
 

@@ -209,8 +209,11 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="lb-board",
           name="ratings")
-    def load_board(self, store, run: str, arena: str, generation: int) -> None:
+    def load_board(self, store, run_name: str, arena: str, generation: int) -> None:
+        from engine.runs.lookup import load_run
+
         with self.worker_errors("the ratings", store):
+            run = load_run(store, run_name)
             ratings, error = rate(store, run, arena)
             self.post_message(BoardLoaded(generation, ratings, error,
                                           judge_line(store, run, arena)))
@@ -339,9 +342,10 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="lb-export")
     def export_html(self, store, run: str, arena: str, path) -> None:
         from engine.results.html import leaderboard_page, write_page
+        from engine.runs.lookup import load_run
 
         with self.worker_errors("the export", store, prefix=f"{path}: "):
-            written = write_page(leaderboard_page(store, run, arena), path)
+            written = write_page(leaderboard_page(store, load_run(store, run), arena), path)
             self.post_message(PageExported(arena, str(written.resolve()),
                                            written.stat().st_size))
 
