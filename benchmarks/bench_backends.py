@@ -48,7 +48,7 @@ from engine.runs import RunConfig, execute, plan_run  # noqa: E402
 from engine.store import Store  # noqa: E402
 from engine.store.generations import generation_texts  # noqa: E402
 from models.base import SamplingParams  # noqa: E402
-from models.host import client, registry  # noqa: E402
+from models.host import client, registry, supervisor  # noqa: E402
 from models.host.backend_choice import BACKEND_ENV, record_speeds  # noqa: E402
 from models.host.llama_server import find_llama_server  # noqa: E402
 
@@ -75,7 +75,7 @@ class Hosts:
             self.generator.close()
         with registry.registry_lock():
             for entry in registry.live_entries():
-                client.stop_host(entry)
+                supervisor.stop_host(entry)
         os.environ[BACKEND_ENV] = backend
         self.generator = client.HostedGenerator.for_model(SMOL)
         self.generator.generate("Warm up.", SamplingParams(max_tokens=2))
@@ -85,7 +85,7 @@ class Hosts:
     def close(self) -> None:
         if self.generator is not None:
             self.generator.close()
-        client.stop_hosts(SMOL)
+        supervisor.stop_hosts(SMOL)
         if self.asked is None:
             os.environ.pop(BACKEND_ENV, None)
         else:

@@ -1,3 +1,4 @@
+# One idea: the in-flight loop and the rules it applies (transient or not, retries, the budget).
 """Requests in flight: up to N model calls outstanding, retried, timed out, and counted.
 
 One policy for every backend and every job that calls a model item by item (runs, arena and

@@ -1,3 +1,4 @@
+# One idea: confidence intervals (the bootstrap, Wilson, exact, and which one fits a number).
 """Confidence intervals for every rate mirage-tui shows (METRICS.md, "Statistics everywhere").
 
 Every number shown to a user carries its 95% CI and its n. Two tools:

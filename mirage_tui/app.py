@@ -13,7 +13,9 @@ goes back to the previous mode. The screens see the app through
 :class:`mirage_tui.workbench.Workbench`, and never import this module. The app also owns the
 :class:`~mirage_tui.run_controller.RunController` (one run at a time): quitting while it runs
 asks first, and a run whose process was killed is offered for resuming at the next launch (one
-cancelled on purpose resumes from Runs or Live run, unasked).
+cancelled on purpose resumes from Runs or Live run, unasked). The app's side of runs (start,
+quick comparison, cancel, resume, the controller's messages) is :mod:`mirage_tui.app_runs`,
+mixed in.
 """
 
 from __future__ import annotations
@@ -36,18 +38,15 @@ from engine.store.runs import known_runs
 from engine.store import Store, default_db_path
 from engine.text_fit import fit_long_words
 from mirage_tui.commands import MirageCommands, PaletteCommand
-from mirage_tui.dialogs.run_questions import (cancel_run_question, quit_question,
-                                              resume_question)
+from mirage_tui.app_runs import AppRuns
+from mirage_tui.dialogs.run_questions import quit_question
 from mirage_tui.jobs import stop_jobs
 from mirage_tui.keymap import checked, keymap
 from mirage_tui.navigation import ScreenNavigation
-from mirage_tui.quick_comparison import (QUICK_GENERATORS, QUICK_NAME, QUICK_RETRIEVER,
-                                         QUICK_SAMPLE, judge_quick_comparison, missing_models,
-                                         quick_comparison_config, quick_judged_text)
+from mirage_tui.quick_comparison import QUICK_GENERATORS, QUICK_RETRIEVER, QUICK_SAMPLE
 from mirage_tui.run_controller import LAUNCH_OFFERS, RunController, resumable_runs
 from mirage_tui.screens.base import report_worker_error
 from mirage_tui.screens.datasets import DatasetsScreen
-from mirage_tui.widgets.estimates import duration
 from mirage_tui.worker_threads import detach_workers
 
 SCREENS = Binding.Group("Screens", compact=True)
@@ -58,7 +57,7 @@ errors stay longest. What describes a screen's content goes on the screen, not i
 TOAST_WIDTH, TOAST_CHROME = 60, 4      # Textual's Toast: width 60, max 50%; padding, border
 
 
-class MirageApp(ScreenNavigation):
+class MirageApp(AppRuns, ScreenNavigation):
     """A local RAG-evaluation workbench."""
 
     TITLE = "mirage-tui"
@@ -257,162 +256,6 @@ class MirageApp(ScreenNavigation):
 
     def action_toggle_dark(self) -> None:
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "quick_comparison":
-            return not self.has_runs   # in the footer until the first run exists
-        return True
-
-    def action_quick_run(self) -> None:
-        self.action_quick_comparison()
-
-    # ------------------------------------------------------------------ runs
-
-    def start_run(self, config, *, force_new: bool = False) -> bool:
-        """Start ``config`` through the run controller and follow it on Live run."""
-        return self.run_controller.start(config, force_new=force_new)
-
-    def action_quick_comparison(self) -> None:
-        if self.store is None:
-            self.notify("The workspace is still opening.", severity="warning")
-            return
-        if self.run_controller.running:
-            self.notify("A run is going; the quick comparison waits until it ends.",
-                        severity="warning")
-            return
-        self.check_quick_models()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="quick",
-          name="check quick comparison models")
-    def check_quick_models(self) -> None:
-        self.post_message(self.QuickChecked(missing_models(quick_comparison_config())))
-
-    def on_mirage_app_quick_checked(self, message: QuickChecked) -> None:
-        if message.missing:
-            self.notify("The quick comparison needs models that are not installed:\n"
-                        + "\n".join(f"• {m}" for m in message.missing),
-                        title="Quick comparison", severity="error", markup=False, timeout=30)
-            return
-        self.start_run(quick_comparison_config(self.threads))
-
-    def action_cancel_run(self) -> None:
-        controller = self.run_controller
-        if not controller.running:
-            self.notify("No run is going.", timeout=3)
-            return
-        if controller.cancelling:
-            self.notify("Already stopping after the current item.", timeout=3)
-            return
-
-        def answered(answer: str | None) -> None:
-            if answer == "stop":
-                controller.cancel()
-                self.notify(f"Stopping {controller.run_name} after the current item. It is "
-                            "resumable: r on Live run, u on Runs.", title="Cancel",
-                            markup=False)
-
-        self.push_screen(cancel_run_question(controller.run_name), answered)
-
-    def action_resume_run(self, run_name: str = "") -> None:
-        name = run_name or self.run_controller.run_name
-        if not name:
-            self.resume_last()
-            return
-        if self.run_controller.resume(name):
-            self.go_to("live")
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="resume",
-          name="find a run to resume")
-    def resume_last(self) -> None:
-        store = self.store
-        if store is None:
-            return
-        try:
-            runs = resumable_runs(store)
-        finally:
-            store.close()
-        if runs:
-            self.call_from_thread(self.action_resume_run, runs[0]["name"])
-        else:
-            self.notify("No stopped run to resume.", timeout=3)
-
-    def offer_resume(self, run: dict, stopped: int = 1) -> None:
-        """The next launch after a stopped run asks whether to continue it."""
-
-        def answered(answer: str | None) -> None:
-            if answer == "resume":
-                self.action_resume_run(run["name"])
-            elif answer == "open":
-                self.show_run(run["name"])
-
-        self.push_screen(resume_question(run, stopped), answered)
-
-    async def on_run_controller_started(self, message: RunController.Started) -> None:
-        self.has_runs = True
-        self.refresh_bindings()
-        # Live's own screen, whatever was opened over it (an Inspector started from Live)
-        await self.show_mode("live")
-        screen = self.live_screen
-        if screen is not None:
-            screen.show_run(message.run)
-
-    def on_run_controller_progress(self, message: RunController.Progress) -> None:
-        self.run_controller.progress_handled()
-        screen = self.live_screen
-        if screen is not None:
-            screen.progress_changed()
-
-    def on_run_controller_finished(self, message: RunController.Finished) -> None:
-        s = message.summary
-        if s.status == "done":
-            self.notify(f"Run {s.run} is done: {s.done}/{s.total} items ({s.generated} "
-                        f"generated, {s.cached} from the store, {s.errors} errors) in "
-                        f"{duration(s.seconds)}.", title="Run finished", markup=False,
-                        timeout=10)
-        elif s.status == "cancelled":
-            self.notify(f"Run {s.run} stopped at {s.done}/{s.total} items. It is resumable: "
-                        "r on Live run.", title="Run cancelled", severity="warning",
-                        markup=False, timeout=10)
-        else:
-            self.notify(f"Run {s.run} failed: {s.message}", title="Run failed",
-                        severity="error", markup=False, timeout=20)
-        if s.status == "done" and s.run == QUICK_NAME:
-            self.judge_quick_comparison(s.run)
-        self._run_ended()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="quick-judge",
-          name="judge the quick comparison")
-    def judge_quick_comparison(self, run_name: str) -> None:
-        """The quick comparison's arena, by the default judge (:mod:`.quick_comparison`)."""
-        from textual.worker import get_current_worker
-
-        worker = get_current_worker()
-        try:
-            choice, summary = judge_quick_comparison(self.store, run_name,
-                                                     cancel=lambda: worker.is_cancelled)
-        except Exception as exc:  # noqa: BLE001 - ArenaError, a model that will not load
-            self.post_message(self.QuickJudged(
-                f"The quick comparison's arena was not judged: {exc}", "error"))
-            return
-        failed = summary is not None and summary.status == "failed"
-        self.post_message(self.QuickJudged(quick_judged_text(choice, summary),
-                                           "error" if failed else "information"))
-
-    def on_mirage_app_quick_judged(self, message: QuickJudged) -> None:
-        self.notify(message.text, title="Quick comparison", severity=message.severity,
-                    markup=False, timeout=20)
-
-    def on_run_controller_failed(self, message: RunController.Failed) -> None:
-        self.notify(f"Run {message.run} did not start: {message.error}", title="Run failed",
-                    severity="error", markup=False, timeout=20)
-        self._run_ended()
-
-    def _run_ended(self) -> None:
-        screen = self.live_screen
-        if screen is not None:
-            screen.run_ended()
-        if self._quit_when_idle:
-            self.exit()
 
     # ------------------------------------------------------------------ quitting
 

@@ -334,7 +334,8 @@ def load_generator(name_or_path: str | os.PathLike, *, folders: Iterable[Path] |
         if entry.error:
             raise ModelError(entry.error)
         target, name = entry.path, entry.name
-    from models.host.client import HostedGenerator, hosting_default
+    from models.host.client import HostedGenerator
+    from models.host.supervisor import hosting_default
 
     if hosting_default() if hosted is None else hosted:
         return HostedGenerator.for_model(target, name=name, **opts)

@@ -119,7 +119,8 @@ def backend_and_reason(model) -> tuple[str | None, str]:
     """The backend a loaded generator runs on and why, in one line
     (:mod:`models.host.backend_choice` for a hosted model)."""
     from models.host.backend_choice import choose_backend
-    from models.host.client import HOSTING_ENV, HostedGenerator
+    from models.host.client import HostedGenerator
+    from models.host.supervisor import HOSTING_ENV
 
     identity = getattr(model, "identity", None)
     backend = identity.backend if identity is not None else None

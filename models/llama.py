@@ -1,3 +1,4 @@
+# One idea: one GGUF model in process, its prompts evaluated deterministically (see below).
 """Generators on llama.cpp (llama-cpp-python): any GGUF file, or a packaged model by name.
 
 What this adapter adds to a bare ``llama_cpp.Llama``:

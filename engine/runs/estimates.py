@@ -149,7 +149,7 @@ def planned_backend(name: str) -> tuple[str, int]:
 
     from engine.inflight import DEFAULT_ENDPOINT_CONCURRENCY
     from models.catalog import find_endpoint
-    from models.host.client import host_backend
+    from models.host.supervisor import host_backend
 
     try:
         if find_endpoint(name) is not None:

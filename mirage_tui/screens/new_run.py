@@ -1,3 +1,4 @@
+# One idea: the form, the RunConfig it builds and that config's plan preview change together.
 """The new-run screen: a run configuration as a form, its plan size and time estimate live.
 
 Every change rebuilds the :class:`~engine.runs.RunConfig` (a :class:`ConfigError` is shown
@@ -6,13 +7,10 @@ the dataset and the models and finds a stored run of the same name, and
 ``estimate_remaining`` (:mod:`engine.runs.estimates`, the estimator ``--dry-run`` and the Live
 ETA use) times the items left from measured speeds. ``ctrl+s`` or the Start button hands the
 configuration to the app's run controller, which opens Live run. ``ctrl+o`` (or Save TOML)
-writes the form as the run file ``mirage-tui run --config FILE`` takes
-(:func:`engine.runs.config.config_toml`), to a path asked for. The dataset, generators and
+writes the form as a run file (:mod:`.new_run_toml`, mixed in). The dataset, generators and
 retriever start as config.toml's (``dataset``, ``generators``, ``embedder``) when they are
-offered. A typed run name close to a stored run's gets a "did you mean".
-
-One file for one idea: the form, the RunConfig it builds and that config's plan preview change
-together (the fields' parsing and the plan's text are a few lines each).
+offered. A typed run name close to a stored run's gets a "did you mean". The fields' parsing
+and the plan's text are :mod:`.new_run_text`.
 """
 
 from __future__ import annotations
@@ -34,6 +32,7 @@ from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.new_run_text import (name_hint, optional_float, optional_int,
                                             parse_ks, plan_summary)
+from mirage_tui.screens.new_run_toml import SaveTomlKeys
 from mirage_tui.widgets.ticks import TickList  # ticked vs unticked by glyph, not colour
 
 TEMPLATES = (("mirage (MIRAGE reference prompts)", "mirage"),
@@ -55,7 +54,7 @@ class FormChoices:
     endpoints: list[str] = field(default_factory=list)
 
 
-class NewRunScreen(BaseScreen):
+class NewRunScreen(SaveTomlKeys, BaseScreen):
     """Configure a run; see the module docstring."""
 
     AUTO_FOCUS = "#run-dataset"     # the form's first field
@@ -396,56 +395,19 @@ class NewRunScreen(BaseScreen):
 
     @on(Button.Pressed, "#run-start")
     def action_start_run(self) -> None:
+        config = self.config_or_why("Cannot start")
+        if config is not None:
+            self.start_run(config)
+
+    def config_or_why(self, title: str) -> RunConfig | None:
+        """The form's RunConfig, or None once the reason is shown (under the form and in a
+        notification titled ``title``)."""
         try:
-            config = self.build_config()
+            return self.build_config()
         except (ConfigError, ValueError) as exc:
             self._show_error(str(exc))
-            self.notify(str(exc), title="Cannot start", severity="error", markup=False)
-            return
-        self.start_run(config)
-
-    # ------------------------------------------------------------------ save as TOML
-
-    @on(Button.Pressed, "#run-save-toml")
-    def action_save_toml(self) -> None:
-        try:
-            config = self.build_config()
-        except (ConfigError, ValueError) as exc:
-            self._show_error(str(exc))
-            self.notify(str(exc), title="Cannot save", severity="error", markup=False)
-            return
-        from pathlib import Path
-
-        from mirage_tui.dialogs.text_prompt import TextPromptScreen
-
-        def chosen(path: str | None) -> None:
-            if path:
-                self.save_toml(config, Path(path).expanduser())
-
-        self.app.push_screen(TextPromptScreen(
-            "Save the run configuration as TOML", str(Path.cwd() / f"{config.name}.toml"),
-            "The file `mirage-tui run --config FILE` takes (its flags still override it). "
-            "Enter saves, Esc cancels; an existing file is not overwritten.", "Save"), chosen)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="new-run-save",
-          name="save the run file")
-    def save_toml(self, config: RunConfig, path) -> None:
-        from engine.runs.config import config_toml
-
-        try:
-            with path.open("x", encoding="utf-8") as fh:
-                fh.write(config_toml(config, "a run file saved from mirage-tui's New run; "
-                                             f"run it with: mirage-tui run --config {path}"))
-        except FileExistsError:
-            self.app.call_from_thread(self.notify, f"{path} exists already: not overwritten.",
-                                      title="Not saved", severity="warning", markup=False)
-            return
-        except OSError as exc:
-            self.app.call_from_thread(self.notify, f"{path}: {exc.strerror}",
-                                      title="Not saved", severity="error", markup=False)
-            return
-        self.app.call_from_thread(self.notify, f"Saved to {path} · mirage-tui run --config "
-                                  f"{path}", title="Run file", markup=False, timeout=10)
+            self.notify(str(exc), title=title, severity="error", markup=False)
+            return None
 
     def on_screen_suspend(self) -> None:
         self._suspended = True

@@ -1,15 +1,11 @@
 """The runs screen: the workspace's runs, one run's summary, two runs compared, an export.
 
-The list is the run history's rows (``engine.results.comparison.run_rows``); Enter computes the
-run's report (``engine.results.report.build_report``: accuracy per system × setting and
-NV/CA/CI/CM, each with its 95% CI and n) in a worker and shows its summary
-(``summary_segments``); from then on the summary follows the highlight (a moment after it
-stops), so that the pane never shows another run than the highlighted one. Space marks a run
-and ``c`` compares the highlighted run with it (the Compare screen); ``e`` exports the
-highlighted run and ``u`` resumes it when it stopped before its end (:mod:`.runs_keys`). ``R``
-renames the highlighted run, ``D`` deletes it after a question (its cached generations stay
-unless asked; a running run is refused) and ``L`` shows its log (``engine.runs.manage``). The
-engine writes the text; this screen only draws it.
+The list is the run history's rows (``engine.results.comparison.run_rows``), its columns fit
+to the width, following the store: this module. Its keys are mixed in, one idea each: Enter's
+summary (then following the highlight), space to mark and ``c`` to compare
+(:mod:`.runs_summary`); ``e`` export and ``u`` resume (:mod:`.runs_keys`); ``R`` rename, ``D``
+delete and ``L`` the log (:mod:`.runs_manage`). The engine writes the text; this screen only
+draws it.
 """
 
 from __future__ import annotations
@@ -25,21 +21,17 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Static
 
-from engine.results.comparison import (RunRow, compare_reports, comparison_segments,
-                                       run_rows, summary_segments)
+from engine.results.comparison import RunRow, run_rows
+from engine.results.text import short_setting
 from engine.store.runs import runs_fingerprint
-from engine.results.text import backend_segments, short_setting
 from mirage_tui.commands import PaletteCommand
-from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.runs_keys import RunKeys
+from mirage_tui.screens.runs_manage import RunManageKeys
+from mirage_tui.screens.runs_summary import RunSummaryKeys
 from mirage_tui.widgets.safe_text import elided_cell
-from mirage_tui.widgets.segments import ROLE_STYLES, styled  # noqa: F401 (re-exported)
 from mirage_tui.widgets.tables import columns_that_fit, highlighted_key
 
-N_BOOT = 200
-FOLLOW_DELAY = 0.3
-"""Seconds the highlight rests on a run before its summary is computed."""
 EMPTY = ("No runs yet in this workspace. Start one from the command line, e.g.\n"
          "  mirage-tui run --dataset demo --generator smollm2-135m-instruct --sample 20\n"
          "or from the app's New run screen; it appears here as soon as it starts.")
@@ -58,7 +50,7 @@ first six)."""
 # --------------------------------------------------------------------------- the screen
 
 
-class RunsScreen(RunKeys, BaseScreen):
+class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
     """The workspace's runs. Escape goes back."""
 
     AUTO_FOCUS = "#runs"
@@ -248,122 +240,6 @@ class RunsScreen(RunKeys, BaseScreen):
             self.notify("No run here yet.", timeout=3)
         return name
 
-    # ------------------------------------------------------------------ summary / compare
-
-    @on(DataTable.RowSelected, "#runs")
-    def action_summary(self) -> None:
-        name = self._need_run()
-        store = self.store
-        if name is None or store is None:
-            return
-        self.generation += 1
-        self.summary_of = name
-        self._show(Text(f"Computing the report of {name}…"))
-        pane = self.query_one("#summary-pane", VerticalScroll)
-        self.build_summary(store, [name], self.generation, pane.scrollable_content_region.width)
-
-    @on(DataTable.RowHighlighted, "#runs")
-    def _highlight_moved(self) -> None:
-        """Once a summary is shown, it follows the highlight: the pane says at once that it
-        is being computed, and the report starts when the cursor rests (FOLLOW_DELAY)."""
-        self.refresh_bindings()
-        name = self._highlighted()
-        if self.summary_of is None or name is None or name == self.summary_of:
-            return
-        self.generation += 1            # a report in flight for the old run is dropped
-        self.summary_of = name
-        self._show(Text(f"Computing the report of {name}…"))
-        if self._follow is not None:
-            self._follow.stop()
-        self._follow = self.set_timer(FOLLOW_DELAY, self._summary_if_still)
-
-    def _summary_if_still(self) -> None:
-        if self._highlighted() == self.summary_of:
-            self.action_summary()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``u`` is in the footer only on a run that can resume (a hidden ``u`` says why)."""
-        return self.resumable_highlighted() if action == "resume" else True
-
-    def action_resume_why(self) -> None:
-        self.action_resume()
-
-    def action_mark(self) -> None:
-        name = self._need_run()
-        if name is None:
-            return
-        old, self.marked = self.marked, (None if self.marked == name else name)
-        table = self.query_one("#runs", DataTable)
-        for run in {old, name} - {None}:
-            if run in self.runs:
-                table.update_cell(run, "run", self._name_cell(run), update_width=True)
-        self.notify(f"Marked {name}: highlight another run and press c to compare."
-                    if self.marked else "Mark cleared.", timeout=3, markup=False)
-
-    def action_compare(self) -> None:
-        name = self._need_run()
-        store = self.store
-        if name is None or store is None:
-            return
-        if self.marked is None or self.marked == name:
-            self.notify("Mark a run with space, then highlight another and press c.",
-                        timeout=4)
-            return
-        self.pair_sides(store, self.marked, name)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="run-compare",
-          name="pair two runs")
-    def pair_sides(self, store, a: str, b: str) -> None:
-        """Whether a side must be asked for (its run has several systems, none of them the
-        other side's): then the pick-system dialog, else the Compare screen."""
-        from engine.results.paired import system_choice
-
-        with self.worker_errors("the comparison", store):
-            self.post_message(self.SidesPaired(a, b, system_choice(store, a, b)))
-
-    @on(SidesPaired)
-    def _sides_paired(self, message: SidesPaired) -> None:
-        a, b, choice = message.a, message.b, message.choice
-        if choice is None:
-            from mirage_tui.screens.compare import CompareScreen
-
-            # the paired comparison on shared items, across runs and models (issues 16, 18)
-            self.app.push_screen(CompareScreen(a, b))
-            return
-        side, run, systems = choice
-        other = b if side == "a" else a
-
-        def picked(system: str | None) -> None:
-            store = self.store
-            if system is None or store is None:
-                return
-            spec = f"{run}:{system}"
-            self.pair_sides(store, *((spec, b) if side == "a" else (a, spec)))
-
-        self.app.push_screen(PickSystemScreen(
-            systems, f"{run} has {len(systems)} systems; compare which "
-                     f"{'(A)' if side == 'a' else '(B)'} with {other}?"), picked)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="run-summary",
-          name="run report")
-    def build_summary(self, store, names: list[str], generation: int, width: int) -> None:
-        from engine.results.report import build_report
-
-        with self.worker_errors("the report", store):
-            reports = [build_report(store, n, n_boot=N_BOOT, seed=0, summary_only=True).as_json()
-                       for n in names]
-            width = max(30, width - 2)      # a scrollbar may come with the text
-            segments = backend_segments(
-                summary_segments(reports[0], self.runs.get(names[0]), width), reports[0]) \
-                if len(reports) == 1 else comparison_segments(compare_reports(*reports), width)
-            text = styled(segments)
-            self.post_message(self.SummaryReady(generation, text))
-
-    @on(SummaryReady)
-    def _summary_ready(self, message: SummaryReady) -> None:
-        if message.generation == self.generation:
-            self._show(message.text)
-
     # ------------------------------------------------------------------ other screens
 
     def action_inspect(self) -> None:
@@ -379,90 +255,6 @@ class RunsScreen(RunKeys, BaseScreen):
         name = self._need_run()
         if name is not None:
             self.app.push_screen(LeaderboardScreen(name))
-
-    # ------------------------------------------------------------------ rename / delete / log
-
-    def action_rename(self) -> None:
-        name = self._need_run()
-        if name is None:
-            return
-        from mirage_tui.dialogs.text_prompt import TextPromptScreen
-
-        def taken(new: str) -> str | None:
-            return f"A run named {new} exists already." if new in self.runs and new != name \
-                else None
-
-        def chosen(new: str | None) -> None:
-            store = self.store
-            if new and new != name and store is not None:
-                self.manage(store, "rename", name, new)
-
-        self.app.push_screen(TextPromptScreen(
-            f"Rename run {name}", name, "Enter renames, Esc cancels. Items, scores, arenas "
-            "and the log stay with the run.", "Rename", check=taken), chosen)
-
-    def action_delete(self) -> None:
-        name = self._need_run()
-        if name is None:
-            return
-        from mirage_tui.dialogs.choice import Choice, ChoiceModal
-
-        def chosen(answer: str | None) -> None:
-            store = self.store
-            if answer in ("keep", "purge") and store is not None:
-                self.manage(store, answer, name)
-
-        self.app.push_screen(ChoiceModal(
-            f"Delete run {name}?",
-            "Its items, arenas and log go. Its generations stay in the shared cache (another "
-            "run, or the same configuration run again, finds them) unless you also purge the "
-            "ones no other run uses.",
-            [Choice("keep", "Delete", "d", "error"),
-             Choice("purge", "Delete + purge generations", "p", "error"),
-             Choice("cancel", "Cancel", "c", "primary")], id="delete-run-modal"), chosen)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="run-manage",
-          name="rename or delete a run")
-    def manage(self, store, what: str, name: str, new: str | None = None) -> None:
-        from engine.runs.manage import delete_run, rename_run
-
-        with self.worker_errors("the change", store):
-            if what == "rename":
-                new = rename_run(store, name, new or "")
-                self.post_message(self.Managed(f"Renamed {name} to {new}.", name, new))
-            else:
-                gone = delete_run(store, name, purge_generations=what == "purge")
-                cache = (f"; {gone.generations} cached generations no other run used were "
-                         "dropped" if what == "purge" else "; its cached generations stay")
-                self.post_message(self.Managed(f"Deleted {name} ({gone.items} items){cache}.",
-                                               name))
-
-    @on(Managed)
-    def _managed(self, message: Managed) -> None:
-        if self.marked == message.old:
-            self.marked = message.new
-        self.app.notify(message.note, title="Runs", markup=False, timeout=6)
-        self._keep = message.new
-        self.action_refresh()
-
-    def action_log(self) -> None:
-        name = self._need_run()
-        store = self.store
-        if name is not None and store is not None:
-            self.load_log(store, name)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="run-log", name="run log")
-    def load_log(self, store, name: str) -> None:
-        from engine.runs.manage import run_log
-
-        with self.worker_errors("the log", store):
-            self.post_message(self.LogLoaded(name, run_log(store, name)))
-
-    @on(LogLoaded)
-    def _log_loaded(self, message: LogLoaded) -> None:
-        from mirage_tui.dialogs.run_log import RunLogScreen
-
-        self.app.push_screen(RunLogScreen(message.run, message.lines))
 
     # ------------------------------------------------------------------ the rest
 

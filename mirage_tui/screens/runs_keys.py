@@ -22,6 +22,13 @@ class RunKeys:
 
     # ------------------------------------------------------------------ resume
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``u`` is in the footer only on a run that can resume (a hidden ``u`` says why)."""
+        return self.resumable_highlighted() if action == "resume" else True
+
+    def action_resume_why(self) -> None:
+        self.action_resume()
+
     def resumable_highlighted(self) -> bool:
         """The highlighted run stopped before its end, and no run is going."""
         name = self._highlighted()

@@ -18,7 +18,8 @@ binary is found; its identity backend is ``'llama-server'`` so the caches do not
 
 - :mod:`models.host.registry`: the data dir, the registry of live hosts, client leases.
 - :mod:`models.host.server`: the host process (``python -m models.host serve``).
-- :mod:`models.host.client`: find or start a host, :class:`HostedGenerator`, stop hosts.
+- :mod:`models.host.supervisor`: find or start a host, watch it, stop hosts; leases.
+- :mod:`models.host.client`: :class:`HostedGenerator`, a host as a Generator.
 - :mod:`models.host.budget`: the user's thread budget, shared by every host of the user on the
   machine whatever the data dir; each host follows its share (grows back when others stop).
 
@@ -26,9 +27,9 @@ Only :mod:`models.host.server` (and the backends it loads) imports llama_cpp; th
 never does, so a TUI process with torch in it stays safe.
 """
 
-from models.host.client import (HOSTING_ENV, HostedGenerator, hosting_default, list_hosts,
-                                stop_hosts)
+from models.host.client import HostedGenerator
 from models.host.registry import DATA_DIR_ENV, data_dir
+from models.host.supervisor import HOSTING_ENV, hosting_default, list_hosts, stop_hosts
 
 __all__ = ["DATA_DIR_ENV", "HOSTING_ENV", "HostedGenerator", "data_dir", "hosting_default",
            "list_hosts", "stop_hosts"]

@@ -1,27 +1,14 @@
-"""The spawning side: find or start the host of a model, and talk to it as a Generator.
+"""The client side: a model's host process as a Generator (``HostedGenerator``).
 
-``HostedGenerator.for_model(path_or_name, n_ctx=..., n_threads=...)`` looks the model up in the
-registry (:mod:`models.host.registry`) under a file lock, so two processes racing start one
-host; if none runs it starts ``python -m models.host serve`` with ``subprocess.Popen`` (its own
-session, output to ``<data dir>/hosts/<name>-<key8>.log``, never to the terminal) and waits
-for it to answer ``/health``. Each process using a host holds a lease on it; the host stops by
-itself a few seconds after its last client process is gone, killed with -9 included.
-
-Threads. The threads of all the user's live hosts on the machine, whatever their data dir,
-stay within ``os.cpu_count()``: the user's thread budget (:mod:`models.host.budget`) shares the
-cores fairly and each host's watchdog follows its share every half second: a new host starts
-with its share and the others shrink to theirs (llama.cpp changes its thread count between
-calls), and when a host stops the others grow back. When a new host would get less than it
-asked, hosts of this data dir that no live process uses are stopped first. A host never gets
-fewer than one thread, so with more live models than cores the total is the number of models
-(documented in the README).
+``HostedGenerator.for_model(path_or_name, n_ctx=..., n_threads=...)`` finds or starts the
+model's host (:mod:`models.host.supervisor`: processes, threads, leases) and talks to it over
+``/mirage/*``.
 
 Death. When the host dies under a request, that request raises ``TransientModelError`` naming
-the model and how the host ended (this process knows the exit status of a host it started;
-for another process's host it says "host pid P exited"); the next request starts the host
-again. A second death of the same generator's host raises ``ModelUnusable`` (raised outside
-any ``except`` block, so no transport error in its context makes it look transient): the run
-stops and can be resumed. Each death is kept for the run's log (``take_host_events``).
+the model and how the host ended (``supervisor.how_host_ended``); the next request starts the
+host again. A second death of the same generator's host raises ``ModelUnusable`` (raised
+outside any ``except`` block, so no transport error in its context makes it look transient):
+the run stops and can be resumed. Each death is kept for the run's log (``take_host_events``).
 
 Every request carries the host's token from its registry entry (``Authorization: Bearer``).
 
@@ -31,238 +18,24 @@ never imports llama_cpp.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import http.client
 import json
 import os
-import signal
-import subprocess
-import sys
 import threading
-import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
-from models import packaged
 from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, ModelUnusable,
                          Prompt, ReplyError, SamplingParams, TransientModelError)
-from models.host import budget, registry
-from models.host.backend_choice import BACKEND_ENV, choose_backend  # noqa: F401 (re-exported)
-from models.host.llama_server import DEFAULT_START_TIMEOUT_S, START_TIMEOUT_ENV
+from models.host import registry
+from models.host.supervisor import (HostSpec, drop_lease, find_or_start, get_json, host_headers,
+                                    how_host_ended)
 
-HOSTING_ENV = "MIRAGE_HOSTING"          # 'hosted' (default) or 'in-process'
 REQUEST_TIMEOUT_S = 3600.0              # a long generation on a slow CPU; death is seen at once
-LOG_ROTATE_BYTES = 8 << 20
-_DEFAULT_MAX_CTX = 4096                 # models.llama.DEFAULT_MAX_CTX (not imported: llama_cpp)
 
-_POPENS: dict[int, subprocess.Popen] = {}      # hosts this process started, by pid
-_LEASED: dict[str, Path] = {}                  # this process's lease files, by key
 _HOSTED: dict[tuple, "HostedGenerator"] = {}
 _HOSTED_LOCK = threading.Lock()
 
-
-def hosting_default() -> bool:
-    """Whether ``load_generator`` hosts models by default ($MIRAGE_HOSTING)."""
-    value = os.environ.get(HOSTING_ENV, "hosted").strip().lower()
-    if value in ("", "hosted", "host"):
-        return True
-    if value in ("in-process", "inprocess", "local"):
-        return False
-    raise ModelError(f"${HOSTING_ENV}={value!r}: expected 'hosted' or 'in-process'")
-
-
-@dataclass(frozen=True)
-class HostSpec:
-    path: Path
-    name: str
-    n_ctx: int
-    threads: int | None       # as asked; the host gets what the budget allows
-    backend: str
-    key: str
-
-    @classmethod
-    def resolve(cls, name_or_path: str | os.PathLike, *, name: str | None = None,
-                n_ctx: int | None = None, n_threads: int | None = None) -> "HostSpec":
-        """The file, name and context of a packaged name or a GGUF path, as LlamaGenerator
-        would load them, without importing llama_cpp."""
-        from models.gguf import read_gguf
-
-        path, packaged_name = packaged.resolve_model_path(name_or_path)
-        if not path.exists():
-            raise ModelError(f"{path}: no such file")
-        name = name or packaged_name or path.stem
-        trained = read_gguf(path).context_length
-        if n_ctx is None:
-            n_ctx = min(trained or _DEFAULT_MAX_CTX, _DEFAULT_MAX_CTX)
-        backend = host_backend()
-        key = registry.host_key(packaged.file_sha256(path), n_ctx, backend)
-        return cls(path.resolve(), name, n_ctx, n_threads, backend, key)
-
-
-def host_backend() -> str:
-    """The backend a new host would use (:mod:`models.host.backend_choice`: which and why;
-    also the run estimates')."""
-    return choose_backend().backend
-
-
-# ------------------------------------------------------------------ starting and stopping
-
-def describe_exit(returncode: int | None, pid: int) -> str:
-    if returncode is None:
-        return f"(host pid {pid}) exited"
-    if returncode < 0:
-        try:
-            signame = signal.Signals(-returncode).name
-        except ValueError:
-            signame = "?"
-        return f"(pid {pid}) was killed by signal {-returncode} ({signame})"
-    return f"(pid {pid}) exited with status {returncode}"
-
-
-def _last_error(log: Path) -> str:
-    try:
-        lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return "no log"
-    errors = [ln for ln in lines if ln.startswith("mirage host: error:")]
-    if errors:
-        return errors[-1][len("mirage host: error:"):].strip()
-    return lines[-1][-300:] if lines else "the log is empty"
-
-
-def _request_json(entry: registry.HostEntry, method: str, path: str, body: dict | None,
-                  timeout: float) -> dict:
-    host, port = entry.url.split("//", 1)[1].rsplit(":", 1)
-    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
-    try:
-        conn.request(method, path, body=None if body is None else json.dumps(body),
-                     headers=_headers(entry))
-        return json.loads(conn.getresponse().read())
-    finally:
-        conn.close()
-
-
-def _get_json(entry: registry.HostEntry, path: str, timeout: float = 2.0) -> dict:
-    return _request_json(entry, "GET", path, None, timeout)
-
-
-def _headers(entry: registry.HostEntry) -> dict:
-    """A request's headers: JSON, and the host's token (its registry entry)."""
-    return {"Content-Type": "application/json", "Authorization": f"Bearer {entry.token}"}
-
-
-def _pick_threads(wanted: int) -> int:
-    """Threads for a new host wanting ``wanted``: its share of the user's budget (module
-    docstring). Call with the registry lock held."""
-    share = budget.share_of_new(wanted)
-    idle = [e for e in registry.live_entries() if not e.clients()] if share < wanted else []
-    for e in idle:
-        stop_host(e)
-    return budget.share_of_new(wanted) if idle else share
-
-
-def _spawn(spec: HostSpec, threads: int, wanted: int) -> tuple[subprocess.Popen, Path]:
-    log = registry.log_path(spec.name, spec.key)
-    root = str(Path(__file__).resolve().parents[2])      # so the host imports these models
-    env = {**os.environ, registry.DATA_DIR_ENV: str(registry.data_dir()),
-           "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
-    cmd = [sys.executable, "-m", "models.host", "serve", "--model", str(spec.path),
-           "--name", spec.name, "--n-ctx", str(spec.n_ctx), "--threads", str(threads),
-           "--wanted-threads", str(wanted),
-           "--backend", spec.backend, "--key", spec.key, "--log", str(log)]
-    if log.exists() and log.stat().st_size > LOG_ROTATE_BYTES:
-        os.replace(log, log.with_suffix(".log.1"))      # one old log kept, for a past death
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    _POPENS[proc.pid] = proc
-    return proc, log
-
-
-def _wait_ready(spec: HostSpec, proc: subprocess.Popen, log: Path) -> registry.HostEntry:
-    timeout = float(os.environ.get(START_TIMEOUT_ENV) or DEFAULT_START_TIMEOUT_S)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            how = describe_exit(proc.returncode, proc.pid)
-            raise ModelError(f"{spec.name}: the model host {how} while loading {spec.path}: "
-                             f"{_last_error(log)} (log: {log})")
-        entry = registry.read_entry(spec.key)
-        if entry is not None and entry.pid == proc.pid:
-            try:
-                if _get_json(entry, "/health").get("status") == "ok":
-                    return entry
-            except (OSError, http.client.HTTPException, ValueError):
-                pass
-        time.sleep(0.05)
-    proc.kill()
-    proc.wait()
-    raise ModelError(f"{spec.name}: the model host did not answer within {timeout:g} s "
-                     f"(log: {log})")
-
-
-def find_or_start(spec: HostSpec) -> registry.HostEntry:
-    """The live host of ``spec`` (started if none runs), with this process's lease on it."""
-    with registry.registry_lock():
-        _LEASED[spec.key] = registry.add_lease(spec.key)
-        entry = registry.read_entry(spec.key)
-        if entry is not None and entry.alive():
-            return entry
-        registry.remove_entry(spec.key)
-        cores = budget.cores()
-        wanted = max(1, min(spec.threads or cores, cores))
-        proc, log = _spawn(spec, _pick_threads(wanted), wanted)
-        entry = _wait_ready(spec, proc, log)
-        budget.settled(timeout=3 * budget.POLL_S)       # the others have shrunk to their share
-        return entry
-
-
-def stop_host(entry: registry.HostEntry, timeout: float = 10.0) -> None:
-    """SIGTERM, then SIGKILL after ``timeout`` s; the entry is removed either way."""
-    try:
-        os.kill(entry.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    deadline = time.monotonic() + timeout
-    while entry.alive() and time.monotonic() < deadline:
-        proc = _POPENS.get(entry.pid)
-        if proc is not None:
-            proc.poll()
-        time.sleep(0.05)
-    if entry.alive():
-        os.kill(entry.pid, signal.SIGKILL)
-    registry.remove_entry(entry.key, entry.pid)
-
-
-def list_hosts() -> list[dict]:
-    """The live hosts: model, url, pid, threads, clients (pids), log, ... (not the token)."""
-    from dataclasses import asdict
-
-    return [{**{k: v for k, v in asdict(e).items() if k != "token"}, "clients": e.clients()}
-            for e in registry.live_entries()]
-
-
-def stop_hosts(name: str | None = None) -> list[registry.HostEntry]:
-    """Stop every live host, or those whose name or model path contains ``name``."""
-    with registry.registry_lock():
-        chosen = [e for e in registry.live_entries()
-                  if name is None or name.lower() in e.name.lower() or name == e.model]
-        for e in chosen:
-            stop_host(e)
-    return chosen
-
-
-@atexit.register
-def _drop_leases() -> None:
-    for path in _LEASED.values():
-        with contextlib.suppress(OSError):
-            path.unlink()
-    _LEASED.clear()
-
-
-# ------------------------------------------------------------------ the generator
 
 @dataclass(frozen=True)
 class HostedRender:
@@ -305,7 +78,7 @@ class HostedGenerator:
         with self._lock:
             if self._entry is None:
                 entry = find_or_start(self.spec)
-                info = _get_json(entry, "/mirage/identity", timeout=60)
+                info = get_json(entry, "/mirage/identity", timeout=60)
                 ident = dict(info["identity"], name=self.name)
                 self._identity = ModelIdentity(**ident)
                 self.chat = bool(info["chat"])
@@ -357,19 +130,6 @@ class HostedGenerator:
             conn.close()
         self._local.conn = None
 
-    def _gone(self, entry: registry.HostEntry, wait: float) -> str | None:
-        """How the host ended, if it did (waiting up to ``wait`` s for a dying one)."""
-        deadline = time.monotonic() + wait
-        while True:
-            proc = _POPENS.get(entry.pid)
-            if proc is not None and proc.poll() is not None:
-                return describe_exit(proc.returncode, entry.pid)
-            if proc is None and not entry.alive():
-                return describe_exit(None, entry.pid)
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(0.05)
-
     def _died(self, entry: registry.HostEntry, how: str) -> ModelError:
         message = f"{self.name}: the model host {how} (log: {entry.log})"
         with self._lock:
@@ -389,7 +149,7 @@ class HostedGenerator:
     def _call(self, method: str, path: str, body: dict | None = None) -> dict:
         entry = self._connect()
         data = None if body is None else json.dumps(body).encode("ascii")
-        headers = _headers(entry)
+        headers = host_headers(entry)
         for attempt in (0, 1):
             conn = self._connection(entry)
             try:
@@ -403,7 +163,7 @@ class HostedGenerator:
             # raised outside the except block: a death carries no transport error as its
             # context, so it is not taken for a transient failure (engine.inflight.is_transient
             # follows __context__) and a second death really stops the run
-            how = self._gone(entry, wait=0 if attempt == 0 else 3.0)
+            how = how_host_ended(entry, wait=0 if attempt == 0 else 3.0)
             if how is not None:
                 raise self._died(entry, how)
             if attempt == 1:
@@ -445,10 +205,7 @@ class HostedGenerator:
         with _HOSTED_LOCK:     # another generator of this host (same data dir, same key)?
             here = (str(registry.hosts_dir()), self.spec.key)
             if not any(k[:2] == here for k in _HOSTED):
-                lease = _LEASED.pop(self.spec.key, None)
-                if lease is not None:
-                    with contextlib.suppress(OSError):
-                        lease.unlink()
+                drop_lease(self.spec.key)
 
     def _forget(self) -> None:
         with _HOSTED_LOCK:

@@ -18,10 +18,9 @@ entry (:mod:`models.host.registry`) and serves:
 
 It serves only its owner: every request must carry the random token of its registry entry
 (``Authorization: Bearer TOKEN``; the entry is readable by its user only): 401 without it,
-403 with another. A POST must say ``Content-Type: application/json`` (415 otherwise, so a web
-page cannot post a "simple" text/plain request at it) and its body must fit ``MAX_BODY_BYTES``
-(413, refused before anything is read). A client's mistake (a body that is not a JSON object,
-a malformed message, a value of the wrong type, threads beyond the cores) is a 400 naming it.
+403 with another. The rest of a request is checked at the edge (:mod:`models.host.edge`: the
+media type, the size, each field); a client's mistake (threads beyond the cores included) is a
+400 naming it.
 
 A watchdog thread ends the host (removing its registry entry) when no client lease names a
 live process for ``--grace`` seconds, aborting the request in flight (within a block of the
@@ -41,91 +40,23 @@ issue #1581).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hmac
-import json
-import math
 import os
 import secrets
 import signal
-import socket
 import sys
 import threading
 import time
-from dataclasses import asdict, fields
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import asdict
+from http.server import ThreadingHTTPServer
 
-from models.base import ContextOverflow, ModelError, ReplyError, SamplingParams
+from models.base import ModelError
 from models.host import budget, registry
+from models.host.edge import (Refused, checked_prompt, is_int, labels_of, make_handler,
+                              required_field, sampling_params)
 
-_PARAM_FIELDS = {f.name for f in fields(SamplingParams)}
 DEFAULT_GRACE_S = 10.0
 GRACE_ENV = "MIRAGE_HOST_GRACE"
-MAX_BODY_BYTES = 8 << 20        # a prompt of a 128k context is ~1 MB of JSON
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value) -> bool:
-    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
-
-
-def sampling_params(raw) -> SamplingParams:
-    """The SamplingParams of a request's ``params`` object, each value checked (ValueError
-    naming the field)."""
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ValueError("'params' must be a JSON object")
-    raw = dict(raw)
-    unknown = set(raw) - _PARAM_FIELDS
-    if unknown:
-        raise ValueError(f"unknown sampling parameters: {', '.join(sorted(unknown))}")
-    for name in ("max_tokens", "top_k", "seed"):
-        if name in raw and not _is_int(raw[name]):
-            raise ValueError(f"'{name}' must be an integer (got {raw[name]!r:.40})")
-    for name in ("temperature", "top_p"):
-        if name in raw and not (_is_number(raw[name]) and raw[name] >= 0):
-            raise ValueError(f"'{name}' must be a number >= 0 (got {raw[name]!r:.40})")
-    if "stop" in raw:
-        stop = raw["stop"]
-        stop = (stop,) if isinstance(stop, str) else stop
-        if not isinstance(stop, (list, tuple)) or not all(isinstance(x, str) for x in stop):
-            raise ValueError("'stop' must be a string or a list of strings")
-        raw["stop"] = tuple(stop)
-    return SamplingParams(**raw)
-
-
-def checked_prompt(value, field: str = "prompt"):
-    """A prompt from a request: a string, or a non-empty list of ``{role, content}`` objects
-    with string values (ValueError naming ``field`` otherwise)."""
-    if isinstance(value, str):
-        return value
-    if (isinstance(value, list) and value and all(
-            isinstance(m, dict) and isinstance(m.get("role"), str)
-            and isinstance(m.get("content"), str) for m in value)):
-        return value
-    raise ValueError(f"'{field}' must be a string or a non-empty list of "
-                     "{\"role\": string, \"content\": string} objects")
-
-
-def _field(body: dict, name: str, kind: type, what: str):
-    if name not in body:
-        raise ValueError(f"'{name}' is missing")
-    value = body[name]
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise ValueError(f"'{name}' must be {what}")
-    return value
-
-
-class Refused(Exception):
-    """A request refused before its body is read (auth, media type, size)."""
-
-    def __init__(self, status: int, kind: str, message: str):
-        super().__init__(message)
-        self.status, self.kind = status, kind
 
 
 class Host:
@@ -153,7 +84,7 @@ class Host:
         """``/mirage/threads``: the threads this host wants; it runs with its share of the
         budget (at most that)."""
         cores = os.cpu_count() or 1
-        if not _is_int(n) or not 1 <= n <= cores:
+        if not is_int(n) or not 1 <= n <= cores:
             raise ValueError(f"'threads' must be an integer from 1 to {cores}, the cores of "
                              f"this machine (got {n!r:.40})")
         with self._threads_lock:
@@ -233,9 +164,9 @@ class Host:
             "/mirage/generate": lambda: asdict(g.generate(
                 checked_prompt(body.get("prompt")), sampling_params(body.get("params")))),
             "/mirage/label_probs": lambda: {"probs": g.label_probs(
-                checked_prompt(body.get("prompt")), _labels(body))},
+                checked_prompt(body.get("prompt")), labels_of(body))},
             "/mirage/count_tokens": lambda: {"tokens": g.count_tokens(
-                _field(body, "text", str, "a string"))},
+                required_field(body, "text", str, "a string"))},
             "/mirage/render": lambda: _render_json(g.render(checked_prompt(body.get("prompt")))),
             "/mirage/threads": lambda: self.set_threads(body.get("threads")),
         }
@@ -293,13 +224,6 @@ class Host:
             threading.Thread(target=server.shutdown, daemon=True).start()
 
 
-def _labels(body: dict) -> list[str]:
-    labels = body.get("labels")
-    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
-        raise ValueError("'labels' must be a list of strings")
-    return labels
-
-
 def _render_json(rendered) -> dict:
     return {"text": rendered.text, "tokens": list(rendered.tokens), "mode": rendered.mode,
             "stop": list(rendered.stop)}
@@ -310,107 +234,6 @@ def _set_llama_threads(generator, n: int) -> None:
 
     llama_cpp.llama_set_n_threads(generator._llm.ctx, n, n)
     generator.n_threads = n
-
-
-def _error_body(exc: Exception) -> tuple[int, dict]:
-    kind = type(exc).__name__
-    body = {"type": kind, "message": str(exc)}
-    if isinstance(exc, ContextOverflow):
-        body.update(prompt_tokens=exc.prompt_tokens, context_length=exc.context_length)
-        return 400, {"error": body}
-    if isinstance(exc, (ValueError, KeyError, TypeError, ReplyError)):
-        if isinstance(exc, (KeyError, TypeError)):
-            body.update(type="ValueError", message=f"bad request: {kind}: {exc}")
-        return 400, {"error": body}
-    if not isinstance(exc, ModelError):
-        body.update(type="ModelError", message=f"{kind}: {exc}")
-    return 500, {"error": body}
-
-
-def make_handler(host: Host):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"        # keep-alive: one connection per client thread
-
-        def _answer(self, method: str) -> None:
-            try:
-                host.check_token(self.headers.get("Authorization"))
-                body = self._body() if method == "POST" else {}
-                if method != "POST" and self.headers.get("Content-Length", "0") != "0":
-                    self.close_connection = True     # a GET's body is not read
-                action = host.route(method, self.path.split("?", 1)[0], body)
-                if action is None:
-                    status, out = 404, {"error": {"type": "NotFound",
-                                                  "message": f"no route {method} {self.path}"}}
-                else:
-                    status, out = 200, action()
-            except Refused as exc:
-                status, out = exc.status, {"error": {"type": exc.kind, "message": str(exc)}}
-                self.close_connection = True         # its body (if any) was not read
-            except Exception as exc:  # noqa: BLE001 - every failure goes back as JSON
-                status, out = _error_body(exc)
-                if status >= 500:
-                    _log(f"{method} {self.path}: {out['error']['message']}")
-            data = json.dumps(out).encode("ascii")   # escaped ASCII: a lone surrogate survives
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            if status == 401:
-                self.send_header("WWW-Authenticate", "Bearer")
-            if self.close_connection:
-                self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(data)
-            if self.close_connection:
-                self._linger()
-
-        def _linger(self, seconds: float = 1.0) -> None:
-            """Let the client read the refusal: stop sending, then drop (64 KB at a time, for
-            at most ``seconds``) what it still sends, so closing with unread bytes does not
-            reset the connection under the answer. Nothing is kept."""
-            with contextlib.suppress(OSError):
-                self.wfile.flush()
-                self.connection.shutdown(socket.SHUT_WR)
-                deadline = time.monotonic() + seconds
-                while (left := deadline - time.monotonic()) > 0:
-                    self.connection.settimeout(left)
-                    if not self.connection.recv(65536):
-                        break
-
-        def _body(self):
-            """The JSON body of a POST: refused (415, 411, 413) before reading when it is not
-            JSON or too big; a ValueError (400) when it does not parse."""
-            media = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
-            if media != "application/json":
-                raise Refused(415, "UnsupportedMediaType",
-                              f"Content-Type must be application/json (got {media or 'none'})")
-            if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-                raise Refused(411, "LengthRequired", "send the body with a Content-Length")
-            try:
-                length = int(self.headers.get("Content-Length") or 0)
-            except ValueError:
-                raise Refused(400, "ValueError", "Content-Length is not a number") from None
-            if length < 0:
-                raise Refused(400, "ValueError", "Content-Length is negative")
-            if length > MAX_BODY_BYTES:
-                raise Refused(413, "PayloadTooLarge",
-                              f"the body is {length} bytes, more than the {MAX_BODY_BYTES} "
-                              "this host accepts")
-            raw = self.rfile.read(length) if length else b""
-            try:
-                return json.loads(raw) if raw else {}
-            except ValueError as exc:
-                raise ValueError(f"the body is not JSON ({exc})") from None
-
-        def do_GET(self):  # noqa: N802 - http.server's names
-            self._answer("GET")
-
-        def do_POST(self):  # noqa: N802
-            self._answer("POST")
-
-        def log_message(self, format, *args):  # noqa: A002 - one line per request is noise
-            pass
-
-    return Handler
 
 
 def _log(message: str) -> None:
@@ -455,7 +278,7 @@ def serve(args) -> int:
         log=str(args.log or ""), slots=getattr(generator, "slots", 1),
         token=secrets.token_urlsafe(32))
     host = Host(generator, entry, args.grace)
-    server.RequestHandlerClass = make_handler(host)
+    server.RequestHandlerClass = make_handler(host, _log)
     host.server = server
     signal.signal(signal.SIGTERM, lambda *_: host.stop())
     registry.write_entry(entry)

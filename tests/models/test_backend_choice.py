@@ -13,7 +13,7 @@ from testkit.runs import SMOL
 
 from models.base import ModelError
 from models.host.backend_choice import choose_backend, read_speeds, record_speeds, speeds_path
-from models.host.client import HostSpec
+from models.host.supervisor import HostSpec
 
 
 @pytest.fixture
@@ -106,7 +106,7 @@ def test_the_override_wins_and_is_checked(data, monkeypatch):
 
 def test_models_check_says_which_backend_a_hosted_model_uses_and_why(data, monkeypatch, capsys):
     from mirage_tui.cli import main as cli_main
-    from models.host import client, registry
+    from models.host import registry, supervisor
 
     monkeypatch.setenv("MIRAGE_HOSTING", "hosted")
     monkeypatch.setenv("MIRAGE_HOST_GRACE", "1")
@@ -117,6 +117,6 @@ def test_models_check_says_which_backend_a_hosted_model_uses_and_why(data, monke
         out = capsys.readouterr().out
         assert [e.backend for e in registry.live_entries()] == ["llama.cpp"]
     finally:
-        client.stop_hosts()
+        supervisor.stop_hosts()
     line = next(ln for ln in out.splitlines() if ln.strip().startswith("backend:"))
     assert line.strip().startswith("backend: llama.cpp: llama-server does not pay here: 0.50x")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from testkit.paths import ROOT, SHARED_DATA
 
-from models.host import client
+from models.host import supervisor
 from models.host.backend_choice import choose_backend
 
 
@@ -53,7 +53,7 @@ def test_bench_backends_json_shape_and_the_recorded_choice(tmp_path, monkeypatch
                               "--out", str(out),
                               "--data", str(SHARED_DATA / "xquad" / "xquad.en.json")]) == 0
     finally:
-        client.stop_hosts()
+        supervisor.stop_hosts()
     result = json.loads(out.read_text())
     assert result["machine"]["cpus"] == os.cpu_count() and result["queries"] == 1
     assert [r["concurrency"] for r in result["rows"]] == [2]

@@ -116,7 +116,7 @@ def test_two_processes_through_one_host_in_both_orders_get_the_same_texts(tmp_pa
     """One process's prompts leave the host's cache warm for the other's: whichever goes
     first, each gets the same label probabilities (to the bit) and texts. Before: the second
     process found its first prompt already cached and evaluated its last token alone."""
-    from models.host import client, registry
+    from models.host import registry, supervisor
 
     monkeypatch.setenv("MIRAGE_HOSTING", "hosted")
     monkeypatch.setenv("MIRAGE_HOST_GRACE", "60")         # the host outlives each client
@@ -130,7 +130,7 @@ def test_two_processes_through_one_host_in_both_orders_get_the_same_texts(tmp_pa
             got = [_client(prompts, dict(os.environ)) for prompts in order]
             assert len(registry.live_entries()) == 1       # one host served both processes
         finally:
-            client.stop_hosts()
+            supervisor.stop_hosts()
         results.append(got if n == 0 else got[::-1])
     assert results[0] == results[1]
     assert all(text for answers in results[0] for _, text in answers)

@@ -23,8 +23,9 @@ from testkit.runs import SMOL
 from engine.inflight import is_transient
 from models.base import ContextOverflow, ModelError, SamplingParams, TransientModelError
 from models.catalog import load_generator
-from models.host import client, registry
-from models.host.client import HostedGenerator, HostSpec
+from models.host import registry, supervisor
+from models.host.client import HostedGenerator
+from models.host.supervisor import HostSpec
 from models.host.llama_server import find_llama_server
 
 ASK = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
@@ -42,7 +43,7 @@ def hosting(tmp_path, monkeypatch):
     seen: list[int] = []
     yield seen
     seen += [e.pid for e in registry.live_entries()]
-    client.stop_hosts()
+    supervisor.stop_hosts()
     assert dead_within(seen, 15), f"a host survived the test: {seen}"
 
 
@@ -101,7 +102,7 @@ def test_an_openai_client_talks_to_the_host(hosting):
 def test_the_host_process_imports_no_library_that_crashes_beside_cuda_llama(hosting):
     hosted = load_generator(SMOL, n_threads=1)
     hosting.append(hosted.host.pid)
-    modules = client._get_json(hosted.host, "/mirage/modules")["modules"]
+    modules = supervisor.get_json(hosted.host, "/mirage/modules")["modules"]
     assert "llama_cpp" in modules and "models.llama" in modules
     heavy = {"pandas", "pyarrow", "sqlite_utils", "torch", "sklearn", "textual", "engine",
              "sentence_transformers", "mirage_tui"}
@@ -207,7 +208,7 @@ def test_threads_of_all_hosts_stay_within_the_cores(hosting):
     assert len(entries) == 2 and all(e.threads >= 1 for e in entries)
     if cores >= 2:
         assert sum(e.threads for e in entries) <= cores
-    served = {e.pid: client._get_json(e, "/mirage/identity")["threads"] for e in entries}
+    served = {e.pid: supervisor.get_json(e, "/mirage/identity")["threads"] for e in entries}
     assert served == {e.pid: e.threads for e in entries}
     assert big.generate(ASK, GREEDY).text == other.generate(ASK, GREEDY).text
 
@@ -225,15 +226,15 @@ def test_a_host_that_cannot_start_names_the_model_the_status_and_the_log(hosting
 
 def test_hosting_mode_from_the_environment(monkeypatch):
     monkeypatch.setenv("MIRAGE_HOSTING", "in-process")
-    assert client.hosting_default() is False
+    assert supervisor.hosting_default() is False
     monkeypatch.setenv("MIRAGE_HOSTING", "hosted")
-    assert client.hosting_default() is True
+    assert supervisor.hosting_default() is True
     monkeypatch.setenv("MIRAGE_HOSTING", "sideways")
     with pytest.raises(ModelError, match="MIRAGE_HOSTING"):
-        client.hosting_default()
+        supervisor.hosting_default()
     from models.llama import DEFAULT_MAX_CTX
 
-    assert client._DEFAULT_MAX_CTX == DEFAULT_MAX_CTX
+    assert supervisor._DEFAULT_MAX_CTX == DEFAULT_MAX_CTX
 
 
 def test_llama_server_binary_lookup_and_its_own_identity(tmp_path, monkeypatch):

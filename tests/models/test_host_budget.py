@@ -14,7 +14,7 @@ from testkit.runs import SMOL
 
 from models.base import SamplingParams
 from models.catalog import load_generator
-from models.host import budget, client, registry
+from models.host import budget, registry, supervisor
 from models.host.budget import BudgetEntry
 
 
@@ -89,12 +89,12 @@ def two_data_dirs(tmp_path, monkeypatch):
     for folder in dirs:
         monkeypatch.setenv("MIRAGE_DATA_DIR", str(folder))
         pids += [e.pid for e in registry.live_entries()]
-        client.stop_hosts()
+        supervisor.stop_hosts()
     assert not [p for p in pids if registry.pid_alive(p)]
 
 
 def _served_threads(gen) -> int:
-    return client._get_json(gen.host, "/mirage/identity")["threads"]
+    return supervisor.get_json(gen.host, "/mirage/identity")["threads"]
 
 
 def _wait_for(check, seconds: float) -> float:

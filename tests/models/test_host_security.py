@@ -25,7 +25,7 @@ from testkit.paths import ROOT
 from testkit.runs import SMOL
 
 from models.catalog import load_generator
-from models.host import client, registry, server
+from models.host import edge, registry, supervisor
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def host(tmp_path_factory):
             yield entry
         finally:
             gen.close()
-            client.stop_hosts()
+            supervisor.stop_hosts()
 
 
 def _ask(entry, method, path, body=None, *, token=True, content_type="application/json",
@@ -74,7 +74,7 @@ def test_the_registry_entry_holds_a_token_only_its_user_can_read(host):
     assert stat.S_IMODE(registry.data_dir().stat().st_mode) == 0o700
     assert json.loads(path.read_text())["token"] == host.token
     # `models hosts --json` shows everything else about a host, never its token
-    listed = client.list_hosts()
+    listed = supervisor.list_hosts()
     assert listed and all("token" not in h for h in listed)
     assert host.token not in json.dumps(listed)
 
@@ -129,7 +129,7 @@ def test_a_body_over_the_limit_is_refused_before_it_is_read(host):
     assert _rss_kb(host.pid) - before < 20_000           # nothing of the 50 MB was taken in
     # just under the limit is read and answered (a 400 here: it is not a prompt)
     status, out = _ask(host, "POST", "/mirage/count_tokens",
-                       raw=b'{"text": 5, "pad": "' + b"a" * (server.MAX_BODY_BYTES - 100) + b'"}')
+                       raw=b'{"text": 5, "pad": "' + b"a" * (edge.MAX_BODY_BYTES - 100) + b'"}')
     assert status == 400 and "'text'" in out["error"]["message"]
 
 
@@ -140,7 +140,7 @@ def test_threads_are_bounded_by_the_cores(host):
         status, out = _ask(host, "POST", "/mirage/threads", {"threads": bad})
         assert status == 400 and f"from 1 to {cores}" in out["error"]["message"], bad
     assert _ask(host, "POST", "/mirage/threads", {"threads": 1}) == (200, {"threads": 1})
-    assert client._get_json(host, "/mirage/identity")["threads"] == 1
+    assert supervisor.get_json(host, "/mirage/identity")["threads"] == 1
 
 
 @pytest.mark.parametrize("path, raw, words", [
@@ -222,4 +222,4 @@ def test_a_host_whose_client_is_killed_mid_request_exits_within_its_grace(tmp_pa
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        client.stop_hosts()
+        supervisor.stop_hosts()

@@ -16,7 +16,7 @@ from testkit.hosts import client_process, dead_within
 from testkit.runs import SMOL
 
 from models.base import SamplingParams
-from models.host import client, registry
+from models.host import registry, supervisor
 from models.host.llama_server import find_llama_server
 
 BINARY = find_llama_server()
@@ -38,7 +38,7 @@ def real(tmp_path, monkeypatch):
     monkeypatch.setenv("MIRAGE_LLAMA_SERVER", str(BINARY))
     yield
     pids = [e.pid for e in registry.live_entries()]
-    client.stop_hosts()
+    supervisor.stop_hosts()
     assert dead_within(pids, 15), "a host survived the test"
 
 

@@ -11,7 +11,7 @@ import re
 import pytest
 from textual.widgets import DataTable, Static
 
-import mirage_tui.app as app_module
+import mirage_tui.app_runs as app_module
 from engine.store import Store
 from mirage_tui.quick_comparison import QUICK_GENERATORS, QUICK_NAME
 from testkit.html_runs import InstantGenerator

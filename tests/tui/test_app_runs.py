@@ -377,7 +377,7 @@ async def test_a_run_that_cannot_start_is_a_notification(db_path):
 
 
 async def test_quick_comparison_names_missing_models(db_path, monkeypatch):
-    import mirage_tui.app as app_module
+    import mirage_tui.app_runs as app_module
 
     real = app_module.quick_comparison_config
 

@@ -1,15 +1,11 @@
 """The inspector: the run items behind a report's numbers, filtered, and one item in full.
 
 The list is thin (``engine.results.inspector.items_for``, one page at a time, after inspect_ai's
-sample summaries); Enter loads the full item on demand (``item_detail``) into the detail view
-(:class:`~.detail.ItemDetail`). ``s`` puts a second system beside the first on the same query
-(two columns, setting by setting), and when the run has arena battles the judge's verdicts on
-this query are shown with their probabilities. The filters live in :mod:`.filters`.
-
-``/`` searches the questions and responses (Enter applies, Escape clears; the engine's trigram
-indexes), a click on a column header or ``S`` sorts by a column (again, or ``R``: the other
-way), and ``E`` exports the items the list shows, filtered and sorted, as CSV or JSON lines
-(``engine.results.export.export_run`` with the view).
+sample summaries; keyset paging, a count once per filter): this module. Its parts are mixed in,
+one idea each: the filters, search and sort (:mod:`.list_view`; the filter rows themselves in
+:mod:`.filters`), one item in full with a second system beside it (:mod:`.item_view`; the view
+in :mod:`.detail`), your own verdict on its judged battle (:mod:`.human`), and ``E``, the
+export of the view shown (:mod:`.export_view`).
 """
 
 from __future__ import annotations
@@ -21,25 +17,25 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+from textual.widgets import DataTable, Footer, Header, Static
 
 from mirage_tui.commands import PaletteCommand
-from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
-from mirage_tui.screens.inspector.cells import (COLUMN_SORTS, ITEM_COLUMNS, column_label,
-                                               item_key, page_cells)
+from mirage_tui.screens.inspector.cells import ITEM_COLUMNS, column_label, item_key, page_cells
 from mirage_tui.screens.inspector.detail import ItemDetail
 from mirage_tui.screens.inspector.export_view import ViewExportKeys
-from mirage_tui.screens.inspector.human import VERDICT_BINDINGS, HumanVerdictKeys
 from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets, status_line
-from mirage_tui.screens.inspector.messages import (Counted, DetailLoaded, FacetsLoaded,
-                                                   ItemsLoaded)
+from mirage_tui.screens.inspector.human import VERDICT_BINDINGS, HumanVerdictKeys
+from mirage_tui.screens.inspector.item_view import ItemView
+from mirage_tui.screens.inspector.list_view import FilterSortKeys
+from mirage_tui.screens.inspector.messages import Counted, FacetsLoaded, ItemsLoaded
 
 PAGE_SIZE = 100
 LOAD_MORE_MARGIN = 10
 
 
-class InspectorScreen(ViewExportKeys, HumanVerdictKeys, BaseScreen):
+class InspectorScreen(ItemView, FilterSortKeys, ViewExportKeys, HumanVerdictKeys,
+                      BaseScreen):
     """A run's items, filtered; Enter opens one; Escape goes back."""
 
     AUTO_FOCUS = "#insp-items"
@@ -159,28 +155,7 @@ class InspectorScreen(ViewExportKeys, HumanVerdictKeys, BaseScreen):
                                                                     **args)
                 self.post_message(Counted(generation, total))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-detail",
-          name="load item")
-    def load_detail(self, store, systems: list[str], query: str | int, generation: int) -> None:
-        from engine.results.inspector import item_detail
-
-        with self.worker_errors("the item", store):
-            details = [item_detail(store, self.run_name, s, query) for s in systems]
-            verdicts, human = [], {}
-            try:
-                from engine.arena.human_verdicts import human_verdicts_for
-                from engine.arena.verdicts import verdicts_for
-                from engine.runs.lookup import load_run
-
-                run = load_run(store, self.run_name)
-                verdicts = verdicts_for(store, run, details[0].query_rowid)
-                human = human_verdicts_for(store, run, details[0].query_rowid)
-            except Exception as exc:  # no arena tables or a broken row: the item still shows
-                self.post_message(WorkerFailed("judge verdicts",
-                                               f"{type(exc).__name__}: {exc}"))
-            self.post_message(DetailLoaded(generation, details, verdicts, human))
-
-    # ------------------------------------------------------------------ facets and filters
+    # ------------------------------------------------------------------ facets
 
     @on(FacetsLoaded)
     def _facets_loaded(self, message: FacetsLoaded) -> None:
@@ -195,56 +170,6 @@ class InspectorScreen(ViewExportKeys, HumanVerdictKeys, BaseScreen):
                 self.show_item(system, self.open_query)
             self.open_query = None
 
-    @on(Select.Changed)
-    def _select_changed(self, event: Select.Changed) -> None:
-        if event.select.id and event.select.id.startswith("f-"):
-            self._apply_filters()
-
-    @on(Input.Changed, ".range")
-    def _range_changed(self) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-        self._timer = self.set_timer(0.4, self._apply_filters)
-
-    @on(Input.Submitted, ".range")
-    @on(Input.Submitted, "#f-search")
-    def _range_submitted(self) -> None:
-        self._apply_filters()
-        self.query_one("#insp-items", DataTable).focus()
-
-    def action_focus_search(self) -> None:
-        self._show_view("insp-items")
-        self.query_one("#f-search", Input).focus()
-
-    def _clear_search(self) -> None:
-        """Escape in the search box: empty it (and show every item again)."""
-        search = self.query_one("#f-search", Input)
-        if search.value:
-            search.value = ""
-            self._apply_filters()
-
-    def _apply_filters(self) -> None:
-        new = self.query_one(FilterBar).read()
-        if new.metric is None and (new.min_value is not None or new.max_value is not None):
-            self.notify("Pick a metric for the min / max range.", timeout=3)
-        if new != self.filters:
-            setting_changed = new.setting != self.filters.setting
-            self.filters = new
-            if setting_changed:
-                self.query_one(FilterBar).relabel_categories(new.setting)
-            self.reload_items()
-
-    def action_clear_filters(self) -> None:
-        bar = self.query_one(FilterBar)
-        bar.clear()
-        self.filters = Filters()
-        bar.relabel_categories(None)
-        self.reload_items()
-
-    def action_focus_filters(self) -> None:
-        self._show_view("insp-items")
-        self.query_one("#f-category", Select).focus()
-
     # ------------------------------------------------------------------ the list
 
     def _reset_table(self) -> None:
@@ -252,34 +177,6 @@ class InspectorScreen(ViewExportKeys, HumanVerdictKeys, BaseScreen):
         table.clear(columns=True)
         for label in ITEM_COLUMNS:
             table.add_column(column_label(label, self.sort, self.descending), key=label)
-
-    # ------------------------------------------------------------------ sorting
-
-    def sort_by(self, sort: str | None, descending: bool = False) -> None:
-        """Order the list by ``sort`` (``engine.results.inspector.SORT_KEYS``; None: by
-        system, query and setting) and reload it from its first page."""
-        self.sort = None if sort == "system" and not descending else sort
-        self.descending = descending
-        self.reload_items()
-
-    @on(DataTable.HeaderSelected, "#insp-items")
-    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
-        sort = COLUMN_SORTS[str(event.column_key.value)]
-        same = sort == (self.sort or "system")
-        self.sort_by(sort, descending=not self.descending if same else False)
-
-    def action_cycle_sort(self) -> None:
-        keys = list(COLUMN_SORTS.values())
-        self.sort_by(keys[(keys.index(self.sort or "system") + 1) % len(keys)])
-        self.notify(f"Sorted by {self._sort_label()}.", timeout=2)
-
-    def action_reverse_sort(self) -> None:
-        self.sort_by(self.sort or "system", descending=not self.descending)
-        self.notify(f"Sorted by {self._sort_label()}.", timeout=2)
-
-    def _sort_label(self) -> str:
-        column = next(c for c, k in COLUMN_SORTS.items() if k == (self.sort or "system"))
-        return f"{column} {'▼' if self.descending else '▲'}"
 
     def reload_items(self) -> None:
         self.generation += 1
@@ -351,92 +248,6 @@ class InspectorScreen(ViewExportKeys, HumanVerdictKeys, BaseScreen):
     def _selected(self, event: DataTable.RowSelected) -> None:
         system, _, rowid = event.row_key.value.split("\t")
         self.show_item(system, int(rowid))
-
-    # ------------------------------------------------------------------ the detail
-
-    @property
-    def detail_shown(self) -> bool:
-        return self.query_one("#insp-detail").display
-
-    def _show_view(self, view: str) -> None:
-        # the list and the detail share the space below the filters; one shows at a time
-        self.query_one("#insp-items").display = view == "insp-items"
-        self.query_one("#insp-detail").display = view == "insp-detail"
-        self.refresh_bindings()         # the verdict keys: only on an open, judged item
-
-    def show_item(self, system: str, query: str | int) -> None:
-        store = self.store
-        if store is None:
-            return
-        self.detail_generation += 1
-        systems = [system] + ([self.second] if self.second and self.second != system else [])
-        self.query_one(ItemDetail).show_loading()
-        self._show_view("insp-detail")
-        self.load_detail(store, systems, query, self.detail_generation)
-
-    @on(DetailLoaded)
-    async def _detail_loaded(self, message: DetailLoaded) -> None:
-        if message.generation != self.detail_generation:
-            return
-        first = message.details[0]
-        self.current = (first.system, first.query_rowid)
-        self.shown_verdicts = message.verdicts
-        self.refresh_bindings()
-        await self.query_one(ItemDetail).show_items(message.details, message.verdicts,
-                                                    message.human)
-
-    def action_second_system(self) -> None:
-        if self.second is not None:
-            self.second = None
-            self._refresh_detail()
-            return
-        shown = self.current[0] if self.current else self.filters.system
-        others = [s for s in self.facets.get("systems", []) if s != shown]
-        if not others:
-            self.notify("This run has no other system to compare with.", timeout=3)
-            return
-        if len(others) == 1:
-            self._set_second(others[0])
-            return
-        self.app.push_screen(PickSystemScreen(others, f"Show beside {shown or 'the item'}:"),
-                             self._set_second)
-
-    def _set_second(self, system: str | None) -> None:
-        if system is None:
-            return
-        self.second = system
-        self._refresh_detail()
-
-    def _refresh_detail(self) -> None:
-        if self.current is not None and self.detail_shown:
-            self.show_item(*self.current)
-
-    def _step(self, delta: int) -> None:
-        if self.current is None or not self.rows:
-            return
-        keys = [(r.system, r.query_rowid) for r in self.rows]
-        unique = list(dict.fromkeys(keys))
-        if self.current not in unique:
-            return
-        index = unique.index(self.current) + delta
-        if not 0 <= index < len(unique):
-            self.notify("No more items loaded in that direction.", timeout=2)
-            return
-        self.show_item(*unique[index])
-
-    def action_next_item(self) -> None:
-        self._step(+1)
-
-    def action_previous_item(self) -> None:
-        self._step(-1)
-
-    def action_jump_to_oracle(self) -> None:
-        if self.detail_shown:
-            self.query_one(ItemDetail).jump_to_oracle()
-
-    def action_jump_to_settings(self) -> None:
-        if self.detail_shown:
-            self.query_one(ItemDetail).jump_to_settings()
 
     def action_back(self) -> None:
         if self.detail_shown:

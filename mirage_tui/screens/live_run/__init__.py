@@ -13,9 +13,11 @@ that is not going in this session, the counts stored with it. Below, from
 
 ``c`` cancels (after the current item; resumable), ``r`` resumes a stopped run.
 
-The screen (:mod:`.screen`) and what it draws (:mod:`.panels`).
+The screen (:mod:`.screen`), its report (:mod:`.report_view`), its keys (:mod:`.run_keys`)
+and what it draws (:mod:`.panels`).
 """
 
-from mirage_tui.screens.live_run.screen import REPORT_INTERVAL, LiveRunScreen
+from mirage_tui.screens.live_run.report_view import REPORT_INTERVAL
+from mirage_tui.screens.live_run.screen import LiveRunScreen
 
 __all__ = ["REPORT_INTERVAL", "LiveRunScreen"]

@@ -1,13 +1,13 @@
-"""The Live run screen: which run it follows, when its progress and report are redrawn, and
-its keys (cancel, resume, Enter on a bar inspects). What is drawn comes from :mod:`.panels`."""
+"""The Live run screen: which run it follows and its progress lines. Its report, computed and
+drawn, is :mod:`.report_view`; its keys (cancel, resume, Enter inspects) :mod:`.run_keys`
+(both mixed in). What is drawn comes from :mod:`.panels`."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
-from rich.text import Text
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -15,20 +15,16 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 from textual.worker import Worker
 
-from engine.metrics.definitions import GOLD_DEFINITIONS
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
-from mirage_tui.screens.live_run.panels import (accuracy_columns, ended_line, event_counts,
-                                                fill_table, gold_subtitle, report_notes,
-                                                retrieval_columns, run_title, stored_counts,
+from mirage_tui.screens.live_run.panels import (ended_line, event_counts, stored_counts,
                                                 working_line)
+from mirage_tui.screens.live_run.report_view import REPORT_INTERVAL, ReportView
+from mirage_tui.screens.live_run.run_keys import RunKeys
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
 
-REPORT_INTERVAL = 2.0
-"""Seconds between report recomputations while a run works."""
 
-
-class LiveRunScreen(BaseScreen):
+class LiveRunScreen(ReportView, RunKeys, BaseScreen):
     """Progress, accuracy, adaptability and retrieval of one run; see the package docstring."""
 
     # keyboard-first: Enter on the highlighted bar inspects its items straight away
@@ -278,195 +274,6 @@ class LiveRunScreen(BaseScreen):
         if self._report_dirty and not self._report_busy and \
                 time.monotonic() - self._report_started >= REPORT_INTERVAL:
             self.reload_report()
-
-    # ------------------------------------------------------------------ the report
-
-    def action_reload_report(self) -> None:
-        self.reload_report(force=True, changed=True)
-
-    def reload_report(self, force: bool = False, changed: bool = False) -> None:
-        """Recompute the report in a worker: at once with ``force``, else at most every
-        ``REPORT_INTERVAL`` seconds. ``changed``: rows changed since the report in flight (if
-        any) started, so it must be computed again when that one lands."""
-        store = self.store
-        if self.run_name is None or store is None:
-            return
-        if self._report_busy:
-            self._report_dirty = self._report_dirty or changed
-            return
-        if not force and time.monotonic() - self._report_started < REPORT_INTERVAL:
-            self._report_dirty = True
-            return
-        self._report_busy = True
-        self._report_dirty = False
-        self._report_started = time.monotonic()
-        self.compute_report(store, self.run_name)
-
-    @work(thread=True, exclusive=False, exit_on_error=False, group="live-report",
-          name="compute the run report")
-    def compute_report(self, store, run_name: str) -> None:
-        from engine.results.report import build_report
-
-        try:
-            self.post_message(self.ReportLoaded(run_name, build_report(store, run_name)))
-        except Exception as exc:  # noqa: BLE001 - RunNotFound, a run being replaced
-            self.post_message(self.ReportFailed(run_name, f"{type(exc).__name__}: {exc}"))
-        finally:
-            store.close()
-
-    def on_live_run_screen_report_loaded(self, message: ReportLoaded) -> None:
-        self._report_busy = False
-        if message.run != self.run_name:
-            self.reload_report(force=True)
-            return
-        self.report = message.report
-        self._draw_report()
-        self.progress_changed()
-        controller = self.controller
-        if self._report_dirty and not (self._is_current() and controller.running):
-            self.reload_report(force=True)   # the run ended while this one was computed
-
-    def on_live_run_screen_report_failed(self, message: ReportFailed) -> None:
-        self._report_busy = False
-        if message.run != self.run_name:
-            return
-        controller = self.controller
-        if self._is_current() and controller.running:
-            return   # not stored yet: the run is still being planned
-        self.query_one("#live-notes", Static).update(f"No report: {message.error}")
-
-    def _set_title(self, text: str) -> None:
-        self.query_one("#live-title", Static).update(text)
-
-    def _title_from(self, status: str | None = None) -> None:
-        self._set_title(run_title(self.run_name, self.report, status))
-
-    def _clear_panels(self) -> None:
-        self.query_one("#live-accuracy", DataTable).clear(columns=True)
-        self.query_one(AdaptabilityPanel).show([])
-        retrieval = self.query_one("#live-retrieval", DataTable)
-        retrieval.clear(columns=True)
-        retrieval.display = False
-        self.query_one("#live-notes", Static).update("")
-        self._title_from()
-
-    def _draw_report(self) -> None:
-        report = self.report
-        self._title_from(status="running" if self._is_current() and self.controller.running
-                         else None)
-        self._draw_accuracy(report)
-        self.query_one(AdaptabilityPanel).show(report.systems)
-        self._draw_retrieval(report)
-        self.query_one("#live-notes", Static).update(report_notes(report))
-
-    def _draw_accuracy(self, report) -> None:
-        table = self.query_one("#live-accuracy", DataTable)
-        columns, keys, template = accuracy_columns(report)
-        fill_table(table, columns, keys)
-        table.border_subtitle = Text(f"prompt {template}" if template else "")
-
-    def _draw_retrieval(self, report) -> None:
-        table = self.query_one("#live-retrieval", DataTable)
-        gold = self.shown_gold()
-        entries = report.retrieval_by_gold.get(gold, report.retrieval)
-        table.display = bool(entries)
-        if not entries:
-            return
-        fill_table(table, *retrieval_columns(entries))
-        table.border_subtitle = Text(gold_subtitle(gold, report.definitions))
-
-    def shown_gold(self) -> str:
-        """The gold definition the Retrieval panel shows: the one ``d`` chose, else the
-        report's (the run's recorded one, else oracle)."""
-        recorded = (self.report.definitions.get("gold") if self.report is not None else None)
-        return self.gold or recorded or GOLD_DEFINITIONS[0]
-
-    def action_toggle_gold(self) -> None:
-        """Switch the Retrieval panel between the two gold definitions (both are computed)."""
-        if self.report is None or not self.report.retrieval:
-            self.notify("This run has no retrieval to score.", timeout=3)
-            return
-        current = GOLD_DEFINITIONS.index(self.shown_gold())
-        self.gold = GOLD_DEFINITIONS[(current + 1) % len(GOLD_DEFINITIONS)]
-        self._draw_retrieval(self.report)
-
-    # ------------------------------------------------------------------ actions
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Cancel only while this run goes, resume only when it stopped before its end, the
-        gold definition only with retrieval; otherwise the key leaves the footer (and says
-        why when pressed: :meth:`action_why_not`)."""
-        controller = self.controller
-        going = controller is not None and controller.running
-        if action == "cancel_run":
-            return going and self._is_current()
-        if action == "toggle_gold":
-            return self.report is not None and bool(self.report.retrieval)
-        if action == "resume_run":
-            finished = self.report is not None and self.report.status == "done" \
-                and not self.report.items.get("pending")
-            return not (going or finished or self.run_name is None)
-        return True
-
-    def action_why_not(self, action: str) -> None:
-        """A key pressed while its action cannot act: the action itself says why."""
-        if self.run_name is None:
-            self.notify("No run is shown yet: n starts one.", timeout=3)
-            return
-        getattr(self, f"action_{action}")()
-
-    def action_cancel_run(self) -> None:
-        if not (self._is_current() and self.controller.running):
-            self.notify("This run is not going; nothing to cancel.", timeout=3)
-            return
-        workbench = self.workbench
-        if workbench is not None:
-            workbench.action_cancel_run()
-
-    def action_resume_run(self) -> None:
-        if self.run_name is None:
-            return
-        controller = self.controller
-        if controller is None:
-            return
-        if controller.running:
-            if self._is_current():
-                self.notify("This run is going already.", timeout=3)
-            else:
-                self.notify(f"Run {controller.run_name} is going; one run at a time.",
-                            severity="warning", timeout=5)
-            return
-        if self.report is not None and self.report.status == "done" \
-                and not self.report.items.get("pending"):
-            self.notify(f"Run {self.run_name} is finished; nothing to resume.", timeout=3)
-            return
-        controller.resume(self.run_name)
-
-    @on(AdaptabilityPanel.CategorySelected)
-    def _inspect(self, message: AdaptabilityPanel.CategorySelected) -> None:
-        self._open_inspector(system=message.system, setting=message.setting,
-                             category=message.category)
-
-    @on(DataTable.RowSelected, "#live-accuracy")
-    def _inspect_setting(self, event: DataTable.RowSelected) -> None:
-        """Enter on an accuracy row: the Inspector on that setting's items."""
-        self._open_inspector(setting=event.row_key.value)
-
-    @on(DataTable.RowSelected, "#live-retrieval")
-    def _retrieval_selected(self) -> None:
-        self.notify("Retrieval scores are means over queries: Enter on an accuracy row or an "
-                    "adaptability bar inspects items.", timeout=4)
-
-    def _open_inspector(self, **filters) -> None:
-        if self.run_name is None:
-            return
-        try:
-            from mirage_tui.screens.inspector import InspectorScreen
-        except ImportError as exc:
-            self.notify(f"The inspector is not available in this build ({exc}).",
-                        severity="warning", markup=False)
-            return
-        self.app.push_screen(InspectorScreen(self.run_name, **filters))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # then BaseScreen's handler reports the error
