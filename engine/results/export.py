@@ -47,6 +47,9 @@ from engine.results.records import (SCORER_MARK, count_items, load_run, parse_re
                                     stored_counts)
 from engine.store import Store, json_column
 from engine.store.database import batched
+from engine.store.exports import (GENERATION_COLUMNS, VIEW_EXTRA, export_items, export_scores,
+                                  scores_of_generations)
+from engine.store.item_queries import order_by, view_rows
 
 FORMATS = ("csv", "jsonl")
 EXPORT_FORMAT_VERSION = 1
@@ -117,10 +120,6 @@ def export_rows(store: Store, run_name: str) -> tuple[list[str], list[dict[str, 
     return columns, list(rows)
 
 
-_GENERATION_COLUMNS = ("model_name", "prompt", "prompt_tokens", "completion_tokens",
-                       "prompt_tokens_evaluated", "seconds", "finish_reason", "device")
-
-
 def iter_export_rows(store: Store, run_name: str) -> tuple[list[str], Iterator[dict[str, Any]]]:
     """``(columns, rows)`` with the rows as an iterator: two cursors walk the run's items and
     their scores side by side in the same order (system, query, setting), so memory stays
@@ -130,18 +129,7 @@ def iter_export_rows(store: Store, run_name: str) -> tuple[list[str], Iterator[d
     columns = list(ITEM_COLUMNS) + [c for m in metrics for c in (m, f"{m}_detail")]
     rank, _ = setting_rank_sql(s for names in run_settings(store, run.id).values()
                                for s in names)
-    order = f"ORDER BY ri.system, ri.query_rowid, {rank}"
-    items = store.iterate(
-        "SELECT ri.system, ri.setting, ri.query_rowid, ri.generation_key, ri.truncated, "
-        "ri.error, ri.context, q.query_id, q.language, q.source, q.text AS query, q.answers, "
-        + ", ".join(f"g.{c}" for c in _GENERATION_COLUMNS) + ", g.text AS response "
-        "FROM run_items ri JOIN queries q ON q.id = ri.query_rowid "
-        "LEFT JOIN generations g ON g.key = ri.generation_key "
-        f"WHERE ri.run_id = ? {order}", (run.id,))
-    scores = store.iterate(
-        "SELECT ri.system, ri.query_rowid, ri.setting, s.metric, s.value, s.detail "
-        "FROM run_items ri JOIN scores s ON s.generation_key = ri.generation_key "
-        f"AND s.query_rowid = ri.query_rowid WHERE ri.run_id = ? {order}", (run.id,))
+    items, scores = export_items(store, run.id, rank), export_scores(store, run.id, rank)
     return columns, _rows(run.name, columns, metrics, items, scores)
 
 
@@ -171,17 +159,14 @@ def iter_view_rows(store: Store, run_name: str, filters: dict | None = None,
 
 def _view_rows(store: Store, run, columns: list[str], metrics: list[str], filters: dict,
                sort: str | None, descending: bool) -> Iterator[dict[str, Any]]:
-    from engine.results.inspector import items_sql, order_by
+    from engine.results.item_queries import items_sql
 
     sql = items_sql(store, run.id, **filters)
-    extra = ("ri.context, q.answers, " + ", ".join(f"g.{c}" for c in _GENERATION_COLUMNS))
-    items = store.iterate(f"SELECT {sql.columns}, {extra} {sql.body} "
-                          f"ORDER BY {order_by(sql, sort, descending)}", tuple(sql.params))
+    items = view_rows(store, sql, order_by(sql, sort, descending), VIEW_EXTRA)
     for page in batched(items, VIEW_PAGE):
         scores: dict[tuple, list] = {}
         keys = sorted({r["generation_key"] for r in page if r["generation_key"]})
-        for s in store.query_in("SELECT generation_key, query_rowid, metric, value, detail "
-                                "FROM scores WHERE generation_key IN ({marks})", keys):
+        for s in scores_of_generations(store, keys):
             scores.setdefault((s["generation_key"], s["query_rowid"]), []).append(s)
         for r in page:
             yield _row(run.name, columns, metrics, r,
@@ -224,7 +209,7 @@ def _row(run: str, columns: list[str], metrics: list[str], r, scores: list) -> d
         "generation_key": r["generation_key"],
         "truncated": bool(r["truncated"]), "error": r["error"],
         "scorer_version": scorer}
-    for key_ in _GENERATION_COLUMNS:
+    for key_ in GENERATION_COLUMNS:
         row[key_] = r[key_]
     row["response"] = r["response"]
     for m in metrics:

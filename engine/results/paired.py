@@ -39,6 +39,8 @@ from engine.results.paired_stats import (holm, mcnemar_exact, mcnemar_sample_siz
                                          paired_bootstrap, paired_mean_sample_size,
                                          sign_flip_p)
 from engine.results.units import fmt_delta, fmt_delta_interval
+from engine.store.generations import generation_texts
+from engine.store.items import query_texts
 
 DEFAULT_METRICS = (LOOSE_METRIC, "f1_mirage", "char3_recall", DEFAULT_LANGUAGE_METRIC)
 """The rows shown unless ``metrics`` names others (``all``: every stored one)."""
@@ -338,12 +340,8 @@ def _flips(store, pairing: Pairing, metric: str, responses: bool) -> list[Flip]:
         out.append(Flip(s, q, ia.query_id, ia.language, ia.source, float(a), float(b),
                         ia.generation_key, ib.generation_key))
     if responses and out:
-        keys = sorted({k for f in out for k in (f.a_key, f.b_key) if k})
-        texts = {r[0]: r[1] for r in store.query_in(
-            "SELECT key, text FROM generations WHERE key IN ({marks})", keys)}
-        queries = {r[0]: r[1] for r in store.query_in(
-            "SELECT id, text FROM queries WHERE id IN ({marks})",
-            sorted({f.query_rowid for f in out}))}
+        texts = generation_texts(store, (k for f in out for k in (f.a_key, f.b_key) if k))
+        queries = query_texts(store, (f.query_rowid for f in out))
         for f in out:
             f.a_response, f.b_response = texts.get(f.a_key), texts.get(f.b_key)
             f.query = queries.get(f.query_rowid)

@@ -24,6 +24,7 @@ from engine.metrics.adaptability import CATEGORIES, category_label
 from engine.results.inspector import count_items_for, item_detail, items_for
 from engine.results.records import load_run, setting_order
 from engine.store import Store
+from engine.store.items import run_query_rowids
 
 ITEM_LIMIT = 2000
 """Items a page carries in full; a bigger run's page carries a sample of its queries."""
@@ -33,12 +34,6 @@ ITEM_BYTES = 1_200_000
 demo pool pack into about 0.3 MB); beyond it the sample of queries shrinks until they fit."""
 
 _PAGE = 2000
-
-
-def _run_queries(store: Store, run_id: int) -> list[int]:
-    return [r[0] for r in store.query(
-        "SELECT DISTINCT query_rowid FROM run_items WHERE run_id = ? ORDER BY query_rowid",
-        (run_id,))]
 
 
 def _rows(store: Store, run_name: str, wanted: set[int] | None, limit: int):
@@ -66,7 +61,7 @@ def item_data(store: Store, run_name: str, limit: int = ITEM_LIMIT, seed: int = 
         data = _collect(store, run_name, None, limit)
         if len(pack(data)) <= max_bytes:
             return {**data, "total": total, "sample": None}
-    queries = _run_queries(store, run.id)
+    queries = run_query_rowids(store, run.id)
     order = random.Random(seed).sample(queries, len(queries))
     keep = max(1, min(len(queries), int(limit // (total / max(len(queries), 1)))))
     data = _collect(store, run_name, set(order[:keep]), limit)
