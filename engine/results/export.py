@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
 from engine.output_files import csv_cell, csv_writer, output_file, write_text
-from engine.results.records import (SCORER_MARK, count_items, load_run, parse_retrieved,
+from engine.results.records import (SCORER_MARK, RunInfo, count_items, parse_retrieved,
                                     run_metrics, run_settings, setting_rank_sql, split_system,
                                     stored_counts)
 from engine.store import Store, json_column
@@ -76,9 +76,8 @@ def _version() -> str | None:
         return None
 
 
-def run_header(store: Store, run_name: str) -> dict[str, Any]:
+def run_header(store: Store, run: RunInfo) -> dict[str, Any]:
     """Everything needed to reproduce (and to identify) the run, for an export's header."""
-    run = load_run(store, run_name)
     return {"type": "header", "export_format_version": EXPORT_FORMAT_VERSION,
             "run": run.name, "status": run.status, "items": stored_counts(store, run),
             "dataset": run.dataset, "dataset_id": run.dataset_id,
@@ -113,18 +112,17 @@ def export_definitions(config: dict) -> dict[str, Any]:
             "language_columns": {m: describe(d, r) for m, (d, r) in LANGUAGE_METRICS.items()}}
 
 
-def export_rows(store: Store, run_name: str) -> tuple[list[str], list[dict[str, Any]]]:
+def export_rows(store: Store, run: RunInfo) -> tuple[list[str], list[dict[str, Any]]]:
     """``(columns, rows)``: one dict per run item with native values (see module docstring).
     Every row in memory: for a big run, iterate :func:`iter_export_rows` instead."""
-    columns, rows = iter_export_rows(store, run_name)
+    columns, rows = iter_export_rows(store, run)
     return columns, list(rows)
 
 
-def iter_export_rows(store: Store, run_name: str) -> tuple[list[str], Iterator[dict[str, Any]]]:
+def iter_export_rows(store: Store, run: RunInfo) -> tuple[list[str], Iterator[dict[str, Any]]]:
     """``(columns, rows)`` with the rows as an iterator: two cursors walk the run's items and
     their scores side by side in the same order (system, query, setting), so memory stays
     bounded however big the run is."""
-    run = load_run(store, run_name)
     metrics = run_metrics(store, run.id)
     columns = list(ITEM_COLUMNS) + [c for m in metrics for c in (m, f"{m}_detail")]
     rank, _ = setting_rank_sql(s for names in run_settings(store, run.id).values()
@@ -137,7 +135,7 @@ def iter_export_rows(store: Store, run_name: str) -> tuple[list[str], Iterator[d
 VIEW_PAGE = 500
 
 
-def iter_view_rows(store: Store, run_name: str, filters: dict | None = None,
+def iter_view_rows(store: Store, run: RunInfo, filters: dict | None = None,
                    sort: str | None = None, descending: bool = False
                    ) -> tuple[list[str], Iterator[dict[str, Any]]]:
     """Like :func:`iter_export_rows`, for the items an inspector view shows: those matching
@@ -151,7 +149,6 @@ def iter_view_rows(store: Store, run_name: str, filters: dict | None = None,
     _check_filters(filters.get("category"), filters.get("pattern"), filters.get("metric"),
                    filters.get("min_value"), filters.get("max_value"))
     _check_sort(sort)
-    run = load_run(store, run_name)
     metrics = run_metrics(store, run.id)
     columns = list(ITEM_COLUMNS) + [c for m in metrics for c in (m, f"{m}_detail")]
     return columns, _view_rows(store, run, columns, metrics, filters, sort, descending)
@@ -232,7 +229,7 @@ def _write(fh: IO[str], fmt: str, header: dict, columns: list[str],
         writer.writerow([csv_cell(row[c]) for c in columns])
 
 
-def export_run(store: Store, run_name: str, format: str = "csv",
+def export_run(store: Store, run: RunInfo, format: str = "csv",
                out: str | os.PathLike | IO[str] | None = None,
                header_out: str | os.PathLike | None = None, filters: dict | None = None,
                sort: str | None = None, descending: bool = False) -> Path | None:
@@ -243,23 +240,23 @@ def export_run(store: Store, run_name: str, format: str = "csv",
     which, and its ``rows`` how many matched."""
     if format not in FORMATS:
         raise ValueError(f"unknown export format {format!r} (one of {', '.join(FORMATS)})")
-    header = run_header(store, run_name)
+    header = run_header(store, run)
     view = {k: v for k, v in (filters or {}).items() if v is not None}
     if view or sort is not None or descending:
         from engine.results.inspector import count_items_for
 
-        columns, rows = iter_view_rows(store, run_name, view, sort, descending)
+        columns, rows = iter_view_rows(store, run, view, sort, descending)
         header["view"] = {"filters": view, "sort": sort or "system", "descending": descending}
-        count = count_items_for(store, run_name, **view)
+        count = count_items_for(store, run, **view)
     else:
-        columns, rows = iter_export_rows(store, run_name)
-        count = count_items(store, load_run(store, run_name))
+        columns, rows = iter_export_rows(store, run)
+        count = count_items(store, run)
     header["format"] = format
     header["columns"] = columns
     header["rows"] = count
     header["partial"] = partial_note(header)
     if out is None:
-        out = Path(f"{run_name}.{format}")
+        out = Path(f"{run.name}.{format}")
     if hasattr(out, "write"):
         _write(out, format, header, columns, rows)  # type: ignore[arg-type]
         if format == "csv" and header_out is not None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from engine.metrics.adaptability import (CATEGORIES, category_label, category_of,
                                          pattern_key)
-from engine.results.records import (LOOSE_METRIC, SCORER_MARK, is_mixed_like, load_run,
+from engine.results.records import (LOOSE_METRIC, SCORER_MARK, RunInfo, is_mixed_like,
                                     metric_order, parse_retrieved, run_metrics,
                                     run_settings, setting_order)
 from engine.results.item_queries import SORT_KEYS, items_sql
@@ -133,10 +133,9 @@ def _check_sort(sort: str | None) -> None:
         raise ValueError(f"unknown sort {sort!r} (one of {', '.join(SORT_KEYS)})")
 
 
-def inspector_facets(store: Store, run_name: str) -> dict:
-    """What run ``run_name``'s items offer to filter by (systems, settings, languages, sources,
+def inspector_facets(store: Store, run: RunInfo) -> dict:
+    """What the run's items offer to filter by (systems, settings, languages, sources,
     metrics), with its dataset and status: aggregate queries, no item loaded."""
-    run = load_run(store, run_name)
     by_system = run_settings(store, run.id)
     return {"systems": sorted(by_system),
             "settings": sorted({s for names in by_system.values() for s in names},
@@ -156,7 +155,7 @@ def _check_filters(category: str | None, pattern: str | None, metric: str | None
         raise ValueError("min_value/max_value need a metric")
 
 
-def items_for(store: Store, run_name: str, system: str | None = None,
+def items_for(store: Store, run: RunInfo, system: str | None = None,
               setting: str | None = None, category: str | None = None,
               pattern: str | None = None, language: str | None = None,
               source: str | None = None, metric: str | None = None,
@@ -175,7 +174,6 @@ def items_for(store: Store, run_name: str, system: str | None = None,
     in the run as at its start; ``offset`` skips rows instead (slower deep in a big run)."""
     _check_filters(category, pattern, metric, min_value, max_value)
     _check_sort(sort)
-    run = load_run(store, run_name)
     text, params = page_query(store, run.id, after=after, limit=limit, offset=offset,
                               sort=sort, descending=descending,
                               system=system, setting=setting, category=category,
@@ -210,12 +208,11 @@ def count_query(store: Store, run_id: int, **filters) -> tuple[str, list]:
     return count_sql(items_sql(store, run_id, search_first=True, **filters))
 
 
-def count_items_for(store: Store, run_name: str, **filters) -> int:
+def count_items_for(store: Store, run: RunInfo, **filters) -> int:
     """How many of the run's items match the filters of :func:`items_for` (one aggregate
     query; ``limit``, ``offset`` and ``after`` do not apply)."""
     _check_filters(filters.get("category"), filters.get("pattern"), filters.get("metric"),
                    filters.get("min_value"), filters.get("max_value"))
-    run = load_run(store, run_name)
     return count_of(store, count_query(store, run.id, **filters))
 
 
@@ -226,10 +223,9 @@ def _query_row(store: Store, dataset_id: int, query_id: str | int):
     return row
 
 
-def item_detail(store: Store, run_name: str, system: str, query_id: str | int) -> ItemDetail:
+def item_detail(store: Store, run: RunInfo, system: str, query_id: str | int) -> ItemDetail:
     """Everything behind one system's numbers on one query (``query_id``: the dataset's query
     id, or the query's rowid as an int)."""
-    run = load_run(store, run_name)
     q = _query_row(store, run.dataset_id, query_id)
     rows = stored.setting_rows(store, run.id, system, q["id"])
     if not rows:

@@ -266,11 +266,13 @@ def _ratings(args, store) -> int:
     info, ratings, format_leaderboard = _ratings_for(store, args.run, args.arena, args.boot,
                                                      args.seed)
     if getattr(args, "html", None):
-        from engine.results.html import leaderboard_page, write_page
+        from engine.arena.pages import leaderboard_page
+        from engine.results.html import write_page
+        from engine.results.records import load_run
         from mirage_tui.cli.report import written_line
 
-        path = write_page(leaderboard_page(store, args.run, info.name, n_boot=args.boot,
-                                           seed=args.seed), args.html)
+        path = write_page(leaderboard_page(store, load_run(store, args.run), info.name,
+                                           n_boot=args.boot, seed=args.seed), args.html)
         print(written_line("leaderboard", path), file=sys.stderr if args.json else sys.stdout)
         if not args.json:
             return 0

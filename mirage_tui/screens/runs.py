@@ -347,11 +347,12 @@ class RunsScreen(RunKeys, BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-summary",
           name="run report")
     def build_summary(self, store, names: list[str], generation: int, width: int) -> None:
+        from engine.results.records import load_run
         from engine.results.report import build_report
 
         with self.worker_errors("the report", store):
-            reports = [build_report(store, n, n_boot=N_BOOT, seed=0, summary_only=True).as_json()
-                       for n in names]
+            reports = [build_report(store, load_run(store, n), n_boot=N_BOOT, seed=0,
+                                    summary_only=True).as_json() for n in names]
             width = max(30, width - 2)      # a scrollbar may come with the text
             segments = backend_segments(
                 summary_segments(reports[0], self.runs.get(names[0]), width), reports[0]) \

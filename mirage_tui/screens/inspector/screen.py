@@ -145,27 +145,30 @@ class InspectorScreen(ViewExportKeys, HumanVerdictKeys, BaseScreen):
                         after: tuple | None = None, sort: str | None = None,
                         descending: bool = False) -> None:
         from engine.results.inspector import count_items_for, items_for
+        from engine.results.records import load_run
 
         args = filters.query_args()
         with self.worker_errors("items", store):
+            run = load_run(store, self.run_name)
             # keyset paging: the page after the last row shown, as fast deep in a run
-            rows = items_for(store, self.run_name, limit=PAGE_SIZE + 1, after=after,
+            rows = items_for(store, run, limit=PAGE_SIZE + 1, after=after,
                              sort=sort, descending=descending, **args)
             exhausted = len(rows) <= PAGE_SIZE
             self.post_message(ItemsLoaded(generation, offset, rows[:PAGE_SIZE], exhausted))
             if offset == 0:
                 # the engine pages without a count: count once per filter, only when needed
-                total = len(rows) if exhausted else count_items_for(store, self.run_name,
-                                                                    **args)
+                total = len(rows) if exhausted else count_items_for(store, run, **args)
                 self.post_message(Counted(generation, total))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-detail",
           name="load item")
     def load_detail(self, store, systems: list[str], query: str | int, generation: int) -> None:
         from engine.results.inspector import item_detail
+        from engine.results.records import load_run
 
         with self.worker_errors("the item", store):
-            details = [item_detail(store, self.run_name, s, query) for s in systems]
+            run = load_run(store, self.run_name)
+            details = [item_detail(store, run, s, query) for s in systems]
             verdicts, human = [], {}
             try:
                 from engine.arena.human_verdicts import human_verdicts_for

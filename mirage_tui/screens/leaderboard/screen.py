@@ -415,10 +415,12 @@ class LeaderboardScreen(BaseScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="lb-export")
     def export_html(self, store, run: str, arena: str, path) -> None:
-        from engine.results.html import leaderboard_page, write_page
+        from engine.arena.pages import leaderboard_page
+        from engine.results.html import write_page
+        from engine.results.records import load_run
 
         with self.worker_errors("the export", store, prefix=f"{path}: "):
-            written = write_page(leaderboard_page(store, run, arena), path)
+            written = write_page(leaderboard_page(store, load_run(store, run), arena), path)
             self.post_message(PageExported(arena, str(written.resolve()),
                                            written.stat().st_size))
 

@@ -305,10 +305,12 @@ class LiveRunScreen(BaseScreen):
     @work(thread=True, exclusive=False, exit_on_error=False, group="live-report",
           name="compute the run report")
     def compute_report(self, store, run_name: str) -> None:
+        from engine.results.records import load_run
         from engine.results.report import build_report
 
         try:
-            self.post_message(self.ReportLoaded(run_name, build_report(store, run_name)))
+            report = build_report(store, load_run(store, run_name))
+            self.post_message(self.ReportLoaded(run_name, report))
         except Exception as exc:  # noqa: BLE001 - RunNotFound, a run being replaced
             self.post_message(self.ReportFailed(run_name, f"{type(exc).__name__}: {exc}"))
         finally:

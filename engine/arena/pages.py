@@ -1,8 +1,9 @@
-"""An arena's leaderboard on the page: the ratings :func:`engine.arena.leaderboard.compute_ratings`
-computes (what ``mirage-tui arena ratings --json`` prints) as a forest plot of Elo with 95% CIs,
-the win-fraction heatmap and the table; and, when the arena's contestants have stored features,
+"""An arena's leaderboard on a page (the frame: :mod:`engine.results.html.page`): the ratings
+:func:`engine.arena.leaderboard.compute_ratings` computes (what ``mirage-tui arena ratings
+--json`` prints) as a forest plot of Elo with 95% CIs, the win-fraction heatmap and the table; and, when the arena's contestants have stored features,
 the surrogate judge's ranking (:func:`engine.arena.surrogate.surrogate_for_run`) beside the
-judged one with Kendall τ and the held-out R²."""
+judged one with Kendall τ and the held-out R². A run's page carries the leaderboard of each
+of its arenas (:func:`run_page_with_arenas`)."""
 
 from __future__ import annotations
 
@@ -10,33 +11,35 @@ from engine.arena.battles import ArenaNotFound, battles_of, list_arenas, resolve
 from engine.arena.leaderboard import compute_ratings
 from engine.arena.trusted_judge import judge_trust
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
+from engine.results.html.run_page import run_page
 from engine.results.html.svg import Interval, heatmap, interval_chart
+from engine.results.records import RunInfo
 from engine.store import Store
 
 ARENA_BOOT = 200
 """Bootstrap tournaments, as ``mirage-tui arena ratings`` defaults to."""
 
 
-def run_arenas(store: Store, run_name: str) -> list[str]:
+def run_arenas(store: Store, run: RunInfo) -> list[str]:
     """The run's arenas that have battles, oldest first."""
-    return [i.name for i in list_arenas(store, run_name) if i.battles]
+    return [i.name for i in list_arenas(store, run.name) if i.battles]
 
 
-def arena_data(store: Store, run_name: str, arena_name: str | None = None, *,
+def arena_data(store: Store, run: RunInfo, arena_name: str | None = None, *,
                n_boot: int = ARENA_BOOT, seed: int = 0) -> dict:
     """``{"arena": info, "judge_trust": how far its judge agrees with people
     (:func:`engine.arena.trusted_judge.judge_trust`), "ratings": Ratings.as_json(),
     "surrogate": SurrogateReport.as_json() or None, "surrogate_note": why there is none}``."""
-    info = resolve_arena(store, run_name, arena_name)
+    info = resolve_arena(store, run.name, arena_name)
     battles = battles_of(store, info.id)
     if not battles:
-        raise ArenaNotFound(f"arena {info.name!r} of run {run_name!r} has no battles yet")
+        raise ArenaNotFound(f"arena {info.name!r} of run {run.name!r} has no battles yet")
     ratings = compute_ratings(battles, n_boot=n_boot, seed=seed)
     surrogate, why = None, None
     try:
         from engine.arena.surrogate import surrogate_for_run
 
-        surrogate = surrogate_for_run(store, run_name, info.name, n_boot=n_boot,
+        surrogate = surrogate_for_run(store, run.name, info.name, n_boot=n_boot,
                                       seed=seed).as_json()
     except (ValueError, LookupError, ImportError) as exc:
         why = str(exc)
@@ -81,9 +84,9 @@ def _surrogate(data: dict) -> str:
             + notes(s["notes"]))
 
 
-def arena_sections(store: Store, run_name: str, arena_name: str | None = None, *,
+def arena_sections(store: Store, run: RunInfo, arena_name: str | None = None, *,
                    seed: int = 0, heading_level: int = 2, data: dict | None = None) -> list[str]:
-    data = data or arena_data(store, run_name, arena_name, seed=seed)
+    data = data or arena_data(store, run, arena_name, seed=seed)
     a, r = data["arena"], data["ratings"]
     rows = [[s["rank"], s["system"], f"{s['elo']:.0f}",
              f"+{s['elo_hi'] - s['elo']:.0f}/−{s['elo'] - s['elo_lo']:.0f}", s["battles"],
@@ -104,12 +107,30 @@ def arena_sections(store: Store, run_name: str, arena_name: str | None = None, *
             + win_heatmap(r) + notes(r["notes"]) + _surrogate(data)]
 
 
-def leaderboard_page(store: Store, run_name: str, arena_name: str | None = None, *,
+def leaderboard_page(store: Store, run: RunInfo, arena_name: str | None = None, *,
                      n_boot: int = ARENA_BOOT, seed: int = 0) -> str:
     """The leaderboard page of one arena (the only or latest pairwise one by default)."""
-    data = arena_data(store, run_name, arena_name, n_boot=n_boot, seed=seed)
+    data = arena_data(store, run, arena_name, n_boot=n_boot, seed=seed)
     a = data["arena"]
-    return page(f"Leaderboard {a['name']} · run {run_name}",
+    return page(f"Leaderboard {a['name']} · run {run.name}",
                 f"{a.get('mode')} arena judged by {a.get('judge')}",
-                arena_sections(store, run_name, data=data, heading_level=2),
-                {"kind": "leaderboard", "run": run_name, **data})
+                arena_sections(store, run, data=data, heading_level=2),
+                {"kind": "leaderboard", "run": run.name, **data})
+
+
+def arena_sections_of_run(store: Store, run: RunInfo, *, seed: int = 0) -> list[str]:
+    """The leaderboard of each of the run's arenas that has battles."""
+    out = []
+    for name in run_arenas(store, run):
+        try:
+            out += arena_sections(store, run, name, seed=seed, heading_level=2)
+        except ValueError as exc:      # e.g. every verdict failed to parse: nothing to rate
+            out.append(f"<h2>Arena {esc(name)}</h2>" + notes([f"No ratings: {exc}"]))
+    return out
+
+
+def run_page_with_arenas(store: Store, run: RunInfo, *, seed: int = 0, **options) -> str:
+    """The run's page (:func:`engine.results.html.run_page.run_page`, ``options`` passed on)
+    with the leaderboard of each of its arenas after the report."""
+    return run_page(store, run, seed=seed,
+                    arena_sections=arena_sections_of_run(store, run, seed=seed), **options)
