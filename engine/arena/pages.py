@@ -1,9 +1,10 @@
 """An arena's leaderboard on a page (the frame: :mod:`engine.results.html.page`): the ratings
 :func:`engine.arena.leaderboard.compute_ratings` computes (what ``mirage-tui arena ratings
---json`` prints) as a forest plot of Elo with 95% CIs, the win-fraction heatmap and the table; and, when the arena's contestants have stored features,
-the surrogate judge's ranking (:func:`engine.arena.surrogate.surrogate_for_run`) beside the
-judged one with Kendall τ and the held-out R². A run's page carries the leaderboard of each
-of its arenas (:func:`run_page_with_arenas`)."""
+--json`` prints) as a forest plot of Elo with 95% CIs, the win-fraction heatmap and the table;
+and, when the arena's contestants have stored features, the surrogate judge's ranking
+(:func:`engine.arena.surrogate.surrogate_for_run`) beside the judged one with Kendall τ and the
+held-out R². A run's page carries the leaderboard of each of its arenas
+(:func:`run_page_with_arenas`)."""
 
 from __future__ import annotations
 
