@@ -22,6 +22,6 @@ bench: setup
 
 # optional on the CPU: llama.cpp's llama-server as the model-host backend (~15 min on 2 cores).
 # With nvcc and an NVIDIA GPU, setup builds it already and this builds it for that GPU too;
-# your own CMAKE_ARGS win. See README, "Model hosting".
+# your own CMAKE_ARGS win. See docs/hosting.md.
 llama-server: setup
 	bash scripts/build_llama_server.sh $(VENV)

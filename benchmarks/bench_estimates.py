@@ -19,8 +19,8 @@ within 25% after 5% of the items. ::
 
     nice .venv/bin/python benchmarks/bench_estimates.py [--queries 2] [--max-tokens 32]
 
-Writes benchmarks/results/estimates.json; ``--readme`` also writes its table into README.md
-between :data:`BEGIN` and :data:`END`.
+Writes benchmarks/results/estimates.json; ``--doc`` also writes its table into
+docs/estimates.md between :data:`BEGIN` and :data:`END`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 RESULTS = ROOT / "benchmarks" / "results" / "estimates.json"
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "estimates.md"
 BEGIN = "<!-- estimates-table:begin (benchmarks/bench_estimates.py) -->"
 END = "<!-- estimates-table:end -->"
 GENERATORS = ("smollm2-135m-instruct", "gemma3-270m")
@@ -127,7 +127,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--conditions", default="as is,loaded")
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--readme", action="store_true")
+    parser.add_argument("--doc", action="store_true")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-estimates-"))
     os.environ.setdefault("MIRAGE_DATA_DIR", str(folder / "data"))   # hosts of our own
@@ -167,13 +167,13 @@ def main() -> None:
     args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n",
                         encoding="utf-8")
     print(table(results))
-    if args.readme:
-        text = README.read_text(encoding="utf-8")
+    if args.doc:
+        text = PAGE.read_text(encoding="utf-8")
         head, _, rest = text.partition(BEGIN)
         _, _, tail = rest.partition(END)
         if not rest:
-            raise SystemExit(f"README.md has no {BEGIN} marker")
-        README.write_text(f"{head}{BEGIN}\n{table(results)}\n{END}{tail}", encoding="utf-8")
+            raise SystemExit(f"{PAGE} has no {BEGIN} marker")
+        PAGE.write_text(f"{head}{BEGIN}\n{table(results)}\n{END}{tail}", encoding="utf-8")
 
 
 if __name__ == "__main__":

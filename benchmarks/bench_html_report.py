@@ -9,7 +9,7 @@ queries beyond), its size in bytes and the items it carries, and the seconds it 
 
 ::
 
-    .venv/bin/python benchmarks/bench_html_report.py [--items 1000,10000]   # README adds 60000
+    .venv/bin/python benchmarks/bench_html_report.py [--items 1000,10000]   # docs/measured.md adds 60000
 
 Writes benchmarks/results/html_report.json.
 """
@@ -34,7 +34,7 @@ from engine.arena.pages import run_page_with_arenas  # noqa: E402
 from engine.results.html import ITEM_LIMIT  # noqa: E402
 from engine.results.html.items import ITEM_BYTES  # noqa: E402
 from engine.results.html.items import item_data  # noqa: E402
-from engine.results.records import load_run  # noqa: E402
+from engine.runs.lookup import load_run  # noqa: E402
 from engine.store import Store  # noqa: E402
 
 

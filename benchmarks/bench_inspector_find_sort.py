@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_results_scale import build, timed  # noqa: E402
-from engine.results.records import load_run  # noqa: E402
+from engine.runs.lookup import load_run  # noqa: E402
 from engine.store import Store  # noqa: E402
 
 SEARCHES = {"rare_word": "Denver", "no_match": "no such text", "common_phrase": "answer is"}

@@ -22,7 +22,7 @@ the number to read; these machines are noisy). ::
 
     .venv/bin/python benchmarks/bench_judges.py [--labels PATH] [--llm-sample 40] [--boot 1000]
 
-Writes benchmarks/results/judges.json and prints the README's table.
+Writes benchmarks/results/judges.json and prints the table of docs/judges.md.
 """
 
 from __future__ import annotations

@@ -15,10 +15,10 @@ code the metric uses, under the mirage-tui rule (the texts carry no citations, s
 rule differs only in keeping surrounding whitespace). No baseline: this measures a detector,
 not the engine's overhead.
 
-    .venv/bin/python benchmarks/bench_langid.py [--data ../shared/data] [--out PATH] [--readme]
+    .venv/bin/python benchmarks/bench_langid.py [--data ../shared/data] [--out PATH] [--doc]
 
-``--readme`` also writes the table into README.md between :data:`BEGIN` and :data:`END`;
-``tests/unit/test_parity_table.py`` checks that README's table is the committed results'.
+``--doc`` also writes the table into docs/parity.md between :data:`BEGIN` and :data:`END`;
+``tests/unit/test_parity_table.py`` checks that the page's table is the committed results'.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from engine.metrics.language import (DETECTORS, MIN_LANGUAGE_CHARS, _classify,  
 from engine.stats import rate_interval  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "langid_xquad.json"
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "parity.md"
 BEGIN = "<!-- langid-table:begin (benchmarks/bench_langid.py) -->"
 END = "<!-- langid-table:end -->"
 DATA = next((f / "shared" / "data" for f in ROOT.parents if (f / "shared" / "data").is_dir()),
@@ -72,7 +72,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--readme", action="store_true", help="write the table into README.md")
+    parser.add_argument("--doc", action="store_true", help="write the table into docs/parity.md")
     args = parser.parse_args()
     files = sorted((args.data / "xquad").glob("xquad.*.json"))
     if not files:
@@ -92,15 +92,15 @@ def main() -> int:
     args.out.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     print(markdown(results))
     print(f"\nwritten to {args.out}")
-    if args.readme:
-        README.write_text(with_table(README.read_text(encoding="utf-8"), markdown(results)),
+    if args.doc:
+        PAGE.write_text(with_table(PAGE.read_text(encoding="utf-8"), markdown(results)),
                           encoding="utf-8")
-        print(f"and into {README}")
+        print(f"and into {PAGE}")
     return 0
 
 
 def with_table(text: str, table: str) -> str:
-    """README's text with the part between :data:`BEGIN` and :data:`END` replaced."""
+    """The page's text with the part between :data:`BEGIN` and :data:`END` replaced."""
     start, end = text.index(BEGIN), text.index(END)
     return text[:start + len(BEGIN)] + "\n" + table + "\n" + text[end:]
 
@@ -110,7 +110,7 @@ def _cell(r: dict) -> str:
 
 
 def markdown(results: dict) -> str:
-    """The README's table: accuracy (%) with its 95% CI per language, detector and text kind."""
+    """docs/parity.md's table: accuracy (%) with its 95% CI per language, detector and text kind."""
     head = ["language"] + [f"{d} {kind} (n)" for kind in ("paragraphs", "questions")
                            for d in DETECTORS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

@@ -1,4 +1,4 @@
-"""Paired bootstrap: engine.results.paired_stats.bootstrap_means against a per-resample loop.
+"""Paired bootstrap: engine.paired_stats.bootstrap_means against a per-resample loop.
 
 The workload: 5,000 items × 10 paired-difference columns (B − A), 10,000 resamples, seeded:
 
@@ -36,7 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.results.paired_stats import bootstrap_means  # noqa: E402
+from engine.paired_stats import bootstrap_means  # noqa: E402
 
 
 def workload(n: int, metrics: int, seed: int = 0, binary_share: float = 0.7) -> np.ndarray:

@@ -48,7 +48,7 @@ GENERATOR = "fake-instant"
 
 from engine.datasets.importing import import_path  # noqa: E402
 from engine.runs import RunConfig, execute, plan_run  # noqa: E402
-from engine.results.records import load_run  # noqa: E402
+from engine.runs.lookup import load_run  # noqa: E402
 from engine.store import Store  # noqa: E402
 from models.base import Generation  # noqa: E402
 from tests.testkit.paths import SHARED_DATA  # noqa: E402
@@ -143,7 +143,7 @@ EXPORT_CHILD = """
 import re, sys, time
 from engine.store import Store
 from engine.results.export import export_run
-from engine.results.records import load_run
+from engine.runs.lookup import load_run
 t = time.perf_counter()
 store = Store(sys.argv[1])
 export_run(store, load_run(store, "scale"), format=sys.argv[3], out=sys.argv[2])

@@ -32,7 +32,7 @@ from textual.worker import Worker
 from engine.app_config import AppConfig
 from engine.datasets.demo_pool import ensure_demo
 from engine.datasets.importing import ImportResult
-from engine.results.records import known_runs
+from engine.store.runs import known_runs
 from engine.store import Store, default_db_path
 from engine.text_fit import fit_long_words
 from mirage_tui.commands import MirageCommands, PaletteCommand

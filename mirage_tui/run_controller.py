@@ -119,7 +119,7 @@ class RunController(JobController):
 
 def stored_config(store, run_name: str) -> RunConfig:
     """The configuration a stored run was started with."""
-    from engine.results.records import load_run
+    from engine.runs.lookup import load_run
 
     run = load_run(store, run_name)
     return RunConfig.from_dict(run.config)
@@ -129,7 +129,9 @@ def resumable_runs(store, statuses: tuple[str, ...] = RESUMABLE) -> list[dict]:
     """Runs that stopped before their end with one of ``statuses`` (by default
     :data:`RESUMABLE`: ``interrupted``, the process was killed, or ``cancelled``), newest
     first, with their finished and planned item counts."""
-    from engine.results.records import known_runs, load_run, stored_counts
+    from engine.results.records import stored_counts
+    from engine.runs.lookup import load_run
+    from engine.store.runs import known_runs
 
     out = []
     for name in reversed(known_runs(store)):

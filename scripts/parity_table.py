@@ -1,11 +1,11 @@
-"""Write README.md's parity table from the metric docstrings (engine.metrics.parity).
+"""Write docs/parity.md's parity table from the metric docstrings (engine.metrics.parity).
 
-    .venv/bin/python scripts/parity_table.py          # rewrite the table in README.md
-    .venv/bin/python scripts/parity_table.py --check  # exit 1 when README's table is stale
+    .venv/bin/python scripts/parity_table.py          # rewrite the table in docs/parity.md
+    .venv/bin/python scripts/parity_table.py --check  # exit 1 when the page's table is stale
     .venv/bin/python scripts/parity_table.py --print  # print the table only
 
 The table sits between the markers engine.metrics.parity.BEGIN and END; everything else in
-README.md is left alone. tests/unit/test_parity_table.py fails when the two differ.
+docs/parity.md is left alone. tests/unit/test_parity_table.py fails when the two differ.
 """
 
 from __future__ import annotations
@@ -19,30 +19,30 @@ sys.path.insert(0, str(ROOT))
 
 from engine.metrics.parity import current_table, parity_table, replace_table  # noqa: E402
 
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "parity.md"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true", help="fail when README's table is stale")
+    mode.add_argument("--check", action="store_true", help="fail when docs/parity.md's table is stale")
     mode.add_argument("--print", action="store_true", help="print the table, write nothing")
     args = parser.parse_args(argv)
     table = parity_table()
     if args.print:
         print(table)
         return 0
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     if args.check:
         if current_table(text) != table:
-            print("README.md's parity table differs from the metric docstrings; run "
+            print("docs/parity.md's parity table differs from the metric docstrings; run "
                   "scripts/parity_table.py", file=sys.stderr)
             return 1
         return 0
     updated = replace_table(text, table)
     if updated != text:
-        README.write_text(updated, encoding="utf-8")
-        print(f"updated the parity table in {README}")
+        PAGE.write_text(updated, encoding="utf-8")
+        print(f"updated the parity table in {PAGE}")
     else:
         print("the parity table is up to date")
     return 0

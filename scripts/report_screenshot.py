@@ -1,7 +1,7 @@
 """A screenshot of an HTML report page, taken by headless Chromium with the network blocked
-(the browser test's driver, tests/testkit/browser.py); how README's picture was made:
+(the browser test's driver, tests/testkit/browser.py); how docs/sharing.md's picture was made:
 
-    .venv/bin/python scripts/report_screenshot.py quick-comparison.html docs/html-report.png \\
+    .venv/bin/python scripts/report_screenshot.py quick-comparison.html docs/html-report-quick-comparison.png \\
         --at "Answers per system and setting" --size 1200x1250
 
 ``--at`` scrolls to the first heading with that text. Stops with one line when the page made a

@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from engine.arena.types import Battle
-from engine.results.records import RunInfo, load_run
+from engine.runs.lookup import load_run
+from engine.store.runs import RunInfo
 from engine.store import Store, json_column
 
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from engine.arena.planning import load_answers
-from engine.results.records import load_run
+from engine.datasets.labels import labels_dataset_name
+from engine.runs.lookup import load_run
 from engine.store import Store
 
 VERDICTS = {"a": -1, "tie": 0, "b": 1}
@@ -35,10 +36,6 @@ class HumanVerdict:
     note: str | None
     created_at: str | None
     source: str
-
-
-def labels_dataset_name(run_name: str) -> str:
-    return f"verdicts:{run_name}"
 
 
 def pair_id(query_rowid: int, system_a: str, system_b: str) -> str:

@@ -66,7 +66,7 @@ from engine.arena.reference_judges import NeedsReference, needs_reference_messag
 from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_concurrency,
                              in_flight, parse_max_errors, watchdog_for)
 from engine.jobs import Job, JobEvent, Stop, model_failed, per_second
-from engine.results.records import load_run
+from engine.runs.lookup import load_run
 from engine.runs.header import identity_json, machine, now, package_versions
 from engine.runs.live_eta import Pace
 from engine.store import Store

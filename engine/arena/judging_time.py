@@ -16,7 +16,7 @@ from typing import Hashable, Iterable, Mapping
 from engine.arena.judge_specs import is_offline_judge
 from engine.arena.orders import ORDERS
 from engine.arena.planning import choose_contestants, plan_jobs, run_contestants
-from engine.results.records import load_run
+from engine.runs.lookup import load_run
 from engine.runs.estimates import (CHARS_PER_TOKEN, call_seconds, load_seconds,
                                    measured_speeds, parallel_factor, planned_backend)
 from engine.runs.live_eta import Pace

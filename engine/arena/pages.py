@@ -14,8 +14,8 @@ from engine.arena.trusted_judge import judge_trust
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
 from engine.results.html.run_page import run_page
 from engine.results.html.svg import Interval, heatmap, interval_chart
-from engine.results.records import RunInfo
 from engine.store import Store
+from engine.store.runs import RunInfo
 
 ARENA_BOOT = 200
 """Bootstrap tournaments, as ``mirage-tui arena ratings`` defaults to."""

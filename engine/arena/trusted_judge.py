@@ -49,7 +49,7 @@ class DefaultJudge:
 def run_has_references(store: Store, run_name: str) -> bool:
     """Whether every query the run answered has reference text (a long-form reference answer
     or gold answers), so a reference judge can judge all its battles."""
-    from engine.results.records import load_run
+    from engine.runs.lookup import load_run
 
     run = load_run(store, run_name)
     rowids = [r[0] for r in store.query(

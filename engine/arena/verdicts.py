@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.results.records import load_run
+from engine.runs.lookup import load_run
 from engine.store import Store, json_column
 
 

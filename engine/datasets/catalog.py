@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 
 from engine.store import Store
+from engine.store import datasets as stored
+from engine.store.datasets import datasets_fingerprint  # noqa: F401 (the Datasets screen's)
 from engine.suggest import did_you_mean
 
 
@@ -75,50 +77,24 @@ def _split_ref(ref: str) -> tuple[str, int | None]:
 def resolve(store: Store, ref: str) -> int:
     """Dataset id for ``name`` (its newest version) or ``name@version``."""
     name, version = _split_ref(ref)
-    if version is None:
-        row = store.query("SELECT id FROM datasets WHERE name = ? ORDER BY version DESC LIMIT 1",
-                          (name,))
-    else:
-        row = store.query("SELECT id FROM datasets WHERE name = ? AND version = ?",
-                          (name, version))
-    if not row:
-        known = [r[0] for r in store.query("SELECT DISTINCT name FROM datasets ORDER BY name")]
+    dataset_id = stored.dataset_id_by_name(store, name, version)
+    if dataset_id is None:
+        known = stored.dataset_names(store)
         hint = f" (known: {', '.join(known)})" if known else " (the store has no datasets yet)"
         raise DatasetNotFound(f"no dataset named {ref!r}{did_you_mean(name, known) or hint}")
-    return row[0]["id"]
-
-
-_N_QUERIES = ("CASE WHEN d.kind = 'labels' "
-              "THEN (SELECT COUNT(*) FROM label_pairs p WHERE p.dataset_id = d.id) "
-              "ELSE (SELECT COUNT(*) FROM queries q WHERE q.dataset_id = d.id) END")
-"""A dataset's items: its queries, or for human labels (kind 'labels') its answer pairs."""
+    return dataset_id
 
 
 def list_datasets(store: Store, latest_only: bool = False) -> list[DatasetSummary]:
-    rows = store.query(
-        f"SELECT d.*, {_N_QUERIES} AS n_queries, "
-        "(SELECT COUNT(*) FROM chunks c WHERE c.dataset_id = d.id) AS n_chunks "
-        "FROM datasets d ORDER BY d.name, d.version")
+    rows = stored.dataset_rows(store)
     if latest_only:
         newest = {r["name"]: r["version"] for r in rows}
         rows = [r for r in rows if r["version"] == newest[r["name"]]]
     return [_summary(store, r) for r in rows]
 
 
-def datasets_fingerprint(store: Store) -> tuple:
-    """What changes whenever a dataset is imported, replaced or removed: one aggregate over
-    the dataset rows, for screens that poll for changes."""
-    return tuple(store.query("SELECT COUNT(*), MAX(id), TOTAL(id), MAX(created_at) "
-                             "FROM datasets")[0])
-
-
 def get_dataset(store: Store, ref: str) -> DatasetSummary:
-    dataset_id = resolve(store, ref)
-    row = store.query(
-        f"SELECT d.*, {_N_QUERIES} AS n_queries, "
-        "(SELECT COUNT(*) FROM chunks c WHERE c.dataset_id = d.id) AS n_chunks "
-        "FROM datasets d WHERE d.id = ?", (dataset_id,))[0]
-    return _summary(store, row)
+    return _summary(store, stored.dataset_row(store, resolve(store, ref)))
 
 
 def _summary(store: Store, r) -> DatasetSummary:
@@ -126,18 +102,12 @@ def _summary(store: Store, r) -> DatasetSummary:
         return DatasetSummary(r["id"], r["name"], r["version"], r["kind"], r["format"],
                               r["created_at"], r["n_queries"], r["n_chunks"], {}, {}, [],
                               r["description"])
-    table = "queries" if r["n_queries"] else "chunks"
-    languages = {(row[0] or "?"): row[1] for row in store.query(
-        f"SELECT language, COUNT(*) FROM {table} WHERE dataset_id = ? "
-        "GROUP BY language ORDER BY COUNT(*) DESC, language", (r["id"],))}
+    of = "queries" if r["n_queries"] else "chunks"
+    languages = {(row[0] or "?"): row[1] for row in stored.language_counts(store, r["id"], of)}
     sources = {}
     if r["n_queries"]:
-        sources = {(row[0] or "?"): row[1] for row in store.query(
-            "SELECT source, COUNT(*) FROM queries WHERE dataset_id = ? GROUP BY source "
-            "ORDER BY COUNT(*) DESC, source LIMIT 50", (r["id"],))}
-    collections = [f"{row[0]}@{row[1]}" for row in store.query(
-        "SELECT d.name, d.version FROM dataset_collections dc JOIN datasets d "
-        "ON d.id = dc.collection_id WHERE dc.dataset_id = ? ORDER BY d.name", (r["id"],))]
+        sources = {(row[0] or "?"): row[1] for row in stored.source_counts(store, r["id"])}
+    collections = [f"{row[0]}@{row[1]}" for row in stored.collection_names(store, r["id"])]
     return DatasetSummary(r["id"], r["name"], r["version"], r["kind"], r["format"],
                           r["created_at"], r["n_queries"], r["n_chunks"], languages, sources,
                           collections, r["description"])
@@ -147,40 +117,19 @@ def list_queries(store: Store, ref: str, *, language: str | None = None,
                  source: str | None = None, search: str | None = None,
                  limit: int = 100, offset: int = 0) -> list[dict]:
     """A page of a dataset's queries (id, text, language, source, answers)."""
-    dataset_id = resolve(store, ref)
-    sql = ("SELECT query_id, text, language, source, answers FROM queries "
-           "WHERE dataset_id = ?")
-    params: list = [dataset_id]
-    if language:
-        sql += " AND language = ?"
-        params.append(language)
-    if source:
-        sql += " AND source = ?"
-        params.append(source)
-    if search:
-        sql += " AND (text LIKE ? OR query_id LIKE ?)"
-        params += [f"%{search}%", f"%{search}%"]
-    sql += " ORDER BY id LIMIT ? OFFSET ?"
-    params += [limit, offset]
+    rows = stored.query_page(store, resolve(store, ref), language=language, source=source,
+                             search=search, limit=limit, offset=offset)
     return [{"query_id": r["query_id"], "text": r["text"], "language": r["language"],
-             "source": r["source"], "answers": json.loads(r["answers"])}
-            for r in store.query(sql, tuple(params))]
+             "source": r["source"], "answers": json.loads(r["answers"])} for r in rows]
 
 
 def get_query(store: Store, ref: str, query_id: str) -> QueryDetail:
-    dataset_id = resolve(store, ref)
-    rows = store.query("SELECT * FROM queries WHERE dataset_id = ? AND query_id = ?",
-                       (dataset_id, query_id))
-    if not rows:
+    q = stored.query_row(store, resolve(store, ref), query_id)
+    if q is None:
         raise LookupError(f"dataset {ref!r} has no query {query_id!r}")
-    q = rows[0]
     pool = [PoolEntry(r["position"], r["chunk_id"], r["title"], r["text"], r["language"],
                       r["support"], bool(r["is_oracle"]), r["support_source"])
-            for r in store.query(
-                "SELECT p.position, p.support, p.is_oracle, p.support_source, c.chunk_id, "
-                "c.title, c.text, c.language FROM pool p JOIN chunks c ON c.id = p.chunk_rowid "
-                "WHERE p.query_rowid = ? ORDER BY p.position IS NULL, p.position, c.chunk_id",
-                (q["id"],))]
+            for r in stored.pool_rows(store, q["id"])]
     return QueryDetail(ref, q["query_id"], q["text"], q["language"], q["source"],
                        json.loads(q["answers"]), q["reference_answer"],
                        json.loads(q["reference_citations"]) if q["reference_citations"] else None,
@@ -193,15 +142,5 @@ def attach_collection(store: Store, dataset_ref: str, collection_ref: str) -> No
     collection_id = resolve(store, collection_ref)
     if dataset_id == collection_id:
         raise ValueError("a dataset cannot be attached to itself")
-    with store.write() as db:
-        db.conn.execute("INSERT OR IGNORE INTO dataset_collections VALUES (?, ?)",
-                        (dataset_id, collection_id))
+    stored.attach_collection(store, dataset_id, collection_id)
 
-
-def retrieval_chunk_count(store: Store, ref: str) -> int:
-    """Chunks a retriever searches for this dataset: its own plus attached collections'."""
-    dataset_id = resolve(store, ref)
-    return store.query(
-        "SELECT COUNT(*) FROM chunks WHERE dataset_id = ? OR dataset_id IN "
-        "(SELECT collection_id FROM dataset_collections WHERE dataset_id = ?)",
-        (dataset_id, dataset_id))[0][0]

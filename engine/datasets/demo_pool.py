@@ -9,6 +9,7 @@ from pathlib import Path
 
 from engine.datasets.importing import ImportResult, import_path
 from engine.store import Store
+from engine.store.datasets import has_dataset_named
 
 DEMO_NAME = "demo"
 DEMO_DIR = Path(__file__).with_name("demo")
@@ -16,6 +17,6 @@ DEMO_DIR = Path(__file__).with_name("demo")
 
 def ensure_demo(store: Store) -> ImportResult | None:
     """Import the demo pool unless a dataset named ``demo`` is already there."""
-    if store.query("SELECT 1 FROM datasets WHERE name = ?", (DEMO_NAME,)):
+    if has_dataset_named(store, DEMO_NAME):
         return None
     return import_path(store, DEMO_DIR, format="squad", name=DEMO_NAME)

@@ -25,6 +25,8 @@ from engine.datasets.formats import FORMATS, detect_format, get_importer
 from engine.datasets.formats.base import DatasetFormatError, ParsedDataset, Progress
 from engine.jobs import Job, JobEvent, combined_progress
 from engine.store import Store
+from engine.store import datasets as stored
+from engine.store.labels import insert_label_pairs
 from engine.text_safety import visible_line
 
 
@@ -93,11 +95,8 @@ class _Importing(Job):
         digest, nbytes = content_hash(files, path if path.is_dir() else path.parent)
         name = self.name or importer.default_name(path)
 
-        existing = store.query(
-            "SELECT id, name, version FROM datasets WHERE content_hash = ? AND format = ? "
-            "ORDER BY id DESC LIMIT 1", (digest, fmt))
-        if existing:
-            row = existing[0]
+        row = stored.dataset_by_content(store, digest, fmt)
+        if row is not None:
             self.result = ImportResult(row["name"], row["version"], row["id"], fmt,
                                        "unchanged", counts=dataset_counts(store, row["id"]))
             return
@@ -181,70 +180,36 @@ def write_dataset(store: Store, parsed: ParsedDataset, *, name: str, content_has
     """Write a parsed dataset as one transaction; returns (dataset id, version)."""
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     with store.write() as db:
-        conn = db.conn
-        version = conn.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM datasets WHERE name = ?",
-                               (name,)).fetchone()[0]
-        cur = conn.execute(
-            "INSERT INTO datasets (name, version, kind, format, content_hash, created_at, "
-            "description) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (name, version, parsed.kind, parsed.format, content_hash, now, parsed.description))
-        dataset_id = cur.lastrowid
-        conn.executemany(
-            "INSERT INTO chunks (dataset_id, chunk_id, title, text, language, content_hash, "
-            "metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            ((dataset_id, c.chunk_id, c.title, c.text, c.language, c.content_hash,
-              _json(c.metadata)) for c in parsed.chunks))
-        conn.executemany(
-            "INSERT INTO queries (dataset_id, query_id, text, language, source, answers, "
-            "reference_answer, reference_citations, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ((dataset_id, q.query_id, q.text, q.language, q.source,
-              json.dumps(q.answers, ensure_ascii=False), q.reference_answer,
-              _json(q.reference_citations), _json(q.metadata)) for q in parsed.queries))
+        version = stored.next_version(db, name)
+        dataset_id = stored.insert_dataset(db, name, version, parsed.kind, parsed.format,
+                                           content_hash, now, parsed.description)
+        stored.insert_chunks(db, ((dataset_id, c.chunk_id, c.title, c.text, c.language,
+                                   c.content_hash, _json(c.metadata)) for c in parsed.chunks))
+        stored.insert_queries(db, (
+            (dataset_id, q.query_id, q.text, q.language, q.source,
+             json.dumps(q.answers, ensure_ascii=False), q.reference_answer,
+             _json(q.reference_citations), _json(q.metadata)) for q in parsed.queries))
         if parsed.label_pairs:
-            _write_label_pairs(conn, dataset_id, parsed.label_pairs)
+            insert_label_pairs(db, (
+                ((dataset_id, p.pair_id, p.query, p.reference, p.answer_a, p.answer_b, p.domain,
+                  _json(p.metadata)),
+                 ((lab.annotator, lab.aspect, lab.label, lab.note) for lab in p.labels))
+                for p in parsed.label_pairs))
         if parsed.pool:
-            chunk_rowid = dict(conn.execute(
-                "SELECT chunk_id, id FROM chunks WHERE dataset_id = ?", (dataset_id,)).fetchall())
-            query_rowid = dict(conn.execute(
-                "SELECT query_id, id FROM queries WHERE dataset_id = ?", (dataset_id,)).fetchall())
-            conn.executemany(
-                "INSERT INTO pool (query_rowid, chunk_rowid, position, support, is_oracle, "
-                "support_source) VALUES (?, ?, ?, ?, ?, ?)",
-                ((query_rowid[p.query_id], chunk_rowid[p.chunk_id], p.position, p.support,
-                  int(p.is_oracle), p.support_source) for p in parsed.pool))
-        conn.execute(
-            "INSERT INTO imports (dataset_id, path, format, content_hash, bytes, counts, "
-            "warnings, outcome, seconds, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (dataset_id, str(path.resolve()), parsed.format, content_hash, nbytes,
-             json.dumps(_counts(parsed)), json.dumps(parsed.warnings, ensure_ascii=False),
-             "imported", seconds, now))
+            chunk_rowid = stored.chunk_rowids(db, dataset_id)
+            query_rowid = stored.query_rowids(db, dataset_id)
+            stored.insert_pool(db, ((query_rowid[p.query_id], chunk_rowid[p.chunk_id],
+                                     p.position, p.support, int(p.is_oracle), p.support_source)
+                                    for p in parsed.pool))
+        stored.insert_import(db, dataset_id, str(path.resolve()), parsed.format, content_hash,
+                             nbytes, json.dumps(_counts(parsed)),
+                             json.dumps(parsed.warnings, ensure_ascii=False), "imported",
+                             seconds, now)
     return dataset_id, version
 
 
-def _write_label_pairs(conn, dataset_id: int, pairs: list) -> None:
-    """A labels dataset's pairs and each person's labels (inside write_dataset's
-    transaction)."""
-    for p in pairs:
-        cur = conn.execute(
-            "INSERT INTO label_pairs (dataset_id, pair_id, query, reference, answer_a, "
-            "answer_b, domain, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (dataset_id, p.pair_id, p.query, p.reference, p.answer_a, p.answer_b, p.domain,
-             _json(p.metadata)))
-        conn.executemany(
-            "INSERT INTO human_labels (pair_rowid, annotator, aspect, label, note) "
-            "VALUES (?, ?, ?, ?, ?)",
-            ((cur.lastrowid, lab.annotator, lab.aspect, lab.label, lab.note)
-             for lab in p.labels))
-
-
 def dataset_counts(store: Store, dataset_id: int) -> dict[str, int]:
-    row = store.query(
-        "SELECT (SELECT COUNT(*) FROM queries WHERE dataset_id = :d) AS queries, "
-        "(SELECT COUNT(*) FROM chunks WHERE dataset_id = :d) AS chunks, "
-        "(SELECT COUNT(*) FROM pool JOIN queries q ON q.id = pool.query_rowid "
-        " WHERE q.dataset_id = :d) AS pool_entries, "
-        "(SELECT COUNT(*) FROM label_pairs WHERE dataset_id = :d) AS pairs", {"d": dataset_id})[0]
-    counts = dict(row)
+    counts = stored.dataset_counts(store, dataset_id)
     if not counts["pairs"]:
         counts.pop("pairs")
     return counts

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 
 from engine.datasets.catalog import DatasetNotFound, resolve
 from engine.store import Store, json_column
+from engine.store.datasets import dataset_identity
+from engine.store.labels import (human_label_rows, label_aspects, label_pair_rows,
+                                 labels_dataset_rows)
 
 
 @dataclass(frozen=True)
@@ -32,17 +35,14 @@ def load_label_pairs(store: Store, dataset: str) -> list[LabelledPair]:
     order, with its labels. :class:`DatasetNotFound` for an unknown name or a dataset of
     another kind."""
     dataset_id = resolve(store, dataset)
-    row = store.query("SELECT name, version, kind FROM datasets WHERE id = ?", (dataset_id,))[0]
+    row = dataset_identity(store, dataset_id)
     if row["kind"] != "labels":
         raise DatasetNotFound(f"dataset {row['name']}@{row['version']} holds {row['kind']} "
                               "data, not human pairwise labels (import a labels file: "
                               "ragchecker-meta or pairwise-labels)")
-    rows = store.query("SELECT * FROM label_pairs WHERE dataset_id = ? ORDER BY id",
-                       (dataset_id,))
+    rows = label_pair_rows(store, dataset_id)
     labels: dict[int, dict[str, dict[str, int]]] = {}
-    for r in store.query("SELECT l.pair_rowid, l.annotator, l.aspect, l.label FROM human_labels "
-                         "l JOIN label_pairs p ON p.id = l.pair_rowid WHERE p.dataset_id = ?",
-                         (dataset_id,)):
+    for r in human_label_rows(store, dataset_id):
         labels.setdefault(r[0], {}).setdefault(r["aspect"], {})[r["annotator"]] = r["label"]
     return [LabelledPair(r["id"], r["pair_id"], r["query"], r["answer_a"], r["answer_b"],
                          r["reference"], r["domain"], json_column(r["metadata"], {}) or {},
@@ -60,14 +60,11 @@ class LabelsDataset:
 def labels_datasets(store: Store) -> list[LabelsDataset]:
     """Every labels dataset in the store (newest version of a name last), with the number of
     pairs and the aspects its labels are on (the calibration dialog's choices)."""
-    rows = store.query(
-        "SELECT d.id, d.name, d.version, (SELECT COUNT(*) FROM label_pairs p WHERE "
-        "p.dataset_id = d.id) AS n FROM datasets d WHERE d.kind = 'labels' "
-        "ORDER BY d.name, d.version")
-    out = []
-    for r in rows:
-        aspects = tuple(a[0] for a in store.query(
-            "SELECT DISTINCT l.aspect FROM human_labels l JOIN label_pairs p ON "
-            "p.id = l.pair_rowid WHERE p.dataset_id = ? ORDER BY l.aspect", (r["id"],)))
-        out.append(LabelsDataset(f"{r['name']}@{r['version']}", r["n"], aspects))
-    return out
+    return [LabelsDataset(f"{r['name']}@{r['version']}", r["n"], label_aspects(store, r["id"]))
+            for r in labels_dataset_rows(store)]
+
+
+def labels_dataset_name(run_name: str) -> str:
+    """The labels dataset that holds people's own verdicts on run ``run_name``'s answers
+    (written from the app; renamed with the run)."""
+    return f"verdicts:{run_name}"

@@ -8,7 +8,7 @@
 - :mod:`engine.metrics.retrieval`: P/R/F1/NDCG@k per query and averaged with CIs.
 - :mod:`engine.metrics.definitions`: the recorded choices behind a report (retrieval gold
   definition, correct-language detector and rule, parity mode) and the header lines naming them.
-- :mod:`engine.metrics.parity`: the README's parity table, read from each metric function's
+- :mod:`engine.metrics.parity`: the parity table of docs/parity.md, read from each metric function's
   ``Reference:`` / ``Deviation:`` docstring paragraphs.
 
 Definitions live in METRICS.md; confidence intervals come from :mod:`engine.stats`.

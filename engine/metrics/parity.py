@@ -7,8 +7,8 @@ Each metric function listed in :data:`PARITY` ends its docstring with two labell
     Deviation: a gold that is empty is ignored.
 
 (``Deviation: none.`` when there is none.) :func:`parity_table` renders them as a markdown
-table; ``scripts/parity_table.py`` writes it into README.md between :data:`BEGIN` and
-:data:`END`, and a unit test fails when README's table is not what the docstrings say.
+table; ``scripts/parity_table.py`` writes it into docs/parity.md between :data:`BEGIN` and
+:data:`END`, and a unit test fails when that page's table is not what the docstrings say.
 """
 
 from __future__ import annotations
@@ -113,15 +113,15 @@ def parity_table(entries: tuple[ParityEntry, ...] = PARITY) -> str:
 
 
 def replace_table(text: str, table: str) -> str:
-    """``text`` (README.md) with the part between :data:`BEGIN` and :data:`END` replaced."""
+    """``text`` (docs/parity.md) with the part between :data:`BEGIN` and :data:`END` replaced."""
     start, end = text.find(BEGIN), text.find(END)
     if start < 0 or end < start:
-        raise ValueError(f"README has no {BEGIN!r} ... {END!r} markers")
+        raise ValueError(f"the page has no {BEGIN!r} ... {END!r} markers")
     return text[:start + len(BEGIN)] + "\n" + table + "\n" + text[end:]
 
 
 def current_table(text: str) -> str | None:
-    """What README.md holds between the markers (None: no markers)."""
+    """What the page (docs/parity.md) holds between the markers (None: no markers)."""
     start, end = text.find(BEGIN), text.find(END)
     if start < 0 or end < start:
         return None

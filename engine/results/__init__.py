@@ -1,7 +1,7 @@
 """Results: what a stored run says, read back from its rows (never kept as the only copy).
 
-- :mod:`.records`: a run's header and items (:class:`RunInfo`, :class:`ItemRecord`) loaded from
-  the store, and what setting and metric names mean;
+- :mod:`.records`: a run's items (:class:`ItemRecord`, :class:`RunColumns`) read from the
+  store, and what setting and metric names mean;
 - :mod:`.report`: :func:`build_report`, the run report with n and a 95% CI on every number
   (loads the rows, then aggregates them);
 - :mod:`.text`: the report as terminal text;
@@ -16,9 +16,9 @@ its module.
 
 from engine.results.export import export_run, header_path
 from engine.results.inspector import item_detail, items_for
-from engine.results.records import count_items, load_run
+from engine.results.records import count_items
 from engine.results.report import build_report
 from engine.results.text import format_report
 
 __all__ = ["build_report", "count_items", "export_run", "format_report", "header_path",
-           "item_detail", "items_for", "load_run"]
+           "item_detail", "items_for"]

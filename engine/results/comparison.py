@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from engine.metrics.definitions import definition_lines
 from engine.results.text import ADAPTABILITY_COLUMNS, concurrency_text, pct, short_setting, table
-from engine.results.units import fmt_delta
+from engine.units import fmt_delta
 
 Segment = tuple[str, str]
 """``(text, role)``; see the module docstring for the roles."""
@@ -56,7 +56,7 @@ class RunRow:
 
 
 def run_row(store, run) -> RunRow:
-    """The row of ``run`` (a :class:`~engine.results.records.RunInfo`): item counts (the
+    """The row of ``run`` (a :class:`~engine.store.runs.RunInfo`): item counts (the
     run's counters), configuration, seeds, devices, times to the minute."""
     from engine.results.records import stored_counts
 
@@ -76,7 +76,8 @@ def run_row(store, run) -> RunRow:
 
 def run_rows(store) -> list[RunRow]:
     """Every stored run's row, oldest first."""
-    from engine.results.records import known_runs, load_run
+    from engine.runs.lookup import load_run
+    from engine.store.runs import known_runs
 
     return [run_row(store, load_run(store, name)) for name in known_runs(store)]
 

@@ -42,9 +42,8 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
 from engine.output_files import csv_cell, csv_writer, output_file, write_text
-from engine.results.records import (SCORER_MARK, RunInfo, count_items, parse_retrieved,
-                                    run_metrics, run_settings, setting_rank_sql, split_system,
-                                    stored_counts)
+from engine.results.records import (SCORER_MARK, count_items, parse_retrieved, run_metrics,
+                                    run_settings, setting_rank_sql, split_system, stored_counts)
 from engine.store import Store, json_column
 from engine.store.database import batched
 from engine.store.exports import (GENERATION_COLUMNS, VIEW_EXTRA, export_items, export_scores,

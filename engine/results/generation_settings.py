@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from engine.results.records import RunInfo, split_system
+from engine.results.records import split_system
+from engine.store.runs import RunInfo
 
 LABELS = {"max_tokens": "max tokens", "template": "prompt template",
           "temperature": "temperature", "top_p": "top p", "top_k": "top k", "seed": "seed",

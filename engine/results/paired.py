@@ -10,7 +10,7 @@ adaptability shares per mixed-like setting), A's and B's values, Δ = B − A wi
 bootstrap 95% CI over queries, a p-value (McNemar's exact test for binary scores, the paired
 sign-flip permutation test otherwise, also for the adaptability shares, which are means of
 per-query indicators), Holm's adjustment across every row of the comparison, a verdict, and the
-items for 80% power (:mod:`engine.results.paired_stats` has the statistics and their sources).
+items for 80% power (:mod:`engine.paired_stats` has the statistics and their sources).
 And the item diff: every item whose binary score flipped (A right → B wrong, wrong → right),
 grouped by setting, language and source, with both responses, and the (b, o, m) pattern
 transitions of the queries (e.g. ``110 → 100``).
@@ -35,9 +35,8 @@ from engine.results.pairing import (Pairing, PairingError, Side, pair, parse_sid
                                     system_choice)
 from engine.results.records import (LOOSE_METRIC, ItemRecord, is_mixed_like, metric_order,
                                     split_system)
-from engine.results.paired_stats import (holm, mcnemar_exact, mcnemar_sample_size,
-                                         paired_bootstrap, paired_mean_sample_size,
-                                         sign_flip_p)
+from engine.paired_stats import (holm, mcnemar_exact, mcnemar_sample_size,
+                                 paired_bootstrap, paired_mean_sample_size, sign_flip_p)
 from engine.results.paired_words import verdict_line
 from engine.store.generations import generation_texts
 from engine.store.items import query_texts

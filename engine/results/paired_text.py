@@ -9,7 +9,7 @@ from pathlib import Path
 from engine.output_files import write_csv
 from engine.results.paired import PairedComparison
 from engine.results.paired_words import p_text, verdict_line
-from engine.results.units import fmt_delta, fmt_delta_interval, fmt_points, fmt_value
+from engine.units import fmt_delta, fmt_delta_interval, fmt_points, fmt_value
 
 
 def power_line(c: PairedComparison) -> str:

@@ -4,14 +4,14 @@ number of tests and Holm's adjustment, and what "better" needs, for this compari
 (:class:`engine.results.paired.PairedComparison`).
 
 References: Holm, "A simple sequentially rejective multiple test procedure", Scandinavian
-Journal of Statistics 6(2), 1979 (the adjustment, :mod:`engine.results.paired_stats`); the
+Journal of Statistics 6(2), 1979 (the adjustment, :mod:`engine.paired_stats`); the
 settings are MIRAGE's (Park et al., "MIRAGE: A Metric-Intensive Benchmark for RAG Evaluation";
 METRICS.md §1: base without context, oracle with the gold chunk, mixed with the query's pool).
 """
 
 from __future__ import annotations
 
-from engine.results.units import fmt_delta, fmt_delta_interval
+from engine.units import fmt_delta, fmt_delta_interval
 
 
 def verdict_explained(c) -> list[str]:
@@ -46,7 +46,7 @@ def verdict_explained(c) -> list[str]:
 
 
 def points(x: float | None) -> str:
-    """A difference in percentage points, ``+12.5 pp`` (:mod:`engine.results.units`)."""
+    """A difference in percentage points, ``+12.5 pp`` (:mod:`engine.units`)."""
     return fmt_delta(x)
 
 

@@ -17,10 +17,9 @@ from typing import Iterable
 
 import numpy as np
 
-from engine.runs.owner import shown_status
 from engine.store import Store, json_column
 from engine.store import items as stored
-from engine.suggest import did_you_mean
+from engine.store.runs import RunInfo
 
 SCORER_MARK = "_scorer"
 """The run engine's marker row in ``scores`` (value NULL, detail = the scorer version); like
@@ -30,10 +29,6 @@ LOOSE_METRIC = "em_loose"
 """The EM_loose label behind NV/CA/CI/CM and per-setting accuracy (MIRAGE §1)."""
 
 _RETRIEVED = re.compile(r"^retrieved@(\d+)(?::(.+))?$")
-
-
-class RunNotFound(LookupError):
-    """No run of that name in the workspace."""
 
 
 def parse_retrieved(setting: str) -> tuple[int, str | None] | None:
@@ -80,21 +75,6 @@ def metric_order(metrics: Iterable[str]) -> list[str]:
 
 
 @dataclass
-class RunInfo:
-    id: int
-    name: str
-    dataset_id: int
-    dataset: str            # name@version
-    dataset_hash: str
-    dataset_queries: int    # queries in the whole dataset (a sample says "N of M")
-    config: dict
-    header: dict
-    status: str
-    created_at: str
-    updated_at: str
-
-
-@dataclass
 class ItemRecord:
     """One run item (system × setting × query) with its query's facts and its scores."""
 
@@ -117,47 +97,6 @@ class ItemRecord:
         """The EM_loose label (0/1), or None when the item has no such score."""
         value = self.scores.get(LOOSE_METRIC)
         return None if value is None else int(round(value))
-
-
-def known_runs(store: Store) -> list[str]:
-    """Every run's name, oldest first."""
-    return [r[0] for r in store.query("SELECT name FROM runs ORDER BY created_at, name")]
-
-
-def runs_fingerprint(store: Store) -> tuple:
-    """What changes whenever the run list or a run's progress does (a run added, removed or
-    renamed, a status or an item stored): one aggregate over the runs and their counters, for
-    screens that poll for changes."""
-    row = store.query(
-        "SELECT COUNT(*), MAX(r.id), MAX(r.updated_at), GROUP_CONCAT(r.status), "
-        "TOTAL(c.items), TOTAL(c.errors), GROUP_CONCAT(r.name) "
-        "FROM runs r LEFT JOIN run_counts c ON c.run_id = r.id")[0]
-    return tuple(row)
-
-
-def run_not_found(store: Store, name: str) -> RunNotFound:
-    """The one-line error for a run name the workspace does not know: the nearest name
-    ("did you mean"), else the known ones."""
-    known = known_runs(store)
-    if not known:
-        return RunNotFound(f"no run named {name!r} (the workspace has no runs yet)")
-    near = did_you_mean(name, known)
-    return RunNotFound(f"no run named {name!r}{near or ' (known: ' + ', '.join(known) + ')'}")
-
-
-def load_run(store: Store, name: str) -> RunInfo:
-    """The run called ``name``; :class:`RunNotFound` (listing the known runs) otherwise."""
-    rows = store.query(
-        "SELECT r.*, d.name AS d_name, d.version AS d_version, d.content_hash AS d_hash, "
-        "(SELECT COUNT(*) FROM queries q WHERE q.dataset_id = r.dataset_id) AS d_queries "
-        "FROM runs r JOIN datasets d ON d.id = r.dataset_id WHERE r.name = ?", (name,))
-    if not rows:
-        raise run_not_found(store, name)
-    r = rows[0]
-    status = shown_status(store, r["id"], r["status"])      # a dead owner: interrupted
-    return RunInfo(r["id"], r["name"], r["dataset_id"], f"{r['d_name']}@{r['d_version']}",
-                   r["d_hash"], r["d_queries"], json_column(r["config"], {}),
-                   json_column(r["header"], {}), status, r["created_at"], r["updated_at"])
 
 
 def load_items(store: Store, run: RunInfo, metrics: Iterable[str] | None = None,

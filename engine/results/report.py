@@ -32,11 +32,12 @@ from engine.metrics.adaptability import PATTERN_KEYS, AdaptabilityReport, adapta
 from engine.metrics.definitions import GOLD_DEFINITIONS, resolve as resolve_definitions
 from engine.metrics.language import DEFAULT_LANGUAGE_METRIC, LANGUAGE_METRICS
 from engine.metrics.retrieval import DEFAULT_KS
-from engine.results.records import (LOOSE_METRIC, RunColumns, RunInfo, RunNotFound,
-                                    column_counts, is_mixed_like, load_columns,
-                                    metric_order, parse_retrieved, retriever_name,
-                                    setting_order, split_system)
+from engine.results.records import (LOOSE_METRIC, RunColumns, column_counts, is_mixed_like,
+                                    load_columns, metric_order, parse_retrieved,
+                                    retriever_name, setting_order, split_system)
 from engine.results.retrieval_table import group_key, retrievers, retrieval_table
+from engine.runs.lookup import RunNotFound
+from engine.store.runs import RunInfo
 from engine.retrieval.scores import answer_match_rows, gold_chunks, stored_rankings
 from engine.stats import RATE, Estimate, clopper_pearson_many, interval, intervals
 from engine.store import Store

@@ -9,8 +9,8 @@ from collections import defaultdict
 from typing import Any, Iterable
 
 from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
-from engine.results.records import (ItemRecord, RunInfo, parse_retrieved, retriever_name,
-                                    setting_order)
+from engine.results.records import ItemRecord, parse_retrieved, retriever_name, setting_order
+from engine.store.runs import RunInfo
 
 UNKNOWN = "?"
 """The breakdown key for queries with no language (or no source)."""

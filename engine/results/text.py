@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.metrics.definitions import definition_lines
 from engine.results.records import parse_retrieved, retriever_name
-from engine.results.units import COUNT_METRICS, fmt_interval
+from engine.units import COUNT_METRICS, fmt_interval
 from engine.stats import format_interval
 from engine.text_fit import fit_table, wrap_lines
 
@@ -21,7 +21,7 @@ RETRIEVAL_COLUMNS = (("p", "P"), ("r", "R"), ("f1", "F1"), ("ndcg", "NDCG"),
 
 
 def pct(value: float | None, lo: float | None = None, hi: float | None = None) -> str:
-    """``12.3 [9.1, 15.8]`` (percent: :func:`engine.results.units.fmt_interval`), ``–`` when
+    """``12.3 [9.1, 15.8]`` (percent: :func:`engine.units.fmt_interval`), ``–`` when
     there is no value."""
     return fmt_interval(value, lo, hi)
 

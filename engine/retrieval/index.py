@@ -31,15 +31,14 @@ import numpy as np
 from engine.datasets.catalog import resolve
 from engine.jobs import Job, JobEvent, combined_progress, eta, per_second
 from engine.store import Store
+from engine.store.datasets import chunk_text_counts, collection_ids, dataset_identity
+from engine.store.indexes import (over_length_count, save_embedder, save_index, store_vectors,
+                                  unembedded_chunks)
+from engine.store.indexes import stored_vectors  # noqa: F401 (engine.arena.reference_judges's)
 
 Progress = Callable[[int, "int | None", str], None]
 PASSAGE, QUERY = "passage", "query"
 STORE_DEPTH = 20          # dense rankings are stored at least this deep, for later, deeper k
-IN_CHUNK = 500           # parameters per "IN (...)" lookup
-
-
-def marks(n: int) -> str:
-    return ",".join("?" * n)
 
 
 def _now() -> str:
@@ -47,15 +46,13 @@ def _now() -> str:
 
 
 def dataset_label(store: Store, dataset_id: int) -> str:
-    row = store.query("SELECT name, version FROM datasets WHERE id = ?", (dataset_id,))[0]
+    row = dataset_identity(store, dataset_id)
     return f"{row['name']}@{row['version']}"
 
 
 def searched_datasets(store: Store, dataset_id: int) -> list[int]:
     """The dataset id, then its attached collections' ids: the chunk sets a retriever searches."""
-    return [dataset_id] + [r[0] for r in store.query(
-        "SELECT collection_id FROM dataset_collections WHERE dataset_id = ? ORDER BY collection_id",
-        (dataset_id,))]
+    return [dataset_id] + collection_ids(store, dataset_id)
 
 
 # --------------------------------------------------------------------------- identity and labels
@@ -64,12 +61,9 @@ def register_embedder(store: Store, embedder) -> str:
     """Record the embedder in ``embedders`` (once) and return its identity key."""
     identity = embedder.identity
     key = identity.key()
-    with store.write() as db:
-        db.conn.execute(
-            "INSERT OR IGNORE INTO embedders (key, name, identity, dim, max_seq_length, "
-            "normalized, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (key, embedder.name, json.dumps(asdict(identity), sort_keys=True), int(embedder.dim),
-             getattr(embedder, "max_seq_length", None), int(bool(embedder.normalized)), _now()))
+    save_embedder(store, key, embedder.name, json.dumps(asdict(identity), sort_keys=True),
+                  embedder.dim, getattr(embedder, "max_seq_length", None), embedder.normalized,
+                  _now())
     return key
 
 
@@ -99,38 +93,7 @@ def label_name(label: str) -> str:
     return label.rsplit("#", 1)[0]
 
 
-# --------------------------------------------------------------------------- stored vectors
-
-def store_vectors(store: Store, key: str, role: str, hashes: Sequence[str],
-                   vectors: np.ndarray, tokens: Sequence[int] | None) -> None:
-    blobs = np.ascontiguousarray(vectors, dtype="<f4")
-    tokens = tokens if tokens is not None else [None] * len(hashes)
-    with store.write() as db:
-        db.conn.executemany(
-            "INSERT OR IGNORE INTO embeddings (embedder_key, role, content_hash, vector, tokens) "
-            "VALUES (?, ?, ?, ?, ?)",
-            ((key, role, h, blobs[i].tobytes(), None if t is None else int(t))
-             for i, (h, t) in enumerate(zip(hashes, tokens))))
-
-
-def stored_vectors(store: Store, key: str, role: str, hashes: Sequence[str],
-                    dim: int) -> dict[str, np.ndarray]:
-    out = {}
-    hashes = list(hashes)
-    for start in range(0, len(hashes), IN_CHUNK):
-        part = hashes[start:start + IN_CHUNK]
-        for h, blob in store.conn.execute(
-                f"SELECT content_hash, vector FROM embeddings WHERE embedder_key = ? AND role = ? "
-                f"AND content_hash IN ({marks(len(part))})", (key, role, *part)):
-            out[h] = _vector(blob, dim)
-    return out
-
-
-def _vector(blob: bytes, dim: int) -> np.ndarray:
-    if len(blob) != 4 * dim:
-        raise ValueError(f"a stored vector has {len(blob) // 4} values, the embedder has {dim}")
-    return np.frombuffer(blob, dtype="<f4")
-
+# --------------------------------------------------------------------------- vectors
 
 def checked_vectors(vectors, n: int, embedder) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -161,11 +124,7 @@ class IndexReport:
 
 
 def pending_chunks(store: Store, ids: Sequence[int], key: str) -> list[tuple[str, str]]:
-    rows = store.conn.execute(
-        f"SELECT c.content_hash, c.text FROM chunks c WHERE c.dataset_id IN ({marks(len(ids))}) "
-        "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.embedder_key = ? AND e.role = ? "
-        "AND e.content_hash = c.content_hash) ORDER BY c.id", (*ids, key, PASSAGE)).fetchall()
-    distinct = list(dict(rows).items())
+    distinct = list(dict(unembedded_chunks(store, ids, key, PASSAGE)).items())
     # Longest first, as SentenceTransformer.encode orders one call: batches cut from this order
     # pad as little as the bare call does, and a resumed indexing cuts the same batches.
     distinct.sort(key=lambda item: -len(item[1]))
@@ -181,10 +140,7 @@ def pending_texts(store: Store, dataset_ref: str, embedder) -> list[tuple[str, s
 def _over_length(store: Store, ids: Sequence[int], key: str, limit: int | None) -> int:
     if not limit:
         return 0
-    return store.query(
-        f"SELECT COUNT(*) FROM chunks c JOIN embeddings e ON e.embedder_key = ? AND e.role = ? "
-        f"AND e.content_hash = c.content_hash WHERE c.dataset_id IN ({marks(len(ids))}) "
-        "AND e.tokens > ?", (key, PASSAGE, *ids, limit))[0][0]
+    return over_length_count(store, ids, key, PASSAGE, limit)
 
 
 def index_dataset(store: Store, dataset_ref: str, embedder, *, batch_size: int = 64,
@@ -226,9 +182,7 @@ class _Indexing(Job):
         self.dataset_id = resolve(store, self.dataset_ref)
         self.key = register_embedder(store, embedder)
         self.ids = searched_datasets(store, self.dataset_id)
-        self.chunks, self.texts = store.query(
-            f"SELECT COUNT(*), COUNT(DISTINCT content_hash) FROM chunks "
-            f"WHERE dataset_id IN ({marks(len(self.ids))})", tuple(self.ids))[0]
+        self.chunks, self.texts = chunk_text_counts(store, self.ids)
         pending = pending_chunks(store, self.ids, self.key)
         self.pending = len(pending)
         self.emit(force=True, message=f"{embedder.name}: {self.texts - self.pending:,} of "
@@ -243,12 +197,8 @@ class _Indexing(Job):
             self.embedded += len(batch)
             self.emit()
         self.report = self._report(cancelled=False)
-        with store.write() as db:
-            db.conn.execute(
-                "INSERT INTO retrieval_indexes (dataset_id, embedder_key, chunks, embedded, "
-                "over_length, seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (self.dataset_id, self.key, self.chunks, self.embedded,
-                 self.report.over_length, self.report.seconds, _now()))
+        save_index(store, self.dataset_id, self.key, self.chunks, self.embedded,
+                   self.report.over_length, self.report.seconds, _now())
 
     def event(self, status: str, message: str | None) -> JobEvent:
         reused = self.texts - self.pending

@@ -2,7 +2,7 @@
 
 MIRAGE's RAG mode replaces a query's own five-chunk pool by a retriever's top k over the whole
 pool (every query's chunks together), k in {1, 3, 5}; mirage-tui also searches the distractor
-collections attached to the dataset (``engine.datasets.attach_collection``).
+collections attached to the dataset (``engine.datasets.catalog.attach_collection``).
 
 Retrieval. As in MIRAGE's reference code the score is the raw dot product of the query and
 chunk vectors (no normalisation added here; adapters add e5's "query: "/"passage: " prefixes
@@ -32,14 +32,14 @@ from engine.retrieval.index import (
     checked_vectors,
     dataset_label,
     index_dataset,
-    marks,
     pending_chunks,
     retriever_label,
     searched_datasets,
-    store_vectors,
-    stored_vectors,
 )
 from engine.store import Store
+from engine.store.datasets import chunk_count, chunk_texts, content_hashes, query_texts
+from engine.store.indexes import (chunk_vectors, rankings_of_queries, save_rankings,
+                                  store_vectors, stored_vectors)
 
 # --------------------------------------------------------------------------- the faiss cache
 
@@ -64,18 +64,10 @@ def _build_index(store: Store, ids: Sequence[int], key: str, dim: int):
     """An exact inner-product index over the stored vectors, and the chunk rowid of each row."""
     import faiss
 
-    rows = store.conn.execute(
-        f"SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.embedder_key = ? "
-        f"AND e.role = ? AND e.content_hash = c.content_hash "
-        f"WHERE c.dataset_id IN ({marks(len(ids))}) ORDER BY c.id",
-        (key, PASSAGE, *ids)).fetchall()
-    blob = b"".join(r[1] for r in rows)
-    if len(blob) != 4 * dim * len(rows):
-        raise ValueError(f"stored vectors do not all have the embedder's {dim} values")
-    matrix = np.frombuffer(blob, dtype="<f4").reshape(len(rows), dim).astype(np.float32)
+    chunk_rowids, matrix = chunk_vectors(store, ids, key, PASSAGE, dim)
     index = faiss.IndexFlatIP(dim)
     index.add(matrix)
-    return index, np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    return index, chunk_rowids
 
 
 # --------------------------------------------------------------------------- retrieval
@@ -99,9 +91,7 @@ class Retriever:
         self._ids = searched_datasets(store, self.dataset_id)
         self._chunk_count: int | None = None
         self._texts: dict[int, str] | None = None
-        collections = [r[0] for r in store.query(
-            f"SELECT content_hash FROM datasets WHERE id IN ({marks(len(self._ids) - 1)})",
-            tuple(self._ids[1:]))] if len(self._ids) > 1 else []
+        collections = content_hashes(store, self._ids[1:])
         self.embedder_key = embedder.identity.key()
         self.label = retriever_label(embedder, reranker, self.rerank_depth,
                                      collections=collections)
@@ -111,16 +101,12 @@ class Retriever:
         """Chunks searched: the dataset's own plus its attached collections' (fixed when the
         retriever is made, like its label; datasets never change once imported)."""
         if self._chunk_count is None:
-            self._chunk_count = self.store.query(
-                f"SELECT COUNT(*) FROM chunks WHERE dataset_id IN ({marks(len(self._ids))})",
-                tuple(self._ids))[0][0]
+            self._chunk_count = chunk_count(self.store, self._ids)
         return self._chunk_count
 
     def _query_texts(self) -> dict[int, str]:
         if self._texts is None:
-            self._texts = dict(self.store.query(
-                "SELECT id, text FROM queries WHERE dataset_id = ? ORDER BY id",
-                (self.dataset_id,)))
+            self._texts = query_texts(self.store, self.dataset_id)
         return self._texts
 
     def query_rowids(self) -> list[int]:
@@ -154,9 +140,7 @@ class Retriever:
 
     def _stored(self, wanted: list[int]) -> dict[int, list[tuple[int, float]]]:
         return {q: [(int(c), float(s)) for c, s in json.loads(ranked)]
-                for q, ranked in self.store.query_in(
-                    "SELECT query_rowid, ranked FROM retrievals WHERE retriever = ? "
-                    "AND query_rowid IN ({marks})", wanted, (self.label,))}
+                for q, ranked in rankings_of_queries(self.store, self.label, wanted)}
 
     def _rank(self, todo: list[int], texts: dict[int, str], keep: int, progress, cancel) -> dict:
         found = self._index(progress, cancel)
@@ -175,12 +159,9 @@ class Retriever:
             for q, s_row, i_row in zip(part, scores, rows):
                 hits = [(int(chunk_rowids[i]), float(s)) for i, s in zip(i_row, s_row) if i >= 0]
                 fresh[q] = self._rerank(texts[q], hits) if self.reranker is not None else hits
-            with self.store.write() as db:
-                db.conn.executemany(
-                    "INSERT OR REPLACE INTO retrievals (retriever, query_rowid, ranked) "
-                    "VALUES (?, ?, ?)",
-                    ((self.label, q, json.dumps([[c, round(s, 6)] for c, s in hits]))
-                     for q, hits in fresh.items()))
+            save_rankings(self.store, self.label,
+                          ((q, json.dumps([[c, round(s, 6)] for c, s in hits]))
+                           for q, hits in fresh.items()))
             out.update({q: [(c, round(s, 6)) for c, s in hits] for q, hits in fresh.items()})
             if progress:
                 progress(start + len(part), len(todo), f"{self.label}: retrieving")
@@ -226,8 +207,7 @@ class Retriever:
 
     def _rerank(self, query: str, hits: list[tuple[int, float]]) -> list[tuple[int, float]]:
         rowids = [c for c, _ in hits]
-        chunk_text = dict(self.store.query(
-            f"SELECT id, text FROM chunks WHERE id IN ({marks(len(rowids))})", tuple(rowids)))
+        chunk_text = chunk_texts(self.store, rowids)
         order = self.reranker.rerank(query, [chunk_text[c] for c in rowids])
         return [(rowids[i], float(score)) for i, score in order]
 

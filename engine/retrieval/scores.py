@@ -24,20 +24,21 @@ from engine.metrics.definitions import (DEFAULT_GOLD, GOLD_WIDENED, DefinitionEr
 from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
 from engine.retrieval.index import dataset_label, label_name
 from engine.store import Store
+from engine.store.datasets import query_facets
+from engine.store.indexes import (answer_match_count, rankings_of_dataset,
+                                  retrievers_of_dataset, supporting_pool_rows)
 
 
 def stored_retrievers(store: Store, dataset_ref: str) -> list[str]:
     """Labels of the retrievers with rankings stored for the dataset's queries."""
-    dataset_id = resolve(store, dataset_ref)
-    return [r[0] for r in store.query(
-        "SELECT DISTINCT r.retriever FROM retrievals r JOIN queries q ON q.id = r.query_rowid "
-        "WHERE q.dataset_id = ? ORDER BY r.retriever", (dataset_id,))]
+    return retrievers_of_dataset(store, resolve(store, dataset_ref))
 
 
-def _gold_filter(definition: str) -> str:
+def _file_labels_only(definition: str) -> bool:
+    """Whether the gold ``definition`` keeps only the file's own support labels."""
     if check_choice("gold", definition) is None:
         raise DefinitionError("gold: a definition is required")
-    return "" if definition == GOLD_WIDENED else " AND p.support_source = 'label'"
+    return definition != GOLD_WIDENED
 
 
 def gold_chunks(store: Store, dataset_id: int,
@@ -46,9 +47,8 @@ def gold_chunks(store: Store, dataset_id: int,
     with ``support = 1`` from the file; ``oracle+answer-match``: every pool row with
     ``support = 1``). Queries without one are absent."""
     gold: dict[int, set[int]] = {}
-    for q, c in store.query("SELECT p.query_rowid, p.chunk_rowid FROM pool p JOIN queries q "
-                            "ON q.id = p.query_rowid WHERE q.dataset_id = ? AND p.support = 1"
-                            + _gold_filter(definition), (dataset_id,)):
+    for q, c in supporting_pool_rows(store, dataset_id,
+                                     file_labels_only=_file_labels_only(definition)):
         gold.setdefault(q, set()).add(c)
     return gold
 
@@ -56,17 +56,14 @@ def gold_chunks(store: Store, dataset_id: int,
 def answer_match_rows(store: Store, dataset_id: int) -> int:
     """How many pool rows of the dataset are supporting only by answer match (the difference
     between the two gold definitions; 0: they agree)."""
-    return store.query("SELECT COUNT(*) FROM pool p JOIN queries q ON q.id = p.query_rowid "
-                       "WHERE q.dataset_id = ? AND p.support = 1 "
-                       "AND p.support_source != 'label'", (dataset_id,))[0][0]
+    return answer_match_count(store, dataset_id)
 
 
 def stored_rankings(store: Store, dataset_id: int, label: str, depth: int) -> dict[int, list[int]]:
     """The top ``depth`` chunk rowids of each stored ranking by retriever ``label`` on the
     dataset's queries, keyed by query rowid in the order the store returns them."""
-    return {q: [c for c, _ in json.loads(ranked)[:depth]] for q, ranked in store.query(
-        "SELECT r.query_rowid, r.ranked FROM retrievals r JOIN queries q ON q.id = r.query_rowid "
-        "WHERE q.dataset_id = ? AND r.retriever = ?", (dataset_id, label))}
+    return {q: [c for c, _ in json.loads(ranked)[:depth]]
+            for q, ranked in rankings_of_dataset(store, dataset_id, label)}
 
 
 def _resolve_label(store: Store, dataset_ref: str, label: str) -> str:
@@ -108,8 +105,7 @@ def retrieval_report_for(store: Store, dataset_ref: str, retriever_label: str,
     definition = gold
     gold_sets = gold_chunks(store, dataset_id, definition)
     rankings = stored_rankings(store, dataset_id, label, depth)
-    queries = store.query("SELECT id, language, source FROM queries WHERE dataset_id = ? "
-                          "ORDER BY id", (dataset_id,))
+    queries = query_facets(store, dataset_id)
     groups: dict[str, list] = {}
     scored = []
     for row in queries:

@@ -8,90 +8,27 @@
   measured speeds (model checks, stored generations);
 - :mod:`engine.runs.prompting`: contexts, the truncation rule, the generation cache key;
 - :mod:`engine.runs.header`: the run header (what reproduces a run);
-- :mod:`engine.runs.rows`: the run row and one transaction per item; what is stored;
+- :mod:`engine.runs.rows`: the run row and one transaction per item; what is stored
+  (its statements in :mod:`engine.store.runs` and :mod:`engine.store.run_items`);
+- :mod:`engine.runs.lookup`: :func:`load_run` (a stored run by name, as a user should read it:
+  a dead owner's run is interrupted) and :class:`RunNotFound`;
 - :mod:`engine.runs.events`: :func:`run_event` (the :class:`~engine.jobs.JobEvent` a run
   reports, with :class:`RunProgress` as its detail) and :class:`RunSummary`;
-- :mod:`engine.runs.execute`: :func:`execute`, with progress callbacks and cooperative cancel.
+- :mod:`engine.runs.execute`: :func:`execute`, with progress callbacks and cooperative cancel
+  (:mod:`engine.runs.answering`: one item's prompt and generation; :mod:`engine.runs.tally`:
+  what the run has done so far; :mod:`engine.runs.run_models`: its models).
+
+Exported here: what other packages (and the tests and benchmarks) import through
+``engine.runs``; everything else is imported from its module.
 """
 
-from engine.runs.config import BASIC_SETTINGS, ConfigError, RunConfig
-from engine.runs.events import RunProgress, RunSummary, run_event
+from engine.runs.config import ConfigError, RunConfig
+from engine.runs.estimates import estimate_remaining
 from engine.runs.execute import execute
-from engine.runs.header import (
-                                identity_json,
-                                initial_header,
-                                machine,
-                                now,
-                                package_versions,
-                                record_generator,
-                                start_session,
-)
-from engine.runs.plan import (
-                                Plan,
-                                PlanItem,
-                                RunConfigMismatch,
-                                System,
-                                check_embedder,
-                                check_generator,
-                                check_run_models,
-                                dataset_reference,
-                                plan_run,
-)
-from engine.runs.estimates import (
-                                Speed,
-                                estimate,
-                                estimate_remaining,
-                                latest_model_check,
-                                latest_model_speed,
-                                measured_speeds,
-                                model_file_size,
-                                record_model_check,
-)
-from engine.runs.live_eta import LiveEta
-from engine.runs.prompting import (
-                                FittedPrompt,
-                                PromptTooLong,
-                                QueryFacts,
-                                context_length,
-                                context_rowids,
-                                fit_prompt,
-                                generation_key,
-                                load_chunks,
-                                load_queries,
-                                params_json,
-                                render,
-                                sampling_params,
-)
-from engine.runs.rows import (
-                                SCORER_MARK,
-                                finished_items,
-                                generation_text,
-                                is_scored,
-                                loose_labels,
-                                save_plan,
-                                stored_loose,
-                                stored_status,
-                                write_error,
-                                write_item,
-                                write_run,
-)
-from engine.runs.sampling import (
-                                adaptive_batch_size,
-                                allocation,
-                                ci_half_widths,
-                                stratified_order,
-)
+from engine.runs.plan import RunConfigMismatch, plan_run
+from engine.runs.prompting import generation_key
+from engine.runs.rows import SCORER_MARK
+from engine.runs.sampling import stratified_order
 
-__all__ = ["BASIC_SETTINGS", "ConfigError", "FittedPrompt", "LiveEta", "Plan", "PlanItem",
-           "PromptTooLong", "QueryFacts", "RunConfig", "RunConfigMismatch", "RunProgress", "RunSummary",
-           "SCORER_MARK", "Speed", "System", "adaptive_batch_size", "allocation",
-           "check_embedder", "check_generator", "check_run_models", "ci_half_widths",
-           "context_length", "context_rowids", "dataset_reference", "estimate",
-           "estimate_remaining", "execute", "finished_items",
-           "fit_prompt", "generation_key", "generation_text", "identity_json", "initial_header",
-           "is_scored", "latest_model_check", "latest_model_speed", "load_chunks",
-           "load_queries", "loose_labels", "machine",
-           "measured_speeds", "model_file_size", "now", "package_versions", "params_json",
-           "plan_run", "record_generator", "record_model_check", "render", "run_event", "sampling_params", "save_plan",
-           "start_session", "stored_loose", "stored_status", "stratified_order", "write_error",
-           "write_item", "write_run"]
+__all__ = ["SCORER_MARK", "ConfigError", "RunConfig", "RunConfigMismatch", "estimate_remaining",
+           "execute", "generation_key", "plan_run", "stratified_order"]

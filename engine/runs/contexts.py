@@ -13,21 +13,11 @@ from __future__ import annotations
 
 from engine.runs.header import now
 from engine.store import Store
-
-
-def learned_context(store: Store, key: str) -> int | None:
-    rows = store.query("SELECT context_length FROM endpoint_contexts WHERE endpoint = ?",
-                       (key,))
-    return int(rows[0][0]) if rows else None
+from engine.store import speeds as speed_rows
 
 
 def keep_learned_context(store: Store, key: str, tokens: int, message: str) -> None:
-    with store.write() as db:
-        db.conn.execute(
-            "INSERT INTO endpoint_contexts (endpoint, context_length, message, learned_at) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (endpoint) DO UPDATE SET context_length = "
-            "excluded.context_length, message = excluded.message, "
-            "learned_at = excluded.learned_at", (key, tokens, message[:1000], now()))
+    speed_rows.keep_learned_context(store, key, tokens, message[:1000], now())
 
 
 def apply_learned_context(store: Store, generator) -> int | None:
@@ -36,7 +26,7 @@ def apply_learned_context(store: Store, generator) -> int | None:
     learn = getattr(generator, "learn_context", None)
     if key is None or learn is None:
         return None
-    tokens = learned_context(store, key)
+    tokens = speed_rows.learned_context(store, key)
     if tokens:
         learn(tokens)
     return tokens

@@ -36,6 +36,7 @@ from typing import Iterable, Mapping
 from engine.runs.header import now
 from engine.runs.plan import Plan, PlanItem
 from engine.store import Store
+from engine.store import speeds as speed_rows
 
 DEFAULT_PROMPT_TPS = 600.0
 DEFAULT_GEN_TPS = 70.0
@@ -66,31 +67,24 @@ def record_model_check(store: Store, result: dict, model: str | None = None) -> 
     name = model or result.get("name")
     if not name:
         return
-    with store.write() as db:
-        db.conn.execute(
-            "INSERT INTO model_checks (model, kind, ok, device, prompt_tps, gen_tps, result, "
-            "checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (name, result.get("kind"), int(bool(result.get("ok"))), result.get("device"),
-             result.get("prompt_tokens_per_s"), result.get("tokens_per_s"),
-             json.dumps(result, ensure_ascii=False, default=str), now()))
+    speed_rows.save_model_check(store, name, result.get("kind"), bool(result.get("ok")),
+                                result.get("device"), result.get("prompt_tokens_per_s"),
+                                result.get("tokens_per_s"),
+                                json.dumps(result, ensure_ascii=False, default=str), now())
 
 
 def latest_model_check(store: Store, model: str) -> dict | None:
     """The newest stored check of ``model``: its result dict plus ``checked_at``."""
-    rows = store.query("SELECT result, checked_at FROM model_checks WHERE model IN (?, ?) "
-                       "ORDER BY checked_at DESC, id DESC LIMIT 1", (model, Path(model).stem))
-    if not rows:
+    row = speed_rows.newest_check(store, (model, Path(model).stem))
+    if row is None:
         return None
-    return {**json.loads(rows[0]["result"]), "checked_at": rows[0]["checked_at"]}
+    return {**json.loads(row["result"]), "checked_at": row["checked_at"]}
 
 
 def latest_model_checks(store: Store) -> dict[str, dict]:
     """Every checked model's newest check, by the name it was asked for: its result dict plus
     ``checked_at`` (the Models screen shows them after a relaunch)."""
-    rows = store.query(
-        "SELECT model, result, checked_at FROM model_checks WHERE id IN "
-        "(SELECT id FROM model_checks c WHERE c.model = model_checks.model "
-        "ORDER BY checked_at DESC, id DESC LIMIT 1)")
+    rows = speed_rows.newest_checks(store)
     return {r["model"]: {**json.loads(r["result"]), "checked_at": r["checked_at"]}
             for r in rows}
 
@@ -98,13 +92,9 @@ def latest_model_checks(store: Store) -> dict[str, dict]:
 def latest_model_speed(store: Store, model_key: str) -> tuple[Speed, str] | None:
     """``(speed, checked_at)`` from the newest successful check of generator ``model_key``
     (its catalog name, a path or an endpoint spec, as a run names it), or None."""
-    rows = store.query(
-        "SELECT prompt_tps, gen_tps, device, checked_at FROM model_checks WHERE model IN "
-        "(?, ?) AND ok = 1 AND gen_tps > 0 ORDER BY checked_at DESC, id DESC LIMIT 1",
-        (model_key, Path(model_key).stem))
-    if not rows:
+    r = speed_rows.newest_speed_check(store, (model_key, Path(model_key).stem))
+    if r is None:
         return None
-    r = rows[0]
     gen_tps = float(r["gen_tps"])
     prompt_tps = float(r["prompt_tps"] or gen_tps * DEFAULT_PROMPT_TPS / DEFAULT_GEN_TPS)
     where = f" · {r['device']}" if r["device"] else ""
@@ -249,12 +239,9 @@ def measured_speeds(store: Store, generators: Iterable[str]) -> dict[str, Speed]
     out = {}
     for name in generators:
         # per name, the newest first down the generations_by_model index: no scan, no sort
-        rows = sorted((r for model in dict.fromkeys((name, Path(name).stem)) for r in store.query(
-            "SELECT g.prompt_tokens_evaluated, g.completion_tokens, g.seconds, g.created_at, "
-            "(SELECT ri.setting FROM run_items ri WHERE ri.generation_key = g.key LIMIT 1) "
-            "FROM generations g WHERE g.model_name = ? AND g.seconds > 0 "
-            "ORDER BY g.created_at DESC LIMIT ?", (model, RECENT))),
-            key=lambda r: r[3], reverse=True)[:RECENT]
+        rows = sorted((r for model in dict.fromkeys((name, Path(name).stem))
+                       for r in speed_rows.timed_generations(store, model, RECENT)),
+                      key=lambda r: r[3], reverse=True)[:RECENT]
         measured = len(rows) >= MIN_MEASURED and sum(r[2] for r in rows) > 0.5
         checked = latest_model_speed(store, name)
         if checked is not None and (not rows or checked[1] >= rows[0][3]):
@@ -375,10 +362,5 @@ def _text_sizes(store: Store | None, queries: list[int]) -> tuple[dict, dict]:
     """UTF-8 bytes of each query's text and the mean of its pool chunks."""
     if store is None or not queries:
         return {}, {}
-    question = {r[0]: len(r[1].encode("utf-8")) for r in store.query_in(
-        "SELECT id, text FROM queries WHERE id IN ({marks})", queries)}
-    chunk = {r[0]: math.ceil(r[1] or 0) for r in store.query_in(
-        "SELECT p.query_rowid, AVG(LENGTH(CAST(c.text AS BLOB))) FROM pool p "
-        "JOIN chunks c ON c.id = p.chunk_rowid WHERE p.query_rowid IN ({marks}) "
-        "GROUP BY p.query_rowid", queries)}
-    return question, chunk
+    question, chunk = speed_rows.text_bytes(store, queries)
+    return question, {q: math.ceil(size) for q, size in chunk.items()}

@@ -3,11 +3,11 @@
 Items run in the plan's order (generator, then query, then settings in prefix-sharing order)
 through :mod:`engine.inflight`: up to ``concurrency`` requests out at once (a query's items
 one after another), retried when a failure is transient, each outcome stored on this thread in
-the plan's order. Each finished item is one transaction (:mod:`engine.runs.rows`). A run that is cancelled,
-crashes or is killed with ``kill -9`` has only whole items stored; running it again skips
-the items it has, answers every other item whose generation is already stored (by any run)
-from the store, and generates only the rest: nothing is generated twice, no row is lost or
-duplicated.
+the plan's order. Each finished item is one transaction (:mod:`engine.runs.rows`). A run
+that is cancelled, crashes or is killed with ``kill -9`` has only whole items stored; running
+it again skips the items it has, answers every other item whose generation is already stored
+(by any run) from the store, and generates only the rest: nothing is generated twice, no row
+is lost or duplicated.
 
 Scores come from :func:`engine.metrics.answer.score_generation` against the query's answers
 and language, with ``cited=True`` for a template whose responses carry citations
@@ -24,11 +24,11 @@ error, with its reason (:mod:`engine.inflight`): retries spent, an unusable repl
 a prompt over the context; it counts in ``errors`` and against the budget, the run goes on,
 and running again asks for it again.
 
-A server that refuses a prompt as too long, naming its context (an endpoint that reported
-none, fitted to 8,192), teaches the run that context (:mod:`engine.runs.contexts`: kept in the
-workspace for every later run) and the item is fitted again and asked once more; a server
-that counted more prompt tokens than the run's estimate did makes later fits leave that much
-room.
+Each item's prompt and generation are found on a worker thread (:mod:`engine.runs.answering`:
+the cache, the model, a refusal that teaches the run a server's context, kept for every later
+run by :mod:`engine.runs.contexts`); its outcome is stored and counted here, on the job's
+thread (:mod:`engine.runs.tally`: what the progress events and the summary say), and the
+models are loaded and recorded by :mod:`engine.runs.run_models`.
 Running it again resumes. Adaptive runs take the plan's batches one after another and stop
 when :func:`engine.runs.sampling.ci_half_widths` are all below the target. Progress goes to
 a callback as :class:`~engine.jobs.JobEvent` (:func:`~engine.runs.events.run_event`), at most
@@ -38,50 +38,35 @@ one per ``min_interval`` seconds (and always the last one). A run is a
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 import time
-from collections import defaultdict
-from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Mapping
 
 from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_concurrency,
                              in_flight, watchdog_for)
-from engine.jobs import Job, JobEvent, eta, model_failed, per_second
+from engine.jobs import Job, JobEvent, eta, model_failed
 from engine.metrics.answer import score_generation
 from engine.prompts import get_template
-from engine.results.units import fmt_delta_interval, fmt_points
 from engine.runs import rows
+from engine.runs.answering import Answer, ItemAnswers
 from engine.runs.contexts import keep_learned_context
-from engine.runs.live_eta import LiveEta
 from engine.runs.events import RunSummary, run_event
 from engine.runs.header import start_session
+from engine.runs.live_eta import LiveEta
 from engine.runs.log import log_event
 from engine.runs.plan import Plan, PlanItem
+from engine.runs.prompting import load_chunks, load_queries, params_json, sampling_params
 from engine.runs.run_models import RunModels
-from engine.runs.prompting import (PromptTooLong, context_length, context_rowids, fit_prompt,
-                                   generation_key, load_chunks, load_queries, params_json,
-                                   sampling_params)
 from engine.runs.sampling import ci_half_widths, difference_interval
+from engine.runs.tally import RunTally
 from engine.store import Store
-from models.base import ContextOverflow
+from engine.units import fmt_delta_interval, fmt_points
 
 DISK_FULL = ("the disk is full (database or disk is full): the run stopped; every stored item "
              "is complete (each is one transaction). Free some space and run it again to "
              "resume.")
-
-
-@dataclass(frozen=True)
-class _Answer:
-    """What a worker found for one item: its prompt and text (stored or new), or why not."""
-
-    prompt: object
-    gen_key: str | None
-    text: str | None
-    generation: object
-    error: str | None = None
 
 
 def execute(store: Store, plan: Plan, *, progress: Callable[[JobEvent], None] | None = None,
@@ -111,22 +96,14 @@ class _Runner(RunModels, Job):
         self.run_id: int | None = None
         self.header: dict = {}
         self.finished: dict[tuple, str | None] = {}   # item key -> generation key (None: todo)
-        self.accuracy: dict = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-        self.counts = dict(done=0, total=0, cached=0, generated=0, errors=0, truncated=0)
-        self.tokens = dict(prompt=0, evaluated=0, completion=0)
-        self.gen_seconds = self.prompt_seconds = self.item_seconds = 0.0
-        self.devices: set[str] = set()
+        self.tally = RunTally()
+        self.answers = ItemAnswers(store, self.template, self.params, self.config.max_tokens)
         self.queries_used = 0
         self.current: tuple[str | None, str | None] = (None, None)
         self.stop_reason: str | None = None
         self.half_widths: dict[str, float] = {}
         self.recorded: set[str] = set()               # generators whose identity is recorded
         self.budget = ErrorBudget(self.config.max_errors)
-        self.contexts: dict[tuple, list[int]] = {}    # item key -> context, while in flight
-        self.slack: dict[str, int] = {}               # generator -> tokens its server counted
-        #                                               beyond the run's estimate (refusals)
-        self.learned: dict[str, tuple] = {}           # context key -> (generator, tokens,
-        #                                               refusal), for the job's thread to keep
         self.mark = 0.0                               # when the last item was stored
         self.live_eta: LiveEta | None = None          # the ETA: estimate × the run's pace
 
@@ -148,9 +125,8 @@ class _Runner(RunModels, Job):
                                         < self.plan.dataset_queries else "all queries used")
 
     def _open(self) -> None:
-        self.run_id = rows.save_plan(self.store, self.plan)
-        stored = self.store.query("SELECT header FROM runs WHERE id = ?", (self.run_id,))[0][0]
-        self.header = start_session(json.loads(stored), self.plan)
+        self.run_id, stored = rows.open_run(self.store, self.plan)
+        self.header = start_session(stored, self.plan)
         self.header.pop("message", None)
         self._write_run(status="running")
         # the labels the run's retrieved items were stored under (they carry model hashes)
@@ -167,14 +143,14 @@ class _Runner(RunModels, Job):
             for setting, by_query in by_setting.items():
                 for query, value in by_query.items():
                     if self.finished.get((system, setting, query)):
-                        self._count_label(system, setting, value)
+                        self.tally.label(system, setting, value)
         self.live_eta = LiveEta(self.store, self.plan)
 
     def _run_batch(self, queries: list[int]) -> None:
         items = self.plan.items_for(queries)
         self.queries_used += len(queries)
-        self.counts["total"] += len(items)
-        self.header["total_items"] = self.counts["total"]
+        self.tally.counts["total"] += len(items)
+        self.header["total_items"] = self.tally.counts["total"]
         facts = load_queries(self.store, queries)
         ranked = self._retrieve(items)
         wanted = {c for f in facts.values() for c in f.oracle + f.pool}
@@ -186,15 +162,15 @@ class _Runner(RunModels, Job):
             stored = [i for i in todo if self.finished.get(self._key(i))]
             for item in stored:
                 self.live_eta.done(item)
-            self.counts["done"] += len(stored)          # finished before: nothing to ask
-            self.counts["cached"] += len(stored)
+            self.tally.stored_before(len(stored))
             todo = [i for i in todo if not self.finished.get(self._key(i))]
             if not todo:
                 continue                                # no model to load
             generator = self._generator(system.generator)
             model_key = generator.identity.key()
-            requests = (Request(item, partial(self._answer, item, generator, model_key,
-                                              facts[item.query_rowid], ranked, chunks),
+            requests = (Request(item, partial(self.answers.answer, item, self._key(item),
+                                              generator, model_key, facts[item.query_rowid],
+                                              ranked, chunks),
                                 group=item.query_rowid) for item in todo)
             self.check_cancel()
             self.mark = self.live_eta.start(system.generator)
@@ -224,76 +200,11 @@ class _Runner(RunModels, Job):
             self._write_run()
         return Policy(concurrency=n, watchdog=watchdog_for(generator), seed=self.config.seed)
 
-    # ----------------------------------------------------------------------- one item
-
-    def _answer(self, item, generator, model_key, facts, ranked, chunks) -> _Answer:
-        """On a worker thread: the item's prompt, and its generation from the cache or the
-        model. Model errors propagate (the in-flight policy retries, records or stops); a
-        refusal of an overlong prompt that teaches a smaller fit is fitted again and asked
-        once more (the module docstring)."""
-        name = item.system.generator
-        limit = self._limit(generator, name)
-        try:
-            context = context_rowids(item.kind, facts,
-                                     ranked.get(item.retriever, {}).get(item.query_rowid),
-                                     item.k)
-            prompt = fit_prompt(generator, self.template, facts, item.kind, context, chunks,
-                                self.config.max_tokens, n_ctx=limit)
-        except (LookupError, PromptTooLong) as exc:
-            return _Answer(None, None, None, None, str(exc))
-        self.contexts[self._key(item)] = prompt.context
-        try:
-            return self._ask(generator, model_key, prompt)
-        except ContextOverflow as exc:
-            self._learn(generator, name, exc, prompt)
-            refit = self._limit(generator, name)
-            if refit >= limit:
-                raise                       # nothing learned: the same prompt would fail
-        try:
-            prompt = fit_prompt(generator, self.template, facts, item.kind, context, chunks,
-                                self.config.max_tokens, n_ctx=refit)
-        except PromptTooLong as exc:
-            return _Answer(None, None, None, None, str(exc))
-        self.contexts[self._key(item)] = prompt.context
-        try:
-            return self._ask(generator, model_key, prompt)
-        except ContextOverflow as again:
-            raise ContextOverflow(f"{again} (asked again after fitting the prompt to {refit} "
-                                  "tokens)", again.prompt_tokens, again.context_length) \
-                from again
-
-    def _ask(self, generator, model_key, prompt) -> _Answer:
-        """The prompt's generation: stored already (by any run), or asked now."""
-        gen_key = generation_key(model_key, prompt.text, self.params)
-        text = rows.generation_text(self.store, gen_key)
-        if text is not None:
-            return _Answer(prompt, gen_key, text, None)
-        generation = generator.generate(prompt.messages, self.params)
-        return _Answer(prompt, gen_key, generation.text, generation)
-
-    def _limit(self, generator, name: str) -> int:
-        """The context a prompt of ``name`` is fitted to: its window, less the slack."""
-        return context_length(generator) - self.slack.get(name, 0)
-
-    def _learn(self, generator, name: str, exc: ContextOverflow, prompt) -> None:
-        """From a refusal (on a worker thread): the context it names, when smaller than the
-        generator's (an endpoint: ``learn_context``), and the tokens the server counted beyond
-        the prompt's estimate."""
-        learn = getattr(generator, "learn_context", None)
-        if learn is None:
-            return                          # a local model: its window is known exactly
-        if 0 < exc.context_length < context_length(generator):
-            learn(exc.context_length)
-            key = getattr(generator, "context_key", None)
-            if key is not None:
-                self.learned[key] = (name, exc.context_length, str(exc))
-        if exc.prompt_tokens > prompt.tokens:
-            self.slack[name] = max(self.slack.get(name, 0), exc.prompt_tokens - prompt.tokens)
+    # ----------------------------------------------------------------------- one outcome
 
     def _keep_learned(self) -> None:
         """On the job's thread: the contexts learned since, into the workspace and the log."""
-        for key in list(self.learned):
-            name, tokens, message = self.learned.pop(key)
+        for key, name, tokens, message in self.answers.take_learned():
             keep_learned_context(self.store, key, tokens, message)
             endpoint = self.header.get("models", {}).get(name, {}).get("endpoint")
             if isinstance(endpoint, dict):
@@ -319,10 +230,10 @@ class _Runner(RunModels, Job):
             message = outcome.message
             if outcome.status == "fatal":
                 message = model_failed(item.system.generator, outcome.error).message
-            self._error(key, self.contexts.pop(key, None), message)
+            self._error(key, self.answers.contexts.pop(key, None), message)
             return
-        answer: _Answer = outcome.value
-        self.contexts.pop(key, None)
+        answer: Answer = outcome.value
+        self.answers.contexts.pop(key, None)
         if outcome.attempts > 1:
             self._log("retry", f"{key[0]} · {key[1]} · query {key[2]}: answered after "
                                f"{outcome.attempts} attempts")
@@ -339,40 +250,16 @@ class _Runner(RunModels, Job):
                         model_key=model_key, model_name=getattr(generator, "name", key[0]),
                         params=self.params_json)
         self.finished[key] = gen_key
-        self.counts["done"] += 1
-        self.counts["truncated"] += prompt.truncated
-        if generation is None:
-            self.counts["cached"] += 1
-        else:
-            self._count_generation(generation, took)
+        self.tally.item(generation, prompt.truncated, took)
         self.mark = moment
         loose = (next((s.value for s in scores if s.metric == rows.LOOSE), None) if scores
                  else rows.stored_loose(self.store, gen_key, item.query_rowid))
-        self._count_label(key[0], key[1], loose)
+        self.tally.label(key[0], key[1], loose)
 
     def _error(self, key, context, message: str) -> None:
         rows.write_error(self.store, self.run_id, key, context, message)
         self._log("error", f"{key[0]} · {key[1]} · query {key[2]}: {message}")
-        self.counts["done"] += 1
-        self.counts["errors"] += 1
-
-    def _count_generation(self, g, seconds: float) -> None:
-        extra = g.extra or {}
-        self.counts["generated"] += 1
-        self.tokens["prompt"] += g.prompt_tokens
-        self.tokens["evaluated"] += g.prompt_tokens_evaluated
-        self.tokens["completion"] += g.completion_tokens
-        self.gen_seconds += extra.get("generation_seconds", g.seconds)
-        self.prompt_seconds += extra.get("prompt_seconds", 0.0)
-        self.item_seconds += seconds
-        if g.device:
-            self.devices.add(g.device)
-
-    def _count_label(self, system: str, setting: str, value) -> None:
-        if value is not None:
-            cell = self.accuracy[system][setting]
-            cell[0] += int(round(value))
-            cell[1] += 1
+        self.tally.error()
 
     # ----------------------------------------------------------------------- the run row
 
@@ -384,7 +271,7 @@ class _Runner(RunModels, Job):
         return self.run_id is not None
 
     def record(self, status: str, message: str | None) -> None:
-        self.header["devices"] = sorted(set(self.header.get("devices", [])) | self.devices)
+        self.header["devices"] = sorted(set(self.header.get("devices", [])) | self.tally.devices)
         if self.config.adaptive:
             self.header["adaptive"] = {"queries": self.queries_used,
                                        "stop_reason": self.stop_reason,
@@ -392,7 +279,7 @@ class _Runner(RunModels, Job):
         if message:
             self.header["message"] = message
         self._write_run(status)
-        c = self.counts
+        c = self.tally.counts
         try:        # best effort: the run row above already says how it ended
             self._log("end", f"{status}: {c['done']}/{c['total']} items ({c['generated']} "
                              f"generated, {c['cached']} stored or cached, {c['errors']} errors)"
@@ -435,28 +322,26 @@ class _Runner(RunModels, Job):
     # ----------------------------------------------------------------------- reporting
 
     def event(self, status: str, message: str | None) -> JobEvent:
-        c = self.counts
+        t, c = self.tally, self.tally.counts
         return run_event(
             run=self.config.name, status=status, done=c["done"], total=c["total"],
             cached=c["cached"], generated=c["generated"], errors=c["errors"],
-            truncated=c["truncated"],
-            tokens_per_s=per_second(self.tokens["completion"], self.gen_seconds),
-            prompt_tokens_per_s=per_second(self.tokens["evaluated"], self.prompt_seconds),
+            truncated=c["truncated"], tokens_per_s=t.tokens_per_s,
+            prompt_tokens_per_s=t.prompt_tokens_per_s,
             eta_seconds=(self.live_eta.seconds if self.live_eta is not None
-                         else eta(c["done"], c["total"], self.item_seconds, c["generated"])),
+                         else eta(c["done"], c["total"], t.item_seconds, c["generated"])),
             system=self.current[0], setting=self.current[1], queries=self.queries_used,
-            accuracy={s: {k: (v[0], v[1]) for k, v in by.items()}
-                      for s, by in self.accuracy.items()},
-            message=message, pace_note=self.live_eta and self.live_eta.busy_note())
+            accuracy=t.accuracy_pairs(), message=message,
+            pace_note=self.live_eta and self.live_eta.busy_note())
 
     def summary(self, status: str, message: str | None) -> RunSummary:
-        c = self.counts
+        t, c = self.tally, self.tally.counts
         return RunSummary(
             run=self.config.name, run_id=self.run_id, status=status, message=message,
             total=c["total"], done=c["done"], generated=c["generated"], cached=c["cached"],
             errors=c["errors"], truncated=c["truncated"], queries=self.queries_used,
-            seconds=time.perf_counter() - self.started, prompt_tokens=self.tokens["prompt"],
-            prompt_tokens_evaluated=self.tokens["evaluated"],
-            completion_tokens=self.tokens["completion"], generation_seconds=self.gen_seconds,
+            seconds=time.perf_counter() - self.started, prompt_tokens=t.tokens["prompt"],
+            prompt_tokens_evaluated=t.tokens["evaluated"],
+            completion_tokens=t.tokens["completion"], generation_seconds=t.gen_seconds,
             stop_reason=self.stop_reason, half_widths=self.half_widths,
-            devices=sorted(self.devices))
+            devices=sorted(t.devices))

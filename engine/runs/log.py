@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from engine.runs.header import now
 from engine.store import Store
+from engine.store.run_log import append_log, log_rows
 
 KINDS = ("session", "load", "retry", "error", "context", "end", "rename", "host")
 
@@ -28,11 +29,9 @@ class LogLine:
 def log_event(store: Store, run_id: int, kind: str, message: str) -> None:
     """Append one line to the run's log (its own small transaction)."""
     with store.write() as db:
-        db.conn.execute("INSERT INTO run_log (run_id, at, kind, message) VALUES (?, ?, ?, ?)",
-                        (run_id, now(), kind, message))
+        append_log(db, run_id, now(), kind, message)
 
 
 def read_log(store: Store, run_id: int) -> list[LogLine]:
     """The run's log, oldest first."""
-    return [LogLine(r[0], r[1], r[2]) for r in store.query(
-        "SELECT at, kind, message FROM run_log WHERE run_id = ? ORDER BY id", (run_id,))]
+    return [LogLine(r[0], r[1], r[2]) for r in log_rows(store, run_id)]

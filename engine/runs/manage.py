@@ -14,11 +14,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from engine.results.records import run_not_found
+from engine.datasets.labels import labels_dataset_name
 from engine.runs import owner
 from engine.runs.header import now
 from engine.runs.log import LogLine, read_log
+from engine.runs.lookup import run_not_found
 from engine.store import Store
+from engine.store import runs as run_table
+from engine.store.run_log import append_log
 
 
 @dataclass(frozen=True)
@@ -28,23 +31,21 @@ class Deleted:
     generations: int            # cached generations dropped (purge only)
 
 
-def _run_id(conn, store: Store, name: str) -> int:
-    row = conn.execute("SELECT id FROM runs WHERE name = ?", (name,)).fetchone()
-    if row is None:
+def _run_id(db, store: Store, name: str) -> int:
+    run_id = run_table.run_id_named(db, name)
+    if run_id is None:
         raise run_not_found(store, name)
-    return row[0]
+    return run_id
 
 
 def run_log(store: Store, name: str) -> list[LogLine]:
     """The run's log, oldest first."""
-    return read_log(store, _run_id(store.conn, store, name))
+    return read_log(store, _run_id(store.db, store, name))
 
 
-def _refuse_running(conn, run_id: int, name: str, doing: str) -> None:
-    row = conn.execute("SELECT o.pid, o.host, o.process_start FROM run_owners o JOIN runs r "
-                       "ON r.id = o.run_id WHERE o.run_id = ? AND r.status = 'running'",
-                       (run_id,)).fetchone()
-    if row is not None and owner.is_alive(row[0], row[1], row[2]):
+def _refuse_running(db, run_id: int, name: str, doing: str) -> None:
+    row = run_table.owner_with_status(db, run_id)
+    if row is not None and row["status"] == "running" and owner.is_alive(row[0], row[1], row[2]):
         raise owner.RunBusy(f"run {name} is running (pid {row[0]}); cannot {doing} it until "
                             "it ends (cancel it first)")
 
@@ -61,52 +62,28 @@ def check_new_name(new: str) -> str:
 def rename_run(store: Store, old: str, new: str) -> str:
     """Rename run ``old`` to ``new`` (its stored configuration's name too, and its people's
     verdicts dataset ``verdicts:OLD``); returns the new name."""
-    from engine.arena.human_verdicts import labels_dataset_name
-
     new = check_new_name(new)
     with store.write() as db:
-        conn = db.conn
-        run_id = _run_id(conn, store, old)
+        run_id = _run_id(db, store, old)
         if new == old:
             return new
-        if conn.execute("SELECT 1 FROM runs WHERE name = ?", (new,)).fetchone():
+        if run_table.name_taken(db, new):
             raise ValueError(f"a run named {new!r} exists already")
-        _refuse_running(conn, run_id, old, "rename")
-        config = json.loads(conn.execute("SELECT config FROM runs WHERE id = ?",
-                                         (run_id,)).fetchone()[0] or "{}")
+        _refuse_running(db, run_id, old, "rename")
+        config = json.loads(run_table.run_config_text(db, run_id) or "{}")
         config["name"] = new
-        conn.execute("UPDATE runs SET name = ?, config = ? WHERE id = ?",
-                     (new, json.dumps(config), run_id))
-        if not conn.execute("SELECT 1 FROM datasets WHERE name = ?",
-                            (labels_dataset_name(new),)).fetchone():
-            conn.execute("UPDATE datasets SET name = ? WHERE name = ?",
-                         (labels_dataset_name(new), labels_dataset_name(old)))
-        conn.execute("INSERT INTO run_log (run_id, at, kind, message) VALUES (?, ?, ?, ?)",
-                     (run_id, now(), "rename", f"renamed from {old} to {new}"))
+        run_table.rename(db, run_id, new, json.dumps(config))
+        run_table.rename_dataset_unless_taken(db, labels_dataset_name(old),
+                                              labels_dataset_name(new))
+        append_log(db, run_id, now(), "rename", f"renamed from {old} to {new}")
     return new
 
 
 def delete_run(store: Store, name: str, *, purge_generations: bool = False) -> Deleted:
     """Delete run ``name`` in one transaction (module docstring)."""
     with store.write() as db:
-        conn = db.conn
-        run_id = _run_id(conn, store, name)
-        _refuse_running(conn, run_id, name, "delete")
-        items = conn.execute("SELECT COUNT(*) FROM run_items WHERE run_id = ?",
-                             (run_id,)).fetchone()[0]
-        purged = 0
-        if purge_generations:
-            # generations only this run uses (no other run's item points at them)
-            conn.execute("CREATE TEMP TABLE IF NOT EXISTS _purge (key TEXT PRIMARY KEY)")
-            conn.execute("DELETE FROM _purge")
-            conn.execute(
-                "INSERT OR IGNORE INTO _purge SELECT DISTINCT generation_key FROM run_items ri "
-                "WHERE ri.run_id = ? AND ri.generation_key IS NOT NULL AND NOT EXISTS ("
-                "SELECT 1 FROM run_items o WHERE o.generation_key = ri.generation_key "
-                "AND o.run_id != ri.run_id)", (run_id,))
-        conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
-        if purge_generations:
-            purged = conn.execute(
-                "DELETE FROM generations WHERE key IN (SELECT key FROM _purge)").rowcount
-            conn.execute("DELETE FROM _purge")
+        run_id = _run_id(db, store, name)
+        _refuse_running(db, run_id, name, "delete")
+        items = run_table.item_count(db, run_id)
+        purged = run_table.delete_run(db, run_id, purge_generations=purge_generations)
     return Deleted(name, items, purged)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import os
 import socket
-import sqlite3
 from datetime import datetime, timezone
+
+from engine.store import runs as run_table
 
 INTERRUPTED = "interrupted"
 
@@ -56,11 +57,11 @@ def is_alive(pid: int, host: str, started: str | None) -> bool:
     return started is None or now is None or now == started
 
 
-def claim(conn: sqlite3.Connection, run_id: int, name: str) -> None:
+def claim(db, run_id: int, name: str) -> None:
     """Make this process the run's owner and mark it running; call inside a write
-    transaction (``BEGIN IMMEDIATE``), so the check and the take are one step."""
-    row = conn.execute("SELECT o.pid, o.host, o.process_start, r.status FROM run_owners o "
-                       "JOIN runs r ON r.id = o.run_id WHERE o.run_id = ?", (run_id,)).fetchone()
+    transaction (``BEGIN IMMEDIATE``: ``db`` is its handle), so the check and the take are
+    one step."""
+    row = run_table.owner_with_status(db, run_id)
     if row is not None:
         pid, host, started, status = row[0], row[1], row[2], row[3]
         mine = pid == os.getpid() and host == _host()
@@ -68,12 +69,8 @@ def claim(conn: sqlite3.Connection, run_id: int, name: str) -> None:
             where = "" if host == _host() else f" on {host}"
             raise RunBusy(f"run {name} is running (pid {pid}{where}); wait for it to end, "
                           "or stop that process first")
-    conn.execute(
-        "INSERT OR REPLACE INTO run_owners (run_id, pid, host, process_start, claimed_at) "
-        "VALUES (?, ?, ?, ?, ?)",
-        (run_id, os.getpid(), _host(), process_start(os.getpid()),
-         datetime.now(timezone.utc).isoformat(timespec="seconds")))
-    conn.execute("UPDATE runs SET status = 'running' WHERE id = ?", (run_id,))
+    run_table.set_owner(db, run_id, os.getpid(), _host(), process_start(os.getpid()),
+                        datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 
 def shown_status(store, run_id: int, status: str) -> str:
@@ -81,8 +78,7 @@ def shown_status(store, run_id: int, status: str) -> str:
     whose owner is gone (or unknown: a run from before owners were recorded)."""
     if status != "running":
         return status
-    rows = store.query("SELECT pid, host, process_start FROM run_owners WHERE run_id = ?",
-                       (run_id,))
-    if rows and is_alive(rows[0][0], rows[0][1], rows[0][2]):
+    row = run_table.owner_of(store, run_id)
+    if row is not None and is_alive(row[0], row[1], row[2]):
         return status
     return INTERRUPTED

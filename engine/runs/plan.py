@@ -27,6 +27,8 @@ from engine.datasets.catalog import DatasetNotFound, resolve
 from engine.runs.config import BASIC_SETTINGS, ConfigError, RunConfig
 from engine.runs.sampling import adaptive_batch_size, stratified_order
 from engine.store import Store
+from engine.store import runs as run_table
+from engine.store.run_items import dataset_queries
 from engine.suggest import did_you_mean
 
 SETTING_ORDER = ("base", "retrieved", "mixed", "oracle")
@@ -148,8 +150,8 @@ def dataset_reference(store: Store, ref: str) -> str:
     name, _, version = ref.strip().rpartition("@")
     if not name or not version.isdigit():
         return ref.strip()
-    newest = store.query("SELECT MAX(version) FROM datasets WHERE name = ?", (name,))
-    return name if newest and newest[0][0] == int(version) else ref.strip()
+    newest = run_table.newest_dataset_version(store, name)
+    return name if newest == int(version) else ref.strip()
 
 
 def with_dataset_reference(store: Store, config: RunConfig) -> RunConfig:
@@ -171,10 +173,8 @@ def plan_run(store: Store, config: RunConfig, *, force_new: bool = False,
         dataset_id = resolve(store, config.dataset)
     except DatasetNotFound as exc:
         raise DatasetNotFound(f"dataset: {exc}") from None
-    d = store.query("SELECT name, version, kind, content_hash FROM datasets WHERE id = ?",
-                    (dataset_id,))[0]
-    rows = store.query("SELECT id, source, language FROM queries WHERE dataset_id = ? "
-                       "ORDER BY id", (dataset_id,))
+    d = run_table.dataset_facts(store, dataset_id)
+    rows = dataset_queries(store, dataset_id)
     if not rows:
         raise ConfigError(f"dataset {d['name']}@{d['version']} has no queries (a "
                           f"{d['kind']}); a run needs a QA dataset")
@@ -199,19 +199,17 @@ def plan_run(store: Store, config: RunConfig, *, force_new: bool = False,
                 retriever_labels={r: _planned_retriever_label(r, config)
                                   for r in config.retrievers},
                 replace_existing=force_new)
-    existing = store.query("SELECT id, dataset_id, config, status FROM runs WHERE name = ?",
-                           (config.name,))
-    if existing:
-        stored = json.loads(existing[0]["config"])
-        plan.existing_run = {"id": existing[0]["id"], "status": existing[0]["status"],
+    existing = run_table.stored_run(store, config.name)
+    if existing is not None:
+        stored = json.loads(existing["config"])
+        plan.existing_run = {"id": existing["id"], "status": existing["status"],
                              "config": stored}
-        header = json.loads(store.query("SELECT header FROM runs WHERE id = ?",
-                                        (existing[0]["id"],))[0][0] or "{}")
+        header = json.loads(existing["header"] or "{}")
         for name, entry in (header.get("retrievers") or {}).items():
             if name in plan.retriever_labels and not force_new and entry.get("label"):
                 plan.retriever_labels[name] = entry["label"]
         differs = config.differences(stored)
-        if existing[0]["dataset_id"] != dataset_id and "dataset" not in differs:
+        if existing["dataset_id"] != dataset_id and "dataset" not in differs:
             differs.append("dataset (a newer version was imported)")
         if differs and not force_new:
             raise RunConfigMismatch(

@@ -35,6 +35,7 @@ from typing import Iterable, Sequence
 
 from engine.prompts import Template
 from engine.store import Store
+from engine.store.run_items import chunk_texts, pool_rows, query_rows
 from models.base import SamplingParams
 from models.control_tokens import markers_of, neutralise
 
@@ -64,14 +65,10 @@ class FittedPrompt:
 def load_queries(store: Store, rowids: Sequence[int]) -> dict[int, QueryFacts]:
     rowids = list(rowids)
     pools: dict[int, list] = {q: [] for q in rowids}
-    for r in store.query_in(
-            "SELECT query_rowid, chunk_rowid, position, is_oracle FROM pool "
-            "WHERE query_rowid IN ({marks}) ORDER BY query_rowid, "
-            "position IS NULL, position, chunk_rowid", rowids):
+    for r in pool_rows(store, rowids):
         pools[r[0]].append((r[1], r[2], r[3]))
     out: dict[int, QueryFacts] = {}
-    for r in store.query_in("SELECT id, text, language, answers FROM queries "
-                            "WHERE id IN ({marks})", rowids):
+    for r in query_rows(store, rowids):
         rows = pools[r["id"]]
         out[r["id"]] = QueryFacts(
             r["text"], r["language"], json.loads(r["answers"] or "[]"),
@@ -80,8 +77,7 @@ def load_queries(store: Store, rowids: Sequence[int]) -> dict[int, QueryFacts]:
 
 
 def load_chunks(store: Store, rowids: Iterable[int]) -> dict[int, str]:
-    return {r[0]: r[1] for r in store.query_in(
-        "SELECT id, text FROM chunks WHERE id IN ({marks})", sorted(set(rowids)))}
+    return chunk_texts(store, rowids)
 
 
 def context_rowids(kind: str, facts: QueryFacts, ranked: Sequence[int] | None = None,

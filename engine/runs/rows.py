@@ -22,48 +22,48 @@ from engine.metrics.answer import SCORER_VERSION
 from engine.runs import owner
 from engine.runs.header import initial_header, now
 from engine.runs.plan import Plan, PlanItem, RunConfigMismatch
-from engine.store import Store
+from engine.store import Store, run_items
+from engine.store import runs as run_table
+from engine.store.generations import generation_text
+from engine.store.run_items import ItemKey
 from models.replies import checked_text
 
 SCORER_MARK = "_scorer"
 LOOSE = "em_loose"
 
-ItemKey = tuple[str, str, int]        # (system, setting, query rowid)
-
 
 def save_plan(store: Store, plan: Plan) -> int:
+    """The run's id, after :func:`open_run`."""
+    return open_run(store, plan)[0]
+
+
+def open_run(store: Store, plan: Plan) -> tuple[int, dict]:
     """Create the run's row unless it exists and make this process its owner (status
     ``running``; :func:`engine.runs.owner.claim` refuses a run another live process holds);
-    returns its id. With ``plan.replace_existing`` an existing run of that name is deleted
-    first (its items go; generations and scores stay in the cache)."""
+    returns its id and its stored header. With ``plan.replace_existing`` an existing run of
+    that name is deleted first (its items go; generations and scores stay in the cache)."""
     config = plan.config
     with store.write() as db:
-        conn = db.conn
-        held = conn.execute("SELECT id FROM runs WHERE name = ?", (config.name,)).fetchone()
+        held = run_table.run_id_named(db, config.name)
         if held is not None:                    # before replacing it or taking it over
-            owner.claim(conn, held[0], config.name)
+            owner.claim(db, held, config.name)
         if plan.replace_existing:
-            conn.execute("DELETE FROM runs WHERE name = ?", (config.name,))
+            run_table.delete_run_named(db, config.name)
             plan.replace_existing = False
-        row = conn.execute("SELECT id, config, dataset_id FROM runs WHERE name = ?",
-                           (config.name,)).fetchone()
+        row = run_table.run_to_resume(db, config.name)
         if row is not None:
             differs = config.differences(json.loads(row["config"]))
             if differs or row["dataset_id"] != plan.dataset_id:
                 raise RunConfigMismatch(f"run {config.name!r} exists with a different "
                                         f"configuration ({', '.join(differs) or 'dataset'})")
             keep_recorded_choices(config, json.loads(row["config"]))
-            conn.execute("UPDATE runs SET config = ? WHERE id = ?",
-                         (json.dumps(config.as_json()), row["id"]))
-            return row["id"]
-        stamp = now()
-        cur = conn.execute(
-            "INSERT INTO runs (name, dataset_id, config, header, status, created_at, "
-            "updated_at) VALUES (?, ?, ?, ?, 'planned', ?, ?)",
-            (config.name, plan.dataset_id, json.dumps(config.as_json()),
-             json.dumps(initial_header(plan), ensure_ascii=False), stamp, stamp))
-        owner.claim(conn, cur.lastrowid, config.name)
-        return cur.lastrowid
+            run_table.set_config(db, row["id"], json.dumps(config.as_json()))
+            return row["id"], json.loads(row["header"])
+        header = json.dumps(initial_header(plan), ensure_ascii=False)
+        run_id = run_table.insert_run(db, config.name, plan.dataset_id,
+                                      json.dumps(config.as_json()), header, now())
+        owner.claim(db, run_id, config.name)
+        return run_id, json.loads(header)       # as stored: what a resume would read
 
 
 def keep_recorded_choices(config, stored: dict) -> None:
@@ -83,10 +83,7 @@ def keep_recorded_choices(config, stored: dict) -> None:
 
 
 def write_run(store: Store, run_id: int, header: dict, status: str | None = None) -> None:
-    with store.write() as db:
-        db.conn.execute(
-            "UPDATE runs SET header = ?, status = COALESCE(?, status), updated_at = ? "
-            "WHERE id = ?", (json.dumps(header, ensure_ascii=False), status, now(), run_id))
+    run_table.write_header(store, run_id, json.dumps(header, ensure_ascii=False), status, now())
 
 
 def write_item(store: Store, run_id: int, key: ItemKey, gen_key: str, prompt,
@@ -94,47 +91,25 @@ def write_item(store: Store, run_id: int, key: ItemKey, gen_key: str, prompt,
                params: str = "") -> None:
     """One finished item: its generation (when newly generated), its run item, its scores
     (when computed), all in one transaction."""
-    system, setting, query = key
     if generation is not None:
-        checked_text(model_name or model_key or system, generation.text)
+        checked_text(model_name or model_key or key[0], generation.text)
+        generation = (model_key, model_name, prompt.text, params, generation.text,
+                      generation.prompt_tokens, generation.completion_tokens,
+                      generation.prompt_tokens_evaluated, generation.seconds,
+                      generation.finish_reason, generation.device)
+    if scores is not None:
+        scores = [(s.metric, s.value, s.detail) for s in scores] + [
+            (SCORER_MARK, None, SCORER_VERSION)]
     with store.write() as db:
-        conn = db.conn
-        if generation is not None:
-            conn.execute(
-                "INSERT INTO generations (key, model_key, model_name, prompt, "
-                "params, text, prompt_tokens, completion_tokens, prompt_tokens_evaluated, "
-                "seconds, finish_reason, device, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                (gen_key, model_key, model_name, prompt.text, params, generation.text,
-                 generation.prompt_tokens, generation.completion_tokens,
-                 generation.prompt_tokens_evaluated, generation.seconds,
-                 generation.finish_reason, generation.device, now()))
-        conn.execute(
-            "INSERT OR REPLACE INTO run_items (run_id, system, setting, query_rowid, "
-            "generation_key, context, truncated, error) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
-            (run_id, system, setting, query, gen_key, json.dumps(prompt.context),
-             int(prompt.truncated)))
-        if scores is not None:
-            conn.execute("DELETE FROM scores WHERE generation_key = ? AND query_rowid = ?",
-                         (gen_key, query))
-            conn.executemany(
-                "INSERT INTO scores (generation_key, query_rowid, metric, value, detail) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [(gen_key, query, s.metric, s.value, s.detail) for s in scores]
-                + [(gen_key, query, SCORER_MARK, None, SCORER_VERSION)])
-        conn.execute("UPDATE runs SET updated_at = ? WHERE id = ?", (now(), run_id))
+        run_items.save_item(db, run_id, key, gen_key, json.dumps(prompt.context),
+                            prompt.truncated, generation, scores, now())
 
 
 def write_error(store: Store, run_id: int, key: ItemKey, context: list[int] | None,
                 error: str) -> None:
-    system, setting, query = key
     with store.write() as db:
-        db.conn.execute(
-            "INSERT OR REPLACE INTO run_items (run_id, system, setting, query_rowid, "
-            "generation_key, context, truncated, error) VALUES (?, ?, ?, ?, NULL, ?, 0, ?)",
-            (run_id, system, setting, query,
-             None if context is None else json.dumps(context), error))
-        db.conn.execute("UPDATE runs SET updated_at = ? WHERE id = ?", (now(), run_id))
+        run_items.save_error(db, run_id, key, None if context is None else json.dumps(context),
+                             error, now())
 
 
 # --------------------------------------------------------------------------- reading back
@@ -143,43 +118,26 @@ def finished_items(store: Store, run_id: int) -> dict[ItemKey, str | None]:
     """The run's items → their generation key, or None when the item is not finished: it
     failed, or its scores are missing or from another scorer version (such items are answered
     again from the generation cache and rescored)."""
-    out: dict[ItemKey, str | None] = {}
-    for r in store.query(
-            "SELECT ri.system, ri.setting, ri.query_rowid, ri.generation_key, s.detail "
-            "FROM run_items ri LEFT JOIN scores s ON s.generation_key = ri.generation_key "
-            "AND s.query_rowid = ri.query_rowid AND s.metric = ? WHERE ri.run_id = ?",
-            (SCORER_MARK, run_id)):
-        out[(r[0], r[1], r[2])] = r[3] if r[4] == SCORER_VERSION else None
-    return out
+    return {(r[0], r[1], r[2]): r[3] if r[4] == SCORER_VERSION else None
+            for r in run_items.items_with_mark(store, run_id, SCORER_MARK)}
 
 
 def loose_labels(store: Store, run_id: int) -> dict[str, dict[str, dict[int, int]]]:
     """``labels[system][setting][query] = EM_loose`` of the run's scored items."""
     labels: dict = defaultdict(lambda: defaultdict(dict))
-    for r in store.query(
-            "SELECT ri.system, ri.setting, ri.query_rowid, s.value FROM run_items ri "
-            "JOIN scores s ON s.generation_key = ri.generation_key AND s.query_rowid = "
-            "ri.query_rowid WHERE ri.run_id = ? AND s.metric = ? AND s.value IS NOT NULL",
-            (run_id, LOOSE)):
+    for r in run_items.item_values(store, run_id, LOOSE):
         labels[r[0]][r[1]][r[2]] = int(round(r[3]))
     return labels
 
 
-def generation_text(store: Store, gen_key: str) -> str | None:
-    rows = store.query("SELECT text FROM generations WHERE key = ?", (gen_key,))
-    return rows[0][0] if rows else None
-
-
 def is_scored(store: Store, gen_key: str, query: int) -> bool:
-    rows = store.query("SELECT detail FROM scores WHERE generation_key = ? AND query_rowid = ? "
-                       "AND metric = ?", (gen_key, query, SCORER_MARK))
-    return bool(rows) and rows[0][0] == SCORER_VERSION
+    row = run_items.score_row(store, gen_key, query, SCORER_MARK)
+    return row is not None and row["detail"] == SCORER_VERSION
 
 
 def stored_loose(store: Store, gen_key: str, query: int) -> float | None:
-    rows = store.query("SELECT value FROM scores WHERE generation_key = ? AND query_rowid = ? "
-                       "AND metric = ?", (gen_key, query, LOOSE))
-    return rows[0][0] if rows else None
+    row = run_items.score_row(store, gen_key, query, LOOSE)
+    return None if row is None else row["value"]
 
 
 def stored_status(store: Store, plan: Plan, *, generators: dict | None = None,

@@ -118,12 +118,12 @@ def difference_interval(labels: Mapping[str, Mapping[str, Mapping[int, int]]], a
     """System ``b``'s EM_loose minus system ``a``'s, paired by query: each query's difference
     is the mean over the settings both systems answered (so a query's settings, which are not
     independent, stay together), and the 95% CI is the paired percentile bootstrap over
-    queries (:func:`engine.results.paired_stats.paired_bootstrap`, the Compare screen's).
+    queries (:func:`engine.paired_stats.paired_bootstrap`, the Compare screen's).
     Returns ``{"difference", "lo", "hi", "n", "decided"}``; ``decided`` when the CI excludes
     0. No shared query: difference None, not decided."""
     import numpy as np
 
-    from engine.results.paired_stats import paired_bootstrap
+    from engine.paired_stats import paired_bootstrap
 
     left, right = labels.get(a, {}), labels.get(b, {})
     diffs = []

@@ -11,3 +11,9 @@ def generation_texts(store: Store, keys: Iterable[str]) -> dict[str, str]:
     """``{key: text}`` of the stored generations among ``keys``."""
     return {r[0]: r[1] for r in store.query_in(
         "SELECT key, text FROM generations WHERE key IN ({marks})", sorted(set(keys)))}
+
+
+def generation_text(store: Store, key: str) -> str | None:
+    """The stored generation's text (a run's cache lookup, one item at a time), or None."""
+    rows = store.query("SELECT text FROM generations WHERE key = ?", (key,))
+    return rows[0][0] if rows else None

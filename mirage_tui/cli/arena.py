@@ -210,7 +210,7 @@ def _systems_in(store, run_name: str, settings: str | None) -> list[str] | None:
         return None
     from engine.arena.planning import run_contestants
     from engine.arena.types import split_arena_system
-    from engine.results.records import load_run
+    from engine.runs.lookup import load_run
 
     wanted = {s.strip() for s in settings.split(",") if s.strip()}
     chosen, seen = [], set()
@@ -268,7 +268,7 @@ def _ratings(args, store) -> int:
     if getattr(args, "html", None):
         from engine.arena.pages import leaderboard_page
         from engine.results.html import write_page
-        from engine.results.records import load_run
+        from engine.runs.lookup import load_run
         from mirage_tui.cli.report import written_line
 
         path = write_page(leaderboard_page(store, load_run(store, args.run), info.name,

@@ -43,17 +43,37 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {line}\n")
 
 
+    def parse_known_args(self, args=None, namespace=None):
+        if not hasattr(self, "_argv"):          # the words given, for _unknown_option
+            self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
     def _unknown_option(self, message: str) -> None:
-        """An unknown ``--option`` close to one some command has: one line with it."""
+        """An unknown ``--option``: the nearest of the invoked command's own options, else the
+        commands that have it, in one line."""
         from engine.suggest import did_you_mean
-        from mirage_tui.cli.examples import walk
+        from mirage_tui.cli.examples import subparsers_of, walk
 
         words = message.removeprefix("unrecognized arguments: ").split()
         word = next((w.split("=")[0] for w in words if w.startswith("--")), None)
         if word is None:
             return
-        options = {o for _, p in walk(self) for a in p._actions for o in a.option_strings}
-        hint = did_you_mean(word, options)
+        parsers = dict(walk(self))
+        given = [w for w in getattr(self, "_argv", []) if not w.startswith("-")]
+        path = max((p for p in parsers if p.split() == given[:len(p.split())]), key=len)
+        own = {o for a in parsers[path]._actions for o in a.option_strings}
+        hint = did_you_mean(word, own)
+        if hint:
+            self.exit(2, f"{self.prog}: unknown option {word!r}{hint}\n")
+        having = sorted(p for p, parser in parsers.items() if p and not subparsers_of(parser)
+                        and any(word in a.option_strings for a in parser._actions))
+        if having:
+            command = f"{self.prog} {path}".strip()
+            self.exit(2, f"{command}: no option {word!r} (an option of "
+                         f"{', '.join(having[:4])}{', ...' if len(having) > 4 else ''}); "
+                         f"see '{command} --help'\n")
+        hint = did_you_mean(word, {o for p in parsers.values() for a in p._actions
+                                   for o in a.option_strings})
         if hint:
             self.exit(2, f"{self.prog}: unknown option {word!r}{hint}\n")
 

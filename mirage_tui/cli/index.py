@@ -17,7 +17,7 @@ import sys
 
 from engine.datasets.catalog import resolve
 from engine.metrics.definitions import DEFAULT_GOLD, GOLD_DEFINITIONS, gold_line
-from engine.results.units import fmt_interval
+from engine.units import fmt_interval
 from engine.retrieval import Retriever, index_dataset, report_json, retrieval_report_for
 from mirage_tui.cli.common import db_option, from_settings
 from mirage_tui.cli.progress import ProgressPrinter

@@ -82,7 +82,8 @@ def run(args, store) -> int:
 
 
 def _report(args, store) -> int:
-    from engine.results import build_report, format_report, load_run
+    from engine.results import build_report, format_report
+    from engine.runs.lookup import load_run
     from mirage_tui.cli.common import text_width
 
     if args.n_boot < 1:
@@ -115,8 +116,9 @@ def written_line(what: str, path: Path) -> str:
 
 
 def _export(args, store) -> int:
-    from engine.results import count_items, export_run, header_path, load_run
+    from engine.results import count_items, export_run, header_path
     from engine.results.export import partial_note, run_header
+    from engine.runs.lookup import load_run
 
     run_info = load_run(store, args.run)
     out = args.out or Path(f"{args.run}.{args.format}")

@@ -122,7 +122,7 @@ the recorded report choices)."""
 def _resumed_config(args, store):
     """The stored configuration of run ``args.resume`` with only :data:`_RESUME_KEEPS`
     replaced; any other configuration flag is a usage error (it would make another run)."""
-    from engine.results.records import load_run
+    from engine.runs.lookup import load_run
     from engine.runs import RunConfig
 
     given = [f"--{key.replace('_', '-')}" for key, value in vars(args).items()
@@ -227,7 +227,7 @@ def _print_summary(s, last_event) -> None:
         print(f"  prompt tokens {s.prompt_tokens:,} (evaluated {s.prompt_tokens_evaluated:,} "
               f"after prefix reuse), generated {s.completion_tokens:,} tokens")
     if s.stop_reason:
-        from engine.results.units import fmt_points
+        from engine.units import fmt_points
 
         widest = max(s.half_widths.values(), default=None)
         print(f"  adaptive: {s.queries} queries, {s.stop_reason} (widest 95% CI half-width "

@@ -165,6 +165,31 @@ class WorkbenchAccess:
         # Textual calls this after a subclass's own handler of the message, never instead
         report_worker_error(event)
 
+    _footer_shown: tuple | None = None
+
+    def refresh_bindings(self) -> None:
+        """Tell the footer only when what it shows has changed. Textual's Footer recomposes on
+        every call, and each recompose leaves its new keys' watchers on the Footer for good
+        (their ``compact`` reactive never changes, so the list is never pruned, and each add
+        scans it): Live, redrawn a few times a second, slowed to a freeze within a long run."""
+        shown = self._footer_state()
+        if shown is not None and shown == self._footer_shown:
+            return
+        self._footer_shown = shown
+        super().refresh_bindings()
+
+    def _footer_state(self) -> tuple | None:
+        """Everything the footer draws from: the keys shown, enabled or not, their words and
+        tooltips, the key map, whether the app has focus; None before there is an app."""
+        try:
+            app = self.app
+            active = self.active_bindings
+        except Exception:       # not attached yet: always pass the call on
+            return None
+        keys = tuple((key, b.binding.action, b.binding.description, b.binding.show,
+                      b.binding.key_display, b.enabled, b.tooltip) for key, b in active.items())
+        return (app.app_focus, tuple(sorted(getattr(app, "_keymap", {}).items())), keys)
+
 
 class BaseScreen(WorkbenchAccess, Screen):
     """A full screen of the app."""

@@ -146,7 +146,7 @@ class CompareScreen(BaseScreen):
         from engine.results.comparison import compare_reports, comparison_segments
         from engine.arena.duel import compare
         from engine.results.paired import PairingError, parse_side
-        from engine.results.records import load_run
+        from engine.runs.lookup import load_run
         from engine.results.report import build_report
 
         with self.worker_errors("the comparison", store):
@@ -174,7 +174,7 @@ class CompareScreen(BaseScreen):
         from engine.results.paired_words import p_text, verdict_line
         from engine.results.paired_text import arena_lines, pattern_name, power_line
         from engine.results.paired_words import verdict_explained
-        from engine.results.units import fmt_delta_interval, fmt_value
+        from engine.units import fmt_delta_interval, fmt_value
 
         c = self.comparison = message.comparison
         head = c.headline()

@@ -42,7 +42,7 @@ def optional_float(text: str, what: str) -> float | None:
 
 def name_hint(store, config: RunConfig) -> str:
     """A line for a typed run name that is no stored run but close to one (else "")."""
-    from engine.results.records import known_runs
+    from engine.store.runs import known_runs
     from engine.suggest import close_to
 
     if config.name == config.default_name():

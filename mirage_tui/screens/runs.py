@@ -27,7 +27,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments,
                                        run_rows, summary_segments)
-from engine.results.records import runs_fingerprint
+from engine.store.runs import runs_fingerprint
 from engine.results.text import backend_segments, short_setting
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.dialogs.pick_system import PickSystemScreen
@@ -347,7 +347,7 @@ class RunsScreen(RunKeys, BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-summary",
           name="run report")
     def build_summary(self, store, names: list[str], generation: int, width: int) -> None:
-        from engine.results.records import load_run
+        from engine.runs.lookup import load_run
         from engine.results.report import build_report
 
         with self.worker_errors("the report", store):

@@ -64,7 +64,7 @@ class RunKeys:
         import json
 
         from engine.results.export import export_run, header_path
-        from engine.results.records import load_run
+        from engine.runs.lookup import load_run
 
         with self.worker_errors("the export", store, prefix=f"{path}: "):
             run = load_run(store, name)

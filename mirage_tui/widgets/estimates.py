@@ -1,7 +1,7 @@
 """How a number with its 95% CI and n is written on screen ("Statistics everywhere").
 
 Estimates arrive as the report's JSON dicts (``{"value", "lo", "hi", "n"}``); the helpers here
-only format them, they compute nothing, in the one unit of :mod:`engine.results.units`
+only format them, they compute nothing, in the one unit of :mod:`engine.units`
 (``30.0 [10.0, 60.0] n=20``: percent, one decimal), as ``mirage-tui report`` does. And the
 time estimates' lines (New run's, the judge dialog's), from the one estimator's figures
 (:mod:`engine.runs.estimates`): speeds and where they come from, load, requests in flight.
@@ -10,7 +10,7 @@ time estimates' lines (New run's, the judge dialog's), from the one estimator's 
 from __future__ import annotations
 
 from engine.results.records import parse_retrieved
-from engine.results.units import fmt_estimate
+from engine.units import fmt_estimate
 from engine.runs.estimates import in_flight_words
 from mirage_tui.durations import duration
 

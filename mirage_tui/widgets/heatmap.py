@@ -16,7 +16,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from engine.results.units import fmt_value
+from engine.units import fmt_value
 
 CELL = 6
 LOW = (178, 34, 34)      # the row system lost every battle

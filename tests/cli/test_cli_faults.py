@@ -18,7 +18,7 @@ from testkit.openai_server import fake_openai_server
 from testkit.paths import ROOT
 from testkit.runs import mirage_cli
 
-from engine.results.records import load_run
+from engine.runs.lookup import load_run
 from engine.store import Store
 
 HOSTILE_Q = "What \x1b[2J\x1b]0;pwned\x07 is [bold]this[/bold] \u202eevil?"

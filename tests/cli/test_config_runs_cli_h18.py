@@ -88,6 +88,11 @@ def test_every_command_has_examples_and_each_example_parses(capsys):
      "mirage-tui export: --format 'cvs' is not allowed; did you mean 'csv'?"),
     (("xyzzy",), "mirage-tui: unknown command 'xyzzy'; choose from data, models"),
     (("data", "list", "--jsn"), "mirage-tui: unknown option '--jsn'; did you mean '--json'?"),
+    # an option of other commands is never offered as its own correction
+    (("index", "--dataset", "demo"), "mirage-tui index: no option '--dataset' (an option of "),
+    (("index", "demo", "--dataset=demo"), "mirage-tui index: no option '--dataset' (an option "),
+    (("index", "demo", "--embeder", "x"),
+     "mirage-tui: unknown option '--embeder'; did you mean '--embedder'?"),
 ])
 def test_misspelt_commands_get_one_line_with_the_nearest(capsys, args, line):
     code, out, err = main(capsys, *args)

@@ -18,7 +18,7 @@ from engine.arena.calibration_page import calibration_page
 from engine.arena.duel import compare
 from engine.arena.pages import leaderboard_page
 from engine.arena.pages import run_page_with_arenas as run_page
-from engine.results.records import load_run
+from engine.runs.lookup import load_run
 from engine.results.html import comparison_page, write_page
 from engine.store import Store
 from testkit.browser import chromium_binary, visit

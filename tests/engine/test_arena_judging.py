@@ -46,7 +46,7 @@ from engine.arena.planning import ArenaError, shown_order
 from engine.arena.reference import format_reference_report, reference_report
 from engine.arena.types import arena_system
 from engine.datasets.demo_pool import ensure_demo
-from engine.results.records import RunNotFound
+from engine.runs.lookup import RunNotFound
 from engine.stats import wilson_interval
 from models.base import ContextOverflow
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from engine.datasets.demo_pool import ensure_demo
-from engine.results import build_report, load_run
+from engine.results import build_report
+from engine.runs.lookup import load_run
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments, plain,
                                        run_row, run_rows, summary_segments)
 from testkit.arena import make_run

@@ -13,7 +13,7 @@ from testkit.llama_server import start_server, stop, wait_ready
 from testkit.openai_server import fake_openai_server
 from testkit.runs import config, run
 
-from engine.runs.contexts import learned_context
+from engine.store.speeds import learned_context
 from engine.runs.manage import run_log
 from models.http import DEFAULT_CONTEXT, HttpGenerator
 

@@ -20,7 +20,7 @@ from engine.arena.judge_specs import open_judge
 from engine.arena.judging import judge_arena
 from engine.arena.planning import ArenaError, load_answers
 from engine.datasets.demo_pool import ensure_demo
-from engine.results.records import load_run
+from engine.runs.lookup import load_run
 
 FEATURES = ["f1", "char3", "length"]
 

@@ -5,7 +5,7 @@ one side did not record."""
 from __future__ import annotations
 
 from engine.results.generation_settings import differences_warning, setting_differences
-from engine.results.records import RunInfo
+from engine.store.runs import RunInfo
 
 
 def _run(name: str, max_tokens: int = 64, backend: str | None = "llama.cpp",

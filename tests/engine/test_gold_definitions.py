@@ -13,7 +13,7 @@ from testkit.toy_run import RET, A
 
 from engine.datasets.importing import import_path
 from engine.metrics.definitions import DefinitionError
-from engine.results.records import load_run
+from engine.runs.lookup import load_run
 from engine.results.report import build_report
 from engine.results.text import format_report
 from engine.retrieval import answer_match_rows, gold_chunks, retrieval_report_for

@@ -1,5 +1,5 @@
 """Each importer on small files written here: MIRAGE (JSON and parquet), BEIR, LFRQA, wiki.
-Pools, support labels and oracles round-trip through engine.datasets.get_query."""
+Pools, support labels and oracles round-trip through engine.datasets.catalog.get_query."""
 
 import json
 

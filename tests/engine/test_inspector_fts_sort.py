@@ -10,7 +10,8 @@ import sqlite_utils
 
 from engine.results.inspector import (SORT_KEYS, count_items_for, count_query, item_cursor,
                                       items_for, items_sql, page_query, sort_value)
-from engine.results.records import load_run, setting_rank_sql
+from engine.results.records import setting_rank_sql
+from engine.runs.lookup import load_run
 from testkit.query_plans import assert_no_scans, plan
 from testkit.toy_run import A, B
 

@@ -12,7 +12,7 @@ import pytest
 import engine.results.export as export
 from engine.results.export import export_rows, export_run, header_path
 from engine.results.inspector import items_for
-from engine.results.records import load_run
+from engine.runs.lookup import load_run
 from testkit.toy_run import A
 
 

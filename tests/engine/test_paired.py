@@ -1,4 +1,4 @@
-"""engine.results.paired_stats against known values, and engine.results.paired on real runs
+"""engine.paired_stats against known values, and engine.results.paired on real runs
 made by the run engine with scripted generators (tests/testkit/scripted_runs.py), whose
 (b, o, m) labels per query are known in advance."""
 
@@ -14,7 +14,7 @@ from engine.arena.duel import compare
 from engine.results.paired import PairingError, pair
 from engine.results.paired_words import verdict_line
 from engine.results.paired_text import power_line
-from engine.results.paired_stats import (bootstrap_means, holm, mcnemar_exact,
+from engine.paired_stats import (bootstrap_means, holm, mcnemar_exact,
                                          mcnemar_sample_size, paired_bootstrap, sign_flip_p)
 from engine.store import Store
 from testkit.scripted_runs import build_workspace

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from engine.metrics.adaptability import adaptability
-from engine.results.records import LOOSE_METRIC, load_columns, load_items, load_run
+from engine.results.records import LOOSE_METRIC, load_columns, load_items
+from engine.runs.lookup import load_run
 from engine.results.report import build_report
 from engine.stats import RATE, interval, intervals
 from testkit.toy_run import A, B, RET

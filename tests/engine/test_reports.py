@@ -14,9 +14,9 @@ import pytest
 from testkit.toy_run import LABEL, RET, SETTINGS, A, B, chunk_rowid, fill, new_run
 
 from engine.results.inspector import item_detail, items_for
-from engine.results.records import RunNotFound, load_run
 from engine.results.report import build_report
 from engine.results.text import format_report
+from engine.runs.lookup import RunNotFound, load_run
 from engine.stats import clopper_pearson
 
 N_BOOT = 200

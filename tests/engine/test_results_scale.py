@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine.results.inspector import (count_items_for, count_query, items_for, page_query)
-from engine.results.records import load_run
+from engine.runs.lookup import load_run
 from testkit.query_plans import assert_no_scans
 from testkit.toy_run import A, B, RET
 

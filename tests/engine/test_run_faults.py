@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
-from engine.results.records import load_run
 from engine.runs import owner, plan_run, rows
+from engine.runs.lookup import load_run
 from engine.store import Store
 from models.base import Generation, ReplyError
 from testkit.paths import ROOT

@@ -14,7 +14,7 @@ from testkit.runs import FakeGenerator, config, rows, run
 
 import engine.inflight
 from engine.datasets.catalog import DatasetNotFound, resolve
-from engine.results.records import RunNotFound, load_run
+from engine.runs.lookup import RunNotFound, load_run
 from engine.runs.manage import delete_run, rename_run, run_log
 from engine.runs.owner import RunBusy
 from models.base import ModelError, TransientModelError

@@ -17,7 +17,8 @@ from engine.results.export import export_run
 from engine.results.html.items import item_data
 from engine.results.html.run_page import run_page
 from engine.results.inspector import count_items_for, inspector_facets, item_detail, items_for
-from engine.results.records import RunNotFound, known_runs, load_run
+from engine.runs.lookup import RunNotFound, load_run
+from engine.store.runs import known_runs
 from engine.results.report import build_report
 from testkit.sql_finder import raw_sql
 
@@ -78,21 +79,6 @@ def test_results_does_not_import_the_arena():
     assert {f: m for f, m in reaching.items() if m} == {}
 
 
-# the runs read model (RunInfo, load_run, known_runs, ...) moves to engine/store/runs.py in
-# its own change (s-runs); until then its functions in records.py are the one exception
-_RUNS_READ_MODEL = {"known_runs", "runs_fingerprint", "run_not_found", "load_run"}
-
-
-def _read_model_lines(path: Path) -> set[int]:
-    return {line for node in ast.parse(path.read_text(encoding="utf-8")).body
-            if isinstance(node, ast.FunctionDef) and node.name in _RUNS_READ_MODEL
-            for line in range(node.lineno, node.end_lineno + 1)}
-
-
 def test_results_reads_only_through_the_store_layer():
     files = sorted((ROOT / "engine" / "results").rglob("*.py"))
-    records = ROOT / "engine" / "results" / "records.py"
-    allowed = {f"engine/results/records.py:{n}" for n in _read_model_lines(records)}
-    found = [line for line in raw_sql(files, ROOT)
-             if ":".join(line.split(":")[:2]) not in allowed]
-    assert found == []
+    assert files and raw_sql(files, ROOT) == []

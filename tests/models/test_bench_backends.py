@@ -1,5 +1,5 @@
 """benchmarks/bench_backends.py on a tiny run (3 XQuAD items, 2 tokens, 2 in flight)
-through both real backends: the JSON it writes has every figure the README table reads, and
+through both real backends: the JSON it writes has every figure docs/measured.md's table reads, and
 the measurement it records is the one a new host's backend choice then reads. Needs a
 llama-server binary, found as the product finds it ($MIRAGE_LLAMA_SERVER, the default data
 dir's bin/, PATH); skipped, saying so, without one."""

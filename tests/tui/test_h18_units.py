@@ -11,7 +11,7 @@ import json
 import pytest
 from textual.widgets import DataTable, Static
 
-from engine.results.units import (fmt_delta, fmt_delta_interval, fmt_estimate, fmt_interval,
+from engine.units import (fmt_delta, fmt_delta_interval, fmt_estimate, fmt_interval,
                                   fmt_points, fmt_value)
 from mirage_tui.cli import main as cli_main
 from mirage_tui.screens.live_run import LiveRunScreen

@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import DataTable, Input, Select, Static
 
 from engine.results.inspector import items_for
-from engine.results.records import load_run
+from engine.runs.lookup import load_run
 from engine.store import Store
 from testkit.scripted_runs import A, B, WRONG
 from testkit.tui import RecordingApp, open_screen, palette, settle, text_of, wait_until

@@ -18,7 +18,8 @@ from engine.arena.features.specs import MODEL_FREE, PREFIX
 from engine.arena.features.text import model_free_features
 from engine.arena.types import arena_system
 from engine.jobs import is_cancelled
-from engine.results.records import load_items, load_run
+from engine.results.records import load_items
+from engine.runs.lookup import load_run
 from engine.stats import Estimate, interval
 from engine.store import Store, batched
 from models.base import Generator

@@ -12,10 +12,10 @@ from engine.metrics.adaptability import PATTERN_KEYS
 from engine.results.html.items import ITEM_LIMIT, item_data
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
 from engine.results.html.svg import Interval, bar_chart
-from engine.results.records import RunInfo
 from engine.results.report import build_report
 from engine.results.text import backend_text, short_setting
 from engine.store import Store
+from engine.store.runs import RunInfo
 
 ANSWER_METRICS = (("em_loose", "EM"), ("f1_mirage", "F1"), ("char3_recall", "char-3gram"),
                   ("correct_language", "correct language"))

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Static
 
-from engine.results.units import fmt_value
+from engine.units import fmt_value
 from engine.text_safety import visible
 from mirage_tui.widgets.safe_text import safe_line, safe_text
 

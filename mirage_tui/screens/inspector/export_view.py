@@ -38,7 +38,7 @@ class ViewExportKeys:
     def export_view(self, store, filters: Filters, sort: str | None, descending: bool,
                     path: Path, fmt: str) -> None:
         from engine.results.export import export_run, header_path
-        from engine.results.records import load_run
+        from engine.runs.lookup import load_run
 
         with self.worker_errors("the export", store, prefix=f"{path}: "):
             written = export_run(store, load_run(store, self.run_name), format=fmt, out=path,

@@ -66,7 +66,7 @@ def run_facets(store, run_name: str) -> dict:
     """What run ``run_name``'s items offer to filter by, with its dataset and status
     (:func:`engine.results.inspector.inspector_facets`: aggregate queries)."""
     from engine.results.inspector import inspector_facets
-    from engine.results.records import load_run
+    from engine.runs.lookup import load_run
 
     return inspector_facets(store, load_run(store, run_name))
 

@@ -145,7 +145,7 @@ class InspectorScreen(ViewExportKeys, HumanVerdictKeys, BaseScreen):
                         after: tuple | None = None, sort: str | None = None,
                         descending: bool = False) -> None:
         from engine.results.inspector import count_items_for, items_for
-        from engine.results.records import load_run
+        from engine.runs.lookup import load_run
 
         args = filters.query_args()
         with self.worker_errors("items", store):
@@ -164,7 +164,7 @@ class InspectorScreen(ViewExportKeys, HumanVerdictKeys, BaseScreen):
           name="load item")
     def load_detail(self, store, systems: list[str], query: str | int, generation: int) -> None:
         from engine.results.inspector import item_detail
-        from engine.results.records import load_run
+        from engine.runs.lookup import load_run
 
         with self.worker_errors("the item", store):
             run = load_run(store, self.run_name)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from engine.results.records import known_runs
+from engine.store.runs import known_runs
 from mirage_tui.screens.leaderboard.board import surrogate_text
 
 N_BOOT = 200

@@ -417,7 +417,7 @@ class LeaderboardScreen(BaseScreen):
     def export_html(self, store, run: str, arena: str, path) -> None:
         from engine.arena.pages import leaderboard_page
         from engine.results.html import write_page
-        from engine.results.records import load_run
+        from engine.runs.lookup import load_run
 
         with self.worker_errors("the export", store, prefix=f"{path}: "):
             written = write_page(leaderboard_page(store, load_run(store, run), arena), path)

@@ -10,7 +10,7 @@ from textual.widgets import DataTable
 
 from engine.metrics.definitions import definition_lines
 from engine.results.records import split_system
-from engine.results.units import fmt_interval
+from engine.units import fmt_interval
 from mirage_tui.widgets.estimates import duration, estimate_cell, setting_label
 
 RETRIEVAL_ROWS = tuple((f"{metric}@{k}", f"{label}@{k}")

@@ -202,7 +202,7 @@ class LiveRunScreen(BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="live-find",
           name="find the newest run")
     def find_last_run(self, store) -> None:
-        from engine.results.records import known_runs
+        from engine.store.runs import known_runs
 
         try:
             runs = known_runs(store)          # oldest first
@@ -305,7 +305,7 @@ class LiveRunScreen(BaseScreen):
     @work(thread=True, exclusive=False, exit_on_error=False, group="live-report",
           name="compute the run report")
     def compute_report(self, store, run_name: str) -> None:
-        from engine.results.records import load_run
+        from engine.runs.lookup import load_run
         from engine.results.report import build_report
 
         try:

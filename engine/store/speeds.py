@@ -1,0 +1,90 @@
+"""What the run estimates read and what a model taught the workspace: model checks
+(``model_checks``), stored generations' timings, the sizes of a plan's texts, and contexts an
+endpoint named when it refused a prompt (``endpoint_contexts``). The figures are computed in
+:mod:`engine.runs.estimates` and :mod:`engine.runs.contexts`."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Sequence
+
+from engine.store.database import Store
+
+
+# --------------------------------------------------------------------------- model checks
+
+def save_model_check(store: Store, model: str, kind: str | None, ok: bool,
+                     device: str | None, prompt_tps: float | None, gen_tps: float | None,
+                     result: str, at: str) -> None:
+    with store.write() as db:
+        db.conn.execute(
+            "INSERT INTO model_checks (model, kind, ok, device, prompt_tps, gen_tps, result, "
+            "checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (model, kind, int(ok), device, prompt_tps, gen_tps, result, at))
+
+
+def newest_check(store: Store, names: Sequence[str]) -> sqlite3.Row | None:
+    """``result, checked_at`` of the newest check stored under any of ``names`` (two)."""
+    rows = store.query("SELECT result, checked_at FROM model_checks WHERE model IN (?, ?) "
+                       "ORDER BY checked_at DESC, id DESC LIMIT 1", tuple(names))
+    return rows[0] if rows else None
+
+
+def newest_checks(store: Store) -> list[sqlite3.Row]:
+    """``model, result, checked_at`` of every checked model's newest check."""
+    return store.query(
+        "SELECT model, result, checked_at FROM model_checks WHERE id IN "
+        "(SELECT id FROM model_checks c WHERE c.model = model_checks.model "
+        "ORDER BY checked_at DESC, id DESC LIMIT 1)")
+
+
+def newest_speed_check(store: Store, names: Sequence[str]) -> sqlite3.Row | None:
+    """``prompt_tps, gen_tps, device, checked_at`` of the newest successful check with a
+    generation speed stored under any of ``names`` (two)."""
+    rows = store.query(
+        "SELECT prompt_tps, gen_tps, device, checked_at FROM model_checks WHERE model IN "
+        "(?, ?) AND ok = 1 AND gen_tps > 0 ORDER BY checked_at DESC, id DESC LIMIT 1",
+        tuple(names))
+    return rows[0] if rows else None
+
+
+# --------------------------------------------------------------------------- generations
+
+def timed_generations(store: Store, model: str, limit: int) -> list[sqlite3.Row]:
+    """The newest ``limit`` timed generations of ``model``: ``prompt tokens evaluated,
+    completion tokens, seconds, created_at, one run item's setting`` (newest first, down the
+    ``generations_by_model`` index: no scan, no sort)."""
+    return store.query(
+        "SELECT g.prompt_tokens_evaluated, g.completion_tokens, g.seconds, g.created_at, "
+        "(SELECT ri.setting FROM run_items ri WHERE ri.generation_key = g.key LIMIT 1) "
+        "FROM generations g WHERE g.model_name = ? AND g.seconds > 0 "
+        "ORDER BY g.created_at DESC LIMIT ?", (model, limit))
+
+
+def text_bytes(store: Store, queries: list[int]) -> tuple[dict[int, int], dict[int, float]]:
+    """UTF-8 bytes of each query's text, and the mean bytes of its pool chunks."""
+    question = {r[0]: len(r[1].encode("utf-8")) for r in store.query_in(
+        "SELECT id, text FROM queries WHERE id IN ({marks})", queries)}
+    chunk = {r[0]: r[1] or 0 for r in store.query_in(
+        "SELECT p.query_rowid, AVG(LENGTH(CAST(c.text AS BLOB))) FROM pool p "
+        "JOIN chunks c ON c.id = p.chunk_rowid WHERE p.query_rowid IN ({marks}) "
+        "GROUP BY p.query_rowid", queries)}
+    return question, chunk
+
+
+# --------------------------------------------------------------------------- contexts
+
+def learned_context(store: Store, key: str) -> int | None:
+    """The context endpoint ``key`` named in a refusal, if one was kept."""
+    rows = store.query("SELECT context_length FROM endpoint_contexts WHERE endpoint = ?",
+                       (key,))
+    return int(rows[0][0]) if rows else None
+
+
+def keep_learned_context(store: Store, key: str, tokens: int, message: str, at: str) -> None:
+    with store.write() as db:
+        db.conn.execute(
+            "INSERT INTO endpoint_contexts (endpoint, context_length, message, learned_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (endpoint) DO UPDATE SET context_length = "
+            "excluded.context_length, message = excluded.message, "
+            "learned_at = excluded.learned_at", (key, tokens, message, at))
