@@ -30,18 +30,20 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_results_scale import build  # noqa: E402
-from engine.results.html import ITEM_LIMIT, run_page  # noqa: E402
+from engine.arena.pages import run_page_with_arenas  # noqa: E402
+from engine.results.html import ITEM_LIMIT  # noqa: E402
 from engine.results.html.items import ITEM_BYTES  # noqa: E402
 from engine.results.html.items import item_data  # noqa: E402
+from engine.runs.lookup import load_run  # noqa: E402
 from engine.store import Store  # noqa: E402
 
 
 def measure(db: Path) -> dict:
     store = Store(db)
     started = time.perf_counter()
-    html = run_page(store, "scale")
+    html = run_page_with_arenas(store, load_run(store, "scale"))
     seconds = time.perf_counter() - started
-    items = item_data(store, "scale")
+    items = item_data(store, load_run(store, "scale"))
     store.close()
     return {"bytes": len(html.encode("utf-8")), "megabytes": round(len(html.encode()) / 2**20, 3),
             "seconds": round(seconds, 2), "items_in_page": items["shown"],

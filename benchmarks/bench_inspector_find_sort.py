@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_results_scale import build, timed  # noqa: E402
+from engine.runs.lookup import load_run  # noqa: E402
 from engine.store import Store  # noqa: E402
 
 SEARCHES = {"rare_word": "Denver", "no_match": "no such text", "common_phrase": "answer is"}
@@ -47,26 +48,27 @@ def measure(db: Path) -> dict:
     started = time.perf_counter()
     store = Store(db)
     out: dict = {"migrate_seconds": time.perf_counter() - started, "search": {}, "sort": {}}
+    run = load_run(store, "scale")
     for name, text in SEARCHES.items():
         out["search"][name] = {
             "text": text,
-            "page_seconds": timed(lambda t=text: items_for(store, "scale", limit=101,
-                                                           search=t), repeat=3),
-            "count_seconds": timed(lambda t=text: count_items_for(store, "scale", search=t)),
-            "matches": count_items_for(store, "scale", search=text)}
+            "page_seconds": timed(lambda t=text: items_for(store, run, limit=101, search=t),
+                                  repeat=3),
+            "count_seconds": timed(lambda t=text: count_items_for(store, run, search=t)),
+            "matches": count_items_for(store, run, search=text)}
     for key in SORT_KEYS:
         for descending in (False, True):
-            first = items_for(store, "scale", limit=101, sort=key, descending=descending)
+            first = items_for(store, run, limit=101, sort=key, descending=descending)
             after = item_cursor(first[-1], key)
             out["sort"][f"{key}{' desc' if descending else ''}"] = {
                 "first_page_seconds": timed(lambda k=key, d=descending: items_for(
-                    store, "scale", limit=101, sort=k, descending=d), repeat=2),
+                    store, run, limit=101, sort=k, descending=d), repeat=2),
                 "next_page_seconds": timed(lambda k=key, d=descending, a=after: items_for(
-                    store, "scale", limit=101, sort=k, descending=d, after=a), repeat=2)}
+                    store, run, limit=101, sort=k, descending=d, after=a), repeat=2)}
     system = store.query("SELECT system FROM run_items LIMIT 1")[0][0]
     sink = io.StringIO()
     out["export_view_seconds"] = timed(lambda: export_run(
-        store, "scale", format="jsonl", out=sink,
+        store, run, format="jsonl", out=sink,
         filters={"system": system, "search": "answer is"}, sort="response"))
     out["export_view_items"] = sink.getvalue().count('"type": "item"')
     store.close()

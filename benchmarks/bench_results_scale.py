@@ -48,6 +48,7 @@ GENERATOR = "fake-instant"
 
 from engine.datasets.importing import import_path  # noqa: E402
 from engine.runs import RunConfig, execute, plan_run  # noqa: E402
+from engine.runs.lookup import load_run  # noqa: E402
 from engine.store import Store  # noqa: E402
 from models.base import Generation  # noqa: E402
 from tests.testkit.paths import SHARED_DATA  # noqa: E402
@@ -142,8 +143,10 @@ EXPORT_CHILD = """
 import re, sys, time
 from engine.store import Store
 from engine.results.export import export_run
+from engine.runs.lookup import load_run
 t = time.perf_counter()
-export_run(Store(sys.argv[1]), "scale", format=sys.argv[3], out=sys.argv[2])
+store = Store(sys.argv[1])
+export_run(store, load_run(store, "scale"), format=sys.argv[3], out=sys.argv[2])
 status = open("/proc/self/status").read()
 print(time.perf_counter() - t, re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1))
 """
@@ -172,12 +175,13 @@ def measure(db: Path) -> dict:
     total = store.query("SELECT COUNT(*) FROM run_items")[0][0]
     # best of two: the first call also pays the imports and a cold page cache
     out["report_seconds"], out["report_cpu_seconds"] = timed_both(
-        lambda: json.dumps(build_report(store, "scale").as_json()), repeat=2)
+        lambda: json.dumps(build_report(store, load_run(store, "scale")).as_json()), repeat=2)
     # what the Runs screen's Enter computes (mirage_tui/screens/runs.py)
     out["summary_seconds"], out["summary_cpu_seconds"] = timed_both(lambda: summary_segments(
-        build_report(store, "scale", n_boot=200, seed=0, summary_only=True).as_json(),
-        run_row(store, "scale")), repeat=2)
-    out["runs_row_seconds"] = timed(lambda: run_row(store, "scale"), repeat=3)
+        build_report(store, load_run(store, "scale"), n_boot=200, seed=0,
+                     summary_only=True).as_json(),
+        run_row(store, load_run(store, "scale"))), repeat=2)
+    out["runs_row_seconds"] = timed(lambda: run_row(store, load_run(store, "scale")), repeat=3)
     pages = {
         "first": {},
         "deep_offset": {"offset": max(0, total - 200)},
@@ -191,10 +195,11 @@ def measure(db: Path) -> dict:
         pages["search_none"] = {"search": "no such text"}
         pages["search_common"] = {"search": "answer is"}
     if _has_keyset():   # what the Inspector does when scrolled: the page after the last row
-        last = items_for(store, "scale", limit=1, offset=max(0, total - 201))[0]
+        last = items_for(store, load_run(store, "scale"), limit=1, offset=max(0, total - 201))[0]
         pages["deep_keyset"] = {"after": (last.system, last.query_rowid, last.setting)}
     out["inspector_page_seconds"] = {
-        name: timed(lambda a=args: items_for(store, "scale", limit=101, **a), repeat=2)
+        name: timed(lambda a=args: items_for(store, load_run(store, "scale"), limit=101, **a),
+                    repeat=2)
         for name, args in pages.items()}
     store.close()
     out["export_csv"] = export_in_child(db, "csv")

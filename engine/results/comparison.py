@@ -55,13 +55,11 @@ class RunRow:
     updated: str
 
 
-def run_row(store, name: str) -> RunRow:
-    """Run ``name``'s row: item counts (the run's counters), configuration, seeds, devices,
-    times to the minute."""
+def run_row(store, run) -> RunRow:
+    """The row of ``run`` (a :class:`~engine.store.runs.RunInfo`): item counts (the
+    run's counters), configuration, seeds, devices, times to the minute."""
     from engine.results.records import stored_counts
-    from engine.runs.lookup import load_run
 
-    run = load_run(store, name)
     counts = stored_counts(store, run)
     config, header = run.config, run.header
     seeds = header.get("seeds") if isinstance(header.get("seeds"), dict) else {}
@@ -78,9 +76,10 @@ def run_row(store, name: str) -> RunRow:
 
 def run_rows(store) -> list[RunRow]:
     """Every stored run's row, oldest first."""
+    from engine.runs.lookup import load_run
     from engine.store.runs import known_runs
 
-    return [run_row(store, name) for name in known_runs(store)]
+    return [run_row(store, load_run(store, name)) for name in known_runs(store)]
 
 
 # --------------------------------------------------------------------------- two runs as data

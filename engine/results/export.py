@@ -42,11 +42,27 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
 from engine.output_files import csv_cell, csv_writer, output_file, write_text
-from engine.results.records import (SCORER_MARK, count_items, parse_retrieved, run_metrics,
-                                    run_settings, setting_rank_sql, split_system, stored_counts)
-from engine.runs.lookup import load_run
+from engine.results.records import (
+    SCORER_MARK,
+    count_items,
+    parse_retrieved,
+    run_metrics,
+    run_settings,
+    setting_rank_sql,
+    split_system,
+    stored_counts,
+)
 from engine.store import Store, json_column
 from engine.store.database import batched
+from engine.store.exports import (
+    GENERATION_COLUMNS,
+    VIEW_EXTRA,
+    export_items,
+    export_scores,
+    scores_of_generations,
+)
+from engine.store.item_queries import order_by, view_rows
+from engine.store.runs import RunInfo
 
 FORMATS = ("csv", "jsonl")
 EXPORT_FORMAT_VERSION = 1
@@ -73,9 +89,8 @@ def _version() -> str | None:
         return None
 
 
-def run_header(store: Store, run_name: str) -> dict[str, Any]:
+def run_header(store: Store, run: RunInfo) -> dict[str, Any]:
     """Everything needed to reproduce (and to identify) the run, for an export's header."""
-    run = load_run(store, run_name)
     return {"type": "header", "export_format_version": EXPORT_FORMAT_VERSION,
             "run": run.name, "status": run.status, "items": stored_counts(store, run),
             "dataset": run.dataset, "dataset_id": run.dataset_id,
@@ -110,38 +125,22 @@ def export_definitions(config: dict) -> dict[str, Any]:
             "language_columns": {m: describe(d, r) for m, (d, r) in LANGUAGE_METRICS.items()}}
 
 
-def export_rows(store: Store, run_name: str) -> tuple[list[str], list[dict[str, Any]]]:
+def export_rows(store: Store, run: RunInfo) -> tuple[list[str], list[dict[str, Any]]]:
     """``(columns, rows)``: one dict per run item with native values (see module docstring).
     Every row in memory: for a big run, iterate :func:`iter_export_rows` instead."""
-    columns, rows = iter_export_rows(store, run_name)
+    columns, rows = iter_export_rows(store, run)
     return columns, list(rows)
 
 
-_GENERATION_COLUMNS = ("model_name", "prompt", "prompt_tokens", "completion_tokens",
-                       "prompt_tokens_evaluated", "seconds", "finish_reason", "device")
-
-
-def iter_export_rows(store: Store, run_name: str) -> tuple[list[str], Iterator[dict[str, Any]]]:
+def iter_export_rows(store: Store, run: RunInfo) -> tuple[list[str], Iterator[dict[str, Any]]]:
     """``(columns, rows)`` with the rows as an iterator: two cursors walk the run's items and
     their scores side by side in the same order (system, query, setting), so memory stays
     bounded however big the run is."""
-    run = load_run(store, run_name)
     metrics = run_metrics(store, run.id)
     columns = list(ITEM_COLUMNS) + [c for m in metrics for c in (m, f"{m}_detail")]
     rank, _ = setting_rank_sql(s for names in run_settings(store, run.id).values()
                                for s in names)
-    order = f"ORDER BY ri.system, ri.query_rowid, {rank}"
-    items = store.iterate(
-        "SELECT ri.system, ri.setting, ri.query_rowid, ri.generation_key, ri.truncated, "
-        "ri.error, ri.context, q.query_id, q.language, q.source, q.text AS query, q.answers, "
-        + ", ".join(f"g.{c}" for c in _GENERATION_COLUMNS) + ", g.text AS response "
-        "FROM run_items ri JOIN queries q ON q.id = ri.query_rowid "
-        "LEFT JOIN generations g ON g.key = ri.generation_key "
-        f"WHERE ri.run_id = ? {order}", (run.id,))
-    scores = store.iterate(
-        "SELECT ri.system, ri.query_rowid, ri.setting, s.metric, s.value, s.detail "
-        "FROM run_items ri JOIN scores s ON s.generation_key = ri.generation_key "
-        f"AND s.query_rowid = ri.query_rowid WHERE ri.run_id = ? {order}", (run.id,))
+    items, scores = export_items(store, run.id, rank), export_scores(store, run.id, rank)
     return columns, _rows(run.name, columns, metrics, items, scores)
 
 
@@ -149,7 +148,7 @@ def iter_export_rows(store: Store, run_name: str) -> tuple[list[str], Iterator[d
 VIEW_PAGE = 500
 
 
-def iter_view_rows(store: Store, run_name: str, filters: dict | None = None,
+def iter_view_rows(store: Store, run: RunInfo, filters: dict | None = None,
                    sort: str | None = None, descending: bool = False
                    ) -> tuple[list[str], Iterator[dict[str, Any]]]:
     """Like :func:`iter_export_rows`, for the items an inspector view shows: those matching
@@ -163,7 +162,6 @@ def iter_view_rows(store: Store, run_name: str, filters: dict | None = None,
     _check_filters(filters.get("category"), filters.get("pattern"), filters.get("metric"),
                    filters.get("min_value"), filters.get("max_value"))
     _check_sort(sort)
-    run = load_run(store, run_name)
     metrics = run_metrics(store, run.id)
     columns = list(ITEM_COLUMNS) + [c for m in metrics for c in (m, f"{m}_detail")]
     return columns, _view_rows(store, run, columns, metrics, filters, sort, descending)
@@ -171,17 +169,14 @@ def iter_view_rows(store: Store, run_name: str, filters: dict | None = None,
 
 def _view_rows(store: Store, run, columns: list[str], metrics: list[str], filters: dict,
                sort: str | None, descending: bool) -> Iterator[dict[str, Any]]:
-    from engine.results.inspector import items_sql, order_by
+    from engine.results.item_queries import items_sql
 
     sql = items_sql(store, run.id, **filters)
-    extra = ("ri.context, q.answers, " + ", ".join(f"g.{c}" for c in _GENERATION_COLUMNS))
-    items = store.iterate(f"SELECT {sql.columns}, {extra} {sql.body} "
-                          f"ORDER BY {order_by(sql, sort, descending)}", tuple(sql.params))
+    items = view_rows(store, sql, order_by(sql, sort, descending), VIEW_EXTRA)
     for page in batched(items, VIEW_PAGE):
         scores: dict[tuple, list] = {}
         keys = sorted({r["generation_key"] for r in page if r["generation_key"]})
-        for s in store.query_in("SELECT generation_key, query_rowid, metric, value, detail "
-                                "FROM scores WHERE generation_key IN ({marks})", keys):
+        for s in scores_of_generations(store, keys):
             scores.setdefault((s["generation_key"], s["query_rowid"]), []).append(s)
         for r in page:
             yield _row(run.name, columns, metrics, r,
@@ -224,7 +219,7 @@ def _row(run: str, columns: list[str], metrics: list[str], r, scores: list) -> d
         "generation_key": r["generation_key"],
         "truncated": bool(r["truncated"]), "error": r["error"],
         "scorer_version": scorer}
-    for key_ in _GENERATION_COLUMNS:
+    for key_ in GENERATION_COLUMNS:
         row[key_] = r[key_]
     row["response"] = r["response"]
     for m in metrics:
@@ -247,7 +242,7 @@ def _write(fh: IO[str], fmt: str, header: dict, columns: list[str],
         writer.writerow([csv_cell(row[c]) for c in columns])
 
 
-def export_run(store: Store, run_name: str, format: str = "csv",
+def export_run(store: Store, run: RunInfo, format: str = "csv",
                out: str | os.PathLike | IO[str] | None = None,
                header_out: str | os.PathLike | None = None, filters: dict | None = None,
                sort: str | None = None, descending: bool = False) -> Path | None:
@@ -258,23 +253,23 @@ def export_run(store: Store, run_name: str, format: str = "csv",
     which, and its ``rows`` how many matched."""
     if format not in FORMATS:
         raise ValueError(f"unknown export format {format!r} (one of {', '.join(FORMATS)})")
-    header = run_header(store, run_name)
+    header = run_header(store, run)
     view = {k: v for k, v in (filters or {}).items() if v is not None}
     if view or sort is not None or descending:
         from engine.results.inspector import count_items_for
 
-        columns, rows = iter_view_rows(store, run_name, view, sort, descending)
+        columns, rows = iter_view_rows(store, run, view, sort, descending)
         header["view"] = {"filters": view, "sort": sort or "system", "descending": descending}
-        count = count_items_for(store, run_name, **view)
+        count = count_items_for(store, run, **view)
     else:
-        columns, rows = iter_export_rows(store, run_name)
-        count = count_items(store, load_run(store, run_name))
+        columns, rows = iter_export_rows(store, run)
+        count = count_items(store, run)
     header["format"] = format
     header["columns"] = columns
     header["rows"] = count
     header["partial"] = partial_note(header)
     if out is None:
-        out = Path(f"{run_name}.{format}")
+        out = Path(f"{run.name}.{format}")
     if hasattr(out, "write"):
         _write(out, format, header, columns, rows)  # type: ignore[arg-type]
         if format == "csv" and header_out is not None:

@@ -22,9 +22,11 @@ from engine.metrics.adaptability import (CATEGORIES, category_label, category_of
                                          pattern_key)
 from engine.results.records import (LOOSE_METRIC, SCORER_MARK, is_mixed_like, metric_order,
                                     parse_retrieved, run_metrics, run_settings, setting_order)
-from engine.runs.lookup import load_run
-from engine.results.item_queries import SORT_KEYS, ItemQuery, items_sql
+from engine.results.item_queries import SORT_KEYS, items_sql
 from engine.store import Store
+from engine.store.runs import RunInfo
+from engine.store import items as stored
+from engine.store.item_queries import count_of, count_sql, page_rows, page_sql
 
 _PATTERN = re.compile(r"^b[01]o[01]m[01]$")
 
@@ -131,22 +133,15 @@ def _check_sort(sort: str | None) -> None:
         raise ValueError(f"unknown sort {sort!r} (one of {', '.join(SORT_KEYS)})")
 
 
-def inspector_facets(store: Store, run_name: str) -> dict:
-    """What run ``run_name``'s items offer to filter by (systems, settings, languages, sources,
+def inspector_facets(store: Store, run: RunInfo) -> dict:
+    """What the run's items offer to filter by (systems, settings, languages, sources,
     metrics), with its dataset and status: aggregate queries, no item loaded."""
-    run = load_run(store, run_name)
     by_system = run_settings(store, run.id)
-
-    def distinct(column: str) -> list[str]:
-        return sorted(r[0] for r in store.query(
-            f"SELECT DISTINCT q.{column} FROM run_items ri JOIN queries q "
-            f"ON q.id = ri.query_rowid WHERE ri.run_id = ? AND q.{column} IS NOT NULL",
-            (run.id,)))
-
     return {"systems": sorted(by_system),
             "settings": sorted({s for names in by_system.values() for s in names},
                                key=setting_order),
-            "languages": distinct("language"), "sources": distinct("source"),
+            "languages": stored.run_query_values(store, run.id, "language"),
+            "sources": stored.run_query_values(store, run.id, "source"),
             "metrics": run_metrics(store, run.id), "dataset": run.dataset, "status": run.status}
 
 
@@ -160,7 +155,7 @@ def _check_filters(category: str | None, pattern: str | None, metric: str | None
         raise ValueError("min_value/max_value need a metric")
 
 
-def items_for(store: Store, run_name: str, system: str | None = None,
+def items_for(store: Store, run: RunInfo, system: str | None = None,
               setting: str | None = None, category: str | None = None,
               pattern: str | None = None, language: str | None = None,
               source: str | None = None, metric: str | None = None,
@@ -179,14 +174,13 @@ def items_for(store: Store, run_name: str, system: str | None = None,
     in the run as at its start; ``offset`` skips rows instead (slower deep in a big run)."""
     _check_filters(category, pattern, metric, min_value, max_value)
     _check_sort(sort)
-    run = load_run(store, run_name)
     text, params = page_query(store, run.id, after=after, limit=limit, offset=offset,
                               sort=sort, descending=descending,
                               system=system, setting=setting, category=category,
                               pattern=pattern, language=language, source=source,
                               metric=metric, min_value=min_value, max_value=max_value,
                               mixed_setting=mixed_setting, search=search)
-    return [item_row(r, metric) for r in store.query(text, tuple(params))]
+    return [item_row(r, metric) for r in page_rows(store, (text, params))]
 
 
 def item_row(r, metric: str | None = None) -> ItemRow:
@@ -203,106 +197,49 @@ def page_query(store: Store, run_id: int, *, after: tuple | None = None,
                limit: int | None = 200, offset: int = 0, sort: str | None = None,
                descending: bool = False, **filters) -> tuple[str, list]:
     """The SQL text and parameters of one page of :func:`items_for` (the query-plan test reads
-    it with ``EXPLAIN QUERY PLAN``); ``limit`` None: every row from ``after`` on.
-
-    The default order (and ``sort="system"``) walks the ``run_items_order`` index, forwards or
-    backwards, and stops after a page. Another sort orders by ``(value, system, query,
-    setting rank)``, all in one direction: the page after a cursor is a row-value
-    comparison, and SQLite keeps only the best ``limit`` rows of the filtered items while it
-    walks them (a top-N sort: bounded by the filtered items, no index of its own; only the
-    default order, by system, is indexed)."""
-    sql = items_sql(store, run_id, **filters)
-    body, params = sql.body, list(sql.params)
-    order = order_by(sql, sort, descending)
-    if sort in (None, "system"):
-        if after is not None:
-            a_system, a_query, a_setting = after
-            ge, le = ("<=", ">=") if descending else (">=", "<=")
-            body += (f" AND (ri.system, ri.query_rowid) {ge} (?, ?) AND NOT (ri.system = ? AND "
-                     f"ri.query_rowid = ? AND {sql.rank} {le} ?)")
-            params += [a_system, a_query, a_system, a_query, sql.ranks.get(a_setting, -1)]
-    else:
-        key = sql.keys[sort]
-        if after is not None:
-            value, a_system, a_query, a_setting = after
-            if sort == "setting":
-                value = sql.ranks.get(value, -1)
-            body += (f" AND ({key}, ri.system, ri.query_rowid, {sql.rank}) "
-                     f"{'<' if descending else '>'} (?, ?, ?, ?)")
-            params += [value, a_system, a_query, sql.ranks.get(a_setting, -1)]
-        # the page's items first, sorted with only the joins the filters and the key need
-        # (SQLite leaves out every other LEFT JOIN: each is on a unique key), then their
-        # columns for those rows alone
-        lean = sql.body if sort == "pattern" else sql.lean_body
-        page = (f"SELECT ri.rowid AS item {lean}{body[len(sql.body):]} ORDER BY {order} "
-                "LIMIT ? OFFSET ?", [*params, -1 if limit is None else limit, offset])
-        return (f"SELECT {sql.columns} FROM ({page[0]}) page CROSS JOIN run_items ri "
-                f"ON ri.rowid = page.item {sql.joins}ORDER BY {order}", page[1])
-    return (f"SELECT {sql.columns} {body} ORDER BY {order} LIMIT ? OFFSET ?",
-            [*params, -1 if limit is None else limit, offset])
-
-
-def order_by(sql: ItemQuery, sort: str | None = None, descending: bool = False) -> str:
-    """The ``ORDER BY`` terms of a view: ``sort``'s value (none for the default order, by
-    system), then system, query and setting rank, all ascending or all descending."""
-    direction = " DESC" if descending else ""
-    tie = f"ri.system{direction}, ri.query_rowid{direction}, {sql.rank}{direction}"
-    return tie if sort in (None, "system") else f"{sql.keys[sort]}{direction}, {tie}"
+    it with ``EXPLAIN QUERY PLAN``): :func:`engine.store.item_queries.page_sql` of the
+    filters' :func:`~engine.results.item_queries.items_sql`."""
+    return page_sql(items_sql(store, run_id, **filters), after=after, limit=limit,
+                    offset=offset, sort=sort, descending=descending)
 
 
 def count_query(store: Store, run_id: int, **filters) -> tuple[str, list]:
     """The SQL text and parameters that count :func:`items_for`'s matches."""
-    sql = items_sql(store, run_id, search_first=True, **filters)
-    return f"SELECT COUNT(*) {sql.lean_body}", list(sql.params)
+    return count_sql(items_sql(store, run_id, search_first=True, **filters))
 
 
-def count_items_for(store: Store, run_name: str, **filters) -> int:
+def count_items_for(store: Store, run: RunInfo, **filters) -> int:
     """How many of the run's items match the filters of :func:`items_for` (one aggregate
     query; ``limit``, ``offset`` and ``after`` do not apply)."""
     _check_filters(filters.get("category"), filters.get("pattern"), filters.get("metric"),
                    filters.get("min_value"), filters.get("max_value"))
-    run = load_run(store, run_name)
-    text, params = count_query(store, run.id, **filters)
-    return store.query(text, tuple(params))[0][0]
+    return count_of(store, count_query(store, run.id, **filters))
 
 
 def _query_row(store: Store, dataset_id: int, query_id: str | int):
-    if isinstance(query_id, int):
-        rows = store.query("SELECT * FROM queries WHERE id = ? AND dataset_id = ?",
-                           (query_id, dataset_id))
-    else:
-        rows = store.query("SELECT * FROM queries WHERE query_id = ? AND dataset_id = ?",
-                           (query_id, dataset_id))
-    if not rows:
+    row = stored.query_row(store, dataset_id, query_id)
+    if row is None:
         raise LookupError(f"the run's dataset has no query {query_id!r}")
-    return rows[0]
+    return row
 
 
-def item_detail(store: Store, run_name: str, system: str, query_id: str | int) -> ItemDetail:
+def item_detail(store: Store, run: RunInfo, system: str, query_id: str | int) -> ItemDetail:
     """Everything behind one system's numbers on one query (``query_id``: the dataset's query
     id, or the query's rowid as an int)."""
-    run = load_run(store, run_name)
     q = _query_row(store, run.dataset_id, query_id)
-    rows = store.query(
-        "SELECT ri.setting, ri.context, ri.truncated, ri.error, ri.generation_key, g.prompt, "
-        "g.text, g.model_name, g.prompt_tokens, g.completion_tokens, g.seconds, "
-        "g.finish_reason FROM run_items ri LEFT JOIN generations g ON g.key = ri.generation_key "
-        "WHERE ri.run_id = ? AND ri.system = ? AND ri.query_rowid = ?",
-        (run.id, system, q["id"]))
+    rows = stored.setting_rows(store, run.id, system, q["id"])
     if not rows:
-        systems = [r[0] for r in store.query(
-            "SELECT DISTINCT system FROM run_items WHERE run_id = ? ORDER BY system", (run.id,))]
+        systems = stored.run_systems(store, run.id)
         raise LookupError(f"run {run.name!r} has no items of system {system!r} for query "
                           f"{q['query_id']!r} (systems: {', '.join(systems) or 'none'})")
     settings = []
     for r in sorted(rows, key=lambda r: setting_order(r["setting"])):
-        stored = store.query("SELECT metric, value, detail FROM scores WHERE generation_key = ? "
-                             "AND query_rowid = ?", (r["generation_key"], q["id"])) \
+        rows_ = stored.generation_scores(store, r["generation_key"], q["id"]) \
             if r["generation_key"] else []
-        order = {m: i for i, m in enumerate(metric_order(s["metric"] for s in stored))}
-        scores = sorted((ScoreRow(s["metric"], s["value"], s["detail"]) for s in stored
+        order = {m: i for i, m in enumerate(metric_order(s["metric"] for s in rows_))}
+        scores = sorted((ScoreRow(s["metric"], s["value"], s["detail"]) for s in rows_
                          if not s["metric"].startswith("_")), key=lambda s: order[s.metric])
-        version = next((s["detail"] for s in stored if s["metric"] == SCORER_MARK), None)
+        version = next((s["detail"] for s in rows_ if s["metric"] == SCORER_MARK), None)
         settings.append(SettingRow(
             r["setting"], json.loads(r["context"]) if r["context"] else None, r["prompt"],
             r["text"], scores, bool(r["truncated"]), r["error"], r["generation_key"],
@@ -335,10 +272,7 @@ def _adaptability(settings: list[SettingRow]) -> dict[str, dict]:
 
 def _chunks(store: Store, query_rowid: int, settings: list[SettingRow]) -> list[ChunkRow]:
     chunks: dict[int, ChunkRow] = {}
-    for r in store.query(
-            "SELECT p.chunk_rowid, p.position, p.support, p.is_oracle, c.chunk_id, c.title, "
-            "c.text FROM pool p JOIN chunks c ON c.id = p.chunk_rowid WHERE p.query_rowid = ? "
-            "ORDER BY p.position IS NULL, p.position, c.chunk_id", (query_rowid,)):
+    for r in stored.pool_rows(store, query_rowid):
         chunks[r["chunk_rowid"]] = ChunkRow(r["chunk_rowid"], r["chunk_id"], r["title"],
                                             r["text"], r["position"] is not None, r["position"],
                                             bool(r["support"]), bool(r["is_oracle"]))
@@ -347,16 +281,14 @@ def _chunks(store: Store, query_rowid: int, settings: list[SettingRow]) -> list[
     extra: set[int] = set()
     ranked_by: dict[str, list] = {}
     for label in retrievers:
-        row = store.query("SELECT ranked FROM retrievals WHERE retriever = ? AND query_rowid = ?",
-                          (label, query_rowid))
-        ranked_by[label] = json.loads(row[0][0]) if row else []
+        ranked = stored.ranked_json(store, label, query_rowid)
+        ranked_by[label] = json.loads(ranked) if ranked is not None else []
         extra |= {int(c) for c, _ in ranked_by[label] if int(c) not in chunks}
     for s in settings:
         extra |= {int(c) for c in (s.context or []) if int(c) not in chunks}
     if extra:
         ids = sorted(extra)
-        for r in store.query("SELECT id, chunk_id, title, text FROM chunks WHERE id IN "
-                             f"({', '.join('?' * len(ids))})", tuple(ids)):
+        for r in stored.chunk_rows(store, ids):
             chunks[r["id"]] = ChunkRow(r["id"], r["chunk_id"], r["title"], r["text"], False,
                                        None, False, False)
     for label, ranked in ranked_by.items():

@@ -36,9 +36,10 @@ from engine.results.pairing import (Pairing, PairingError, Side, pair, parse_sid
 from engine.results.records import (LOOSE_METRIC, ItemRecord, is_mixed_like, metric_order,
                                     split_system)
 from engine.paired_stats import (holm, mcnemar_exact, mcnemar_sample_size,
-                                 paired_bootstrap, paired_mean_sample_size,
-                                 sign_flip_p)
-from engine.units import fmt_delta, fmt_delta_interval
+                                 paired_bootstrap, paired_mean_sample_size, sign_flip_p)
+from engine.results.paired_words import verdict_line
+from engine.store.generations import generation_texts
+from engine.store.items import query_texts
 
 DEFAULT_METRICS = (LOOSE_METRIC, "f1_mirage", "char3_recall", DEFAULT_LANGUAGE_METRIC)
 """The rows shown unless ``metrics`` names others (``all``: every stored one)."""
@@ -140,7 +141,7 @@ class PairedComparison:
     seed: int
     delta: float | None = None          # the user-named difference for the power column
     items: list[dict] = field(default_factory=list)     # one row per shared item
-    arena: list[dict] = field(default_factory=list)     # :func:`arena_duel`, per setting
+    arena: list[dict] = field(default_factory=list)     # engine.arena.duel, per setting
     differences: list[SettingDifference] = field(default_factory=list)  # generation settings
 
     @property
@@ -309,7 +310,6 @@ def compare_pair(store, pairing: Pairing, metrics: Iterable[str] | None = None, 
                            pairing.only_b, rows, flip_metric, flips, transitions, n_boot, seed,
                            delta)
     out.items = _item_rows(pairing, wanted)
-    out.arena = arena_duel(store, pairing, n_boot=min(n_boot, 1000), seed=seed)
     out.differences = pairing.differences
     return out
 
@@ -338,12 +338,8 @@ def _flips(store, pairing: Pairing, metric: str, responses: bool) -> list[Flip]:
         out.append(Flip(s, q, ia.query_id, ia.language, ia.source, float(a), float(b),
                         ia.generation_key, ib.generation_key))
     if responses and out:
-        keys = sorted({k for f in out for k in (f.a_key, f.b_key) if k})
-        texts = {r[0]: r[1] for r in store.query_in(
-            "SELECT key, text FROM generations WHERE key IN ({marks})", keys)}
-        queries = {r[0]: r[1] for r in store.query_in(
-            "SELECT id, text FROM queries WHERE id IN ({marks})",
-            sorted({f.query_rowid for f in out}))}
+        texts = generation_texts(store, (k for f in out for k in (f.a_key, f.b_key) if k))
+        queries = query_texts(store, (f.query_rowid for f in out))
         for f in out:
             f.a_response, f.b_response = texts.get(f.a_key), texts.get(f.b_key)
             f.query = queries.get(f.query_rowid)
@@ -374,85 +370,3 @@ def worse_than(c: PairedComparison, metric: str, delta_points: float) -> list[Pa
     d = delta_points / 100
     return [r for r in rows if r.better < 0
             and (r.hi < -d if r.direction > 0 else r.lo > d)]
-
-
-def arena_duel(store, pairing: Pairing, arena: str | None = None, n_boot: int = 1000,
-                seed: int = 0) -> list[dict]:
-    """For two systems of one run with a pairwise arena: per setting where both are
-    contestants, P(θ_A > θ_B) over the bootstrap tournaments (queries resampled, Bradley–Terry
-    refitted on each: :func:`engine.arena.tournaments.bootstrap_thetas`) and the Elo difference
-    B − A with its percentile 95% CI (Elo = 400·θ/ln 10, :func:`engine.arena.bradley_terry.
-    elo_scale`). Empty when the sides are in different runs or the run has no arena."""
-    from engine.arena.battles import ArenaNotFound, load_battles
-    from engine.arena.bradley_terry import ELO_PER_NAT, bradley_terry_fit
-    from engine.arena.tournaments import bootstrap_thetas, encode_battles, total_wins
-    from engine.arena.types import arena_system
-    from engine.runs.lookup import load_run
-
-    if pairing.a.run != pairing.b.run:
-        return []
-    try:
-        battles = load_battles(store, load_run(store, pairing.a.run), arena)
-    except ArenaNotFound:
-        return []
-    enc = encode_battles(battles)
-    if enc.n_queries == 0:
-        return []
-    out = []
-    thetas = None
-    for setting in pairing.settings:
-        ca, cb = arena_system(pairing.a.system, setting), arena_system(pairing.b.system, setting)
-        if ca not in enc.systems or cb not in enc.systems:
-            continue
-        if thetas is None:
-            thetas = bootstrap_thetas(enc, n_boot, seed)
-            theta = bradley_terry_fit(total_wins(enc))
-        ia, ib = enc.systems.index(ca), enc.systems.index(cb)
-        d = ELO_PER_NAT * (thetas[:, ib] - thetas[:, ia])
-        lo, hi = np.percentile(d, [2.5, 97.5])
-        out.append({"setting": setting, "p_a_stronger": float(np.mean(d < 0)),
-                    "elo_delta": float(ELO_PER_NAT * (theta[ib] - theta[ia])), "elo_lo": float(lo), "elo_hi": float(hi),
-                    "tournaments": n_boot, "queries": enc.n_queries})
-    return out
-
-
-def compare(store, a_spec: str, b_spec: str, metrics: Iterable[str] | None = None,
-            **options) -> PairedComparison:
-    """:func:`pair` then :func:`compare_pair`."""
-    return compare_pair(store, pair(store, a_spec, b_spec), metrics, **options)
-
-
-# --------------------------------------------------------------------------- words
-
-
-def points(x: float | None) -> str:
-    """A difference in percentage points, ``+12.5 pp`` (:mod:`engine.units`)."""
-    return fmt_delta(x)
-
-
-def p_text(p: float | None) -> str:
-    if p is None:
-        return "–"
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def _eq(p: float | None) -> str:
-    return f"= {p_text(p)}" if p is None or p >= 0.001 else "< 0.001"
-
-
-def verdict_line(c: PairedComparison) -> str:
-    """The headline in words, e.g. "B is better on em_loose (mixed): +6.2 pp [+2.1,
-    +10.4], p = 0.001 (Holm 0.004, 4 tests), 312 shared items"; "better" needs Holm p < 0.05
-    and a CI that excludes 0."""
-    r = c.headline()
-    if r is None:
-        return f"Nothing to compare on the {c.shared_items} shared items."
-    where = f"{r.metric} ({r.setting})"
-    ci = fmt_delta_interval(r.delta, r.lo, r.hi, r.metric)
-    p = f"p {_eq(r.p)} (Holm {p_text(r.p_holm)}, {len(c.rows)} tests)"
-    tail = f"{ci}, {p}, {c.shared_items} shared items"
-    if r.better > 0:
-        return f"B is better on {where}: {tail}"
-    if r.better < 0:
-        return f"B is worse on {where}: {tail}"
-    return f"No clear difference on {where}: {tail}"

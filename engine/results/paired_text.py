@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.output_files import write_csv
-from engine.results.paired import PairedComparison, p_text, verdict_line
+from engine.results.paired import PairedComparison
+from engine.results.paired_words import p_text, verdict_line
 from engine.units import fmt_delta, fmt_delta_interval, fmt_points, fmt_value
 
 

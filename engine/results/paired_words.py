@@ -11,7 +11,7 @@ METRICS.md §1: base without context, oracle with the gold chunk, mixed with the
 
 from __future__ import annotations
 
-from engine.units import fmt_delta_interval
+from engine.units import fmt_delta, fmt_delta_interval
 
 
 def verdict_explained(c) -> list[str]:
@@ -43,3 +43,36 @@ def verdict_explained(c) -> list[str]:
         "\"better\" or \"worse\" needs Holm p < 0.05 and a CI that excludes 0; anything else "
         "is \"no clear difference\", and the power line says how many items would settle it.",
     ]
+
+
+def points(x: float | None) -> str:
+    """A difference in percentage points, ``+12.5 pp`` (:mod:`engine.units`)."""
+    return fmt_delta(x)
+
+
+def p_text(p: float | None) -> str:
+    if p is None:
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _eq(p: float | None) -> str:
+    return f"= {p_text(p)}" if p is None or p >= 0.001 else "< 0.001"
+
+
+def verdict_line(c) -> str:
+    """The headline in words, e.g. "B is better on em_loose (mixed): +6.2 pp [+2.1,
+    +10.4], p = 0.001 (Holm 0.004, 4 tests), 312 shared items"; "better" needs Holm p < 0.05
+    and a CI that excludes 0."""
+    r = c.headline()
+    if r is None:
+        return f"Nothing to compare on the {c.shared_items} shared items."
+    where = f"{r.metric} ({r.setting})"
+    ci = fmt_delta_interval(r.delta, r.lo, r.hi, r.metric)
+    p = f"p {_eq(r.p)} (Holm {p_text(r.p_holm)}, {len(c.rows)} tests)"
+    tail = f"{ci}, {p}, {c.shared_items} shared items"
+    if r.better > 0:
+        return f"B is better on {where}: {tail}"
+    if r.better < 0:
+        return f"B is worse on {where}: {tail}"
+    return f"No clear difference on {where}: {tail}"

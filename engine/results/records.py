@@ -18,6 +18,7 @@ from typing import Iterable
 import numpy as np
 
 from engine.store import Store, json_column
+from engine.store import items as stored
 from engine.store.runs import RunInfo
 
 SCORER_MARK = "_scorer"
@@ -102,25 +103,13 @@ def load_items(store: Store, run: RunInfo, metrics: Iterable[str] | None = None,
                details: bool = False) -> list[ItemRecord]:
     """Every item of the run with its scores (all metrics, or only ``metrics``), ordered by
     system, query and setting. ``details=True`` also loads each score's detail text."""
-    rows = store.query(
-        "SELECT ri.system, ri.setting, ri.query_rowid, ri.generation_key, ri.truncated, "
-        "ri.error, ri.context, q.query_id, q.language, q.source "
-        "FROM run_items ri JOIN queries q ON q.id = ri.query_rowid WHERE ri.run_id = ?",
-        (run.id,))
+    rows = stored.item_rows(store, run.id)
     items = {(r["system"], r["setting"], r["query_rowid"]): ItemRecord(
         r["system"], r["setting"], r["query_rowid"], r["query_id"], r["language"], r["source"],
         r["generation_key"], bool(r["truncated"]), r["error"], json_column(r["context"], None))
         for r in rows}
-    sql = ("SELECT ri.system, ri.setting, ri.query_rowid, s.metric, s.value, "
-           + ("s.detail" if details else f"CASE WHEN s.metric = '{SCORER_MARK}' THEN s.detail END")
-           + " AS detail FROM run_items ri JOIN scores s ON s.generation_key = ri.generation_key "
-           "AND s.query_rowid = ri.query_rowid WHERE ri.run_id = ?")
-    params: list = [run.id]
-    if metrics is not None:
-        wanted = sorted(set(metrics) | {SCORER_MARK})
-        sql += f" AND s.metric IN ({', '.join('?' for _ in wanted)})"
-        params += wanted
-    for r in store.query(sql, tuple(params)):
+    wanted = None if metrics is None else sorted(set(metrics) | {SCORER_MARK})
+    for r in stored.item_score_rows(store, run.id, wanted, details, SCORER_MARK):
         item = items[(r["system"], r["setting"], r["query_rowid"])]
         if r["metric"] == SCORER_MARK:
             item.scorer_version = r["detail"]
@@ -176,11 +165,7 @@ def load_columns(store: Store, run: RunInfo,
     """The run's items and their scores (all metrics, or only ``metrics``; marker rows
     ``_…`` and arena features ``feat:…`` left out) as :class:`RunColumns`: one ordered scan of the run's key for the items
     and one pass over their score rows, the values placed by the item's rowid, vectorised."""
-    rows = store.query_tuples(
-        "SELECT ri.rowid, ri.system, ri.setting, ri.query_rowid, ri.generation_key IS NOT NULL, "
-        "COALESCE(ri.error, '') != '', ri.truncated, q.language, q.source "
-        "FROM run_items ri JOIN queries q ON q.id = ri.query_rowid WHERE ri.run_id = ? "
-        "ORDER BY ri.system, ri.setting, ri.query_rowid", (run.id,))
+    rows = stored.column_item_tuples(store, run.id)
     count = len(rows)
     rowid, system, setting, qrow, gen, err, trunc, language, source = (
         map(list, zip(*rows)) if rows else ([] for _ in range(9)))
@@ -211,28 +196,16 @@ def load_columns(store: Store, run: RunInfo,
     # (its place in the known metrics, 0 for any other name) and the value, so that 700k rows
     # cost two small objects each, not a string; rows of other names come in a second query
     known = _known_metrics()
-    code_sql = ("CASE s.metric " + " ".join(f"WHEN {quote_sql(m)} THEN {i}"
-                                           for i, m in enumerate(known, start=1)) + " ELSE 0 END")
-    where = ("FROM run_items ri JOIN scores s "
-             "ON s.generation_key = ri.generation_key AND s.query_rowid = ri.query_rowid "
-             "WHERE ri.run_id = ? AND s.metric NOT LIKE '\\_%' ESCAPE '\\' "
-             "AND s.metric NOT LIKE 'feat:%'")      # arena features: the surrogate's, not ours
-    params: list = [run.id]
-    if metrics is not None:
-        wanted = sorted(set(metrics))
-        if not wanted:
-            return cols
-        where += f" AND s.metric IN ({', '.join('?' for _ in wanted)})"
-        params += wanted
-    rows = store.query_tuples(f"SELECT ri.rowid * 64 + {code_sql}, s.value {where}",
-                              tuple(params))
+    wanted = None if metrics is None else sorted(set(metrics))
+    if wanted is not None and not wanted:
+        return cols
+    rows = stored.packed_score_tuples(store, run.id, known, wanted)
     packed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     value = np.array([r[1] for r in rows], dtype=float)           # None -> NaN
     score_rowid, code = packed >> 6, packed & 63
     names = {i: m for i, m in enumerate(known, start=1)}
     if (code == 0).any():    # names outside the known list: by name
-        others = store.query_tuples(
-            f"SELECT ri.rowid, s.metric, s.value {where} AND {code_sql} = 0", tuple(params))
+        others = stored.other_score_tuples(store, run.id, known, wanted)
         extra = sorted({r[1] for r in others})
         names.update({len(known) + 1 + i: m for i, m in enumerate(extra)})
         by_name = {m: c for c, m in names.items()}
@@ -269,42 +242,25 @@ def _known_metrics() -> list[str]:
     return known
 
 
-def run_settings(store: Store, run_id: int) -> dict[str, list[str]]:
-    """Each system's settings in the run (an aggregate over the run's key, no item loaded)."""
-    out: dict[str, list[str]] = {}
-    for r in store.query("SELECT DISTINCT system, setting FROM run_items WHERE run_id = ?",
-                         (run_id,)):
-        out.setdefault(r[0], []).append(r[1])
-    return out
+run_settings = stored.run_settings
 
 
 def run_metrics(store: Store, run_id: int) -> list[str]:
     """Every metric any item of the run has (marker rows ``_…`` left out), in
     :func:`metric_order` (one aggregate query)."""
-    return metric_order(r[0] for r in store.query(
-        "SELECT DISTINCT s.metric FROM run_items ri JOIN scores s "
-        "ON s.generation_key = ri.generation_key AND s.query_rowid = ri.query_rowid "
-        "WHERE ri.run_id = ? AND s.metric NOT LIKE '\\_%' ESCAPE '\\'", (run_id,)))
-
-
-def quote_sql(value: str) -> str:
-    """``value`` as an SQL string literal."""
-    return "'" + value.replace("'", "''") + "'"
+    return metric_order(stored.run_metric_names(store, run_id))
 
 
 def setting_rank_sql(settings: Iterable[str], column: str = "ri.setting") -> tuple[str, dict]:
     """``(CASE expression, {setting: rank})``: the rank of ``column`` in :func:`setting_order`
     among ``settings``, so that SQL orders items as :func:`load_items` does."""
     ranks = {s: i for i, s in enumerate(sorted(set(settings), key=setting_order))}
-    if not ranks:
-        return "0", ranks
-    whens = " ".join(f"WHEN {quote_sql(k)} THEN {v}" for k, v in ranks.items())
-    return f"CASE {column} {whens} ELSE 0 END", ranks
+    return stored.rank_case(ranks, column), ranks
 
 
 def count_items(store: Store, run: RunInfo) -> int:
     """How many items of the run are stored (generated or failed)."""
-    return store.query("SELECT COUNT(*) FROM run_items WHERE run_id = ?", (run.id,))[0][0]
+    return stored.count_run_items(store, run.id)
 
 
 def _ordered(items: Iterable[ItemRecord]) -> list[ItemRecord]:
@@ -341,9 +297,7 @@ def _counts(run: RunInfo, items: int, generated: int, errors: int,
 def stored_counts(store: Store, run: RunInfo) -> dict[str, int]:
     """The counts of :func:`item_counts` from the run's counters (``run_counts``, kept with
     the run as its items are written): one row read, no item loaded."""
-    rows = store.query("SELECT items, generated, errors, truncated FROM run_counts "
-                       "WHERE run_id = ?", (run.id,))
-    items, generated, errors, truncated = tuple(rows[0]) if rows else (0, 0, 0, 0)
+    items, generated, errors, truncated = stored.run_counters(store, run.id)
     return _counts(run, items, generated, errors, truncated)
 
 

@@ -23,34 +23,26 @@ numbers.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
 from engine.metrics.adaptability import PATTERN_KEYS, AdaptabilityReport, adaptability_many
 from engine.metrics.definitions import GOLD_DEFINITIONS, resolve as resolve_definitions
 from engine.metrics.language import DEFAULT_LANGUAGE_METRIC, LANGUAGE_METRICS
-from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
-from engine.results.records import (LOOSE_METRIC, ItemRecord, RunColumns, column_counts,
-                                    is_mixed_like, load_columns, metric_order, parse_retrieved,
+from engine.metrics.retrieval import DEFAULT_KS
+from engine.results.records import (LOOSE_METRIC, RunColumns, column_counts, is_mixed_like,
+                                    load_columns, metric_order, parse_retrieved,
                                     retriever_name, setting_order, split_system)
-from engine.runs.lookup import RunNotFound, load_run
+from engine.results.retrieval_table import group_key, retrievers, retrieval_table
+from engine.runs.lookup import RunNotFound
 from engine.store.runs import RunInfo
 from engine.retrieval.scores import answer_match_rows, gold_chunks, stored_rankings
 from engine.stats import RATE, Estimate, clopper_pearson_many, interval, intervals
 from engine.store import Store
 
-__all__ = ["RunReport", "RunNotFound", "build_report", "format_report", "system_label",
-           "run_retrievers"]
-
-UNKNOWN = "?"
-"""The breakdown key for queries with no language (or no source)."""
-
-_Rankings = dict[str, dict[int, list[int]]]
-"""retriever label -> query rowid -> the top chunk rowids of its stored ranking."""
-
+__all__ = ["RunReport", "RunNotFound", "build_report", "system_label"]
 
 def system_label(system: str, mixed_setting: str) -> str:
     """The report's row name: the system, plus the mixed-like setting unless it is ``mixed``,
@@ -90,7 +82,7 @@ class RunReport:
 
 # --------------------------------------------------------------------------- the report
 
-def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0, *,
+def build_report(store: Store, run: RunInfo, n_boot: int = 1000, seed: int = 0, *,
                  parity: str | None = None, gold: str | None = None,
                  language_rule: str | None = None,
                  language_detector: str | None = None, summary_only: bool = False) -> RunReport:
@@ -108,12 +100,11 @@ def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0,
     (:func:`engine.metrics.adaptability.adaptability_many`, one vectorised call per
     breakdown). Nothing is built per item: a 60k-item run reports in ~1.9 s on 2 cores.
     """
-    run = load_run(store, run_name)
     definitions = resolve_definitions(run.config, parity=parity, gold=gold,
                                       language_rule=language_rule,
                                       language_detector=language_detector)
     cols = load_columns(store, run, metrics=(LOOSE_METRIC,) if summary_only else None)
-    labels = [] if summary_only else _retrievers(run, cols.settings)
+    labels = [] if summary_only else retrievers(run, cols.settings)
     widened = answer_match_rows(store, run.dataset_id)
     rankings = {label: stored_rankings(store, run.dataset_id, label, max(DEFAULT_KS))
                 for label in labels}
@@ -138,7 +129,7 @@ def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0,
             by_gold[definition] = next(iter(by_gold.values()))
             continue
         sets = gold_chunks(store, run.dataset_id, definition) if labels else {}
-        by_gold[definition] = _retrieval_table(rankings, sets, query_list, facts, n_boot, seed)
+        by_gold[definition] = retrieval_table(rankings, sets, query_list, facts, n_boot, seed)
     return RunReport(
         run=run.name, status=run.status, dataset=run.dataset, header=run.header,
         config=run.config, items=counts,
@@ -152,7 +143,8 @@ def build_report(store: Store, run_name: str, n_boot: int = 1000, seed: int = 0,
 class _QueryFacts:
     """The run's queries (sorted rowids) with each one's breakdown keys: ``keys(attr)`` gives
     every query's group index and the group names (``language`` or ``source``; no value:
-    :data:`UNKNOWN`); ``facts[q]`` a query's own (for the retrieval table)."""
+    :data:`~engine.results.retrieval_table.UNKNOWN`); ``facts[q]`` a query's own (for the
+    retrieval table)."""
 
     def __init__(self, queries: np.ndarray, cols: RunColumns, first: np.ndarray):
         self.queries, self.cols, self.first = queries, cols, first
@@ -160,9 +152,9 @@ class _QueryFacts:
     def item_groups(self, attr: str) -> tuple[list[str], np.ndarray]:
         """``(names, group index per item)``: the items' breakdown keys as groups."""
         raw = self.cols.languages if attr == "language" else self.cols.sources
-        names = sorted({_key(v) for v in raw})
+        names = sorted({group_key(v) for v in raw})
         index = {name: g for g, name in enumerate(names)}
-        of_code = np.array([index[_key(v)] for v in raw], dtype=np.int64)
+        of_code = np.array([index[group_key(v)] for v in raw], dtype=np.int64)
         codes = self.cols.language if attr == "language" else self.cols.source
         return names, of_code[codes] if len(codes) else codes
 
@@ -192,14 +184,6 @@ def _language_notes(cols: RunColumns, metric: str) -> list[str]:
     return [f"{lacking} item{'s were' if lacking != 1 else ' was'} scored before {metric} was "
             "stored (an older scorer): their correct language is left out; resume the run to "
             "rescore them from the stored generations (nothing is generated again)"]
-
-
-def format_report(report: RunReport | dict, by: str | None = None,
-                  width: int | None = None) -> str:
-    """The report as text: see :func:`engine.results.text.format_report`."""
-    from engine.results.text import format_report as _format
-
-    return _format(report, by=by, width=width)
 
 
 def _system_tables(cols: RunColumns, queries: np.ndarray, facts: _QueryFacts,
@@ -367,64 +351,3 @@ def _rates(k: np.ndarray, n: np.ndarray) -> list[dict]:
         lo[has], hi[has] = clopper_pearson_many(np.rint(k[has]), n[has])
     return [Estimate(int(round(k[g])) / int(n[g]), float(lo[g]), float(hi[g]), int(n[g])).as_json()
             if n[g] else Estimate(None, None, None, 0).as_json() for g in range(len(n))]
-
-
-def _key(value: str | None) -> str:
-    return value if value else UNKNOWN
-
-
-# --------------------------------------------------------------------------- retrieval table
-
-def run_retrievers(run: RunInfo, items: Iterable[ItemRecord]) -> list[str]:
-    """Retriever labels the run used: from its ``retrieved@k:label`` settings, in order."""
-    return _retrievers(run, {i.setting for i in items})
-
-
-def _retrievers(run: RunInfo, settings: Iterable[str]) -> list[str]:
-    labels: list[str] = []
-    settings = sorted(set(settings), key=setting_order)
-    for setting in settings:
-        retrieved = parse_retrieved(setting)
-        if retrieved and retrieved[1] and retrieved[1] not in labels:
-            labels.append(retrieved[1])
-    if not labels:  # "retrieved@k" without a label: the config names the retriever(s)
-        configured = run.config.get("retrievers") or []
-        if any(parse_retrieved(s) for s in settings):
-            labels = [str(r) for r in configured]
-    return labels
-
-
-def _relevances(ranking: dict[int, list[int]], gold: dict[int, set[int]],
-                queries: Iterable[int]) -> dict[int, tuple[list[int], int]]:
-    """``{query_rowid: (relevances of the ranked chunks, |gold|)}`` for the run's queries
-    that have a ranking. Relevant: a chunk in the query's gold set (MIRAGE §1; which rows
-    count depends on the gold definition, :func:`engine.retrieval.scores.gold_chunks`);
-    |gold| counts them."""
-    wanted = set(queries)
-    return {q: ([int(chunk in gold.get(q, ())) for chunk in ranked], len(gold.get(q, ())))
-            for q, ranked in ranking.items() if q in wanted}
-
-
-def _retrieval_table(rankings: _Rankings, gold: dict[int, set[int]], queries: list[int],
-                     facts: dict[int, ItemRecord], n_boot: int, seed: int,
-                     ks: tuple[int, ...] = DEFAULT_KS) -> list[dict]:
-    table = []
-    for label, ranking in rankings.items():
-        per_query = _relevances(ranking, gold, queries)
-        est = retrieval_report(list(per_query.values()), ks, n_boot=n_boot, seed=seed)
-        no_gold = sum(1 for _, n_gold in per_query.values() if n_gold == 0)
-        entry: dict[str, Any] = {"retriever": label, "retriever_name": retriever_name(label),
-                                 "n": len(per_query), "missing": len(queries) - len(per_query),
-                                 "no_gold": no_gold,
-                                 "ks": list(ks),
-                                 "metrics": {k: v.as_json() for k, v in est.items()}}
-        for attr in ("language", "source"):
-            groups: dict[str, list] = defaultdict(list)
-            for q, row in per_query.items():
-                groups[_key(getattr(facts[q], attr))].append(row)
-            entry[f"by_{attr}"] = {
-                g: {"n": len(rows), "metrics": {k: v.as_json() for k, v in retrieval_report(
-                    rows, ks, n_boot=n_boot, seed=seed).items()}}
-                for g, rows in sorted(groups.items())}
-        table.append(entry)
-    return table

@@ -269,7 +269,9 @@ def _ratings(args, store) -> int:
     info, ratings, format_leaderboard = _ratings_for(store, run, args.arena, args.boot,
                                                      args.seed)
     if getattr(args, "html", None):
-        from engine.results.html import leaderboard_page, write_page
+        from engine.arena.pages import leaderboard_page
+        from engine.results.html import write_page
+        from engine.runs.lookup import load_run
         from mirage_tui.cli.report import written_line
 
         path = write_page(leaderboard_page(store, run, info.name, n_boot=args.boot,

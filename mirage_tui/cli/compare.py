@@ -56,7 +56,8 @@ def add_parsers(sub) -> None:
 
 
 def run(args, store) -> int:
-    from engine.results.paired import PairingError, compare, worse_than
+    from engine.arena.duel import compare
+    from engine.results.paired import PairingError, worse_than
     from engine.results.paired_text import format_comparison, write_items_csv
 
     gate = _gate(args.fail_if_worse)
@@ -74,7 +75,7 @@ def run(args, store) -> int:
         from engine.results.html import comparison_page, write_page
         from mirage_tui.cli.report import written_line
 
-        path = write_page(comparison_page(store, args.a, args.b, comparison=c), args.html)
+        path = write_page(comparison_page(c), args.html)
         print(written_line("comparison", path), file=sys.stderr if args.json else sys.stdout)
     if args.json:
         print(json.dumps(c.as_json(), ensure_ascii=False))

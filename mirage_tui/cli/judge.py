@@ -241,7 +241,8 @@ def _show(args, store) -> int:
         raise CliError("no calibration stored" + (f" for judge {args.judge!r}" if args.judge
                                                   else "") + " (mirage-tui judge calibrate)")
     if args.html:
-        from engine.results.html import calibration_page, write_page
+        from engine.arena.calibration_page import calibration_page
+        from engine.results.html import write_page
         from mirage_tui.cli.report import written_line
 
         path = write_page(calibration_page(stored), args.html)

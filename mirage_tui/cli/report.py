@@ -83,19 +83,22 @@ def run(args, store) -> int:
 
 def _report(args, store) -> int:
     from engine.results import build_report, format_report
+    from engine.runs.lookup import load_run
     from mirage_tui.cli.common import text_width
 
     if args.n_boot < 1:
         raise ValueError("--n-boot must be at least 1")
     no_overwrite(args, args.html)
-    report = build_report(store, args.run, n_boot=args.n_boot, seed=args.seed,
+    run = load_run(store, args.run)
+    report = build_report(store, run, n_boot=args.n_boot, seed=args.seed,
                           parity=args.parity, gold=args.gold, language_rule=args.language_rule,
                           language_detector=args.language_detector)
     if args.html:
-        from engine.results.html import run_page, write_page
+        from engine.arena.pages import run_page_with_arenas
+        from engine.results.html import write_page
 
-        path = write_page(run_page(store, args.run, n_boot=args.n_boot, seed=args.seed,
-                                   report=report), args.html)
+        path = write_page(run_page_with_arenas(store, run, n_boot=args.n_boot, seed=args.seed,
+                                               report=report), args.html)
         print(written_line("run report", path), file=sys.stderr if args.json else sys.stdout)
         if not args.json:
             return 0
@@ -120,10 +123,10 @@ def _export(args, store) -> int:
     run_info = load_run(store, args.run)
     out = args.out or Path(f"{args.run}.{args.format}")
     no_overwrite(args, out, header_path(out) if args.format == "csv" else None)
-    path = export_run(store, args.run, format=args.format, out=out)
+    path = export_run(store, run_info, format=args.format, out=out)
     n = count_items(store, run_info)
     where = f"{path}" + (f" (header: {header_path(path)})" if args.format == "csv" else "")
-    note = partial_note(run_header(store, args.run))
+    note = partial_note(run_header(store, run_info))
     print(f"exported {n:,} items of run {args.run} to {where}"
           + (f" — {note}" if note else ""))
     return 0

@@ -144,7 +144,9 @@ class CompareScreen(BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare", name="compare")
     def build(self, store) -> None:
         from engine.results.comparison import compare_reports, comparison_segments
-        from engine.results.paired import PairingError, compare, parse_side
+        from engine.arena.duel import compare
+        from engine.results.paired import PairingError, parse_side
+        from engine.runs.lookup import load_run
         from engine.results.report import build_report
 
         with self.worker_errors("the comparison", store):
@@ -156,7 +158,7 @@ class CompareScreen(BaseScreen):
             side = None
             (ra, sa), (rb, sb) = parse_side(self.a), parse_side(self.b)
             if ra != rb and sa is None and sb is None:
-                reports = [build_report(store, n, n_boot=200, seed=0).as_json()
+                reports = [build_report(store, load_run(store, n), n_boot=200, seed=0).as_json()
                            for n in (ra, rb)]
                 # runs of different models have no system in common: the paired rows are it
                 if set(reports[0]["accuracy"]) & set(reports[1]["accuracy"]):
@@ -169,7 +171,7 @@ class CompareScreen(BaseScreen):
 
     @on(Ready)
     def _ready(self, message: Ready) -> None:
-        from engine.results.paired import p_text, verdict_line
+        from engine.results.paired_words import p_text, verdict_line
         from engine.results.paired_text import arena_lines, pattern_name, power_line
         from engine.results.paired_words import verdict_explained
         from engine.units import fmt_delta_interval, fmt_value
@@ -293,7 +295,7 @@ class CompareScreen(BaseScreen):
             write_items_csv(c, Path(f"{base}.csv"))
             # the comparison is already computed: the page only formats it (no SQL, no
             # resampling)
-            write_page(comparison_page(None, c.a.label, c.b.label, comparison=c),
+            write_page(comparison_page(c),
                        Path(f"{base}.html"))
         except OutputFileError as exc:
             self.notify(str(exc), title="Export failed", severity="error", markup=False)

@@ -71,19 +71,21 @@ class RunKeys:
         import json
 
         from engine.results.export import export_run, header_path
+        from engine.runs.lookup import load_run
 
         with self.worker_errors("the export", store, prefix=f"{path}: "):
+            run = load_run(store, name)
             if fmt == "html":
+                from engine.arena.pages import run_page_with_arenas
                 from engine.results import count_items
-                from engine.results.html import run_page, write_page
-                from engine.runs.lookup import load_run
+                from engine.results.html import write_page
 
-                written = write_page(run_page(store, name), path)
-                rows = count_items(store, load_run(store, name))
+                written = write_page(run_page_with_arenas(store, run), path)
+                rows = count_items(store, run)
                 self.app.call_from_thread(self._exported, name, str(written.resolve()), fmt,
                                           rows)
                 return
-            written = export_run(store, name, format=fmt, out=path)
+            written = export_run(store, run, format=fmt, out=path)
             # the header (a sidecar for csv, the first line of jsonl) says how many rows
             if fmt == "csv":
                 header = json.loads(header_path(written).read_text(encoding="utf-8"))

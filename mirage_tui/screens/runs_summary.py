@@ -126,10 +126,11 @@ class RunSummaryKeys:
           name="run report")
     def build_summary(self, store, names: list[str], generation: int, width: int) -> None:
         from engine.results.report import build_report
+        from engine.runs.lookup import load_run
 
         with self.worker_errors("the report", store):
-            reports = [build_report(store, n, n_boot=N_BOOT, seed=0, summary_only=True).as_json()
-                       for n in names]
+            reports = [build_report(store, load_run(store, n), n_boot=N_BOOT, seed=0,
+                                    summary_only=True).as_json() for n in names]
             width = max(30, width - 2)      # a scrollbar may come with the text
             segments = backend_segments(
                 summary_segments(reports[0], self.runs.get(names[0]), width), reports[0]) \

@@ -14,9 +14,12 @@ import warnings
 import pytest
 
 from engine.arena.calibrate import latest_calibration
-from engine.results.html import (calibration_page, comparison_page, leaderboard_page, run_page,
-                                 write_page)
+from engine.arena.calibration_page import calibration_page
+from engine.arena.duel import compare
+from engine.arena.pages import leaderboard_page
+from engine.arena.pages import run_page_with_arenas as run_page
 from engine.runs.lookup import load_run
+from engine.results.html import comparison_page, write_page
 from engine.store import Store
 from testkit.browser import chromium_binary, visit
 from testkit.html_runs import calibrated, hostile_run
@@ -40,13 +43,13 @@ def pages(tmp_path_factory):
     hostile_run(hostile)
     calibrated(hostile, folder)
     out = {
-        "run": run_page(store, "alpha", n_boot=200),
-        "compare": comparison_page(store, "alpha:fake-a/mirage@1", "alpha:fake-b/mirage@1",
-                                   n_boot=200),
+        "run": run_page(store, load_run(store, "alpha"), n_boot=200),
+        "compare": comparison_page(compare(store, "alpha:fake-a/mirage@1",
+                                           "alpha:fake-b/mirage@1", n_boot=200)),
         "leaderboard": leaderboard_page(store, load_run(store, "alpha"), n_boot=50),
-        "hostile": run_page(hostile, "hostile", n_boot=50),
-        "hostile-compare": comparison_page(hostile, "hostile:evil-a/mirage@1",
-                                           "hostile:evil-b/mirage@1", n_boot=50),
+        "hostile": run_page(hostile, load_run(hostile, "hostile"), n_boot=50),
+        "hostile-compare": comparison_page(compare(hostile, "hostile:evil-a/mirage@1",
+                                                   "hostile:evil-b/mirage@1", n_boot=50)),
         "calibration": calibration_page(latest_calibration(hostile)),
     }
     return {name: write_page(page, folder / f"{name}.html") for name, page in out.items()}

@@ -10,8 +10,10 @@ from testkit.runs import FakeGenerator, config, run
 
 from engine.datasets.demo_pool import ensure_demo
 from engine.results.comparison import run_row, summary_segments
-from engine.results.html import run_page
-from engine.results.report import build_report, format_report
+from engine.arena.pages import run_page_with_arenas as run_page
+from engine.runs.lookup import load_run
+from engine.results.report import build_report
+from engine.results.text import format_report
 from engine.results.text import backend_segments, backend_text
 from engine.store import Store
 
@@ -30,22 +32,22 @@ def store(tmp_path_factory):
 
 
 def test_the_report_names_the_backend(store):
-    text = format_report(build_report(store, "served", n_boot=20))
+    text = format_report(build_report(store, load_run(store, "served"), n_boot=20))
     assert "Backend: llama-server." in text.splitlines()[:4]
-    mixed = format_report(build_report(store, "both", n_boot=20))
+    mixed = format_report(build_report(store, load_run(store, "both"), n_boot=20))
     assert "Backend: fake-a llama.cpp, fake-b llama-server." in mixed
 
 
 def test_the_html_run_page_names_the_backend(store):
-    page = run_page(store, "served", n_boot=20)
+    page = run_page(store, load_run(store, "served"), n_boot=20)
     assert "<dt>backend</dt><dd>llama-server</dd>" in page
-    page = run_page(store, "both", n_boot=20)
+    page = run_page(store, load_run(store, "both"), n_boot=20)
     assert "<dt>backend</dt><dd>fake-a llama.cpp, fake-b llama-server</dd>" in page
 
 
 def test_the_runs_summary_names_the_backend_under_the_run_line(store):
-    report = build_report(store, "served", n_boot=20, summary_only=True).as_json()
-    segments = backend_segments(summary_segments(report, run_row(store, "served")), report)
+    report = build_report(store, load_run(store, "served"), n_boot=20, summary_only=True).as_json()
+    segments = backend_segments(summary_segments(report, run_row(store, load_run(store, "served"))), report)
     assert segments[1][0].startswith("\ncreated")
     assert segments[2] == ("\nbackend llama-server", "")
     # no row line: right under the title; nothing recorded: nothing added

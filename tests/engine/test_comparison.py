@@ -8,6 +8,7 @@ import pytest
 
 from engine.datasets.demo_pool import ensure_demo
 from engine.results import build_report
+from engine.runs.lookup import load_run
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments, plain,
                                        run_row, run_rows, summary_segments)
 from testkit.arena import make_run
@@ -115,12 +116,12 @@ def test_run_rows_and_a_real_summary_and_comparison(store):
     rows = run_rows(store)
     assert [r.name for r in rows] == ["one", "two"]
     one = rows[0]
-    assert isinstance(one, RunRow) and one == run_row(store, "one")
+    assert isinstance(one, RunRow) and one == run_row(store, load_run(store, "one"))
     assert (one.dataset, one.status, one.done, one.total) == ("demo@1", "done", 18, 18)
     assert one.generators == ["gen-a", "gen-b"] and one.settings == ["base", "oracle", "mixed"]
     assert one.devices == ["cpu"] and len(one.created) == 16
 
-    left, right = (build_report(store, n, n_boot=50, seed=0).as_json() for n in ("one", "two"))
+    left, right = (build_report(store, load_run(store, n), n_boot=50, seed=0).as_json() for n in ("one", "two"))
     summary = plain(summary_segments(left, one))
     assert summary.startswith("one · demo@1 · done · 18/18 items\ncreated ")
     assert "generators gen-a, gen-b · settings base, oracle, mixed" in summary

@@ -13,7 +13,9 @@ from testkit.toy_run import RET, A
 
 from engine.datasets.importing import import_path
 from engine.metrics.definitions import DefinitionError
-from engine.results.report import build_report, format_report
+from engine.runs.lookup import load_run
+from engine.results.report import build_report
+from engine.results.text import format_report
 from engine.retrieval import answer_match_rows, gold_chunks, retrieval_report_for
 
 XQUAD_EN = SHARED_DATA / "xquad" / "xquad.en.json"
@@ -90,7 +92,7 @@ def widen_toy(store) -> None:
 
 def test_report_computes_both_gold_tables_and_names_the_one_it_shows(toy):
     widen_toy(toy)
-    report = build_report(toy, "toy-run", n_boot=N_BOOT)
+    report = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT)
     assert report.definitions["gold"] == "oracle"
     assert report.definitions["answer_match_rows"] == 9
     by_gold = report.retrieval_by_gold
@@ -104,7 +106,7 @@ def test_report_computes_both_gold_tables_and_names_the_one_it_shows(toy):
     assert "9 answer-match rows not counted" in text
     assert "Correct language: langid" in text and "rule: mirage-tui" in text
 
-    asked = build_report(toy, "toy-run", n_boot=N_BOOT, gold="oracle+answer-match")
+    asked = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT, gold="oracle+answer-match")
     assert asked.retrieval[0]["metrics"]["r@1"]["value"] == pytest.approx(widened_r1)
     assert "Retrieval gold: oracle+answer-match" in format_report(asked)
     assert "relevant = the query's gold chunks, oracle+answer-match" in format_report(asked)
@@ -116,14 +118,14 @@ def test_the_run_records_the_choice_and_mirage_parity_uses_the_files_gold(toy):
     with toy.write() as db:
         db.conn.execute("UPDATE runs SET config = ? WHERE name = 'toy-run'",
                         (json.dumps({"gold": "oracle+answer-match"}),))
-    recorded = build_report(toy, "toy-run", n_boot=N_BOOT)
+    recorded = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT)
     assert recorded.definitions["gold"] == "oracle+answer-match"
-    mirage = build_report(toy, "toy-run", n_boot=N_BOOT, parity="mirage")
+    mirage = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT, parity="mirage")
     assert mirage.definitions["gold"] == "oracle" and mirage.definitions["parity"] == "mirage"
     head = format_report(mirage).split("\n\n")[0].splitlines()   # the header paragraph
     assert "Parity: mirage (fixes gold oracle)" in head
     with pytest.raises(DefinitionError):
-        build_report(toy, "toy-run", parity="mirage", gold="oracle+answer-match")
+        build_report(toy, load_run(toy, "toy-run"), parity="mirage", gold="oracle+answer-match")
 
 
 def test_report_shows_the_chosen_correct_language_variant(toy):
@@ -134,8 +136,8 @@ def test_report_shows_the_chosen_correct_language_variant(toy):
         db.conn.execute("INSERT OR REPLACE INTO scores VALUES (?, ?, "
                         "'correct_language:fasttext:bergen', 0.0, 'fasttext detected en')",
                         tuple(item))
-    default = build_report(toy, "toy-run", n_boot=N_BOOT)
-    bergen = build_report(toy, "toy-run", n_boot=N_BOOT, parity="bergen")
+    default = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT)
+    bergen = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT, parity="bergen")
     shown = bergen.metrics[A]["oracle"]["correct_language"]
     assert shown["n"] == 1 and shown["value"] == 0.0
     assert default.metrics[A]["oracle"]["correct_language"]["value"] == 1.0

@@ -14,8 +14,12 @@ from collections import Counter
 
 import pytest
 
+from engine.arena.duel import compare
+from engine.arena.pages import leaderboard_page
+from engine.arena.pages import run_page_with_arenas as run_page
 from engine.results import build_report, item_detail, items_for
-from engine.results.html import comparison_page, leaderboard_page, run_page
+from engine.runs.lookup import load_run
+from engine.results.html import comparison_page
 from engine.results.html.items import item_data, pack, unpack
 from engine.results.html.page import figure, json_script
 from engine.runs.lookup import load_run
@@ -108,8 +112,8 @@ def test_report_html_numbers_are_report_json(db, tmp_path):
 
 def test_adaptability_chart_draws_the_report(db):
     store = Store(db)
-    page = run_page(store, "alpha", n_boot=200)
-    report = build_report(store, "alpha", n_boot=200).as_json()
+    page = run_page(store, load_run(store, "alpha"), n_boot=200)
+    report = build_report(store, load_run(store, "alpha"), n_boot=200).as_json()
     chart = re.search(r'<svg[^>]*class="chart bars".*?</svg>', page, re.S).group(0)
     assert "<title>Adaptability per system (MIRAGE §1)</title>" in chart
     assert "share of queries (%)" in chart and "whiskers: 95% CI" in chart
@@ -128,15 +132,15 @@ def test_adaptability_chart_draws_the_report(db):
 
 def test_item_browser_carries_the_inspector_items(db):
     store = Store(db)
-    page = run_page(store, "alpha", n_boot=200)
+    page = run_page(store, load_run(store, "alpha"), n_boot=200)
     data = packed_items(page)
-    rows = items_for(store, "alpha", limit=1000)
+    rows = items_for(store, load_run(store, "alpha"), limit=1000)
     assert data["total"] == data["shown"] == len(rows) == 36 and data["sample"] is None
     assert Counter(data["categories"][i["ca"]] for i in data["items"] if i["ca"] is not None) \
         == Counter(r.category for r in rows if r.category is not None)
     first = data["items"][0]
     system, query = data["systems"][first["sy"]], first["q"]
-    detail = item_detail(store, "alpha", system, query)
+    detail = item_detail(store, load_run(store, "alpha"), system, query)
     setting = data["settings"][first["se"]]
     shown = next(s for s in detail.settings if s.setting == setting)
     assert first["pr"] == shown.prompt and first["r"] == shown.response
@@ -149,18 +153,18 @@ def test_item_browser_carries_the_inspector_items(db):
 
 def test_item_browser_samples_queries_beyond_its_limit(db):
     store = Store(db)
-    data = item_data(store, "alpha", limit=10, seed=3)
+    data = item_data(store, load_run(store, "alpha"), limit=10, seed=3)
     assert data["total"] == 36 and data["sample"] == {"queries": 1, "of": 6, "seed": 3}
     assert data["shown"] == 6 and len(data["queries"]) == 1   # all of one query's items
-    assert item_data(store, "alpha", limit=10, seed=3) == data
+    assert item_data(store, load_run(store, "alpha"), limit=10, seed=3) == data
     # a byte budget too: the sample shrinks until the packed items fit
-    full = len(pack(item_data(store, "alpha")))
-    small = item_data(store, "alpha", max_bytes=full // 2, seed=3)
+    full = len(pack(item_data(store, load_run(store, "alpha"))))
+    small = item_data(store, load_run(store, "alpha"), max_bytes=full // 2, seed=3)
     assert small["sample"]["of"] == 6 and 1 <= small["sample"]["queries"] < 6
     assert len(pack(small)) <= full // 2
     assert small["shown"] == 6 * small["sample"]["queries"]
     assert len(small["queries"]) == small["sample"]["queries"]
-    page = run_page(store, "alpha", n_boot=50, item_limit=10)
+    page = run_page(store, load_run(store, "alpha"), n_boot=50, item_limit=10)
     assert "6 items of 36: every item of 1 of the run&#x27;s 6 queries, sampled with seed 0" \
         in page
 
@@ -202,7 +206,8 @@ def test_leaderboard_html_is_arena_ratings_json(db, tmp_path):
     assert heat.count('<rect class="cell"') == len(cells)
     # fewer than 4 contestants with features: the page says why there is no surrogate
     assert data["surrogate"] is None and "No surrogate ranking" in page
-    assert leaderboard_page(Store(db), load_run(Store(db), "alpha"), n_boot=50).count("<svg") == 2
+    fresh = Store(db)
+    assert leaderboard_page(fresh, load_run(fresh, "alpha"), n_boot=50).count("<svg") == 2
     # who judged it and how far to trust it, as arena ratings says, over the table
     assert data["judge_trust"] == printed["judge_trust"]
     text = visible_text(page)
@@ -221,7 +226,7 @@ def test_leaderboard_page_says_how_far_its_calibrated_judge_agrees(store, tmp_pa
     run = load_run(store, "r")
     judge_arena(store, run, ScriptedJudge(), order="both")
     calibrated(store, tmp_path)          # fake-judge, both orders, 6 pairs it gets right
-    page = leaderboard_page(store, run, n_boot=20)
+    page = leaderboard_page(store, load_run(store, "r"), n_boot=20)
     text = visible_text(page)
     assert "judged by fake-judge, agrees with people 100.0% [" in text
     assert "(n=6, labels people@1); calibrated with template ragqa_arena_pairwise@1, " \
@@ -249,15 +254,15 @@ def _no_live_markup(page: str) -> None:
 
 def test_hostile_text_is_shown_as_text(hostile):
     store = Store(hostile)
-    page = run_page(store, "hostile", n_boot=50)
+    page = run_page(store, load_run(store, "hostile"), n_boot=50)
     _no_live_markup(page)
     items = packed_items(page)
     replies = {i["r"] for i in items["items"]}
     assert " ".join(PAYLOADS) in replies        # carried as data, written by textContent
     data = embedded(page)                       # the JSON element still parses whole
     assert data["report"]["run"] == "hostile"
-    cmp = comparison_page(store, "hostile:evil-a/mirage@1", "hostile:evil-b/mirage@1",
-                          n_boot=50)
+    cmp = comparison_page(compare(store, "hostile:evil-a/mirage@1", "hostile:evil-b/mirage@1",
+                                  n_boot=50))
     _no_live_markup(cmp)
     assert html_lib.escape(PAYLOADS[1]) in cmp  # a flipped item's response, escaped
     assert embedded(cmp)["comparison"]["a"]["run"] == "hostile"
@@ -274,7 +279,7 @@ def test_a_thousand_item_run_stays_small(tmp_path):
     store = Store(tmp_path / "sized.db")
     n = sized_run(store, 1000)
     assert n >= 1000
-    page = run_page(store, "sized", n_boot=200)
+    page = run_page(store, load_run(store, "sized"), n_boot=200)
     size = len(page.encode("utf-8"))
     assert size < 2 * 2**20, f"{size:,} bytes for {n} items"
     data = packed_items(page)
@@ -330,8 +335,8 @@ def test_retrieval_and_breakdowns_are_the_reports(tmp_path):
     from testkit.toy_run import build_toy
 
     store = build_toy(Store(tmp_path / "toy.db"))
-    page = run_page(store, "toy-run", n_boot=200)
-    report = build_report(store, "toy-run", n_boot=200).as_json()
+    page = run_page(store, load_run(store, "toy-run"), n_boot=200)
+    report = build_report(store, load_run(store, "toy-run"), n_boot=200).as_json()
     rows = re.findall(r"<tr>.*?</tr>", page)
     (entry,) = report["retrieval"]
     for k in (1, 3, 5):

@@ -24,13 +24,13 @@ NASTY = ['"', '""', "AND", "a OR b", "*", "ans*", "NEAR(ans", "text:ans", "'; DR
 
 
 def _everything(store, **filters):
-    return items_for(store, "toy-run", limit=10**6, **filters)
+    return items_for(store, load_run(store, "toy-run"), limit=10**6, **filters)
 
 
 def _all_pages(store, size, **args):
     """Every page of ``size`` items, each asked for after the last row of the one before."""
     rows, after = [], None
-    while len(page := items_for(store, "toy-run", limit=size, after=after, **args)) == size:
+    while len(page := items_for(store, load_run(store, "toy-run"), limit=size, after=after, **args)) == size:
         rows += page
         after = item_cursor(page[-1], args.get("sort"))
     return rows + page
@@ -47,7 +47,7 @@ def _contains(rows, text):
 def test_search_finds_what_a_substring_test_finds(toy, text):
     expected = _contains(_everything(toy), text)
     assert _everything(toy, search=text) == expected
-    assert count_items_for(toy, "toy-run", search=text) == len(expected)
+    assert count_items_for(toy, load_run(toy, "toy-run"), search=text) == len(expected)
     # both plans (from the matches, or the ordered walk checking each item) agree
     run = load_run(toy, "toy-run")
     for first in (True, False):
@@ -70,7 +70,7 @@ def test_search_finds_a_query_id(toy):
 def test_search_quotes_whatever_the_user_types(toy, text):
     # never an FTS5 syntax error; the text is searched for as it is
     assert _everything(toy, search=text) == _contains(_everything(toy), text)
-    count_items_for(toy, "toy-run", search=text)
+    count_items_for(toy, load_run(toy, "toy-run"), search=text)
 
 
 def test_search_combines_with_filters_and_pages_by_key(toy):
@@ -130,7 +130,7 @@ def test_without_the_indexes_a_search_is_a_like_scan(toy):
     _drop_text_indexes(toy)
     for text, rows in want.items():
         assert _everything(toy, search=text) == rows
-        assert count_items_for(toy, "toy-run", search=text) == len(rows)
+        assert count_items_for(toy, load_run(toy, "toy-run"), search=text) == len(rows)
 
 
 # ----------------------------------------------------------------------------- sorting
@@ -168,7 +168,7 @@ def test_pages_in_every_sort_make_the_whole_filtered_set_in_order(toy, sort, des
 
 def test_an_unknown_sort_is_named(toy):
     with pytest.raises(ValueError, match=r"unknown sort 'colour' \(one of system, setting"):
-        items_for(toy, "toy-run", sort="colour")
+        items_for(toy, load_run(toy, "toy-run"), sort="colour")
 
 
 PLAN_CASES = ([({"search": "ans3"}, None), ({"search": "It is", "system": A}, None),

@@ -12,6 +12,7 @@ import pytest
 import engine.results.export as export
 from engine.results.export import export_rows, export_run, header_path
 from engine.results.inspector import items_for
+from engine.runs.lookup import load_run
 from testkit.toy_run import A
 
 
@@ -33,11 +34,11 @@ VIEWS = [
 def test_a_view_exports_its_items_in_its_order(toy, monkeypatch, filters, sort, descending,
                                                page):
     monkeypatch.setattr(export, "VIEW_PAGE", page)
-    shown = items_for(toy, "toy-run", limit=10**6, sort=sort, descending=descending,
+    shown = items_for(toy, load_run(toy, "toy-run"), limit=10**6, sort=sort, descending=descending,
                       **filters)
     assert shown
     out = io.StringIO()
-    export_run(toy, "toy-run", format="jsonl", out=out, filters=filters, sort=sort,
+    export_run(toy, load_run(toy, "toy-run"), format="jsonl", out=out, filters=filters, sort=sort,
                descending=descending)
     header, *items = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [_key(r) for r in items] == [(r.system, r.setting, r.query_id) for r in shown]
@@ -45,7 +46,7 @@ def test_a_view_exports_its_items_in_its_order(toy, monkeypatch, filters, sort, 
     assert header["view"] == {"filters": {k: v for k, v in filters.items() if v is not None},
                               "sort": sort or "system", "descending": descending}
     # every row as the whole run's export has it (prompt, response, every score and why)
-    columns, whole = export_rows(toy, "toy-run")
+    columns, whole = export_rows(toy, load_run(toy, "toy-run"))
     by_key = {_key(r): r for r in whole}
     for item in items:
         assert item.pop("type") == "item"
@@ -54,11 +55,11 @@ def test_a_view_exports_its_items_in_its_order(toy, monkeypatch, filters, sort, 
 
 
 def test_a_view_exports_as_csv_with_its_header(toy, tmp_path):
-    path = export_run(toy, "toy-run", format="csv", out=tmp_path / "view.csv",
+    path = export_run(toy, load_run(toy, "toy-run"), format="csv", out=tmp_path / "view.csv",
                       filters={"search": "do not know", "setting": "base"})
     with path.open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    expected = items_for(toy, "toy-run", limit=10**6, search="do not know", setting="base")
+    expected = items_for(toy, load_run(toy, "toy-run"), limit=10**6, search="do not know", setting="base")
     assert [(r["system"], r["setting"], r["query_id"]) for r in rows] == \
         [(r.system, r.setting, r.query_id) for r in expected]
     assert all(r["response"] == "I do not know." for r in rows)
@@ -69,14 +70,14 @@ def test_a_view_exports_as_csv_with_its_header(toy, tmp_path):
 
 def test_no_view_is_the_whole_run(toy):
     out = io.StringIO()
-    export_run(toy, "toy-run", format="jsonl", out=out, filters={"system": None})
+    export_run(toy, load_run(toy, "toy-run"), format="jsonl", out=out, filters={"system": None})
     header, *items = [json.loads(line) for line in out.getvalue().splitlines()]
     assert "view" not in header and len(items) == header["rows"] == 61
 
 
 def test_a_bad_view_is_named(toy):
     with pytest.raises(ValueError, match="unknown sort 'colour'"):
-        export_run(toy, "toy-run", format="jsonl", out=io.StringIO(), sort="colour")
+        export_run(toy, load_run(toy, "toy-run"), format="jsonl", out=io.StringIO(), sort="colour")
     with pytest.raises(ValueError, match="unknown category 'nope'"):
-        export_run(toy, "toy-run", format="jsonl", out=io.StringIO(),
+        export_run(toy, load_run(toy, "toy-run"), format="jsonl", out=io.StringIO(),
                    filters={"category": "nope"})

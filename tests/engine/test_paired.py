@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine.results.paired import PairingError, compare, pair, verdict_line
+from engine.arena.duel import compare
+from engine.results.paired import PairingError, pair
+from engine.results.paired_words import verdict_line
 from engine.results.paired_text import power_line
 from engine.paired_stats import (bootstrap_means, holm, mcnemar_exact,
                                          mcnemar_sample_size, paired_bootstrap, sign_flip_p)

@@ -53,7 +53,7 @@ def _by_items(toy):
 
 @pytest.mark.parametrize("attr", ["language", "source"])
 def test_breakdowns_equal_the_adaptability_of_each_group(toy, attr):
-    report = build_report(toy, "toy-run", n_boot=200, seed=3)
+    report = build_report(toy, load_run(toy, "toy-run"), n_boot=200, seed=3)
     items = _by_items(toy)
     checked = 0
     for entry in report.systems:
@@ -84,7 +84,7 @@ def test_breakdowns_equal_the_adaptability_of_each_group(toy, attr):
 
 
 def test_metrics_per_setting_equal_the_item_columns(toy):
-    report = build_report(toy, "toy-run", n_boot=300, seed=5)
+    report = build_report(toy, load_run(toy, "toy-run"), n_boot=300, seed=5)
     items = _by_items(toy)
     for system in (A, B):
         for setting, by_query in items[system].items():
@@ -111,7 +111,7 @@ def test_a_metric_of_another_name_is_read_and_reported(toy):
     assert int(cols.present["my_metric"].sum()) == len(keys)
     assert np.nansum(cols.values["my_metric"]) == sum(n % 2 for n in range(len(keys)))
     assert cols.values["em_loose"].shape == (61,)
-    est = build_report(toy, "toy-run").metrics[A]["oracle"]["my_metric"]
+    est = build_report(toy, load_run(toy, "toy-run")).metrics[A]["oracle"]["my_metric"]
     assert est["n"] == len(keys) and est["value"] == pytest.approx(
         sum(n % 2 for n in range(len(keys))) / len(keys))
 

@@ -14,8 +14,9 @@ import pytest
 from testkit.toy_run import LABEL, RET, SETTINGS, A, B, chunk_rowid, fill, new_run
 
 from engine.results.inspector import item_detail, items_for
-from engine.runs.lookup import RunNotFound
-from engine.results.report import build_report, format_report
+from engine.results.report import build_report
+from engine.results.text import format_report
+from engine.runs.lookup import RunNotFound, load_run
 from engine.stats import clopper_pearson
 
 N_BOOT = 200
@@ -27,7 +28,7 @@ def _row(report, label):
 # --------------------------------------------------------------------------- adaptability
 
 def test_adaptability_equals_hand_computed_fractions(toy):
-    report = build_report(toy, "toy-run", n_boot=N_BOOT)
+    report = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT)
     labels = [s["system"] for s in report.as_json()["systems"]]
     assert labels == [A, f"{A} | {RET}", B]
     expected = {A: (2, 2, 2, 2), f"{A} | {RET}": (0, 4, 2, 2), B: (2, 5, 0, 1)}
@@ -50,7 +51,7 @@ def test_adaptability_equals_hand_computed_fractions(toy):
 
 
 def test_items_left_out_are_counted(toy):
-    report = build_report(toy, "toy-run", n_boot=N_BOOT)
+    report = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT)
     assert _row(report, A)["left_out"] == {"missing": 1, "errored": 0, "total": 1}
     assert _row(report, B)["left_out"] == {"missing": 0, "errored": 1, "total": 1}
     assert report.items == {"done": 61, "total": 61, "generated": 60, "errors": 1,
@@ -59,8 +60,8 @@ def test_items_left_out_are_counted(toy):
 
 
 def test_cis_contain_the_value_and_are_deterministic(toy):
-    first = build_report(toy, "toy-run", n_boot=N_BOOT, seed=3).as_json()
-    again = build_report(toy, "toy-run", n_boot=N_BOOT, seed=3).as_json()
+    first = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT, seed=3).as_json()
+    again = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT, seed=3).as_json()
     assert first == again
     for row in first["systems"]:
         for key in ("nv", "ca", "ci", "cm", "overall"):
@@ -72,14 +73,14 @@ def test_cis_contain_the_value_and_are_deterministic(toy):
         assert (row["ca_lo"], row["ca_hi"]) == clopper_pearson(k, row["n"])
         assert row["overall_lo"] == pytest.approx(2 * row["ca_lo"] - 1)
         assert row["overall_hi"] == pytest.approx(2 * row["ca_hi"] - 1)
-    other = build_report(toy, "toy-run", n_boot=N_BOOT, seed=4).as_json()
+    other = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT, seed=4).as_json()
     assert [r["nv"] for r in other["systems"]] == [r["nv"] for r in first["systems"]]
     assert [(r["ca_lo"], r["ca_hi"]) for r in other["systems"]] == [
         (r["ca_lo"], r["ca_hi"]) for r in first["systems"]]
 
 
 def test_accuracy_per_setting_and_other_metrics(toy):
-    report = build_report(toy, "toy-run", n_boot=N_BOOT)
+    report = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT)
     acc = report.accuracy
     assert list(acc[A]) == ["base", "oracle", "mixed", RET]
     assert (acc[A]["base"]["value"], acc[A]["base"]["n"]) == (pytest.approx(4 / 9), 9)
@@ -103,7 +104,7 @@ def test_accuracy_per_setting_and_other_metrics(toy):
 
 
 def test_by_language_and_by_source_split_the_queries(toy):
-    report = build_report(toy, "toy-run", n_boot=N_BOOT)
+    report = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT)
     a, b = _row(report, A), _row(report, B)
     assert set(a["by_language"]) == {"de", "en"}
     for lang in ("de", "en"):
@@ -122,7 +123,7 @@ def test_by_language_and_by_source_split_the_queries(toy):
 
 
 def test_retrieval_table_from_stored_rankings(toy):
-    report = build_report(toy, "toy-run", n_boot=N_BOOT)
+    report = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT)
     (entry,) = report.retrieval
     assert (entry["retriever"], entry["n"], entry["missing"]) == (LABEL, 8, 1)
     assert (entry["retriever_name"], entry["no_gold"]) == ("ret-x", 0)
@@ -148,7 +149,7 @@ def test_partial_run_reports_what_it_has_and_updates(toy):
                       header={"total_items": 12,
                               "selection": {"mode": "sample", "queries": 4, "of": 9}})
     fill(toy, run_id, systems=(A,), queries={"q0", "q1"})
-    first = build_report(toy, "partial", n_boot=N_BOOT)
+    first = build_report(toy, load_run(toy, "partial"), n_boot=N_BOOT)
     assert first.partial
     assert first.items == {"done": 8, "total": 12, "generated": 8, "errors": 0,
                            "truncated": 1, "pending": 4}
@@ -162,7 +163,7 @@ def test_partial_run_reports_what_it_has_and_updates(toy):
     fill(toy, run_id, systems=(A,), queries={"q2"})
     with toy.write() as db:
         db.conn.execute("UPDATE runs SET status = 'done' WHERE id = ?", (run_id,))
-    second = build_report(toy, "partial", n_boot=N_BOOT)
+    second = build_report(toy, load_run(toy, "partial"), n_boot=N_BOOT)
     assert _row(second, A)["n"] == 3
     assert _row(second, A)["ci"] == pytest.approx(1 / 3)
     assert second.items["done"] == 12 and not second.partial
@@ -171,13 +172,13 @@ def test_partial_run_reports_what_it_has_and_updates(toy):
 
 def test_unknown_run_lists_known_runs(toy):
     with pytest.raises(RunNotFound, match="no run named 'nope'.*toy-run"):
-        build_report(toy, "nope")
+        build_report(toy, load_run(toy, "nope"))
 
 
 # --------------------------------------------------------------------------- text report
 
 def test_text_report_has_both_tables_patterns_and_cis(toy):
-    text = format_report(build_report(toy, "toy-run", n_boot=N_BOOT))
+    text = format_report(build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT))
     assert "Table 1." in text and "Table 2." in text
     assert "NV↓" in text and "Overall↑" in text and "NDCG(ref)" in text
     assert "25.0 [" in text           # NV of A, in percent with its CI
@@ -188,7 +189,7 @@ def test_text_report_has_both_tables_patterns_and_cis(toy):
     # tables show a retriever's readable name; Table 2 maps it to the full label
     assert "ret-x is ret-x#0badcafe" in text and "retrieved@1:ret-x " in text
     assert "0badcafe" not in text.replace("ret-x is ret-x#0badcafe", "")
-    by_lang = format_report(build_report(toy, "toy-run", n_boot=N_BOOT), by="language")
+    by_lang = format_report(build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT), by="language")
     assert "by language" in by_lang and " de " in by_lang
 
 
@@ -199,37 +200,37 @@ def _keys(rows):
 
 
 def test_items_for_filters_return_exactly_the_right_items(toy):
-    rows = items_for(toy, "toy-run", system=A, setting="mixed", category="noise_vulnerable")
+    rows = items_for(toy, load_run(toy, "toy-run"), system=A, setting="mixed", category="noise_vulnerable")
     assert _keys(rows) == {(A, "mixed", "q1"), (A, "mixed", "q5")}
     assert all(r.pattern in ("b0o1m0", "b1o1m0") and r.mixed_setting == "mixed" for r in rows)
     # without a setting, each item's pattern uses its own mixed-like setting, else "mixed"
-    rows = items_for(toy, "toy-run", system=A, pattern="b0o0m0")
+    rows = items_for(toy, load_run(toy, "toy-run"), system=A, pattern="b0o0m0")
     assert _keys(rows) == {(A, s, "q2") for s in SETTINGS} | {(A, RET, "q6")}
-    rows = items_for(toy, "toy-run", system=A, pattern="b0o0m0", mixed_setting="mixed")
+    rows = items_for(toy, load_run(toy, "toy-run"), system=A, pattern="b0o0m0", mixed_setting="mixed")
     assert _keys(rows) == {(A, s, "q2") for s in SETTINGS}
-    rows = items_for(toy, "toy-run", system=B, setting="oracle", language="de")
+    rows = items_for(toy, load_run(toy, "toy-run"), system=B, setting="oracle", language="de")
     assert [r.query_id for r in rows] == ["q4", "q5", "q6", "q7"]
     assert rows[0].query == "What is q4?" and rows[0].response == "It is ans4."
-    rows = items_for(toy, "toy-run", setting="base", source="wiki",
+    rows = items_for(toy, load_run(toy, "toy-run"), setting="base", source="wiki",
                      category="context_misinterpreted")
     assert _keys(rows) == set()  # CM items of A are q3 and q7 (news); B's is q7
-    rows = items_for(toy, "toy-run", setting="base", category="context_misinterpreted")
+    rows = items_for(toy, load_run(toy, "toy-run"), setting="base", category="context_misinterpreted")
     assert _keys(rows) == {(A, "base", "q3"), (A, "base", "q7"), (B, "base", "q7")}
-    rows = items_for(toy, "toy-run", system=A, setting="oracle", metric="correct_language",
+    rows = items_for(toy, load_run(toy, "toy-run"), system=A, setting="oracle", metric="correct_language",
                      min_value=0.5)
     assert [r.query_id for r in rows] == ["q1", "q2", "q4", "q5", "q7", "q8"]
     assert all(r.value == 1.0 and r.metric == "correct_language" for r in rows)
-    page = items_for(toy, "toy-run", system=A, setting="base", limit=3, offset=3)
+    page = items_for(toy, load_run(toy, "toy-run"), system=A, setting="base", limit=3, offset=3)
     assert [r.query_id for r in page] == ["q3", "q4", "q5"]
-    errored = items_for(toy, "toy-run", system=B, setting="oracle", language="en")
+    errored = items_for(toy, load_run(toy, "toy-run"), system=B, setting="oracle", language="en")
     assert errored[-1].query_id == "q8" and errored[-1].error.startswith("context overflow")
     assert errored[-1].pattern is None
     with pytest.raises(ValueError, match="unknown category"):
-        items_for(toy, "toy-run", category="noisy")
+        items_for(toy, load_run(toy, "toy-run"), category="noisy")
 
 
 def test_item_detail_has_the_exact_prompt_scores_and_pool(toy):
-    detail = item_detail(toy, "toy-run", A, "q1")
+    detail = item_detail(toy, load_run(toy, "toy-run"), A, "q1")
     assert (detail.query, detail.answers, detail.language) == ("What is q1?", ["ans1"], "en")
     assert [s.setting for s in detail.settings] == list(SETTINGS)
     oracle = detail.settings[1]
@@ -248,11 +249,11 @@ def test_item_detail_has_the_exact_prompt_scores_and_pool(toy):
     assert pool["q1-c2"].ranks == {LABEL: 1} and pool["q1-c0"].ranks == {LABEL: 2}
     assert "q2-c2" in pool and not pool["q2-c2"].in_pool  # retrieved from outside the pool
     assert pool["q1-c2"].in_context_of == ["mixed", RET]
-    failed = item_detail(toy, "toy-run", B, "q8").settings[1]
+    failed = item_detail(toy, load_run(toy, "toy-run"), B, "q8").settings[1]
     assert (failed.setting, failed.prompt, failed.scores) == ("oracle", None, [])
     assert failed.error.startswith("context overflow")
     with pytest.raises(LookupError):
-        item_detail(toy, "toy-run", A, "q99")
+        item_detail(toy, load_run(toy, "toy-run"), A, "q99")
 
 
 # --------------------------------------------------------------------------- export
@@ -260,7 +261,7 @@ def test_item_detail_has_the_exact_prompt_scores_and_pool(toy):
 def test_export_csv_round_trip(toy, tmp_path):
     from engine.results.export import export_run
 
-    path = export_run(toy, "toy-run", format="csv", out=tmp_path / "out.csv")
+    path = export_run(toy, load_run(toy, "toy-run"), format="csv", out=tmp_path / "out.csv")
     with path.open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 61
@@ -281,7 +282,7 @@ def test_export_csv_round_trip(toy, tmp_path):
 def test_export_jsonl_round_trip(toy, tmp_path):
     from engine.results.export import export_run
 
-    path = export_run(toy, "toy-run", format="jsonl", out=tmp_path / "out.jsonl")
+    path = export_run(toy, load_run(toy, "toy-run"), format="jsonl", out=tmp_path / "out.jsonl")
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert lines[0]["type"] == "header" and lines[0]["items"]["total"] == 61
     items = lines[1:]
@@ -363,7 +364,7 @@ def test_report_reads_what_the_run_engine_writes(store, tmp_path):
                       retrievers={"hash-emb": Retriever(store, "demo", _HashEmbedder())})
     assert summary.status == "done" and summary.total == 40
 
-    report = build_report(store, "e2e", n_boot=N_BOOT)
+    report = build_report(store, load_run(store, "e2e"), n_boot=N_BOOT)
     data = report.as_json()
     assert not report.partial and report.items["done"] == 40
     assert report.sample == {"mode": "sample", "queries": 10, "of": 60, "seed": 0}
@@ -386,15 +387,15 @@ def test_report_reads_what_the_run_engine_writes(store, tmp_path):
     row = data["systems"][0]
     for category in ("noise_vulnerable", "context_acceptable", "context_insensitive",
                      "context_misinterpreted"):
-        found = items_for(store, "e2e", setting="mixed", category=category)
+        found = items_for(store, load_run(store, "e2e"), setting="mixed", category=category)
         share = {"noise_vulnerable": "nv", "context_acceptable": "ca",
                  "context_insensitive": "ci", "context_misinterpreted": "cm"}[category]
         assert len(found) == round(row[share] * 10)
-    first = items_for(store, "e2e", setting="oracle", limit=1)[0]
-    detail = item_detail(store, "e2e", first.system, first.query_id)
+    first = items_for(store, load_run(store, "e2e"), setting="oracle", limit=1)[0]
+    detail = item_detail(store, load_run(store, "e2e"), first.system, first.query_id)
     oracle = next(s for s in detail.settings if s.setting == "oracle")
     sent = store.query("SELECT prompt FROM generations WHERE key = ?", (oracle.generation_key,))
     assert oracle.prompt == sent[0][0] and oracle.scorer_version
-    path = export_run(store, "e2e", format="jsonl", out=tmp_path / "e2e.jsonl")
+    path = export_run(store, load_run(store, "e2e"), format="jsonl", out=tmp_path / "e2e.jsonl")
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 41 and json.loads(lines[0])["run_header"]["total_items"] == 40

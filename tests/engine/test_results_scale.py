@@ -28,24 +28,24 @@ TABLE_ALIASES = {"ri", "rb", "ro", "rm", "sl", "lb", "lo", "lm", "sm"}
 
 @pytest.mark.parametrize("filters", FILTERS, ids=lambda f: ",".join(f) or "none")
 def test_keyset_pages_and_counts_agree_with_one_big_page(toy, filters):
-    everything = items_for(toy, "toy-run", limit=10**6, **filters)
+    everything = items_for(toy, load_run(toy, "toy-run"), limit=10**6, **filters)
     paged, after = [], None
     while True:
-        page = items_for(toy, "toy-run", limit=4, after=after, **filters)
+        page = items_for(toy, load_run(toy, "toy-run"), limit=4, after=after, **filters)
         paged += page
         if len(page) < 4:
             break
         last = page[-1]
         after = (last.system, last.query_rowid, last.setting)
     assert paged == everything
-    assert count_items_for(toy, "toy-run", **filters) == len(everything)
+    assert count_items_for(toy, load_run(toy, "toy-run"), **filters) == len(everything)
 
 
 def test_search_finds_questions_and_responses(toy):
-    hits = items_for(toy, "toy-run", search="q3", limit=100)
+    hits = items_for(toy, load_run(toy, "toy-run"), search="q3", limit=100)
     assert hits and all(r.query_id == "q3" or "q3" in (r.query + (r.response or ""))
                         for r in hits)
-    assert items_for(toy, "toy-run", search="no such text %_", limit=100) == []
+    assert items_for(toy, load_run(toy, "toy-run"), search="no such text %_", limit=100) == []
 
 
 @pytest.mark.parametrize("filters", FILTERS, ids=lambda f: ",".join(f) or "none")

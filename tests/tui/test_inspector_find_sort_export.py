@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import DataTable, Input, Select, Static
 
 from engine.results.inspector import items_for
+from engine.runs.lookup import load_run
 from engine.store import Store
 from testkit.scripted_runs import A, B, WRONG
 from testkit.tui import RecordingApp, open_screen, palette, settle, text_of, wait_until
@@ -22,8 +23,9 @@ def _keys(table: DataTable) -> list[tuple]:
 
 
 def _expected(path, **args) -> list[tuple]:
+    store = Store(path)
     return [(r.system, r.setting, str(r.query_rowid))
-            for r in items_for(Store(path), "alpha", limit=10**6, **args)]
+            for r in items_for(store, load_run(store, "alpha"), limit=10**6, **args)]
 
 
 async def _search(pilot, text: str) -> None:
@@ -53,7 +55,8 @@ async def test_slash_searches_enter_applies_escape_clears(workspace):
         await settle(pilot)
         want = _expected(workspace["path"], search="SURE")
         assert 0 < len(want) < 36 and _keys(table) == want
-        assert all(r.response == WRONG for r in items_for(Store(workspace["path"]), "alpha",
+        store = Store(workspace["path"])
+        assert all(r.response == WRONG for r in items_for(store, load_run(store, "alpha"),
                                                            limit=100, search="sure"))
         status = text_of(screen.query_one("#insp-status", Static))
         assert f"{len(want)} items match" in status and "search “SURE”" in status

@@ -1,16 +1,15 @@
-"""Self-contained HTML pages of results: a run, a paired comparison, an arena's leaderboard, a
-judge calibration.
+"""Self-contained HTML pages of results: a run and a paired comparison (an arena's leaderboard
+and a judge calibration are the arena package's: :mod:`engine.arena.pages`,
+:mod:`engine.arena.calibration_page`, in the same frame).
 
 One file each, nothing fetched (styles, script, charts and data inline), built from the same
 engine functions that feed the TUI and ``--json`` (:func:`engine.results.report.build_report`,
-:func:`engine.results.paired.compare`, :func:`engine.arena.leaderboard.compute_ratings`,
-:func:`engine.arena.surrogate.surrogate_for_run`, the Inspector's
+:func:`engine.results.paired.compare_pair`, the Inspector's
 :func:`~engine.results.inspector.items_for` and :func:`~engine.results.inspector.item_detail`).
 
 - :mod:`.page`: the frame, tables and the one number format; :mod:`.assets`: inline CSS and
   the item browser's script; :mod:`.svg`: the charts; :mod:`.items`: the browser's data;
-- :mod:`.run_page`, :mod:`.compare_page`, :mod:`.arena_page`, :mod:`.calibration_page`: one
-  page kind each (a judge calibration: :class:`engine.arena.calibrate.StoredCalibration`).
+- :mod:`.run_page`, :mod:`.compare_page`: one page kind each.
 
 :func:`write_page` writes a page through :func:`engine.output_files.write_text` (a temporary
 file beside it, renamed only over a regular file or a new path).
@@ -22,13 +21,11 @@ import os
 from pathlib import Path
 
 from engine.output_files import write_text
-from engine.results.html.arena_page import leaderboard_page
-from engine.results.html.calibration_page import calibration_page
 from engine.results.html.compare_page import comparison_page
 from engine.results.html.items import ITEM_LIMIT
 from engine.results.html.run_page import run_page
 
-__all__ = ["ITEM_LIMIT", "calibration_page", "comparison_page", "leaderboard_page", "run_page", "write_page"]
+__all__ = ["ITEM_LIMIT", "comparison_page", "run_page", "write_page"]
 
 
 def write_page(html: str, out: str | os.PathLike) -> Path:

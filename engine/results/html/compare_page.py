@@ -1,4 +1,4 @@
-"""A paired comparison's page: what :func:`engine.results.paired.compare` computes (the numbers
+"""A paired comparison's page: what :func:`engine.arena.duel.compare` computes (the numbers
 ``mirage-tui compare --json`` prints, embedded as they are): the verdict, Δ = B − A with its
 95% CI per metric and setting as a chart and a table with p and Holm's p, the (b, o, m)
 pattern transitions, and the items that flipped, each with both responses."""
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from engine.results.html.page import definition_list, esc, notes, page, table
 from engine.results.html.svg import Interval, interval_chart
-from engine.results.paired import PairedComparison, compare, p_text, verdict_line
+from engine.results.paired import PairedComparison
+from engine.results.paired_words import p_text, verdict_line
 from engine.results.paired_text import pattern_name
 from engine.results.text import pct, short_setting
-from engine.store import Store
 
 FLIPS_SHOWN = 200
 """Flipped items written out per direction; the counts always cover all of them."""
@@ -89,10 +89,8 @@ def comparison_sections(c: PairedComparison) -> list[str]:
             _transitions(c), arena, _flips(c)]
 
 
-def comparison_page(store: Store | None, a: str, b: str, metrics=None, *, n_boot: int = 10_000,
-                    seed: int = 0, comparison: PairedComparison | None = None) -> str:
-    """The comparison's page as one HTML string (``comparison`` reuses one already made;
-    then ``store`` is not read)."""
-    c = comparison or compare(store, a, b, metrics, n_boot=n_boot, seed=seed)
+def comparison_page(c: PairedComparison) -> str:
+    """The comparison's page as one HTML string (:func:`engine.arena.duel.compare` makes
+    ``c``)."""
     return page(f"{c.a.label} vs {c.b.label}", verdict_line(c), comparison_sections(c),
                 {"kind": "comparison", "comparison": c.as_json()})

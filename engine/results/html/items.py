@@ -23,8 +23,9 @@ from typing import Any
 from engine.metrics.adaptability import CATEGORIES, category_label
 from engine.results.inspector import count_items_for, item_detail, items_for
 from engine.results.records import setting_order
-from engine.runs.lookup import load_run
 from engine.store import Store
+from engine.store.runs import RunInfo
+from engine.store.items import run_query_rowids
 
 ITEM_LIMIT = 2000
 """Items a page carries in full; a bigger run's page carries a sample of its queries."""
@@ -36,18 +37,12 @@ demo pool pack into about 0.3 MB); beyond it the sample of queries shrinks until
 _PAGE = 2000
 
 
-def _run_queries(store: Store, run_id: int) -> list[int]:
-    return [r[0] for r in store.query(
-        "SELECT DISTINCT query_rowid FROM run_items WHERE run_id = ? ORDER BY query_rowid",
-        (run_id,))]
-
-
-def _rows(store: Store, run_name: str, wanted: set[int] | None, limit: int):
+def _rows(store: Store, run: RunInfo, wanted: set[int] | None, limit: int):
     """The Inspector's rows, page by page (keyset), keeping the sampled queries' items."""
     after = None
     kept = []
     while True:
-        page = items_for(store, run_name, limit=_PAGE, after=after)
+        page = items_for(store, run, limit=_PAGE, after=after)
         kept += [r for r in page if wanted is None or r.query_rowid in wanted]
         if len(page) < _PAGE or (wanted is None and len(kept) >= limit):
             return kept[:limit] if wanted is None else kept
@@ -55,22 +50,21 @@ def _rows(store: Store, run_name: str, wanted: set[int] | None, limit: int):
         after = (last.system, last.query_rowid, last.setting)
 
 
-def item_data(store: Store, run_name: str, limit: int = ITEM_LIMIT, seed: int = 0,
+def item_data(store: Store, run: RunInfo, limit: int = ITEM_LIMIT, seed: int = 0,
               max_bytes: int = ITEM_BYTES) -> dict[str, Any]:
     """The browser's data (see the module docstring) with ``total`` (the run's items),
     ``shown`` and ``sample`` (None, or the sampled and total query counts and the seed).
     Every item when there are at most ``limit`` and they pack into ``max_bytes``; else the
     items of the first queries of a seeded shuffle of the run's queries, as many as fit."""
-    run = load_run(store, run_name)
-    total = count_items_for(store, run_name)
+    total = count_items_for(store, run)
     if total <= limit:
-        data = _collect(store, run_name, None, limit)
+        data = _collect(store, run, None, limit)
         if len(pack(data)) <= max_bytes:
             return {**data, "total": total, "sample": None}
-    queries = _run_queries(store, run.id)
+    queries = run_query_rowids(store, run.id)
     order = random.Random(seed).sample(queries, len(queries))
     keep = max(1, min(len(queries), int(limit // (total / max(len(queries), 1)))))
-    data = _collect(store, run_name, set(order[:keep]), limit)
+    data = _collect(store, run, set(order[:keep]), limit)
     while keep > 1 and (size := len(pack(data))) > max_bytes:
         keep = max(1, min(keep - 1, int(keep * max_bytes / size * 0.95)))
         data = _subset(data, set(order[:keep]))
@@ -84,8 +78,8 @@ def _subset(data: dict, wanted: set[int]) -> dict:
             "queries": {q: v for q, v in data["queries"].items() if int(q) in wanted}}
 
 
-def _collect(store: Store, run_name: str, wanted: set[int] | None, limit: int) -> dict:
-    rows = _rows(store, run_name, wanted, limit)
+def _collect(store: Store, run: RunInfo, wanted: set[int] | None, limit: int) -> dict:
+    rows = _rows(store, run, wanted, limit)
     systems = sorted({r.system for r in rows})
     settings = sorted({r.setting for r in rows}, key=setting_order)
     languages = sorted({r.language or "?" for r in rows})
@@ -99,7 +93,7 @@ def _collect(store: Store, run_name: str, wanted: set[int] | None, limit: int) -
     queries: dict[int, dict] = {}
     items = []
     for (system, q), pair_rows in by_pair.items():
-        detail = item_detail(store, run_name, system, q)
+        detail = item_detail(store, run, system, q)
         if q not in queries:
             queries[q] = {"id": detail.query_id, "text": detail.query,
                           "source": detail.source or "?", "answers": detail.answers,

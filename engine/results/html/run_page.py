@@ -6,7 +6,7 @@ one, and the item browser."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from engine.metrics.adaptability import PATTERN_KEYS
 from engine.results.html.items import ITEM_LIMIT, item_data
@@ -15,6 +15,7 @@ from engine.results.html.svg import Interval, bar_chart
 from engine.results.report import build_report
 from engine.results.text import backend_text, short_setting
 from engine.store import Store
+from engine.store.runs import RunInfo
 
 ANSWER_METRICS = (("em_loose", "EM"), ("f1_mirage", "F1"), ("char3_recall", "char-3gram"),
                   ("correct_language", "correct language"))
@@ -187,34 +188,20 @@ def run_sections(report: dict) -> list[str]:
             ("<h2>Notes</h2>" + notes(report["notes"])) if report["notes"] else ""]
 
 
-def run_page(store: Store, run_name: str, *, n_boot: int = 1000, seed: int = 0,
-             item_limit: int = ITEM_LIMIT, report: Any = None, **choices) -> str:
+def run_page(store: Store, run: RunInfo, *, n_boot: int = 1000, seed: int = 0,
+             item_limit: int = ITEM_LIMIT, report: Any = None,
+             arena_sections: Sequence[str] = (), **choices) -> str:
     """The run's page as one HTML string. ``report`` reuses a :class:`RunReport` already built
     (else :func:`build_report` with ``n_boot``, ``seed`` and ``choices``: parity, gold,
-    language rule and detector)."""
+    language rule and detector). ``arena_sections`` follow the report's (the run's arenas:
+    :func:`engine.arena.pages.run_page_with_arenas` gives them)."""
     if report is None:
-        report = build_report(store, run_name, n_boot=n_boot, seed=seed, **choices)
+        report = build_report(store, run, n_boot=n_boot, seed=seed, **choices)
     data = report.as_json()
-    sections = run_sections(data)
-    sections += arena_sections_of_run(store, run_name, seed=seed)
+    sections = run_sections(data) + list(arena_sections)
     subtitle = (f"{data['dataset']} · {len(data['accuracy'])} systems · "
                 f"{data['items'].get('done', 0)} items done"
                 + (" · partial" if data["partial"] else ""))
-    return page(f"Run {run_name}", subtitle, sections, {"kind": "run", "report": data},
-                item_data(store, run_name, limit=item_limit, seed=seed))
+    return page(f"Run {run.name}", subtitle, sections, {"kind": "run", "report": data},
+                item_data(store, run, limit=item_limit, seed=seed))
 
-
-def arena_sections_of_run(store: Store, run_name: str, *, seed: int = 0) -> list[str]:
-    """The leaderboard of each of the run's arenas that has battles (see
-    :mod:`engine.results.html.arena_page`)."""
-    from engine.results.html.arena_page import arena_sections, run_arenas
-    from engine.runs.lookup import load_run
-
-    run = load_run(store, run_name)
-    out = []
-    for name in run_arenas(store, run):
-        try:
-            out += arena_sections(store, run, name, seed=seed, heading_level=2)
-        except ValueError as exc:      # e.g. every verdict failed to parse: nothing to rate
-            out.append(f"<h2>Arena {esc(name)}</h2>" + notes([f"No ratings: {exc}"]))
-    return out

@@ -38,9 +38,10 @@ class ViewExportKeys:
     def export_view(self, store, filters: Filters, sort: str | None, descending: bool,
                     path: Path, fmt: str) -> None:
         from engine.results.export import export_run, header_path
+        from engine.runs.lookup import load_run
 
         with self.worker_errors("the export", store, prefix=f"{path}: "):
-            written = export_run(store, self.run_name, format=fmt, out=path,
+            written = export_run(store, load_run(store, self.run_name), format=fmt, out=path,
                                  filters=filters.query_args(), sort=sort,
                                  descending=descending)
             if fmt == "csv":

@@ -66,8 +66,9 @@ def run_facets(store, run_name: str) -> dict:
     """What run ``run_name``'s items offer to filter by, with its dataset and status
     (:func:`engine.results.inspector.inspector_facets`: aggregate queries)."""
     from engine.results.inspector import inspector_facets
+    from engine.runs.lookup import load_run
 
-    return inspector_facets(store, run_name)
+    return inspector_facets(store, load_run(store, run_name))
 
 
 def status_line(loaded: int, total: int | None, loading: bool, filters: Filters,

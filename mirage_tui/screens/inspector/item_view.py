@@ -25,16 +25,16 @@ class ItemView:
           name="load item")
     def load_detail(self, store, systems: list[str], query: str | int, generation: int) -> None:
         from engine.results.inspector import item_detail
+        from engine.runs.lookup import load_run
 
         with self.worker_errors("the item", store):
-            details = [item_detail(store, self.run_name, s, query) for s in systems]
+            run = load_run(store, self.run_name)
+            details = [item_detail(store, run, s, query) for s in systems]
             verdicts, human = [], {}
             try:
                 from engine.arena.human_verdicts import human_verdicts_for
                 from engine.arena.verdicts import verdicts_for
-                from engine.runs.lookup import load_run
 
-                run = load_run(store, self.run_name)
                 verdicts = verdicts_for(store, run, details[0].query_rowid)
                 human = human_verdicts_for(store, run, details[0].query_rowid)
             except Exception as exc:  # no arena tables or a broken row: the item still shows

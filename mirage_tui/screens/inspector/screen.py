@@ -141,18 +141,19 @@ class InspectorScreen(ItemView, FilterSortKeys, ViewExportKeys, HumanVerdictKeys
                         after: tuple | None = None, sort: str | None = None,
                         descending: bool = False) -> None:
         from engine.results.inspector import count_items_for, items_for
+        from engine.runs.lookup import load_run
 
         args = filters.query_args()
         with self.worker_errors("items", store):
+            run = load_run(store, self.run_name)
             # keyset paging: the page after the last row shown, as fast deep in a run
-            rows = items_for(store, self.run_name, limit=PAGE_SIZE + 1, after=after,
+            rows = items_for(store, run, limit=PAGE_SIZE + 1, after=after,
                              sort=sort, descending=descending, **args)
             exhausted = len(rows) <= PAGE_SIZE
             self.post_message(ItemsLoaded(generation, offset, rows[:PAGE_SIZE], exhausted))
             if offset == 0:
                 # the engine pages without a count: count once per filter, only when needed
-                total = len(rows) if exhausted else count_items_for(store, self.run_name,
-                                                                    **args)
+                total = len(rows) if exhausted else count_items_for(store, run, **args)
                 self.post_message(Counted(generation, total))
 
     # ------------------------------------------------------------------ facets

@@ -341,7 +341,8 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="lb-export")
     def export_html(self, store, run: str, arena: str, path) -> None:
-        from engine.results.html import leaderboard_page, write_page
+        from engine.arena.pages import leaderboard_page
+        from engine.results.html import write_page
         from engine.runs.lookup import load_run
 
         with self.worker_errors("the export", store, prefix=f"{path}: "):

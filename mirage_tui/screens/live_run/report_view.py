@@ -51,9 +51,11 @@ class ReportView:
           name="compute the run report")
     def compute_report(self, store, run_name: str) -> None:
         from engine.results.report import build_report
+        from engine.runs.lookup import load_run
 
         try:
-            self.post_message(self.ReportLoaded(run_name, build_report(store, run_name)))
+            report = build_report(store, load_run(store, run_name))
+            self.post_message(self.ReportLoaded(run_name, report))
         except Exception as exc:  # noqa: BLE001 - RunNotFound, a run being replaced
             self.post_message(self.ReportFailed(run_name, f"{type(exc).__name__}: {exc}"))
         finally:

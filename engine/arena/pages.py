@@ -1,8 +1,10 @@
-"""An arena's leaderboard on the page: the ratings :func:`engine.arena.leaderboard.compute_ratings`
-computes (what ``mirage-tui arena ratings --json`` prints) as a forest plot of Elo with 95% CIs,
-the win-fraction heatmap and the table; and, when the arena's contestants have stored features,
-the surrogate judge's ranking (:func:`engine.arena.surrogate.surrogate_for_run`) beside the
-judged one with Kendall τ and the held-out R²."""
+"""An arena's leaderboard on a page (the frame: :mod:`engine.results.html.page`): the ratings
+:func:`engine.arena.leaderboard.compute_ratings` computes (what ``mirage-tui arena ratings
+--json`` prints) as a forest plot of Elo with 95% CIs, the win-fraction heatmap and the table;
+and, when the arena's contestants have stored features, the surrogate judge's ranking
+(:func:`engine.arena.surrogate.surrogate_for_run`) beside the judged one with Kendall τ and the
+held-out R². A run's page carries the leaderboard of each of its arenas
+(:func:`run_page_with_arenas`)."""
 
 from __future__ import annotations
 
@@ -10,9 +12,10 @@ from engine.arena.battles import ArenaNotFound, battles_of, list_arenas, resolve
 from engine.arena.leaderboard import compute_ratings
 from engine.arena.trusted_judge import judge_trust
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
+from engine.results.html.run_page import run_page
 from engine.results.html.svg import Interval, heatmap, interval_chart
-from engine.store.runs import RunInfo
 from engine.store import Store
+from engine.store.runs import RunInfo
 
 ARENA_BOOT = 200
 """Bootstrap tournaments, as ``mirage-tui arena ratings`` defaults to."""
@@ -114,3 +117,21 @@ def leaderboard_page(store: Store, run: RunInfo, arena_name: str | None = None, 
                 f"{a.get('mode')} arena judged by {a.get('judge')}",
                 arena_sections(store, run, data=data, heading_level=2),
                 {"kind": "leaderboard", "run": run.name, **data})
+
+
+def arena_sections_of_run(store: Store, run: RunInfo, *, seed: int = 0) -> list[str]:
+    """The leaderboard of each of the run's arenas that has battles."""
+    out = []
+    for name in run_arenas(store, run):
+        try:
+            out += arena_sections(store, run, name, seed=seed, heading_level=2)
+        except ValueError as exc:      # e.g. every verdict failed to parse: nothing to rate
+            out.append(f"<h2>Arena {esc(name)}</h2>" + notes([f"No ratings: {exc}"]))
+    return out
+
+
+def run_page_with_arenas(store: Store, run: RunInfo, *, seed: int = 0, **options) -> str:
+    """The run's page (:func:`engine.results.html.run_page.run_page`, ``options`` passed on)
+    with the leaderboard of each of its arenas after the report."""
+    return run_page(store, run, seed=seed,
+                    arena_sections=arena_sections_of_run(store, run, seed=seed), **options)

@@ -1,0 +1,83 @@
+"""The run report's retrieval table (MIRAGE Table 2 shape): for every retriever the run used,
+precision, recall, F1 and NDCG at each k over the run's queries, from the stored rankings and
+the chosen gold definition (:mod:`engine.metrics.retrieval`), also split by query language and
+source. Computed here; :mod:`engine.results.text` writes it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable
+
+from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
+from engine.results.records import ItemRecord, parse_retrieved, retriever_name, setting_order
+from engine.store.runs import RunInfo
+
+UNKNOWN = "?"
+"""The breakdown key for queries with no language (or no source)."""
+
+Rankings = dict[str, dict[int, list[int]]]
+"""retriever label -> query rowid -> the top chunk rowids of its stored ranking."""
+
+
+def group_key(value: str | None) -> str:
+    """A breakdown's key: the value, or :data:`UNKNOWN`."""
+    return value if value else UNKNOWN
+
+
+def run_retrievers(run: RunInfo, items: Iterable[ItemRecord]) -> list[str]:
+    """Retriever labels the run used: from its ``retrieved@k:label`` settings, in order."""
+    return retrievers(run, {i.setting for i in items})
+
+
+def retrievers(run: RunInfo, settings: Iterable[str]) -> list[str]:
+    """Retriever labels of the ``retrieved@k:label`` settings among ``settings``, in setting
+    order (settings without a label: the ones the run's config names)."""
+    labels: list[str] = []
+    settings = sorted(set(settings), key=setting_order)
+    for setting in settings:
+        retrieved = parse_retrieved(setting)
+        if retrieved and retrieved[1] and retrieved[1] not in labels:
+            labels.append(retrieved[1])
+    if not labels:  # "retrieved@k" without a label: the config names the retriever(s)
+        configured = run.config.get("retrievers") or []
+        if any(parse_retrieved(s) for s in settings):
+            labels = [str(r) for r in configured]
+    return labels
+
+
+def _relevances(ranking: dict[int, list[int]], gold: dict[int, set[int]],
+                queries: Iterable[int]) -> dict[int, tuple[list[int], int]]:
+    """``{query_rowid: (relevances of the ranked chunks, |gold|)}`` for the run's queries
+    that have a ranking. Relevant: a chunk in the query's gold set (MIRAGE §1; which rows
+    count depends on the gold definition, :func:`engine.retrieval.scores.gold_chunks`);
+    |gold| counts them."""
+    wanted = set(queries)
+    return {q: ([int(chunk in gold.get(q, ())) for chunk in ranked], len(gold.get(q, ())))
+            for q, ranked in ranking.items() if q in wanted}
+
+
+def retrieval_table(rankings: Rankings, gold: dict[int, set[int]], queries: list[int],
+                     facts: dict[int, ItemRecord], n_boot: int, seed: int,
+                     ks: tuple[int, ...] = DEFAULT_KS) -> list[dict]:
+    """One entry per retriever: P/R/F1/NDCG@k over the queries with a ranking (relevant: in
+    ``gold``), with 95% CIs and n, and the same per query language and source."""
+    table = []
+    for label, ranking in rankings.items():
+        per_query = _relevances(ranking, gold, queries)
+        est = retrieval_report(list(per_query.values()), ks, n_boot=n_boot, seed=seed)
+        no_gold = sum(1 for _, n_gold in per_query.values() if n_gold == 0)
+        entry: dict[str, Any] = {"retriever": label, "retriever_name": retriever_name(label),
+                                 "n": len(per_query), "missing": len(queries) - len(per_query),
+                                 "no_gold": no_gold,
+                                 "ks": list(ks),
+                                 "metrics": {k: v.as_json() for k, v in est.items()}}
+        for attr in ("language", "source"):
+            groups: dict[str, list] = defaultdict(list)
+            for q, row in per_query.items():
+                groups[group_key(getattr(facts[q], attr))].append(row)
+            entry[f"by_{attr}"] = {
+                g: {"n": len(rows), "metrics": {k: v.as_json() for k, v in retrieval_report(
+                    rows, ks, n_boot=n_boot, seed=seed).items()}}
+                for g, rows in sorted(groups.items())}
+        table.append(entry)
+    return table
