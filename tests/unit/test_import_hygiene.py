@@ -1,6 +1,8 @@
 """The layering ``mirage_tui -> engine -> models``, never backwards: engine/ and models/ stay
 headless (importing them never pulls in textual), no layer imports one above it, no import cycle
-between the project's modules, and no raw SQL in the UI layer (the engine owns the store)."""
+between the project's modules; inside engine/, the packages point one way (store <- datasets <-
+retrieval <- runs <- results <- arena); and all SQL is in engine/store/ (testkit/sql_finder.py's
+rule: statement literals and calls, sqlite-utils tables, raw connections)."""
 
 import subprocess
 import sys
@@ -9,7 +11,7 @@ import pytest
 
 from testkit.imports import describe_cycles, find_modules, import_cycles, import_graph, imports_of
 from testkit.paths import ROOT
-from testkit.sql_finder import raw_sql
+from testkit.sql_finder import raw_sql, sql_outside_the_store
 
 PACKAGES = ("mirage_tui", "engine", "models")
 
@@ -136,3 +138,82 @@ def test_mirage_tui_has_no_raw_sql():
     bad = raw_sql(sorted((ROOT / "mirage_tui").rglob("*.py")), ROOT, widget_queries=True)
     assert not bad, "SQL belongs in engine/ (call an engine function instead):\n" + \
         "\n".join(bad)
+
+
+# --------------------------------------------------------------------------- the engine's arrows
+
+# engine's packages, bottom first: each may import those before it, never one after it
+ENGINE_LAYERS = ("store", "datasets", "retrieval", "runs", "results", "arena")
+
+
+def engine_arrows_against_the_order(root) -> list[str]:
+    """``module:line imports target`` for each import in engine/ that points up the layer order:
+    a package importing one after it, the store importing anything of engine's but itself, or
+    a shared top-level module (jobs, stats, metrics, ...) importing a layered package.
+    TYPE_CHECKING imports count too: the arrow is about what a module knows of."""
+    def layer(name: str) -> str:
+        parts = name.split(".")
+        return parts[1] if len(parts) > 1 else ""
+
+    bad = []
+    for module in find_modules(root, ["engine"]).values():
+        own = layer(module.name)
+        for imp in imports_of(module):
+            if imp.top != "engine" or layer(imp.base) in ("", own):
+                continue
+            target = layer(imp.base)
+            if own == "store":
+                ok = False
+            elif own in ENGINE_LAYERS:
+                ok = target not in ENGINE_LAYERS or \
+                    ENGINE_LAYERS.index(target) < ENGINE_LAYERS.index(own)
+            else:
+                ok = target not in ENGINE_LAYERS or target == "store"
+            if not ok:
+                bad.append(f"{module.path.relative_to(root)}:{imp.line} imports {imp.base}")
+    return sorted(set(bad))
+
+
+def test_engine_packages_point_one_way():
+    bad = engine_arrows_against_the_order(ROOT)
+    assert not bad, ("engine's packages import only those below them (" +
+                     " <- ".join(ENGINE_LAYERS) + "; shared modules only store):\n" +
+                     "\n".join(bad))
+
+
+def test_arrow_checker_sees_an_upward_import(tmp_path):
+    _package(tmp_path, {
+        "engine/__init__.py": "", "engine/store/__init__.py": "",
+        "engine/store/runs.py": "from engine.jobs import Job\n",
+        "engine/runs/__init__.py": "", "engine/results/__init__.py": "",
+        "engine/runs/a.py": "def f():\n    from engine.results import b\n",
+        "engine/results/b.py": "from engine.runs import a\nfrom engine.store import runs\n",
+        "engine/jobs.py": "from engine.runs import a\n",
+        "engine/stats.py": "from engine.store import runs\n",
+    })
+    assert engine_arrows_against_the_order(tmp_path) == [
+        "engine/jobs.py:1 imports engine.runs",
+        "engine/runs/a.py:2 imports engine.results",
+        "engine/store/runs.py:1 imports engine.jobs",
+    ]
+
+
+# --------------------------------------------------------------------------- SQL in the store
+
+def test_all_sql_is_in_the_store():
+    bad = sql_outside_the_store(ROOT)
+    assert not bad, ("SQL belongs in engine/store/ (a function named for what it reads or "
+                     "writes):\n" + "\n".join(bad))
+
+
+def test_sql_finder_sees_calls_tables_and_connections(tmp_path):
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "x.py").write_text(
+        'rows = store.query("SELECT 1")\n'
+        'db["runs"].insert({})\n'
+        'store.db["items"].upsert({})\n'
+        'conn = store.conn\n'
+        'self.query_one("#x")\n', encoding="utf-8")
+    assert raw_sql([tmp_path / "engine" / "x.py"], tmp_path) == [
+        "engine/x.py:1: .query(...)", "engine/x.py:1: SELECT 1",
+        "engine/x.py:2: db['runs']", "engine/x.py:3: db['items']", "engine/x.py:4: .conn"]
