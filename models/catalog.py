@@ -314,7 +314,7 @@ def load_generator(name_or_path: str | os.PathLike, *, folders: Iterable[Path] |
     (and for in-process models n_gpu_layers, swa_full, log_file).
 
     By default a local model runs in a model host process shared by every mirage-tui process
-    (``models.host.HostedGenerator``); ``hosted=False``, or ``$MIRAGE_HOSTING=in-process``
+    (``models.host.client.HostedGenerator``); ``hosted=False``, or ``$MIRAGE_HOSTING=in-process``
     when ``hosted`` is None, loads it into this process (``LlamaGenerator.load``)."""
     text = str(name_or_path)
     endpoint = find_endpoint(text, folders)

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Sequence
 
 from .base import Generator, ModelError, ModelIdentity
-from .embedders import check_model_folder, folder_identity, import_sentence_transformers
+from .embedders.sentence_transformer import (check_model_folder, folder_identity,
+                                             import_sentence_transformers)
 from .judge_templates import JudgeTemplate, Section
 
 RELEVANCE_YES_NO = JudgeTemplate(

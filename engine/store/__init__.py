@@ -3,9 +3,9 @@ ordered list of migrations (:mod:`.schema`). Engine modules write through :meth:
 (one transaction, one writer at a time) and read with :meth:`Store.query` (:meth:`Store.query_in`
 for a long ``IN (...)`` list)."""
 
-from engine.store.database import (ENV_DB, IN_BATCH, StorageError, Store, StoreError, batched,
+from engine.store.database import (ENV_DB, StorageError, Store, StoreError, batched,
                                    default_db_path, json_column)
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 
-__all__ = ["ENV_DB", "IN_BATCH", "MIGRATIONS", "SCHEMA_VERSION", "StorageError", "Store",
+__all__ = ["ENV_DB", "MIGRATIONS", "SCHEMA_VERSION", "StorageError", "Store",
            "StoreError", "batched", "default_db_path", "json_column", "migrate"]

@@ -23,7 +23,7 @@ import sys
 from mirage_tui.cli.common import CliError, Parser, db_option
 from mirage_tui.guard import shadowing_problem
 
-__all__ = ["CliError", "build_parser", "main"]
+__all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:

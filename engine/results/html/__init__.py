@@ -23,9 +23,8 @@ from pathlib import Path
 from engine.output_files import write_text
 from engine.results.html.compare_page import comparison_page
 from engine.results.html.items import ITEM_LIMIT
-from engine.results.html.run_page import run_page
 
-__all__ = ["ITEM_LIMIT", "comparison_page", "run_page", "write_page"]
+__all__ = ["ITEM_LIMIT", "comparison_page", "write_page"]
 
 
 def write_page(html: str, out: str | os.PathLike) -> Path:

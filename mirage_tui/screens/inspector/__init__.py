@@ -5,7 +5,6 @@ the detail view in :mod:`.detail`), your own verdict (:mod:`.human`), the export
 (:mod:`.messages`)."""
 
 from mirage_tui.screens.inspector.detail import ORACLE_MARK
-from mirage_tui.screens.inspector.filters import Filters, pattern_label
 from mirage_tui.screens.inspector.screen import InspectorScreen
 
-__all__ = ["ORACLE_MARK", "Filters", "InspectorScreen", "pattern_label"]
+__all__ = ["ORACLE_MARK", "InspectorScreen"]

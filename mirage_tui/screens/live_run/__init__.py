@@ -17,7 +17,6 @@ The screen (:mod:`.screen`), its report (:mod:`.report_view`), its keys (:mod:`.
 and what it draws (:mod:`.panels`).
 """
 
-from mirage_tui.screens.live_run.report_view import REPORT_INTERVAL
 from mirage_tui.screens.live_run.screen import LiveRunScreen
 
-__all__ = ["REPORT_INTERVAL", "LiveRunScreen"]
+__all__ = ["LiveRunScreen"]
