@@ -12,8 +12,8 @@ from engine.arena.leaderboard import compute_ratings
 from engine.arena.types import Ratings, SystemRating
 from engine.runs.lookup import load_run
 from engine.store import Store
-from models.base import ModelIdentity
 from testkit.arena import drop_references
+from testkit.scripted import ScriptedJudge
 from testkit.scripted_runs import A, B
 from testkit.tui import RecordingApp, cells, open_screen, settle, text_of
 
@@ -173,32 +173,14 @@ async def test_leaderboard_empty_states(workspace, tmp_path):
         assert not app.errors()
 
 
-class ScriptedJudge:
-    """A judge model that always prefers Answer A (0.7 / 0.2 / 0.1), through label_probs."""
-
-    chat = True
-    supports_label_probs = True
-    device = "cpu"
-    n_ctx = 8192
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    @property
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity("scripted-judge", "j" * 64, None, self.n_ctx, "scripted")
-
-    def count_tokens(self, text: str) -> int:
-        return len(text) // 4
-
-    def label_probs(self, prompt, labels):
-        self.calls += 1
-        first = {label[:1].upper(): label for label in labels}
-        probs = {label: 0.0 for label in labels}
-        for letter, p in (("A", 0.7), ("B", 0.2), ("C", 0.1), ("T", 0.1)):
-            if letter in first:
-                probs[first[letter]] = p
-        return probs
+def prefer_a(s, labels) -> dict[str, float]:
+    """Always Answer A (0.7 / 0.2 / 0.1), through label_probs."""
+    first = {label[:1].upper(): label for label in labels}
+    probs = {label: 0.0 for label in labels}
+    for letter, p in (("A", 0.7), ("B", 0.2), ("C", 0.1), ("T", 0.1)):
+        if letter in first:
+            probs[first[letter]] = p
+    return probs
 
 
 async def test_judging_from_the_leaderboard(workspace, monkeypatch):
@@ -207,7 +189,8 @@ async def test_judging_from_the_leaderboard(workspace, monkeypatch):
     from mirage_tui.screens.leaderboard import LeaderboardScreen
     from models.catalog import CatalogEntry
 
-    judge = ScriptedJudge()
+    judge = ScriptedJudge(None, probs=prefer_a, name="scripted-judge", n_ctx=8192,
+                          backend="scripted")
     entry = CatalogEntry(name="scripted-judge", kind="generator", path="/nowhere.gguf",
                          installed=True, install=None, size_bytes=None, quantization=None,
                          context_length=8192, license=None, chat=True, source="packaged")
@@ -231,7 +214,7 @@ async def test_judging_from_the_leaderboard(workspace, monkeypatch):
         assert app.screen is screen
         # 3 contestants (fake-a in base, oracle, mixed) → 3 pairs on each of 2 queries; the
         # same two answers twice are one judge call (the judgments cache)
-        assert 1 <= judge.calls <= 6
+        assert 1 <= len(judge.calls) <= 6
         assert any("Arena pairwise:scripted-judge: done, 6/6 battles" in m for m, _ in app.notes)
         assert screen.query_one("#lb-arena", Select).value == "pairwise:scripted-judge"
         assert screen.query_one("#ratings", DataTable).row_count == 3
