@@ -15,7 +15,7 @@ from engine.store import Store
 from testkit.arena import drop_references
 from testkit.scripted import ScriptedJudge
 from testkit.scripted_runs import A, B
-from testkit.tui import RecordingApp, cells, open_screen, settle, text_of
+from testkit.tui import RecordingApp, cells, open_judge_dialog, open_screen, settle, text_of
 
 pytestmark = pytest.mark.asyncio
 
@@ -185,8 +185,6 @@ def prefer_a(s, labels) -> dict[str, float]:
 
 async def test_judging_from_the_leaderboard(workspace, monkeypatch):
     import models.catalog
-    from mirage_tui.dialogs.judge_arena import JudgeArenaScreen
-    from mirage_tui.screens.leaderboard import LeaderboardScreen
     from models.catalog import CatalogEntry
 
     judge = ScriptedJudge(None, probs=prefer_a, name="scripted-judge", n_ctx=8192,
@@ -200,12 +198,8 @@ async def test_judging_from_the_leaderboard(workspace, monkeypatch):
 
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:
-        await open_screen(pilot, LeaderboardScreen("beta"))
-        screen = app.screen
-        await pilot.press("j")
-        await settle(pilot)
-        modal = app.screen
-        assert isinstance(modal, JudgeArenaScreen)
+        modal = await open_judge_dialog(pilot, "beta")
+        screen = app.screen_stack[-2]               # the leaderboard the dialog opened on
         assert modal.query_one("#judge-model", Select).value == "scripted-judge"
         modal.query_one("#judge-queries").value = "2"
         modal.query_one("#judge-queries").focus()
