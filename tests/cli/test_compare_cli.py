@@ -11,12 +11,6 @@ import sys
 
 import pytest
 
-from testkit.scripted_runs import build_workspace
-
-
-@pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    return build_workspace(tmp_path_factory.mktemp("compare") / "w.db")["path"]
 
 
 def cli(db, *args):

@@ -14,7 +14,6 @@ import pytest
 from engine.store import Store
 from mirage_tui import cli
 from mirage_tui.cli.examples import EXAMPLES, walk
-from testkit.scripted_runs import build_workspace
 
 SMOL = "smollm2-135m-instruct"
 
@@ -27,18 +26,9 @@ def config_dir(tmp_path, monkeypatch):
     return folder
 
 
-@pytest.fixture(scope="module")
-def workspace_template(tmp_path_factory):
-    return build_workspace(tmp_path_factory.mktemp("runs-cli") / "w.db")["path"]
-
-
 @pytest.fixture
-def db(workspace_template, tmp_path, config_dir):
-    import shutil
-
-    path = tmp_path / "w.db"
-    shutil.copy(workspace_template, path)
-    return path
+def db(workspace, config_dir):
+    return workspace["path"]
 
 
 def main(capsys, *args) -> tuple[int, str, str]:

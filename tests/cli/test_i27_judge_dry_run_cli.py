@@ -11,14 +11,8 @@ from engine.arena.judging_time import judging_estimate
 from engine.runs.lookup import load_run
 from engine.store import Store
 from mirage_tui.cli import main as cli_main
-from testkit.scripted_runs import build_workspace
 
 JUDGE = "smollm2-135m-instruct"
-
-
-@pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    return build_workspace(tmp_path_factory.mktemp("judge-dry-run") / "w.db")["path"]
 
 
 def test_judge_dry_run_json_gives_estimate_s_and_writes_nothing(db, capsys):

@@ -13,12 +13,7 @@ import sys
 import pytest
 
 from engine.text_fit import cell_len
-from testkit.scripted_runs import A, B, build_workspace
-
-
-@pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    return build_workspace(tmp_path_factory.mktemp("width") / "w.db")["path"]
+from testkit.scripted_runs import A, B
 
 
 def cli(db, columns, *args):

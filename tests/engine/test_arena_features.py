@@ -18,7 +18,7 @@ from engine.arena.features.specs import FEATURES
 from engine.arena.features.stored import compute_features, system_features
 from engine.arena.features.text import (bleu, citation_map, citation_recall, model_free_features,
                                         overlap_tokens, rouge_l, split_sentences)
-from models.base import Generation, ModelIdentity
+from testkit.scripted import ScriptedJudge, sections
 
 A, B = "gen-a/mirage-bench@1", "gen-b/mirage-bench@1"
 MIXED = "mixed"
@@ -94,56 +94,39 @@ def details(store, system, q) -> dict[str, str]:
 
 # --------------------------------------------------------------------------- scripted judge
 
-class ScriptedJudge:
-    """A Generator at the edge. With ``probs=True`` it answers ``label_probs`` by template:
-    support P(yes) 0.9 when the passage names the sentence's city, else 0.2; relevance 0.6;
-    overlap grades 4 and 5 at 0.5 each (expected 4.5); fluency 3 for sure. With
-    ``probs=False`` it replies in text from ``replies`` (template system prompt -> reply)."""
+KINDS = ("supports a sentence", "search query", "reference answer", "writing quality")
 
-    chat = True
-    name = "scripted-judge"
+
+def template_kind(s: dict[str, str]) -> str:
+    return next(k for k in KINDS if k in s["System"])
+
+
+def template_probs(s: dict[str, str], labels) -> dict[str, float]:
+    """Support P(yes) 0.9 when the passage names the sentence's city, else 0.2; relevance
+    0.6; overlap grades 4 and 5 at 0.5 each (expected 4.5); fluency 3 for sure."""
+    kind = template_kind(s)
+    if kind == "supports a sentence":
+        sentence = s["Sentence"].split("\n\n")[0]
+        city = next((c for c in ("Paris", "Berlin", "Lyon") if c in sentence), None)
+        p = 0.9 if city and city in s["Passage"] else 0.2
+        return {"yes": p, "Yes": 0.0, "no": 1 - p, "No": 0.0}
+    if kind == "search query":
+        return {"yes": 0.6, "Yes": 0.0, "no": 0.4, "No": 0.0}
+    if kind == "reference answer":
+        return {"1": 0.0, "2": 0.0, "3": 0.0, "4": 0.5, "5": 0.5}
+    return {"1": 0.0, "2": 0.0, "3": 1.0, "4": 0.0, "5": 0.0}
+
+
+class FeaturesJudge(ScriptedJudge):
+    """The kit's scripted judge on the feature templates: with ``probs`` it answers
+    ``label_probs`` by template (:func:`template_probs`); its text replies come from
+    ``replies`` (template -> reply)."""
 
     def __init__(self, probs: bool = True, replies: dict | None = None):
-        self.supports_label_probs = probs
-        self.replies = replies or {}
-        self.calls: list[str] = []
-
-    @property
-    def identity(self):
-        return ModelIdentity(self.name, "0" * 64, None, 4096, "fake")
-
-    def count_tokens(self, text: str) -> int:
-        return len(text) // 4
-
-    @staticmethod
-    def _kind(messages) -> str:
-        system = messages[0]["content"]
-        return next(k for k in ("supports a sentence", "search query", "reference answer",
-                                "writing quality") if k in system)
-
-    def label_probs(self, messages, labels):
-        kind = self._kind(messages)
-        self.calls.append(kind)
-        user = messages[1]["content"]
-        if kind == "supports a sentence":
-            passage = user.split("[Passage]\n")[1].split("\n\n[Sentence]")[0]
-            sentence = user.split("[Sentence]\n")[1].split("\n\n")[0]
-            city = next((c for c in ("Paris", "Berlin", "Lyon") if c in sentence), None)
-            p = 0.9 if city and city in passage else 0.2
-            return {"yes": p, "Yes": 0.0, "no": 1 - p, "No": 0.0}
-        if kind == "search query":
-            return {"yes": 0.6, "Yes": 0.0, "no": 0.4, "No": 0.0}
-        if kind == "reference answer":
-            return {"1": 0.0, "2": 0.0, "3": 0.0, "4": 0.5, "5": 0.5}
-        return {"1": 0.0, "2": 0.0, "3": 1.0, "4": 0.0, "5": 0.0}
-
-    def generate(self, messages, params):
-        kind = self._kind(messages)
-        self.calls.append(kind)
-        text = self.replies.get(kind, "I cannot tell.")
-        return Generation(text=text, prompt_tokens=10, completion_tokens=3,
-                          prompt_tokens_evaluated=10, seconds=0.0, finish_reason="stop",
-                          device="cpu")
+        replies = replies or {}
+        super().__init__(lambda s: replies.get(template_kind(s), "I cannot tell."),
+                         probs=template_probs, supports_label_probs=probs,
+                         name="scripted-judge", sha="0" * 64)
 
 
 JUDGE = "judge:scripted-judge"
@@ -269,7 +252,7 @@ def test_scope_by_contestant_and_query(run_store):
 
 
 def test_judged_features_with_a_scripted_judge(run_store):
-    judge = ScriptedJudge()
+    judge = FeaturesJudge()
     summary = compute_features(run_store, "feat-run", judge=judge)
     assert summary.judge == JUDGE and summary.reranker == JUDGE
     a1 = feats(run_store, A, 1)
@@ -293,7 +276,7 @@ def test_judged_features_with_a_scripted_judge(run_store):
 
 
 def test_failed_grade_parse_is_stored_as_null(run_store):
-    judge = ScriptedJudge(probs=False, replies={
+    judge = FeaturesJudge(probs=False, replies={
         "supports a sentence": "Yes, it does.", "search query": "no",
         "reference answer": "4 - acceptable", "writing quality": "I can't grade this."})
     summary = compute_features(run_store, "feat-run", judge=judge, systems=[A], queries=[1])
@@ -307,8 +290,8 @@ def test_failed_grade_parse_is_stored_as_null(run_store):
 
 
 def test_resume_makes_no_judge_calls(run_store):
-    compute_features(run_store, "feat-run", judge=ScriptedJudge())
-    judge = ScriptedJudge()
+    compute_features(run_store, "feat-run", judge=FeaturesJudge())
+    judge = FeaturesJudge()
     again = compute_features(run_store, "feat-run", judge=judge)
     assert judge.calls == [] and again.skipped == 4 and again.judge_calls == 0
     # a lost feature row is recomputed from the judgments cache, still without a call
@@ -332,7 +315,7 @@ def test_cancel_stops_between_responses(run_store):
 
 
 def test_system_features_mean_ci_and_n(run_store):
-    compute_features(run_store, "feat-run", judge=ScriptedJudge())
+    compute_features(run_store, "feat-run", judge=FeaturesJudge())
     out = system_features(run_store, "feat-run", n_boot=200)
     assert set(out) == {f"{A} | {MIXED}", f"{B} | {MIXED}"}
     a = out[f"{A} | {MIXED}"]
@@ -369,7 +352,7 @@ TEXT_REPLIES = {"supports a sentence": "Yes, it does.", "search query": "no",
                 "reference answer": "4 - acceptable", "writing quality": "3"}
 
 
-class FlakyJudge(ScriptedJudge):
+class FlakyJudge(FeaturesJudge):
     """The scripted judge replying in text, four requests at once, whose first call of each
     kind fails as a busy server's would (a transient error): inflight's retries absorb it."""
 
@@ -385,7 +368,7 @@ class FlakyJudge(ScriptedJudge):
     def generate(self, messages, params):
         from models.base import TransientModelError
 
-        kind = self._kind(messages)
+        kind = template_kind(sections(messages))
         with self.lock:
             first = kind not in self.failed
             self.failed.add(kind)
@@ -417,7 +400,7 @@ def test_judged_features_go_through_inflight_retried_concurrent_and_identical(
     try:
         build_run(one_by_one)
         compute_features(one_by_one, "feat-run",
-                         judge=ScriptedJudge(probs=False, replies=TEXT_REPLIES))
+                         judge=FeaturesJudge(probs=False, replies=TEXT_REPLIES))
         assert all_features(run_store) == all_features(one_by_one)
     finally:
         one_by_one.close()
@@ -429,7 +412,7 @@ def test_a_judge_that_keeps_failing_leaves_the_model_free_features(run_store, mo
 
     monkeypatch.setattr(engine.inflight, "BACKOFF_S", 0.001)
 
-    class Down(ScriptedJudge):
+    class Down(FeaturesJudge):
         def generate(self, messages, params):
             self.calls.append("down")
             raise TransientModelError("connection refused")
@@ -439,7 +422,7 @@ def test_a_judge_that_keeps_failing_leaves_the_model_free_features(run_store, mo
     assert summary.errors and "after 4 attempts" in summary.errors[0]
     a1 = feats(run_store, A, 1)
     assert f"feat:fluency@{JUDGE}" not in a1 and "feat:citation_recall@10" in a1
-    again = compute_features(run_store, "feat-run", judge=ScriptedJudge(), systems=[A],
+    again = compute_features(run_store, "feat-run", judge=FeaturesJudge(), systems=[A],
                              queries=[1])
     assert again.computed == 1 and not again.errors
     assert feats(run_store, A, 1)[f"feat:fluency@{JUDGE}"] == pytest.approx(3.0)

@@ -13,7 +13,6 @@ gen-a and an answer over "I don't know", whatever the order it sees them in.
 
 from __future__ import annotations
 
-import json
 import threading
 
 import pytest
@@ -89,7 +88,7 @@ def test_every_pair_is_judged_and_verdicts_map_back_to_the_contestants(demo_run)
     shown = {r["shown"] for r in demo_run.query("SELECT shown FROM battles")}
     assert shown == {"ab", "ba"}
     # the judge saw the query's supporting chunks, the oracle first
-    first = json.loads(judge.calls[0])
+    first = judge.calls[0].prompt
     docs = sections(first)["Reference documents"]
     assert docs.startswith("[") and "(no documents)" not in docs
     # the arena row: config, header, status
@@ -205,7 +204,7 @@ def test_cancel_then_resume_makes_no_judge_call_twice(demo_run):
     assert resumed.status == "done" and resumed.done == 18
     assert resumed.cached == 5 and resumed.judged == 13
     assert len(first.calls) == 5 and len(second.calls) == 13
-    assert not set(first.calls) & set(second.calls)
+    assert not set(first.prompts()) & set(second.prompts())
     assert demo_run.query("SELECT COUNT(*) FROM battles")[0][0] == 18
     header = resolve_arena(demo_run, run).header
     assert [s["status"] for s in header["sessions"]] == ["cancelled", "done"]
@@ -342,7 +341,7 @@ def test_reference_mode_rates_and_no_answer_ratio(lfrqa_run):
     assert summary.skipped_queries == 1 and summary.queries == 5 and summary.total == 10
     assert summary.parse_failures == 2
     assert {(b.b) for b in load_battles(store, run, summary.arena)} == {"reference"}
-    assert "Answer 1" in sections(json.loads(judge.calls[0]))
+    assert "Answer 1" in sections(judge.calls[0].prompt)
     report = reference_report(store, run)
     assert report.skipped_queries == 1 and report.queries == 5 and report.parse_failures == 2
     by = {c.system: c for c in report.contestants}
@@ -381,7 +380,7 @@ def test_reference_mode_against_a_contestant_and_both_orders(lfrqa_run):
     battles = load_battles(lfrqa_run, run, summary.arena)
     assert {(b.a, b.b) for b in battles} == {(arena_system("meh/mirage@1", "base"), ref)}
     # the dataset's reference answer is shown to the judge beside the two answers
-    first = sections(json.loads(judge.calls[0]))
+    first = sections(judge.calls[0].prompt)
     assert first["Reference answer"].startswith("The reference answer")
     assert first["Answer 1"].startswith(("meh", "good")) and first["Answer 2"]
     report = reference_report(lfrqa_run, run, summary.arena)

@@ -57,7 +57,7 @@ def test_calibrate_both_orders_cached_and_stored(store, labels):
     assert set(stored.figures["by_domain"]) == {"x", "y", "(none)"}
     assert stored.figures["confusion"]["b"]["b"] == 4
     # the reference answer was shown
-    assert "ref" in judge.calls[0]
+    assert "ref" in judge.prompts()[0]
     # again: every verdict from the cache, no judge call
     again = calibrate_judge(store, labels, judge, both_orders=True, n_boot=100)
     assert len(judge.calls) == 18 and again.cached == 9 and again.judge_calls == 0

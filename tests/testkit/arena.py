@@ -1,15 +1,16 @@
-"""Arena test fakes shared by the engine and CLI tests: a run generator that answers from its
-context (:class:`Answerer`), a judge that follows a script (:class:`ScriptedJudge`), a finished
-run of them (:func:`make_run`), and a small LFRQA folder with a reference-mode script."""
+"""Arena test helpers shared by the engine and CLI tests: a run generator that answers from its
+context (:class:`Answerer`), a finished run of them (:func:`make_run`), judged by the kit's
+:class:`~testkit.scripted.ScriptedJudge` (imported from here too), and a small LFRQA folder with
+a reference-mode script."""
 
 from __future__ import annotations
 
 import json
-import re
 
 from engine.arena.types import arena_system
 from engine.runs import RunConfig, execute, plan_run
-from models.base import Generation, ModelIdentity, ModelUnusable
+from testkit.scripted import (  # noqa: F401 - the arena tests import them from here
+    ScriptedGenerator, ScriptedJudge, prefer_stronger, sections, strength)
 
 A_BASE, A_ORACLE = arena_system("gen-a/mirage@1", "base"), arena_system("gen-a/mirage@1", "oracle")
 B_BASE, B_ORACLE = arena_system("gen-b/mirage@1", "base"), arena_system("gen-b/mirage@1", "oracle")
@@ -18,82 +19,21 @@ CONTESTANTS = sorted([A_BASE, A_ORACLE, B_BASE, B_ORACLE])
 
 # --------------------------------------------------------------------------- fakes
 
-class Answerer:
-    """A run generator: ``<name>: <start of the context>`` or ``<name>: I don't know``."""
-
-    chat = True
-    supports_label_probs = False
-    device = "cpu"
+class Answerer(ScriptedGenerator):
+    """The scripted generator of the arena runs: ``<name>: <start of the context>`` or
+    ``<name>: I don't know``, with no ``render`` (the engine counts the messages' JSON)."""
 
     def __init__(self, name: str, decline=lambda question: False):
-        self.name, self.decline = name, decline
+        def answer(text: str) -> str:
+            _, _, context = text.partition("Context : ")
+            if context and not decline(text):
+                return f"{name}: {context.lstrip('1. ')[:50]}"
+            if decline(text):
+                return f"{name}: I don't know."
+            return f"{name}: I don't know" if "gen-" in name else f"{name}: ok"
 
-    @property
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(self.name, "a" * 64, None, 8192, "fake")
-
-    def count_tokens(self, text: str) -> int:
-        return len(text) // 4
-
-    def generate(self, messages, params) -> Generation:
-        text = "".join(m["content"] for m in messages)
-        _, _, context = text.partition("Context : ")
-        if context and not self.decline(text):
-            answer = f"{self.name}: {context.lstrip('1. ')[:50]}"
-        elif self.decline(text):
-            answer = f"{self.name}: I don't know."
-        else:
-            answer = f"{self.name}: I don't know" if "gen-" in self.name else f"{self.name}: ok"
-        return Generation(answer, 10, 5, 10, 0.001, "stop", "cpu", text)
-
-
-def strength(answer: str) -> int:
-    return 2 * ("gen-b" in answer) + ("I don't know" not in answer)
-
-
-def sections(prompt) -> dict[str, str]:
-    """The template's ``[Header]`` sections of a judge prompt (chat messages)."""
-    text = prompt[-1]["content"] if not isinstance(prompt, str) else prompt
-    parts = re.split(r"^\[([^\]\n]+)\]\n", text, flags=re.M)
-    return {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
-
-
-def prefer_stronger(s: dict[str, str]) -> str:
-    a, b = s.get("Answer A", s.get("Answer 1")), s.get("Answer B", s.get("Answer 2"))
-    first, second, tie = ("A", "B", "C") if "Answer A" in s else ("1", "2", "0")
-    if strength(a) == strength(b):
-        return tie
-    return f"{first if strength(a) > strength(b) else second} - it is better."
-
-
-class ScriptedJudge:
-    """A judge model that answers ``script(sections of the prompt)`` and logs every call."""
-
-    chat = True
-    supports_label_probs = False
-    device = "cpu"
-
-    def __init__(self, script=prefer_stronger, name="fake-judge", sha="j" * 64, fail_on=()):
-        self.script, self.name, self.sha = script, name, sha
-        self.fail_on = set(fail_on)
-        self.calls: list[str] = []
-
-    @property
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(self.name, self.sha, None, 4096, "fake")
-
-    def count_tokens(self, text: str) -> int:
-        return len(text) // 4
-
-    def label_probs(self, prompt, labels):
-        raise NotImplementedError
-
-    def generate(self, prompt, params) -> Generation:
-        self.calls.append(json.dumps(prompt, sort_keys=True))
-        if len(self.calls) in self.fail_on:
-            raise ModelUnusable(f"{self.name}: scripted crash on call {len(self.calls)}")
-        reply = self.script(sections(prompt))
-        return Generation(reply, 100, 3, 100, 0.001, "stop", "cpu", "")
+        super().__init__(name, answer, backend="fake", usage=lambda text: (10, 5, 10, 0.001),
+                         renders=False)
 
 
 # --------------------------------------------------------------------------- runs

@@ -18,8 +18,8 @@ import json
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs import RunConfig, execute, plan_run
 from engine.store import Store
-from models.base import Generation
-from testkit.scripted_runs import ScriptedModel, prompt_question
+from testkit.scripted import ScriptedGenerator
+from testkit.scripted_runs import prompt_question
 
 PAYLOADS = (
     '<script>window.__pwned = "script";</script>',
@@ -29,23 +29,20 @@ PAYLOADS = (
 """What a hostile reply or dataset text holds; none of it may act on the page."""
 
 
-class InstantGenerator(ScriptedModel):
+class InstantGenerator(ScriptedGenerator):
     """Right (the gold answer) or wrong by a hash of the prompt and the generator's name, at
     once; ``reply`` replaces every wrong answer when given."""
 
     def __init__(self, name: str, golds: dict[str, str], reply: str | None = None):
-        super().__init__(name, hashlib.sha256(f"instant|{name}|{reply}".encode()).hexdigest())
-        self.golds, self.reply = golds, reply
+        def answer(text: str) -> str:
+            question, _ = prompt_question(text)
+            right = hashlib.sha256(f"{name}|{text}".encode()).digest()[0] < 110
+            return (f"The answer is {golds.get(question.strip(), '?')}." if right
+                    else reply or "I am not sure.")
 
-    def generate(self, messages, params) -> Generation:
-        text = self.render(messages).text
-        question, _ = prompt_question(text)
-        right = hashlib.sha256(f"{self.name}|{text}".encode()).digest()[0] < 110
-        answer = (f"The answer is {self.golds.get(question.strip(), '?')}." if right
-                  else self.reply or "I am not sure.")
-        return Generation(text=answer, prompt_tokens=len(text) // 4 + 1, completion_tokens=6,
-                          prompt_tokens_evaluated=len(text) // 4 + 1, seconds=0.0,
-                          finish_reason="stop", device="cpu", prompt_text=text)
+        super().__init__(name, answer,
+                         sha=hashlib.sha256(f"instant|{name}|{reply}".encode()).hexdigest(),
+                         usage=lambda text: (len(text) // 4 + 1, 6, len(text) // 4 + 1, 0.0))
 
 
 def _golds(store: Store) -> dict[str, str]:
@@ -97,7 +94,7 @@ def calibrated(store: Store, folder, judge: str = "fake-judge") -> None:
 
     from engine.arena.calibrate import calibrate_judge
     from engine.datasets.importing import import_path
-    from testkit.arena import ScriptedJudge
+    from testkit.scripted import ScriptedJudge
 
     rows = [{"query": f"q{i}", "answer_a": "short" if i % 2 else "a much longer answer",
              "answer_b": "a much longer answer" if i % 2 else "short",

@@ -1,67 +1,36 @@
-"""Run-engine test helpers: a scripted generator that counts its calls (:class:`FakeGenerator`),
+"""Run-engine test helpers: the scripted generator with their defaults (:class:`FakeGenerator`),
 a retriever that ranks a query's own pool backwards, a small run configuration, running it,
 everything a run stores (for equality), and the ``mirage-tui run`` command as a subprocess."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 from engine.runs import RunConfig, execute, plan_run
-from models.base import Generation, ModelIdentity, ModelUnusable
 from testkit.paths import ROOT
+from testkit.scripted import ScriptedGenerator
 
 SMOL = "smollm2-135m-instruct"
 
 
-class FakeRendered:
-    def __init__(self, text: str):
-        self.text = text
-        self.tokens = list(range(len(text) // 4 + 1))
-
-
-class FakeGenerator:
-    """Scripted: answers with the start of its first context chunk (or "I don't know"),
-    counts calls, and raises ModelUnusable (a crash that stops the run) on the calls listed
-    in ``fail_on``. Its identity names ``backend`` (``fake`` unless told)."""
-
-    chat = True
-    supports_label_probs = False
-    device = "cpu"
+class FakeGenerator(ScriptedGenerator):
+    """The run-engine tests' scripted generator: the start of its first context chunk (or
+    "I don't know"), half the prompt evaluated, a crash (ModelUnusable: it stops the run) on
+    the calls listed in ``fail_on``; its identity names ``backend`` (``fake`` unless told)."""
 
     def __init__(self, name: str = "fake-gen", n_ctx: int = 8192, fail_on=(),
                  backend: str = "fake"):
-        self.name, self.n_ctx, self.backend = name, n_ctx, backend
-        self.fail_on = set(fail_on)
-        self.calls: list[str] = []
-
-    @property
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(self.name, "f" * 64, None, self.n_ctx, self.backend)
-
-    def render(self, messages) -> FakeRendered:
-        return FakeRendered("".join(f"<{m['role']}>{m['content']}" for m in messages))
-
-    def count_tokens(self, text: str) -> int:
-        return len(text) // 4
-
-    def generate(self, messages, params) -> Generation:
-        text = self.render(messages).text
-        self.calls.append(text)
-        if len(self.calls) in self.fail_on:
-            raise ModelUnusable(f"{self.name}: scripted crash on call {len(self.calls)}")
-        _, _, context = text.partition("Context : ")
-        answer = context.lstrip("1. ")[:60] if context else "I don't know"
-        return Generation(text=answer, prompt_tokens=len(text) // 4 + 1, completion_tokens=7,
-                          prompt_tokens_evaluated=len(text) // 8, seconds=0.001,
-                          finish_reason="stop", device="cpu", prompt_text=text)
+        super().__init__(name, sha="f" * 64, n_ctx=n_ctx, backend=backend, fail_on=fail_on)
 
 
 class BackwardsRetriever:
-    """Ranks a query's own pool backwards (enough to give retrieved@k real chunks)."""
+    """Ranks a query's own pool backwards (enough to give retrieved@k real chunks); with
+    ``stores``, stores each ranking as the real retriever does (what Live run reads back)."""
 
-    def __init__(self, store, label="backwards#00000000"):
-        self.store, self.label, self.calls = store, label, 0
+    def __init__(self, store, label="backwards#00000000", stores: bool = False):
+        self.store, self.label, self.stores, self.calls = store, label, stores, 0
 
     def retrieve(self, query_rowids, depth=5, progress=None, cancel=None):
         self.calls += 1
@@ -70,6 +39,12 @@ class BackwardsRetriever:
             rows = self.store.query("SELECT chunk_rowid FROM pool WHERE query_rowid = ? AND "
                                     "position IS NOT NULL ORDER BY position DESC", (q,))
             out[q] = [(r[0], 1.0 - i / 10) for i, r in enumerate(rows)][:depth]
+        if self.stores:
+            with self.store.write() as db:
+                db.conn.executemany(
+                    "INSERT OR REPLACE INTO retrievals (retriever, query_rowid, ranked) "
+                    "VALUES (?, ?, ?)",
+                    ((self.label, q, json.dumps(hits)) for q, hits in out.items()))
         return out
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs import RunConfig, execute, plan_run
 from engine.store import Store
-from models.base import Generation, ModelIdentity
+from testkit.scripted import ScriptedGenerator, ScriptedModel, Usage
 
 A, B = "fake-a/mirage@1", "fake-b/mirage@1"
 # (base, oracle, mixed) EM_loose labels per sampled query, in plan order
@@ -34,37 +34,6 @@ FIXED_TIME = {"alpha": "2025-01-02 10:00:00", "beta": "2025-01-03 11:30:00"}
 WRONG = "I am not sure."
 
 
-class _Rendered:
-    def __init__(self, text: str):
-        self.text = text
-        self.tokens = list(range(len(text) // 4 + 1))
-
-
-class ScriptedModel:
-    """A chat generator at the engine's edge, with no model behind it: its identity is its
-    name and ``sha``, it renders messages as ``<role>content`` and counts a token per four
-    characters. Subclasses write ``generate``."""
-
-    chat = True
-    supports_label_probs = False
-    device = "cpu"
-    n_ctx = 8192
-    backend = "scripted"
-
-    def __init__(self, name: str, sha: str) -> None:
-        self.name, self.sha = name, sha
-
-    @property
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity(self.name, self.sha, None, self.n_ctx, self.backend)
-
-    def render(self, messages) -> _Rendered:
-        return _Rendered("".join(f"<{m['role']}>{m['content']}" for m in messages))
-
-    def count_tokens(self, text: str) -> int:
-        return len(text) // 4
-
-
 def prompt_question(text: str) -> tuple[str, str]:
     """``(question, context)`` of a rendered MIRAGE prompt (the context empty for base)."""
     if "Context : " not in text:
@@ -73,29 +42,21 @@ def prompt_question(text: str) -> tuple[str, str]:
     return question, context
 
 
-class ScriptedGenerator(ScriptedModel):
-    """Answers each query right or wrong per setting, as its script says: right is
-    "The answer is <gold>.", wrong is "I am not sure."."""
+def by_question(script: dict[str, tuple[str, tuple[int, int, int]]]):
+    """Answers right ("The answer is <gold>.") or wrong ("I am not sure.") per query and
+    setting, as ``script`` (question -> (gold, (base, oracle, mixed))) says."""
 
-    def __init__(self, name: str, script: dict[str, tuple[str, tuple[int, int, int]]],
-                 salt: str = ""):
-        # another script is another model: the generation cache must not mix them up
-        super().__init__(name, hashlib.sha256(f"{name}|{salt}".encode()).hexdigest())
-        self.script = script
+    def answer(text: str) -> str:
+        question, context = prompt_question(text)
+        slot = 0 if "Context : " not in text else 2 if context.startswith("1. ") else 1
+        gold, labels = script[question]
+        return f"The answer is {gold}." if labels[slot] else WRONG
+    return answer
 
-    def generate(self, messages, params) -> Generation:
-        text = self.render(messages).text
-        if "Context : " not in text:
-            slot, question = 0, text.split("Question: ", 1)[1].split("\n\nAnswer", 1)[0]
-        else:
-            question, _, context = text.split("Question : ", 1)[1].partition(
-                "\n\nContext : ")
-            slot = 2 if context.startswith("1. ") else 1
-        gold, labels = self.script[question]
-        answer = f"The answer is {gold}." if labels[slot] else WRONG
-        return Generation(text=answer, prompt_tokens=len(text) // 4 + 1, completion_tokens=6,
-                          prompt_tokens_evaluated=len(text) // 4 + 1, seconds=0.001,
-                          finish_reason="stop", device="cpu", prompt_text=text)
+
+def _six_tokens(text: str) -> Usage:
+    n = len(text) // 4 + 1
+    return n, 6, n, 0.001
 
 
 def make_run(store: Store, name: str, labels: dict | None = None,
@@ -113,11 +74,12 @@ def make_run(store: Store, name: str, labels: dict | None = None,
     texts = {r["id"]: (r["text"], json.loads(r["answers"])[0]) for r in store.query(
         f"SELECT id, text, answers FROM queries WHERE id IN ({','.join('?' * len(queries))})",
         tuple(queries))}
-    generators = {gen: ScriptedGenerator(gen, {texts[q][0]: (texts[q][1], labels[gen][i])
-                                               for i, q in enumerate(queries)}, salt=name)
-                  for gen in labels}
-    for generator in generators.values():
-        generator.backend = backend
+    # another script is another model (sha): the generation cache must not mix them up
+    generators = {gen: ScriptedGenerator(
+        gen, by_question({texts[q][0]: (texts[q][1], labels[gen][i])
+                          for i, q in enumerate(queries)}),
+        sha=hashlib.sha256(f"{gen}|{name}".encode()).hexdigest(), backend=backend,
+        usage=_six_tokens) for gen in labels}
     summary = execute(store, plan, generators=generators)
     assert summary.status == "done", summary
     with store.write() as db:  # no clocks in snapshots

@@ -146,6 +146,20 @@ async def start_sampled_run(pilot, sample: int, items: int) -> Static:
     return plan
 
 
+async def open_live(pilot):
+    """Live run (``l``) once the app has settled, after its report is drawn; returns it."""
+    from mirage_tui.screens.live_run import LiveRunScreen
+
+    await settle(pilot)
+    await pilot.press("l")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, LiveRunScreen)
+    await wait_until(pilot, lambda: screen.report is not None, what="the live report")
+    await settle(pilot)
+    return screen
+
+
 async def open_judge_dialog(pilot, run_name: str):
     """The Leaderboard of ``run_name``, then its judge dialog (``j``); returns the dialog."""
     from mirage_tui.dialogs.judge_arena import JudgeArenaScreen

@@ -9,20 +9,17 @@ import pytest
 
 import models.check
 from mirage_tui.screens.live_run import LiveRunScreen
-from models.base import Generation
-from testkit.scripted_runs import ScriptedModel
-from testkit.tui import RecordingApp, settle, wait_for_run, wait_until
+from testkit.scripted import ScriptedGenerator
+from testkit.tui import RecordingApp, open_live, settle, wait_for_run, wait_until
 
 SMOL = "smollm2-135m-instruct"     # New run's default generator; ctrl+s starts it
 
 
-class Unsure(ScriptedModel):
+def unsure(name: str = SMOL) -> ScriptedGenerator:
     """Stands in for SmolLM2 at the edge: answers every prompt "I am not sure."."""
+    return ScriptedGenerator(name, lambda text: "I am not sure.", sha="unsure",
+                             usage=lambda text: (10, 4, 10, 0.001))
 
-    def generate(self, messages, params) -> Generation:
-        return Generation(text="I am not sure.", prompt_tokens=10, completion_tokens=4,
-                          prompt_tokens_evaluated=10, seconds=0.001, finish_reason="stop",
-                          device="cpu", prompt_text="")
 
 MODES = ("datasets", "models", "runs", "leaderboard", "new_run", "live")
 
@@ -73,7 +70,7 @@ async def _show(pilot, mode: str) -> None:
 async def test_every_footer_key_of_every_main_screen_acts_or_says_why(workspace,
                                                                       monkeypatch):
     monkeypatch.setattr(models.check, "check_model", _failed_check)
-    app = RecordingApp(workspace["path"], generators={SMOL: Unsure(SMOL, "unsure")})
+    app = RecordingApp(workspace["path"], generators={SMOL: unsure()})
     async with app.run_test(size=(120, 35)) as pilot:
         await settle(pilot)
         workers = Counting(app)
@@ -102,13 +99,7 @@ async def test_every_footer_key_of_every_main_screen_acts_or_says_why(workspace,
 async def test_live_keys_that_cannot_act_leave_the_footer_and_say_why(workspace):
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(120, 35)) as pilot:
-        await settle(pilot)
-        await pilot.press("l")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, LiveRunScreen)
-        await wait_until(pilot, lambda: screen.report is not None, what="the live report")
-        await settle(pilot)
+        screen = await open_live(pilot)
         shown = {a for _, a in _footer_keys(app)}
         assert not shown & {"cancel_run", "resume_run", "toggle_gold"}   # a finished run
         await pilot.press("c")
@@ -125,7 +116,8 @@ async def test_live_keys_that_cannot_act_leave_the_footer_and_say_why(workspace)
 async def test_r_during_a_run_leaves_the_footer_and_says_why(db_path):
     import threading
 
-    from test_app_runs import FAKE, ScriptedGenerator, fake_config
+    from test_app_runs import FAKE, fake_config
+    from testkit.scripted import ScriptedGenerator
 
     gate = threading.Event()
     slow = ScriptedGenerator(gate=gate, open_calls=1)
@@ -133,7 +125,7 @@ async def test_r_during_a_run_leaves_the_footer_and_says_why(db_path):
     async with app.run_test(size=(120, 35)) as pilot:
         await settle(pilot)
         app.start_run(fake_config(sample=2))
-        await wait_until(pilot, lambda: slow.calls >= 2, 30, "the second item to wait")
+        await wait_until(pilot, lambda: len(slow.calls) >= 2, 30, "the second item to wait")
         await pilot.pause()
         assert isinstance(app.screen, LiveRunScreen)
         shown = {a for _, a in _footer_keys(app)}

@@ -92,7 +92,8 @@ async def test_a_calibration_made_meanwhile_shows_on_the_leaderboard(workspace, 
 async def test_a_cancelled_run_is_not_offered_at_launch_but_resumes_from_runs(db_path):
     import threading
 
-    from test_app_runs import FAKE, ScriptedGenerator, fake_config
+    from test_app_runs import FAKE, fake_config
+    from testkit.scripted import ScriptedGenerator
 
     gate = threading.Event()
     slow = ScriptedGenerator(gate=gate, open_calls=3)
@@ -100,7 +101,7 @@ async def test_a_cancelled_run_is_not_offered_at_launch_but_resumes_from_runs(db
     async with app.run_test(size=(120, 35)) as pilot:
         await settle(pilot)
         app.start_run(fake_config(sample=2))               # 6 items
-        await wait_until(pilot, lambda: slow.calls >= 4, 30, "the fourth item to wait")
+        await wait_until(pilot, lambda: len(slow.calls) >= 4, 30, "the fourth item to wait")
         app.run_controller.cancel()                        # on purpose
         gate.set()
         await wait_for_run(pilot)
@@ -123,12 +124,13 @@ async def test_a_cancelled_run_is_not_offered_at_launch_but_resumes_from_runs(db
         await wait_for_run(pilot)
         assert isinstance(app.screen, LiveRunScreen)
         assert app.run_controller.summary.status == "done"
-        assert again.calls == 6 - done
+        assert len(again.calls) == 6 - done
         assert not app.errors()
 
 
 async def test_an_interrupted_run_is_still_offered_at_launch(db_path):
-    from test_app_runs import FAKE, ScriptedGenerator, fake_config
+    from test_app_runs import FAKE, fake_config
+    from testkit.scripted import ScriptedGenerator
 
     app = RecordingApp(db_path, generators={FAKE: ScriptedGenerator()})
     async with app.run_test(size=(100, 30)) as pilot:
@@ -151,12 +153,12 @@ async def test_an_interrupted_run_is_still_offered_at_launch(db_path):
 
 
 async def test_a_run_started_from_an_inspector_over_live_shows_live(workspace, monkeypatch):
-    from test_app_footer_keys import Unsure, _failed_check
+    from test_app_footer_keys import _failed_check, unsure
 
     from mirage_tui.screens.inspector import InspectorScreen
 
     monkeypatch.setattr(models.check, "check_model", _failed_check)
-    app = RecordingApp(workspace["path"], generators={SMOL: Unsure(SMOL, "unsure")})
+    app = RecordingApp(workspace["path"], generators={SMOL: unsure()})
     async with app.run_test(size=(120, 35)) as pilot:
         await settle(pilot)
         await pilot.press("l")                               # Live, on the newest run

@@ -12,10 +12,10 @@ from engine.arena.leaderboard import compute_ratings
 from engine.arena.types import Ratings, SystemRating
 from engine.runs.lookup import load_run
 from engine.store import Store
-from models.base import ModelIdentity
 from testkit.arena import drop_references
+from testkit.scripted import ScriptedJudge
 from testkit.scripted_runs import A, B
-from testkit.tui import RecordingApp, cells, open_screen, settle, text_of
+from testkit.tui import RecordingApp, cells, open_judge_dialog, open_screen, settle, text_of
 
 pytestmark = pytest.mark.asyncio
 
@@ -173,41 +173,22 @@ async def test_leaderboard_empty_states(workspace, tmp_path):
         assert not app.errors()
 
 
-class ScriptedJudge:
-    """A judge model that always prefers Answer A (0.7 / 0.2 / 0.1), through label_probs."""
-
-    chat = True
-    supports_label_probs = True
-    device = "cpu"
-    n_ctx = 8192
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    @property
-    def identity(self) -> ModelIdentity:
-        return ModelIdentity("scripted-judge", "j" * 64, None, self.n_ctx, "scripted")
-
-    def count_tokens(self, text: str) -> int:
-        return len(text) // 4
-
-    def label_probs(self, prompt, labels):
-        self.calls += 1
-        first = {label[:1].upper(): label for label in labels}
-        probs = {label: 0.0 for label in labels}
-        for letter, p in (("A", 0.7), ("B", 0.2), ("C", 0.1), ("T", 0.1)):
-            if letter in first:
-                probs[first[letter]] = p
-        return probs
+def prefer_a(s, labels) -> dict[str, float]:
+    """Always Answer A (0.7 / 0.2 / 0.1), through label_probs."""
+    first = {label[:1].upper(): label for label in labels}
+    probs = {label: 0.0 for label in labels}
+    for letter, p in (("A", 0.7), ("B", 0.2), ("C", 0.1), ("T", 0.1)):
+        if letter in first:
+            probs[first[letter]] = p
+    return probs
 
 
 async def test_judging_from_the_leaderboard(workspace, monkeypatch):
     import models.catalog
-    from mirage_tui.dialogs.judge_arena import JudgeArenaScreen
-    from mirage_tui.screens.leaderboard import LeaderboardScreen
     from models.catalog import CatalogEntry
 
-    judge = ScriptedJudge()
+    judge = ScriptedJudge(None, probs=prefer_a, name="scripted-judge", n_ctx=8192,
+                          backend="scripted")
     entry = CatalogEntry(name="scripted-judge", kind="generator", path="/nowhere.gguf",
                          installed=True, install=None, size_bytes=None, quantization=None,
                          context_length=8192, license=None, chat=True, source="packaged")
@@ -217,12 +198,8 @@ async def test_judging_from_the_leaderboard(workspace, monkeypatch):
 
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:
-        await open_screen(pilot, LeaderboardScreen("beta"))
-        screen = app.screen
-        await pilot.press("j")
-        await settle(pilot)
-        modal = app.screen
-        assert isinstance(modal, JudgeArenaScreen)
+        modal = await open_judge_dialog(pilot, "beta")
+        screen = app.screen_stack[-2]               # the leaderboard the dialog opened on
         assert modal.query_one("#judge-model", Select).value == "scripted-judge"
         modal.query_one("#judge-queries").value = "2"
         modal.query_one("#judge-queries").focus()
@@ -231,7 +208,7 @@ async def test_judging_from_the_leaderboard(workspace, monkeypatch):
         assert app.screen is screen
         # 3 contestants (fake-a in base, oracle, mixed) → 3 pairs on each of 2 queries; the
         # same two answers twice are one judge call (the judgments cache)
-        assert 1 <= judge.calls <= 6
+        assert 1 <= len(judge.calls) <= 6
         assert any("Arena pairwise:scripted-judge: done, 6/6 battles" in m for m, _ in app.notes)
         assert screen.query_one("#lb-arena", Select).value == "pairwise:scripted-judge"
         assert screen.query_one("#ratings", DataTable).row_count == 3

@@ -120,12 +120,12 @@ async def test_x_cancels_a_model_check_and_records_nothing(tmp_path, monkeypatch
         table = screen.query_one("#models")
         table.move_cursor(row=table.get_row_index(SMOL))
         await pilot.press("c")
-        await wait_until(pilot, lambda: model.calls >= 1, what="the check's warm-up")
+        await wait_until(pilot, lambda: len(model.calls) >= 1, what="the check's warm-up")
         assert screen.check_action("cancel_check", ())         # x is in the footer now
         assert "x cancels" in text_of(screen.query_one("#model-detail", Static))
 
         await cancel_at_gate(pilot, "x", screen.check_job, gate)
-        assert model.calls == 1                 # stopped after the warm-up: no timed job
+        assert len(model.calls) == 1            # stopped after the warm-up: no timed job
         assert screen.checking is None and not screen.check_action("cancel_check", ())
         assert SMOL not in screen.checks and SMOL not in stored_checks(tmp_path / "w.db")
         assert any("cancelled; nothing was recorded" in m for m, _ in app.notes)

@@ -7,24 +7,11 @@ import pytest
 from textual.widgets import DataTable
 
 from mirage_tui.screens.datasets import DatasetsScreen
-from mirage_tui.screens.live_run import LiveRunScreen
 from mirage_tui.screens.new_run import NewRunScreen
 from mirage_tui.screens.query import QueryScreen
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
 from mirage_tui.widgets.ticks import TICKED, TickList
-from testkit.tui import RecordingApp, settle, wait_until
-
-
-async def _live(pilot) -> LiveRunScreen:
-    app = pilot.app
-    await settle(pilot)
-    await pilot.press("l")
-    await settle(pilot)
-    screen = app.screen
-    assert isinstance(screen, LiveRunScreen)
-    await wait_until(pilot, lambda: screen.report is not None, what="the live report")
-    await settle(pilot)
-    return screen
+from testkit.tui import RecordingApp, open_live, settle, wait_until
 
 
 @pytest.mark.asyncio
@@ -33,7 +20,7 @@ async def test_l_after_enter_on_a_live_bar_shows_live_again(workspace):
 
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(120, 35)) as pilot:
-        live = await _live(pilot)
+        live = await open_live(pilot)
         assert isinstance(app.focused, AdaptabilityPanel)
         await pilot.press("down", "enter")
         await settle(pilot)
@@ -52,7 +39,7 @@ async def test_tab_in_live_lands_on_a_panel_that_takes_down_and_enter(workspace)
 
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(120, 35)) as pilot:
-        live = await _live(pilot)
+        live = await open_live(pilot)
         for _ in range(3):                            # round the panels: never a bare scroll
             await pilot.press("tab")
             await pilot.pause()

@@ -9,7 +9,6 @@ the app's run controller as a ready model. One test runs the packaged SmolLM2 fo
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from textual.widgets import DataTable, Input, SelectionList, Static
@@ -22,8 +21,7 @@ from mirage_tui.screens.live_run import LiveRunScreen
 from mirage_tui.screens.models import ModelsScreen
 from mirage_tui.screens.new_run import NewRunScreen
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
-from models.base import Generation
-from testkit.scripted_runs import ScriptedModel
+from testkit.scripted import ScriptedGenerator
 from testkit.tui import (RecordingApp, cells, palette, text_of, wait_for_run,
                          wait_for_workers, wait_until)
 
@@ -38,34 +36,6 @@ FAKE = "scripted-fake"
 
 def option_texts(panel: AdaptabilityPanel) -> list[str]:
     return [getattr(o.prompt, "plain", None) or str(o.prompt) for o in panel.options]
-
-
-class ScriptedGenerator(ScriptedModel):
-    """Answers with the start of its first context chunk (right with the oracle, often wrong
-    without context), sleeping ``delay`` seconds a call so that a run takes a while; with a
-    ``gate``, every call after the first ``open_calls`` waits until the test opens
-    it (so a test can act mid-run however slow the machine is)."""
-
-    def __init__(self, name: str = FAKE, delay: float = 0.0,
-                 gate: threading.Event | None = None, open_calls: int = 0) -> None:
-        super().__init__(name, "a" * 64)
-        self.delay, self.gate, self.open_calls = delay, gate, open_calls
-        self.calls = 0
-        self.lock = threading.Lock()
-
-    def generate(self, messages, params) -> Generation:
-        with self.lock:
-            self.calls += 1
-            call = self.calls
-        if self.gate is not None and call > self.open_calls:
-            self.gate.wait(60)
-        time.sleep(self.delay)
-        text = self.render(messages).text
-        _, _, context = text.partition("Context : ")
-        answer = context.lstrip("1. ")[:60] if context else "I don't know"
-        return Generation(text=answer, prompt_tokens=len(text) // 4 + 1, completion_tokens=7,
-                          prompt_tokens_evaluated=len(text) // 8, seconds=0.001,
-                          finish_reason="stop", device="cpu", prompt_text=text)
 
 
 def fake_config(name: str = "fake-run", sample: int = 2) -> RunConfig:
@@ -218,12 +188,12 @@ async def test_keys_are_handled_while_a_run_works(db_path):
         await wait_for_workers(pilot)
         assert app.start_run(fake_config(sample=3))       # 9 items
         await wait_until(pilot, lambda: isinstance(app.screen, LiveRunScreen), 10)
-        await wait_until(pilot, lambda: slow.calls >= 1, 20, "the first item")
+        await wait_until(pilot, lambda: len(slow.calls) >= 1, 20, "the first item")
         await pilot.press("question_mark")
         await pilot.press("2")
         await pilot.pause()
         assert isinstance(app.screen, ModelsScreen)
-        assert app.run_controller.running and slow.calls == 1
+        assert app.run_controller.running and len(slow.calls) == 1
         await pilot.press("l")
         await pilot.pause()
         assert isinstance(app.screen, LiveRunScreen)
@@ -264,7 +234,7 @@ async def test_cancel_then_resume_finishes_with_the_same_counts(db_path, tmp_pat
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for_workers(pilot)
         app.start_run(fake_config(sample=4))
-        await wait_until(pilot, lambda: slow.calls >= 4, 20, "the fourth item")
+        await wait_until(pilot, lambda: len(slow.calls) >= 4, 20, "the fourth item")
         await pilot.press("c")
         await pilot.pause()
         assert isinstance(app.screen, ChoiceModal)
@@ -287,7 +257,7 @@ async def test_cancel_then_resume_finishes_with_the_same_counts(db_path, tmp_pat
         summary = app.run_controller.summary
         assert summary.status == "done"
         assert summary.cached == stored_before and summary.done == 12
-        assert slow.calls == 12                    # nothing generated twice
+        assert len(slow.calls) == 12                    # nothing generated twice
         report = live.report
         assert report.items == ref_report.items
         assert report.accuracy == ref_report.accuracy
@@ -297,7 +267,7 @@ async def test_cancel_then_resume_finishes_with_the_same_counts(db_path, tmp_pat
         assert live.check_action("cancel_run", ()) is False
         await pilot.press("r")
         await pilot.pause()
-        assert not app.run_controller.running and slow.calls == 12
+        assert not app.run_controller.running and len(slow.calls) == 12
 
         # Enter on a bar opens the inspector on that system's items of that category
         from mirage_tui.screens.inspector import InspectorScreen
@@ -324,7 +294,7 @@ async def test_quit_during_a_run_asks_and_the_run_resumes_from_runs(db_path):
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for_workers(pilot)
         app.start_run(fake_config(sample=4))
-        await wait_until(pilot, lambda: slow.calls >= 1, 10, "the first item")
+        await wait_until(pilot, lambda: len(slow.calls) >= 1, 10, "the first item")
         await pilot.press("q")
         await pilot.pause()
         assert isinstance(app.screen, ChoiceModal) and app.screen.id == "quit-modal"
@@ -355,7 +325,7 @@ async def test_quit_during_a_run_asks_and_the_run_resumes_from_runs(db_path):
         await wait_for_run(pilot)
         assert isinstance(app.screen, LiveRunScreen)
         assert app.run_controller.summary.status == "done"
-        assert again.calls == 12 - done_before
+        assert len(again.calls) == 12 - done_before
     app = RecordingApp(db_path)
     async with app.run_test(size=(100, 30)) as pilot:   # nothing left to offer
         await wait_for_workers(pilot)

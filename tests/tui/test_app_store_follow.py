@@ -137,7 +137,8 @@ async def test_a_model_check_survives_a_relaunch(tmp_path, monkeypatch):
 async def test_runs_shows_the_progress_live_shows_during_a_run(db_path):
     import threading
 
-    from test_app_runs import FAKE, ScriptedGenerator, fake_config
+    from test_app_runs import FAKE, fake_config
+    from testkit.scripted import ScriptedGenerator
 
     gate = threading.Event()
     slow = ScriptedGenerator(gate=gate, open_calls=3)     # three items, then it waits
@@ -147,7 +148,7 @@ async def test_runs_shows_the_progress_live_shows_during_a_run(db_path):
         await pilot.press("3")                             # Runs, shown before the run
         await settle(pilot)
         app.start_run(fake_config(sample=2))               # 6 items
-        await wait_until(pilot, lambda: slow.calls >= 4, 30, "the fourth item to wait")
+        await wait_until(pilot, lambda: len(slow.calls) >= 4, 30, "the fourth item to wait")
         controller = app.run_controller
         await wait_until(pilot, lambda: controller.latest is not None
                          and controller.latest.done == 3, 30, "Live at 3/6")

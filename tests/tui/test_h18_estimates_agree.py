@@ -31,13 +31,13 @@ async def test_form_dry_run_and_live_eta_agree_on_a_resumed_run(db_path, capsys)
     async with app.run_test(size=(120, 35)) as pilot:
         plan = await start_sampled_run(pilot, sample=4, items=12)
         form = plan.screen
-        await wait_until(pilot, lambda: model.calls >= 6, 60, "the sixth item")
+        await wait_until(pilot, lambda: len(model.calls) >= 6, 60, "the sixth item")
         app.run_controller.cancel()
         gate.set()
         await wait_for_run(pilot)
         stopped = app.run_controller.summary
         assert stopped.status == "cancelled" and stopped.done == 6, stopped
-        model.gate, model.open_calls = threading.Event(), model.calls   # the next call waits
+        model.gate, model.open_calls = threading.Event(), len(model.calls)   # the next call waits
 
         # New run again, same form: it resumes, and times only the six items left
         await pilot.press("n")

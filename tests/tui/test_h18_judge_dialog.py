@@ -13,7 +13,7 @@ from engine.arena.judging_time import judgeable_queries, judging_estimate
 from engine.runs.lookup import load_run
 from engine.store import Store
 from testkit.arena import ScriptedJudge, drop_references, judge_catalog
-from testkit.tui import RecordingApp, open_screen, settle, text_of, wait_until
+from testkit.tui import RecordingApp, open_judge_dialog, settle, text_of, wait_until
 
 INSTRUCT = "scripted-instruct"
 
@@ -33,20 +33,13 @@ def test_the_judging_estimate_counts_battles_and_both_orders(workspace):
 
 @pytest.mark.asyncio
 async def test_judge_dialog_defaults_caps_orders_and_estimates(workspace, monkeypatch):
-    from mirage_tui.dialogs.judge_arena import JudgeArenaScreen
-    from mirage_tui.screens.leaderboard import LeaderboardScreen
-
     judge = ScriptedJudge(name=INSTRUCT)
     judge_catalog(monkeypatch, judge, INSTRUCT)
     drop_references(workspace["path"])    # no reference judge can judge: the LLMs are offered
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:
-        await open_screen(pilot, LeaderboardScreen("beta"))
-        screen = app.screen
-        await pilot.press("j")
-        await settle(pilot)
-        modal = app.screen
-        assert isinstance(modal, JudgeArenaScreen)
+        modal = await open_judge_dialog(pilot, "beta")
+        screen = app.screen_stack[-2]               # the leaderboard the dialog opened on
         assert modal.query_one("#judge-model", Select).value == INSTRUCT
         assert "No default judge: " in text_of(modal.query_one("#judge-why", Static))
         queries = modal.query_one("#judge-queries", Input)

@@ -32,7 +32,7 @@ async def test_live_eta_moves_and_grows_while_an_item_runs_long(db_path):
     async with app.run_test(size=(120, 35)) as pilot:
         await start_sampled_run(pilot, sample=2, items=6)
         controller = app.run_controller
-        await wait_until(pilot, lambda: model.calls >= 3 and controller.latest is not None
+        await wait_until(pilot, lambda: len(model.calls) >= 3 and controller.latest is not None
                          and controller.latest.done == 2, 60, "the third item")
         counts = app.screen.query_one("#live-counts", Static)
         first_line, first_eta = text_of(counts), controller.latest.eta_seconds

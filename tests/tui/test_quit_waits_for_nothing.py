@@ -15,8 +15,7 @@ import pytest
 from engine.runs import RunConfig
 from engine.store import Store
 from mirage_tui.jobs import stop_jobs
-from models.base import Generation
-from testkit.scripted_runs import ScriptedModel
+from testkit.scripted import ScriptedGenerator
 from testkit.tui import RecordingApp, settle, wait_until
 
 
@@ -50,32 +49,18 @@ async def test_q_waits_for_no_worker_thread(db_path, monkeypatch):
         release.set()
 
 
-class GatedGenerator(ScriptedModel):
-    """Answers at once, except that every call after the first waits for ``gate``."""
-
-    def __init__(self) -> None:
-        super().__init__("gated", "b" * 64)
-        self.calls, self.gate = 0, threading.Event()
-
-    def generate(self, messages, params) -> Generation:
-        self.calls += 1
-        if self.calls > 1:
-            self.gate.wait(60)
-        text = self.render(messages).text
-        return Generation(text="I am not sure.", prompt_tokens=len(text) // 4 + 1,
-                          completion_tokens=4, prompt_tokens_evaluated=len(text) // 4 + 1,
-                          seconds=0.001, finish_reason="stop", device="cpu", prompt_text=text)
-
-
 @pytest.mark.asyncio
 async def test_a_run_going_when_the_app_ends_is_waited_for_until_its_item_is_done(db_path):
-    gen = GatedGenerator()
+    # answers at once, except that every call after the first waits for its gate
+    gen = ScriptedGenerator("gated", lambda text: "I am not sure.", sha="b" * 64,
+                            usage=lambda text: (len(text) // 4 + 1, 4, len(text) // 4 + 1, 0.001),
+                            gate=threading.Event(), open_calls=1)
     app = RecordingApp(db_path, generators={"gated": gen})
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         app.start_run(RunConfig(dataset="demo", generators=["gated"], settings=["base"],
                                 sample=3, seed=0, name="held"))
-        await wait_until(pilot, lambda: gen.calls >= 2, 20, "the second item")
+        await wait_until(pilot, lambda: len(gen.calls) >= 2, 20, "the second item")
         threading.Timer(0.3, gen.gate.set).start()     # the item in flight ends a bit later
         app.exit()                                    # not through q: no question asked
     assert not app.run_controller.running             # the app's end waited for the item

@@ -9,7 +9,6 @@ the SVGs under ``tests/__snapshots__/`` before committing.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -24,9 +23,9 @@ from engine.datasets.demo_pool import ensure_demo
 from engine.runs import RunConfig, execute, plan_run
 from engine.store import Store
 from mirage_tui.app import MirageApp
-from models.base import Generation
 from models.catalog import CatalogEntry
-from testkit.scripted_runs import ScriptedModel
+from testkit.runs import BackwardsRetriever
+from testkit.scripted import ScriptedGenerator, context_start
 from testkit.tui import screen_stable
 
 SIZE = (100, 30)
@@ -115,41 +114,12 @@ def test_new_run_screen(snap_compare, tmp_path, fixed_catalog):
 
 # --------------------------------------------------------------------------- a stored run
 
-class ScriptedGenerator(ScriptedModel):
-    """Answers with the start of its first context chunk, or "I don't know"."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(name, "b" * 64)
-
-    def generate(self, messages, params) -> Generation:
-        text = self.render(messages).text
-        _, _, context = text.partition("Context : ")
-        cut = 40 if self.name.endswith("b") else 80
-        answer = context.lstrip("1. ")[:cut] if context else "I don't know"
-        return Generation(text=answer, prompt_tokens=len(text) // 4, completion_tokens=7,
-                          prompt_tokens_evaluated=len(text) // 4, seconds=0.01,
-                          finish_reason="stop", device="cpu", prompt_text=text)
-
-
-class PoolRetriever:
-    """Ranks a query's own pool backwards and stores the ranking as the real one does."""
-
-    label = "pool-backwards#00000000"
-
-    def __init__(self, store) -> None:
-        self.store = store
-
-    def retrieve(self, query_rowids, depth=5, progress=None, cancel=None):
-        out = {}
-        for q in query_rowids:
-            rows = self.store.query("SELECT chunk_rowid FROM pool WHERE query_rowid = ? AND "
-                                    "position IS NOT NULL ORDER BY position DESC", (q,))
-            out[q] = [(r[0], 1.0 - i / 10) for i, r in enumerate(rows)][:depth]
-        with self.store.write() as db:
-            db.conn.executemany(
-                "INSERT OR REPLACE INTO retrievals (retriever, query_rowid, ranked) "
-                "VALUES (?, ?, ?)", ((self.label, q, json.dumps(hits)) for q, hits in out.items()))
-        return out
+def snapshot_generator(name: str) -> ScriptedGenerator:
+    """Answers with the start of its first context chunk (40 characters for ``…-b``, else 80),
+    or "I don't know"."""
+    cut = 40 if name.endswith("b") else 80
+    return ScriptedGenerator(name, lambda text: context_start(text, cut), sha="b" * 64,
+                             usage=lambda text: (len(text) // 4, 7, len(text) // 4, 0.01))
 
 
 def stored_run(db: Path) -> None:
@@ -159,9 +129,10 @@ def stored_run(db: Path) -> None:
                        settings=["base", "oracle", "mixed", "retrieved@1", "retrieved@3"],
                        retrievers=["pool"], sample=12, seed=0, name="snapshot-run")
     plan = plan_run(store, config, check_models=False)
-    summary = execute(store, plan, generators={"scripted-a": ScriptedGenerator("scripted-a"),
-                                               "scripted-b": ScriptedGenerator("scripted-b")},
-                      retrievers={"pool": PoolRetriever(store)})
+    summary = execute(store, plan, generators={"scripted-a": snapshot_generator("scripted-a"),
+                                               "scripted-b": snapshot_generator("scripted-b")},
+                      retrievers={"pool": BackwardsRetriever(store, "pool-backwards#00000000",
+                                                           stores=True)})
     assert summary.status == "done", summary.message
     store.close()
 
