@@ -18,7 +18,6 @@ from engine.arena.duel import compare
 from engine.arena.pages import leaderboard_page
 from engine.arena.pages import run_page_with_arenas as run_page
 from engine.results import build_report, item_detail, items_for
-from engine.runs.lookup import load_run
 from engine.results.html import comparison_page
 from engine.results.html.items import item_data, pack, unpack
 from engine.results.html.page import figure, json_script
