@@ -25,6 +25,7 @@ from engine.results.records import (LOOSE_METRIC, SCORER_MARK, is_mixed_like, me
 from engine.results.item_queries import SORT_KEYS, items_sql
 from engine.store import Store
 from engine.store.runs import RunInfo
+from engine.store import datasets as dataset_rows
 from engine.store import items as stored
 from engine.store.item_queries import count_of, count_sql, page_rows, page_sql
 
@@ -217,7 +218,7 @@ def count_items_for(store: Store, run: RunInfo, **filters) -> int:
 
 
 def _query_row(store: Store, dataset_id: int, query_id: str | int):
-    row = stored.query_row(store, dataset_id, query_id)
+    row = dataset_rows.query_row(store, dataset_id, query_id)
     if row is None:
         raise LookupError(f"the run's dataset has no query {query_id!r}")
     return row
@@ -272,7 +273,7 @@ def _adaptability(settings: list[SettingRow]) -> dict[str, dict]:
 
 def _chunks(store: Store, query_rowid: int, settings: list[SettingRow]) -> list[ChunkRow]:
     chunks: dict[int, ChunkRow] = {}
-    for r in stored.pool_rows(store, query_rowid):
+    for r in dataset_rows.pool_rows(store, query_rowid):
         chunks[r["chunk_rowid"]] = ChunkRow(r["chunk_rowid"], r["chunk_id"], r["title"],
                                             r["text"], r["position"] is not None, r["position"],
                                             bool(r["support"]), bool(r["is_oracle"]))

@@ -35,7 +35,8 @@ from typing import Iterable, Sequence
 
 from engine.prompts import Template
 from engine.store import Store
-from engine.store.run_items import chunk_texts, pool_rows, query_rows
+from engine.store.datasets import chunk_texts
+from engine.store.run_items import pool_rows, query_rows
 from models.base import SamplingParams
 from models.control_tokens import markers_of, neutralise
 

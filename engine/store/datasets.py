@@ -179,17 +179,20 @@ def query_page(store: Store, dataset_id: int, *, language: str | None = None,
     return store.query(sql, tuple(params))
 
 
-def query_row(store: Store, dataset_id: int, query_id: str) -> sqlite3.Row | None:
-    rows = store.query("SELECT * FROM queries WHERE dataset_id = ? AND query_id = ?",
-                       (dataset_id, query_id))
+def query_row(store: Store, dataset_id: int, query_id: str | int) -> sqlite3.Row | None:
+    """The dataset's query by its id (a str) or its rowid (an int), or None."""
+    column = "id" if isinstance(query_id, int) else "query_id"
+    rows = store.query(f"SELECT * FROM queries WHERE {column} = ? AND dataset_id = ?",
+                       (query_id, dataset_id))
     return rows[0] if rows else None
 
 
 def pool_rows(store: Store, query_rowid: int) -> list[sqlite3.Row]:
     """A query's pool entries with their chunks, by position (unpositioned last)."""
     return store.query(
-        "SELECT p.position, p.support, p.is_oracle, p.support_source, c.chunk_id, "
-        "c.title, c.text, c.language FROM pool p JOIN chunks c ON c.id = p.chunk_rowid "
+        "SELECT p.chunk_rowid, p.position, p.support, p.is_oracle, p.support_source, "
+        "c.chunk_id, c.title, c.text, c.language FROM pool p "
+        "JOIN chunks c ON c.id = p.chunk_rowid "
         "WHERE p.query_rowid = ? ORDER BY p.position IS NULL, p.position, c.chunk_id",
         (query_rowid,))
 
@@ -206,11 +209,10 @@ def query_facets(store: Store, dataset_id: int) -> list[sqlite3.Row]:
                        "ORDER BY id", (dataset_id,))
 
 
-def chunk_texts(store: Store, chunk_rowids: Sequence[int]) -> dict[int, str]:
-    """``{chunk rowid: text}`` of these chunks."""
-    return dict(store.query(
-        f"SELECT id, text FROM chunks WHERE id IN ({_marks(len(chunk_rowids))})",
-        tuple(chunk_rowids)))
+def chunk_texts(store: Store, chunk_rowids: Iterable[int]) -> dict[int, str]:
+    """``{chunk rowid: text}`` of these chunks (any number of them)."""
+    return {r[0]: r[1] for r in store.query_in(
+        "SELECT id, text FROM chunks WHERE id IN ({marks})", sorted(set(chunk_rowids)))}
 
 
 # --------------------------------------------------------------------------- an import's writes

@@ -48,7 +48,3 @@ def supporting_chunk_ids(store: Store, rowids: Iterable[int]) -> dict[int, set[i
     return out
 
 
-def chunk_texts(store: Store, rowids: Iterable[int]) -> dict[int, str]:
-    """``{chunk rowid: text}`` of the chunks."""
-    return {r[0]: r[1] for r in store.query_in(
-        "SELECT id, text FROM chunks WHERE id IN ({marks})", rowids)}

@@ -161,12 +161,6 @@ def run_query_values(store: Store, run_id: int, column: str) -> list[str]:
 # ---------------------------------------------------------------- one item opened
 
 
-def query_row(store: Store, dataset_id: int, query_id: str | int) -> sqlite3.Row | None:
-    """The dataset's query by its id (a str) or its rowid (an int), or None."""
-    column = "id" if isinstance(query_id, int) else "query_id"
-    rows = store.query(f"SELECT * FROM queries WHERE {column} = ? AND dataset_id = ?",
-                       (query_id, dataset_id))
-    return rows[0] if rows else None
 
 
 def query_texts(store: Store, rowids: Iterable[int]) -> dict[int, str]:
@@ -192,12 +186,6 @@ def generation_scores(store: Store, generation_key: str, query_rowid: int) -> li
                        "AND query_rowid = ?", (generation_key, query_rowid))
 
 
-def pool_rows(store: Store, query_rowid: int) -> list[sqlite3.Row]:
-    """The query's pool with each chunk's id, title and text, in pool order."""
-    return store.query(
-        "SELECT p.chunk_rowid, p.position, p.support, p.is_oracle, c.chunk_id, c.title, "
-        "c.text FROM pool p JOIN chunks c ON c.id = p.chunk_rowid WHERE p.query_rowid = ? "
-        "ORDER BY p.position IS NULL, p.position, c.chunk_id", (query_rowid,))
 
 
 def ranked_json(store: Store, retriever: str, query_rowid: int) -> str | None:

@@ -107,6 +107,3 @@ def query_rows(store: Store, rowids: Sequence[int]) -> Iterable[sqlite3.Row]:
                           "WHERE id IN ({marks})", rowids)
 
 
-def chunk_texts(store: Store, rowids: Iterable[int]) -> dict[int, str]:
-    return {r[0]: r[1] for r in store.query_in(
-        "SELECT id, text FROM chunks WHERE id IN ({marks})", sorted(set(rowids)))}

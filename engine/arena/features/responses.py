@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from engine.metrics.response_format import split_reason_answer
 from engine.store import Store, json_column
-from engine.store.features import chunk_texts, response_queries, supporting_chunk_ids
+from engine.store.datasets import chunk_texts
+from engine.store.features import response_queries, supporting_chunk_ids
 from engine.store.generations import generation_texts
 
 
