@@ -272,7 +272,7 @@ def surrogate_for_run(store, run, arena_name: str | None = None, *,
     battles = battles_of(store, arena.id)
     ratings = compute_ratings(battles, n_boot=n_boot, seed=seed)
     queries = sorted({b.query for b in battles})
-    values = feature_values(store, run.name, queries=queries)
+    values = feature_values(store, run, queries=queries)
     # A feature with no value for a contestant stays None, so that one missing for every
     # contestant is reported as dropped rather than silently absent.
     X = {system: {f: (float(np.mean(kept)) if (kept := [v for v in vals if v is not None])

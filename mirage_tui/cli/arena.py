@@ -320,7 +320,7 @@ def _surrogate(args, store) -> int:
     queries = sorted({b.query for b in battles_of(store, info.id)})
     printer = ProgressPrinter(sys.stderr, interval=None)
     try:
-        features = compute_features(store, args.run, judge=args.judge, queries=queries,
+        features = compute_features(store, run, judge=args.judge, queries=queries,
                                     n_threads=getattr(args, "threads", None),
                                     progress=printer)
     finally:

@@ -18,6 +18,7 @@ from engine.arena.features.specs import FEATURES
 from engine.arena.features.stored import compute_features, system_features
 from engine.arena.features.text import (bleu, citation_map, citation_recall, model_free_features,
                                         overlap_tokens, rouge_l, split_sentences)
+from engine.runs.lookup import load_run
 from testkit.scripted import ScriptedJudge, sections
 
 A, B = "gen-a/mirage-bench@1", "gen-b/mirage-bench@1"
@@ -219,7 +220,7 @@ def test_feature_list_describes_every_feature():
 # --------------------------------------------------------------------------- stored features
 
 def test_model_free_features_are_stored_and_resumed(run_store):
-    summary = compute_features(run_store, "feat-run")
+    summary = compute_features(run_store, load_run(run_store, "feat-run"))
     assert (summary.responses, summary.computed, summary.skipped) == (4, 4, 0)
     assert summary.features_written == 4 * 6 and summary.judge is None
     a1 = feats(run_store, A, 1)
@@ -240,20 +241,20 @@ def test_model_free_features_are_stored_and_resumed(run_store):
     # nothing for the failed item; other metrics untouched
     assert run_store.query("SELECT COUNT(*) FROM scores")[0][0] == 4 * 6
 
-    again = compute_features(run_store, "feat-run")
+    again = compute_features(run_store, load_run(run_store, "feat-run"))
     assert (again.computed, again.skipped, again.features_written) == (0, 4, 0)
 
 
 def test_scope_by_contestant_and_query(run_store):
-    s = compute_features(run_store, "feat-run", systems=[f"{A} | {MIXED}"], queries=[2])
+    s = compute_features(run_store, load_run(run_store, "feat-run"), systems=[f"{A} | {MIXED}"], queries=[2])
     assert s.responses == 1 and feats(run_store, A, 2) and not feats(run_store, A, 1)
-    s = compute_features(run_store, "feat-run", systems=[B])
+    s = compute_features(run_store, load_run(run_store, "feat-run"), systems=[B])
     assert s.responses == 2 and feats(run_store, B, 1)
 
 
 def test_judged_features_with_a_scripted_judge(run_store):
     judge = FeaturesJudge()
-    summary = compute_features(run_store, "feat-run", judge=judge)
+    summary = compute_features(run_store, load_run(run_store, "feat-run"), judge=judge)
     assert summary.judge == JUDGE and summary.reranker == JUDGE
     a1 = feats(run_store, A, 1)
     # sentence 1 cites [2] (Lyon chunk: 0.2) and [1] (Paris chunk: 0.9) -> 0.55;
@@ -279,7 +280,7 @@ def test_failed_grade_parse_is_stored_as_null(run_store):
     judge = FeaturesJudge(probs=False, replies={
         "supports a sentence": "Yes, it does.", "search query": "no",
         "reference answer": "4 - acceptable", "writing quality": "I can't grade this."})
-    summary = compute_features(run_store, "feat-run", judge=judge, systems=[A], queries=[1])
+    summary = compute_features(run_store, load_run(run_store, "feat-run"), judge=judge, systems=[A], queries=[1])
     a1 = feats(run_store, A, 1)
     assert a1[f"feat:fluency@{JUDGE}"] is None
     assert f"feat:fluency@{JUDGE}" in a1     # stored, as missing
@@ -290,33 +291,33 @@ def test_failed_grade_parse_is_stored_as_null(run_store):
 
 
 def test_resume_makes_no_judge_calls(run_store):
-    compute_features(run_store, "feat-run", judge=FeaturesJudge())
+    compute_features(run_store, load_run(run_store, "feat-run"), judge=FeaturesJudge())
     judge = FeaturesJudge()
-    again = compute_features(run_store, "feat-run", judge=judge)
+    again = compute_features(run_store, load_run(run_store, "feat-run"), judge=judge)
     assert judge.calls == [] and again.skipped == 4 and again.judge_calls == 0
     # a lost feature row is recomputed from the judgments cache, still without a call
     with run_store.write() as db:
         db.conn.execute("DELETE FROM scores WHERE metric = ?", (f"feat:overlap@{JUDGE}",))
-    third = compute_features(run_store, "feat-run", judge=judge)
+    third = compute_features(run_store, load_run(run_store, "feat-run"), judge=judge)
     assert judge.calls == [] and third.computed == 4 and third.judge_cached == 4
     assert feats(run_store, A, 1)[f"feat:overlap@{JUDGE}"] == pytest.approx(4.5)
 
 
 def test_cancel_stops_between_responses(run_store):
     seen = []
-    summary = compute_features(run_store, "feat-run", cancel=lambda: len(seen) >= 2,
+    summary = compute_features(run_store, load_run(run_store, "feat-run"), cancel=lambda: len(seen) >= 2,
                                progress=seen.append)
     assert summary.cancelled and summary.computed == 1   # progress(0) then one response
     assert [(e.kind, e.status, e.done, e.total) for e in seen] == [
         ("features", "running", 0, 4), ("features", "running", 1, 4),
         ("features", "cancelled", 1, 4)]
-    rest = compute_features(run_store, "feat-run")
+    rest = compute_features(run_store, load_run(run_store, "feat-run"))
     assert rest.skipped == 1 and rest.computed == 3
 
 
 def test_system_features_mean_ci_and_n(run_store):
-    compute_features(run_store, "feat-run", judge=FeaturesJudge())
-    out = system_features(run_store, "feat-run", n_boot=200)
+    compute_features(run_store, load_run(run_store, "feat-run"), judge=FeaturesJudge())
+    out = system_features(run_store, load_run(run_store, "feat-run"), n_boot=200)
     assert set(out) == {f"{A} | {MIXED}", f"{B} | {MIXED}"}
     a = out[f"{A} | {MIXED}"]
     recall = a["feat:citation_recall@10"]
@@ -325,8 +326,8 @@ def test_system_features_mean_ci_and_n(run_store):
     assert rouge.n == 2 and rouge.lo <= rouge.value <= rouge.hi and rouge.lo < rouge.hi
     support = out[f"{B} | {MIXED}"][f"feat:support@{JUDGE}"]
     assert (support.value, support.n) == (None, 0)   # NULLs are left out of n
-    assert system_features(run_store, "feat-run", n_boot=200) == out   # deterministic
-    only = system_features(run_store, "feat-run", ["feat:bleu"], queries=[1], n_boot=50)
+    assert system_features(run_store, load_run(run_store, "feat-run"), n_boot=200) == out   # deterministic
+    only = system_features(run_store, load_run(run_store, "feat-run"), ["feat:bleu"], queries=[1], n_boot=50)
     assert {m for per in only.values() for m in per} == {"feat:bleu"}
     assert all(per["feat:bleu"].n == 1 for per in only.values())
 
@@ -334,7 +335,7 @@ def test_system_features_mean_ci_and_n(run_store):
 # --------------------------------------------------------------------------- real judge
 
 def test_real_judged_features_with_packaged_smollm2(run_store):
-    summary = compute_features(run_store, "feat-run", judge="smollm2-135m-instruct",
+    summary = compute_features(run_store, load_run(run_store, "feat-run"), judge="smollm2-135m-instruct",
                                n_threads=1, systems=[A], queries=[1])
     assert summary.judge == "judge:smollm2-135m-instruct" and not summary.errors
     assert summary.judge_calls == 3 + 2 + 1 + 1 and summary.parse_failures == 0
@@ -390,7 +391,7 @@ def test_judged_features_go_through_inflight_retried_concurrent_and_identical(
 
     monkeypatch.setattr(engine.inflight, "BACKOFF_S", 0.001)
     flaky = FlakyJudge()
-    summary = compute_features(run_store, "feat-run", judge=flaky)
+    summary = compute_features(run_store, load_run(run_store, "feat-run"), judge=flaky)
     assert not summary.errors and summary.computed == 4
     assert flaky.failed == {"supports a sentence", "search query", "reference answer",
                             "writing quality"}           # each failed once, then retried
@@ -399,7 +400,7 @@ def test_judged_features_go_through_inflight_retried_concurrent_and_identical(
     one_by_one = Store(tmp_path / "b.db")
     try:
         build_run(one_by_one)
-        compute_features(one_by_one, "feat-run",
+        compute_features(one_by_one, load_run(one_by_one, "feat-run"),
                          judge=FeaturesJudge(probs=False, replies=TEXT_REPLIES))
         assert all_features(run_store) == all_features(one_by_one)
     finally:
@@ -418,11 +419,11 @@ def test_a_judge_that_keeps_failing_leaves_the_model_free_features(run_store, mo
             raise TransientModelError("connection refused")
 
     down = Down(probs=False)
-    summary = compute_features(run_store, "feat-run", judge=down, systems=[A], queries=[1])
+    summary = compute_features(run_store, load_run(run_store, "feat-run"), judge=down, systems=[A], queries=[1])
     assert summary.errors and "after 4 attempts" in summary.errors[0]
     a1 = feats(run_store, A, 1)
     assert f"feat:fluency@{JUDGE}" not in a1 and "feat:citation_recall@10" in a1
-    again = compute_features(run_store, "feat-run", judge=FeaturesJudge(), systems=[A],
+    again = compute_features(run_store, load_run(run_store, "feat-run"), judge=FeaturesJudge(), systems=[A],
                              queries=[1])
     assert again.computed == 1 and not again.errors
     assert feats(run_store, A, 1)[f"feat:fluency@{JUDGE}"] == pytest.approx(3.0)

@@ -178,7 +178,7 @@ def test_surrogate_for_run_with_stored_features_and_battles(store):
                     c.execute("INSERT INTO battles (arena_id, query_rowid, system_a, system_b, "
                               "winner, shown, judgment_keys, created_at) VALUES "
                               "(1, ?, ?, ?, ?, 'ab', '[]', 'x')", (q, a, judged[j], winner))
-    compute_features(store, "r")
+    compute_features(store, load_run(store, "r"))
     run = load_run(store, "r")
     report = surrogate_for_run(store, run, n_boot=50, seed=2, n_estimators=30)
     assert report.source == {"run": "r", "arena": "a1", "queries": 2, "battles": 20}

@@ -290,7 +290,7 @@ def test_leaderboard_page_shows_the_surrogate_beside_the_judged_ranking(db, tmp_
     copy = tmp_path / "with-features.db"
     shutil.copy(db, copy)
     store = Store(copy)
-    compute_features(store, "alpha")            # the model-free features only
+    compute_features(store, load_run(store, "alpha"))            # the model-free features only
     run = load_run(store, "alpha")
     page = leaderboard_page(store, run, n_boot=50)
     data = embedded(page)

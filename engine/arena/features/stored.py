@@ -19,7 +19,7 @@ from engine.arena.features.text import model_free_features
 from engine.arena.types import arena_system
 from engine.jobs import JobEvent, Progress, is_cancelled
 from engine.results.records import load_items
-from engine.runs.lookup import load_run
+from engine.store.runs import RunInfo
 from engine.stats import Estimate, interval
 from engine.store import Store, batched
 from engine.store.features import save_features, stored_feature_rows
@@ -60,7 +60,7 @@ def _load_judge(judge, n_threads: int | None) -> Generator:
     return judge
 
 
-def compute_features(store: Store, run_name: str, *, judge: str | Generator | None = None,
+def compute_features(store: Store, run: RunInfo, *, judge: str | Generator | None = None,
                      systems: Iterable[str] | None = None,
                      queries: Iterable[int] | None = None, n_threads: int | None = None,
                      progress: Progress | None = None, cancel=None,
@@ -78,7 +78,6 @@ def compute_features(store: Store, run_name: str, *, judge: str | Generator | No
     and the last one (done or cancelled) at the end.
     """
     started = time.perf_counter()
-    run = load_run(store, run_name)
     systems = None if systems is None else set(systems)
     queries = None if queries is None else set(queries)
     seen: dict[tuple[str, int], list[int]] = {}
@@ -95,7 +94,7 @@ def compute_features(store: Store, run_name: str, *, judge: str | Generator | No
             raise ValueError("a reranker is given but no judge: the judged features need one")
         scorer = JudgedScorer(store, _load_judge(judge, n_threads), reranker)
     wanted = [f.name() for f in MODEL_FREE] + (list(scorer.names().values()) if scorer else [])
-    summary = FeatureSummary(run_name, len(seen), features=wanted,
+    summary = FeatureSummary(run.name, len(seen), features=wanted,
                              judge=scorer.judge_scorer if scorer else None,
                              reranker=scorer.reranker_name if scorer else None)
 
@@ -152,12 +151,11 @@ def _event(summary: FeatureSummary, status: str, done: int, what: str) -> JobEve
                     cached=summary.skipped, new=done - summary.skipped, working_on=what)
 
 
-def feature_values(store: Store, run_name: str, features: Iterable[str] | None = None, *,
+def feature_values(store: Store, run: RunInfo, features: Iterable[str] | None = None, *,
                    queries: Iterable[int] | None = None
                    ) -> dict[str, dict[str, list[float | None]]]:
     """Each contestant's (``system | setting``) stored values of each feature, one per response
     (NULLs kept as None); only ``queries`` when given."""
-    run = load_run(store, run_name)
     queries = None if queries is None else set(queries)
     wanted = None if features is None else set(features)
     out: dict[str, dict[str, list[float | None]]] = {}
@@ -173,7 +171,7 @@ def feature_values(store: Store, run_name: str, features: Iterable[str] | None =
     return out
 
 
-def system_features(store: Store, run_name: str, features: Iterable[str] | None = None, *,
+def system_features(store: Store, run: RunInfo, features: Iterable[str] | None = None, *,
                     queries: Iterable[int] | None = None, n_boot: int = 1000,
                     seed: int = 0) -> dict[str, dict[str, Estimate]]:
     """Mean of each feature per contestant (``system | setting``, as the arena names them),
@@ -181,7 +179,7 @@ def system_features(store: Store, run_name: str, features: Iterable[str] | None 
     [0, 1] features such as citation recall, so all-zero features are not ``0 [0, 0]``) and n
     (NULL values left out of n).
     ``features``: stored metric names (default every ``feat:`` metric)."""
-    values = feature_values(store, run_name, features, queries=queries)
+    values = feature_values(store, run, features, queries=queries)
     return {system: {metric: interval(None, vals, n_boot=n_boot, seed=seed)
                      for metric, vals in sorted(per.items())}
             for system, per in sorted(values.items())}

@@ -75,7 +75,7 @@ def surrogate(store, run, arena: str) -> Text:
         return Text(f"Surrogate judge not available in this build ({exc}).", style="dim")
     try:
         if not any(any(v is not None for vals in per.values() for v in vals)
-                   for per in feature_values(store, run.name).values()):
+                   for per in feature_values(store, run).values()):
             return Text(f"Surrogate judge: no features yet: {hint}.", style="dim")
         return surrogate_text(surrogate_for_run(store, run, arena, n_boot=N_BOOT, seed=0))
     except Exception as exc:  # too few contestants, a failed fit, ...
@@ -88,6 +88,7 @@ def compute_surrogate_features(store, run: str, arena: str, *, progress=None, ca
     from engine.arena.battles import load_battles
     from engine.arena.features import compute_features
 
-    queries = sorted({b.query for b in load_battles(store, load_run(store, run), arena)})
-    return compute_features(store, run, judge=None, queries=queries, progress=progress,
+    loaded = load_run(store, run)
+    queries = sorted({b.query for b in load_battles(store, loaded, arena)})
+    return compute_features(store, loaded, judge=None, queries=queries, progress=progress,
                             cancel=cancel)
