@@ -38,7 +38,7 @@ def arena_duel(store, pairing: Pairing, arena: str | None = None, n_boot: int = 
     if pairing.a.run != pairing.b.run:
         return []
     try:
-        battles = load_battles(store, load_run(store, pairing.a.run), arena)
+        battles = load_battles(store, pairing.run_a or load_run(store, pairing.a.run), arena)
     except ArenaNotFound:
         return []
     enc = encode_battles(battles)
