@@ -17,6 +17,7 @@ from engine.store import Store
 from test_app_calibration import calibrated  # noqa: F401 - the fixture
 from test_snapshots_runs import SnapshotApp, fixed_catalog, settle  # noqa: F401 - fixture
 from testkit.scripted_runs import A, B
+from testkit.tui import screen_stable
 
 SIZES = {"80x24": (80, 24), "120x35": (120, 35)}
 
@@ -39,7 +40,9 @@ def steps(*actions):
         # for it again right before the snapshot (the Inspector at 80x24 was caught with its
         # columns as wide as their headers in a full-suite run)
         await settle(pilot)
-        await pilot.pause(0.1)
+        # and until the screen stops changing: the Leaderboard at 120x35 was caught in a
+        # full-suite run with its header drawn before its rows came
+        await screen_stable(pilot)
 
     return run_before
 
