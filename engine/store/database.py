@@ -65,6 +65,11 @@ def json_column(text: str | None, default: Any) -> Any:
         return default
 
 
+def marks(n: int) -> str:
+    """``?,?,...`` for an ``IN (...)`` of ``n`` values."""
+    return ",".join("?" * n)
+
+
 def batched(values: Iterable, size: int) -> Iterator[list]:
     """``values`` in lists of ``size`` (the last one shorter), in order."""
     values = list(values)
@@ -312,7 +317,7 @@ class Store:
         time: ``{marks}`` in ``sql`` stands for a batch's placeholders, bound after ``params``.
         Rows come batch by batch, in the order of ``values``."""
         for part in batched(values, IN_BATCH):
-            yield from self.query(sql.replace("{marks}", ",".join("?" * len(part))),
+            yield from self.query(sql.replace("{marks}", marks(len(part))),
                                   (*params, *part))
 
     def schema_version(self) -> int:

@@ -11,11 +11,7 @@ from typing import Iterable, Sequence
 
 import sqlite_utils
 
-from engine.store.database import Store
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
+from engine.store.database import Store, marks
 
 
 # --------------------------------------------------------------------------- finding a dataset
@@ -118,14 +114,14 @@ def content_hashes(store: Store, dataset_ids: Sequence[int]) -> list[str]:
     if not dataset_ids:
         return []
     return [r[0] for r in store.query(
-        f"SELECT content_hash FROM datasets WHERE id IN ({_marks(len(dataset_ids))})",
+        f"SELECT content_hash FROM datasets WHERE id IN ({marks(len(dataset_ids))})",
         tuple(dataset_ids))]
 
 
 def chunk_count(store: Store, dataset_ids: Sequence[int]) -> int:
     """How many chunks these datasets hold together."""
     return store.query(
-        f"SELECT COUNT(*) FROM chunks WHERE dataset_id IN ({_marks(len(dataset_ids))})",
+        f"SELECT COUNT(*) FROM chunks WHERE dataset_id IN ({marks(len(dataset_ids))})",
         tuple(dataset_ids))[0][0]
 
 
@@ -133,7 +129,7 @@ def chunk_text_counts(store: Store, dataset_ids: Sequence[int]) -> tuple[int, in
     """(chunks, distinct chunk texts) of these datasets together."""
     chunks, texts = store.query(
         f"SELECT COUNT(*), COUNT(DISTINCT content_hash) FROM chunks "
-        f"WHERE dataset_id IN ({_marks(len(dataset_ids))})", tuple(dataset_ids))[0]
+        f"WHERE dataset_id IN ({marks(len(dataset_ids))})", tuple(dataset_ids))[0]
     return chunks, texts
 
 

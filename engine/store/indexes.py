@@ -11,14 +11,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from engine.store.database import IN_BATCH, Store, batched
+from engine.store.database import IN_BATCH, Store, batched, marks
 
 VECTOR_DTYPE = "<f4"
 """How a vector is stored: its float32 values, little-endian, one after another."""
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
 
 
 # --------------------------------------------------------------------------- embedders, vectors
@@ -55,7 +51,7 @@ def stored_vectors(store: Store, key: str, role: str, hashes: Iterable[str],
     for part in batched(hashes, IN_BATCH):
         for h, blob in store.conn.execute(
                 f"SELECT content_hash, vector FROM embeddings WHERE embedder_key = ? AND role = ? "
-                f"AND content_hash IN ({_marks(len(part))})", (key, role, *part)):
+                f"AND content_hash IN ({marks(len(part))})", (key, role, *part)):
             out[h] = _vector(blob, dim)
     return out
 
@@ -73,7 +69,7 @@ def chunk_vectors(store: Store, dataset_ids: Sequence[int], key: str, role: str,
     rows = store.conn.execute(
         f"SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.embedder_key = ? "
         f"AND e.role = ? AND e.content_hash = c.content_hash "
-        f"WHERE c.dataset_id IN ({_marks(len(dataset_ids))}) ORDER BY c.id",
+        f"WHERE c.dataset_id IN ({marks(len(dataset_ids))}) ORDER BY c.id",
         (key, role, *dataset_ids)).fetchall()
     blob = b"".join(r[1] for r in rows)
     if len(blob) != 4 * dim * len(rows):
@@ -88,7 +84,7 @@ def unembedded_chunks(store: Store, dataset_ids: Sequence[int], key: str,
     (a text shared by several chunks comes once per chunk)."""
     return store.conn.execute(
         f"SELECT c.content_hash, c.text FROM chunks c "
-        f"WHERE c.dataset_id IN ({_marks(len(dataset_ids))}) "
+        f"WHERE c.dataset_id IN ({marks(len(dataset_ids))}) "
         "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.embedder_key = ? AND e.role = ? "
         "AND e.content_hash = c.content_hash) ORDER BY c.id",
         (*dataset_ids, key, role)).fetchall()
@@ -99,7 +95,7 @@ def over_length_count(store: Store, dataset_ids: Sequence[int], key: str, role: 
     """These datasets' chunks whose stored token count is over ``limit``."""
     return store.query(
         f"SELECT COUNT(*) FROM chunks c JOIN embeddings e ON e.embedder_key = ? AND e.role = ? "
-        f"AND e.content_hash = c.content_hash WHERE c.dataset_id IN ({_marks(len(dataset_ids))}) "
+        f"AND e.content_hash = c.content_hash WHERE c.dataset_id IN ({marks(len(dataset_ids))}) "
         "AND e.tokens > ?", (key, role, *dataset_ids, limit))[0][0]
 
 
