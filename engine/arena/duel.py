@@ -15,7 +15,6 @@ from engine.arena.tournaments import bootstrap_thetas, encode_battles, total_win
 from engine.arena.types import arena_system
 from engine.results.paired import PairedComparison, compare_pair
 from engine.results.pairing import Pairing, pair
-from engine.runs.lookup import load_run
 
 
 def compare(store, a_spec: str, b_spec: str, metrics: Iterable[str] | None = None,
@@ -38,7 +37,7 @@ def arena_duel(store, pairing: Pairing, arena: str | None = None, n_boot: int = 
     if pairing.a.run != pairing.b.run:
         return []
     try:
-        battles = load_battles(store, pairing.run_a or load_run(store, pairing.a.run), arena)
+        battles = load_battles(store, pairing.run_a, arena)
     except ArenaNotFound:
         return []
     enc = encode_battles(battles)

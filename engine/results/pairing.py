@@ -134,9 +134,9 @@ class Pairing:
     shared: list[tuple[str, int]]
     only_a: int
     only_b: int
+    run_a: RunInfo                      # the sides' runs, as loaded once by pair()
+    run_b: RunInfo
     differences: list[SettingDifference] = field(default_factory=list)
-    run_a: RunInfo | None = None        # the sides' runs, as loaded once by pair()
-    run_b: RunInfo | None = None
 
     @property
     def settings(self) -> list[str]:
@@ -173,4 +173,4 @@ def pair(store, a_spec: str, b_spec: str) -> Pairing:
         raise PairingError(f"{a.label} and {b.label} share no items{why}: A has {len(ia)} "
                            f"generated items, B {len(ib)}; 0 (setting, query) in common")
     return Pairing(a, b, ia, ib, shared, len(ia) - len(shared), len(ib) - len(shared),
-                   setting_differences(run_a, a_system, run_b, b_system), run_a, run_b)
+                   run_a, run_b, setting_differences(run_a, a_system, run_b, b_system))
