@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.mirage-setup
 
-.PHONY: run test setup bench llama-server
+.PHONY: run test setup bench llama-server gpu-pack
 run: setup
 	$(BIN)/mirage-tui
 
@@ -26,3 +26,8 @@ bench: setup
 # your own CMAKE_ARGS win. See docs/hosting.md.
 llama-server: setup
 	bash scripts/build_llama_server.sh $(VENV)
+
+# the GPU check's pack: wheels, the trimmed llama-cpp-python sdist and SmolLM2, in parts that
+# travel one per call to a machine with no network (scripts/gpu_check.sh; docs/hosting.md)
+gpu-pack: setup
+	$(BIN)/python scripts/gpu_pack.py

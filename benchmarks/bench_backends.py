@@ -50,7 +50,7 @@ from engine.store import Store  # noqa: E402
 from engine.store.generations import generation_texts  # noqa: E402
 from models.base import SamplingParams  # noqa: E402
 from models.host import client, registry, supervisor  # noqa: E402
-from models.host.backend_choice import BACKEND_ENV, record_speeds  # noqa: E402
+from models.host.backend_choice import BACKEND_ENV, choose_backend, record_speeds  # noqa: E402
 from models.host.llama_server import find_llama_server  # noqa: E402
 
 SMOL = "smollm2-135m-instruct"
@@ -175,18 +175,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--items", type=int, default=30, help="items (3 settings per query)")
     ap.add_argument("--max-tokens", type=int, default=16)
     ap.add_argument("--concurrency", default="1,2,4,8", help="requests in flight, comma-separated")
-    ap.add_argument("--data", type=Path, default=XQUAD_EN, help="an XQuAD-format JSON file")
+    ap.add_argument("--data", type=Path, default=XQUAD_EN,
+                    help="an XQuAD-format JSON file, or a folder the importer reads (the demo "
+                         "pool: engine/datasets/demo)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--no-record", action="store_true",
                     help="do not write <data dir>/backend_speeds.json")
+    ap.add_argument("--import-heavy", action="store_true",
+                    help="import torch and pandas in this (the app's) process first, as the "
+                         "app does in use: a CUDA llama.cpp must live in the host processes")
     args = ap.parse_args(argv)
+    heavy = {}
+    if args.import_heavy:
+        import pandas
+        import torch
+
+        heavy = {"torch": torch.__version__, "pandas": pandas.__version__,
+                 "cuda_available": bool(torch.cuda.is_available())}
     binary = find_llama_server()
     if binary is None:
         print("bench_backends: no llama-server binary (make llama-server, or set "
               "MIRAGE_LLAMA_SERVER)", file=sys.stderr)
         return 2
-    if not args.data.is_file():
-        print(f"bench_backends: {args.data}: no such file (XQuAD English)", file=sys.stderr)
+    if not args.data.exists():
+        print(f"bench_backends: {args.data}: no such file or folder", file=sys.stderr)
         return 2
     concurrencies = [int(c) for c in args.concurrency.split(",") if c.strip()]
     load_at_start = os.getloadavg()
@@ -201,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                     "note": "shared machine: other work ran alongside (see the load)"},
         "model": SMOL, "dataset": args.data.name, "settings": ["base", "oracle", "mixed"],
         "max_tokens": args.max_tokens, "sampling": "greedy, seed 0",
-        "llama_server_binary": str(binary),
+        "llama_server_binary": str(binary), "app_process_imported": heavy,
         "seconds_total": round(time.perf_counter() - started, 1), **measured}
     ratios = [r["ratio_llama_server_over_default"] for r in measured["rows"]
               if r["ratio_llama_server_over_default"]]
@@ -213,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
                   for r in measured["rows"]}
         result["recorded"] = str(record_speeds(speeds, model=SMOL, binary=binary,
                                                source="benchmarks/bench_backends.py"))
+        chosen = choose_backend()
+        result["backend_chosen"] = {"backend": chosen.backend, "reason": chosen.reason}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {args.out}")
