@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from engine.arena.battles import ArenaNotFound, battles_of, list_arenas, resolve_arena
 from engine.arena.leaderboard import compute_ratings
-from engine.arena.trusted_judge import judge_trust
+from engine.arena.trusted_judge import arena_header
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
 from engine.results.html.run_page import run_page
 from engine.results.html.svg import Interval, heatmap, interval_chart
@@ -29,7 +29,8 @@ def run_arenas(store: Store, run: RunInfo) -> list[str]:
 def arena_data(store: Store, run: RunInfo, arena_name: str | None = None, *,
                n_boot: int = ARENA_BOOT, seed: int = 0) -> dict:
     """``{"arena": info, "judge_trust": how far its judge agrees with people
-    (:func:`engine.arena.trusted_judge.judge_trust`), "ratings": Ratings.as_json(),
+    (:func:`engine.arena.trusted_judge.judge_trust`), "judge_rule": which rule picked the
+    judge, "cross_check": the ranking against accuracy or None, "ratings": Ratings.as_json(),
     "surrogate": SurrogateReport.as_json() or None, "surrogate_note": why there is none}``."""
     info = resolve_arena(store, run, arena_name)
     battles = battles_of(store, info.id)
@@ -45,7 +46,7 @@ def arena_data(store: Store, run: RunInfo, arena_name: str | None = None, *,
     except (ValueError, LookupError, ImportError) as exc:
         why = str(exc)
     arena = {k: v for k, v in info.as_json().items() if k != "header"}
-    return {"arena": arena, "judge_trust": judge_trust(store, info).as_json(),
+    return {"arena": arena, **arena_header(store, run, info, battles, ratings).as_json(),
             "ratings": ratings.as_json(), "surrogate": surrogate, "surrogate_note": why}
 
 
@@ -59,6 +60,16 @@ def forest_plot(ratings: dict) -> str:
 def win_heatmap(ratings: dict) -> str:
     return heatmap(ratings["order"], ratings["win_fraction"], counts=ratings["battle_counts"],
                    title="Win fraction, row against column")
+
+
+def _cross_check(check: dict | None) -> str:
+    """The ranking's cross-check against accuracy (:mod:`engine.arena.cross_check`), flagged
+    when it disagrees."""
+    if not check:
+        return ""
+    css = "cross-check worse" if check["disagrees"] else "cross-check"
+    text = esc(check["line"])
+    return f'<p class="{css}">{"<strong>" + text + "</strong>" if check["disagrees"] else text}</p>'
 
 
 def _surrogate(data: dict) -> str:
@@ -102,6 +113,9 @@ def arena_sections(store: Store, run: RunInfo, arena_name: str | None = None, *,
                                ("bootstrap", f"{r['n_boot']} tournaments, seed {r['seed']}; "
                                              "ties count as half wins")])
             + f'<p class="judge-trust"><strong>{esc(data["judge_trust"]["line"])}</strong></p>'
+            + "".join(f'<p class="judge-rule">{esc(line)}</p>' for line in [data["judge_rule"]]
+                      if line)
+            + _cross_check(data["cross_check"])
             + forest_plot(r)
             + table(["rank", "system", "Elo", "95% CI", "battles", "win rate %"], rows,
                     numeric=(0, 2, 3, 4, 5))

@@ -1,26 +1,33 @@
-"""Which judge the arena uses by default, and the line that heads every rating table (issue 24).
+"""Which judge the arena uses by default, and the lines that head every rating table (issues
+24, 34).
 
-:func:`default_judge` picks the judge of a run's arena when none is named:
+:func:`default_judge` picks the judge of a run's arena when none is named, by what the
+battles' queries have (:func:`reference_kind`), and says which rule picked it:
 
-1. the best-calibrated judge in the workspace (the top of
+1. **short gold answers** (SQuAD / XQuAD / MIRAGE-style: every query the run answered has gold
+   answers and none a long-form reference), pairwise: ``reference:answer-match``, which decides
+   as the run's own scorer does (EM_loose, then F1). On such data most pairs are two wrong
+   answers, and similarity to a two-word gold rewards a plausible wrong answer (issue 34: the
+   MiniLM judge ranked the quick comparison at Spearman 0.63 against EM_loose). The only
+   calibration evidence in the product comes from long-form labels, which say nothing here.
+2. **long-form references** (some query has one; every query has reference text), pairwise:
+   the best-calibrated judge in the workspace (the top of
    :func:`engine.arena.judge_list.judge_rankings`) that can judge this run and measurably beats
-   a coin toss (its sign accuracy CI lies wholly above 50%): a reference judge, or a fitted
-   judge that reads the reference, only when the battles have reference text (every query the
-   run answered has a long-form reference answer or gold answers,
-   :func:`engine.arena.planning.reference_texts`) and the arena is pairwise (in ``--pairs
-   reference`` mode the reference cannot be judged against itself); an LLM judge only when its
-   name (the calibration stores the judge's identity name) is an installed catalog model or a
-   configured endpoint. It is used in the order it was calibrated in.
-2. with none: ``reference:minilm-l6-v2`` when the battles have reference text;
-3. else the configured LLM (``judge`` in config.toml) in ``debiased`` order (which cancels the
-   small judges' preference for the answer shown first), or no judge at all.
+   a coin toss (its sign accuracy CI lies wholly above 50%); else :data:`LONG_FORM_JUDGE`,
+   the best judge on the shared human labels.
+3. **no reference**, or battles against the reference answer (``--pairs reference``, where the
+   reference cannot be judged against itself): a calibrated LLM judge that loads here, or a
+   fitted judge that reads no reference; else the configured LLM (``judge`` in config.toml) in
+   ``debiased`` order (which cancels the small judges' preference for the answer shown first),
+   or no judge at all.
 
 :func:`judge_trust` says how far the judge of an arena agrees with people: the newest
 calibration of the same judge identity (preferring the arena's order, then its template), as
 ``judged by J, agrees with people X% [lo, hi] (n=…, labels L)`` or ``judged by J, judge not
 calibrated``, with :data:`engine.arena.judge_list.WORSE_THAN_REFERENCE` when the rankings say
-so. The Leaderboard, ``arena ratings`` (text and JSON) and the HTML leaderboard print its
-:attr:`JudgeTrust.line`.
+so. :func:`judge_rule` says whether the arena's judge is the default for its data and by which
+rule. The Leaderboard, ``arena ratings`` (text and JSON) and the HTML leaderboard print both
+lines, and the cross-check against accuracy (:mod:`engine.arena.cross_check`).
 """
 
 from __future__ import annotations
@@ -30,13 +37,18 @@ from dataclasses import dataclass
 from engine.arena.judge_list import WORSE_THAN_REFERENCE, JudgeRanking, judge_rankings
 from engine.arena.judge_specs import is_fitted_judge
 from engine.arena.planning import ArenaError, reference_texts
-from engine.arena.reference_judges import is_reference_judge
+from engine.arena.reference_judges import ANSWER_MATCH, PREFIX, is_reference_judge, \
+    reference_judge_names
 from engine.store.runs import RunInfo
 from engine.stats import format_interval
 from engine.store import Store
-from engine.store.arenas import answered_queries
+from engine.store.arenas import answered_queries, query_references
 
+SHORT_ANSWER_JUDGE = PREFIX + ANSWER_MATCH
 UNCALIBRATED_REFERENCE_JUDGE = "reference:minilm-l6-v2"
+LONG_FORM_JUDGE = ("reference:blend" if "reference:blend" in reference_judge_names()
+                   else UNCALIBRATED_REFERENCE_JUDGE)
+"""The long-form default without a calibrated judge in the workspace."""
 CHANCE = 0.5
 
 
@@ -46,6 +58,30 @@ class DefaultJudge:
     order: str                     # random | both | debiased
     why: str                       # one line
     ranking: JudgeRanking | None = None   # the calibration that chose it
+
+
+def reference_kind(store: Store, run: RunInfo) -> str | None:
+    """What the queries the run answered have: ``'short'`` (every one gold answers, none a
+    long-form reference), ``'long'`` (every one reference text, some a long-form reference),
+    or None (some have neither)."""
+    rows = query_references(store, answered_queries(store, run.id))
+    if not rows:
+        return None
+    long_form = [bool((r["reference_answer"] or "").strip()) for r in rows]
+    golds = [bool(_golds(r["answers"])) for r in rows]
+    if not any(long_form) and all(golds):
+        return "short"
+    if any(long_form) and all(lf or g for lf, g in zip(long_form, golds)):
+        return "long"
+    return None
+
+
+def _golds(answers) -> list[str]:
+    import json
+
+    values = json.loads(answers or "[]")
+    values = [values] if isinstance(values, str) else values
+    return [str(v) for v in values if v is not None and str(v).strip()]
 
 
 def run_has_references(store: Store, run: RunInfo) -> bool:
@@ -97,19 +133,30 @@ def default_judge(store: Store, run: RunInfo, pairs: str = "all") -> DefaultJudg
     """The arena judge to use when none is named (module docstring)."""
     from engine.app_config import load_app_config
 
+    kind = reference_kind(store, run)
+    if kind == "short" and pairs == "all":
+        return DefaultJudge(SHORT_ANSWER_JUDGE, "random",
+                            "short gold answers: the answer that matches the gold (EM_loose) "
+                            "wins, else the higher F1, as the run scores them")
     references = run_has_references(store, run)
     for row in judge_rankings(store):
         lo = row.sign_accuracy.lo
         if lo is None or lo <= CHANCE or row.worse_than_reference:
             continue
+        if row.judge == SHORT_ANSWER_JUDGE:
+            continue
         if _can_judge(store, row, references, pairs):
+            data = "long-form references" if references and pairs == "all" else \
+                "no reference to judge against"
             return DefaultJudge(row.judge, row.order,
-                                f"the best-calibrated judge here: {_agreement(row)}", row)
+                                f"{data}: the best-calibrated judge here: {_agreement(row)}",
+                                row)
     if references and pairs == "all":
-        return DefaultJudge(UNCALIBRATED_REFERENCE_JUDGE, "random",
-                            "no calibrated judge that beats a coin toss can judge this run, "
-                            "and its queries have reference answers: each answer is compared "
-                            "with the reference, by MiniLM embeddings")
+        return DefaultJudge(LONG_FORM_JUDGE, "random",
+                            "long-form references and no calibrated judge here that beats a "
+                            "coin toss: each answer is compared with the reference by "
+                            f"{LONG_FORM_JUDGE}, the best of the packaged judges on people's "
+                            "labels (docs/judges.md)")
     configured = load_app_config().judge
     where = ("the battles are against the reference" if pairs != "all"
              else "the run's queries have no reference answer")
@@ -120,6 +167,21 @@ def default_judge(store: Store, run: RunInfo, pairs: str = "all") -> DefaultJudg
     return DefaultJudge(None, "debiased",
                         f"no calibrated judge can judge this run and {where}: name an LLM "
                         "judge (--judge MODEL, or judge = ... in config.toml)")
+
+
+def judge_rule(store: Store, run: RunInfo, info) -> str:
+    """One line: whether the arena's judge is the default for this data, and by which rule."""
+    try:
+        choice = default_judge(store, run, "reference" if info.mode == "reference" else "all")
+    except ArenaError:
+        return ""
+    if choice.spec is not None and info.judge is not None and \
+            choice.spec.strip().lower() == info.judge.strip().lower():
+        return f"the default judge for this data: {choice.why}"
+    if choice.spec is None:
+        return f"judge named for this arena ({choice.why})"
+    return (f"judge named for this arena; the default for this data would be {choice.spec} "
+            f"({choice.why})")
 
 
 # --------------------------------------------------------------------------- the header line
@@ -140,6 +202,10 @@ class JudgeTrust:
     def line(self) -> str:
         judge = self.judge or "an unknown judge"
         c = self.calibration
+        if c is None and judge == SHORT_ANSWER_JUDGE:
+            return (f"judged by {judge}: the run's own EM_loose, then F1, against the gold "
+                    "answers (no people's labels for short answers; the cross-check compares "
+                    "the ranking with accuracy)")
         if c is None:
             how = ("mirage-tui judge calibrate --judge "
                    f"{self.judge if self.judge else 'JUDGE'} --labels DATASET")
@@ -175,3 +241,30 @@ def judge_trust(store: Store, info) -> JudgeTrust:
     if template and best.template != template:
         notes.append(f"calibrated with template {best.template}, the arena used {template}")
     return JudgeTrust(info.judge, best, tuple(notes))
+
+
+@dataclass(frozen=True)
+class ArenaHeader:
+    """The lines that head an arena's ratings: who judged and how far people agree with it,
+    which rule picked the judge, and the ranking's cross-check against accuracy (None on data
+    without gold answers)."""
+    trust: JudgeTrust
+    rule: str
+    cross_check: object | None        # engine.arena.cross_check.CrossCheck
+
+    @property
+    def lines(self) -> list[str]:
+        return [line for line in (self.trust.line, self.rule,
+                                  self.cross_check.line if self.cross_check else "") if line]
+
+    def as_json(self) -> dict:
+        return {"judge_trust": self.trust.as_json(), "judge_rule": self.rule,
+                "cross_check": self.cross_check.as_json() if self.cross_check else None}
+
+
+def arena_header(store: Store, run: RunInfo, info, battles, ratings) -> ArenaHeader:
+    """The header of the arena ``info`` of ``run``, its ``battles`` rated as ``ratings``."""
+    from engine.arena.cross_check import cross_check
+
+    return ArenaHeader(judge_trust(store, info), judge_rule(store, run, info),
+                       cross_check(store, run, battles, ratings))

@@ -279,9 +279,10 @@ def _ratings(args, store) -> int:
         print(written_line("leaderboard", path), file=sys.stderr if args.json else sys.stdout)
         if not args.json:
             return 0
-    from engine.arena.trusted_judge import judge_trust
+    from engine.arena.battles import battles_of
+    from engine.arena.trusted_judge import arena_header
 
-    trust = judge_trust(store, info)
+    header = arena_header(store, run, info, battles_of(store, info.id), ratings)
     report = None
     if info.mode == "reference":
         from engine.arena.reference import format_reference_report, reference_report
@@ -289,12 +290,12 @@ def _ratings(args, store) -> int:
         report = reference_report(store, run, info.name)
     if args.json:
         data = {"run": args.run, "arena": info.name, "mode": info.mode, "judge": info.judge,
-                "status": info.status, "judge_trust": trust.as_json(), **ratings.as_json(),
+                "status": info.status, **header.as_json(), **ratings.as_json(),
                 "reference": report.as_json() if report else None}
         print(json.dumps(data, ensure_ascii=False))
         return 0
     print(f"arena {info.name} ({info.mode}, {info.status}) of run {args.run}")
-    print(trust.line)
+    print("\n".join(header.lines))
     print(format_leaderboard(ratings).rstrip("\n"))
     if report is not None:
         print()

@@ -100,7 +100,10 @@ def test_judge_then_list_ratings_export(db, fake_judge, capsys, tmp_path):
     assert code == 0 and "pairwise:fake-judge" in out and "gen-b/mirage@1 | oracle" in out
     head = out.splitlines()
     assert head[1].startswith("judged by fake-judge, judge not calibrated")
-    assert head[2].split()[:2] == ["rank", "system"]       # the line heads the table
+    assert head[2].startswith("judge named for this arena; the default for this data would be "
+                              "reference:answer-match (short gold answers")
+    assert head[3].startswith("cross-check with em_loose")
+    assert head[4].split()[:2] == ["rank", "system"]       # the lines head the table
 
     out_csv = tmp_path / "b.csv"
     code, out, _ = main(capsys, "arena", "export", "r", "--db", str(db), "--format", "csv",
@@ -233,15 +236,16 @@ def test_without_judge_the_arena_uses_the_config_then_the_calibrated_default(db,
                                                                              capsys):
     from engine.app_config import config_path
 
-    # nothing named, nothing calibrated, the demo queries have gold answers: MiniLM against them
+    # nothing named, the demo queries have short gold answers: the run's own scorer judges
     code, out, err = main(capsys, "arena", "judge", "r", "--db", str(db), "--json")
     assert code == 0, err
-    assert "judging with reference:minilm-l6-v2 in random order (no --judge, no judge in " \
+    assert "judging with reference:answer-match in random order (no --judge, no judge in " \
            "config.toml)" in err
     summary = json.loads(out)
-    assert summary["arena"] == "pairwise:reference:minilm-l6-v2" and summary["done"] == 18
+    assert summary["arena"] == "pairwise:reference:answer-match" and summary["done"] == 18
     code, out, _ = main(capsys, "arena", "ratings", "r", "--db", str(db), "--boot", "10")
-    assert code == 0 and "judged by reference:minilm-l6-v2, judge not calibrated" in out
+    assert code == 0 and "judged by reference:answer-match: the run's own EM_loose" in out
+    assert "the default judge for this data: short gold answers" in out
     # the judge in config.toml comes before the calibrated default; --order still applies
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 
 import pytest
-from testkit.arena import ScriptedJudge, drop_references, import_reference_labels, make_run
+from testkit.arena import (ScriptedJudge, drop_references, give_long_form_references,
+                           import_reference_labels, make_run)
 
 from engine.app_config import config_path
 from engine.arena.battles import resolve_arena
 from engine.arena.calibrate import calibrate_judge
 from engine.arena.judge_list import judge_rankings
 from engine.arena.judging import judge_arena
-from engine.arena.trusted_judge import default_judge, judge_trust, run_has_references
+from engine.arena.trusted_judge import (LONG_FORM_JUDGE, default_judge, judge_rule, judge_trust,
+                                        reference_kind, run_has_references)
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs.lookup import load_run
 
@@ -46,12 +48,27 @@ def first_wins(s):
 
 # --------------------------------------------------------------------------- default judge
 
-def test_none_calibrated_with_references_is_the_minilm_reference_judge(demo_run):
+def test_short_gold_answers_get_the_answer_match_judge_calibrated_judges_or_not(demo_run,
+                                                                             labels):
+    """The demo pool (SQuAD-style golds): the run's own scorer decides, whatever judge the
+    long-form labels calibrated best."""
     run = load_run(demo_run, "r")
-    assert run_has_references(demo_run, run)
+    assert run_has_references(demo_run, run) and reference_kind(demo_run, run) == "short"
+    calibrate_judge(demo_run, labels, "reference:f1", order="both", n_boot=50)     # 0.9
     choice = default_judge(demo_run, run)
-    assert (choice.spec, choice.order) == ("reference:minilm-l6-v2", "random")
-    assert "reference" in choice.why and choice.ranking is None
+    assert (choice.spec, choice.order) == ("reference:answer-match", "random")
+    assert choice.why == ("short gold answers: the answer that matches the gold (EM_loose) "
+                          "wins, else the higher F1, as the run scores them")
+    assert choice.ranking is None
+
+
+def test_long_form_references_without_a_calibrated_judge_get_the_long_form_judge(demo_run):
+    give_long_form_references(demo_run)
+    run = load_run(demo_run, "r")
+    assert reference_kind(demo_run, run) == "long"
+    choice = default_judge(demo_run, run)
+    assert (choice.spec, choice.order) == (LONG_FORM_JUDGE, "random")
+    assert choice.why.startswith("long-form references and no calibrated judge here")
 
 
 def test_none_calibrated_without_references_is_the_configured_llm_debiased(
@@ -73,12 +90,14 @@ def test_without_references_or_configured_judge_there_is_none_and_it_says_how(de
 def test_the_best_calibrated_judge_that_can_judge_the_run_wins(demo_run, labels,
                                                               configured_judge):
     store = demo_run
+    give_long_form_references(store)
     calibrate_judge(store, labels, "reference:f1", order="both", n_boot=50)     # 0.9
     calibrate_judge(store, labels, ScriptedJudge(first_wins), n_boot=50)       # a coin
     run = load_run(store, "r")
     choice = default_judge(store, run)
     assert (choice.spec, choice.order) == ("reference:f1", "both")
-    assert choice.why.startswith("the best-calibrated judge here: agrees with people 90.0%")
+    assert choice.why.startswith("long-form references: the best-calibrated judge here: "
+                                 "agrees with people 90.0%")
     assert choice.ranking.labels == "people@1"
     # against the reference answer a reference judge cannot judge: the configured LLM
     assert default_judge(store, run, pairs="reference").spec == configured_judge
@@ -91,11 +110,27 @@ def test_a_calibrated_judge_that_cannot_load_here_is_passed_over(demo_run, label
                                                  else "2", name="not-installed"), n_boot=50)
     top = judge_rankings(store)[0]
     assert top.judge == "not-installed" and top.sign_accuracy.lo > 0.5
+    give_long_form_references(store)
     choice = default_judge(store, load_run(store, "r"))
-    assert choice.spec == "reference:minilm-l6-v2"
+    assert choice.spec == LONG_FORM_JUDGE
 
 
 # --------------------------------------------------------------------------- header line
+
+def test_the_rule_line_says_whether_the_arenas_judge_is_the_default_and_why(demo_run):
+    store = demo_run
+    run = load_run(store, "r")
+    judge_arena(store, run, "reference:answer-match")
+    judge_arena(store, run, "reference:f1", name="by-f1")
+    assert judge_rule(store, run, resolve_arena(store, run, "pairwise:reference:answer-match")) == \
+        ("the default judge for this data: short gold answers: the answer that matches the "
+         "gold (EM_loose) wins, else the higher F1, as the run scores them")
+    assert judge_rule(store, run, resolve_arena(store, run, "by-f1")).startswith(
+        "judge named for this arena; the default for this data would be "
+        "reference:answer-match (short gold answers")
+    trust = judge_trust(store, resolve_arena(store, run, "pairwise:reference:answer-match"))
+    assert trust.line.startswith("judged by reference:answer-match: the run's own EM_loose")
+
 
 def test_the_header_line_says_who_judged_and_how_far_to_trust_it(demo_run, labels):
     store = demo_run

@@ -116,6 +116,14 @@ def drop_references(path_or_store) -> None:
         store.close()
 
 
+def give_long_form_references(store) -> None:
+    """Give every query a long-form reference answer (as LFRQA's), keeping its gold answers:
+    the arena's default judge then reads long-form references."""
+    with store.write() as db:
+        db.conn.execute("UPDATE queries SET reference_answer = 'In full: ' || text || ' The "
+                        "answer, with its context, is ' || answers")
+
+
 def judge_catalog(monkeypatch, judge, instruct: str) -> None:
     """The judge dialog's model list: a packaged base model (sorting first by name) and the
     local instruction-tuned ``instruct``; loading any model gives ``judge``."""

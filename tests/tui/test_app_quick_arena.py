@@ -34,17 +34,20 @@ async def test_the_quick_comparison_is_judged_by_the_default_judge(db_path, monk
         await wait_until(pilot, lambda: any(m.startswith("Leaderboard: ") for m, _ in
                                             app.notes), 120, "the quick comparison's arena")
         note = next(m for m, _ in app.notes if m.startswith("Leaderboard: "))
-        assert note.startswith(f"Leaderboard: pairwise:reference:minilm-l6-v2 of {QUICK_NAME}, "
+        assert note.startswith(f"Leaderboard: pairwise:reference:answer-match of {QUICK_NAME}, "
                                "done, 660/660 battles")      # 12 contestants, 10 queries
-        assert "judged by reference:minilm-l6-v2: no calibrated judge" in note
+        # the demo pool has short gold answers: the run's own scorer judges (issue 34)
+        assert "judged by reference:answer-match: short gold answers" in note
         # seconds, not an LLM's minutes (duration() writes a minute or more as 1m05s)
         assert re.search(r"660/660 battles in \d+s,", note), note
         await open_screen(pilot, LeaderboardScreen(QUICK_NAME))
         screen = app.screen
         await wait_until(pilot, lambda: screen.query_one("#ratings", DataTable).row_count == 12,
                          60, "the ratings")
-        assert text_of(screen.query_one("#lb-judge", Static)).startswith(
-            "judged by reference:minilm-l6-v2, judge not calibrated")
+        header = text_of(screen.query_one("#lb-judge", Static)).splitlines()
+        assert header[0].startswith("judged by reference:answer-match: the run's own EM_loose")
+        assert header[1].startswith("the default judge for this data: short gold answers")
+        assert header[2].startswith("cross-check with em_loose")
         assert not [m for m, sev in app.notes if sev == "error"]
     battles = Store(db_path).query("SELECT COUNT(*) FROM battles")[0][0]
     assert battles == 660

@@ -54,13 +54,23 @@ def rate(store, run, arena: str):
         return None, str(exc)
 
 
-def judge_line(store, run, arena: str) -> str:
-    """Who judged the arena and how far people agree with that judge
-    (:func:`engine.arena.trusted_judge.judge_trust`)."""
-    from engine.arena.battles import resolve_arena
-    from engine.arena.trusted_judge import judge_trust
+def judge_line(store, run, arena: str, ratings=None) -> Text:
+    """Who judged the arena and how far people agree with that judge, which rule picked it,
+    and (with ``ratings``) the ranking's cross-check against accuracy, flagged in bold when it
+    disagrees (:func:`engine.arena.trusted_judge.arena_header`)."""
+    from engine.arena.battles import battles_of, resolve_arena
+    from engine.arena.trusted_judge import arena_header, judge_rule, judge_trust
 
-    return judge_trust(store, resolve_arena(store, run, arena)).line
+    info = resolve_arena(store, run, arena)
+    if ratings is None:
+        return Text("\n".join(x for x in (judge_trust(store, info).line,
+                                          judge_rule(store, run, info)) if x))
+    header = arena_header(store, run, info, battles_of(store, info.id), ratings)
+    text = Text("\n".join(x for x in (header.trust.line, header.rule) if x))
+    if header.cross_check is not None:
+        style = "bold red" if header.cross_check.disagrees else ""
+        text.append("\n" + header.cross_check.line, style=style)
+    return text
 
 
 def surrogate(store, run, arena: str) -> Text:

@@ -25,7 +25,7 @@ class BoardLoaded(Message):
     generation: int
     ratings: object | None
     error: str | None
-    judge_line: str = ""         # who judged it and how far people agree with that judge
+    judge_line: Text | str = ""  # who judged it, how far people agree, the cross-check
 
 
 @dataclass
