@@ -1,19 +1,22 @@
 """The quick comparison (``g``): both packaged generators on a seeded sample of the demo pool,
 with and without context and with MiniLM retrieval, so a first launch has numbers to look at
 within minutes; once the run is done its arena is judged, pairwise, by the default judge
-(:func:`engine.arena.trusted_judge.default_judge`: on the demo pool, whose questions have gold
-answers, MiniLM against them unless a better judge is calibrated) when that judge needs no LLM,
-so the Leaderboard has ratings seconds later and says which judge made them."""
+(:func:`engine.arena.trusted_judge.default_judge`: on the demo pool, whose questions have short
+gold answers, ``reference:answer-match``, the run's own EM_loose then F1) when that judge needs
+no LLM, so the Leaderboard has ratings seconds later, says which judge made them and checks the
+ranking against accuracy. Answers get New run's token budget (64); Live and the report count
+the ones cut at it."""
 
 from __future__ import annotations
 
 from engine.datasets.demo_pool import DEMO_NAME
+from engine.runs.config import DEFAULT_MAX_TOKENS
 
 QUICK_NAME = "quick-comparison"
 QUICK_GENERATORS = ("smollm2-135m-instruct", "gemma3-270m")
 QUICK_RETRIEVER = "minilm-l6-v2"
 QUICK_SAMPLE = 10
-QUICK_MAX_TOKENS = 32
+QUICK_MAX_TOKENS = DEFAULT_MAX_TOKENS      # New run's default: answers are not cut short
 
 
 def quick_comparison_config(threads: int | None = None):

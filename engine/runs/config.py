@@ -80,6 +80,11 @@ def _retrieved_k(setting: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+DEFAULT_MAX_TOKENS = 64
+"""New tokens per answer unless a run says otherwise: New run's field, the quick comparison and
+``run --max-tokens`` start here (the quick comparison once cut at 32: issue 34)."""
+
+
 @dataclass
 class RunConfig:
     dataset: str
@@ -96,7 +101,7 @@ class RunConfig:
     adaptive_until: str | None = None     # 'precision' (default) or 'difference'
     adaptive_batch: int | None = None
     budget: int | None = None
-    max_tokens: int = 64
+    max_tokens: int = DEFAULT_MAX_TOKENS
     n_ctx: int | None = None
     threads: int | None = None
     concurrency: int | None = None

@@ -28,6 +28,7 @@ from textual.widgets import (Button, Footer, Header, Input, Label, Select, Selec
 
 from engine.datasets.demo_pool import DEMO_NAME
 from engine.runs import ConfigError, RunConfig
+from engine.runs.config import DEFAULT_MAX_TOKENS
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.new_run_text import (name_hint, optional_float, optional_int,
@@ -179,7 +180,8 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
                     yield from self._row("seed", Input(
                         "0", id="run-seed", classes="short", compact=True, type="integer"))
                     yield from self._row("max tokens", Input(
-                        "64", id="run-max-tokens", classes="short", compact=True,
+                        str(DEFAULT_MAX_TOKENS), id="run-max-tokens", classes="short",
+                        compact=True,
                         type="integer"), "per answer")
                     yield from self._row("threads", Input(
                         "", placeholder="auto", id="run-threads", classes="short",
