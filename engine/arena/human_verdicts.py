@@ -1,14 +1,18 @@
-"""A person's own verdict on a judged battle, entered in the app (the Inspector), kept beside
-the judge's and never over it.
+"""A person's own verdict on two of a run's answers to one query, entered in the app (the
+Inspector), kept beside the judge's and never over it.
 
 A verdict is stored as a human label (``human_labels``, ``source = 'app'``, with who and when)
 on an answer pair of the run's own labels dataset, ``verdicts:<run>`` (kind ``labels``, format
-``app``, created on the first verdict): the pair is the battle's query and its two answers in
-canonical order (``system_a`` is answer A), its id ``[query rowid, system_a, system_b]``, its
-domain the query's source. So the verdicts export with the rest and are labels like any
-imported ones: ``mirage-tui judge calibrate --labels verdicts:<run>`` reads the judge against
-them. Entering a verdict again replaces that person's earlier one on the same pair; the
-judge's battle rows are never touched.
+``app``, created on the first verdict): the pair is a query and two of the run's answers to
+it, its id ``[query rowid, system_a, system_b]`` (``system_a`` is answer A), its domain the
+query's source. So the verdicts export with the rest and are labels like any imported ones:
+``mirage-tui judge calibrate --labels verdicts:<run>`` reads the judge against them.
+
+The pair is the one the person chose, judged in some arena or in none. It is stored in the
+order it already has (a verdict stored earlier on it, else a battle of the run on that query,
+else the two contestants sorted), the label turned with it, so that it sits beside the judge's
+battle; verdicts stored before keep their pair and order. Entering a verdict again replaces
+that person's earlier one on the same pair; the judge's battle rows are never touched.
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from engine.arena.planning import load_answers
+from engine.arena.types import arena_system
 from engine.datasets.labels import labels_dataset_name
 from engine.store.runs import RunInfo
 from engine.store import Store
-from engine.store.arenas import app_verdict_rows, query_text_source, save_app_verdict
+from engine.store.arenas import (app_verdict_rows, query_answer_rows, query_battles,
+                                 query_text_source, save_app_verdict)
 
 VERDICTS = {"a": -1, "tie": 0, "b": 1}
 LABEL_WORDS = {-2: "A much better", -1: "A better", 0: "tie", 1: "B better",
@@ -51,34 +56,50 @@ def who() -> str:
         return "unknown"
 
 
+def stored_order(store: Store, run: RunInfo, query_rowid: int, a: str, b: str
+                 ) -> tuple[str, str]:
+    """The order the pair of ``a`` and ``b`` is (or will be) stored in: that of a verdict
+    already stored on it, else of a battle of the run on the query, else sorted."""
+    pairs = [(x, y) for (_, x, y) in human_verdicts_of_run(store, run, query_rowid)]
+    pairs += [(r["system_a"], r["system_b"]) for r in query_battles(store, run.id, query_rowid)]
+    return next((p for p in pairs if set(p) == {a, b}), tuple(sorted((a, b))))
+
+
 def record_human_verdict(store: Store, run: RunInfo, query_rowid: int, system_a: str,
                          system_b: str, verdict: str, note: str | None = None,
                          annotator: str | None = None) -> str:
     """Store ``verdict`` ('a', 'tie' or 'b' for ``system_a`` / ``system_b``) by ``annotator``
-    (default: the login name) on the battle; returns the labels dataset's name. ValueError for
-    an unknown verdict or a battle whose answers the run does not hold."""
+    (default: the login name) on that pair of answers to the query, in the pair's stored order
+    (module docstring); returns the labels dataset's name. ValueError for an unknown verdict,
+    a pair of one contestant, or answers the run does not hold."""
     if verdict not in VERDICTS:
         raise ValueError(f"a verdict is one of {', '.join(VERDICTS)}, not {verdict!r}")
-    answers = load_answers(store, run.id).get(query_rowid, {})
+    if system_a == system_b:
+        raise ValueError(f"a verdict compares two answers, not {system_a!r} with itself")
+    answers = {arena_system(r["system"], r["setting"]): r["text"]
+               for r in query_answer_rows(store, run.id, query_rowid)}
     missing = [s for s in (system_a, system_b) if s not in answers]
     if missing:
         raise ValueError(f"run {run.name!r} has no answer of {', '.join(missing)} to query "
                          f"{query_rowid}")
+    if stored_order(store, run, query_rowid, system_a, system_b) != (system_a, system_b):
+        system_a, system_b = system_b, system_a
+        verdict = {"a": "b", "b": "a"}.get(verdict, verdict)
     query = query_text_source(store, query_rowid)
     name = labels_dataset_name(run.name)
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     digest = hashlib.sha256(f"app-verdicts\0{run.name}".encode()).hexdigest()
     save_app_verdict(store, name, digest, f"verdicts entered in the app on run {run.name}",
                      pair_id(query_rowid, system_a, system_b), query["text"], query["source"],
-                     answers[system_a][0], answers[system_b][0], annotator or who(),
+                     answers[system_a], answers[system_b], annotator or who(),
                      VERDICTS[verdict], (note or "").strip() or None, now)
     return name
 
 
 def human_verdicts_of_run(store: Store, run: RunInfo, query_rowid: int | None = None
                           ) -> dict[tuple[int, str, str], list[HumanVerdict]]:
-    """``(query rowid, system_a, system_b) -> verdicts`` people entered on the run's battles
-    (of one query with ``query_rowid``)."""
+    """``(query rowid, system_a, system_b) -> verdicts`` people entered on the run's answer
+    pairs (of one query with ``query_rowid``), each pair in its stored order."""
     prefix = "[%" if query_rowid is None else f"[{query_rowid}, %"
     out: dict[tuple[int, str, str], list[HumanVerdict]] = {}
     for r in app_verdict_rows(store, labels_dataset_name(run.name), prefix):
@@ -90,6 +111,7 @@ def human_verdicts_of_run(store: Store, run: RunInfo, query_rowid: int | None = 
 
 def human_verdicts_for(store: Store, run: RunInfo, query_rowid: int
                        ) -> dict[tuple[str, str], list[HumanVerdict]]:
-    """``(system_a, system_b) -> verdicts`` people entered on the query's battles of the run."""
+    """``(system_a, system_b) -> verdicts`` people entered on the query's answer pairs of the
+    run, each pair in its stored order."""
     return {(a, b): found for (_, a, b), found in
             human_verdicts_of_run(store, run, query_rowid).items()}

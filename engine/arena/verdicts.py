@@ -7,15 +7,21 @@ entry per order the judge saw (see :mod:`engine.arena.battles`). An order's ``la
 judge's own word ('A', 'B' or 'tie' for the answer it was *shown* first or second), so
 :attr:`OrderVerdict.winner` translates it back to a contestant's name: in the 'ba' order
 Answer A was ``system_b``.
+
+:class:`VerdictChoices` is what a person's own verdict may be entered on (the Inspector's
+dialog): the query's contestants, the run's arenas and these battles, and which pair is the
+one on screen (:meth:`VerdictChoices.pair_on_screen`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.arena.battles import list_arenas
+from engine.arena.types import arena_system, split_arena_system
 from engine.store.runs import RunInfo
 from engine.store import Store, json_column
-from engine.store.arenas import query_battles
+from engine.store.arenas import query_answer_rows, query_battles
 
 
 @dataclass(frozen=True)
@@ -77,3 +83,99 @@ def verdicts_for(store: Store, run: RunInfo, query_rowid: int) -> list[ItemVerdi
                                r["parse_failures"], bool(detail.get("disagreement", False)),
                                orders))
     return out
+
+
+@dataclass(frozen=True)
+class ArenaChoice:
+    name: str
+    mode: str                      # 'pairwise' | 'reference'
+    judge: str | None
+
+
+@dataclass(frozen=True)
+class VerdictChoices:
+    """What a person's verdict on one query of a run may be entered on: the contestants that
+    answered it (``system | setting``; by system, then plan order), the run's arenas (oldest
+    first) and the judge's battles on the query (:func:`verdicts_for`). The verdict is on two
+    of the contestants' answers; an arena only says whether, and what, its judge said of
+    them."""
+
+    run: str
+    query_rowid: int
+    contestants: list[str]
+    arenas: list[ArenaChoice]
+    battles: list[ItemVerdict]
+
+    def battle(self, arena: str | None, a: str, b: str) -> ItemVerdict | None:
+        """The battle between ``a`` and ``b`` (either order) on this query in ``arena``."""
+        return next((v for v in self.battles if v.arena == arena
+                     and {v.system_a, v.system_b} == {a, b}), None)
+
+    def arenas_holding(self, a: str, b: str) -> list[str]:
+        """The arenas with a battle between ``a`` and ``b`` on this query, oldest first."""
+        return list(dict.fromkeys(v.arena for v in self.battles
+                                  if {v.system_a, v.system_b} == {a, b}))
+
+    def arena_or_newest(self, preferred: str | None) -> str | None:
+        """``preferred`` when the run has that arena, else its newest (the Leaderboard's
+        default), else None."""
+        names = [a.name for a in self.arenas]
+        return preferred if preferred in names else (names[-1] if names else None)
+
+    def ordered(self, arena: str | None, a: str, b: str) -> tuple[str, str]:
+        """The pair as its battle names it (``system_a`` first; in ``arena``, else in any
+        arena), else as given."""
+        v = self.battle(arena, a, b) or next(
+            (v for v in self.battles if {v.system_a, v.system_b} == {a, b}), None)
+        return (v.system_a, v.system_b) if v else (a, b)
+
+    def _own(self, system: str) -> list[str]:
+        return [c for c in self.contestants if split_arena_system(c)[0] == system]
+
+    def pair_on_screen(self, systems: list[str], setting: str | None,
+                       arena: str | None) -> tuple[str, str] | None:
+        """The pair a person looking at ``systems`` (the item's, and the one beside it) with
+        the panel of ``setting`` in view (None: no panel in view) means:
+
+        - two systems side by side: both in that setting (none in view: the first setting
+          ``arena`` judged them in, else their first common one);
+        - one system: its contestant in that setting (none in view: its first one ``arena``
+          judged) against its partner in ``arena`` on this query (one of the same system
+          first), else another setting of the same system, else any other contestant.
+
+        In the order its battle names it; None when the query has no such pair."""
+        if len(systems) > 1:
+            left, right = systems[0], systems[1]
+            common = [split_arena_system(c)[1] for c in self._own(left)
+                      if arena_system(right, split_arena_system(c)[1]) in self.contestants]
+            if setting not in common:
+                setting = next((s for s in common if self.battle(
+                    arena, arena_system(left, s), arena_system(right, s))),
+                    common[0] if common else None)
+            if setting is None:
+                return None
+            return self.ordered(arena, arena_system(left, setting), arena_system(right, setting))
+        own = self._own(systems[0])
+        judged = [v for v in self.battles if v.arena == arena and
+                  v.system_a in self.contestants and v.system_b in self.contestants]
+        panel = arena_system(systems[0], setting) if setting is not None else None
+        if panel not in own:
+            panel = next((c for c in own if any(v.involves(c) for v in judged)),
+                         own[0] if own else None)
+        if panel is None:
+            return None
+        partners = [v.system_b if v.system_a == panel else v.system_a
+                    for v in judged if panel in (v.system_a, v.system_b)]
+        others = [c for c in self.contestants if c != panel]
+        partner = next((p for p in partners if p in own), None) or next(iter(partners), None) \
+            or next((c for c in others if c in own), None) or next(iter(others), None)
+        return None if partner is None else self.ordered(arena, panel, partner)
+
+
+def verdict_choices(store: Store, run: RunInfo, query_rowid: int) -> VerdictChoices:
+    """:class:`VerdictChoices` of query ``query_rowid`` in the run."""
+    contestants = [arena_system(r["system"], r["setting"])
+                   for r in query_answer_rows(store, run.id, query_rowid)]
+    arenas = [ArenaChoice(a.name, a.mode, a.judge) for a in list_arenas(store, run)]
+    return VerdictChoices(run.name, query_rowid, contestants, arenas,
+                          verdicts_for(store, run, query_rowid))

@@ -251,6 +251,16 @@ def supporting_chunks(store: Store, rowids: Iterable[int]) -> list[sqlite3.Row]:
         "p.position IS NULL, p.position, c.id", sorted(rowids)))
 
 
+def query_answer_rows(store: Store, run_id: int, query_rowid: int) -> list[sqlite3.Row]:
+    """``system, setting, text`` of the run's generated items of one query, by system, then
+    the order they were planned in."""
+    return store.query(
+        "SELECT ri.system, ri.setting, g.text FROM run_items ri "
+        "JOIN generations g ON g.key = ri.generation_key "
+        "WHERE ri.run_id = ? AND ri.query_rowid = ? ORDER BY ri.system, ri.rowid",
+        (run_id, query_rowid))
+
+
 def query_text_source(store: Store, query_rowid: int) -> sqlite3.Row:
     """``text, source`` of one query (IndexError when there is none)."""
     return store.query("SELECT text, source FROM queries WHERE id = ?", (query_rowid,))[0]

@@ -38,9 +38,9 @@ async def test_a_human_verdict_survives_a_restart_and_feeds_calibrate(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _open_first_item(pilot, app)
         assert screen.shown_verdicts
-        battle = screen._verdict_battle()
         await pilot.press("b")
         await settle(pilot)
+        battle = app.screen.entry()             # the pair the dialog names
         app.screen.query_one("#hv-note", Input).value = "B cites the oracle"
         await pilot.press("enter")
         await settle(pilot)

@@ -87,11 +87,23 @@ def order_words(order, system_a: str, system_b: str) -> str:
     return text
 
 
-def verdict_lines(verdicts, systems: list[str], human: dict | None = None) -> Text:
-    """The judge's verdicts on this query for battles the shown systems took part in, and
-    under each the verdicts people entered (``engine.arena.human_verdicts``)."""
+def human_lines(text: Text, found: list, flip: bool = False) -> None:
+    """People's verdicts on one pair, one line each (``flip``: stored in the other order)."""
     from engine.arena.human_verdicts import LABEL_WORDS
 
+    for h in found:
+        label = -h.label if flip else h.label
+        text.append(f"\n    {h.annotator} ({(h.created_at or '')[:16]}): ", style="italic")
+        text.append(LABEL_WORDS.get(label, str(label)), style="bold italic")
+        if h.note:
+            text.append(f" · {visible(h.note)}", style="italic")
+
+
+def verdict_lines(verdicts, systems: list[str], human: dict | None = None) -> Text:
+    """The judge's verdicts on this query for battles the shown systems took part in, under
+    each the verdicts people entered (``engine.arena.human_verdicts``), then people's verdicts
+    on pairs of the shown systems that no arena judged."""
+    human = human or {}
     text = Text()
     for v in verdicts:
         if not any(v.involves(s) for s in systems):
@@ -105,13 +117,26 @@ def verdict_lines(verdicts, systems: list[str], human: dict | None = None) -> Te
             text.append("\n    " + order_words(order, v.system_a, v.system_b), style="dim")
         if v.disagreement:
             text.append("\n    the two orders disagreed: stored as a tie", style="dim")
-        for h in (human or {}).get((v.system_a, v.system_b), []):
-            text.append(f"\n    {h.annotator} ({(h.created_at or '')[:16]}): ", style="italic")
-            text.append(LABEL_WORDS.get(h.label, str(h.label)), style="bold italic")
-            if h.note:
-                text.append(f" · {visible(h.note)}", style="italic")
+        human_lines(text, human.get((v.system_a, v.system_b), []))
+        human_lines(text, human.get((v.system_b, v.system_a), []), flip=True)
         text.append("\n")
+    shown = [f"{s} | " for s in systems]
+    for (a, b), found in human.items():
+        if any(f"{name} | ".startswith(s) for name in (a, b) for s in shown) and \
+                not any({v.system_a, v.system_b} == {a, b} for v in verdicts):
+            text.append("no arena: ", style="bold")
+            text.append(f"{a}  vs  {b}  (no arena judged this pair)")
+            human_lines(text, found)
+            text.append("\n")
     return text
+
+
+class SettingRow(Horizontal):
+    """One setting's panels, one per system shown."""
+
+    def __init__(self, setting: str, *panels: Static) -> None:
+        super().__init__(*panels, classes="setting-row")
+        self.setting = setting
 
 
 class ItemDetail(VerticalScroll):
@@ -192,10 +217,20 @@ class ItemDetail(VerticalScroll):
             panels = [setting_panel(d.system, next((s for s in d.settings
                                                     if s.setting == setting), None))
                       for d in details]
-            widgets.append(Horizontal(*panels, classes="setting-row"))
+            widgets.append(SettingRow(setting, *panels))
         await blocks.mount_all(widgets)
         self.scroll_home(animate=False)
         self.focus()
+
+    def setting_in_view(self) -> str | None:
+        """The setting whose panels are in view: the topmost row showing more than a sliver
+        (at least 3 lines, or all of it); None when no setting row is in view."""
+        view = self.region
+        for row in self.query(SettingRow):
+            seen = row.region.intersection(view).height
+            if seen and seen >= min(3, row.region.height):
+                return row.setting
+        return None
 
     def jump_to_oracle(self) -> None:
         cards = self.query(".pool-chunk.oracle")

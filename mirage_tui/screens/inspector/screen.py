@@ -85,9 +85,10 @@ class InspectorScreen(ItemView, FilterSortKeys, ViewExportKeys, HumanVerdictKeys
     def __init__(self, run_name: str, *, system: str | None = None, setting: str | None = None,
                  category: str | None = None, pattern: str | None = None,
                  language: str | None = None, source: str | None = None,
-                 query: str | None = None) -> None:
+                 query: str | None = None, arena: str | None = None) -> None:
         super().__init__()
         self.run_name = run_name
+        self.arena = arena              # the arena a verdict is read beside (None: the newest)
         self.filters = Filters(system, setting, category, pattern, language, source)
         self.open_query = query
         self.facets: dict = {}

@@ -268,7 +268,8 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
             self.notify(f"{system} is a reference, not a run system.", timeout=3,
                         markup=False)
             return
-        self.app.push_screen(InspectorScreen(self.run_name, system=system, setting=setting))
+        self.app.push_screen(InspectorScreen(self.run_name, system=system, setting=setting,
+                                             arena=self.arena))
 
     # ------------------------------------------------------------------ paired comparison
 
