@@ -167,7 +167,7 @@ async def test_the_leaderboards_arena_and_a_pair_no_arena_judged(workspace):
         dialog = await verdict_key(pilot, "a")
         # fake-a's base answer was judged in arena later only: duel has no partner for it
         a, b, verdict, arena, _, judge = shown(dialog)
-        assert (a, verdict, arena) == (AB, "a", "duel") and b.startswith(f"{A} | ")
+        assert (a, b, verdict, arena) == (AB, AM, "a", "duel")  # the first other panel
         assert judge.startswith("Arena duel has no battle between these two answers")
         # B: fake-b's oracle answer, in the other order (A better: fake-b's oracle answer)
         dialog.query_one("#hv-a", Select).value = BO
@@ -240,3 +240,26 @@ async def test_the_inspector_opened_from_the_leaderboard_reads_its_arena(workspa
         dialog = await verdict_key(pilot, "a")
         assert shown(dialog)[3] == "duel"         # not the newer arena "later"
         assert not app.errors()
+
+
+async def test_a_run_without_arenas_takes_a_verdict_and_says_so(workspace):
+    from mirage_tui.screens.inspector import InspectorScreen
+
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_screen(pilot, InspectorScreen("beta"))
+        screen = app.screen
+        screen.query_one("#insp-items", DataTable).focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        q = screen.current[1]
+        await scroll_to_setting(pilot, screen, "mixed")
+        dialog = await verdict_key(pilot, "b")   # not in the footer: no battle, still a dialog
+        a, b, verdict, arena, _, judge = shown(dialog)
+        assert (a, b, verdict, arena) == (AM, AB, "b", None)   # the first other panel
+        assert judge.startswith("Run beta has no arena yet: Enter stores your verdict")
+        assert "`mirage-tui arena judge beta --settings " in judge
+        await save(pilot, dialog, "")
+        assert not app.errors()
+    # stored sorted, "B (base) is better" turned with it
+    assert stored_pairs(workspace["path"]) == [([q, AB, AM], getpass.getuser(), -1, None)]
