@@ -182,16 +182,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-record", action="store_true",
                     help="do not write <data dir>/backend_speeds.json")
     ap.add_argument("--import-heavy", action="store_true",
-                    help="import torch and pandas in this (the app's) process first, as the "
-                         "app does in use: a CUDA llama.cpp must live in the host processes")
+                    help="import torch and pandas (else pyarrow) in this (the app's) process "
+                         "first, as the app does in use: a CUDA llama.cpp must live in the host "
+                         "processes")
     args = ap.parse_args(argv)
     heavy = {}
     if args.import_heavy:
-        import pandas
         import torch
 
-        heavy = {"torch": torch.__version__, "pandas": pandas.__version__,
-                 "cuda_available": bool(torch.cuda.is_available())}
+        heavy = {"torch": torch.__version__, "cuda_available": bool(torch.cuda.is_available())}
+        try:              # pandas where it is installed (the GPU machine), else pyarrow
+            import pandas
+
+            heavy["pandas"] = pandas.__version__
+        except ImportError:
+            import pyarrow
+
+            heavy["pyarrow"] = pyarrow.__version__
     binary = find_llama_server()
     if binary is None:
         print("bench_backends: no llama-server binary (make llama-server, or set "
