@@ -35,7 +35,8 @@ from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.widgets.safe_text import elided_cell, elided_column
 from mirage_tui.widgets.segments import styled
-from mirage_tui.widgets.tables import refill_fitting
+from mirage_tui.widgets.tables import (left_out_line, refill_fitting,
+                                       scrollbar_to_come)
 
 N_BOOT = 2000
 BAR = 21
@@ -236,25 +237,25 @@ class CompareScreen(BaseScreen):
         self._fill()
 
     def _fill(self) -> None:
-        """Both tables at this width: the rows' columns that fit whole (the left-out ones
-        named under the table), the flips' replies sharing what is left."""
-        pane = self.query_one("#cmp-pane", VerticalScroll)     # its scrollbar may come later
-        reserve = 0 if pane.show_vertical_scrollbar else pane.styles.scrollbar_size_vertical
+        """Both tables at this width: the columns that fit whole (the left-out ones named
+        under each table), the flips' replies sharing what is left."""
+        reserve = scrollbar_to_come(self.query_one("#cmp-pane", VerticalScroll))
         rows = self.query_one("#cmp-rows", DataTable)
         hidden = refill_fitting(rows, ROW_COLUMNS, self.rows["#cmp-rows"], ROW_PRIORITY,
                                 reserve)
-        rows.border_subtitle = f"{', '.join(hidden)}: wider screen or x" if hidden else ""
+        rows.border_subtitle = left_out_line(hidden, "x")
         flips = self.query_one("#cmp-flips", DataTable)
         reply = max(12, ((flips.scrollable_content_region.width or self.app.size.width - 4)
                          - reserve - 2 - 13 - 8 - 16 - 4 - 2 * 6) // 2)
         ids = elided_column([f.query_id for _, f in self.rows["#cmp-flips"]], 16)
-        refill_fitting(flips, FLIP_COLUMNS, [(key, dict(zip(FLIP_COLUMNS, (
+        flip_rows = [(key, dict(zip(FLIP_COLUMNS, (
             Text("wrong → right", style="green") if f.way == "better"
             else Text("right → wrong", style="red"), elided_cell(f.setting, 8), query,
             Text(f.language or "?"), elided_cell(f.a_response or "–", reply, prose=True),
             elided_cell(f.b_response or "–", reply, prose=True)))))
-            for (key, f), query in zip(self.rows["#cmp-flips"], ids)], list(FLIP_COLUMNS),
-            reserve)
+            for (key, f), query in zip(self.rows["#cmp-flips"], ids)]
+        flips.border_subtitle = left_out_line(
+            refill_fitting(flips, FLIP_COLUMNS, flip_rows, list(FLIP_COLUMNS), reserve), "Enter")
 
     def action_back(self) -> None:
         self.go_back()

@@ -30,7 +30,7 @@ from mirage_tui.screens.runs_keys import RunKeys
 from mirage_tui.screens.runs_manage import RunManageKeys
 from mirage_tui.screens.runs_summary import RunSummaryKeys
 from mirage_tui.widgets.safe_text import elided_cell
-from mirage_tui.widgets.tables import columns_that_fit, highlighted_key
+from mirage_tui.widgets.tables import columns_that_fit, highlighted_key, title_naming
 
 EMPTY = ("No runs yet in this workspace. Start one from the command line, e.g.\n"
          "  mirage-tui run --dataset demo --generator smollm2-135m-instruct --sample 20\n"
@@ -205,6 +205,8 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
             return
         keep = self._highlighted()
         self.shown_columns = shown
+        # the table has no bottom border: the columns left out are named in its title
+        table.border_title = title_naming("Runs", [c for c in COLUMNS if c not in fit], "Enter")
         table.clear(columns=True)
         for c in shown:
             table.add_column(c, key=c)

@@ -30,7 +30,7 @@ def _name(widget) -> str:
     return f"{type(widget).__name__}#{widget.id}" if widget.id else type(widget).__name__
 
 
-def _visible(screen, widget) -> Region | None:
+def visible_region(screen, widget) -> Region | None:
     try:
         geometry = screen.find_widget(widget)
     except Exception:      # not on screen (hidden, scrolled away, not laid out)
@@ -81,7 +81,7 @@ def text_cuts(screen) -> list[str]:
         if isinstance(widget, SKIP) or any(isinstance(a, SKIP) for a in widget.ancestors):
             continue
         full = _full_text(widget)
-        visible = _visible(screen, widget)
+        visible = visible_region(screen, widget)
         if not full or visible is None:
             continue
         lines = [line.rstrip() for line in _lines(widget, visible)]
@@ -130,7 +130,7 @@ def _elided_well(shown: str, full: str, prose: bool) -> bool:
 def table_cuts(screen) -> list[str]:
     problems = []
     for table in screen.query(DataTable):
-        visible = _visible(screen, table)
+        visible = visible_region(screen, table)
         if visible is None or not table.columns:
             continue
         view = table.scrollable_content_region.width

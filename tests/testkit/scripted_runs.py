@@ -89,16 +89,17 @@ def make_run(store: Store, name: str, labels: dict | None = None,
 
 
 def add_arena(store: Store, run: str, name: str, battles: list[tuple[int, str, str, str]],
-              judge: str = "smollm2-135m-instruct") -> None:
+              judge: str = "smollm2-135m-instruct", at: str | None = None) -> None:
     """An arena with battles (query rowid, system_a, system_b, winner), each shown 'ab' with
-    label probabilities, as the judging engine stores them."""
+    label probabilities, as the judging engine stores them; made ``at`` (default
+    ``FIXED_TIME[run]``)."""
+    at = at or FIXED_TIME[run]
     run_id = store.query("SELECT id FROM runs WHERE name = ?", (run,))[0][0]
     with store.write() as db:
         cur = db.conn.execute(
             "INSERT INTO arenas (run_id, name, mode, config, header, status, created_at, "
             "updated_at) VALUES (?, ?, 'pairwise', ?, '{}', 'done', ?, ?)",
-            (run_id, name, json.dumps({"judge": judge, "seed": 0}), FIXED_TIME[run],
-             FIXED_TIME[run]))
+            (run_id, name, json.dumps({"judge": judge, "seed": 0}), at, at))
         for query, a, b, winner in battles:
             label = {"a": "A", "b": "B", "tie": "tie", None: None}[winner]
             probs = {"A": 0.8, "B": 0.15, "tie": 0.05} if label == "A" else \
@@ -112,7 +113,7 @@ def add_arena(store: Store, run: str, name: str, battles: list[tuple[int, str, s
                 "judgment_keys, parse_failures, refusal, detail, created_at) "
                 "VALUES (?, ?, ?, ?, ?, 'ab', ?, ?, 0, ?, ?)",
                 (cur.lastrowid, query, a, b, winner, json.dumps([f"k-{query}-{a}-{b}"]),
-                 int(winner is None), json.dumps(detail), FIXED_TIME[run]))
+                 int(winner is None), json.dumps(detail), at))
 
 
 def duel_battles(queries: list[int]) -> list[tuple[int, str, str, str]]:

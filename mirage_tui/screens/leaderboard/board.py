@@ -8,11 +8,20 @@ from __future__ import annotations
 from rich.text import Text
 
 from engine.stats import Estimate
-from mirage_tui.widgets.safe_text import elided_column
+from mirage_tui.widgets.safe_text import apart_width, elided_column
+from mirage_tui.widgets.tables import Elastic
 
-RATING_COLUMNS = (("rank", "rank"), ("system", "system"), ("Elo", "elo"), ("95% CI", "ci"),
-                  ("battles", "battles"), ("W/T/L", "wtl"), ("win rate [95% CI] n", "rate"))
-"""(label, key) of the ratings table's columns."""
+RATING_COLUMNS = {"rank": "rank", "system": "system", "elo": "Elo", "ci": "95% CI",
+                  "battles": "battles", "wtl": "W/T/L", "rate": "win rate [95% CI] n"}
+"""The ratings table's columns (key: label), in display order."""
+RATING_PRIORITY = ["rank", "system", "elo", "ci", "rate", "wtl", "battles"]
+"""Which columns stay when the table is narrow, the most important first: the rank, the Elo
+and its CI that the rank is read from, the win rate with its CI and n, then W/T/L and the
+battles (that n again). A column that does not fit is left out whole and named (issue 34: at
+120 columns the win rate's n read ``n=1`` for 110)."""
+LEAST_NAME = 20
+"""The system names narrow to this (or to where they stay apart) before a column goes: at 80
+columns the battles give way (the win rate's n shows them) rather than the names."""
 
 NO_RUNS = ("No runs yet: an arena judges a run's answers, so start a run first "
            "(`mirage-tui run …`).")
@@ -30,29 +39,34 @@ def arena_line(info) -> str:
             f" · {info.parse_failures} unparsed replies")
 
 
-def rating_cells(s) -> list[Text]:
+def rating_cells(s) -> dict[str, Text]:
     """A system's row (``engine.arena.types.SystemRating``) in :data:`RATING_COLUMNS`."""
     # as the CLI's `arena ratings`: the rate with its 95% CI over the tournaments, and its n
     rate = Estimate(s.win_rate, s.win_rate_lo, s.win_rate_hi, s.battles).format_pct()
-    return [Text(str(s.rank), justify="right"), Text(s.system),
-            Text(f"{s.elo:.0f}", justify="right"),
-            Text(f"+{s.elo_hi - s.elo:.0f}/-{s.elo - s.elo_lo:.0f}"),
-            Text(str(s.battles), justify="right"),
-            Text(f"{s.wins}/{s.ties}/{s.losses}"), Text(rate, justify="right")]
+    return dict(zip(RATING_COLUMNS, (
+        Text(str(s.rank), justify="right"), Text(s.system), Text(f"{s.elo:.0f}", justify="right"),
+        Text(f"+{s.elo_hi - s.elo:.0f}/-{s.elo - s.elo_lo:.0f}"),
+        Text(str(s.battles), justify="right"), Text(f"{s.wins}/{s.ties}/{s.losses}"),
+        Text(rate, justify="right"))))
 
 
-def rating_rows(systems, width: int) -> list[list[Text]]:
-    """Every system's :func:`rating_cells` for a table ``width`` cells wide (border and
-    scrollbar in): the system names elided alike, keeping them apart, in what the other
-    columns leave (issue 27: at 80 columns the last column was cut)."""
-    rows = [rating_cells(s) for s in systems]
-    others = sum(max([len(label)] + [row[i].cell_len for row in rows]) + 2
-                 for i, (label, _) in enumerate(RATING_COLUMNS) if i != 1)
-    # at 80 columns the win rate with its CI and n leaves the names 10 cells
-    names = elided_column([s.system for s in systems], max(8, width - 4 - 2 - others))
-    for row, name in zip(rows, names):
-        row[1] = name
-    return rows
+def rating_rows(systems) -> tuple[list[tuple[str, dict[str, Text]]], Elastic]:
+    """Every system's :func:`rating_cells` keyed by its name, for
+    :func:`~mirage_tui.widgets.tables.refill_fitting`, and the system column as the one that
+    narrows first: the names elided alike, kept apart (issue 27), before any column holding a
+    number is left out whole (issue 34)."""
+    names = [s.system for s in systems]
+    return ([(s.system, rating_cells(s)) for s in systems],
+            Elastic("system", apart_width(names, LEAST_NAME),
+                    lambda width: elided_column(names, width)))
+
+
+def rank_line(r) -> str:
+    """What the rank column means, and how many share rank 1 (``engine.arena.leaderboard``:
+    FastChat's CI-aware rank)."""
+    top = sum(s.rank == 1 for s in r.systems)
+    return ("rank: 1 + the systems whose Elo 95% CI lies wholly above; overlapping CIs share a "
+            "rank" + (f" ({top} share rank 1)" if top > 1 else ""))
 
 
 def ratings_status(arena: str | None, info, r) -> str:
@@ -64,8 +78,9 @@ def ratings_status(arena: str | None, info, r) -> str:
 
 
 def ratings_notes(r) -> Text:
-    """The engine's notes on the ratings, and the battles left out unparsed."""
-    notes = Text()
+    """What the rank means (:func:`rank_line`), the engine's notes on the ratings, and the
+    battles left out unparsed."""
+    notes = Text(rank_line(r) + "\n")
     for note in r.notes:
         notes.append(f"note: {note}\n", style="italic")
     if r.parse_failures:

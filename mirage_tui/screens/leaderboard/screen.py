@@ -19,14 +19,15 @@ from mirage_tui.commands import PaletteCommand
 from mirage_tui.jobs import JobController
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.leaderboard import jobs
-from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, arena_line,
-                                                  no_arena, rating_rows, ratings_notes,
-                                                  ratings_status)
+from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, RATING_PRIORITY,
+                                                  arena_line, no_arena, rating_rows,
+                                                  ratings_notes, ratings_status)
 from mirage_tui.screens.leaderboard.data import arena_choices, judge_line, rate, surrogate
 from mirage_tui.screens.leaderboard.messages import (BoardLoaded, ChoicesLoaded, PageExported,
                                                      SurrogateLoaded)
 from mirage_tui.widgets.heatmap import WinFractionHeatmap
-from mirage_tui.widgets.tables import highlighted_key
+from mirage_tui.widgets.tables import (highlighted_key, refill_fitting, scrollbar_to_come,
+                                       title_naming)
 
 
 class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
@@ -117,7 +118,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
         self.sub_title = "leaderboard"
         self.query_one("#lb-progress").display = False
         table = self.query_one("#ratings", DataTable)
-        for label, key in RATING_COLUMNS:
+        for key, label in RATING_COLUMNS.items():
             table.add_column(label, key=key)
         table.focus()
         self.action_refresh()
@@ -216,7 +217,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
             run = load_run(store, run_name)
             ratings, error = rate(store, run, arena)
             self.post_message(BoardLoaded(generation, ratings, error,
-                                          judge_line(store, run, arena)))
+                                          judge_line(store, run, arena, ratings)))
             if ratings is not None:
                 self.post_message(SurrogateLoaded(generation, surrogate(store, run, arena)))
 
@@ -226,26 +227,37 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
             return
         info = self._arena_info()
         line = arena_line(info) if info is not None else (self.arena or "")
-        table = self.query_one("#ratings", DataTable)
-        keep = highlighted_key(table)        # read again: the cursor stays where it was
-        table.clear()
         heatmap = self.query_one("#lb-heatmap", WinFractionHeatmap)
         self.ratings = r = message.ratings
         self.query_one("#lb-judge", Static).update(message.judge_line)
         if r is None:
+            self.query_one("#ratings", DataTable).clear()
             self.query_one("#lb-status", Static).update(f"{line} · no ratings: {message.error}")
             self.query_one("#lb-notes", Static).update("")
             heatmap.set_ratings(None)
             return
-        for s, cells in zip(r.systems, rating_rows(r.systems, self.app.size.width)):
-            table.add_row(*cells, key=s.system)
-        if keep in {s.system for s in r.systems}:
-            table.move_cursor(row=table.get_row_index(keep))
+        self._fill_ratings()         # the cursor stays on the system it was on
         self.query_one("#lb-status", Static).update(ratings_status(self.arena, info, r))
         self.query_one("#lb-notes", Static).update(ratings_notes(r))
         heatmap.set_ratings(r)
         self.query_one("#lb-surrogate", Static).update(Text("Surrogate judge: computing…",
                                                             style="dim"))
+
+    def on_resize(self) -> None:
+        self._fill_ratings()
+
+    def _fill_ratings(self) -> None:
+        """The ratings in the columns that fit whole at this width, the names narrowing
+        first; the ones left out named in the table's title, seen with its header (issue 34:
+        never a number cut)."""
+        if self.ratings is None:
+            return
+        table = self.query_one("#ratings", DataTable)
+        rows, names = rating_rows(self.ratings.systems)
+        hidden = refill_fitting(table, RATING_COLUMNS, rows, RATING_PRIORITY,
+                                scrollbar_to_come(self.query_one("#lb-body", VerticalScroll)),
+                                elastic=names)
+        table.border_title = title_naming("Ratings", hidden)
 
     @on(SurrogateLoaded)
     def _surrogate_loaded(self, message: SurrogateLoaded) -> None:
