@@ -22,11 +22,12 @@ from testkit.scripted_runs import A, B
 from testkit.scripted_runs import FIXED_TIME as WORKSPACE_TIMES
 from testkit.scripted_runs import LABELS as WORKSPACE_LABELS
 from testkit.shown import numbers, shown_cells
-from testkit.tui import text_of
+from testkit.tui import settle, text_of
 
 pytestmark = pytest.mark.asyncio
 
 SIDE_A, SIDE_B = (f"{RUN}:{g}/mirage@1" for g in (GENERATORS[0], GENERATORS[2]))
+SIZES = {**SIZES, "100x30": (100, 30)}      # and a width between
 
 
 @pytest.fixture(scope="module")
@@ -201,6 +202,25 @@ async def test_inspector_numbers_are_whole(size, crowded):
             whole = numbers(held[column].full)
             assert all(n in whole for n in numbers(cells[column])), (key, cells[column])
     assert not found, "\n".join(found)
+
+
+async def test_the_leaderboard_refits_when_the_terminal_is_resized(crowded):
+    """From 120 to 80 columns and back: the columns that no longer fit go whole and are
+    named, and come back whole."""
+    from mirage_tui.screens.leaderboard import LeaderboardScreen
+
+    app = SnapshotApp(crowded["path"])
+    async with app.run_test(size=SIZES["120x35"]) as pilot:
+        await steps(lambda path: LeaderboardScreen(RUN, ARENA))(pilot)
+        table = app.screen.query_one("#ratings", DataTable)
+        assert "wtl" in table.columns
+        for size, left_out in (("80x24", True), ("120x35", False)):
+            await pilot.resize_terminal(*SIZES[size])
+            await settle(pilot)
+            assert ("wtl" not in table.columns) == left_out
+            assert ("W/T/L" in str(table.border_title)) == left_out
+            _drawn_as_held(shown_cells(app.screen, table), table)
+            assert not cuts(app.screen), (size, cuts(app.screen))
 
 
 async def test_the_reader_sees_a_number_cut_at_the_edge():
