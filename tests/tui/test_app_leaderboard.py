@@ -77,11 +77,16 @@ async def test_leaderboard_ratings_heatmap_and_inspector(workspace):
         assert "judge smollm2-135m-instruct" in status and "17 battles rated" in status
         assert "(1 unparsed left out)" in status
         assert "200 tournaments" in status
-        # over the table: who judged it and how far to trust that judge (never calibrated)
+        # over the table: who judged it and how far to trust that judge (never calibrated),
+        # the rule the default would follow, and the cross-check against accuracy (issue 34)
         judge = screen.query_one("#lb-judge", Static)
-        assert text_of(judge) == ("judged by smollm2-135m-instruct, judge not calibrated "
-                                  "(mirage-tui judge calibrate --judge smollm2-135m-instruct "
-                                  "--labels DATASET)")
+        header = text_of(judge).splitlines()
+        assert header[0] == ("judged by smollm2-135m-instruct, judge not calibrated "
+                             "(mirage-tui judge calibrate --judge smollm2-135m-instruct "
+                             "--labels DATASET)")
+        assert header[1].startswith("judge named for this arena; the default for this data "
+                                    "would be reference:answer-match")
+        assert header[2].startswith("cross-check with em_loose")
         assert judge.region.y < table.region.y and judge.region.height >= 1
 
         heatmap = screen.query_one("#lb-heatmap", WinFractionHeatmap)
