@@ -370,7 +370,7 @@ def _default_why(build, cpu) -> str:
     if build.kind == "cpu" and cpu.has_amx:
         return " (AMX builds crash: ggml-org/llama.cpp#20824)"
     if build.kind == "cpu" and cpu.x86:
-        return " (the CPU's own instruction sets, named)"
+        return " (this CPU's instruction sets by name, not -march=native)"
     return ""
 
 
