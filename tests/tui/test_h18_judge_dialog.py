@@ -71,3 +71,21 @@ async def test_judge_dialog_defaults_caps_orders_and_estimates(workspace, monkey
     config = json.loads(Store(workspace["path"]).query(
         "SELECT config FROM arenas WHERE name = 'pairwise:scripted-instruct:both'")[0][0])
     assert (config["order"], config["queries"]) == ("both", 2)
+
+
+@pytest.mark.asyncio
+async def test_on_short_gold_answers_the_dialog_preselects_the_answer_match_judge(workspace,
+                                                                                  monkeypatch):
+    """Issue 34: the dialog offers and preselects reference:answer-match, described as the
+    run's own scorer, with the rule that chose it."""
+    judge_catalog(monkeypatch, ScriptedJudge(name=INSTRUCT), INSTRUCT)
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        modal = await open_judge_dialog(pilot, "beta")
+        select = modal.query_one("#judge-model", Select)
+        assert select.value == "reference:answer-match"
+        labels = {str(value): text.plain if hasattr(text, "plain") else str(text)
+                  for text, value in select._options}
+        assert "the run's own scorer" in labels["reference:answer-match"]
+        assert "short gold answers" in text_of(modal.query_one("#judge-why", Static))
+        assert not app.errors()
