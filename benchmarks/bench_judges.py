@@ -75,9 +75,9 @@ def calibrate(store, labels, judge, order, sample, boot) -> dict:
             "figures": figures_json(s)}
 
 
-def held_out_domains(store, path: Path, boot: int) -> dict:
-    """Fit on four RobustQA domains, calibrate on the other three: a fitted judge's agreement
-    on labels it never saw, beside the reference judges' on the same pairs."""
+def import_domain_split(store, path: Path) -> None:
+    """``rc-train`` (the pairs of :data:`TRAIN_DOMAINS`) and ``rc-test`` (the other three
+    domains) as labels datasets, once."""
     rows = json.loads(path.read_text())
     folder = Path(tempfile.mkdtemp())
     for part, keep in (("train", True), ("test", False)):
@@ -85,6 +85,12 @@ def held_out_domains(store, path: Path, boot: int) -> dict:
         (folder / f"rc-{part}.json").write_text(json.dumps(subset))
         if not store.query("SELECT 1 FROM datasets WHERE name = ?", (f"rc-{part}",)):
             import_path(store, folder / f"rc-{part}.json", name=f"rc-{part}")
+
+
+def held_out_domains(store, path: Path, boot: int) -> dict:
+    """Fit on four RobustQA domains, calibrate on the other three: a fitted judge's agreement
+    on labels it never saw, beside the reference judges' on the same pairs."""
+    import_domain_split(store, path)
     fit = fit_judge(store, "domains", "rc-train", force=True)
     out = {"train": list(TRAIN_DOMAINS), "fit_cv": fit.cv, "test": []}
     print(f"held-out domains: fitted on {len(TRAIN_DOMAINS)} (CV {fit.cv_estimate().format_pct()})",
@@ -117,19 +123,33 @@ def verdict_speed(store, labels, judge_spec, limit=None) -> dict:
             "prepare_seconds": round(prepared, 3)}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def labels_options(ap: argparse.ArgumentParser, results: str) -> None:
+    """``--labels``, ``--boot``, ``--db`` and ``--out`` (default benchmarks/results/RESULTS)."""
     ap.add_argument("--labels", type=Path, default=LABELS)
-    ap.add_argument("--llm-sample", type=int, default=40)
     ap.add_argument("--boot", type=int, default=1000)
     ap.add_argument("--db", type=Path, help="workspace to use (default: a temporary one)")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "judges.json")
-    args = ap.parse_args()
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / results)
+
+
+def open_workspace(args, filename: str):
+    """``(store, tmp)``: ``--db``, or a workspace in a temporary folder kept alive by ``tmp``;
+    None (said on stderr) when ``--labels`` is missing."""
     if not args.labels.exists():
         print(f"no labels at {args.labels}", file=sys.stderr)
-        return 1
+        return None
     tmp = tempfile.TemporaryDirectory()
-    store = Store(args.db or Path(tmp.name) / "judges.db")
+    return Store(args.db or Path(tmp.name) / filename), tmp
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    labels_options(ap, "judges.json")
+    ap.add_argument("--llm-sample", type=int, default=40)
+    args = ap.parse_args()
+    opened = open_workspace(args, "judges.db")
+    if opened is None:
+        return 1
+    store, _tmp = opened
     labels = "ragchecker"
     if not store.query("SELECT 1 FROM datasets WHERE name = ?", (labels,)):
         import_path(store, args.labels, name=labels)

@@ -56,6 +56,12 @@ class Estimate:
         """``{"value", "lo", "hi", "n"}``, for JSON reports."""
         return {"value": self.value, "lo": self.lo, "hi": self.hi, "n": self.n}
 
+    @classmethod
+    def from_json(cls, e: Mapping[str, Any] | None) -> "Estimate":
+        """The Estimate :meth:`as_json` wrote (n = 0 and no value for None or {})."""
+        e = e or {}
+        return cls(e.get("value"), e.get("lo"), e.get("hi"), e.get("n", 0))
+
     def as_dict(self, prefix: str) -> dict[str, float | None]:
         """``{prefix: value, prefix_lo: lo, prefix_hi: hi}``, for JSON reports."""
         return {prefix: self.value, f"{prefix}_lo": self.lo, f"{prefix}_hi": self.hi}

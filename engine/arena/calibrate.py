@@ -123,7 +123,7 @@ def items_for(pairs: list[LabelledPair], orders: dict[str, tuple[JudgedOrder, ..
               aspect: str, debiased: bool = False) -> list[CalibrationItem]:
     """The calibration items of one aspect: each pair with labels on it and a judged order."""
     return [CalibrationItem(p.pair_id, aspect, p.domain, tuple(p.aspect_labels(aspect)),
-                            orders[p.pair_id], debiased)
+                            orders[p.pair_id], debiased, tuple(p.annotator_labels(aspect)))
             for p in pairs if p.labels.get(aspect) and p.pair_id in orders]
 
 
@@ -280,6 +280,7 @@ class _Calibrating(Job):
                    "by_aspect": {k: _as_json(v) for k, v in by_aspect.items()},
                    "anchors": ANCHORS, "anchor_source": ANCHOR_SOURCE}
         verdicts = [{"pair_id": it.pair_id, "domain": it.domain, "human": list(it.human),
+                     "annotators": list(it.ceiling_labels),
                      "human_class": human_class(it), "judge_class": judge_class(it),
                      "orders": [asdict(o) for o in it.orders]} for it in items]
         generator = self.judge.generator
@@ -334,7 +335,8 @@ class StoredCalibration:
         """The stored pair verdicts as calibration items (to compare two calibrations)."""
         debiased = order_of(self.config) == "debiased"
         return [CalibrationItem(v["pair_id"], self.aspect, v.get("domain"), tuple(v["human"]),
-                                tuple(JudgedOrder(**o) for o in v.get("orders", [])), debiased)
+                                tuple(JudgedOrder(**o) for o in v.get("orders", [])), debiased,
+                                tuple(v["annotators"]) if "annotators" in v else None)
                 for v in self.verdicts]
 
     def as_json(self) -> dict:

@@ -29,7 +29,8 @@ LLM-as-judge agreement figures, Zheng et al. 2023 §3.3-4.2):
   verdicts that chose the answer shown first (0.5 for an unbiased judge on balanced data).
 - **unparsed** and **failed** order verdicts are counted and left out of every figure.
 - **human–human** (the ceiling): the pair's first two annotators (by name) against each
-  other: sign agreement on pairs both call non-ties, Cohen's κ on the 3-way classes, Pearson
+  other, on the pairs with at least two distinct named annotators (a label whose row named
+  nobody is no annotator; its n says how many pairs it rests on): sign agreement on pairs both call non-ties, Cohen's κ on the 3-way classes, Pearson
   and Spearman of their labels.
 
 Every figure is an :class:`engine.stats.Estimate`: the value on the data, a 95% CI and its n.
@@ -76,6 +77,12 @@ class CalibrationItem:
     human: tuple[int, ...]              # each annotator's label, by annotator name
     orders: tuple[JudgedOrder, ...]
     debiased: bool = False              # both orders read as the arena's 'debiased' order
+    annotators: tuple[int, ...] | None = None   # named annotators' labels (None: all of human)
+
+    @property
+    def ceiling_labels(self) -> tuple[int, ...]:
+        """The labels the human ceiling compares: those of distinct named annotators."""
+        return self.human if self.annotators is None else self.annotators
 
 
 # --------------------------------------------------------------------------- per pair
@@ -240,9 +247,10 @@ def _columns(items: Sequence[CalibrationItem]) -> dict[str, np.ndarray]:
         cols["decisive"].append(len(decisive))
         cols["first_wins"].append(sum((o.winner == "a") == (o.shown == "ab")
                                       for o in decisive))
-        two = len(it.human) >= 2
-        cols["h1"].append(it.human[0] if two else nan)
-        cols["h2"].append(it.human[1] if two else nan)
+        people = it.ceiling_labels
+        two = len(people) >= 2
+        cols["h1"].append(people[0] if two else nan)
+        cols["h2"].append(people[1] if two else nan)
     return {k: np.asarray(v, dtype=float) for k, v in cols.items()}
 
 

@@ -26,6 +26,7 @@ from models.judges import Verdict
 
 PREFIX = "fitted:"
 DEFAULT_FEATURES = ("cos:minilm-l6-v2", "f1", "char3", "length")
+BLEND_FEATURES = ("f1", "cos:minilm-l6-v2", "cos:e5-small-q4")     # reference:blend's (issue 34)
 FEATURES = {"cos:minilm-l6-v2": "cosine of MiniLM-L6 embeddings with the reference",
             "cos:e5-small-q4": "cosine of e5-small embeddings with the reference",
             "f1": "token F1 with the reference",
@@ -39,10 +40,11 @@ class FitError(ArenaError):
     """Labels or features a judge cannot be fitted on (one line)."""
 
 
-def parse_features(text: str | None, judge: str | None = None) -> list[str]:
-    """Feature names from ``--features`` (comma-separated; default :data:`DEFAULT_FEATURES`),
-    with ``judge:LLM`` added for ``--judge LLM``; FitError names an unknown one."""
-    names = [n.strip() for n in (text or ",".join(DEFAULT_FEATURES)).split(",") if n.strip()]
+def parse_features(text: str | None, judge: str | None = None,
+                   default: Sequence[str] = DEFAULT_FEATURES) -> list[str]:
+    """Feature names from ``--features`` (comma-separated; else ``default``), with
+    ``judge:LLM`` added for ``--judge LLM``; FitError names an unknown one."""
+    names = [n.strip() for n in (text or ",".join(default)).split(",") if n.strip()]
     if judge and f"judge:{judge}" not in names:
         names.append(f"judge:{judge}")
     known = [n for n in FEATURES if n != "judge:LLM"]
@@ -81,6 +83,10 @@ class FeatureSet:
     @property
     def needs_reference(self) -> bool:
         return bool(self._similarity)
+
+    def similarity_keys(self) -> dict[str, str]:
+        """Each similarity feature's judge identity key (the embedder's, for a cosine)."""
+        return {n: j.generator.identity.key() for n, j in self._similarity.items()}
 
     def prepare(self, texts) -> None:
         texts = list(dict.fromkeys(t for t in texts if t))

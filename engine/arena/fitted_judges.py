@@ -1,4 +1,5 @@
-"""Judges fitted to people: a logistic regression on per-pair feature differences (issue 24).
+"""Judges fitted to people: a logistic regression, or a standardised sum, on per-pair feature
+differences (issue 24, 34).
 
 ``mirage-tui judge fit NAME --labels DATASET`` reads the labelled pairs (one labels dataset, or
 ``verdicts``: every ``verdicts:<run>`` dataset of people's own verdicts from the Inspector,
@@ -9,17 +10,21 @@ to the reference answer, length, an LLM judge's preference with ``--judge LLM``)
 pairs have no reference of their own: theirs is the query's (its long-form reference answer,
 else its gold answers), the text the arena gives an offline judge.
 
-The model is scikit-learn's ``LogisticRegression`` *without intercept*, on features divided by
-their standard deviation over the training pairs and *not centred* (centring would add an
-intercept). So ``P(B) = logistic(w · x / scale)`` and swapping A and B negates ``x`` and mirrors
-the probability: a fitted judge has no position bias by construction. Its label is 'tie' when
-``|P(B) - 0.5| <`` :data:`TIE_MARGIN`, else the likelier side.
+The model (``--method``, :mod:`engine.arena.fit_methods`) is scikit-learn's
+``LogisticRegression`` *without intercept* (``logistic``, the default), or every coefficient 1
+(``standardized-sum``: the sign of ``Σ x_i / sd_i``), on features divided by their standard
+deviation over the training pairs and *not centred* (centring would add an intercept). So
+``P(B) = logistic(w · x / scale)`` and swapping A and B negates ``x`` and mirrors the
+probability: a fitted judge has no position bias by construction. Its label is 'tie' when
+``|P(B) - 0.5| <`` :data:`~engine.arena.fit_methods.TIE_MARGIN`, else the likelier side.
 
 Agreement is measured by 5-fold ``GroupKFold`` with folds grouped by query text (no query is in
 a training and a test fold): the share of held-out pairs whose predicted side is the people's
 (a predicted tie counts as a miss), with its Clopper–Pearson 95% CI and n, beside each single
 feature fitted alone on the same folds (the best of them is reported: does the fit beat one
-rule?). The stored judge is fitted on every pair. Its identity (``fitted:NAME`` and a sha256
+rule?); then leave-one-domain-out when every pair names a domain and there are two or more
+(each domain predicted by a fit on the others), and the stored fit's in-sample agreement. The
+stored judge is fitted on every pair. Its identity (``fitted:NAME`` and a sha256
 over its features, coefficients, scale and the labels' fingerprint) changes whenever its labels
 change, so the judgments cache never mixes two fits.
 """
@@ -37,12 +42,14 @@ import numpy as np
 
 from engine.arena.fit_features import (DEFAULT_FEATURES, DEFAULT_LLM_TEMPLATE, PREFIX,
                                        FeatureSet, FitError, needs_reference)
+from engine.arena.fit_methods import (C, LOGISTIC, METHODS, TIE_MARGIN, agreement,
+                                      cross_validate, hits, leave_one_domain_out, query_folds)
 from engine.arena.planning import ArenaError, reference_texts
 from engine.arena.reference_judges import (ScoringJudge, ScoringModel, ScoringTemplate,
                                            logistic, references_of)
 from engine.datasets.catalog import DatasetNotFound, resolve
 from engine.datasets.labels import load_label_pairs
-from engine.stats import Estimate, clopper_pearson
+from engine.stats import Estimate
 from engine.store import Store, json_column
 from engine.store.fitted_judges import (fitted_row, fitted_rows, labels_dataset_ref,
                                         save_fitted, verdict_labels_refs)
@@ -53,10 +60,6 @@ METHOD = "fitted"
 VERSION = "1"
 VERDICTS = "verdicts"
 MIN_PAIRS = 20
-FOLDS = 5
-TIE_MARGIN = 0.001         # |P(B) - 0.5| below this is a tie (0.01 cost 2-3 points of
-                           # held-out agreement on the shared labels: near-equal answers)
-C = 1.0                    # scikit-learn's default L2 strength
 
 
 # --------------------------------------------------------------------------- labelled pairs
@@ -69,6 +72,7 @@ class FitPair:
     answer_b: str
     references: tuple[str, ...]
     sign: int                     # +1: people prefer B, -1: A
+    domain: str | None = None     # the labels' domain (RAGChecker: the RobustQA one)
 
 
 def labels_refs(store: Store, labels: str) -> list[str]:
@@ -108,7 +112,7 @@ def fit_pairs(store: Store, labels: str, aspect: str = "overall"
                 continue
             references = tuple(references_of(p.reference)) or query_refs.get(p.pair_id, ())
             pairs.append(FitPair(f"{ref}#{p.pair_id}", p.query, p.answer_a, p.answer_b,
-                                 references, 1 if mean > 0 else -1))
+                                 references, 1 if mean > 0 else -1, p.domain))
     if not pairs and not ties and aspect not in aspects:
         raise FitError(f"no labels on aspect {aspect!r} in {labels!r} (it has: "
                        f"{', '.join(sorted(aspects)) or 'none'})")
@@ -136,48 +140,6 @@ def labels_fingerprint(pairs: Sequence[FitPair]) -> str:
 
 # --------------------------------------------------------------------------- the fit
 
-def query_folds(groups: Sequence[str], n_splits: int = FOLDS):
-    """``(train, test)`` index arrays of a GroupKFold over query texts (never split a query)."""
-    from sklearn.model_selection import GroupKFold
-
-    n_groups = len(set(groups))
-    folds = GroupKFold(n_splits=min(n_splits, n_groups))
-    index = np.zeros(len(groups))
-    return list(folds.split(index, groups=list(groups)))
-
-
-def fit_logistic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(coefficients, scale)`` of the no-intercept logistic on ``x / scale``."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.preprocessing import StandardScaler
-
-    scaler = StandardScaler(with_mean=False).fit(x)
-    model = LogisticRegression(fit_intercept=False, C=C).fit(x / scaler.scale_, y)
-    return model.coef_[0].astype(float), scaler.scale_.astype(float)
-
-
-def predicted_sign(z: np.ndarray) -> np.ndarray:
-    """+1 (B), -1 (A) or 0 (tie: within the margin) from logits of P(B)."""
-    p = 1.0 / (1.0 + np.exp(-np.clip(z, -500, 500)))
-    return np.where(np.abs(p - 0.5) < TIE_MARGIN, 0, np.sign(p - 0.5)).astype(int)
-
-
-def agreement(k: int, n: int) -> Estimate:
-    if n == 0:
-        return Estimate(None, None, None, 0)
-    lo, hi = clopper_pearson(k, n)
-    return Estimate(k / n, lo, hi, n)
-
-
-def cross_validate(x: np.ndarray, y: np.ndarray, folds) -> Estimate:
-    """Held-out sign agreement of the fit over ``folds``."""
-    hits = 0
-    for train, test in folds:
-        coef, scale = fit_logistic(x[train], y[train])
-        hits += int((predicted_sign((x[test] / scale) @ coef) == y[test]).sum())
-    return agreement(hits, len(y))
-
-
 @dataclass(frozen=True)
 class FitResult:
     name: str
@@ -194,15 +156,18 @@ class FitResult:
     created_at: str
 
     def cv_estimate(self, key: str = "agreement") -> Estimate:
-        e = self.cv.get(key) or {}
-        return Estimate(e.get("value"), e.get("lo"), e.get("hi"), e.get("n", 0))
+        return Estimate.from_json(self.cv.get(key))
+
+    @property
+    def leave_one_domain_out(self) -> Estimate | None:
+        """The pooled held-out agreement over domains; None when it was not measured."""
+        lodo = self.cv.get("leave_one_domain_out")
+        return Estimate.from_json(lodo["pooled"]) if lodo else None
 
     @property
     def best_single(self) -> tuple[str | None, Estimate]:
         best = self.cv.get("best_single") or {}
-        e = best.get("agreement") or {}
-        return best.get("feature"), Estimate(e.get("value"), e.get("lo"), e.get("hi"),
-                                             e.get("n", 0))
+        return best.get("feature"), Estimate.from_json(best.get("agreement"))
 
     def as_json(self) -> dict:
         return {k: getattr(self, k) for k in (
@@ -210,18 +175,25 @@ class FitResult:
             "labels_datasets", "aspect", "labels_fingerprint", "config", "cv", "created_at")}
 
 
-def judge_sha256(features, coefficients, scale, fingerprint) -> str:
-    payload = json.dumps([METHOD, VERSION, list(features), [repr(float(c)) for c in coefficients],
-                          [repr(float(s)) for s in scale], fingerprint, TIE_MARGIN])
+def judge_sha256(features, coefficients, scale, fingerprint, method: str = LOGISTIC) -> str:
+    parts = [METHOD, VERSION, list(features), [repr(float(c)) for c in coefficients],
+             [repr(float(s)) for s in scale], fingerprint, TIE_MARGIN]
+    if method != LOGISTIC:            # the logistic fits keep the identities they were given
+        parts.append(method)
+    payload = json.dumps(parts)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def fit_judge(store: Store, name: str, labels: str, *, aspect: str = "overall",
               features: Sequence[str] = DEFAULT_FEATURES, template: str = DEFAULT_LLM_TEMPLATE,
-              n_threads: int | None = None, force: bool = False, llms: dict | None = None
-              ) -> FitResult:
-    """Fit, cross-validate and store the judge ``fitted:NAME`` (module docstring)."""
+              n_threads: int | None = None, force: bool = False, llms: dict | None = None,
+              method: str = LOGISTIC) -> FitResult:
+    """Fit, cross-validate and store the judge ``fitted:NAME`` (module docstring); ``method``
+    is one of :data:`~engine.arena.fit_methods.METHODS`."""
     name = check_name(name)
+    if method not in METHODS:
+        raise FitError(f"unknown fit method {method!r} (methods: {', '.join(METHODS)})")
+    fit = METHODS[method]
     if not force and fitted_row(store, name) is not None:
         raise FitError(f"a fitted judge {name!r} already exists (fitted:{name}); refit it "
                        "with --force, or choose another name")
@@ -252,19 +224,23 @@ def fit_judge(store: Store, name: str, labels: str, *, aspect: str = "overall",
                   for p in pairs], dtype=float)
     y = np.array([p.sign for p in pairs])
     folds = query_folds(groups)
-    fitted = cross_validate(x, y, folds)
-    single = {f: cross_validate(x[:, [i]], y, folds) for i, f in enumerate(features)}
+    fitted = cross_validate(x, y, folds, fit)
+    single = {f: cross_validate(x[:, [i]], y, folds, fit) for i, f in enumerate(features)}
     best = max(single, key=lambda f: (single[f].value, -list(features).index(f)))
-    coef, scale = fit_logistic(x, y)
+    coef, scale = fit(x, y)
     fingerprint = labels_fingerprint(pairs)
     cv = {"agreement": fitted.as_json(), "folds": len(folds), "queries": len(set(groups)),
           "pairs": len(pairs), "ties_left_out": ties, "prefer_b": int((y > 0).sum()),
           "by_feature": {f: e.as_json() for f, e in single.items()},
-          "best_single": {"feature": best, "agreement": single[best].as_json()}}
-    config = {"version": VERSION, "tie_margin": TIE_MARGIN, "C": C, "template": template,
+          "best_single": {"feature": best, "agreement": single[best].as_json()},
+          "in_sample": agreement(hits(x, y, coef, scale), len(y)).as_json(),
+          "leave_one_domain_out": leave_one_domain_out(x, y, [p.domain for p in pairs], fit)}
+    config = {"version": VERSION, "method": method, "tie_margin": TIE_MARGIN,
+              "template": template,
               "scaled": "divided by the training standard deviation, not centred",
-              "intercept": False}
-    result = FitResult(name, judge_sha256(features, coef, scale, fingerprint), list(features),
+              "intercept": False, **({"C": C} if method == LOGISTIC else {})}
+    result = FitResult(name, judge_sha256(features, coef, scale, fingerprint, method),
+                       list(features),
                        [float(c) for c in coef], [float(s) for s in scale], labels, refs, aspect,
                        fingerprint, config, cv,
                        datetime.now(timezone.utc).isoformat(timespec="seconds"))
@@ -313,7 +289,9 @@ def fitted_judge(store: Store, name: str) -> FitResult:
 
 
 class FittedJudge(ScoringJudge):
-    """``fitted:NAME``: the stored logistic applied to a shown pair (module docstring)."""
+    """``fitted:NAME``: the stored fit applied to a shown pair (module docstring)."""
+
+    verdict_method = METHOD
 
     def __init__(self, fit: FitResult, store: Store | None, n_threads: int | None = None,
                  llms: dict | None = None):
@@ -338,8 +316,9 @@ class FittedJudge(ScoringJudge):
         label = "tie" if abs(p_b - 0.5) < TIE_MARGIN else ("B" if p_b > 0.5 else "A")
         raw = json.dumps({"features": dict(zip(self.fit.features, (round(v, 6) for v in x))),
                           "logit": round(z, 6), "tie_margin": TIE_MARGIN})
-        return Verdict(label=label, probs={"A": 1.0 - p_b, "B": p_b}, method=METHOD, raw=raw,
-                       parse_failed=False, template=self.template.id, judge=self.judge_name)
+        return Verdict(label=label, probs={"A": 1.0 - p_b, "B": p_b}, method=self.verdict_method,
+                       raw=raw, parse_failed=False, template=self.template.id,
+                       judge=self.judge_name)
 
 
 def load_fitted_judge(store: Store, name: str, n_threads: int | None = None) -> FittedJudge:

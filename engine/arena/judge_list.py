@@ -91,3 +91,10 @@ def judge_rankings(store: Store, labels: str | None = None) -> list[JudgeRanking
             ref_sign, worse))
     rows.sort(key=lambda r: (-_value(r.sign_accuracy), r.judge, r.order))
     return rows
+
+
+def ceiling_text(e: Estimate | None) -> str:
+    """The human ceiling with the pairs it rests on (pairs with two named annotators):
+    ``85.0% n=107``, or ``- n=0`` where no pair has two."""
+    n = 0 if e is None else e.n
+    return ("-" if e is None or e.value is None else f"{100 * e.value:.1f}%") + f" n={n}"

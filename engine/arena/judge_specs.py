@@ -1,6 +1,7 @@
 """What ``--judge`` names, opened as a pairwise judge: an LLM (a catalog name, a GGUF path or
 an endpoint, read through a versioned template), a reference judge (``reference:EMBEDDER``,
-``reference:f1``, ``reference:char3``: :mod:`engine.arena.reference_judges`) or a judge
+``reference:f1``, ``reference:char3``: :mod:`engine.arena.reference_judges`;
+``reference:blend``: :mod:`engine.arena.blend`) or a judge
 fitted to people's labels (``fitted:NAME``: :mod:`engine.arena.fitted_judges`).
 
 Every kind answers the same questions (``generator.identity``, ``template.id``, ``fields``,
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from engine.arena.llm_judges import open_llm_judge
 from engine.arena.planning import ArenaError
-from engine.arena.reference_judges import ReferenceJudge, is_reference_judge
+from engine.arena.reference_judges import ReferenceJudge, is_blend_judge, is_reference_judge
 from engine.store import Store
 
 FITTED_PREFIX = "fitted:"
@@ -30,6 +31,10 @@ def open_judge(spec, template: str, *, store: Store | None = None,
                n_threads: int | None = None):
     """``spec`` (a name, or a ready Generator) as a pairwise judge; ``template`` is the LLM
     judge's template (offline judges have their own). ArenaError when it cannot open."""
+    if is_blend_judge(spec):
+        from engine.arena.blend import open_blend_judge
+
+        return open_blend_judge(store, n_threads)
     if is_reference_judge(spec):
         return ReferenceJudge(spec, store)
     if is_fitted_judge(spec):

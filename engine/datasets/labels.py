@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.datasets.catalog import DatasetNotFound, resolve
+from engine.datasets.formats.pairwise_labels import UNNAMED
 from engine.store import Store, json_column
 from engine.store.datasets import dataset_identity
 from engine.store.labels import (human_label_rows, label_aspects, label_pair_rows,
@@ -28,6 +29,13 @@ class LabelledPair:
         """This aspect's labels, by annotator name (a stable order)."""
         found = self.labels.get(aspect, {})
         return [found[name] for name in sorted(found)]
+
+    def annotator_labels(self, aspect: str) -> list[int]:
+        """This aspect's labels of named annotators only (a row that named nobody is no
+        annotator: :data:`~engine.datasets.formats.pairwise_labels.UNNAMED`), by name: the
+        human ceiling compares the first two."""
+        found = self.labels.get(aspect, {})
+        return [found[name] for name in sorted(found) if not name.startswith(UNNAMED)]
 
 
 def load_label_pairs(store: Store, dataset: str) -> list[LabelledPair]:

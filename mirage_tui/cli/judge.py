@@ -7,7 +7,8 @@
                                  [--html FILE [--force]]
     mirage-tui judge compare ID_A ID_B [--boot 1000] [--json]
     mirage-tui judge fit NAME --labels DATASET|verdicts [--aspect A] [--judge LLM]
-                         [--features F,...] [--force] [--json]
+                         [--method logistic|standardized-sum] [--features F,...]
+                         [--force] [--json]
     mirage-tui judge list [--labels DATASET] [--json]
 
 ``calibrate`` judges every pair of a labels dataset (``mirage-tui data import`` of a RAGChecker
@@ -90,18 +91,21 @@ def add_parsers(sub) -> None:
 
 
 def _add_fit_parsers(jsub) -> None:
-    from engine.arena.fit_features import DEFAULT_FEATURES, FEATURES
-    from engine.arena.fitted_judges import FOLDS, MIN_PAIRS
+    from engine.arena.fit_features import BLEND_FEATURES, DEFAULT_FEATURES, FEATURES
+    from engine.arena.fit_methods import FOLDS, LOGISTIC, METHODS, STANDARDIZED_SUM
+    from engine.arena.fitted_judges import MIN_PAIRS
 
     listed = "; ".join(f"{k}: {v}" for k, v in FEATURES.items())
     p = jsub.add_parser(
         "fit", help="fit a judge to people's labels (then --judge fitted:NAME)",
-        description="A logistic regression without intercept on each pair's feature "
-                    "differences f(B) - f(A) (no position bias: swapping the answers mirrors "
-                    "the probability), fitted to the sign of the annotators' mean label (ties "
-                    f"left out; at least {MIN_PAIRS} pairs, both sides). Agreement is "
-                    f"{FOLDS}-fold cross-validated with folds grouped by query, beside the "
-                    "best single feature on the same folds.")
+        description="A logistic regression without intercept (or, with --method "
+                    "standardized-sum, every feature divided by its standard deviation and "
+                    "summed) on each pair's feature differences f(B) - f(A) (no position bias: "
+                    "swapping the answers mirrors the probability), fitted to the sign of the "
+                    f"annotators' mean label (ties left out; at least {MIN_PAIRS} pairs, both "
+                    f"sides). Agreement is {FOLDS}-fold cross-validated with folds grouped by "
+                    "query, beside the best single feature on the same folds, and left out "
+                    "one domain at a time when the labels name domains.")
     db_option(p)
     p.add_argument("name", metavar="NAME", help="the judge's name: --judge fitted:NAME")
     p.add_argument("--labels", required=True, metavar="DATASET",
@@ -110,8 +114,13 @@ def _add_fit_parsers(jsub) -> None:
     p.add_argument("--aspect", default="overall", help="the labels' aspect (default overall)")
     p.add_argument("--judge", metavar="LLM",
                    help="add the feature judge:LLM (its order-averaged P(B) - P(A), cached)")
+    p.add_argument("--method", choices=tuple(METHODS), default=LOGISTIC,
+                   help=f"{LOGISTIC}: a logistic regression (default); {STANDARDIZED_SUM}: "
+                        "the sign of the sum of each feature's difference divided by its "
+                        "standard deviation over the pairs (reference:blend's method)")
     p.add_argument("--features", metavar="F,...",
-                   help=f"comma-separated (default {','.join(DEFAULT_FEATURES)}); {listed}")
+                   help=f"comma-separated (default {','.join(DEFAULT_FEATURES)}; with "
+                        f"--method {STANDARDIZED_SUM} {','.join(BLEND_FEATURES)}); {listed}")
     p.add_argument("--template", default=None, metavar="NAME",
                    help="the LLM feature's template (default ragqa_arena_pairwise)")
     p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for --judge")
@@ -132,13 +141,16 @@ def run(args, store) -> int:
 
 def _fit(args, store) -> int:
     from engine.arena.fitted_report import fit_lines
-    from engine.arena.fit_features import DEFAULT_LLM_TEMPLATE, parse_features
+    from engine.arena.fit_features import (BLEND_FEATURES, DEFAULT_FEATURES,
+                                           DEFAULT_LLM_TEMPLATE, parse_features)
+    from engine.arena.fit_methods import STANDARDIZED_SUM
     from engine.arena.fitted_judges import fit_judge
 
-    features = parse_features(args.features, args.judge)
+    default = BLEND_FEATURES if args.method == STANDARDIZED_SUM else DEFAULT_FEATURES
+    features = parse_features(args.features, args.judge, default)
     result = fit_judge(store, args.name, args.labels, aspect=args.aspect, features=features,
                        template=args.template or DEFAULT_LLM_TEMPLATE, n_threads=args.threads,
-                       force=args.force)
+                       force=args.force, method=args.method)
     if args.json:
         print(json.dumps(result.as_json(), ensure_ascii=False))
         return 0
@@ -149,17 +161,19 @@ def _fit(args, store) -> int:
 
 
 def _list(args, store) -> int:
+    from engine.arena.blend import in_sample_labels, shipped_blend
     from engine.arena.fitted_judges import fitted_judges
     from engine.arena.fitted_report import IN_SAMPLE, fit_lines, fitted_on
     from engine.arena.judge_list import WORSE_THAN_REFERENCE, judge_rankings
 
     rows = judge_rankings(store, args.labels)
     fits = fitted_judges(store)
+    blend_labels = in_sample_labels(store)
     if args.json:
-        print(json.dumps({"calibrated": [{**r.as_json(),
-                                          "in_sample": fitted_on(fits, r.judge, r.labels)}
-                                         for r in rows],
-                          "fitted": [f.as_json() for f in fits]}, ensure_ascii=False))
+        print(json.dumps({"calibrated": [{**r.as_json(), "in_sample": fitted_on(
+                              fits, r.judge, r.labels, blend_labels)} for r in rows],
+                          "fitted": [f.as_json() for f in fits],
+                          "packaged": shipped_blend().as_json()}, ensure_ascii=False))
         return 0
     if not rows:
         print("no judge calibrated" + (f" on {args.labels!r}" if args.labels else "")
@@ -170,7 +184,7 @@ def _list(args, store) -> int:
         for r in rows:
             marks = [f"! {WORSE_THAN_REFERENCE} ({r.best_reference} "
                      f"{_pct(r.best_reference_accuracy)})"] if r.worse_than_reference else []
-            if fitted_on(fits, r.judge, r.labels):
+            if fitted_on(fits, r.judge, r.labels, blend_labels):
                 marks.append(f"({IN_SAMPLE})")
             table.append((r.judge, r.order, r.labels, r.sign_accuracy.format_pct(),
                           _pct(r.flip_rate), _num(r.kappa), _pct(r.human_ceiling),
@@ -183,6 +197,7 @@ def _list(args, store) -> int:
         for f in fits:
             for line in fit_lines(f):
                 print("  " + line)
+    print("\npackaged judge fitted to people (shipped):\n  " + shipped_blend().summary())
     return 0
 
 

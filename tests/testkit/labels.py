@@ -27,6 +27,11 @@ def write_labels(store, tmp_path, name, n=24, flip=(), reference=True, one_side=
             if reference:
                 row["reference"] = ref
             rows.append(row)
+    return import_rows(store, tmp_path, name, rows)
+
+
+def import_rows(store, tmp_path, name, rows):
+    """``rows`` (the pairwise-labels columns) written as JSONL and imported as ``name``."""
     path = tmp_path / f"{name}.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     import_path(store, path, name=name)

@@ -13,12 +13,18 @@ Two layouts, one reader:
 - **Plain** (``pairwise-labels``): JSON lines or CSV with the columns ``query, reference?,
   answer_a, answer_b, label, annotator?, aspect?, domain?, pair_id?, note?``. Rows with the
   same ``pair_id`` (or, without one, the same query and answers) are one pair. ``aspect``
-  defaults to ``overall``; a row without an ``annotator`` is numbered like RAGChecker's.
+  defaults to ``overall``. A row repeated exactly (same pair, annotator, aspect and label) is
+  dropped and counted. A row without an ``annotator`` names nobody: its label counts in the
+  pair's mean, but it is no annotator (stored as :data:`UNNAMED` ``k`` per pair and aspect), so
+  it neither adds to the annotators counted nor makes a pair one the human ceiling rests on.
 
 A label runs from -2 (answer A much better) to 2 (answer B much better), 0 a tie; ``A``,
 ``B`` and ``tie`` are read as -1, 1 and 0. Anything else, a missing field, a pair id reused for
 another query or answers, or one annotator labelling one pair and aspect twice is refused with
 the file, the record and the field. The import is all or nothing like every other.
+
+RAGChecker's records are its annotators by the file's own layout, so two identical records of
+one instance are two people agreeing (54 of the 392 in the public file), never a duplicate.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +45,9 @@ FORMAT = "pairwise-labels"
 RAGCHECKER_FORMAT = "ragchecker-meta"
 ASPECTS = ("correctness", "completeness", "overall")
 _WORD_LABELS = {"a": -1, "b": 1, "tie": 0}
+UNNAMED = "(no annotator)"
+"""The stored name of a label whose row named no annotator (``(no annotator) 1``, ...): no file
+annotator may start with it."""
 
 
 @dataclass
@@ -86,19 +96,22 @@ def default_name(path: Path) -> str:
 # --------------------------------------------------------------------------- fields
 
 def parse_label(path: Path, record: Any, value: Any, key: str = "label") -> int:
-    """-2..2 from a label cell (an int, its text, or A / B / tie)."""
+    """-2..2 from a label cell (an int, its text, or A / B / tie). A refusal quotes the cell as
+    written (a CSV's ``7``, not the float it was read as)."""
+    shown = repr(value)
     if isinstance(value, str):
         text = value.strip()
         if text.lower() in _WORD_LABELS:
             return _WORD_LABELS[text.lower()]
+        shown = text[:20]
         try:
             value = float(text)
         except ValueError:
             raise DatasetFormatError(path, f"expected -2..2 or A / B / tie, got {text[:20]!r}",
                                      record=record, field=key) from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) \
-            or not -2 <= value <= 2:
-        raise DatasetFormatError(path, f"expected an integer from -2 to 2, got {value!r}",
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value != int(value) or not -2 <= value <= 2:
+        raise DatasetFormatError(path, f"expected an integer from -2 to 2, got {shown}",
                                  record=record, field=key)
     return int(value)
 
@@ -117,12 +130,17 @@ def _optional_str(path: Path, record: Any, obj: dict, key: str) -> str | None:
 
 class _Pairs:
     """Pairs by id, checking that an id always names the same text and that no annotator
-    labels one pair and aspect twice."""
+    labels one pair and aspect twice (an exact repeat is dropped and counted instead).
+    ``unnamed_are_people``: a row without an annotator is one more annotator of its pair
+    (RAGChecker's layout), else it names nobody (:data:`UNNAMED`)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, unnamed_are_people: bool = False):
         self.path = path
+        self.unnamed_are_people = unnamed_are_people
         self.pairs: dict[str, PairRecord] = {}
         self.first: dict[str, Any] = {}
+        self.seen: set[tuple[str, str | None, str, int]] = set()
+        self.repeats = 0
 
     def add(self, record: Any, pair: PairRecord, labels: list[tuple[str | None, str, int,
                                                                     str | None]]) -> None:
@@ -138,14 +156,23 @@ class _Pairs:
                         f"record {self.first[pair.pair_id]}", record=record, field=name)
         taken = {(lab.annotator, lab.aspect) for lab in known.labels}
         for annotator, aspect, label, note in labels:
+            if annotator is not None and annotator.startswith(UNNAMED):
+                raise DatasetFormatError(self.path, f"{UNNAMED!r} is kept for rows that name "
+                                         "no annotator", record=record, field="annotator")
+            if not self.unnamed_are_people:
+                repeat = (pair.pair_id, annotator, aspect, label)
+                if repeat in self.seen:
+                    self.repeats += 1
+                    continue
+                self.seen.add(repeat)
             if annotator is None:
-                n = 1 + sum(1 for lab in known.labels if lab.aspect == aspect
-                            and lab.annotator.startswith("annotator "))
-                annotator = f"annotator {n}"
+                prefix = "annotator " if self.unnamed_are_people else f"{UNNAMED} "
+                annotator = prefix + str(1 + sum(1 for lab in known.labels if lab.aspect
+                                                 == aspect and lab.annotator.startswith(prefix)))
             if (annotator, aspect) in taken:
                 raise DatasetFormatError(
                     self.path, f"{annotator!r} already labelled pair {pair.pair_id!r} on "
-                    f"{aspect!r}", record=record, field="annotator")
+                    f"{aspect!r} with another label", record=record, field="annotator")
             taken.add((annotator, aspect))
             known.labels.append(LabelRecord(annotator, aspect, label, note))
 
@@ -153,10 +180,21 @@ class _Pairs:
         out = ParsedDataset(kind="labels", format=fmt)
         out.label_pairs = list(self.pairs.values())
         labels = [lab for p in out.label_pairs for lab in p.labels]
+        unnamed = sum(1 for lab in labels if lab.annotator.startswith(UNNAMED))
         out.counts = {"pairs": len(out.label_pairs), "labels": len(labels),
-                      "annotators": len({lab.annotator for lab in labels}),
+                      "annotators": len({lab.annotator for lab in labels
+                                         if not lab.annotator.startswith(UNNAMED)}),
                       "aspects": len({lab.aspect for lab in labels}),
                       "domains": len({p.domain for p in out.label_pairs if p.domain})}
+        if unnamed:
+            out.counts["unnamed_labels"] = unnamed
+            out.warnings.append(f"{unnamed} label(s) name no annotator: each counts in its "
+                                "pair's mean label, none as an annotator (the human ceiling "
+                                "rests on pairs with two named annotators)")
+        if self.repeats:
+            out.counts["repeats_dropped"] = self.repeats
+            out.warnings.append(f"{self.repeats} repeated row(s) dropped (same pair, "
+                                "annotator, aspect and label as an earlier row)")
         out.description = (f"{len(out.label_pairs)} answer pairs, {len(labels)} human labels")
         empty = sum(1 for p in out.label_pairs if not p.answer_a.strip() or not p.answer_b.strip())
         if empty:
@@ -169,7 +207,7 @@ class _Pairs:
 
 def parse_ragchecker(path: Path, steps: StepCount | None = None) -> ParsedDataset:
     rows = load_json(path, list, "a list of labelled pairs (RAGChecker meta-evaluation)")
-    pairs = _Pairs(path)
+    pairs = _Pairs(path, unnamed_are_people=True)
     for index, obj in enumerate(rows):
         if steps and index % 100 == 0:
             steps(index, len(rows), "pairs")
