@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from engine.arena.types import Battle
+from engine.runs.owner import ARENA, claimed_status
 from engine.store.runs import RunInfo
 from engine.store import Store, json_column
 from engine.store.arenas import (arena_rows, battle_winners, battles_with_queries,
@@ -53,12 +54,14 @@ class ArenaInfo:
 
 
 def list_arenas(store: Store, run: RunInfo) -> list[ArenaInfo]:
-    """The run's arenas, oldest first, with their battle and parse-failure counts."""
+    """The run's arenas, oldest first, with their battle and parse-failure counts; one
+    stored as running whose judging process is gone reads ``interrupted``."""
     out = []
     for r in arena_rows(store, run.id):
         config = json_column(r["config"], {})
+        status = claimed_status(store, ARENA, str(r["id"]), r["status"])
         out.append(ArenaInfo(r["id"], run.name, r["name"], r["mode"], config.get("judge"),
-                             r["status"], r["n"], r["pf"], r["unparsed"], r["created_at"],
+                             status, r["n"], r["pf"], r["unparsed"], r["created_at"],
                              r["updated_at"], config, json_column(r["header"], {})))
     return out
 

@@ -31,6 +31,7 @@ change, so the judgments cache never mixes two fits.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -49,6 +50,7 @@ from engine.arena.reference_judges import (ScoringJudge, ScoringModel, ScoringTe
                                            logistic, references_of)
 from engine.datasets.catalog import DatasetNotFound, resolve
 from engine.datasets.labels import load_label_pairs
+from engine.runs import owner
 from engine.stats import Estimate
 from engine.store import Store, json_column
 from engine.store.fitted_judges import (fitted_row, fitted_rows, labels_dataset_ref,
@@ -184,6 +186,18 @@ def judge_sha256(features, coefficients, scale, fingerprint, method: str = LOGIS
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def _claimed(fit):
+    """``fit`` run by the one process that claims the name (:mod:`engine.runs.owner`): a
+    second fit of the same name meanwhile is refused naming the first one's pid."""
+    @functools.wraps(fit)
+    def claimed(store: Store, name: str, *args, **kwargs) -> FitResult:
+        name = check_name(name)
+        with owner.held(store, owner.FIT, name, f"fitted judge {name} is being fitted"):
+            return fit(store, name, *args, **kwargs)
+    return claimed
+
+
+@_claimed
 def fit_judge(store: Store, name: str, labels: str, *, aspect: str = "overall",
               features: Sequence[str] = DEFAULT_FEATURES, template: str = DEFAULT_LLM_TEMPLATE,
               n_threads: int | None = None, force: bool = False, llms: dict | None = None,
@@ -195,8 +209,7 @@ def fit_judge(store: Store, name: str, labels: str, *, aspect: str = "overall",
         raise FitError(f"unknown fit method {method!r} (methods: {', '.join(METHODS)})")
     fit = METHODS[method]
     if not force and fitted_row(store, name) is not None:
-        raise FitError(f"a fitted judge {name!r} already exists (fitted:{name}); refit it "
-                       "with --force, or choose another name")
+        raise _exists(name)
     pairs, refs, ties = fit_pairs(store, labels, aspect)
     if len(pairs) < MIN_PAIRS:
         raise FitError(f"{labels!r} has {len(pairs)} pair(s) with a non-tie label on aspect "
@@ -244,7 +257,7 @@ def fit_judge(store: Store, name: str, labels: str, *, aspect: str = "overall",
                        [float(c) for c in coef], [float(s) for s in scale], labels, refs, aspect,
                        fingerprint, config, cv,
                        datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    _store(store, result)
+    _store(store, result, replace=force)
     return result
 
 
@@ -257,8 +270,16 @@ def check_name(name: str) -> str:
     return name
 
 
-def _store(store: Store, r: FitResult) -> None:
-    save_fitted(store, r.as_json())
+def _exists(name: str) -> FitError:
+    return FitError(f"a fitted judge {name!r} already exists (fitted:{name}); refit it with "
+                    "--force, or choose another name")
+
+
+def _store(store: Store, r: FitResult, replace: bool) -> None:
+    """Store the fit; without ``replace``, a name stored meanwhile (by a process that did
+    not claim it) is refused in the writing transaction, never overwritten."""
+    if not save_fitted(store, r.as_json(), replace=replace):
+        raise _exists(r.name)
 
 
 # --------------------------------------------------------------------------- reading back

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from engine.arena.orders import canonical_winner, combine_orders, debiased_winner
 from engine.arena.planning import ArenaError, Matchup
 from engine.store.runs import RunInfo
+from engine.runs import owner
 from engine.runs.header import identity_json, machine, now, package_versions
 from engine.store import Store
 from engine.store.arenas import (arena_by_name, battle_states, end_arena, insert_arena,
@@ -48,11 +49,15 @@ def open_arena(store: Store, run: RunInfo, name: str, config: dict, generator,
                contestants: list[str], concurrency: int, n_threads: int | None) -> OpenedArena:
     """Create the arena row, or check a stored one against this config and judge (raising
     :class:`ArenaConfigMismatch` with nothing written); start this session in its header
-    (status ``running``); read its stored battles. One transaction."""
+    (status ``running``), claimed by this process (:mod:`engine.runs.owner`: another live
+    judging of it is refused with :class:`~engine.runs.owner.Busy`); read its stored battles.
+    One transaction."""
     identity = identity_json(generator) or {}
     with store.write() as db:
         row = arena_by_name(db, run.id, name)
+        doing = f"arena {name} of run {run.name} is being judged"
         if row is not None:
+            owner.claim_named(db, owner.ARENA, str(row["id"]), doing)
             old = json.loads(row["config"])
             differs = [k for k in FIXED_CONFIG if old.get(k) != config.get(k)]
             if differs:
@@ -72,6 +77,7 @@ def open_arena(store: Store, run: RunInfo, name: str, config: dict, generator,
         else:
             header = arena_header(run, generator, config["template"])
             arena_id = insert_arena(db, run.id, name, config["mode"], config, header, now())
+            owner.claim_named(db, owner.ARENA, str(arena_id), doing)
         header.pop("message", None)
         header["contestants"] = contestants
         header["concurrency"] = concurrency
@@ -127,4 +133,7 @@ def close_session(store: Store, arena_id: int, header: dict, status: str,
     header["counts"] = counts
     if message:
         header["message"] = message
-    end_arena(store, arena_id, header, status, now())
+    try:
+        end_arena(store, arena_id, header, status, now())
+    finally:
+        owner.release(store, owner.ARENA, str(arena_id))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from engine.datasets.labels import labels_dataset_name
 from engine.runs import owner
+from engine.store import claims as claim_table
 from engine.runs.header import now
 from engine.runs.log import LogLine, read_log
 from engine.runs.lookup import run_not_found
@@ -48,6 +49,14 @@ def _refuse_running(db, run_id: int, name: str, doing: str) -> None:
     if row is not None and row["status"] == "running" and owner.is_alive(row[0], row[1], row[2]):
         raise owner.RunBusy(f"run {name} is running (pid {row[0]}); cannot {doing} it until "
                             "it ends (cancel it first)")
+
+
+def _refuse_judged(db, run_id: int, name: str) -> None:
+    """Deleting a run pulls its answers from under a live judging of its arenas."""
+    for row in claim_table.arena_claims_of_run(db, run_id):
+        if owner.live_holder(tuple(row)[1:]):
+            raise owner.RunBusy(f"run {name} is being judged (arena {row[0]}, pid {row[1]}); "
+                                "cannot delete it until that ends (cancel it first)")
 
 
 def check_new_name(new: str) -> str:
@@ -84,6 +93,7 @@ def delete_run(store: Store, name: str, *, purge_generations: bool = False) -> D
     with store.write() as db:
         run_id = _run_id(db, store, name)
         _refuse_running(db, run_id, name, "delete")
+        _refuse_judged(db, run_id, name)
         items = run_table.item_count(db, run_id)
         purged = run_table.delete_run(db, run_id, purge_generations=purge_generations)
     return Deleted(name, items, purged)

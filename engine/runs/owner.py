@@ -11,20 +11,35 @@ A process that dies (``kill -9``, a crash, a power cut) leaves the run ``running
 back, :func:`shown_status` calls that run ``interrupted``: its owner is gone, and running it
 again resumes it. Liveness is ``os.kill(pid, 0)`` on the same host, with the process's start
 tick (``/proc/PID/stat``, Linux) compared against a pid reused by another process.
+
+A fit, a calibration and an arena are claimed the same way (:func:`claim_named`, :func:`held`;
+their rows are in ``claims``): a second process is refused with :class:`Busy` naming the
+owner's pid, and an arena stored as running whose owner is gone reads ``interrupted``
+(:func:`claimed_status`).
 """
 
 from __future__ import annotations
 
 import os
 import socket
+from contextlib import contextmanager
 from datetime import datetime, timezone
+from typing import Iterator
 
+from engine.store import claims as claim_table
 from engine.store import runs as run_table
 
 INTERRUPTED = "interrupted"
+FIT, CALIBRATION, ARENA = "fit", "calibration", "arena"
+"""The kinds of claims besides a run's (an arena's name there is its id)."""
 
 
-class RunBusy(RuntimeError):
+class Busy(RuntimeError):
+    """A stored thing (a run, a fit, a calibration, an arena) is being worked on by another
+    live process."""
+
+
+class RunBusy(Busy):
     """The run is being worked on by another live process."""
 
 
@@ -62,15 +77,68 @@ def claim(db, run_id: int, name: str) -> None:
     transaction (``BEGIN IMMEDIATE``: ``db`` is its handle), so the check and the take are
     one step."""
     row = run_table.owner_with_status(db, run_id)
+    if row is not None and row[3] == "running":
+        _refuse_other(row, f"run {name} is running", RunBusy)
+    run_table.set_owner(db, run_id, os.getpid(), _host(), process_start(os.getpid()), _now())
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _refuse_other(row, doing: str, error: type[Busy] = Busy) -> None:
+    """Raise ``error`` ("DOING (pid P); wait ...") when ``row`` (``pid, host,
+    process_start``) is another process that is alive."""
+    pid, host, started = row[0], row[1], row[2]
+    mine = pid == os.getpid() and host == _host()
+    if not mine and is_alive(pid, host, started):
+        where = "" if host == _host() else f" on {host}"
+        raise error(f"{doing} (pid {pid}{where}); wait for it to end, or stop that process "
+                    "first")
+
+
+def claim_named(db, kind: str, name: str, doing: str) -> None:
+    """Make this process the owner of ``kind``/``name`` (a fit, a calibration, an arena's
+    id), refusing with :class:`Busy` ("DOING (pid P) ...") while another live process holds
+    it; call inside a write transaction, as :func:`claim`."""
+    row = claim_table.claim_row(db, kind, name)
     if row is not None:
-        pid, host, started, status = row[0], row[1], row[2], row[3]
-        mine = pid == os.getpid() and host == _host()
-        if status == "running" and not mine and is_alive(pid, host, started):
-            where = "" if host == _host() else f" on {host}"
-            raise RunBusy(f"run {name} is running (pid {pid}{where}); wait for it to end, "
-                          "or stop that process first")
-    run_table.set_owner(db, run_id, os.getpid(), _host(), process_start(os.getpid()),
-                        datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        _refuse_other(row, doing)
+    claim_table.set_claim(db, kind, name, os.getpid(), _host(), process_start(os.getpid()),
+                          _now())
+
+
+def release(store, kind: str, name: str) -> None:
+    """Let go of this process's claim on ``kind``/``name`` (its work ended)."""
+    claim_table.drop_claim(store, kind, name, os.getpid(), _host())
+
+
+@contextmanager
+def held(store, kind: str, name: str, doing: str) -> Iterator[None]:
+    """Claim ``kind``/``name`` for the block (:func:`claim_named` in its own transaction)
+    and release it after, however the block ends."""
+    with store.write() as db:
+        claim_named(db, kind, name, doing)
+    try:
+        yield
+    finally:
+        release(store, kind, name)
+
+
+def live_holder(row) -> bool:
+    """Whether a claim row (``pid, host, process_start``; None: no claim) is a live process
+    (this one too: its job would lose what it works on)."""
+    return row is not None and is_alive(row[0], row[1], row[2])
+
+
+def claimed_status(store, kind: str, name: str, status: str) -> str:
+    """:func:`shown_status` for a claimed thing: ``interrupted`` for one stored as running
+    whose claim's owner is gone (or that has no claim)."""
+    if status != "running":
+        return status
+    if live_holder(claim_table.claim_of(store, kind, name)):
+        return status
+    return INTERRUPTED
 
 
 def shown_status(store, run_id: int, status: str) -> str:

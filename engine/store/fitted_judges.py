@@ -15,13 +15,19 @@ JSON_COLUMNS = frozenset({"features", "coefficients", "scale", "labels_datasets"
                           "cv"})
 
 
-def save_fitted(store: Store, row: dict) -> None:
-    """Store one fit (``COLUMNS``; the JSON ones as Python values), replacing its name."""
+def save_fitted(store: Store, row: dict, replace: bool = True) -> bool:
+    """Store one fit (``COLUMNS``; the JSON ones as Python values), replacing its name, or
+    with ``replace`` False, only when the name is free (checked in the same transaction);
+    whether it was stored."""
     values = [json.dumps(row[c]) if c in JSON_COLUMNS else row[c] for c in COLUMNS]
     with store.write() as db:
+        if not replace and db.conn.execute("SELECT 1 FROM fitted_judges WHERE name = ?",
+                                           (row["name"],)).fetchone():
+            return False
         db.conn.execute("DELETE FROM fitted_judges WHERE name = ?", (row["name"],))
         db.conn.execute(f"INSERT INTO fitted_judges ({', '.join(COLUMNS)}) "
                         f"VALUES ({', '.join('?' * len(COLUMNS))})", values)
+    return True
 
 
 def fitted_row(store: Store, name: str) -> sqlite3.Row | None:

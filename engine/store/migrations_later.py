@@ -162,6 +162,25 @@ def m014_fitted_judges(db: sqlite_utils.Database) -> None:
     )
 
 
+def m015_claims(db: sqlite_utils.Database) -> None:
+    """Who works on a stored thing other than a run (issue 35, :mod:`engine.runs.owner`): a
+    fit, a calibration or an arena under its name is claimed by one process at a time. A row
+    is the live or last owner; a finished one deletes its row."""
+    db.executescript(
+        """
+        CREATE TABLE claims (
+            kind TEXT NOT NULL,            -- 'fit' | 'calibration' | 'arena'
+            name TEXT NOT NULL,            -- the fit's name, the calibration's key, arena id
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            process_start TEXT,            -- /proc/PID/stat's start tick (pid reuse)
+            claimed_at TEXT NOT NULL,
+            PRIMARY KEY (kind, name)
+        );
+        """
+    )
+
+
 STEPS = (
     m008_score_values_index,
     m009_model_checks,
@@ -170,4 +189,5 @@ STEPS = (
     m012_generations_by_model,
     m013_endpoint_contexts,
     m014_fitted_judges,
+    m015_claims,
 )

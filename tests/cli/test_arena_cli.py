@@ -17,19 +17,15 @@ from engine.datasets.demo_pool import ensure_demo
 from engine.store import Store
 from mirage_tui import cli
 from models.base import ModelError
-from testkit.arena import ScriptedJudge, against_reference, make_run, write_lfrqa
+from testkit.arena import (ScriptedJudge, against_reference, make_run, run_workspace,
+                           write_lfrqa)
 
 SMOL = "smollm2-135m-instruct"
 
 
 @pytest.fixture
 def db(tmp_path):
-    path = tmp_path / "w.db"
-    store = Store(path)
-    ensure_demo(store)
-    make_run(store)
-    store.close()
-    return path
+    return run_workspace(tmp_path)
 
 
 @pytest.fixture

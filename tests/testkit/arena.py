@@ -49,6 +49,19 @@ def make_run(store, name="r", generators=("gen-a", "gen-b"), settings=("base", "
     return name
 
 
+def run_workspace(tmp_path):
+    """A workspace file with the demo pool and :func:`make_run`'s run ``r``; its path."""
+    from engine.datasets.demo_pool import ensure_demo
+    from engine.store import Store
+
+    path = tmp_path / "w.db"
+    store = Store(path)
+    ensure_demo(store)
+    make_run(store)
+    store.close()
+    return path
+
+
 
 def write_lfrqa(folder):
     """Two domains, three queries each."""
