@@ -54,12 +54,14 @@ from engine.datasets.labels import LabelledPair, load_label_pairs
 from engine.inflight import (ErrorBudget, Policy, Request, default_concurrency, in_flight,
                              parse_max_errors, watchdog_for)
 from engine.jobs import Job, JobEvent, model_failed, per_second
+from engine.runs import owner
 from engine.runs.header import identity_json, now
 from engine.runs.live_eta import Pace
 from engine.stats import Estimate
 from engine.store import Store, json_column
 from engine.store.calibration import (calibration_listing_rows, newest_calibration_row,
                                       save_calibration)
+from engine.store.claims import claims_of_kind
 from models.base import ContextOverflow, Generator
 
 DEFAULT_TEMPLATE = "ragqa_arena_pairwise"
@@ -179,7 +181,28 @@ def calibrate_judge(store: Store, labels: str, judge: str | Generator, *,
                         watchdog=watchdog_for(generator), seed=seed)
     job.pace = labelled_pace(store, judge if isinstance(judge, str) else pairwise.judge_name,
                              pairs, order, job.policy.concurrency)
-    return job.run()
+    name = f"{pairwise.judge_name} on {labels} ({aspect}, {order} order, {template})"
+    with owner.held(store, owner.CALIBRATION, name, f"calibration of {name} is running"):
+        return job.run()
+
+
+@dataclass(frozen=True)
+class UnfinishedCalibration:
+    """A calibration a process works on (``running``) or left when it died
+    (``interrupted``: run it again, its verdicts so far come from the cache)."""
+    name: str               # "JUDGE on LABELS (ASPECT, ORDER order, TEMPLATE)"
+    status: str
+    pid: int
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def unfinished_calibrations(store: Store) -> list[UnfinishedCalibration]:
+    """The calibrations claimed and not stored yet (a calibration is stored when it ends)."""
+    return [UnfinishedCalibration(r["name"], owner.claimed_status(
+                store, owner.CALIBRATION, r["name"], "running"), r["pid"])
+            for r in claims_of_kind(store, owner.CALIBRATION)]
 
 
 class _Calibrating(Job):

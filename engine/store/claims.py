@@ -43,3 +43,10 @@ def arena_claims_of_run(db, run_id: int) -> list[sqlite3.Row]:
         "SELECT a.name, c.pid, c.host, c.process_start FROM claims c JOIN arenas a "
         "ON c.kind = 'arena' AND c.name = CAST(a.id AS TEXT) WHERE a.run_id = ? "
         "ORDER BY a.id", (run_id,)).fetchall()
+
+
+def claims_of_kind(store: Store, kind: str) -> list[sqlite3.Row]:
+    """``name, pid, host, process_start, claimed_at`` of every claim of ``kind``, oldest
+    first."""
+    return store.query("SELECT name, pid, host, process_start, claimed_at FROM claims "
+                       "WHERE kind = ? ORDER BY claimed_at, name", (kind,))

@@ -162,17 +162,20 @@ def _fit(args, store) -> int:
 
 def _list(args, store) -> int:
     from engine.arena.blend import in_sample_labels, shipped_blend
+    from engine.arena.calibrate import unfinished_calibrations
     from engine.arena.fitted_judges import fitted_judges
     from engine.arena.fitted_report import IN_SAMPLE, fit_lines, fitted_on
     from engine.arena.judge_list import WORSE_THAN_REFERENCE, judge_rankings
 
     rows = judge_rankings(store, args.labels)
     fits = fitted_judges(store)
+    unfinished = unfinished_calibrations(store)
     blend_labels = in_sample_labels(store)
     if args.json:
         print(json.dumps({"calibrated": [{**r.as_json(), "in_sample": fitted_on(
                               fits, r.judge, r.labels, blend_labels)} for r in rows],
                           "fitted": [f.as_json() for f in fits],
+                          "unfinished_calibrations": [u.as_json() for u in unfinished],
                           "packaged": shipped_blend().as_json()}, ensure_ascii=False))
         return 0
     if not rows:
@@ -192,6 +195,12 @@ def _list(args, store) -> int:
         widths = [max(len(t[i]) for t in table) for i in range(len(table[0]))]
         for t in table:
             print("  ".join(c.ljust(w) for c, w in zip(t, widths)).rstrip())
+    if unfinished:
+        print("\ncalibrations not stored yet:")
+    for u in unfinished:
+        print(f"  {u.name}: {u.status} (pid {u.pid}" + (
+            "); run it again to resume from the cached verdicts" if u.status == "interrupted"
+            else ")"))
     if fits:
         print("\nfitted judges (cross-validated, folds grouped by query):")
         for f in fits:
@@ -231,6 +240,10 @@ def _calibrate(args, store) -> int:
         printer.close()
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+    if summary.status == "cancelled":
+        print("mirage-tui: calibration cancelled; run the same command again to resume (the "
+              "verdicts so far are cached)", file=sys.stderr)
+        return 130
     if summary.status != "done":
         raise CliError(f"calibration {summary.status}: {summary.message} (run it again to "
                        "resume: the verdicts so far are cached)")

@@ -74,7 +74,8 @@ def arena_line(e: JobEvent) -> str:
 
 def counts_line(e: JobEvent) -> str:
     label = " ".join(part for part in (VERBS.get(e.kind, e.kind), e.name) if part)
-    what = e.message or e.working_on or ""
+    # a cancel's own words come once, from the command's last line
+    what = "cancelled" if e.status == "cancelled" else e.message or e.working_on or ""
     if e.total:
         bar, _ = progress_bar(e, width=24)
         return f"{label} {bar} {e.done}/{e.total} {what}"
