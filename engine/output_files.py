@@ -8,7 +8,10 @@ written: renaming over it would replace the device node or the pipe with a regul
 writing into it is not what an export means. A symlink to a regular file is written through
 (its target is replaced, the link stays). A write error (a full disk, a file-size limit, an
 I/O error) removes the temporary file and leaves the target as it was. Every refusal and
-every failure is an :class:`OutputFileError`: one line naming the path and the cause.
+every failure is an :class:`OutputFileError`: one line naming the path and the cause. A path
+whose folder does not exist is refused (``no folder F; create it first``), never created: a
+typo must not make folders, as ``--db`` refuses one. The path ``-`` (:data:`STDOUT`) is
+standard output: the text is written there as it is made, with no temporary file.
 
 Overwriting (:func:`refuse_existing`): the command line writes over a file that is already
 there only when asked (``--force``); the one check runs before any work, for every file a
@@ -30,6 +33,7 @@ import json
 import os
 import secrets
 import stat
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
@@ -38,8 +42,17 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """What a spreadsheet may read as the start of a formula (OWASP, CSV injection)."""
 
 
+STDOUT = "-"
+"""The output path that means standard output (``-o -``)."""
+
+
 class OutputFileError(ValueError):
     """An output file could not be written; the message is one line naming the path."""
+
+
+def is_stdout(out: str | os.PathLike | None) -> bool:
+    """Whether ``out`` is :data:`STDOUT` (``-``) rather than a file."""
+    return out is not None and os.fspath(out) == STDOUT
 
 
 def csv_cell(value: Any) -> Any:
@@ -80,7 +93,13 @@ def writable_target(out: str | os.PathLike) -> Path:
     try:
         info = os.stat(path)                # follows symlinks: a link to a FIFO is a FIFO
     except FileNotFoundError:
-        return Path(os.path.realpath(path)) if path.is_symlink() else path
+        target = Path(os.path.realpath(path)) if path.is_symlink() else path
+        folder = target.parent
+        if not folder.is_dir():
+            raise OutputFileError(f"no folder {folder}; create it first" if not
+                                  os.path.lexists(folder) else f"{path}: {folder} is not a "
+                                  "folder") from None
+        return target
     except OSError as exc:
         raise OutputFileError(f"{path}: cannot write here: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):
@@ -97,6 +116,8 @@ def refuse_existing(paths: Iterable[str | os.PathLike | None], *,
     FIFO, a folder) says so, a file or a symlink (even a dangling one) says it exists;
     nothing when every path is free."""
     for out in paths:
+        if is_stdout(out):
+            continue
         if out is not None:
             writable_target(out)
         if out is not None and os.path.lexists(out):
@@ -123,13 +144,16 @@ def _temp_beside(target: Path) -> tuple[Path, int]:
 @contextmanager
 def output_file(out: str | os.PathLike, *, newline: str | None = "") -> Iterator[IO[str]]:
     """A text stream (UTF-8) whose contents replace ``out`` when the block ends without an
-    error (module docstring); folders are made. An error inside the block, or while writing,
-    removes the temporary file and leaves ``out`` as it was; OS errors become
-    :class:`OutputFileError`."""
+    error (module docstring); a missing folder is refused. An error inside the block, or
+    while writing, removes the temporary file and leaves ``out`` as it was; OS errors become
+    :class:`OutputFileError`. ``-`` is standard output (written as it comes)."""
+    if is_stdout(out):
+        yield sys.stdout
+        sys.stdout.flush()
+        return
     path = Path(out)
     target = writable_target(path)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         tmp, fd = _temp_beside(target)
     except OSError as exc:
         raise _failure(path, exc) from None

@@ -41,7 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
-from engine.output_files import csv_cell, csv_writer, output_file, write_text
+from engine.output_files import csv_cell, csv_writer, is_stdout, output_file, write_text
 from engine.results.records import (
     SCORER_MARK,
     count_items,
@@ -279,8 +279,8 @@ def export_run(store: Store, run: RunInfo, format: str = "csv",
     sidecar = Path(header_out) if header_out is not None else header_path(path)
     # both temporary files are renamed only when both were written (a write error surfaces
     # at a flush, so both are flushed inside the block)
-    with output_file(path) as fh, (output_file(sidecar) if format == "csv"
-                                   else nullcontext()) as side:
+    with output_file(path) as fh, (output_file(sidecar) if format == "csv" and not
+                                   is_stdout(path) else nullcontext()) as side:
         _write(fh, format, header, columns, rows)
         if side is not None:
             side.write(_header_text(header))

@@ -10,7 +10,9 @@ database file and the cause). A path typed with ``--db`` or ``$MIRAGE_DB`` whose
 not exist is refused (a typo must not create a workspace somewhere unexpected); only the
 default workspace's folder is created. What commands print goes through
 :class:`engine.text_safety.VisibleStream`, so dataset and model text cannot drive the
-terminal. A closed pipe (``... | head -1``) ends the command quietly.
+terminal. A closed pipe (``... | head -1``) ends the command quietly; any other fault writing
+standard output (``> /dev/full``, a closed descriptor) is one line and exit 1, for every
+command (:class:`mirage_tui.cli.stdout.StdoutError`).
 """
 
 from __future__ import annotations
@@ -105,10 +107,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from engine.datasets.catalog import DatasetNotFound
     from engine.datasets.formats.base import DatasetFormatError
-    from engine.runs.owner import Busy
+    from engine.runs.owner import RunBusy
     from engine.store import StorageError, Store, default_db_path
     from engine.store.database import storage_error
     from engine.text_safety import VisibleStream
+    from mirage_tui.cli.stdout import CheckedStdout, StdoutError
     from models.base import ModelError
 
     from engine.app_config import effective_database, load_app_config
@@ -136,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         for problem in settings.problems:
             print(f"mirage-tui: warning: {problem}", file=sys.stderr)
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = VisibleStream(out), VisibleStream(err)
+    sys.stdout, sys.stderr = CheckedStdout(out), VisibleStream(err)
     try:
         from importlib import import_module
 
@@ -146,14 +149,18 @@ def main(argv: list[str] | None = None) -> int:
             if store.created and typed and err.isatty():
                 print(f"mirage-tui: note: created a new workspace at {db_path}",
                       file=sys.stderr)
-        return import_module(_GROUPS[args.command]).run(args, store)
+        code = import_module(_GROUPS[args.command]).run(args, store)
+        sys.stdout.flush()              # a full or closed stdout is found here, not at exit
+        return code
     except (CliError, DatasetFormatError, DatasetNotFound, LookupError, StorageError,
-            ValueError, ModelError, Busy) as exc:
+            ValueError, ModelError, RunBusy) as exc:
         return _fail(exc)
     except sqlite3.Error as exc:
         return _fail(storage_error(db_path, exc) or f"database error ({db_path}): {exc}")
     except BrokenPipeError:
         return _closed_pipe()
+    except StdoutError as exc:
+        return _stdout_failed(exc)
     except KeyboardInterrupt:
         print("mirage-tui: interrupted", file=sys.stderr)
         return 130
@@ -162,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
         except BrokenPipeError:
             _closed_pipe()
+        except StdoutError:
+            _detach_stdout()
         sys.stdout, sys.stderr = out, err
 
 
@@ -173,11 +182,27 @@ def _fail(exc) -> int:
     return 1
 
 
+def _stdout_failed(exc: OSError) -> int:
+    """One line on stderr, exit 1; what is left in stdout's buffer is dropped, so the
+    interpreter's flush at exit finds nothing to fail on."""
+    _detach_stdout()
+    print(f"mirage-tui: error: cannot write to standard output: {exc.strerror or exc}",
+          file=sys.stderr)
+    return 1
+
+
+def _detach_stdout() -> None:
+    """Point stdout's descriptor at /dev/null, so what is left in its buffer goes nowhere."""
+    if sys.__stdout__ is None:
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.__stdout__.fileno())
+
+
 def _closed_pipe() -> int:
     """The reader of stdout went away (``| head``): nothing more to say, and no traceback
     when Python flushes stdout at exit (the recipe of the Python docs, signal.html#note-on-
     sigpipe). Exits 141, as a shell command killed by SIGPIPE does."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.__stdout__.fileno())
+    _detach_stdout()
     return 141
 

@@ -272,11 +272,11 @@ def _ratings(args, store) -> int:
         from engine.arena.pages import leaderboard_page
         from engine.results.html import write_page
         from engine.runs.lookup import load_run
-        from mirage_tui.cli.report import written_line
+        from mirage_tui.cli.report import said_to, written_line
 
         path = write_page(leaderboard_page(store, run, info.name, n_boot=args.boot,
                                            seed=args.seed), args.html)
-        print(written_line("leaderboard", path), file=sys.stderr if args.json else sys.stdout)
+        print(written_line("leaderboard", path), file=said_to(args.json, path))
         if not args.json:
             return 0
     from engine.arena.battles import battles_of
@@ -339,7 +339,9 @@ def _surrogate(args, store) -> int:
 
 def _export(args, store) -> int:
     from engine.arena.battles import battle_rows, resolve_arena
+    from engine.output_files import is_stdout
     from engine.runs.lookup import load_run
+    from mirage_tui.cli.report import said_to
 
     run = load_run(store, args.run)
     info = resolve_arena(store, run, args.arena)
@@ -351,7 +353,8 @@ def _export(args, store) -> int:
         _, ratings, _ = _ratings_for(store, run, info.name, args.boot, args.seed)
         rows = [{"arena": info.name, **s.as_json()} for s in ratings.systems]
     write_rows(rows, out, args.format)
-    print(f"exported {len(rows):,} {args.what} of arena {info.name} (run {args.run}) to {out}")
+    print(f"exported {len(rows):,} {args.what} of arena {info.name} (run {args.run}) to "
+          f"{'standard output' if is_stdout(out) else out}", file=said_to(False, out))
     return 0
 
 

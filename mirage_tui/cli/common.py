@@ -130,11 +130,16 @@ def force_option(parser: argparse.ArgumentParser, what: str = "an existing outpu
 def no_overwrite(args, *paths) -> None:
     """The one check before a command writes files for the user: unless ``--force``, a file
     already at any of ``paths`` (None skipped) stops the command, before any work, with one
-    line naming it (:func:`engine.output_files.refuse_existing`)."""
-    if getattr(args, "force", False):
-        return
-    from engine.output_files import refuse_existing
+    line naming it (:func:`engine.output_files.refuse_existing`); a path whose folder does
+    not exist, or where no file can go, is refused with or without ``--force``. ``-`` is
+    standard output."""
+    from engine.output_files import is_stdout, refuse_existing, writable_target
 
+    if getattr(args, "force", False):
+        for path in paths:              # a missing folder or a device: refused all the same
+            if path is not None and not is_stdout(path):
+                writable_target(path)
+        return
     refuse_existing(paths)
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 from mirage_tui.cli.common import CliError, db_option, force_option, no_overwrite, text_width
@@ -57,6 +56,7 @@ def add_parsers(sub) -> None:
 
 def run(args, store) -> int:
     from engine.arena.duel import compare
+    from engine.output_files import is_stdout
     from engine.results.paired import PairingError, worse_than
     from engine.results.paired_text import format_comparison, write_items_csv
 
@@ -64,6 +64,12 @@ def run(args, store) -> int:
     if args.n_boot < 1:
         raise CliError("--n-boot must be at least 1")
     no_overwrite(args, args.csv, args.html)
+    on_stdout = [name for name, on in (("--csv -", is_stdout(args.csv)),
+                                       ("--html -", is_stdout(args.html)),
+                                       ("--json", args.json)) if on]
+    if len(on_stdout) > 1:
+        raise CliError(f"{' and '.join(on_stdout)} would both write to standard output; send "
+                       "one of them to a file")
     try:
         c = compare(store, args.a, args.b, args.metric, n_boot=args.n_boot, seed=args.seed,
                     delta=None if args.delta is None else args.delta / 100)
@@ -73,13 +79,13 @@ def run(args, store) -> int:
         write_items_csv(c, args.csv)
     if args.html:
         from engine.results.html import comparison_page, write_page
-        from mirage_tui.cli.report import written_line
+        from mirage_tui.cli.report import said_to, written_line
 
         path = write_page(comparison_page(c), args.html)
-        print(written_line("comparison", path), file=sys.stderr if args.json else sys.stdout)
+        print(written_line("comparison", path), file=said_to(args.json, path, args.csv))
     if args.json:
         print(json.dumps(c.as_json(), ensure_ascii=False))
-    elif not args.html:
+    elif not args.html and not is_stdout(args.csv):
         print(format_comparison(c, flips=args.flips, width=text_width()), end="")
     if gate:
         try:

@@ -165,7 +165,7 @@ def _list(args, store) -> int:
     from engine.arena.calibrate import unfinished_calibrations
     from engine.arena.fitted_judges import fitted_judges
     from engine.arena.fitted_report import IN_SAMPLE, fit_lines, fitted_on
-    from engine.arena.judge_list import WORSE_THAN_REFERENCE, judge_rankings
+    from engine.arena.judge_list import WORSE_THAN_REFERENCE, ceiling_text, judge_rankings
 
     rows = judge_rankings(store, args.labels)
     fits = fitted_judges(store)
@@ -190,7 +190,7 @@ def _list(args, store) -> int:
             if fitted_on(fits, r.judge, r.labels, blend_labels):
                 marks.append(f"({IN_SAMPLE})")
             table.append((r.judge, r.order, r.labels, r.sign_accuracy.format_pct(),
-                          _pct(r.flip_rate), _num(r.kappa), _pct(r.human_ceiling),
+                          _pct(r.flip_rate), _num(r.kappa), ceiling_text(r.human_ceiling),
                           " ".join(marks)))
         widths = [max(len(t[i]) for t in table) for i in range(len(table[0]))]
         for t in table:
@@ -271,10 +271,10 @@ def _show(args, store) -> int:
     if args.html:
         from engine.arena.calibration_page import calibration_page
         from engine.results.html import write_page
-        from mirage_tui.cli.report import written_line
+        from mirage_tui.cli.report import said_to, written_line
 
         path = write_page(calibration_page(stored), args.html)
-        print(written_line("calibration", path), file=sys.stderr if args.json else sys.stdout)
+        print(written_line("calibration", path), file=said_to(args.json, path))
         if not args.json:
             return 0
     if args.json:

@@ -11,7 +11,8 @@ retrieval gold); they are the ones the run recorded unless a flag asks for other
 ``--html FILE`` writes the report as one self-contained page instead (charts, the item
 browser; nothing is fetched when it is opened) and prints where it went (an existing FILE only with ``--force``). ``export`` writes
 ``./RUN.csv`` (plus its header in ``./RUN.header.json``) or ``./RUN.jsonl`` (header on the
-first line) unless ``-o`` says where; an existing file is left alone unless ``--force``.
+first line) unless ``-o`` says where (``-o -``: standard output); an existing file is left
+alone unless ``--force``.
 Exporting a run that has not finished says so: "partial: N of M items".
 """
 
@@ -20,9 +21,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from engine.metrics.definitions import GOLD_DEFINITIONS, NO_PARITY, PARITY_MODES
 from engine.metrics.language import DETECTORS, RULES
+from engine.output_files import is_stdout
 from mirage_tui.cli.common import db_option, force_option, no_overwrite
 
 COMMANDS = ("report", "export")
@@ -99,7 +102,7 @@ def _report(args, store) -> int:
 
         path = write_page(run_page_with_arenas(store, run, n_boot=args.n_boot, seed=args.seed,
                                                report=report), args.html)
-        print(written_line("run report", path), file=sys.stderr if args.json else sys.stdout)
+        print(written_line("run report", path), file=said_to(args.json, path))
         if not args.json:
             return 0
     if args.json:
@@ -111,8 +114,16 @@ def _report(args, store) -> int:
 
 def written_line(what: str, path: Path) -> str:
     """``wrote the run report to /abs/path.html (123 KB)``: where an HTML page went."""
+    if is_stdout(path):
+        return f"wrote the {what} to standard output"
     size = path.stat().st_size
     return f"wrote the {what} to {path.resolve()} ({max(1, round(size / 1024)):,} KB)"
+
+
+def said_to(json_out: bool, *paths) -> TextIO:
+    """Where the line saying what was written goes: stderr when stdout carries JSON or the
+    written file itself (``-o -``), else stdout."""
+    return sys.stderr if json_out or any(is_stdout(p) for p in paths) else sys.stdout
 
 
 def _export(args, store) -> int:
@@ -122,11 +133,15 @@ def _export(args, store) -> int:
 
     run_info = load_run(store, args.run)
     out = args.out or Path(f"{args.run}.{args.format}")
-    no_overwrite(args, out, header_path(out) if args.format == "csv" else None)
+    no_overwrite(args, out, header_path(out) if args.format == "csv" and not is_stdout(out)
+                 else None)
     path = export_run(store, run_info, format=args.format, out=out)
     n = count_items(store, run_info)
     where = f"{path}" + (f" (header: {header_path(path)})" if args.format == "csv" else "")
     note = partial_note(run_header(store, run_info))
+    if is_stdout(path):
+        where = "standard output" + (" (no header file: --format jsonl carries it)"
+                                     if args.format == "csv" else "")
     print(f"exported {n:,} items of run {args.run} to {where}"
-          + (f" — {note}" if note else ""))
+          + (f" — {note}" if note else ""), file=said_to(False, path))
     return 0

@@ -35,6 +35,7 @@ def test_cli_export_default_path_and_unknown_run(toy, tmp_path, capsys, monkeypa
     assert _cli(toy, ["export", "toy-run", "--format", "jsonl"]) == 0
     assert (tmp_path / "toy-run.jsonl").exists()
     assert "61 items" in capsys.readouterr().out
+    (tmp_path / "x").mkdir()                    # a missing folder is refused (issue 35)
     assert _cli(toy, ["export", "toy-run", "-o", str(tmp_path / "x" / "r.csv")]) == 0
     assert (tmp_path / "x" / "r.header.json").exists()
     with pytest.raises(LookupError, match="known: toy-run"):

@@ -72,6 +72,33 @@ def test_no_command_writes_over_a_file_without_force(db, tmp_path, capsys, comma
     assert out.read_text(encoding="utf-8") != "mine\n"
 
 
+@pytest.mark.parametrize("force", [(), ("--force",)])
+@pytest.mark.parametrize("command", list(WRITERS))
+def test_no_command_makes_a_missing_folder(db, tmp_path, capsys, command, force):
+    """Issue 35, item 4: a typo in the folder is refused before any work, never created."""
+    out = tmp_path / "nonexistent" / "dir" / "x.out"
+    assert cli_main(["--db", str(db), *WRITERS[command](str(out)), *force]) == 1
+    _one_line(capsys, f"no folder {out.parent}; create it first")
+    assert not (tmp_path / "nonexistent").exists()
+
+
+@pytest.mark.parametrize("command", list(WRITERS))
+def test_dash_writes_to_standard_output(db, tmp_path, capsys, monkeypatch, command):
+    """Issue 35, item 4: ``-o -`` (and ``--html -``, ``--csv -``) is standard output, not a
+    file named ``-``; the line saying what was written goes to stderr."""
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["--db", str(db), *WRITERS[command]("-")]) == 0, capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
+    assert "standard output" not in out
+    if command != "compare --csv":                  # which says nothing of its CSV
+        assert "standard output" in err, err
+    if "html" in command:
+        assert out.lstrip().lower().startswith("<!doctype html")
+    else:
+        assert out.strip()
+
+
 def test_a_refused_compare_writes_none_of_its_files(db, tmp_path, capsys):
     page, items = tmp_path / "page.html", tmp_path / "items.csv"
     page.write_text("mine\n", encoding="utf-8")

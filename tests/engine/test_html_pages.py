@@ -353,6 +353,7 @@ def test_retrieval_and_breakdowns_are_the_reports(tmp_path):
 ])
 def test_html_instead_of_text_says_where_the_page_went(db, tmp_path, command, what):
     out = tmp_path / "sub" / "page.html"
+    out.parent.mkdir()                      # a page never makes folders (issue 35)
     made = cli(db, *command, "--html", str(out))
     assert made.returncode == 0, made.stderr
     kb = round(out.stat().st_size / 1024)

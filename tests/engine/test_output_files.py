@@ -23,6 +23,10 @@ def _leftovers(folder):
 
 def test_new_and_regular_targets_are_replaced_keeping_the_mode(tmp_path):
     out = tmp_path / "sub" / "page.html"
+    with pytest.raises(OutputFileError, match=f"^no folder {out.parent}; create it first$"):
+        write_text(out, "one")                  # a typo never makes folders (issue 35)
+    assert not out.parent.exists()
+    out.parent.mkdir()
     write_text(out, "one")
     assert out.read_text() == "one"
     out.chmod(0o640)

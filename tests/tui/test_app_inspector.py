@@ -218,6 +218,7 @@ async def test_runs_list_summary_compare_and_export(workspace, tmp_path):
 
         # export beta as JSONL through the modal
         out = tmp_path / "exports" / "beta.jsonl"
+        out.parent.mkdir()                  # an export never makes folders (issue 35)
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(app.screen, ExportRunScreen)

@@ -153,6 +153,7 @@ async def test_export_writes_the_filtered_sorted_view(workspace, tmp_path):
         assert "system" in dialog.view and "search “answer is”" in dialog.view \
             and "sorted by EM ▲" in dialog.view
         out = tmp_path / "out" / "view.jsonl"
+        out.parent.mkdir()                  # an export never makes folders (issue 35)
         dialog.query_one("#export-path", Input).value = str(out)
         dialog.query_one("#export-format", Select).value = "jsonl"
         await pilot.pause()
