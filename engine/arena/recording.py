@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from engine.arena.orders import canonical_winner, combine_orders, debiased_winner
 from engine.arena.planning import ArenaError, Matchup
-from engine.store.runs import RunInfo
+from engine.store.runs import RunInfo, run_exists
 from engine.runs import owner
 from engine.runs.header import identity_json, machine, now, package_versions
 from engine.store import Store
@@ -54,6 +54,8 @@ def open_arena(store: Store, run: RunInfo, name: str, config: dict, generator,
     One transaction."""
     identity = identity_json(generator) or {}
     with store.write() as db:
+        if not run_exists(db, run.id):       # deleted while the judge loaded
+            raise ArenaError(f"run {run.name} was deleted; there is nothing to judge")
         row = arena_by_name(db, run.id, name)
         doing = f"arena {name} of run {run.name} is being judged"
         if row is not None:

@@ -86,6 +86,11 @@ def run_id_named(db, name: str) -> int | None:
     return None if row is None else row[0]
 
 
+def run_exists(db, run_id: int) -> bool:
+    """Whether the run ``run_id`` is still stored (inside a write)."""
+    return db.conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
+
+
 def delete_run_named(db, name: str) -> None:
     db.conn.execute("DELETE FROM runs WHERE name = ?", (name,))
 

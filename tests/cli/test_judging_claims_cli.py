@@ -19,6 +19,7 @@ import pytest
 from engine.arena.battles import list_arenas
 from engine.arena.judging import judge_arena
 from engine.runs.lookup import load_run
+from engine.runs.manage import delete_run
 from engine.store import Store
 from mirage_tui import cli
 from testkit.arena import ScriptedJudge, run_workspace
@@ -104,3 +105,21 @@ def test_a_judged_arena_is_claimed_and_a_dead_judges_arena_is_interrupted(
         store.close()
     code, _, err = main(capsys, "runs", "delete", "r", "--db", str(db))
     assert code == 0, err
+
+
+def test_a_run_deleted_while_its_judge_loads_is_one_line_not_a_foreign_key_error(
+        db, capsys, monkeypatch):
+    import models.catalog
+
+    def load_while_deleted(name, **opts):
+        other = Store(db)                  # `runs delete r` in another process, meanwhile
+        try:
+            delete_run(other, "r")
+        finally:
+            other.close()
+        return ScriptedJudge()
+
+    monkeypatch.setattr(models.catalog, "load_generator", load_while_deleted)
+    code, _, err = main(capsys, "arena", "judge", "r", "--db", str(db), "--judge", "fake")
+    assert code == 1 and err.strip() == "mirage-tui: error: run r was deleted; there is "\
+                                         "nothing to judge", err
