@@ -63,3 +63,9 @@ def newest_calibration_ids(store: Store, labels: str | None = None) -> list[int]
         + "GROUP BY c.judge_key, c.template, c.aspect, c.dataset_id, "
           "COALESCE(json_extract(c.config, '$.order'), json_extract(c.config, '$.orders'))",
         (labels, labels) if labels else ())]
+
+
+def calibrated_judge_names(store: Store) -> list[str]:
+    """Every judge name a calibration is stored under, by name."""
+    return [r[0] for r in store.query(
+        "SELECT DISTINCT judge_name FROM calibrations ORDER BY judge_name")]

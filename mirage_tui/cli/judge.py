@@ -83,8 +83,9 @@ def add_parsers(sub) -> None:
 
     p = jsub.add_parser("compare", help="two stored calibrations, paired on their common pairs")
     db_option(p)
-    p.add_argument("first", type=int, metavar="ID_A", help="calibration id (A)")
-    p.add_argument("second", type=int, metavar="ID_B", help="calibration id (B)")
+    p.add_argument("first", metavar="A", help="calibration id (A), or a judge's name (its "
+                   "newest calibration)")
+    p.add_argument("second", metavar="B", help="calibration id (B), or a judge's name")
     p.add_argument("--boot", type=int, default=1000, metavar="N")
     p.add_argument("--json", action="store_true")
     _add_fit_parsers(jsub)
@@ -261,13 +262,10 @@ def _calibrate(args, store) -> int:
 
 
 def _show(args, store) -> int:
-    from engine.arena.calibrate import latest_calibration
+    from engine.arena.judge_names import calibration_for
 
     no_overwrite(args, args.html)
-    stored = latest_calibration(store, judge=args.judge, template=args.template)
-    if stored is None:
-        raise CliError("no calibration stored" + (f" for judge {args.judge!r}" if args.judge
-                                                  else "") + " (mirage-tui judge calibrate)")
+    stored = calibration_for(store, args.judge, args.template)
     if args.html:
         from engine.arena.calibration_page import calibration_page
         from engine.results.html import write_page
@@ -285,22 +283,15 @@ def _show(args, store) -> int:
 
 
 def _compare(args, store) -> int:
-    from engine.arena.calibrate import latest_calibration
     from engine.arena.calibration import paired_difference
     from engine.arena.calibration_report import ROWS
+    from engine.arena.judge_names import calibration_named
 
     _check_boot(args.boot)
-    if args.first == args.second:
-        raise CliError(f"judge compare: #{args.first} is the same calibration twice; give two "
+    a, b = (calibration_named(store, text) for text in (args.first, args.second))
+    if a.id == b.id:
+        raise CliError(f"judge compare: #{a.id} is the same calibration twice; give two "
                        "different ids")
-    cals = []
-    for ident in (args.first, args.second):
-        cal = latest_calibration(store, calibration_id=ident)
-        if cal is None:
-            raise CliError(f"no calibration #{ident} (mirage-tui judge calibration --json "
-                           "lists the newest)")
-        cals.append(cal)
-    a, b = cals
     if a.labels != b.labels:
         raise CliError(f"judge compare: #{a.id} was made on the labels {a.labels} and #{b.id} "
                        f"on {b.labels}; only calibrations on the same labels dataset pair up")
