@@ -43,6 +43,16 @@ class CalibrationLoaded(Message):
     listing: list = field(default_factory=list)    # engine.arena.calibrate.CalibrationListing
     rankings: list = field(default_factory=list)   # engine.arena.judge_list.JudgeRanking
     in_sample: set = field(default_factory=set)    # (judge, labels): fitted on those labels
+    unfinished: list = field(default_factory=list)  # engine.arena.calibrate.UnfinishedCalibration
+
+
+def unfinished_lines(unfinished: list) -> str:
+    """The calibrations not stored yet, a line each: running, or interrupted (its process is
+    gone) and how to go on."""
+    return "".join(
+        f"\nNot stored yet: {u.name}: {u.status} (pid {u.pid})" + (
+            "; press j to start it again (its verdicts so far are cached)"
+            if u.status == "interrupted" else "") for u in unfinished)
 
 
 def disagreements(calibration) -> list[dict]:
@@ -129,7 +139,8 @@ class CalibrationScreen(BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="calibration",
           name="calibration")
     def load(self, store, judge: str | None, calibration_id: int | None = None) -> None:
-        from engine.arena.calibrate import latest_calibration, list_calibrations
+        from engine.arena.calibrate import (latest_calibration, list_calibrations,
+                                            unfinished_calibrations)
         from engine.arena.fitted_judges import fitted_judges
         from engine.arena.fitted_report import fitted_on
         from engine.arena.judge_list import judge_rankings
@@ -137,6 +148,7 @@ class CalibrationScreen(BaseScreen):
 
         with self.worker_errors("the calibration", store):
             listing = list_calibrations(store, judge)
+            unfinished = unfinished_calibrations(store)
             rankings = judge_rankings(store)
             fits = fitted_judges(store)
             in_sample = {(r.judge, r.labels) for r in rankings
@@ -149,11 +161,12 @@ class CalibrationScreen(BaseScreen):
                     f"No calibration of {who} yet: press j to start one (or run mirage-tui "
                     "judge calibrate --judge MODEL --labels DATASET), after importing human "
                     "labels (mirage-tui data import FILE); or enter your own verdicts in the "
-                    "Inspector (a / e / b)."), rankings=rankings, in_sample=in_sample))
+                    "Inspector (a / e / b)."), rankings=rankings, in_sample=in_sample,
+                    unfinished=unfinished))
                 return
             pairs = {p.pair_id: p for p in load_label_pairs(store, cal.labels)}
             self.post_message(CalibrationLoaded(cal, pairs, listing=listing, rankings=rankings,
-                                                in_sample=in_sample))
+                                                in_sample=in_sample, unfinished=unfinished))
 
     @on(CalibrationLoaded)
     def _loaded(self, message: CalibrationLoaded) -> None:
@@ -163,12 +176,13 @@ class CalibrationScreen(BaseScreen):
         self.listing = message.listing
         self._show_rankings(message.rankings, message.in_sample)
         if message.calibration is None:
-            status.update(message.missing)
+            status.update(message.missing + unfinished_lines(message.unfinished))
             return
         self.calibration, self.pairs = cal, _ = message.calibration, message.pairs
         lines = calibration_lines(cal)
         header = Text(lines[0], style="bold")
-        header.append(f"\n{position_line(cal, self.listing)}", style="")
+        header.append(f"\n{position_line(cal, self.listing)}"
+                      + unfinished_lines(message.unfinished), style="")
         status.update(header)
         self.query_one("#cal-figures", Static).update("\n".join(lines[1:]))
         matrix = self.query_one("#cal-confusion", DataTable)

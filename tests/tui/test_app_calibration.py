@@ -313,3 +313,30 @@ async def test_ranking_of_every_calibrated_judge_with_the_mark(tmp_path):
         await pilot.press("r")
         assert not table.display
         assert not app.errors()
+
+
+@pytest.mark.asyncio
+async def test_a_calibration_whose_process_died_reads_interrupted(calibrated):
+    """Issue 35: a calibration is stored only when it ends; one whose process was killed
+    is named as interrupted (its claim's pid is gone) until it is run again."""
+    import socket
+    import subprocess
+    import sys
+
+    from engine.store.claims import set_claim
+    from mirage_tui.screens.calibration import CalibrationScreen
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    store = Store(calibrated)
+    with store.write() as db:
+        set_claim(db, "calibration", "big-judge on mine (overall, both order, pairwise)",
+                  gone.pid, socket.gethostname(), None, "2026-01-02T03:04:05+00:00")
+    store.close()
+    app = RecordingApp(calibrated)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await open_screen(pilot, CalibrationScreen("lazy-judge"))
+        status = text_of(app.screen.query_one("#cal-status", Static))
+        assert (f"Not stored yet: big-judge on mine (overall, both order, pairwise): "
+                f"interrupted (pid {gone.pid}); press j to start it again") in status
+        assert not app.errors()
