@@ -12,6 +12,7 @@ difference ``f(B) - f(A)`` between the two answers shown.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
@@ -40,11 +41,43 @@ class FitError(ArenaError):
     """Labels or features a judge cannot be fitted on (one line)."""
 
 
+_SKLEARN_WORDS = (
+    ("only one class", "a cross-validation fold's training pairs all prefer one side; label "
+                       "more pairs that prefer the other answer"),
+    ("0 feature(s)", "no feature to fit on"),
+    ("0 sample(s)", "no pair to fit on"),
+    ("NaN", "a feature is not a number on some pair (NaN)"),
+    ("infinity", "a feature is infinite on some pair"),
+)
+
+
+def sklearn_checked(fit):
+    """``fit(x, y)`` with scikit-learn's refusals (its ValueErrors, several lines naming its
+    own classes) as one-line :class:`FitError` s in the terms of a fit."""
+    @functools.wraps(fit)
+    def checked(x, y):
+        try:
+            return fit(x, y)
+        except ValueError as exc:
+            text = str(exc)
+            words = next((w for key, w in _SKLEARN_WORDS if key in text), None)
+            first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+            raise FitError("cannot fit the judge: " + (words or f"scikit-learn says: {first}")
+                           ) from None
+    return checked
+
+
 def parse_features(text: str | None, judge: str | None = None,
                    default: Sequence[str] = DEFAULT_FEATURES) -> list[str]:
     """Feature names from ``--features`` (comma-separated; else ``default``), with
     ``judge:LLM`` added for ``--judge LLM``; FitError names an unknown one."""
-    names = [n.strip() for n in (text or ",".join(default)).split(",") if n.strip()]
+    if text is None:
+        text = ",".join(default)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise FitError(f"--features {text!r} names no feature; give one or more of "
+                       f"{', '.join(FEATURES)} (comma-separated), or leave --features out for "
+                       f"the defaults ({', '.join(default)})")
     if judge and f"judge:{judge}" not in names:
         names.append(f"judge:{judge}")
     known = [n for n in FEATURES if n != "judge:LLM"]

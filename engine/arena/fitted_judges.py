@@ -42,7 +42,8 @@ from typing import Sequence
 import numpy as np
 
 from engine.arena.fit_features import (DEFAULT_FEATURES, DEFAULT_LLM_TEMPLATE, PREFIX,
-                                       FeatureSet, FitError, needs_reference)
+                                       FeatureSet, FitError, needs_reference,
+                                       sklearn_checked)
 from engine.arena.fit_methods import (C, LOGISTIC, METHODS, TIE_MARGIN, agreement,
                                       cross_validate, hits, leave_one_domain_out, query_folds)
 from engine.arena.planning import ArenaError, reference_texts
@@ -207,7 +208,7 @@ def fit_judge(store: Store, name: str, labels: str, *, aspect: str = "overall",
     name = check_name(name)
     if method not in METHODS:
         raise FitError(f"unknown fit method {method!r} (methods: {', '.join(METHODS)})")
-    fit = METHODS[method]
+    fit = sklearn_checked(METHODS[method])
     if not force and fitted_row(store, name) is not None:
         raise _exists(name)
     pairs, refs, ties = fit_pairs(store, labels, aspect)
