@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from models.base import ModelError
+from models.env_settings import env_ports
 from models.suggest import did_you_mean
 from models.urls import redact, split_credentials
 
@@ -270,18 +271,8 @@ def _line_of(text: str, name: str | None, key: str | None) -> int:
 # --------------------------------------------------------------------------- discovery
 
 def probe_ports() -> list[int]:
-    env = os.environ.get(PORTS_ENV)
-    if env is None:
-        return sorted(SHORTCUTS.values())
-    ports = []
-    for part in env.split(","):
-        if part.strip():
-            try:
-                ports.append(int(part))
-            except ValueError:
-                raise ModelError(f"${PORTS_ENV}: {part.strip()!r} is not a port number") \
-                    from None
-    return ports
+    ports = env_ports(PORTS_ENV)
+    return sorted(SHORTCUTS.values()) if ports is None else ports
 
 
 def discover(ports: list[int] | None = None,

@@ -49,8 +49,11 @@ def run(args, store=None) -> int:
     from mirage_tui.app import MirageApp
     from mirage_tui.keymap import checked
 
+    from models.env_settings import check_all
+
     config = load_app_config()
     actions = checked(config, MirageApp, BUILTIN_THEMES, everything=True)
+    problems = [*config.problems, *check_all()]
     db, source = effective_database(getattr(args, "db", None), config)
     if db is None:
         db = default_db_path()
@@ -63,7 +66,7 @@ def run(args, store=None) -> int:
         print(json.dumps({"file": str(config.path), "exists": config.path.exists(),
                           "settings": {k: {"value": v, "from": f} for k, (v, f) in rows.items()},
                           "keys": config.keys, "actions": actions,
-                          "problems": config.problems}, ensure_ascii=False))
+                          "problems": problems}, ensure_ascii=False))
     else:
         state = "" if config.path.exists() else " (not there: built-in defaults; " \
             "`mirage-tui config --init` writes one)"
@@ -77,9 +80,9 @@ def run(args, store=None) -> int:
         print("actions that [keys] may rebind (screen: actions):")
         for scope, names in actions.items():
             print(f"  {'every screen' if scope == '*' else scope}: {', '.join(names)}")
-    for problem in config.problems:
+    for problem in problems:
         print(f"mirage-tui: warning: {problem}", file=sys.stderr)
-    return 1 if config.problems else 0
+    return 1 if problems else 0
 
 
 _DEFAULTS = {"dataset": "none: New run offers the first; `run` needs --dataset",

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from models.base import ModelError
+from models.env_settings import env_choice
 from models.host import registry
 from models.host.llama_server import find_llama_server
 
@@ -126,9 +127,7 @@ def read_speeds(binary: Path) -> tuple[dict | None, str]:
 
 def choose_backend() -> BackendChoice:
     """The backend a new host uses and why (module docstring)."""
-    asked = os.environ.get(BACKEND_ENV, "auto").strip().lower() or "auto"
-    if asked not in ("auto", *BACKENDS):
-        raise ModelError(f"${BACKEND_ENV}={asked!r}: expected auto, llama.cpp or llama-server")
+    asked = env_choice(BACKEND_ENV)
     binary = find_llama_server()
     if asked == "llama-server" and binary is None:
         raise ModelError(f"${BACKEND_ENV}=llama-server but no llama-server binary was found "

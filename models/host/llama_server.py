@@ -48,13 +48,13 @@ from pathlib import Path
 from typing import Sequence
 
 from models.base import ContextOverflow, Generation, ModelError, Prompt, SamplingParams
+from models.env_settings import env_seconds
 from models.host import registry
 from models.replies import checked_text
 
 BINARY_ENV = "MIRAGE_LLAMA_SERVER"
 LABEL_TOP_N = 100
 START_TIMEOUT_ENV = "MIRAGE_HOST_START_TIMEOUT"      # how long a client waits for its host
-DEFAULT_START_TIMEOUT_S = 180.0
 HEALTH_MARGIN_S = 10.0          # the host's own start (Python, the vocabulary) within that wait
 
 
@@ -62,7 +62,7 @@ def health_timeout() -> float:
     """How long a host waits for llama-server's ``/health``: until a little before its client
     gives up on the host, so a llama-server that never becomes healthy is named as such (with
     the log) rather than as a host that did not answer."""
-    total = float(os.environ.get(START_TIMEOUT_ENV) or DEFAULT_START_TIMEOUT_S)
+    total = env_seconds(START_TIMEOUT_ENV)
     return max(total / 4, total - HEALTH_MARGIN_S)
 
 

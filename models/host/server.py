@@ -51,12 +51,12 @@ from dataclasses import asdict
 from http.server import ThreadingHTTPServer
 
 from models.base import ModelError
+from models.env_settings import env_seconds
 from models.host import budget, registry
 from models.host.edge import (Refused, checked_prompt, is_int, labels_of, make_handler,
                               required_field, sampling_params)
 
-DEFAULT_GRACE_S = 10.0
-GRACE_ENV = "MIRAGE_HOST_GRACE"
+GRACE_ENV = "MIRAGE_HOST_GRACE"         # models.env_settings: its range and default
 
 
 class Host:
@@ -317,6 +317,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--key", help="the registry key the caller expects (checked)")
     p.add_argument("--log", help="the log file (llama.cpp's log goes there too)")
     p.add_argument("--grace", type=float,
-                   default=float(os.environ.get(GRACE_ENV) or DEFAULT_GRACE_S),
+                   default=env_seconds(GRACE_ENV),
                    help="seconds without a live client before the host stops")
     return serve(parser.parse_args(argv))

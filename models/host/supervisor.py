@@ -45,7 +45,9 @@ from models import packaged
 from models.base import ModelError
 from models.host import budget, registry
 from models.host.backend_choice import choose_backend
-from models.host.llama_server import DEFAULT_START_TIMEOUT_S, START_TIMEOUT_ENV
+from models.env_settings import env_choice, env_seconds
+from models.host.llama_server import START_TIMEOUT_ENV
+from models.host.server import GRACE_ENV
 
 HOSTING_ENV = "MIRAGE_HOSTING"          # 'hosted' (default) or 'in-process'
 LOG_ROTATE_BYTES = 8 << 20
@@ -57,12 +59,7 @@ _LEASED: dict[str, Path] = {}                  # this process's lease files, by 
 
 def hosting_default() -> bool:
     """Whether ``load_generator`` hosts models by default ($MIRAGE_HOSTING)."""
-    value = os.environ.get(HOSTING_ENV, "hosted").strip().lower()
-    if value in ("", "hosted", "host"):
-        return True
-    if value in ("in-process", "inprocess", "local"):
-        return False
-    raise ModelError(f"${HOSTING_ENV}={value!r}: expected 'hosted' or 'in-process'")
+    return env_choice(HOSTING_ENV) in ("hosted", "host")
 
 
 @dataclass(frozen=True)
@@ -174,7 +171,8 @@ def _pick_threads(wanted: int) -> int:
     return budget.share_of_new(wanted) if idle else share
 
 
-def _spawn(spec: HostSpec, threads: int, wanted: int) -> tuple[subprocess.Popen, Path]:
+def _spawn(spec: HostSpec, threads: int, wanted: int, grace: float
+           ) -> tuple[subprocess.Popen, Path]:
     log = registry.log_path(spec.name, spec.key)
     root = str(Path(__file__).resolve().parents[2])      # so the host imports these models
     env = {**os.environ, registry.DATA_DIR_ENV: str(registry.data_dir()),
@@ -182,7 +180,8 @@ def _spawn(spec: HostSpec, threads: int, wanted: int) -> tuple[subprocess.Popen,
     cmd = [sys.executable, "-m", "models.host", "serve", "--model", str(spec.path),
            "--name", spec.name, "--n-ctx", str(spec.n_ctx), "--threads", str(threads),
            "--wanted-threads", str(wanted),
-           "--backend", spec.backend, "--key", spec.key, "--log", str(log)]
+           "--backend", spec.backend, "--key", spec.key, "--log", str(log),
+           "--grace", repr(grace)]
     if log.exists() and log.stat().st_size > LOG_ROTATE_BYTES:
         os.replace(log, log.with_suffix(".log.1"))      # one old log kept, for a past death
     with open(log, "ab") as out:
@@ -193,7 +192,7 @@ def _spawn(spec: HostSpec, threads: int, wanted: int) -> tuple[subprocess.Popen,
 
 
 def _wait_ready(spec: HostSpec, proc: subprocess.Popen, log: Path) -> registry.HostEntry:
-    timeout = float(os.environ.get(START_TIMEOUT_ENV) or DEFAULT_START_TIMEOUT_S)
+    timeout = env_seconds(START_TIMEOUT_ENV)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -217,6 +216,8 @@ def _wait_ready(spec: HostSpec, proc: subprocess.Popen, log: Path) -> registry.H
 
 def find_or_start(spec: HostSpec) -> registry.HostEntry:
     """The live host of ``spec`` (started if none runs), with this process's lease on it."""
+    grace = env_seconds(GRACE_ENV)          # a bad value is refused before any host starts
+    env_seconds(START_TIMEOUT_ENV)
     with registry.registry_lock():
         _LEASED[spec.key] = registry.add_lease(spec.key)
         entry = registry.read_entry(spec.key)
@@ -225,7 +226,7 @@ def find_or_start(spec: HostSpec) -> registry.HostEntry:
         registry.remove_entry(spec.key)
         cores = budget.cores()
         wanted = max(1, min(spec.threads or cores, cores))
-        proc, log = _spawn(spec, _pick_threads(wanted), wanted)
+        proc, log = _spawn(spec, _pick_threads(wanted), wanted, grace)
         entry = _wait_ready(spec, proc, log)
         budget.settled(timeout=3 * budget.POLL_S)       # the others have shrunk to their share
         return entry
