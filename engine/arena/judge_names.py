@@ -104,3 +104,49 @@ def calibration_named(store, text: str):
                               "lists the newest)")
         return stored
     return calibration_for(store, text)
+
+
+def judge_problem(spec: str, store=None) -> str | None:
+    """Why the judge ``spec`` cannot be opened, in one line with a did-you-mean (None when it
+    can, as far as is known without loading it): a reference judge that is no rule and no
+    embedder, a fitted judge the workspace lacks (checked only with a ``store``), an LLM the
+    catalog does not know (:func:`engine.runs.plan.check_generator`, the rule ``run``
+    applies)."""
+    from models.base import ModelError
+
+    text = spec.strip()
+    if is_reference_judge(text):
+        from engine.arena.reference_judges import reference_judge_names
+
+        rest = text[len(PREFIX):].strip()
+        if rest.lower() in RULES or rest.lower() == BLEND:
+            return None
+        try:
+            name = _catalog_name(rest) if rest else ""
+        except ModelError as exc:
+            return f"judge {text!r}: {exc}"
+        from models.catalog import find_model
+
+        entry = find_model(name) if name else None
+        if entry is not None and entry.kind == "embedder":
+            return None
+        return (f"judge {text!r}: no such reference judge"
+                f"{did_you_mean(text, reference_judge_names())}")
+    if is_fitted_judge(text):
+        if store is None:
+            return None
+        from engine.arena.fitted_judges import fitted_judge
+        from engine.arena.planning import ArenaError
+
+        try:
+            fitted_judge(store, text[len(FITTED_PREFIX):].strip())
+        except ArenaError as exc:
+            return f"judge {text!r}: {exc}"
+        return None
+    from engine.runs.plan import check_generator
+
+    try:
+        check_generator(text, what="judge")
+    except LookupError as exc:
+        return str(exc)
+    return None

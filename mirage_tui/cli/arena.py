@@ -166,9 +166,15 @@ def _judge(args, store) -> int:
 
 
 def _judge_dry_run(args, store, run) -> int:
-    """``arena judge --dry-run``: what would be judged and how long it should take."""
+    """``arena judge --dry-run``: what would be judged and how long it should take; a judge
+    that does not exist (typed, or config.toml's) is refused, not planned for."""
+    from engine.arena.judge_names import judge_problem
     from engine.arena.judging_time import judging_estimate
     from mirage_tui.widgets.estimates import judging_line
+
+    problem = judge_problem(args.judge, store)
+    if problem:
+        raise CliError(problem)
 
     guess = judging_estimate(store, run, args.judge, args.queries, args.order, args.seed,
                              pairs=args.pairs, systems=_systems_in(store, run, args.settings),

@@ -53,10 +53,11 @@ def run(args, store=None) -> int:
 
     config = load_app_config()
     actions = checked(config, MirageApp, BUILTIN_THEMES, everything=True)
-    problems = [*config.problems, *check_all()]
     db, source = effective_database(getattr(args, "db", None), config)
     if db is None:
         db = default_db_path()
+    problems = [*config.problems, *check_all(),
+                *_model_problems(config, db if db.is_file() else None)]
     rows = {"database": (str(db), source)}
     for key in ("dataset", "generators", "judge", "embedder", "theme"):
         value = getattr(config, key)
@@ -90,3 +91,34 @@ _DEFAULTS = {"dataset": "none: New run offers the first; `run` needs --dataset",
              "judge": "none: `arena judge` and `judge calibrate` need --judge",
              "embedder": "none: `index` and `retrieve` need --embedder",
              "theme": "textual-dark"}
+
+
+def _model_problems(config, db) -> list[str]:
+    """One line for each configured generator or judge that does not exist, with a
+    did-you-mean (a fitted judge only when the workspace is there to look in)."""
+    from engine.arena.judge_names import judge_problem
+    from engine.runs.plan import check_generator
+
+    out = []
+    for name in config.generators:
+        try:
+            check_generator(name)
+        except LookupError as exc:
+            out.append(f"{config.path}: generators: {exc}")
+    if config.judge:
+        store = None
+        if db is not None:
+            from engine.store import StorageError, Store
+
+            try:
+                store = Store(db)
+            except StorageError:                # the file's own problem: other commands say it
+                store = None
+        try:
+            problem = judge_problem(config.judge, store)
+        finally:
+            if store is not None:
+                store.close()
+        if problem:
+            out.append(f"{config.path}: judge: {problem}")
+    return out

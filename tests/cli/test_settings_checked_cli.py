@@ -52,3 +52,43 @@ def test_any_other_refusal_is_one_line_too():
         sklearn_checked(fit_logistic)(np.zeros((4, 0)), np.array([1, -1, 1, -1]))
     with pytest.raises(FitError, match=r"^cannot fit the judge: [^\n]+$"):
         sklearn_checked(fit_logistic)(np.ones((4, 1)), np.array([0.5, 1.0, 1.5, 2.0]))
+
+
+@pytest.fixture
+def configured(tmp_path, monkeypatch):
+    """A workspace with the run ``r``, and a config.toml to write."""
+    from testkit.arena import run_workspace
+
+    folder = tmp_path / "cfg"
+    folder.mkdir()
+    monkeypatch.setenv("MIRAGE_CONFIG_DIR", str(folder))
+    monkeypatch.delenv("MIRAGE_DB", raising=False)
+    return run_workspace(tmp_path), folder / "config.toml"
+
+
+@pytest.mark.parametrize("judge, words", [
+    ("fitted:NOPE", "no fitted judge 'NOPE'"),
+    ("smolm2", "did you mean 'smollm2-135m-instruct'?"),
+    ("nope-model", "no such model"),
+    ("reference:f2", "no such reference judge; did you mean 'reference:f1'?"),
+])
+def test_a_configured_judge_that_does_not_exist(configured, capsys, judge, words):
+    db, config = configured
+    config.write_text(f'judge = "{judge}"\ngenerators = ["smolm2"]\n')
+    assert cli.main(["config", "--db", str(db)]) == 1
+    err = capsys.readouterr().err
+    assert f"warning: {config}: judge: judge {judge!r}: " in err and words in err, err
+    assert f"warning: {config}: generators: generator 'smolm2': no such model; did you mean " \
+           "'smollm2-135m-instruct'?" in err
+    # arena judge --dry-run refuses it instead of printing a plan
+    assert cli.main(["arena", "judge", "r", "--dry-run", "--db", str(db)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and words in err, err
+
+
+def test_a_judge_that_exists_is_planned(configured, capsys):
+    db, config = configured
+    config.write_text('judge = "reference:f1"\n')
+    assert cli.main(["config", "--db", str(db)]) == 0, capsys.readouterr().err
+    assert cli.main(["arena", "judge", "r", "--dry-run", "--db", str(db)]) == 0
+    assert capsys.readouterr().out
