@@ -12,11 +12,13 @@ Two figures, both over what the arena judged (its battles' queries):
   picks it (a tie or the other answer counts as not picking it; unparsed battles are left out),
   with its Clopper–Pearson 95% CI and n.
 
-Accuracy can only check a ranking it can itself tell apart. When every system scores about the
-same (XQuAD Turkish with 135M–270M models: nearly all 0), Cochran's Q (Cochran 1950: do k
-matched binary samples differ?) over the queries every rated system answered does not reject
-equal accuracy at 5%, and the line says the accuracy cannot rank them instead of printing a ρ
-that would be noise. Q is written here (scipy has no Cochran's Q; statsmodels is not a
+Accuracy can only check a ranking it can itself tell apart. When every system scores the same
+on every query, or fewer than :data:`MIN_CORRECT` of all the arena's answers match the gold
+(XQuAD Thai with 135M–270M models: nearly all 0), the line says the accuracy cannot rank them
+instead of printing a ρ that would be noise. Otherwise ρ is printed, and when Cochran's Q
+(Cochran 1950: do k matched binary samples differ?) over the queries every rated system
+answered does not reject equal accuracy at 5% (10 queries rarely do), the line says so, so ρ is
+read loosely. Q is written here (scipy has no Cochran's Q; statsmodels is not a
 dependency): ``Q = (k−1)(k·ΣC_j² − N²) / (k·N − ΣR_i²)`` on the query × system 0/1 matrix
 (C: system totals, R: query totals, N: all), χ² with k−1 degrees of freedom.
 """
@@ -37,6 +39,7 @@ from engine.store.runs import RunInfo
 METRIC = "em_loose"
 DISAGREES_BELOW = 0.5
 ALPHA = 0.05
+MIN_CORRECT = 5          # fewer right answers than this over the arena: accuracy cannot rank
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,9 @@ class CrossCheck:
             return f"cross-check with {self.metric}: {self.why_not}; {picked}"
         text = (f"cross-check with {self.metric} over {self.systems} systems: Elo vs accuracy "
                 f"Spearman ρ {self.spearman:.2f}, Kendall τ {self.kendall:.2f}; {picked}")
+        if self.cochran_p is not None and self.cochran_p >= ALPHA:
+            text += (f" (the accuracies' own differences are not significant: Cochran's Q "
+                     f"p={self.cochran_p:.2f}, so read ρ loosely)")
         if self.disagrees:
             text += (f". The ranking DISAGREES with accuracy (ρ < {DISAGREES_BELOW}): the judge "
                      "may reward something other than right answers")
@@ -117,15 +123,17 @@ def cross_check(store: Store, run: RunInfo, battles, ratings: Ratings) -> CrossC
         if len(rated) >= 2 and shared else None
     low, high = (min(accuracy.values()), max(accuracy.values())) if accuracy else (0.0, 0.0)
     spread = f"{METRIC} from {100 * low:.0f}% to {100 * high:.0f}%"
+    correct = sum(labels[(s.system, q)] for s in rated for q in queries
+                  if (s.system, q) in labels)
     why = None
     if len(rated) < 3:
         why = f"only {len(rated)} rated systems: too few to rank"
     elif tested is None:
         why = (f"the accuracy cannot rank these {len(rated)} systems: on every query they all "
                f"score the same ({spread})")
-    elif tested[1] >= ALPHA:
-        why = (f"the accuracy cannot rank these {len(rated)} systems ({spread}; Cochran's Q "
-               f"p={tested[1]:.2f} over {len(shared)} queries: no clear difference)")
+    elif correct < MIN_CORRECT:
+        why = (f"the accuracy cannot rank these {len(rated)} systems: {correct} of their "
+               f"answers match the gold ({spread})")
     if why is not None:
         return CrossCheck(METRIC, len(rated), accuracy, False, why, None, None,
                           tested[1] if tested else None, gold)

@@ -123,6 +123,18 @@ def test_when_no_system_is_ever_right_accuracy_cannot_rank_them(store):
                           "no pair where exactly one answer matches the gold")
 
 
+def test_with_almost_no_right_answer_accuracy_cannot_rank_either(store):
+    """Two right answers in 180 (XQuAD Thai with these models looks like this)."""
+    rare = {"gen-a": lambda i: i in (0, 1), "gen-b": lambda i: False,
+            "gen-c": lambda i: False}
+    scripted_run(store, "rare", right=rare)
+    check, _ = checked(store, "rare", "reference:answer-match", "m")
+    assert not check.can_rank and check.spearman is None
+    assert check.why_not == ("the accuracy cannot rank these 3 systems: 2 of their answers "
+                             "match the gold (em_loose from 0% to 3%)")
+    assert check.gold_pairs.n == 4 and check.gold_pairs.value == 1.0
+
+
 def test_cochrans_q_by_hand():
     # 4 queries × 3 systems: columns 4, 2, 0 right; rows 2, 2, 1, 1
     x = [[1, 1, 0], [1, 1, 0], [1, 0, 0], [1, 0, 0]]
