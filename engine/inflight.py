@@ -375,6 +375,7 @@ def in_flight(requests: Iterable[Request], *, name: str, policy: Policy,
                     settle(future, slot, WatchdogTimeout(
                         f"{name}: no answer within the watchdog's {policy.watchdog:g} s"))
 
+    interrupted = False
     try:
         while True:
             # yield what is finished, in order (the caller stores it and may stop us)
@@ -429,8 +430,11 @@ def in_flight(requests: Iterable[Request], *, name: str, policy: Policy,
             collect(wait_s)
             if tick is not None:
                 tick()
+    except KeyboardInterrupt:
+        interrupted = True          # a second Ctrl-C: stop at once
+        raise
     finally:
-        _drain(pool, state, policy, abort)
+        _drain(pool, state, policy, abort, wait_for_calls=not interrupted)
 
 
 def _group(slot: _Slot):
@@ -456,14 +460,16 @@ def _retry_after(error: BaseException | None) -> float | None:
 
 
 def _drain(pool: ThreadPoolExecutor, state: _State, policy: Policy,
-           abort: Callable[[], None] | None) -> None:
+           abort: Callable[[], None] | None, wait_for_calls: bool = True) -> None:
     """The loop ended (done, stopped or interrupted): calls still running are cut (``abort``)
     and get :data:`ABORT_WAIT_S` to end, or, with nothing to cut them, finish or are abandoned
-    after the watchdog; their results are not stored."""
+    after the watchdog (at once after a KeyboardInterrupt: a second Ctrl-C stops now); their
+    results are not stored."""
     running = list(state.running)
     if running:
         if abort is not None:
             abort()
-        wait(running, timeout=ABORT_WAIT_S if abort is not None else policy.watchdog)
+        if wait_for_calls:
+            wait(running, timeout=ABORT_WAIT_S if abort is not None else policy.watchdog)
     pool.shutdown(wait=False, cancel_futures=True)
 

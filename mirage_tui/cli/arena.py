@@ -27,8 +27,9 @@ import threading
 from pathlib import Path
 
 from engine.text_safety import visible_line
-from mirage_tui.cli.common import (CliError, db_option, force_option, from_settings,
-                                   in_flight_options, install_interrupt, no_overwrite)
+from mirage_tui.cli.common import (CliError, db_option, exit_now, force_option,
+                                   from_settings, in_flight_options, install_interrupt,
+                                   no_overwrite)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -151,6 +152,8 @@ def _judge(args, store) -> int:
                               name=args.name, reference=args.reference,
                               n_threads=args.threads, progress=printer, cancel=cancel,
                               concurrency=args.concurrency, max_errors=args.max_errors)
+    except KeyboardInterrupt:
+        exit_now(printer)
     finally:
         printer.close()
         if previous is not None:

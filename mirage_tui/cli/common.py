@@ -4,6 +4,7 @@ Ctrl-C handling and durations."""
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import signal
@@ -152,6 +153,20 @@ def in_flight_options(parser: argparse.ArgumentParser, what: str = "generator") 
     parser.add_argument("--max-errors", metavar="N|P%",
                         help="error budget: stop after more than N failed requests, or more "
                              "than P%% of those attempted (default 10%%, at least 5)")
+
+
+def exit_now(printer) -> None:
+    """The second Ctrl-C: the job has recorded how it ended (every stored item, battle or
+    verdict is one whole transaction); exit 130 now, in one line, without waiting for worker
+    threads still inside a model call (the interpreter would join them at exit)."""
+    printer.close()
+    print("mirage-tui: interrupted; run the same command again to resume", file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(130)
 
 
 def install_interrupt(cancel: threading.Event):

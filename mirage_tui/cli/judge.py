@@ -30,8 +30,9 @@ import sys
 import threading
 from pathlib import Path
 
-from mirage_tui.cli.common import (CliError, db_option, force_option, from_settings,
-                                   in_flight_options, install_interrupt, no_overwrite)
+from mirage_tui.cli.common import (CliError, db_option, exit_now, force_option,
+                                   from_settings, in_flight_options, install_interrupt,
+                                   no_overwrite)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -237,6 +238,8 @@ def _calibrate(args, store) -> int:
                                   n_threads=args.threads, progress=printer, cancel=cancel,
                                   concurrency=args.concurrency, max_errors=args.max_errors,
                                   n_boot=args.boot)
+    except KeyboardInterrupt:
+        exit_now(printer)
     finally:
         printer.close()
         if previous is not None:

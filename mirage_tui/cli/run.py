@@ -22,15 +22,14 @@ Progress goes to stderr: a live bar on a terminal, otherwise a line every ~10 se
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 import threading
 from dataclasses import asdict
 from pathlib import Path
 
-from mirage_tui.cli.common import (CliError, db_option, in_flight_options, install_interrupt,
-                                   without_key)
+from mirage_tui.cli.common import (CliError, db_option, exit_now, in_flight_options,
+                                   install_interrupt, without_key)
 from mirage_tui.cli.progress import ProgressPrinter, accuracy_line
 from mirage_tui.durations import duration
 
@@ -188,7 +187,7 @@ def run(args, store) -> int:
     try:
         summary = execute(store, plan, progress=printer, cancel=cancel)
     except KeyboardInterrupt:
-        _exit_now(printer)
+        exit_now(printer)
     finally:
         printer.close()
         if previous is not None:
@@ -201,20 +200,6 @@ def run(args, store) -> int:
         print(f"mirage-tui: error: {summary.message}", file=sys.stderr)
         return 1
     return 130 if summary.status == "cancelled" else 0
-
-
-def _exit_now(printer) -> None:
-    """The second Ctrl-C: the job has recorded the run as cancelled (every stored item is one
-    whole transaction); exit now, without waiting for worker threads still inside a model
-    call (the interpreter would join them at exit)."""
-    printer.close()
-    print("mirage-tui: interrupted; run the same command again to resume", file=sys.stderr)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(130)
 
 
 # --------------------------------------------------------------------------- output

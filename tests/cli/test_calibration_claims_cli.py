@@ -24,20 +24,13 @@ from testkit.labels import write_labels
 from testkit.paths import ROOT
 
 STALLING_CALIBRATION = textwrap.dedent("""
-    import sys, threading
+    import sys
     sys.path.insert(0, "tests")
     from engine.arena.calibrate import calibrate_judge
     from engine.store import Store
-    from testkit.arena import ScriptedJudge
+    from testkit.arena import StallingJudge
 
-    class Stalls(ScriptedJudge):
-        def generate(self, prompt, params=None):
-            if len(self.calls) >= 2:
-                print("stalled", flush=True)
-                threading.Event().wait()
-            return super().generate(prompt, params)
-
-    calibrate_judge(Store(sys.argv[1]), "people", Stalls(), concurrency=1, n_boot=20)
+    calibrate_judge(Store(sys.argv[1]), "people", StallingJudge(), concurrency=1, n_boot=20)
 """)
 
 

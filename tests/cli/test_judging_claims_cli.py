@@ -26,23 +26,16 @@ from testkit.arena import ScriptedJudge, run_workspace
 from testkit.paths import ROOT
 
 STALLING_JUDGE = textwrap.dedent("""
-    import sys, threading
+    import sys
     sys.path.insert(0, "tests")
     from engine.arena.judging import judge_arena
     from engine.runs.lookup import load_run
     from engine.store import Store
-    from testkit.arena import ScriptedJudge
+    from testkit.arena import StallingJudge
 
-    class Stalls(ScriptedJudge):
-        def generate(self, prompt, params=None):
-            if len(self.calls) >= 2:            # one battle judged in both orders, then stall
-                print("stalled", flush=True)
-                threading.Event().wait()
-            return super().generate(prompt, params)
-
-    store = Store(sys.argv[1])
-    judge_arena(store, load_run(store, "r"), Stalls(), name="race", order="both",
-                concurrency=1)
+    store = Store(sys.argv[1])              # one battle judged in both orders, then stall
+    judge_arena(store, load_run(store, "r"), StallingJudge(after=2), name="race",
+                order="both", concurrency=1)
 """)
 
 

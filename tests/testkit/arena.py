@@ -1,11 +1,13 @@
 """Arena test helpers shared by the engine and CLI tests: a run generator that answers from its
 context (:class:`Answerer`), a finished run of them (:func:`make_run`), judged by the kit's
-:class:`~testkit.scripted.ScriptedJudge` (imported from here too), and a small LFRQA folder with
+:class:`~testkit.scripted.ScriptedJudge` (imported from here too) or one that stalls
+(:class:`StallingJudge`), and a small LFRQA folder with
 a reference-mode script."""
 
 from __future__ import annotations
 
 import json
+import threading
 
 from engine.arena.types import arena_system
 from engine.runs import RunConfig, execute, plan_run
@@ -34,6 +36,22 @@ class Answerer(ScriptedGenerator):
 
         super().__init__(name, answer, backend="fake", usage=lambda text: (10, 5, 10, 0.001),
                          renders=False)
+
+
+class StallingJudge(ScriptedJudge):
+    """Judges ``after`` calls, then says ``stalled`` on stdout and blocks for good inside the
+    next: a judging process that a test signals or kills at a known point, however slow the
+    machine (the test waits on that line, not on a clock)."""
+
+    def __init__(self, *args, after: int = 2, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.after = after
+
+    def generate(self, prompt, params=None):
+        if len(self.calls) >= self.after:
+            print("stalled", flush=True)
+            threading.Event().wait()
+        return super().generate(prompt, params)
 
 
 # --------------------------------------------------------------------------- runs
