@@ -158,9 +158,13 @@ def in_flight_options(parser: argparse.ArgumentParser, what: str = "generator") 
 def exit_now(printer) -> None:
     """The second Ctrl-C: the job has recorded how it ended (every stored item, battle or
     verdict is one whole transaction); exit 130 now, in one line, without waiting for worker
-    threads still inside a model call (the interpreter would join them at exit)."""
+    threads still inside a model call (the interpreter would join them at exit); the exit
+    handlers (the model hosts' leases) run first."""
+    import atexit
+
     printer.close()
     print("mirage-tui: interrupted; run the same command again to resume", file=sys.stderr)
+    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
