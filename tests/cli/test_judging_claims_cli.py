@@ -3,8 +3,9 @@
 A real second process judges an arena and stalls inside a judge call (its judge blocks; it
 says so on stdout first, so the test waits on that line, not on a clock). While it lives, a
 second judging of that arena and ``runs delete`` of its run are refused in one line naming its
-pid; killed with SIGKILL, its arena reads ``interrupted`` in ``arena list`` and ``arena
-ratings``, and judging it again resumes it (no duplicate battle)."""
+pid; killed with SIGKILL, its arena reads ``interrupted`` in ``arena list``, ``arena
+ratings`` and the Leaderboard's arena line, and judging it again resumes it (no duplicate
+battle)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from engine.runs.lookup import load_run
 from engine.runs.manage import delete_run
 from engine.store import Store
 from mirage_tui import cli
+from mirage_tui.screens.leaderboard.board import arena_line
 from testkit.arena import ScriptedJudge, run_workspace
 from testkit.paths import ROOT
 
@@ -89,6 +91,8 @@ def test_a_judged_arena_is_claimed_and_a_dead_judges_arena_is_interrupted(
 
     store = Store(db)
     try:
+        [info] = list_arenas(store, load_run(store, "r"))      # the Leaderboard's arena line
+        assert " · interrupted · " in arena_line(info)
         summary = judge_arena(store, load_run(store, "r"), ScriptedJudge(), name="race",
                               order="both", concurrency=1)
         assert summary.status == "done" and summary.done == summary.total
