@@ -65,6 +65,20 @@ def stored_judge(spec: str, names: Iterable[str], what: str = "calibrated judges
                     error=LookupError)
 
 
+def calibrated_judge(store, spec: str | None) -> str | None:
+    """The name the judge ``spec`` is calibrated under in this workspace (:func:`stored_judge`
+    over the calibrations), else ``spec`` as given (None stays None): what the Calibration
+    screen shows for a judge named elsewhere (an arena's, config.toml's)."""
+    if not spec:
+        return spec
+    from engine.store.calibration import calibrated_judge_names
+
+    try:
+        return stored_judge(spec, calibrated_judge_names(store)) or spec
+    except LookupError:                 # several stored judges: show none of them as this
+        return spec
+
+
 def unknown_judge(spec: str, names: Iterable[str]) -> str:
     """``; did you mean 'x'?`` for a judge name that finds nothing stored, else ``""``."""
     return did_you_mean(spec.strip(), names)

@@ -123,6 +123,7 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
                 error = f"Cannot list the labels datasets: {type(exc).__name__}: {exc}"
             finally:
                 store.close()
+        self.judge = _offered_as(self.judge, usable)
         self.post_message(self.ChoicesFound(usable, missing, datasets, error, llms))
 
     @on(ChoicesFound)
@@ -196,3 +197,16 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
     @on(Button.Pressed, "#calib-cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def _offered_as(judge: str | None, offered: list[str]) -> str | None:
+    """The offered judge that ``judge`` (an arena's or config.toml's spelling: ``smollm2``)
+    names, by the one resolver of judge names; ``judge`` itself when it names none."""
+    if not judge:
+        return judge
+    from engine.arena.judge_names import stored_judge
+
+    try:
+        return stored_judge(judge, offered, what="judges") or judge
+    except LookupError:
+        return judge

@@ -60,6 +60,16 @@ def judge_choices(store, run, usable: list[str]):
     from models.catalog import embedder_entries
 
     default = default_judge(store, run)
+    if default.spec:                    # config.toml's "smollm2" is the catalog's name here
+        from dataclasses import replace
+
+        from engine.arena.judge_names import judge_name
+        from models.base import ModelError
+
+        try:
+            default = replace(default, spec=judge_name(default.spec))
+        except ModelError:
+            pass
     offline = []
     if run_has_references(store, run):
         installed = {e.name for e in embedder_entries() if e.installed}

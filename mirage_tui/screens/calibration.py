@@ -146,7 +146,10 @@ class CalibrationScreen(BaseScreen):
         from engine.arena.judge_list import judge_rankings
         from engine.datasets.labels import load_label_pairs
 
+        from engine.arena.judge_names import calibrated_judge
+
         with self.worker_errors("the calibration", store):
+            judge = calibrated_judge(store, judge)
             listing = list_calibrations(store, judge)
             unfinished = unfinished_calibrations(store)
             rankings = judge_rankings(store)

@@ -59,3 +59,19 @@ def test_compare_takes_judge_names_as_well_as_ids(db, capsys):
     assert (data["a"], data["b"]) == (1, 2)
     assert cli.main(["judge", "compare", "smollm2", "#1", "--db", db]) == 1
     assert "#1 is the same calibration twice" in capsys.readouterr().err
+
+
+def test_the_app_takes_the_same_spellings(db, store):
+    """The Calibration screen shows the calibration of a judge named by another spelling,
+    and the new-calibration dialog preselects the offered judge it names."""
+    from engine.arena.judge_names import calibrated_judge
+    from mirage_tui.dialogs.calibrate import _offered_as
+
+    assert calibrated_judge(store, "smollm2") == SMOL
+    assert calibrated_judge(store, "reference:F1") == "reference:f1"
+    assert calibrated_judge(store, "never-calibrated") == "never-calibrated"
+    offered = [SMOL, "gemma3-270m", "reference:f1", "fitted:mine"]
+    assert _offered_as("smollm2", offered) == SMOL
+    assert _offered_as("Reference:F1", offered) == "reference:f1"
+    assert _offered_as("fitted: mine", offered) == "fitted:mine"
+    assert _offered_as(None, offered) is None
