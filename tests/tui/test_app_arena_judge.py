@@ -1,6 +1,6 @@
 """The Leaderboard's judge dialog offers the reference judges beside the LLMs and preselects
-the default judge (issue 24): with nothing calibrated, MiniLM against the reference answers;
-with a judge calibrated well, that judge in its order. Judging with it needs no LLM, and the
+the default judge (issues 24, 34): on short gold answers the run's own scorer
+(reference:answer-match); on long-form references, a judge calibrated well, in its order. Judging with it needs no LLM, and the
 board then says how far people agree with it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from textual.widgets import Select, Static
 
 from engine.arena.calibrate import calibrate_judge
 from engine.store import Store
-from testkit.arena import import_reference_labels
+from testkit.arena import give_long_form_references, import_reference_labels
 from testkit.tui import RecordingApp, open_screen, settle, text_of, wait_until
 
 pytestmark = pytest.mark.asyncio
@@ -30,17 +30,17 @@ async def _dialog(pilot):
     return modal
 
 
-async def test_nothing_calibrated_preselects_the_reference_judge(workspace):
+async def test_short_gold_answers_preselect_the_answer_match_judge(workspace):
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:
         modal = await _dialog(pilot)
         select = modal.query_one("#judge-model", Select)
-        assert select.value == "reference:minilm-l6-v2"
+        assert select.value == "reference:answer-match"
         offered = [value for _, value in select._options if value != Select.BLANK]
-        assert {"reference:f1", "reference:char3"} <= set(offered)
+        assert {"reference:f1", "reference:char3", "reference:blend",
+                "reference:minilm-l6-v2"} <= set(offered)
         why = text_of(modal.query_one("#judge-why", Static))
-        assert why.startswith("Default: reference:minilm-l6-v2 in random order: ")
-        assert "compared with the reference" in why
+        assert why.startswith("Default: reference:answer-match in random order: short gold ")
         estimate = modal.query_one("#judge-estimate", Static)
         await wait_until(pilot, lambda: "no LLM" in text_of(estimate), 30, "the estimate")
         assert text_of(estimate).startswith("18 battles on 6 queries, no LLM")
@@ -49,6 +49,7 @@ async def test_nothing_calibrated_preselects_the_reference_judge(workspace):
 
 async def test_a_calibrated_judge_is_preselected_in_its_order_and_judges(workspace, tmp_path):
     store = Store(workspace["path"])
+    give_long_form_references(store)          # long-form: calibration against people decides
     labels = import_reference_labels(store, tmp_path)
     calibrate_judge(store, labels, "reference:f1", order="both", n_boot=50)     # 9/10
     store.close()
