@@ -37,18 +37,16 @@ from dataclasses import dataclass
 from engine.arena.judge_list import WORSE_THAN_REFERENCE, JudgeRanking, judge_rankings
 from engine.arena.judge_specs import is_fitted_judge
 from engine.arena.planning import ArenaError, reference_texts
-from engine.arena.reference_judges import ANSWER_MATCH, PREFIX, is_reference_judge, \
-    reference_judge_names
+from engine.arena.reference_judges import ANSWER_MATCH, PREFIX, is_reference_judge
 from engine.store.runs import RunInfo
 from engine.stats import format_interval
 from engine.store import Store
 from engine.store.arenas import answered_queries, query_references
 
 SHORT_ANSWER_JUDGE = PREFIX + ANSWER_MATCH
-UNCALIBRATED_REFERENCE_JUDGE = "reference:minilm-l6-v2"
-LONG_FORM_JUDGE = ("reference:blend" if "reference:blend" in reference_judge_names()
-                   else UNCALIBRATED_REFERENCE_JUDGE)
-"""The long-form default without a calibrated judge in the workspace."""
+LONG_FORM_JUDGE = "reference:blend"
+"""The long-form default without a calibrated judge in the workspace: the best of the packaged
+judges on people's labels (:func:`engine.arena.blend.shipped_blend`)."""
 CHANCE = 0.5
 
 
@@ -152,11 +150,14 @@ def default_judge(store: Store, run: RunInfo, pairs: str = "all") -> DefaultJudg
                                 f"{data}: the best-calibrated judge here: {_agreement(row)}",
                                 row)
     if references and pairs == "all":
+        from engine.arena.blend import shipped_blend
+
+        blend = shipped_blend()
         return DefaultJudge(LONG_FORM_JUDGE, "random",
                             "long-form references and no calibrated judge here that beats a "
-                            "coin toss: each answer is compared with the reference by "
-                            f"{LONG_FORM_JUDGE}, the best of the packaged judges on people's "
-                            "labels (docs/judges.md)")
+                            f"coin toss: {LONG_FORM_JUDGE}, the best packaged judge on people's "
+                            f"labels ({blend.leave_one_domain_out.format_pct()} held out by "
+                            "domain, RAGChecker)")
     configured = load_app_config().judge
     where = ("the battles are against the reference" if pairs != "all"
              else "the run's queries have no reference answer")
