@@ -134,9 +134,7 @@ def live_holder(row) -> bool:
 def claimed_status(store, kind: str, name: str, status: str) -> str:
     """:func:`shown_status` for a claimed thing: ``interrupted`` for one stored as running
     whose claim's owner is gone (or that has no claim)."""
-    if status != "running":
-        return status
-    if live_holder(claim_table.claim_of(store, kind, name)):
+    if status != "running" or live_holder(claim_table.claim_of(store, kind, name)):
         return status
     return INTERRUPTED
 
@@ -144,9 +142,6 @@ def claimed_status(store, kind: str, name: str, status: str) -> str:
 def shown_status(store, run_id: int, status: str) -> str:
     """``status`` as the user should read it: ``interrupted`` for a run stored as running
     whose owner is gone (or unknown: a run from before owners were recorded)."""
-    if status != "running":
-        return status
-    row = run_table.owner_of(store, run_id)
-    if row is not None and is_alive(row[0], row[1], row[2]):
+    if status != "running" or live_holder(run_table.owner_of(store, run_id)):
         return status
     return INTERRUPTED
