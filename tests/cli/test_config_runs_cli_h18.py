@@ -257,9 +257,10 @@ def test_run_takes_its_dataset_and_generators_from_the_config(config_dir, db, ca
     plan = json.loads(out)
     assert code == 0, err
     assert plan["dataset"].startswith("demo@") and plan["systems"] == [f"{SMOL}/mirage@1"]
-    # no --judge and none in config.toml: the default judge, named with why (issue 24)
+    # no --judge and none in config.toml: the default judge, named with why (issues 24, 34:
+    # the demo pool's short gold answers get the run's own scorer)
     code, out, err = main(capsys, "arena", "judge", "alpha", "--db", db)
-    assert code == 0 and "pairwise:reference:minilm-l6-v2" in out, (out, err)
-    assert "reference:minilm-l6-v2" in err
+    assert code == 0 and "pairwise:reference:answer-match" in out, (out, err)
+    assert "reference:answer-match" in err and "short gold answers" in err
     code, out, err = main(capsys, "index", "demo", "--db", db)
     assert code == 1 and "index needs --embedder NAME (or embedder = ... in " in err
