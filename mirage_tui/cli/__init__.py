@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from engine.datasets.catalog import DatasetNotFound
     from engine.datasets.formats.base import DatasetFormatError
-    from engine.runs.owner import RunBusy
+    from engine.runs.owner import Busy
     from engine.store import StorageError, Store, default_db_path
     from engine.store.database import storage_error
     from engine.text_safety import VisibleStream
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()              # a full or closed stdout is found here, not at exit
         return code
     except (CliError, DatasetFormatError, DatasetNotFound, LookupError, StorageError,
-            ValueError, ModelError, RunBusy) as exc:
+            ValueError, ModelError, Busy) as exc:
         return _fail(exc)
     except sqlite3.Error as exc:
         return _fail(storage_error(db_path, exc) or f"database error ({db_path}): {exc}")
