@@ -48,10 +48,11 @@ def add_parsers(sub) -> None:
     p.add_argument("run", help="run name")
     p.add_argument("--judge", metavar="JUDGE",
                    help="judge: an LLM (catalog name, GGUF path or endpoint), "
-                        "reference:EMBEDDER|f1|char3 (each answer compared with the reference "
-                        "answer), or fitted:NAME. Default: judge in config.toml, else the "
-                        "best-calibrated judge that can judge the run (judge list), else "
-                        "reference:minilm-l6-v2 when its queries have reference answers")
+                        "reference:EMBEDDER|f1|char3|answer-match|blend (each answer compared "
+                        "with the reference answer), or fitted:NAME. Default: judge in "
+                        "config.toml, else by what the queries have: reference:answer-match on "
+                        "short gold answers; on long-form references the best-calibrated judge "
+                        "(judge list), else reference:blend; else a calibrated LLM")
     p.add_argument("--pairs", choices=("all", "reference"), default="all",
                    help="all: every pair of contestants (MIRAGE-Bench); reference: each "
                         "contestant against the reference answer (RAG-QA Arena)")

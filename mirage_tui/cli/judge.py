@@ -49,8 +49,8 @@ def add_parsers(sub) -> None:
     db_option(p)
     p.add_argument("--judge", metavar="JUDGE",
                    help="judge: an LLM (catalog name, GGUF path or endpoint), "
-                        "reference:EMBEDDER|f1|char3, or fitted:NAME (default: judge in "
-                        "config.toml)")
+                        "reference:EMBEDDER|f1|char3|answer-match|blend, or fitted:NAME "
+                        "(default: judge in config.toml)")
     p.add_argument("--labels", required=True, metavar="DATASET",
                    help="a labels dataset (name or name@version)")
     p.add_argument("--aspect", default="overall",
