@@ -40,6 +40,7 @@ async def test_runs_export_offers_html(workspace, tmp_path):
         await open_export_dialog(pilot, "alpha")
         dialog = app.screen
         path = dialog.query_one("#export-path", Input)
+        (tmp_path / "pages").mkdir()           # a missing folder is refused, never made (35)
         path.value = str(tmp_path / "pages" / "alpha.csv")
         dialog.query_one("#export-format", Select).value = "html"
         await pilot.pause()
