@@ -101,12 +101,10 @@ def source_id() -> str:
 def planned_builds(cpu) -> list:
     kind = os.environ.get("LLAMA_BUILD") or "cpu"
     args = os.environ.get("LLAMA_CMAKE_ARGS") or ""
-    why = os.environ.get("LLAMA_BUILD_WHY") or ""
     if kind == "user":
         return [lb.Build("user", args, f"your CMAKE_ARGS ({args})")]
     if kind == "cuda":
         return [lb.Build("cuda", args, f"CUDA ({args})", gpu=True), *lb.cpu_builds(cpu)]
-    del why
     return lb.cpu_builds(cpu)
 
 

@@ -90,10 +90,15 @@ def reference_texts(store: Store, rowids) -> dict[int, list[str]]:
         if long_form:
             out[r["id"]] = [long_form]
             continue
-        golds = json.loads(r["answers"] or "[]")
-        golds = [golds] if isinstance(golds, str) else golds
-        out[r["id"]] = [str(g) for g in golds if g is not None and str(g).strip()]
+        out[r["id"]] = gold_answers(r["answers"])
     return out
+
+
+def gold_answers(stored: str | None) -> list[str]:
+    """A query's gold answers from their stored JSON (a list or one string), blanks left out."""
+    golds = json.loads(stored or "[]")
+    golds = [golds] if isinstance(golds, str) else golds
+    return [str(g) for g in golds if g is not None and str(g).strip()]
 
 
 def reference_documents(store: Store, rowids) -> dict[int, list[dict]]:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from engine.arena.judge_list import WORSE_THAN_REFERENCE, JudgeRanking, judge_rankings
 from engine.arena.judge_specs import is_fitted_judge
-from engine.arena.planning import ArenaError, reference_texts
+from engine.arena.planning import ArenaError, gold_answers, reference_texts
 from engine.arena.reference_judges import ANSWER_MATCH, PREFIX, is_reference_judge
 from engine.store.runs import RunInfo
 from engine.stats import format_interval
@@ -66,20 +66,12 @@ def reference_kind(store: Store, run: RunInfo) -> str | None:
     if not rows:
         return None
     long_form = [bool((r["reference_answer"] or "").strip()) for r in rows]
-    golds = [bool(_golds(r["answers"])) for r in rows]
+    golds = [bool(gold_answers(r["answers"])) for r in rows]
     if not any(long_form) and all(golds):
         return "short"
     if any(long_form) and all(lf or g for lf, g in zip(long_form, golds)):
         return "long"
     return None
-
-
-def _golds(answers) -> list[str]:
-    import json
-
-    values = json.loads(answers or "[]")
-    values = [values] if isinstance(values, str) else values
-    return [str(v) for v in values if v is not None and str(v).strip()]
 
 
 def run_has_references(store: Store, run: RunInfo) -> bool:
@@ -136,7 +128,7 @@ def default_judge(store: Store, run: RunInfo, pairs: str = "all") -> DefaultJudg
         return DefaultJudge(SHORT_ANSWER_JUDGE, "random",
                             "short gold answers: the answer that matches the gold (EM_loose) "
                             "wins, else the higher F1, as the run scores them")
-    references = run_has_references(store, run)
+    references = kind is not None           # every query has reference text
     for row in judge_rankings(store):
         lo = row.sign_accuracy.lo
         if lo is None or lo <= CHANCE or row.worse_than_reference:
