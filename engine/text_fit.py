@@ -141,27 +141,25 @@ def fit_table(rows: list[list[str]], right: set[int] = frozenset(),
               width: int | None = None, panels: bool = True, keys: int = 1) -> list[str]:
     """Columns two spaces apart (right-aligned where asked), within ``width`` cells when
     given: the widest cells wrap at spaces (down to their longest word; an interval
-    ``[lo, hi]`` stays whole); when that is not enough, the columns after the first ``keys``
+    ``[lo, hi]`` stays whole); when that is not enough, the columns after the key columns
     (what names a row) go into panels, one under the other, each repeating those; a word
-    still too long is elided in the middle."""
+    still too long is elided in the middle. The key columns are the first ``keys``, or more
+    of the leading text columns when those are what tell the rows apart
+    (:func:`identifying_columns`): no panel shows two rows that read the same."""
     n = len(rows[0])
+    keys = identifying_columns(rows, keys, right)
     natural = [max(cell_len(r[i]) for r in rows) for i in range(n)]
     if width is None or _total(natural) <= width:
         return _aligned(rows, natural, right)
     floors = [_longest_word([r[i] for r in rows]) for i in range(n)]
-    widths = list(natural)
-    while _total(widths) > width:
-        shrinkable = [i for i in range(n) if widths[i] > floors[i]]
-        if not shrinkable:
-            break
-        i = max(shrinkable, key=lambda j: widths[j] - floors[j])
-        widths[i] -= 1
+    widths = _narrowed(natural, floors, width)
     if _total(widths) <= width or n <= keys + 1 or not panels:
         if _total(widths) > width:      # still too wide: the first column gives way
             widths[0] = max(4, widths[0] - (_total(widths) - width))
         return _aligned(rows, [min(w, width) for w in widths], right)
-    # panels: the key columns beside as many of the others as fit at their own width
-    first = [min(natural[k], max(8, width // 3)) for k in range(keys)]
+    # panels: the key columns (narrowed to leave half the width to the others) beside as
+    # many of the others as fit at their own width
+    first = _narrowed(natural[:keys], floors[:keys], max(8, width // 2))
     groups: list[list[int]] = []
     for i in range(keys, n):
         if groups and _total(first + [natural[c] for c in groups[-1]] + [natural[i]]) \
@@ -181,6 +179,35 @@ def fit_table(rows: list[list[str]], right: set[int] = frozenset(),
 
 def _total(widths: list[int]) -> int:
     return sum(widths) + 2 * (len(widths) - 1)
+
+
+def identifying_columns(rows: list[list[str]], keys: int = 1,
+                        right: set[int] = frozenset()) -> int:
+    """How many leading columns of ``rows`` (the first a header) name a row: ``keys``, or the
+    fewest leading columns past it that tell the body rows apart (``System``, ``Context``,
+    ``k``), looking no further than the first right-aligned column (a number) and leaving
+    one column to show; ``keys`` when no such prefix does."""
+    body = [tuple(r) for r in rows[1:]]
+    last = len(rows[0]) - 1
+    for k in range(keys, last + 1):
+        if len({r[:k] for r in body}) == len(body):
+            return k
+        if k in right:
+            break
+    return keys
+
+
+def _narrowed(natural: list[int], floors: list[int], width: int) -> list[int]:
+    """Column widths within ``width`` cells as far as the floors allow: the column furthest
+    above its floor (its longest word) gives up a cell at a time."""
+    widths = list(natural)
+    while _total(widths) > width:
+        shrinkable = [i for i, w in enumerate(widths) if w > floors[i]]
+        if not shrinkable:
+            break
+        i = max(shrinkable, key=lambda j: widths[j] - floors[j])
+        widths[i] -= 1
+    return widths
 
 
 def wrap_lines(text: str, width: int | None) -> str:
