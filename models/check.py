@@ -64,18 +64,17 @@ def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None
     prompt_tokens_per_s, items_per_s, error; plus, for a generator, prompt_tokens,
     completion_tokens, finish_reason, text, chat, backend, backend_reason; for an embedder,
     items and dim; ``cancelled`` when ``cancel()`` stopped it between its steps."""
-    from models.catalog import find_endpoint, find_model, load_embedder, load_generator
+    from models.catalog import load_embedder, load_generator, resolve_model
     from models.endpoints import without_credentials
 
     result: dict = {"name": without_credentials(name), "kind": None, "ok": False, "device": None,
                     "seconds": None, "load_seconds": None, "tokens_per_s": None,
                     "prompt_tokens_per_s": None, "items_per_s": None, "error": None}
     try:
-        is_file = name.lower().endswith(".gguf") or Path(name).is_file()
-        endpoint = None if is_file else find_endpoint(name)
-        entry = None if is_file or endpoint else find_model(name)
+        ref = resolve_model(name)
+        entry = ref.entry
         kind = entry.kind if entry else "generator"
-        result["kind"] = kind if (entry or is_file or endpoint) else None
+        result["kind"] = kind if ref.kind != "unknown" else None
         if entry is not None and not entry.installed:
             raise ModelError(entry.error or f"{name}: not installed; `{entry.install}`")
         started = time.perf_counter()

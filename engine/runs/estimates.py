@@ -107,25 +107,17 @@ def latest_model_speed(store: Store, model_key: str) -> tuple[Speed, str] | None
 def model_file_size(name: str) -> int | None:
     """Bytes of generator ``name``'s GGUF file (a packaged model's whole size even before its
     parts are assembled into one file), or None."""
-    from models import packaged
+    from models.base import ModelError
+    from models.catalog import resolve_model
 
     try:
-        spec = packaged.get_spec(name)
-        header = spec.header_source() if spec else None
-        if header is not None:
-            return header[1]
-        path = None
-        if spec is None:
-            candidate = Path(name).expanduser()
-            if candidate.is_file():
-                path = candidate
-            else:
-                from models.catalog import find_model
-
-                entry = find_model(name)
-                path = Path(entry.path) if entry and entry.path else None
-        return path.stat().st_size if path else None
-    except OSError:
+        ref = resolve_model(name)
+        if ref.kind == "packaged":
+            header = ref.spec.header_source()
+            return header[1] if header is not None else None
+        path = ref.path if ref.kind in ("file", "catalog") else None
+        return path.stat().st_size if path is not None and path.is_file() else None
+    except (OSError, ModelError):
         return None
 
 
@@ -148,11 +140,11 @@ def planned_backend(name: str) -> tuple[str, int]:
     import os
 
     from engine.inflight import DEFAULT_ENDPOINT_CONCURRENCY
-    from models.catalog import find_endpoint
+    from models.catalog import resolve_model
     from models.host.supervisor import host_backend
 
     try:
-        if find_endpoint(name) is not None:
+        if resolve_model(name).kind == "endpoint":
             return "http", DEFAULT_ENDPOINT_CONCURRENCY
         if os.environ.get("MIRAGE_HOSTING", "").strip().lower() == "in-process":
             return "llama.cpp", 1

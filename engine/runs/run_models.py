@@ -121,16 +121,11 @@ class RunModels:
         spec = self.config.reranker
         if not spec:
             return None
-        kind, _, target = spec.partition(":")
-        if kind == "judge":
-            from models.catalog import load_generator
-            from models.rerankers import JudgeReranker
+        from models.rerankers import RerankerSpec
 
-            reranker = JudgeReranker(load_generator(target, n_threads=self.config.threads))
-        else:
-            from models.rerankers import CrossEncoderReranker
-
-            reranker = CrossEncoderReranker(target)
+        parsed = RerankerSpec.parse(spec)
+        reranker = parsed.open(**({"n_threads": self.config.threads}
+                                  if parsed.kind == "judge" else {}))
         self.header["reranker"] = {"spec": spec, "name": reranker.name,
                                    "identity": identity_json(reranker),
                                    "depth": self.config.rerank_depth}

@@ -97,18 +97,17 @@ def _canonical_generators(names: str | None) -> str | None:
     if not names:
         return names
     from models.base import ModelError
-    from models.catalog import find_endpoint, find_model
+    from models.catalog import resolve_model
 
     names = without_key(names)
     out = []
     for name in (n.strip() for n in names.split(",")):
-        entry = None
-        if name and not name.lower().endswith(".gguf") and not Path(name).expanduser().exists():
-            try:
-                entry = None if find_endpoint(name) else find_model(name)
-            except ModelError:
-                entry = None        # ambiguous: plan_run reports it
-        out.append(entry.name if entry is not None and entry.kind == "generator" else name)
+        try:
+            ref = resolve_model(name) if name else None
+        except ModelError:
+            ref = None              # ambiguous: plan_run reports it
+        catalog = ref is not None and ref.kind == "catalog" and ref.entry.kind == "generator"
+        out.append(ref.name if catalog else name)
     return ",".join(out)
 
 
