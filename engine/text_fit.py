@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
 ELLIPSIS = "…"
 # a cell's unbreakable pieces: a bracketed interval (``[9.1, 15.8]``) stays on one line
@@ -105,6 +106,171 @@ def elide_apart(values, width: int) -> dict[str, str]:
         if apart == len(distinct):
             break
     return best[1]
+
+
+# --------------------------------------------------------------------------- labels apart
+
+LABEL_FIELDS = " | "
+"""What joins a label's fields: ``SYSTEM | SETTING`` (an arena contestant, a report row)."""
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^#\s|]*")
+_HASH = re.compile(r"^[0-9a-f]{4,}$")
+_MARKS = "/#:"                       # what separates a field's words
+
+
+@dataclass(frozen=True)
+class Apart:
+    """System labels fitted to a width by :func:`labels_apart`: ``shown`` maps each distinct
+    label (spaces collapsed) to what a table shows, ``reduced`` to it before any ``…`` (the
+    label less its ``shared`` words, then abbreviated); ``shared``: the words every label
+    has in the same place, left out of each row and said once (:meth:`caption`)."""
+
+    shown: dict[str, str]
+    reduced: dict[str, str]
+    shared: tuple[str, ...] = ()
+
+    def caption(self) -> str:
+        """The words left out of every row, said once: ``all on http://127.0.0.1:8082/v1 ·
+        mirage@1``; empty when none was."""
+        if not self.shared:
+            return ""
+        first, *rest = self.shared
+        head = f"all on {first}" if _URL.fullmatch(first) else f"all {first}"
+        return " · ".join([head, *rest])
+
+
+def _label_words(label: str) -> list[list[tuple[str, str]]] | None:
+    """A label's fields (split at `` | ``), each a list of ``(mark, word)``: the word and the
+    mark before it (``/``, ``#``, ``:`` or none); a URL (up to its ``#``) is one word. None
+    when the label does not read back from its words (it is then one word)."""
+    fields = []
+    for field in label.split(LABEL_FIELDS):
+        words: list[tuple[str, str]] = []
+        url = _URL.match(field)
+        rest = field[url.end():] if url else field
+        if url:
+            words.append(("", url.group(0)))
+        mark = ""
+        for piece in re.split(f"([{re.escape(_MARKS)}]+)", rest):
+            if piece and all(ch in _MARKS for ch in piece):
+                mark = piece
+            elif piece:
+                words.append((mark, piece))
+                mark = ""
+        if mark or not words:
+            return None
+        fields.append(words)
+    if _joined(fields) != label:
+        return None
+    return fields
+
+
+def _joined(fields: list[list[tuple[str, str]]]) -> str:
+    """A label from its fields' ``(mark, word)``: a field's first word drops its mark, save a
+    ``#`` (an index hash stays marked as one)."""
+    out = []
+    for words in fields:
+        text = "".join(m + w for m, w in words)
+        if words and words[0][0] and not _is_hash(*words[0]):
+            text = text[len(words[0][0]):]
+        out.append(text)
+    return LABEL_FIELDS.join(t for t in out if t)
+
+
+def _is_hash(mark: str, word: str) -> bool:
+    """Whether a word is an index hash (``#0a182239``)."""
+    return mark == "#" and bool(_HASH.match(word))
+
+
+def _shared_places(parsed: list[list[list[tuple[str, str]]]]) -> set[tuple[int, int]]:
+    """The places ``(field, word)`` (a word counted from the field's start, or from its end
+    as a negative index) where every label has the same word."""
+    places: set[tuple[int, int]] = set()
+    for f in range(min(len(p) for p in parsed)):
+        fields = [p[f] for p in parsed]
+        for j in range(min(len(w) for w in fields)):
+            for place in (j, -j - 1):
+                if len({w[place][1] for w in fields}) == 1:
+                    places.add((f, place))
+    return places
+
+
+def _dropped(parsed, places) -> tuple[list[str], tuple[str, ...]]:
+    """Each label without the words at the shared ``places`` (a label keeps at least one
+    word of its own), and the shared words in the first label's order (a hash ``#``-marked)."""
+    out = []
+    for fields in parsed:
+        kept = [[(m, w) for j, (m, w) in enumerate(words)
+                 if (f, j) not in places and (f, j - len(words)) not in places]
+                for f, words in enumerate(fields)]
+        out.append(_joined(kept) if any(kept) else _joined(fields))
+    first = parsed[0]
+    shared = tuple(("#" if _is_hash(m, w) else "") + w for f, words in enumerate(first)
+                   for j, (m, w) in enumerate(words)
+                   if (f, j) in places or (f, j - len(words)) in places)
+    return out, shared
+
+
+def _abbreviated(labels: list[str]) -> list[str]:
+    """Labels with a URL shortened to its host (``127.0.0.1:8082``) and an index hash to the
+    fewest characters (4 or more) that keep the hashes of these labels apart."""
+    parsed = [_label_words(v) for v in labels]
+    hashes = sorted({w for p in parsed if p for words in p for m, w in words
+                     if _is_hash(m, w)})
+    size = next((n for n in range(4, 65) if len({h[:n] for h in hashes}) == len(hashes)), 64)
+    out = []
+    for label, fields in zip(labels, parsed):
+        if fields is None:
+            out.append(label)
+            continue
+        out.append(_joined([[(m, w[:size] if _is_hash(m, w) else
+                              _URL.sub(lambda u: u.group(0).split("://", 1)[1].split("/")[0],
+                                       w))
+                             for m, w in words] for words in fields]))
+    return out
+
+
+def _elide_fields(labels: list[str], width: int) -> dict[str, str]:
+    """Labels of the same fields (``MODEL | #HASH``) in ``width`` cells: the widest field
+    narrowed first, each field elided apart from its own column (:func:`elide_apart`), so
+    every field keeps what tells it apart; other labels elided whole."""
+    fields = [v.split(LABEL_FIELDS) for v in labels]
+    n = len(fields[0])
+    if n == 1 or any(len(f) != n for f in fields) or width < 4 * n + 3 * (n - 1):
+        return elide_apart(labels, width)
+    widths = [max(cell_len(f[j]) for f in fields) for j in range(n)]
+    while sum(widths) + 3 * (n - 1) > width:
+        widths[widths.index(max(widths))] -= 1
+    columns = [elide_apart([f[j] for f in fields], widths[j]) for j in range(n)]
+    shown = {v: LABEL_FIELDS.join(columns[j][f[j]] for j in range(n))
+             for v, f in zip(labels, fields)}
+    return shown if len(set(shown.values())) == len(set(labels)) else \
+        elide_apart(labels, width)
+
+
+def labels_apart(values, width: int) -> Apart:
+    """System labels (a column of a table) in ``width`` cells, kept apart by what differs
+    (issue 36): whole when they all fit; else without the words they all share in the same
+    place (the endpoint's URL, ``mirage@1``, a retriever's name and index hash; said once,
+    :meth:`Apart.caption`), so the word that differs shows whole; then a URL shortened to its
+    host and an index hash to its distinguishing start; only then elided in the middle with
+    one cut for all (:func:`elide_apart`)."""
+    distinct = sorted({" ".join(str(v).split()) for v in values})
+    same = {v: v for v in distinct}
+    if all(cell_len(v) <= width for v in distinct):
+        return Apart(same, same)
+    reduced, shared = list(distinct), ()
+    parsed = [_label_words(v) for v in distinct]
+    if len(distinct) > 1 and all(p is not None for p in parsed):
+        dropped, words = _dropped(parsed, _shared_places(parsed))
+        if len(set(dropped)) == len(distinct) and words:
+            reduced, shared = dropped, words
+    if any(cell_len(v) > width for v in reduced):
+        shorter = _abbreviated(reduced)
+        if len(set(shorter)) == len(distinct):
+            reduced = shorter
+    shown = _elide_fields(reduced, width)
+    return Apart({v: shown[r] for v, r in zip(distinct, reduced)},
+                 dict(zip(distinct, reduced)), shared)
 
 
 def _wrap_cell(text: str, width: int) -> list[str]:

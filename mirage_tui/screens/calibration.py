@@ -23,11 +23,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Header, ProgressBar, Static
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.jobs import MIN_INTERVAL, JobController
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
+from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.safe_text import safe_line, safe_text
 
 CLASS_WORDS = {"a": "A better", "tie": "tie", "b": "B better", "none": "no verdict"}

@@ -28,12 +28,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from engine.metrics.adaptability import PATTERN_KEYS
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
-from mirage_tui.widgets.safe_text import elided_cell, elided_column
+from mirage_tui.widgets.footer import Footer
+from mirage_tui.widgets.safe_text import elided_cell, elided_column, system_column
 from mirage_tui.widgets.segments import styled
 from mirage_tui.widgets.tables import (left_out_line, refill_fitting,
                                        scrollbar_to_come)
@@ -194,8 +195,10 @@ class CompareScreen(BaseScreen):
         self.query_one("#cmp-explain", Static).update("\n".join(verdict_explained(c)))
         scale = max([abs(x) for r in c.rows for x in (r.lo, r.hi) if x is not None] + [0.05])
         bar = BAR if self.app.size.width >= 130 else 13     # so that it shows at 120 too
+        # settings kept apart by what differs (issue 36: retrievers differing by index)
+        settings = system_column([r.setting for r in c.rows], 24)
         self.rows["#cmp-rows"] = [(str(i), dict(zip(ROW_COLUMNS, (
-            Text(r.metric), elided_cell(r.setting, 24), Text(str(r.n)),
+            Text(r.metric), settings[i], Text(str(r.n)),
             fmt_value(r.a, r.metric), fmt_value(r.b, r.metric),
             fmt_delta_interval(r.delta, r.lo, r.hi, r.metric),
             delta_bar(r.delta, r.lo, r.hi, scale, bar), p_text(r.p), p_text(r.p_holm),
@@ -248,12 +251,13 @@ class CompareScreen(BaseScreen):
         reply = max(12, ((flips.scrollable_content_region.width or self.app.size.width - 4)
                          - reserve - 2 - 13 - 8 - 16 - 4 - 2 * 6) // 2)
         ids = elided_column([f.query_id for _, f in self.rows["#cmp-flips"]], 16)
+        settings = system_column([f.setting for _, f in self.rows["#cmp-flips"]], 8)
         flip_rows = [(key, dict(zip(FLIP_COLUMNS, (
             Text("wrong → right", style="green") if f.way == "better"
-            else Text("right → wrong", style="red"), elided_cell(f.setting, 8), query,
+            else Text("right → wrong", style="red"), setting, query,
             Text(f.language or "?"), elided_cell(f.a_response or "–", reply, prose=True),
             elided_cell(f.b_response or "–", reply, prose=True)))))
-            for (key, f), query in zip(self.rows["#cmp-flips"], ids)]
+            for (key, f), query, setting in zip(self.rows["#cmp-flips"], ids, settings)]
         flips.border_subtitle = left_out_line(
             refill_fitting(flips, FLIP_COLUMNS, flip_rows, list(FLIP_COLUMNS), reserve), "Enter")
 

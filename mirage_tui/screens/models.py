@@ -21,11 +21,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.jobs import JobController
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
+from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.safe_text import elided_cell
 from mirage_tui.widgets.tables import highlighted_key, refill_fitting
 from models.catalog import CatalogEntry, endpoint_entries, format_size, list_models

@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from engine.stats import Estimate
-from mirage_tui.widgets.safe_text import apart_width, elided_column
+from mirage_tui.widgets.safe_text import SystemColumn, apart_width
 from mirage_tui.widgets.tables import Elastic
 
 RATING_COLUMNS = {"rank": "rank", "system": "system", "elo": "Elo", "ci": "95% CI",
@@ -53,12 +53,12 @@ def rating_cells(s) -> dict[str, Text]:
 def rating_rows(systems) -> tuple[list[tuple[str, dict[str, Text]]], Elastic]:
     """Every system's :func:`rating_cells` keyed by its name, for
     :func:`~mirage_tui.widgets.tables.refill_fitting`, and the system column as the one that
-    narrows first: the names elided alike, kept apart (issue 27), before any column holding a
-    number is left out whole (issue 34)."""
+    narrows first: the names less the words they all share, kept apart by the part that
+    differs (issue 36; its ``cells.caption()`` says what was left out), before any column
+    holding a number is left out whole (issue 34)."""
     names = [s.system for s in systems]
     return ([(s.system, rating_cells(s)) for s in systems],
-            Elastic("system", apart_width(names, LEAST_NAME),
-                    lambda width: elided_column(names, width)))
+            Elastic("system", apart_width(names, LEAST_NAME), SystemColumn(names)))
 
 
 def rank_line(r) -> str:

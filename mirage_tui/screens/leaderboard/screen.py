@@ -13,7 +13,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Select, Static
+from textual.widgets import DataTable, Header, ProgressBar, Select, Static
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.jobs import JobController
@@ -25,9 +25,15 @@ from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, RATIN
 from mirage_tui.screens.leaderboard.data import arena_choices, judge_line, rate, surrogate
 from mirage_tui.screens.leaderboard.messages import (BoardLoaded, ChoicesLoaded, PageExported,
                                                      SurrogateLoaded)
+from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.heatmap import WinFractionHeatmap
 from mirage_tui.widgets.tables import (highlighted_key, refill_fitting, scrollbar_to_come,
                                        title_naming)
+
+
+MIN_RATING_ROWS = 8
+"""The ratings table's least height (its border and header included), in a body lower than
+that; it is otherwise as high as its rows, up to the body's height."""
 
 
 class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
@@ -80,7 +86,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
     LeaderboardScreen #lb-progress { height: 1; padding: 0 1; }
     LeaderboardScreen #lb-body { height: 1fr; }
     LeaderboardScreen #lb-judge { height: auto; padding: 0 1; text-style: bold; }
-    LeaderboardScreen #ratings { height: auto; max-height: 14; border: round $primary 50%; }
+    LeaderboardScreen #ratings { height: auto; border: round $primary 50%; }
     LeaderboardScreen #ratings:focus { border: round $accent; }
     LeaderboardScreen .lb-block { height: auto; padding: 0 1; margin-top: 1; }
     LeaderboardScreen #lb-heatmap { margin-top: 1; }
@@ -245,6 +251,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     def on_resize(self) -> None:
         self._fill_ratings()
+        self.call_after_refresh(self._fill_ratings)     # with the body's new height
 
     def _fill_ratings(self) -> None:
         """The ratings in the columns that fit whole at this width, the names narrowing
@@ -254,10 +261,14 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
             return
         table = self.query_one("#ratings", DataTable)
         rows, names = rating_rows(self.ratings.systems)
+        body = self.query_one("#lb-body", VerticalScroll)
+        # the table takes the height it has (issue 36: 10 rows of 12 in a 70-row terminal),
+        # the body's whole height at most, so that its own scrolling follows the cursor
+        table.styles.max_height = max(MIN_RATING_ROWS, body.size.height)
         hidden = refill_fitting(table, RATING_COLUMNS, rows, RATING_PRIORITY,
-                                scrollbar_to_come(self.query_one("#lb-body", VerticalScroll)),
-                                elastic=names)
+                                scrollbar_to_come(body), elastic=names)
         table.border_title = title_naming("Ratings", hidden)
+        table.border_subtitle = names.cells.caption()     # the words every name shares
 
     @on(SurrogateLoaded)
     def _surrogate_loaded(self, message: SurrogateLoaded) -> None:

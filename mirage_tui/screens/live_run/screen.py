@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Header, ProgressBar, Static
 from textual.worker import Worker
 
 from mirage_tui.commands import PaletteCommand
@@ -22,6 +22,7 @@ from mirage_tui.screens.live_run.panels import (ended_line, event_counts, stored
 from mirage_tui.screens.live_run.report_view import REPORT_INTERVAL, ReportView
 from mirage_tui.screens.live_run.run_keys import RunKeys
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
+from mirage_tui.widgets.footer import Footer
 
 
 class LiveRunScreen(ReportView, RunKeys, BaseScreen):
