@@ -19,7 +19,7 @@ import time
 from typing import Callable, Hashable
 
 from engine.runs.estimates import Speed, call_seconds, item_seconds, latest_model_speed, \
-    load_seconds, measured_speeds, parallel_factor, planned_backend
+    load_seconds, parallel_factor, planned_backend, speeds_now
 from engine.runs.plan import Plan, PlanItem
 from engine.store import Store
 
@@ -91,17 +91,21 @@ class LiveEta:
     """The Live ETA of a run: a :class:`Pace` per generator over its planned items (their
     estimated seconds divided by the in-flight speed-up), and each generator's load until it
     starts. A generator not measured yet takes the pace of those that are (the machine's load
-    is the same); before any item the ETA is the estimate New run and ``--dry-run`` show."""
+    is the same); before any item the ETA is the estimate New run and ``--dry-run`` show
+    (speeds corrected for the machine's load at the start). :meth:`running` says how long the
+    item now running has run."""
 
     def __init__(self, store: Store, plan: Plan, min_items: int = 1,
                  clock: Callable[[], float] = time.perf_counter) -> None:
         self.store, self.plan, self.clock = store, plan, clock
-        self.speeds = measured_speeds(store, plan.config.generators)
+        # corrected for the load now (a probe New run made just now, else the load average)
+        self.speeds = speeds_now(store, plan.config.generators, wait=False)
         self.paces = {name: Pace(clock, min_items) for name in plan.config.generators}
         self.factor = {name: parallel_factor(*planned_backend(name),
                                              plan.config.concurrency)[1]
                        for name in plan.config.generators}
-        self.loads = {name: load_seconds(store, name)[0] for name in plan.config.generators}
+        self.loads = {name: load_seconds(store, name)[0] * self.speeds[name].factor
+                      for name in plan.config.generators}
         self.checked = {name: latest_model_speed(store, name) for name in self.paces}
         self.at_check: dict[str, list[float]] = {}   # name -> [estimated s, at check speed s]
         self.tokens: dict[PlanItem, float] = {}      # item -> its estimated prompt tokens

@@ -262,6 +262,7 @@ def _dry_run(store, plan, as_json: bool) -> int:
         flight = in_flight_words(g["in_flight"], g["parallel"], g["backend"])
         print(f"    {name}: {g['items']} items, ~{g['prompt_tokens']:,.0f} prompt tokens, "
               f"~{g['answer_tokens']:.0f} tokens an answer; {g['prompt_tps']:.0f} prompt / "
-              f"{g['gen_tps']:.0f} generated tok/s ({g['speed']}); load "
+              f"{g['gen_tps']:.0f} generated tok/s ({g['speed']}"
+              + (f"; {g['load_note']}" if g.get("load_note") else "") + "); load "
               f"{duration(g['load_seconds'])} ({g['load']})" + (f"; {flight}" if flight else ""))
     return 0

@@ -25,13 +25,16 @@ Columns = list[tuple[str, list[str]]]
 # --------------------------------------------------------------------------- progress
 
 
-def event_counts(event, age: float = 0.0) -> str:
-    """The progress line of a running run (timings included); ``age``: seconds since the
-    event came (the screen's timer counts the ETA down between events)."""
+def event_counts(event, age: float = 0.0, running: bool = True) -> str:
+    """The progress line of a run of this session (timings included); ``age``: seconds since
+    the event came (the screen's timer counts the ETA down between events). A run that no
+    longer runs (``running`` false: done, cancelled, failed) has no ETA: it is left out the
+    moment the run stops."""
     eta = 0.0 if event.total and event.done >= event.total else event.eta_seconds
     eta = None if eta is None else max(0.0, eta - age)
     # most important first: a narrow terminal cuts the end of the line, never the ETA
-    parts = [f"{event.done}/{event.total} {event.unit}", f"ETA {duration(eta)}",
+    parts = [f"{event.done}/{event.total} {event.unit}",
+             *([f"ETA {duration(eta)}"] if running else []),
              f"{event.rate:.0f} {event.rate_unit}" if event.rate else f"– {event.rate_unit}",
              f"{event.errors} errors", f"{event.cached} cached"]
     if event.detail.truncated:
@@ -50,12 +53,20 @@ def stored_counts(items: dict) -> str:
     return " · ".join(parts)
 
 
-def working_line(event, cancelling: bool) -> str:
-    """What a running run does now, from its newest event."""
+def working_line(event, cancelling: bool, age: float = 0.0) -> str:
+    """What a running run does now, from its newest event: what it works on, and while a
+    model works, how long the item now running has run (``age``: seconds since the event
+    came, so it counts up between events) and its tokens so far where the backend counts
+    them: a long item never looks like a freeze."""
     state = "cancelling after the current item" if cancelling else "running"
     run = event.detail
     doing = event.message or (f"now {run.system} · {setting_label(run.setting)}"
                               if run.system else "starting")
+    working = getattr(run, "running_s", None)
+    if working is not None and event.total and event.done < event.total:
+        tokens = getattr(run, "running_tokens", None)
+        doing += (f" · item {event.done + 1} at work {duration(working + age)}"
+                  + (f", {tokens} tokens so far" if tokens is not None else ""))
     note = f" · {run.pace_note}" if getattr(run, "pace_note", None) else ""
     return f"{state} · {doing}{note} · c cancels (resumable)"
 

@@ -231,10 +231,11 @@ class LiveRunScreen(ReportView, RunKeys, BaseScreen):
             if event is not self._eta_event:
                 self._eta_event, self._eta_at = event, time.monotonic()
             bar.update(total=max(event.total, 1), progress=event.done)
-            counts.update(event_counts(event, time.monotonic() - self._eta_at
-                                       if controller.running else 0.0))
+            age = time.monotonic() - self._eta_at if controller.running else 0.0
+            # a run that stopped shows no ETA: cleared the moment it stops
+            counts.update(event_counts(event, age, running=controller.running))
             if controller.running:
-                now.update(working_line(event, controller.cancelling))
+                now.update(working_line(event, controller.cancelling, age))
             else:
                 now.update(self._ended_line())
             self._title_from(status=("running" if controller.running else None))
