@@ -9,7 +9,9 @@ One rule per kind of text, used by every table of the TUI and by the CLI's text:
   first shown in panels that repeat it, so every number stays whole;
 - any other line (:func:`wrap_lines`): wrapped at spaces, indented under itself;
 - a message with a path in it (:func:`fit_long_words`): every word wider than the width
-  elided in the middle, the rest untouched, so it wraps at spaces (a notification).
+  elided in the middle, the rest untouched, so it wraps at spaces (a notification); a path's
+  file name is never cut: its folder is elided, a long name goes on lines of its own
+  (:func:`break_path`).
 
 Widths are terminal cells: East Asian wide characters count two.
 """
@@ -405,11 +407,41 @@ def wrap_lines(text: str, width: int | None) -> str:
 def fit_long_words(text: str, width: int, keep=lambda word: False) -> str:
     """``text`` with every word (run of non-spaces) wider than ``width`` cells elided in the
     middle, spaces and the other words untouched, so the text wraps at spaces and nothing is
-    folded mid-word (a notification). A path keeps its whole file name when that fits in
-    ``width`` with room for a head (:func:`elide_path`). Words for which ``keep`` is true
-    (markup) are left whole."""
-    return re.sub(r"\S+", lambda m: m.group(0) if cell_len(m.group(0)) <= width
-                  or keep(m.group(0)) else elide_path(m.group(0), width), text)
+    folded mid-word (a notification). A path keeps its whole file name: beside the head of its
+    folder when that fits in ``width`` (:func:`elide_path`), else on lines of its own under
+    its folder (:func:`break_path`; issue 36: a written file's name is never cut). Words for
+    which ``keep`` is true (markup) are left whole."""
+
+    def fitted(word: str) -> str:
+        if cell_len(word) <= width or keep(word):
+            return word
+        head, _, name = word.rpartition("/")
+        if head and cell_len(name) > width - 6:
+            return break_path(word, width)
+        return elide_path(word, width)
+
+    return re.sub(r"\S+", lambda m: fitted(m.group(0)), text)
+
+
+def break_path(text: str, width: int) -> str:
+    """A path on lines of ``width`` cells with its file name whole: its folder on the first
+    line (elided before its last part when wider: ``/home/u…/exports/``), then the name,
+    broken after a ``-``, ``_`` or ``.`` where it must be (``compare-quick-comparison_`` /
+    ``smollm2-135m-instruct_mirage_1.json``); a piece wider than a line is cut at its end."""
+    head, sep, name = text.rpartition("/")
+    lines = [elide_path(head, width - 1) + sep] if head else []
+    line = ""
+    for piece in re.findall(r"[^-_.]+[-_.]*|[-_.]+", name):
+        if line and cell_len(line + piece) > width:
+            lines.append(line)
+            line = ""
+        line += piece
+        while cell_len(line) > width:
+            lines.append(_head(line, width))
+            line = line[len(lines[-1]):]
+    if line:
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def elide_path(text: str, width: int) -> str:

@@ -13,14 +13,13 @@ Reached from Runs (mark a run with space, highlight another, ``c``) and from the
 - the (b, o, m) pattern transitions A → B as a matrix;
 - for two runs, the runs side by side as before (:mod:`engine.results.comparison`).
 
-``x`` writes the comparison as JSON and its items as CSV beside the workspace.
+``x`` writes the comparison as JSON, its items as CSV and its page as HTML in the current folder,
+asking before it replaces a file (:mod:`.compare_export`).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
@@ -33,6 +32,7 @@ from textual.widgets import DataTable, Header, Static
 from engine.metrics.adaptability import PATTERN_KEYS
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
+from mirage_tui.screens.compare_export import CompareExport
 from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.safe_text import elided_cell, elided_column, system_column
 from mirage_tui.widgets.segments import styled
@@ -72,7 +72,7 @@ def delta_bar(delta: float | None, lo: float | None, hi: float | None, scale: fl
     return Text("".join(cells), style=style)
 
 
-class CompareScreen(BaseScreen):
+class CompareScreen(CompareExport, BaseScreen):
     """A paired comparison of ``a`` and ``b`` (RUN or RUN:SYSTEM). Escape goes back."""
 
     AUTO_FOCUS = "#cmp-rows"
@@ -285,29 +285,3 @@ class CompareScreen(BaseScreen):
         b = self.comparison.b
         self.app.push_screen(InspectorScreen(b.run, system=b.system, setting=f.setting,
                                              query=f.query_id))
-
-    def action_export(self) -> None:
-        c = self.comparison
-        if c is None:
-            return
-        from engine.output_files import OutputFileError, write_text
-        from engine.results.html import comparison_page, write_page
-        from engine.results.paired_text import write_items_csv
-
-        base = Path.cwd() / f"compare-{_safe(c.a.label)}-vs-{_safe(c.b.label)}"
-        try:
-            write_text(f"{base}.json", json.dumps(c.as_json(), ensure_ascii=False, indent=1))
-            write_items_csv(c, Path(f"{base}.csv"))
-            # the comparison is already computed: the page only formats it (no SQL, no
-            # resampling)
-            write_page(comparison_page(c),
-                       Path(f"{base}.html"))
-        except OutputFileError as exc:
-            self.notify(str(exc), title="Export failed", severity="error", markup=False)
-            return
-        self.notify(f"Wrote {base}.json, {base}.csv and {base}.html (one page, opens offline)",
-                    timeout=5, markup=False)
-
-
-def _safe(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)
