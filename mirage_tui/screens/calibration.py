@@ -95,9 +95,9 @@ class CalibrationScreen(BaseScreen):
     CalibrationScreen #cal-job { height: auto; padding: 0 1; color: $text-muted; }
     CalibrationScreen .cal-block { height: auto; padding: 0 1; margin-top: 1; }
     CalibrationScreen #cal-confusion { height: auto; margin: 1 1 0 1; }
-    CalibrationScreen #cal-ranking { height: auto; max-height: 14; margin: 1 1 0 1;
+    CalibrationScreen #cal-ranking { height: auto; max-height: 100%; margin: 1 1 0 1;
         border: round $primary 50%; }
-    CalibrationScreen #cal-disagreements { height: auto; max-height: 12; margin: 1 1 0 1;
+    CalibrationScreen #cal-disagreements { height: auto; max-height: 100%; margin: 1 1 0 1;
         border: round $primary 50%; }
     CalibrationScreen #cal-disagreements:focus { border: round $accent; }
     """

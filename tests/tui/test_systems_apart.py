@@ -140,7 +140,8 @@ async def test_the_inspector_tells_the_retrieved_settings_apart(hosts):
 
 
 async def test_a_tall_terminal_shows_every_rating(hosts):
-    """Issue 36: the Ratings table stayed at 10 rows in a 70-row terminal, hiding 2 of 12."""
+    """Issue 36: the Ratings table stayed at 10 rows in a 70-row terminal, hiding 2 of 12;
+    in a low one it is no higher than the pane it scrolls in (its cursor stays in sight)."""
     app = RecordingApp(hosts)
     async with app.run_test(size=(120, 70)) as pilot:
         await open_screen(pilot, _leaderboard())
@@ -149,6 +150,12 @@ async def test_a_tall_terminal_shows_every_rating(hosts):
         assert table.row_count == 12
         assert table.max_scroll_y == 0, (table.size, table.virtual_size)
         assert table.scrollable_content_region.height >= 12 + 1     # the header too
+        await pilot.resize_terminal(80, 20)
+        await screen_stable(pilot)
+        body = app.screen.query_one("#lb-body")
+        assert table.outer_size.height <= body.size.height < 12 + 3, (table.outer_size,
+                                                                      body.size)
+        assert table.max_scroll_y > 0
 
 
 def _footer_keys(app) -> dict[str, str]:

@@ -31,11 +31,6 @@ from mirage_tui.widgets.tables import (highlighted_key, refill_fitting, scrollba
                                        title_naming)
 
 
-MIN_RATING_ROWS = 8
-"""The ratings table's least height (its border and header included), in a body lower than
-that; it is otherwise as high as its rows, up to the body's height."""
-
-
 class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
     """Ratings, heatmap and surrogate of one run's arena. Escape goes back."""
 
@@ -86,7 +81,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
     LeaderboardScreen #lb-progress { height: 1; padding: 0 1; }
     LeaderboardScreen #lb-body { height: 1fr; }
     LeaderboardScreen #lb-judge { height: auto; padding: 0 1; text-style: bold; }
-    LeaderboardScreen #ratings { height: auto; border: round $primary 50%; }
+    LeaderboardScreen #ratings { height: auto; max-height: 100%; border: round $primary 50%; }
     LeaderboardScreen #ratings:focus { border: round $accent; }
     LeaderboardScreen .lb-block { height: auto; padding: 0 1; margin-top: 1; }
     LeaderboardScreen #lb-heatmap { margin-top: 1; }
@@ -251,7 +246,6 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     def on_resize(self) -> None:
         self._fill_ratings()
-        self.call_after_refresh(self._fill_ratings)     # with the body's new height
 
     def _fill_ratings(self) -> None:
         """The ratings in the columns that fit whole at this width, the names narrowing
@@ -261,12 +255,9 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
             return
         table = self.query_one("#ratings", DataTable)
         rows, names = rating_rows(self.ratings.systems)
-        body = self.query_one("#lb-body", VerticalScroll)
-        # the table takes the height it has (issue 36: 10 rows of 12 in a 70-row terminal),
-        # the body's whole height at most, so that its own scrolling follows the cursor
-        table.styles.max_height = max(MIN_RATING_ROWS, body.size.height)
         hidden = refill_fitting(table, RATING_COLUMNS, rows, RATING_PRIORITY,
-                                scrollbar_to_come(body), elastic=names)
+                                scrollbar_to_come(self.query_one("#lb-body", VerticalScroll)),
+                                elastic=names)
         table.border_title = title_naming("Ratings", hidden)
         table.border_subtitle = names.cells.caption()     # the words every name shares
 

@@ -84,7 +84,7 @@ class LiveRunScreen(ReportView, RunKeys, BaseScreen):
     }
     LiveRunScreen #live-body DataTable {
         height: auto;
-        max-height: 14;
+        max-height: 100%;
         border: round $primary 50%;
         border-title-color: $text-primary;
         border-subtitle-color: $text-muted;
