@@ -47,9 +47,11 @@ import urllib.request
 from pathlib import Path
 from typing import Sequence
 
-from models.base import ContextOverflow, Generation, ModelError, Prompt, SamplingParams
+from models.base import (ContextOverflow, Generation, ModelError, Prompt, SamplingParams,
+                         TransientModelError)
 from models.env_settings import env_seconds
 from models.host import registry
+from models.http_errors import context_refusal, server_message
 from models.replies import checked_text
 
 BINARY_ENV = "MIRAGE_LLAMA_SERVER"
@@ -159,6 +161,8 @@ def _make_class():
             try:
                 with urllib.request.urlopen(request, timeout=3600) as r:
                     return json.loads(r.read())
+            except urllib.error.HTTPError as exc:
+                raise self._refused(exc) from None
             except (OSError, ValueError) as exc:
                 proc = self._proc
                 if proc is not None and not isinstance(exc, urllib.error.HTTPError):
@@ -167,6 +171,25 @@ def _make_class():
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         self._host_dies_with(proc, proc.wait(2.0))
                 raise ModelError(f"{self.name}: llama-server failed: {exc}") from None
+
+        def _refused(self, exc: urllib.error.HTTPError) -> ModelError:
+            """llama-server's refusal with its own words (``{"error": {"message": ...}}``,
+            :func:`models.http_errors.server_message`), not urllib's bare "HTTP Error 400";
+            an overlong prompt is a ContextOverflow, a busy or failing server transient."""
+            try:
+                body = (exc.read() or b"").decode("utf-8", "replace")
+            except OSError:
+                body = ""
+            said = server_message(body)
+            message = (f"{self.name}: llama-server answered HTTP {exc.code} {exc.reason}"
+                       f"{': ' + said if said else ''}")
+            refusal = context_refusal(body) if exc.code in (400, 413, 422) else None
+            if refusal is not None:
+                return ContextOverflow(message, prompt_tokens=refusal[1],
+                                       context_length=refusal[0] or self.n_ctx)
+            if exc.code == 429 or exc.code >= 500:
+                return TransientModelError(message)
+            return ModelError(message)
 
         def _tokens(self, prompt: Prompt, max_tokens: int):
             rendered = self.render(prompt)
