@@ -13,6 +13,10 @@ whose folder does not exist is refused (``no folder F; create it first``), never
 typo must not make folders, as ``--db`` refuses one. The path ``-`` (:data:`STDOUT`) is
 standard output: the text is written there as it is made, with no temporary file.
 
+A file the user keeps and the tool never replaces (a run file saved from New run, the default
+config.toml) is written by :func:`write_new_text`: nothing is written when anything is at the
+path, even if it appears while the text is written.
+
 Overwriting (:func:`refuse_existing`): the command line writes over a file that is already
 there only when asked (``--force``); the one check runs before any work, for every file a
 command would write, so a refused command writes nothing. The app asks instead
@@ -203,6 +207,51 @@ def output_file(out: str | os.PathLike, *, newline: str | None = "") -> Iterator
         except FileNotFoundError:
             pass
         raise
+
+
+class OutputFileExists(OutputFileError):
+    """:func:`write_new_text` found something at the path already; nothing was written."""
+
+
+def write_new_text(out: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``out`` only if nothing is there yet (a file the user keeps: a run
+    file saved from New run, ``config --init``'s config.toml). The text goes to a temporary
+    file beside it, which is then hard-linked at ``out``: the link fails, and nothing is
+    written, when anything is at ``out`` by then (no check-then-write race). On a file system
+    without hard links it is created exclusively instead. :class:`OutputFileExists` when
+    something is there; other refusals and failures as :func:`output_file`."""
+    path = Path(out)
+    if os.path.lexists(path):
+        raise OutputFileExists(f"{path} exists already; not overwritten")
+    target = writable_target(path)
+    try:
+        tmp, fd = _temp_beside(target)
+    except OSError as exc:
+        raise _failure(path, exc) from None
+    try:
+        with open(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            raise OutputFileExists(f"{path} exists already; not overwritten") from None
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+            with open(target, "x", encoding="utf-8") as fh:     # no hard links here
+                fh.write(text)
+    except FileExistsError:
+        raise OutputFileExists(f"{path} exists already; not overwritten") from None
+    except OSError as exc:
+        raise _failure(path, exc) from None
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+    return path
 
 
 def write_text(out: str | os.PathLike, text: str) -> Path:
