@@ -24,6 +24,11 @@ which runs both backends through the product's run path and records the measurem
 ``find_llama_server`` and the choice are tested without one (tests/models/test_host.py,
 tests/models/test_backend_choice.py).
 
+A cancelled request (``/mirage/cancel``) is refused before it is sent to llama-server; one
+already there runs to its end (a non-streamed request cannot be cut short of dropping its
+connection); the job that cancelled it stops waiting for it
+:data:`engine.inflight.ABORT_WAIT_S` after its abort.
+
 llama-server dying kills the host (exit 70, "llama-server exited with status N" in its log),
 also when a request sees the connection drop first: the client then sees a host death, retried
 once with a restart, as with the default host.
@@ -200,9 +205,10 @@ def _make_class():
                     prompt_tokens=len(rendered.tokens), context_length=self.n_ctx)
             return rendered
 
-        def generate(self, prompt: Prompt,
-                     params: SamplingParams = SamplingParams()) -> Generation:
+        def generate(self, prompt: Prompt, params: SamplingParams = SamplingParams(), *,
+                     cancel: threading.Event | None = None) -> Generation:
             rendered = self._tokens(prompt, params.max_tokens)
+            self._check_cancel(cancel, 0, params.max_tokens)
             stops = list(dict.fromkeys(tuple(params.stop) + rendered.stop))
             out = self._post({"prompt": rendered.tokens, "n_predict": params.max_tokens,
                               "temperature": params.temperature, "top_k": params.top_k,
@@ -224,10 +230,12 @@ def _make_class():
                        "n_ctx": self.n_ctx, "n_threads": self.n_threads,
                        "slots": self.slots})
 
-        def label_probs(self, prompt: Prompt, labels: Sequence[str]) -> dict[str, float]:
+        def label_probs(self, prompt: Prompt, labels: Sequence[str], *,
+                        cancel: threading.Event | None = None) -> dict[str, float]:
             if not labels:
                 raise ValueError("label_probs needs at least one label")
             rendered = self._tokens(prompt, 1)
+            self._check_cancel(cancel, 0, 1)
             ids = self._labels_token_ids(labels)        # colliding labels refused, as in process
             out = self._post({"prompt": rendered.tokens, "n_predict": 1, "temperature": 0.0,
                               "n_probs": LABEL_TOP_N, "cache_prompt": True})
