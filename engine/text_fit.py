@@ -136,7 +136,7 @@ class Apart:
         if not self.shared:
             return ""
         first, *rest = self.shared
-        head = f"all on {first}" if _URL.fullmatch(first) else f"all {first}"
+        head = f"all on {first}" if _URL.fullmatch(first) else f"all: {first}"
         return " · ".join([head, *rest])
 
 

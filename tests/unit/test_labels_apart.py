@@ -64,14 +64,14 @@ def test_only_the_retrieved_ones_drop_what_they_share():
     retrieved = SETTINGS[3:]
     apart = labels_apart(retrieved, 8)
     assert apart.shown == dict(zip(retrieved, ["#0a18", "#1b28", "#2c38"]))
-    assert apart.caption() == "all retrieved@3 · minilm-l6-v2"
+    assert apart.caption() == "all: retrieved@3 · minilm-l6-v2"
 
 
 def test_hosts_that_differ_are_shortened_to_the_host():
     labels = [f"http://127.0.0.1:{port}/v1#gemma3-270m/mirage@1" for port in (8082, 8083)]
     apart = labels_apart(labels, 16)
     assert list(apart.shown.values()) == ["127.0.0.1:8082", "127.0.0.1:8083"]
-    assert apart.caption() == "all gemma3-270m · mirage@1"
+    assert apart.caption() == "all: gemma3-270m · mirage@1"
 
 
 def test_a_label_never_loses_all_its_words_and_odd_labels_are_one_word():
