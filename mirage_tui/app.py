@@ -94,7 +94,7 @@ class MirageApp(AppRuns, ScreenNavigation):
                        "quick_comparison"),
         PaletteCommand("runs: live view", "Follow the current or last run (l)", "live_run"),
         PaletteCommand("runs: cancel the current run",
-                       "Stop after the current item; it stays resumable", "cancel_run"),
+                       "Stop it now; it stays resumable", "cancel_run"),
         PaletteCommand("runs: resume", "Continue the shown (or the last stopped) run",
                        "resume_run"),
         PaletteCommand("leaderboard: show", "Go to the leaderboard (4)", "show_leaderboard"),
@@ -273,8 +273,8 @@ class MirageApp(AppRuns, ScreenNavigation):
             if answer == "stop":
                 self._quit_when_idle = True
                 controller.cancel(QUIT)     # the next launch offers it (engine.runs.stops)
-                self.notify("Stopping after the current item, then quitting. The run stays "
-                            "resumable: the next launch offers it.", markup=False)
+                self.notify("Stopping the run, then quitting. It stays resumable: the next "
+                            "launch offers it.", markup=False)
             elif answer == "wait":
                 self._quit_when_idle = True
                 self.notify("mirage-tui quits when the run is done.", markup=False)
@@ -286,7 +286,7 @@ class MirageApp(AppRuns, ScreenNavigation):
         detach_workers()
 
     async def on_unmount(self) -> None:
-        # however the app ends, a running run (or any other job) stops after its item and
+        # however the app ends, a running run (or any other job) stops (its item cut) and
         # stays resumable
         await stop_jobs()
 

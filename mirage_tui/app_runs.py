@@ -64,13 +64,13 @@ class AppRuns:
             self.notify("No run is going.", timeout=3)
             return
         if controller.cancelling:
-            self.notify("Already stopping after the current item.", timeout=3)
+            self.notify("Already stopping.", timeout=3)
             return
 
         def answered(answer: str | None) -> None:
             if answer == "stop":
                 controller.cancel()
-                self.notify(f"Stopping {controller.run_name} after the current item. It is "
+                self.notify(f"Stopping {controller.run_name} now. It is "
                             "resumable: r on Live run, u on Runs.", title="Cancel",
                             markup=False)
 

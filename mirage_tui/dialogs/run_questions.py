@@ -16,10 +16,10 @@ from mirage_tui.dialogs.choice import Choice, ChoiceModal
 def cancel_run_question(run_name: str | None) -> ChoiceModal:
     return ChoiceModal(
         f"Cancel run {run_name}?",
-        "The run stops after the item it is working on. Every finished item is stored, so "
-        "nothing is lost: resume it later with r on Live run or u on Runs (or by running "
-        "the same configuration again). Since you cancel it on purpose, launches do not ask "
-        "about it.",
+        "The run stops now: the item it is working on is cut, and asked again when it "
+        "resumes. Every finished item is stored, so nothing is lost: resume it later with r "
+        "on Live run or u on Runs (or by running the same configuration again). Since you "
+        "cancel it on purpose, launches do not ask about it.",
         [Choice("stop", "Cancel run", "c", "error"),
          Choice("keep", "Keep running", "k", "primary")], id="cancel-run-modal")
 
@@ -27,9 +27,9 @@ def cancel_run_question(run_name: str | None) -> ChoiceModal:
 def quit_question(run_name: str | None) -> ChoiceModal:
     return ChoiceModal(
         f"Run {run_name} is going",
-        "Stop it and quit? It stops after the current item; every finished item is "
-        "stored and it stays resumable: the next launch offers to resume it (or u on Runs, "
-        "r on Live run).",
+        "Stop it and quit? It stops now (the item in progress is asked again when it "
+        "resumes); every finished item is stored and it stays resumable: the next launch "
+        "offers to resume it (or u on Runs, r on Live run).",
         [Choice("stop", "Stop and quit", "s", "error"),
          Choice("wait", "Quit when done", "w"),
          Choice("keep", "Keep running", "k", "primary")], id="quit-modal")

@@ -58,7 +58,7 @@ def working_line(event, cancelling: bool, age: float = 0.0) -> str:
     model works, how long the item now running has run (``age``: seconds since the event
     came, so it counts up between events) and its tokens so far where the backend counts
     them: a long item never looks like a freeze."""
-    state = "cancelling after the current item" if cancelling else "running"
+    state = "cancelling" if cancelling else "running"
     run = event.detail
     doing = event.message or (f"now {run.system} · {setting_label(run.setting)}"
                               if run.system else "starting")
