@@ -13,6 +13,7 @@ from engine.results.records import parse_retrieved, retriever_name
 from engine.units import COUNT_METRICS, fmt_interval
 from engine.stats import format_interval
 from engine.text_fit import fit_table, wrap_lines
+from models.served_by import backend_words
 
 ADAPTABILITY_COLUMNS = (("nv", "NV↓"), ("ca", "CA↑"), ("ci", "CI↓"), ("cm", "CM↓"),
                         ("overall", "Overall↑"))
@@ -93,6 +94,19 @@ def backend_text(header: dict) -> str:
     if len(set(found.values())) == 1:
         return next(iter(found.values()))
     return ", ".join(f"{name} {backend}" for name, backend in found.items())
+
+
+def served_text(header: dict) -> str:
+    """What served the run's generators, with their device where it says more
+    (:func:`models.served_by.backend_words`): ``llama.cpp on CPU`` when they share one, else
+    ``smollm2 llama.cpp on CPU, qwen HTTP endpoint``; empty when none is recorded (Live's
+    title)."""
+    found = {name: backend_words(model.get("backend"), model.get("device"))
+             for name, model in (header.get("models") or {}).items()
+             if isinstance(model, dict) and model.get("backend")}
+    if len(set(found.values())) == 1:
+        return next(iter(found.values()))
+    return ", ".join(f"{name} {words}" for name, words in found.items())
 
 
 def backend_segments(segments: list[tuple[str, str]], report: dict) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ from textual.widgets import DataTable
 
 from engine.metrics.definitions import definition_lines
 from engine.results.records import split_system
+from engine.results.text import served_text
 from engine.units import fmt_interval
 from mirage_tui.widgets.estimates import duration, estimate_cell, setting_label
 
@@ -87,7 +88,9 @@ def ended_line(error: str | None, summary, report) -> str:
 
 
 def run_title(run_name: str | None, report, status: str | None = None) -> str:
-    """``name · dataset · sample of … · on devices · status``; the report's status unless
+    """``name · dataset · sample of … · BACKEND · status``: the backend each generator ran
+    on, with its device (:func:`engine.results.text.served_text`: ``llama.cpp on CPU``,
+    ``llama-server``, ``HTTP endpoint``), else ``on DEVICES``; the report's status unless
     ``status`` says otherwise."""
     parts = [run_name or "?"]
     if report is not None:
@@ -96,8 +99,11 @@ def run_title(run_name: str | None, report, status: str | None = None) -> str:
         if sample:
             parts.append(f"sample of {sample['queries']} of {sample['of']} queries "
                          f"(seed {sample['seed']})")
+        served = served_text(report.header)
         devices = report.header.get("devices") or []
-        if devices:
+        if served:
+            parts.append(served)
+        elif devices:
             parts.append("on " + ", ".join(devices))
     parts.append(status or (report.status if report is not None else "…"))
     return " · ".join(parts)
