@@ -45,6 +45,17 @@ def verdict_explained(c) -> list[str]:
     ]
 
 
+def holm_line(c) -> str:
+    """One line on what "no clear difference" and Holm p mean, for this comparison's number
+    of tests (Holm 1979; :func:`engine.paired_stats.holm`), shown under every verdict line."""
+    n = len(c.rows)
+    if not n:
+        return ""
+    return (f"\"better\"/\"worse\" needs Holm p < 0.05 and a CI without 0, else \"no clear "
+            f"difference\"; Holm p is p corrected for the {n} test{'s' if n != 1 else ''} "
+            "(one a row), so one that is small by chance does not count.")
+
+
 def points(x: float | None) -> str:
     """A difference in percentage points, ``+12.5 pp`` (:mod:`engine.units`)."""
     return fmt_delta(x)

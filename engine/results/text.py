@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.metrics.adaptability import OVERALL_MEANING
 from engine.metrics.definitions import definition_lines
 from engine.results.records import parse_retrieved, retriever_name
 from engine.units import COUNT_METRICS, fmt_interval
@@ -169,7 +170,7 @@ def _adaptability_table(report: dict, by: str | None, width: int | None) -> list
              + (f", by {by}" if by else "")]
     if len(rows) == 1:
         return lines + ["  (no system has base, oracle and a mixed-like setting yet)"]
-    return lines + table(rows, right={n_col}, width=width)
+    return lines + table(rows, right={n_col}, width=width) + [OVERALL_MEANING + "."]
 
 
 def _patterns(report: dict) -> list[str]:

@@ -28,6 +28,7 @@ import json
 import sys
 from pathlib import Path
 
+from engine.stats import N_BOOT
 from mirage_tui.cli.common import (CliError, db_option, force_option, from_settings,
                                    in_flight_options, interruptible, no_overwrite)
 from mirage_tui.cli.progress import ProgressPrinter
@@ -62,8 +63,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     p.add_argument("--template", default=None, metavar="NAME",
                    help="pairwise judge template (default ragqa_arena_pairwise)")
-    p.add_argument("--boot", type=int, default=1000, metavar="N",
-                   help="bootstrap resamples for the CIs (default 1000)")
+    p.add_argument("--boot", type=int, default=N_BOOT, metavar="N",
+                   help=f"bootstrap resamples for the CIs (default {N_BOOT}, as in the app)")
     p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for the judge")
     in_flight_options(p, "judge")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -84,7 +85,8 @@ def add_parsers(sub) -> None:
     p.add_argument("first", metavar="A", help="calibration id (A), or a judge's name (its "
                    "newest calibration)")
     p.add_argument("second", metavar="B", help="calibration id (B), or a judge's name")
-    p.add_argument("--boot", type=int, default=1000, metavar="N")
+    p.add_argument("--boot", type=int, default=N_BOOT, metavar="N",
+                   help=f"bootstrap resamples (default {N_BOOT})")
     p.add_argument("--json", action="store_true")
     _add_fit_parsers(jsub)
 

@@ -179,8 +179,16 @@ class CalibrationScreen(BaseScreen):
         status = self.query_one("#cal-status", Static)
         self.listing = message.listing
         self._show_rankings(message.rankings, message.in_sample)
+        # the pair shown was the previous calibration's: it goes with it
+        self.query_one("#cal-pair", Static).update("")
         if message.calibration is None:
+            self.calibration, self.pairs = None, {}
             status.update(message.missing + unfinished_lines(message.unfinished))
+            self.query_one("#cal-figures", Static).update("")
+            for table_id in ("#cal-confusion", "#cal-disagreements"):
+                table = self.query_one(table_id, DataTable)
+                table.clear(columns=True)
+                table.border_title = ""
             return
         self.calibration, self.pairs = cal, _ = message.calibration, message.pairs
         lines = calibration_lines(cal)

@@ -39,7 +39,6 @@ from mirage_tui.widgets.segments import styled
 from mirage_tui.widgets.tables import (left_out_line, refill_fitting,
                                        scrollbar_to_come)
 
-N_BOOT = 2000
 BAR = 21
 # the rows' columns (key: label) and which stay when the screen is narrow: Δ with its CI and
 # the verdict first, so that they show at 80 columns whole (the rest: wider, or ``x``)
@@ -150,18 +149,20 @@ class CompareScreen(CompareExport, BaseScreen):
         from engine.results.paired import PairingError, parse_side
         from engine.runs.lookup import load_run
         from engine.results.report import build_report
+        from engine.stats import N_BOOT, PAIRED_N_BOOT, SEED
 
         with self.worker_errors("the comparison", store):
             try:
-                c = compare(store, self.a, self.b, n_boot=N_BOOT)
+                # ``compare``'s own resamples and seed: the screen and the CLI agree
+                c = compare(store, self.a, self.b, n_boot=PAIRED_N_BOOT, seed=SEED)
             except PairingError as exc:
                 self.post_message(self.Failed(f"No paired comparison: {exc}"))
                 return
             side = None
             (ra, sa), (rb, sb) = parse_side(self.a), parse_side(self.b)
             if ra != rb and sa is None and sb is None:
-                reports = [build_report(store, load_run(store, n), n_boot=200, seed=0).as_json()
-                           for n in (ra, rb)]
+                reports = [build_report(store, load_run(store, n), n_boot=N_BOOT,
+                                        seed=SEED).as_json() for n in (ra, rb)]
                 # runs of different models have no system in common: the paired rows are it
                 if set(reports[0]["accuracy"]) & set(reports[1]["accuracy"]):
                     side = styled(comparison_segments(compare_reports(*reports)))
@@ -175,7 +176,7 @@ class CompareScreen(CompareExport, BaseScreen):
     def _ready(self, message: Ready) -> None:
         from engine.results.paired_words import p_text, verdict_line
         from engine.results.paired_text import arena_lines, pattern_name, power_line
-        from engine.results.paired_words import verdict_explained
+        from engine.results.paired_words import holm_line, verdict_explained
         from engine.units import fmt_delta_interval, fmt_value
 
         c = self.comparison = message.comparison
@@ -187,10 +188,11 @@ class CompareScreen(CompareExport, BaseScreen):
         if c.warning:
             verdict.append(f"Warning: {c.warning}.\n", style="bold yellow")
         verdict.append(verdict_line(c), style=style)
+        # what "no clear difference" and Holm p mean, where they are shown (issue 36)
+        verdict.append("\n" + holm_line(c) + " ? explains more.", style="dim")
         verdict.append("\n" + power_line(c), style="italic")
         for line in arena_lines(c):
             verdict.append("\n" + line)
-        verdict.append("\n? explains this verdict, Holm and the number of tests", style="dim")
         self.query_one("#cmp-verdict", Static).update(verdict)
         self.query_one("#cmp-explain", Static).update("\n".join(verdict_explained(c)))
         scale = max([abs(x) for r in c.rows for x in (r.lo, r.hi) if x is not None] + [0.05])

@@ -62,11 +62,11 @@ def rating_rows(systems) -> tuple[list[tuple[str, dict[str, Text]]], Elastic]:
 
 
 def rank_line(r) -> str:
-    """What the rank column means, and how many share rank 1 (``engine.arena.leaderboard``:
-    FastChat's CI-aware rank)."""
-    top = sum(s.rank == 1 for s in r.systems)
-    return ("rank: 1 + the systems whose Elo 95% CI lies wholly above; overlapping CIs share a "
-            "rank" + (f" ({top} share rank 1)" if top > 1 else ""))
+    """What the rank column means, and how many share rank 1, in the words ``arena ratings``
+    prints (:func:`engine.arena.leaderboard.rank_line`)."""
+    from engine.arena.leaderboard import rank_line as meaning
+
+    return meaning(s.rank for s in r.systems)
 
 
 def ratings_status(arena: str | None, info, r) -> str:
