@@ -164,8 +164,7 @@ async def test_real_smollm2_run_through_the_ui_fills_the_live_panels(db_path):
         assert app.run_controller.summary.status == "done", app.notes
         assert text_of(live.query_one("#live-counts", Static)).startswith("6/6 items")
         assert "ui-smol · demo@1 · sample of 2 of 60 queries (seed 0) · llama.cpp on CPU · " \
-               "done" in \
-            text_of(live.query_one("#live-title", Static))
+               "done" in text_of(live.query_one("#live-title", Static))   # the backend named
         accuracy = live.query_one("#live-accuracy", DataTable)
         assert [c.label.plain for c in accuracy.columns.values()] == ["setting", SMOL]
         for setting in ("base", "oracle", "mixed"):
