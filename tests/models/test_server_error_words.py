@@ -3,7 +3,8 @@ refusals read as a bare "HTTP Error 400"): the message of a JSON error body (Ope
 llama.cpp's ``{"error": {"message", "type"}}``, Ollama's ``{"error": "..."}``, FastAPI's
 ``{"detail": ...}``) or a plain body, on one line, control characters written out, bounded.
 Through :class:`models.http.HttpGenerator` against the fault server, and a run's stored errors
-and ``runs log`` (llama-server behind a model host: tests/models/test_llama_server_host.py)."""
+and ``runs log``, the Inspector (llama-server behind a model host:
+tests/models/test_llama_server_host.py)."""
 
 from __future__ import annotations
 
@@ -85,3 +86,24 @@ def test_a_runs_errors_and_its_log_carry_the_servers_message(demo, capsys, tmp_p
     out = capsys.readouterr().out
     logged = [line for line in out.splitlines() if "  error  " in line]
     assert code == 0 and len(logged) == 2 and all(said in line for line in logged), out
+
+
+@pytest.mark.asyncio
+async def test_the_inspector_shows_the_servers_message(demo):
+    from textual.widgets import Static
+
+    from mirage_tui.screens.inspector import InspectorScreen
+    from testkit.tui import RecordingApp, open_screen, settle, text_of
+
+    with FaultServer(refuse=0, error=0, stall=0) as server:
+        server.refusal = ("text/plain", b"logit_bias is not supported by this server\n")
+        run(demo, config(generators=["endpoint"], sample=1, settings=["base"], name="refused"),
+            {"endpoint": HttpGenerator(server.url, timeout=10)})
+    app = RecordingApp(demo.path)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await open_screen(pilot, InspectorScreen("refused"))
+        await pilot.press("enter")
+        await settle(pilot)
+        panels = " ".join(text_of(p) for p in app.screen.query(".setting-panel").results(Static))
+        assert "HTTP 400 Bad Request: logit_bias is not supported by this server" in panels, \
+            panels
