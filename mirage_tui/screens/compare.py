@@ -30,6 +30,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
 from engine.metrics.adaptability import PATTERN_KEYS
+from engine.text_fit import labels_apart
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.compare_export import CompareExport
@@ -40,6 +41,8 @@ from mirage_tui.widgets.tables import (left_out_line, refill_fitting,
                                        scrollbar_to_come)
 
 BAR = 21
+TITLE_SIDE = 28
+"""The cells A and B each get in the screen's title: what tells them apart."""
 # the rows' columns (key: label) and which stay when the screen is narrow: Δ with its CI and
 # the verdict first, so that they show at 80 columns whole (the rest: wider, or ``x``)
 ROW_COLUMNS = {k: k for k in ("metric", "setting", "n", "A", "B", "Δ [95% CI]", "Δ bar (CI)",
@@ -136,7 +139,9 @@ class CompareScreen(CompareExport, BaseScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"compare · {self.a} vs {self.b}"
+        # A and B less what they share (the verdict names both in full)
+        shown = labels_apart([self.a, self.b], TITLE_SIDE).shown
+        self.sub_title = f"compare · {shown[self.a]} vs {shown[self.b]}"
         self._fill()
         store = self.store_or_retry(self.on_mount)
         if store is not None:

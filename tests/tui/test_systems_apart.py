@@ -189,3 +189,30 @@ async def test_the_narrow_footer_keeps_quit_and_keys_on_the_inspector(hosts):
         # whole keys left out, never one cut at the edge
         assert all(k.region.right <= app.size.width for k in app.screen.query(FooterKey)
                    if k.display and k.region.width), shown
+
+
+async def test_the_surrogate_names_its_systems_by_what_differs():
+    """The surrogate's table under the ratings: each row within 80 columns, the contestants
+    apart by model and index, what they share said once after it."""
+    from engine.arena.surrogate import SurrogateReport, SurrogateRow
+    from engine.stats import Estimate
+    from mirage_tui.screens.leaderboard import surrogate_text
+
+    names = contestants()
+    rows = [SurrogateRow(n, True, 1000.0 - i, i + 1, 990.0 - i, i + 1)
+            for i, n in enumerate(names)]
+    report = SurrogateReport(rows, ["rouge_l"], {"rouge_l": 1.0}, Estimate(0.8, 0.4, 1.0, 4),
+                             Estimate(0.5, -0.2, 0.9, 4), 12, 0, 200, 0, 200)
+    lines = surrogate_text(report).plain.splitlines()
+    table = lines[lines.index(next(x for x in lines if x.lstrip().startswith("pred"))) + 1:][
+        :len(names)]
+    assert all(len(line) <= 78 for line in table), table
+    assert len({line.split()[2] + line.split()[3] + line.split()[4] for line in table}) == 12
+    assert any(line.startswith(f"systems all on {HOST}") for line in lines), lines
+
+
+async def test_the_compare_title_names_a_and_b_by_what_differs(hosts):
+    app = RecordingApp(hosts)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_screen(pilot, _compare())
+        assert app.screen.sub_title == f"compare · {MODELS[0]} vs {MODELS[1]}"
