@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.widgets import DataTable, Select
 from textual.widgets._footer import FooterKey
 
+from engine.text_fit import ELLIPSIS
 from mirage_tui.widgets.safe_text import ElidedText
 from testkit.cuts import cuts
 from testkit.host_systems import (HOST, MODELS, RUN, SYSTEMS, build_host_workspace,
@@ -216,3 +217,17 @@ async def test_the_compare_title_names_a_and_b_by_what_differs(hosts):
     async with app.run_test(size=(80, 24)) as pilot:
         await open_screen(pilot, _compare())
         assert app.screen.sub_title == f"compare · {MODELS[0]} vs {MODELS[1]}"
+
+
+async def test_the_heatmap_legend_names_its_systems_by_what_differs():
+    """The legend under the heatmap cut each name at the edge, so the twelve read alike."""
+    from mirage_tui.widgets.heatmap import heatmap_text
+
+    names = contestants()
+    grid = [[None if i == j else 0.5 for j in range(12)] for i in range(12)]
+    lines = heatmap_text(names, grid, [[1] * 12] * 12, width=78).plain.splitlines()
+    legend = [line for line in lines if line.strip().split(" ", 1)[0].isdigit()
+              and "|" in line]
+    assert len(legend) == 12 and len(set(legend)) == 12, legend
+    assert all(len(line) <= 78 and ELLIPSIS not in line for line in legend), legend
+    assert f"systems all on {HOST} · mirage@1 · retrieved@3 · minilm-l6-v2" in lines
