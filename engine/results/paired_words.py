@@ -51,9 +51,9 @@ def holm_line(c) -> str:
     n = len(c.rows)
     if not n:
         return ""
-    return (f"\"better\"/\"worse\" needs Holm p < 0.05 and a CI without 0, else \"no clear "
-            f"difference\"; Holm p is p corrected for the {n} test{'s' if n != 1 else ''} "
-            "(one a row), so one that is small by chance does not count.")
+    # one line at 80 columns (the Compare screen's; ``?`` there says more)
+    return (f"no clear difference = Holm p ≥ 0.05 (p corrected for {n} "
+            f"test{'s' if n != 1 else ''}) or 0 in the CI")
 
 
 def points(x: float | None) -> str:

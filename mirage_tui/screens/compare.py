@@ -194,7 +194,7 @@ class CompareScreen(CompareExport, BaseScreen):
             verdict.append(f"Warning: {c.warning}.\n", style="bold yellow")
         verdict.append(verdict_line(c), style=style)
         # what "no clear difference" and Holm p mean, where they are shown (issue 36)
-        verdict.append("\n" + holm_line(c) + " ? explains more.", style="dim")
+        verdict.append("\n" + holm_line(c), style="dim")      # the footer's ? says more
         verdict.append("\n" + power_line(c), style="italic")
         for line in arena_lines(c):
             verdict.append("\n" + line)

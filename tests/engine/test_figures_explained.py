@@ -70,9 +70,8 @@ def test_the_rank_says_what_it_means_in_arena_ratings_and_on_its_page(store):
 def test_no_clear_difference_and_holm_are_said_in_compare_text_and_page(store):
     c = compare(store, A, B, n_boot=200)
     line = holm_line(c)
-    assert line == ("\"better\"/\"worse\" needs Holm p < 0.05 and a CI without 0, else \"no "
-                    f"clear difference\"; Holm p is p corrected for the {len(c.rows)} tests "
-                    "(one a row), so one that is small by chance does not count.")
+    assert line == (f"no clear difference = Holm p ≥ 0.05 (p corrected for {len(c.rows)} "
+                    "tests) or 0 in the CI")
     lines = format_comparison(c).splitlines()
     verdict = next(i for i, x in enumerate(lines) if x.startswith("No clear difference on "))
     assert lines[verdict + 1] == line

@@ -89,8 +89,8 @@ async def test_compare_question_mark_explains_the_verdict(workspace):
         verdict = text_of(screen.query_one("#cmp-verdict", Static))
         tests = int(re.search(r"(\d+) tests\)", verdict).group(1))
         # what "no clear difference" and Holm p mean, under the verdict (issue 36)
-        assert (f"Holm p is p corrected for the {tests} tests (one a row), so one that is small "
-                "by chance does not count.") in verdict
+        assert (f"\nno clear difference = Holm p ≥ 0.05 (p corrected for {tests} tests) or 0 in "
+                "the CI\n") in verdict
         explain = screen.query_one("#cmp-explain", Static)
         assert not explain.display
         await pilot.press("question_mark")
