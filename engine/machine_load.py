@@ -74,7 +74,12 @@ _lock = threading.Lock()
 
 
 def _cpus() -> int:
-    return os.cpu_count() or 1
+    """The cores this process may run on (its affinity: a container's or ``taskset``'s),
+    else :func:`os.cpu_count`."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def load_average() -> MachineLoad | None:

@@ -19,7 +19,8 @@ from engine.arena.orders import ORDERS
 from engine.arena.planning import choose_contestants, plan_jobs, run_contestants
 from engine.store.runs import RunInfo
 from engine.runs.estimates import (JUDGE_TEMPLATE_TOKENS, call_seconds, judge_call_tokens,
-                                   load_seconds, parallel_factor, planned_backend, speeds_now)
+                                   judge_prefix_bytes, load_seconds, parallel_factor,
+                                   planned_backend, prompt_cache, speeds_now)
 from engine.runs.live_eta import Pace
 from engine.store import Store
 
@@ -39,20 +40,32 @@ def judgeable_queries(store: Store, run: RunInfo) -> int:
                      queries=1, seed=0)[1]
 
 
-def judge_call_costs(store: Store, judge: str, prompt_bytes: Mapping[Hashable, int],
+def judge_call_costs(store: Store, judge: str, prompt_bytes: Mapping[Hashable, int | tuple],
                      calls_each: int, concurrency: int | None, wait: bool = True
                      ) -> tuple[dict[Hashable, float], dict]:
     """Each step's wall seconds (``calls_each`` judge calls on a prompt of ``prompt_bytes``
     plus the template, divided by the in-flight speed-up), and the figures behind them
     (speed and its source, the load correction, load, requests in flight, verdict tokens).
+    A step's size may be ``(bytes, shared bytes, query)``: where the judge's backend keeps its
+    previous prompt (:func:`~engine.runs.estimates.prompt_cache`), a call on the query of the
+    call before it evaluates only what it does not share (:func:`~engine.runs.estimates.
+    judge_call_tokens`); steps are taken in the order given, as judging sends them.
     ``wait``: probe the machine's load for a second unless a probe was made just now."""
     speed = speeds_now(store, [judge], wait)[judge]
     backend, slots = planned_backend(judge)
     in_flight, parallel = parallel_factor(backend, slots, concurrency)
     verdict = JUDGE_MAX_TOKENS if backend == "http" else LABEL_PROBS_TOKENS
-    costs = {key: calls_each * call_seconds(judge_call_tokens(size, speed.text_bytes_per_token),
-                                            verdict, speed) / parallel
-             for key, size in prompt_bytes.items()}
+    cached, before = prompt_cache(judge), None
+    per_token = speed.text_bytes_per_token
+    costs = {}
+    for key, size in prompt_bytes.items():
+        total, shared, query = size if isinstance(size, tuple) else (size, 0, None)
+        calls = []
+        for _ in range(calls_each):
+            again = cached and query is not None and query == before
+            calls.append(judge_call_tokens(total, per_token, shared if again else 0))
+            before = query
+        costs[key] = sum(call_seconds(tokens, verdict, speed) for tokens in calls) / parallel
     return costs, {"speed": speed.source, "gen_tps": speed.gen_tps,
                    "prompt_tps": speed.prompt_tps,
                    "load_seconds": load_seconds(store, judge)[0] * speed.factor,
@@ -61,16 +74,16 @@ def judge_call_costs(store: Store, judge: str, prompt_bytes: Mapping[Hashable, i
                    "backend": backend}
 
 
-def battle_bytes(jobs) -> dict[tuple, int]:
-    """UTF-8 bytes of each battle's prompt parts, by ``(query, a, b)``: the query, its
-    documents and the two answers."""
+def battle_bytes(jobs) -> dict[tuple, tuple[int, int, str]]:
+    """Each battle's prompt parts, by ``(query, a, b)``, in the order judging sends them:
+    ``(UTF-8 bytes of the query, its documents and the two answers, bytes of the query and
+    documents alone, the query)``."""
     out = {}
     for job in jobs:
-        shared = len(job.text.encode("utf-8")) + sum(
-            len((d.get("text") or "").encode("utf-8")) for d in job.documents or [])
+        shared = judge_prefix_bytes(job.text, job.documents)
         for m in job.matchups:
             out[(m.query, m.a, m.b)] = (shared + len(m.answer_a.encode("utf-8"))
-                                        + len(m.answer_b.encode("utf-8")))
+                                        + len(m.answer_b.encode("utf-8")), shared, job.text)
     return out
 
 

@@ -59,6 +59,11 @@ CHARS_PER_TOKEN = 4.0   # UTF-8 bytes per token, for estimates before any model 
 RECENT = 500            # stored generations a model's speed is measured on
 MIN_MEASURED = 3        # fewer stored generations than this: not a measurement
 JUDGE_TEMPLATE_TOKENS = 150   # the pairwise template's own words, roughly
+JUDGE_TAIL_TOKENS = 60
+"""A judge call on the query of the call before it (the next battle of that query, the other
+order of the same battle) evaluates only what follows the query and its documents: the two
+answers and the template's tail, about this many tokens, plus the part of the prompt cache's
+last block (64 tokens, ``models.llama.PROMPT_BLOCK``) that is evaluated again."""
 
 
 @dataclass(frozen=True)
@@ -257,16 +262,29 @@ def _setting_key(setting: str | None) -> str | None:
 
 def _fitted(rows: list, name: str) -> Speed:
     """Both rates from stored rows of (evaluated, generated, seconds); see the module doc.
-    When the fit is not usable (the rows too alike to tell the two apart), a generated token is taken to
+    A robust fit: :func:`scipy.optimize.least_squares` with the Cauchy loss (an M-estimator:
+    residuals beyond its scale, half the median item's seconds, count about logarithmically),
+    from the median row's seconds per token. An item that ran while the machine stalled (a
+    burst of other work, a model's first call) then barely moves the rates, where under plain
+    least squares one such item of six tripled the time estimated for the next run (issue 36).
+    When the rows are too alike to tell the two rates apart, a generated token is taken to
     cost as much as 600/70 prompt tokens (the defaults' ratio)."""
     import numpy as np
+    from scipy.optimize import least_squares
 
     data = np.array([[r[0] or 0, r[1] or 0, r[2]] for r in rows], dtype=float)
     source = f"measured ({len(data)} generations in the store)"
-    (per_prompt, per_gen), _, rank, _ = np.linalg.lstsq(data[:, :2], data[:, 2], rcond=None)
-    if rank == 2 and per_prompt > 0 and per_gen > 0:
-        return Speed(1 / per_prompt, 1 / per_gen, source)
     ratio = DEFAULT_PROMPT_TPS / DEFAULT_GEN_TPS
+    weighted = data[:, 0] + ratio * data[:, 1]
+    unit = float(np.median(data[:, 2][weighted > 0] / weighted[weighted > 0])) \
+        if (weighted > 0).any() else 0.0
+    if np.linalg.matrix_rank(data[:, :2]) == 2 and unit > 0:
+        fit = least_squares(lambda w: data[:, :2] @ w - data[:, 2], x0=[unit, unit * ratio],
+                            bounds=([1e-12, 1e-12], [np.inf, np.inf]), loss="cauchy",
+                            f_scale=max(1e-3, 0.5 * float(np.median(data[:, 2]))))
+        per_prompt, per_gen = fit.x
+        if per_prompt > 1e-9 and per_gen > 1e-9:
+            return Speed(1 / per_prompt, 1 / per_gen, source)
     rate = (data[:, 0].sum() + ratio * data[:, 1].sum()) / data[:, 2].sum()
     return Speed(rate, rate / ratio, source)
 
@@ -301,30 +319,57 @@ def _text_bytes(value) -> int:
     return 0
 
 
-def judge_call_tokens(text_bytes: float, bytes_per_token: float) -> float:
-    """A judge call's prompt tokens: its texts (query, documents, answers) at the model's
-    bytes a token, plus the template's own words (:data:`JUDGE_TEMPLATE_TOKENS`)."""
+def judge_call_tokens(text_bytes: float, bytes_per_token: float, cached_bytes: float = 0.0
+                      ) -> float:
+    """A judge call's prompt tokens evaluated: its texts (query, documents, answers) at the
+    model's bytes a token, plus the template's own words (:data:`JUDGE_TEMPLATE_TOKENS`);
+    with ``cached_bytes`` (the query and documents of the call before it, in the model's
+    prompt cache) only the rest and the template's tail (:data:`JUDGE_TAIL_TOKENS`)."""
+    if cached_bytes:
+        return max(0.0, text_bytes - cached_bytes) / bytes_per_token + JUDGE_TAIL_TOKENS
     return text_bytes / bytes_per_token + JUDGE_TEMPLATE_TOKENS
 
 
-def _judged(store: Store, names: tuple[str, ...], bytes_per_token: float
+def judge_prefix_bytes(query: str | None, documents) -> int:
+    """UTF-8 bytes of what a judge prompt shares with the next call on the same query: the
+    query and its documents (a list of dicts with ``text``, or the formatted text)."""
+    if isinstance(documents, (list, tuple)):
+        documents = [d.get("text") if isinstance(d, dict) else d for d in documents]
+    return _text_bytes(query or "") + _text_bytes(documents or "")
+
+
+def prompt_cache(name: str) -> bool:
+    """Whether ``name``'s backend keeps the previous prompt (our host and llama-server: a
+    judge's next call on the same query evaluates only its answers); an endpoint: not known,
+    so no."""
+    return planned_backend(name)[0] != "http"
+
+
+def _judged(store: Store, names: tuple[str, ...], bytes_per_token: float, cached: bool
             ) -> tuple[Speed, str] | None:
     """``(speed, when)`` from the judge's newest :data:`RECENT` timed calls (module doc): the
-    prompt rate over their prompts' tokens, each verdict's tokens counted at the defaults'
-    prompt/generated ratio (a label read from probabilities is one token)."""
+    prompt rate over their prompts' tokens evaluated (``cached``: a call on the query of the
+    call before it evaluates only its answers, :func:`judge_call_tokens`), each verdict's
+    tokens counted at the defaults' prompt/generated ratio (a label read from probabilities
+    is one token)."""
     rows = speed_rows.timed_judgments(store, names, RECENT)
     if len(rows) < MIN_MEASURED:
         return None
     ratio = DEFAULT_PROMPT_TPS / DEFAULT_GEN_TPS
     work = seconds = 0.0
-    for r in rows:
+    before = None                               # the query of the call before, in time
+    for r in reversed(rows):
         try:
             fields = json.loads(r["fields"])
         except (TypeError, ValueError):
             continue
         verdict = (1 if r["method"] == "logits"
                    else max(1.0, len(r["raw"] or "") / CHARS_PER_TOKEN))
-        work += judge_call_tokens(_text_bytes(fields), bytes_per_token) + ratio * verdict
+        query = fields.get("query") if isinstance(fields, dict) else None
+        shared = (judge_prefix_bytes(query, fields.get("documents"))
+                  if cached and query is not None and query == before else 0)
+        before = query
+        work += judge_call_tokens(_text_bytes(fields), bytes_per_token, shared) + ratio * verdict
         seconds += r["seconds"]
     if seconds <= 0.5 or work <= 0:
         return None
@@ -363,7 +408,8 @@ def measured_speeds(store: Store, generators: Iterable[str]) -> dict[str, Speed]
         per_token = (sum(b for b, _ in sized) / sum(t for _, t in sized)
                      if len(sized) >= MIN_MEASURED else None)
         found = [m for m in (latest_model_speed(store, name), _generated(store, rows),
-                             _judged(store, names, per_token or CHARS_PER_TOKEN))
+                             _judged(store, names, per_token or CHARS_PER_TOKEN,
+                                     prompt_cache(name)))
                  if m is not None]
         speed = (max(found, key=lambda m: _stamp(m[1]))[0] if found
                  else _default_speed(name))

@@ -23,6 +23,13 @@ from engine.runs.estimates import Speed, call_seconds, item_seconds, latest_mode
 from engine.runs.plan import Plan, PlanItem
 from engine.store import Store
 
+PRIOR_ITEMS = 2.0
+"""Once a generator's items time themselves, the items left are costed at this run's own
+speeds, weighed against the estimate before the run as if that were this many items: one
+item on a busy machine is one noisy sample, a speed measured in this workspace many (issue
+36: after its first item, a run's ETA swung from 0.81× to 1.36× of the time left). A speed
+only assumed weighs nothing."""
+
 BUSY_FACTOR = 2.5
 """Measured this many times slower than the model check: Live says the machine may be busy."""
 
@@ -109,6 +116,7 @@ class LiveEta:
         self.checked = {name: latest_model_speed(store, name) for name in self.paces}
         self.at_check: dict[str, list[float]] = {}   # name -> [estimated s, at check speed s]
         self.tokens: dict[PlanItem, float] = {}      # item -> its estimated prompt tokens
+        self.prior: dict[PlanItem, float] = {}       # item -> its seconds before the run
         self.first: dict[str, list[float]] = {}      # name -> [wall s, first estimates' s]
         self.timed: dict[str, list[float]] = {}      # name -> this run's timed generations:
         #   [estimated prompt tokens, evaluated, prompt s, generated, generation s, wall s, n]
@@ -125,6 +133,7 @@ class LiveEta:
         for item, tokens, seconds in item_seconds(self.store, self.plan, self.speeds, queries):
             name = item.system.generator
             self.tokens[item] = tokens
+            self.prior[item] = seconds / self.factor[name]
             self.paces[name].add(item, seconds / self.factor[name])
             checked = self.checked.get(name)
             if checked is not None:
@@ -164,17 +173,21 @@ class LiveEta:
     def _respeed(self, name: str) -> None:
         """The items left of ``name`` at this run's own speeds (prompt and generated tokens a
         second, each from its own timer), its prompts' measured size against their estimate,
-        and its mean answer; its pace is then wall time against model time (requests in
-        flight, the run's own work)."""
+        its mean answer and its wall time against model time (requests in flight, the run's
+        own work), weighed with their estimate before the run (:data:`PRIOR_ITEMS`)."""
         guessed, evaluated, prompt_s, generated, gen_s, wall, n = self.timed[name]
         speed = Speed(evaluated / prompt_s, max(generated, 1) / gen_s, "this run")
         scale = evaluated / guessed if guessed > 0 else 1.0
         answer = min(generated / n, self.plan.config.max_tokens)
         pace = self.paces[name]
+        overhead = wall / ((prompt_s + gen_s) / self.factor[name])   # wall per model second
+        weight = 0.0 if self.speeds[name].source.startswith("assumed") else PRIOR_ITEMS
         for item in pace.left:
-            pace.left[item] = call_seconds(self.tokens.get(item, 0.0) * scale, answer,
-                                           speed) / self.factor[name]
-        pace.spent, pace.expected, pace.steps = wall, (prompt_s + gen_s) / self.factor[name], n
+            own = overhead * call_seconds(self.tokens.get(item, 0.0) * scale, answer,
+                                          speed) / self.factor[name]
+            prior = self.prior.get(item, own)
+            pace.left[item] = (weight * prior + n * own) / (weight + n)
+        pace.spent, pace.expected, pace.steps = wall, wall, n      # its pace is in the costs
 
     def _prior(self) -> float | None:
         """The pace a generator not measured yet is taken at: the others' wall time against

@@ -23,13 +23,17 @@ class RunModels:
         generator = self.generators.get(name)
         if generator is None:
             from models.catalog import load_generator
+            from models.check import is_local, warm_up
 
             self.emit(force=True, message=f"loading {name}")
 
             def load():
                 with model_errors(name, "cannot load generator {model!r}: {error}"):
-                    return load_generator(name, n_ctx=self.config.n_ctx,
-                                          n_threads=self.config.threads)
+                    model = load_generator(name, n_ctx=self.config.n_ctx,
+                                           n_threads=self.config.threads)
+                    if is_local(model):       # warm, so the first item's pace is its own
+                        warm_up(model)
+                    return model
 
             generator = self._logged_load("generator", name, load)
             self.generators[name] = generator

@@ -76,11 +76,13 @@ def run_headers(store: Store, run_ids: Sequence[int]) -> dict[int, str]:
 
 def timed_judgments(store: Store, names: Sequence[str], limit: int) -> list[sqlite3.Row]:
     """The newest ``limit`` timed judge calls of the judge stored under any of ``names``:
-    ``fields`` (JSON), ``method``, ``raw`` reply, ``seconds``, ``created_at`` (newest first)."""
+    ``fields`` (JSON), ``method``, ``raw`` reply, ``seconds``, ``created_at`` (newest first,
+    in the order they were made)."""
     names = tuple(dict.fromkeys(names))
     return store.query(
         "SELECT fields, method, raw, seconds, created_at FROM judgments WHERE judge_name IN "
-        f"({', '.join('?' * len(names))}) AND seconds > 0 ORDER BY created_at DESC LIMIT ?",
+        f"({', '.join('?' * len(names))}) AND seconds > 0 ORDER BY created_at DESC, rowid DESC "
+        "LIMIT ?",
         (*names, limit))
 
 

@@ -16,7 +16,7 @@ from engine.arena.judging_time import judging_estimate
 from engine.machine_load import MachineLoad
 from engine.runs import execute, plan_run
 from engine.runs.estimates import (CHARS_PER_TOKEN, DEFAULT_GEN_TPS, DEFAULT_PROMPT_TPS,
-                                   JUDGE_TEMPLATE_TOKENS, estimate_remaining,
+                                   JUDGE_TAIL_TOKENS, JUDGE_TEMPLATE_TOKENS, estimate_remaining,
                                    measured_speeds, record_model_check)
 from engine.runs.lookup import load_run
 from engine.store import Store
@@ -125,9 +125,12 @@ def judge_calls(store: Store, n: int = 4, seconds: float = 2.0, when: datetime |
                       "A", {"A": 0.9, "B": 0.1}, "logits", None, False, None, seconds, stamp)
 
 
-# one call: its text's tokens and the template's, and a verdict token at the defaults' ratio
-JUDGED_TPS = (2000 / CHARS_PER_TOKEN + JUDGE_TEMPLATE_TOKENS
-              + DEFAULT_PROMPT_TPS / DEFAULT_GEN_TPS) / 2.0
+# four calls on one query, two seconds each: the first evaluates its text's tokens and the
+# template's, the three after it only their answers and the template's tail (the query and
+# its documents are in the prompt cache); each a verdict token at the defaults' ratio
+VERDICT = DEFAULT_PROMPT_TPS / DEFAULT_GEN_TPS
+JUDGED_TPS = (2000 / CHARS_PER_TOKEN + JUDGE_TEMPLATE_TOKENS + VERDICT
+              + 3 * (400 / CHARS_PER_TOKEN + JUDGE_TAIL_TOKENS + VERDICT)) / (4 * 2.0)
 
 
 def test_judge_calls_are_a_measurement_of_the_judge(demo):
@@ -178,3 +181,78 @@ def test_the_load_model_and_the_probe():
     found = machine_load.probe(0.1)
     assert found is not None and found.others >= 0 and found.cpus >= 1
     assert found.how in ("1-second probe", "load average")
+
+
+def test_a_loaded_local_model_is_warmed_up_before_the_first_item(demo, monkeypatch):
+    """The first call after a load runs several times slower than the next: a run warms the
+    model it loads (one token), so its first item's pace is its own, not the load's."""
+    import models.catalog
+
+    model = ScriptedGenerator(SMOL, usage=timed, backend="llama.cpp")   # as a local model
+    monkeypatch.setattr(models.catalog, "load_generator", lambda name, **kw: model)
+    plan = plan_run(demo, config(generators=[ALIAS], sample=1, name="warm"),
+                    check_models=False)
+    assert execute(demo, plan).status == "done"
+    assert len(model.calls) == 1 + plan.count
+    assert model.calls[0] == "<user>Hello." and "Hello." not in model.calls[1]
+
+
+def test_items_that_stalled_barely_move_the_measured_speed():
+    """Six items of a run at 30 prompt / 20 generated tokens a second, and two that stalled
+    (a burst of other work, 15× and 4× slower): the robust fit times a query's three items
+    (base, oracle, mixed) within 10% of the six's rates; plain least squares made it 2.2×."""
+    from engine.runs.estimates import _fitted, call_seconds
+
+    def row(evaluated, generated, slower=1.0):
+        return evaluated, generated, slower * (evaluated / 30 + generated / 20)
+
+    clean = [row(45, 17), row(820, 32), row(200, 32), row(55, 9), row(915, 32), row(240, 14)]
+    exact = _fitted(clean, "x")
+    assert (exact.prompt_tps, exact.gen_tps) == (pytest.approx(30.0), pytest.approx(20.0))
+    speed = _fitted(clean + [row(50, 20, slower=15.0), row(840, 32, slower=4.0)], "x")
+    query = [(50, 20), (200, 25), (850, 32)]
+    took = sum(call_seconds(p, a, exact) for p, a in query)
+    assert sum(call_seconds(p, a, speed) for p, a in query) == pytest.approx(took, rel=0.10)
+
+
+def test_judging_counts_the_prompt_cache_of_a_querys_next_battles(demo):
+    """A battle on the query of the battle before it evaluates only its answers (the query and
+    its documents are in the judge's prompt cache); a new query, the whole prompt again."""
+    from engine.arena.judging_time import judge_call_costs
+
+    sizes = {"first": (2000, 1600, "q1"), "next": (2000, 1600, "q1"),
+             "other query": (2000, 1600, "q2")}
+    costs, _ = judge_call_costs(demo, ALIAS, sizes, 1, None)
+    assert costs["next"] < costs["first"] / 2 and costs["other query"] == costs["first"]
+    both, _ = judge_call_costs(demo, ALIAS, {"first": (2000, 1600, "q1")}, 2, None)
+    assert both["first"] == pytest.approx(costs["first"] + costs["next"])   # the other order
+
+
+def test_the_first_items_pace_is_weighed_against_a_measured_speed(demo):
+    """From the first item on the ETA follows the run's own speeds; where the estimate before
+    the run came from a measurement here (not an assumption), one item is weighed against it
+    as against PRIOR_ITEMS items."""
+    from engine.runs.estimates import call_seconds
+    from engine.runs.live_eta import PRIOR_ITEMS, LiveEta
+    from models.base import Generation
+
+    record_model_check(demo, {"name": SMOL, "kind": "generator", "ok": True, "device": "cpu",
+                              "tokens_per_s": 20.0, "prompt_tokens_per_s": 400.0}, ALIAS)
+    plan = next_plan(demo)
+    eta = LiveEta(demo, plan, clock=lambda: 100.0)   # a clock that stands still
+    eta.add(plan.queries)
+    eta.start(ALIAS)                                 # loaded: its requests go out
+    first, rest = plan.items[0], plan.items[1:]
+    prior = {i: eta.left[i] for i in rest}
+    guessed = eta.tokens[first]
+    prompt_s, gen_s = guessed / 50, 10 / 5          # at 50 / 5 tok/s, no overhead
+    eta.done(first, prompt_s + gen_s, Generation(
+        text="x", prompt_tokens=int(guessed), completion_tokens=10,
+        prompt_tokens_evaluated=guessed, seconds=prompt_s + gen_s, finish_reason="stop",
+        device="cpu", extra={"prompt_seconds": prompt_s, "generation_seconds": gen_s}))
+    for item in rest:
+        own = eta.tokens[item] / 50 + 10 / 5
+        assert eta.left[item] == pytest.approx((PRIOR_ITEMS * prior[item] + own)
+                                               / (PRIOR_ITEMS + 1))
+    assert eta.seconds == pytest.approx(sum(eta.left.values()))
+    assert call_seconds(guessed, 10, eta.speeds[ALIAS]) < prompt_s + gen_s   # it was slower
