@@ -21,7 +21,7 @@ from engine.store.runs import RunInfo
 from engine.runs.estimates import (JUDGE_TEMPLATE_TOKENS, call_seconds, judge_call_tokens,
                                    judge_prefix_bytes, load_seconds, parallel_factor,
                                    planned_backend, prompt_cache, speeds_now)
-from engine.runs.live_eta import Pace
+from engine.runs.live_eta import PRIOR_ITEMS, Pace
 from engine.store import Store
 
 TEMPLATE_TOKENS = JUDGE_TEMPLATE_TOKENS   # the pairwise template's own words, roughly
@@ -108,9 +108,13 @@ def labelled_pace(store: Store, judge: str, pairs, order: str | None,
 
 def _pace(store: Store, judge: str, sizes: dict, calls: int, concurrency: int | None,
           skip: Iterable = ()) -> Pace:
-    costs = (dict.fromkeys(sizes, OFFLINE_BATTLE_SECONDS) if is_offline_judge(judge) else
-             judge_call_costs(store, judge, sizes, calls, concurrency, wait=False)[0])
-    pace, done = Pace(), set(skip)
+    if is_offline_judge(judge):
+        costs, measured = dict.fromkeys(sizes, OFFLINE_BATTLE_SECONDS), False
+    else:
+        costs, figures = judge_call_costs(store, judge, sizes, calls, concurrency, wait=False)
+        measured = not figures["speed"].startswith("assumed")
+    # the first battles are weighed against a speed measured here (runs' PRIOR_ITEMS)
+    pace, done = Pace(prior_steps=PRIOR_ITEMS if measured else 0.0), set(skip)
     for key, cost in costs.items():
         if key not in done:
             pace.add(key, cost)

@@ -28,7 +28,8 @@ PRIOR_ITEMS = 2.0
 speeds, weighed against the estimate before the run as if that were this many items: one
 item on a busy machine is one noisy sample, a speed measured in this workspace many (issue
 36: after its first item, a run's ETA swung from 0.81× to 1.36× of the time left). A speed
-only assumed weighs nothing."""
+only assumed weighs nothing. Judging's pace weighs its first battles the same way
+(:attr:`Pace.prior_steps`)."""
 
 BUSY_FACTOR = 2.5
 """Measured this many times slower than the model check: Live says the machine may be busy."""
@@ -38,8 +39,10 @@ class Pace:
     """Steps with estimated seconds, finishing in order; see the module doc. ``clock`` is
     injectable for tests (default :func:`time.perf_counter`)."""
 
-    def __init__(self, clock: Callable[[], float] = time.perf_counter, min_steps: int = 1):
+    def __init__(self, clock: Callable[[], float] = time.perf_counter, min_steps: int = 1,
+                 prior_steps: float = 0.0):
         self.clock, self.min_steps = clock, min_steps
+        self.prior_steps = prior_steps      # the estimate's weight, as steps at pace 1
         self.left: dict[Hashable, float] = {}       # step -> estimated seconds, in order
         self.spent = self.expected = 0.0            # of the steps timed so far
         self.steps = 0
@@ -72,9 +75,12 @@ class Pace:
         return max(0.0, self.clock() - self.mark), next(iter(self.left.values()))
 
     def measured(self) -> float | None:
-        """Seconds per estimated second of the finished steps (None: too few yet)."""
+        """Seconds per estimated second of the finished steps, weighed against the estimate's
+        pace of 1 as if it were ``prior_steps`` steps (:data:`PRIOR_ITEMS`: an estimate from a
+        measurement here); None: too few yet."""
         if self.steps >= self.min_steps and self.expected > 0:
-            return self.spent / self.expected
+            return ((self.prior_steps + self.steps * self.spent / self.expected)
+                    / (self.prior_steps + self.steps))
         return None
 
     def pace(self, prior: float | None = None) -> float:

@@ -256,3 +256,28 @@ def test_the_first_items_pace_is_weighed_against_a_measured_speed(demo):
                                                / (PRIOR_ITEMS + 1))
     assert eta.seconds == pytest.approx(sum(eta.left.values()))
     assert call_seconds(guessed, 10, eta.speeds[ALIAS]) < prompt_s + gen_s   # it was slower
+
+
+def test_judgings_first_battles_are_weighed_against_a_measured_speed(workspace):
+    """Judging's pace weighs its first battles against the estimate as the runs' does: with
+    the judge's speed measured here, one battle three times slower than estimated makes the
+    rest (2 + 3) / 3 times slower; with an assumed speed, three times."""
+    from engine.arena.judging_time import judging_pace
+    from engine.arena.planning import plan_jobs, run_contestants
+    from engine.runs.live_eta import PRIOR_ITEMS
+
+    store = Store(workspace["path"])
+    run = load_run(store, "beta")
+    jobs = plan_jobs(store, run.id, mode="pairwise", contestants=run_contestants(store, run.id),
+                     reference=None, queries=2, seed=0)[0]
+
+    def slowed(pace) -> float:
+        left = dict(pace.left)
+        first = next(iter(left))
+        pace.done(first, 3 * left.pop(first))
+        return pace.seconds() / sum(left.values())
+
+    assert slowed(judging_pace(store, ALIAS, jobs, "random", None)) == pytest.approx(3.0)
+    judge_calls(store)
+    assert slowed(judging_pace(store, ALIAS, jobs, "random", None)) == pytest.approx(
+        (PRIOR_ITEMS + 3) / (PRIOR_ITEMS + 1))
