@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -207,10 +208,18 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
         available = (table.size.width or self.size.width) - 2   # the scrollbar's cells
         fit = set(columns_that_fit(widths, list(PRIORITY), available))
         shown = [c for c in COLUMNS if c in fit]
-        if shown == self.shown_columns and not force:
+        # the generators take the cells the shown columns leave, up to their whole names
+        room = available - sum(widths[c] + 2 for c in shown)
+        wide = min(max([0] + [cell_len(", ".join(self._names.get(g, g) for g in r.generators))
+                              for r in self.rows]),
+                   widths["generators"] + max(0, room)) if "generators" in fit else 0
+        if wide > widths["generators"]:
+            for r, row in zip(self.rows, cells):
+                row["generators"] = generators_cell(r.generators, self._names, wide)
+        if (shown, wide) == (self.shown_columns, self._generators_width) and not force:
             return
         keep = self._highlighted()
-        self.shown_columns = shown
+        self.shown_columns, self._generators_width = shown, wide
         # the table has no bottom border: the columns left out are named in its title
         table.border_title = title_naming("Runs", [c for c in COLUMNS if c not in fit], "Enter")
         table.clear(columns=True)
@@ -232,6 +241,7 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
                 Text(r.updated[11:16] if same_day else r.updated[:10])]
 
     _names: dict[str, str] = {}
+    _generators_width = 0
 
     def _name_cell(self, name: str) -> Text:
         # long names elided (tail kept), so that the generators fit at 80 columns too
