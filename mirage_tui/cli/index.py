@@ -17,6 +17,7 @@ import sys
 
 from engine.datasets.catalog import resolve
 from engine.metrics.definitions import DEFAULT_GOLD, GOLD_DEFINITIONS, gold_line
+from engine.stats import N_BOOT, SEED
 from engine.units import fmt_interval
 from engine.retrieval import Retriever, index_dataset, report_json, retrieval_report_for
 from mirage_tui.cli.common import db_option, from_settings
@@ -49,8 +50,9 @@ def add_parsers(sub) -> None:
                    help="dense candidates given to the reranker (default 20)")
     p.add_argument("--depth", type=int, default=5, help="chunks kept per query (default 5)")
     p.add_argument("--by", choices=("language", "source"), help="one table per group")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-boot", type=int, default=N_BOOT,
+                   help=f"bootstrap resamples (default {N_BOOT}, as every report)")
+    p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--gold", choices=GOLD_DEFINITIONS, default=DEFAULT_GOLD,
                    help="relevant chunks: oracle (supporting in the file, MIRAGE's definition; "
                         "default) or oracle+answer-match (plus siblings containing an answer)")
