@@ -6,8 +6,8 @@ tokens (the query, the reference documents and the two answers at the model's me
 token, plus the template, ~:data:`TEMPLATE_TOKENS`) and the requests in flight
 (:func:`~engine.runs.estimates.parallel_factor`: our own host answers one at a time). A
 local judge reads its verdict from the label probabilities of one forward pass
-(``models.judges``: no token generated, counted as one); an endpoint may generate up to :data:`JUDGE_MAX_TOKENS`. ``both``/``debiased`` orders
-judge each battle twice. An offline judge (reference, fitted) calls no LLM: ``offline`` and
+(``models.judges``: no token generated, counted as one); an endpoint may generate up to
+:data:`JUDGE_MAX_TOKENS`. ``both``/``debiased`` orders judge each battle twice. An offline judge (reference, fitted) calls no LLM: ``offline`` and
 no seconds. Used by the Leaderboard's judge dialog and ``arena judge --dry-run``."""
 
 from __future__ import annotations
