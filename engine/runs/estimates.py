@@ -379,6 +379,11 @@ def _judged(store: Store, names: tuple[str, ...], bytes_per_token: float, cached
                                       "store)", load=load), _stamp(rows[0]["created_at"]))
 
 
+def _judging(speed: Speed) -> bool:
+    """A speed read from judge calls (their prompts timed; a verdict is one token)."""
+    return speed.source.startswith("measured judging")
+
+
 def _generated(store: Store, rows: list) -> tuple[Speed, str] | None:
     """``(speed, when)`` fitted on the stored generations ``rows`` (newest first) of the run
     that made the newest one (all of them when it has too few), with that run's load."""
@@ -411,8 +416,14 @@ def measured_speeds(store: Store, generators: Iterable[str]) -> dict[str, Speed]
                              _judged(store, names, per_token or CHARS_PER_TOKEN,
                                      prompt_cache(name)))
                  if m is not None]
-        speed = (max(found, key=lambda m: _stamp(m[1]))[0] if found
-                 else _default_speed(name))
+        found.sort(key=lambda m: _stamp(m[1]), reverse=True)       # the newest first
+        speed = found[0][0] if found else _default_speed(name)
+        generating = next((m[0] for m in found if not _judging(m[0])), None)
+        if _judging(speed) and generating is not None:
+            # judge calls time the prompt only: the generation rate is the newest run's or
+            # check's, at the judging's pace against its prompt rate
+            speed = replace(speed, gen_tps=generating.gen_tps * speed.prompt_tps
+                            / generating.prompt_tps)
         extra: dict = {"bytes_per_token": per_token}
         if len(rows) >= MIN_MEASURED:
             by_setting: dict[str, list[float]] = {}

@@ -142,7 +142,10 @@ def test_judge_calls_are_a_measurement_of_the_judge(demo):
     run_alias(demo, "later")
     assert measured_speeds(demo, [ALIAS])[ALIAS].source.startswith("measured (6 generations")
     judge_calls(demo, when=datetime.now(timezone.utc) + timedelta(hours=1))
-    assert measured_speeds(demo, [ALIAS])[ALIAS].source.startswith("measured judging")
+    speed = measured_speeds(demo, [ALIAS])[ALIAS]
+    assert speed.source.startswith("measured judging")
+    # judge calls time prompts: the run's generation rate, at the judging's pace
+    assert speed.gen_tps == pytest.approx(GEN_TPS * speed.prompt_tps / PROMPT_TPS, rel=0.01)
 
 
 def test_judging_is_estimated_at_the_judges_own_measured_speed(workspace):
