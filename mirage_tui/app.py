@@ -156,6 +156,11 @@ class MirageApp(AppRuns, ScreenNavigation):
             self.notify(f"{problem}. The app starts with the default for it.",
                         title="Settings", severity="warning", markup=False, timeout=15)
         self.open_store()
+        # the language detectors load meanwhile: a run's first score (and so a cancel right
+        # after its first item) does not wait for them
+        from engine.metrics.language import warm_up
+
+        warm_up()
 
     def notify(self, message: str, *, title: str = "", severity="information",
                timeout: float | None = None, markup: bool = True) -> None:

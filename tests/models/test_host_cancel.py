@@ -79,11 +79,13 @@ def test_a_cancel_that_overtakes_its_request_refuses_it_when_it_comes(hosting):
 
 class _CancelOnSecond:
     """The run's generator, seen through: its second call sets the run's cancel as it starts
-    (the engine then aborts it, within a tick) and keeps how each call ended."""
+    (the engine then aborts it, within a tick) and keeps how each call ended (``ended``: set
+    when the second has: a call the engine stopped waiting for goes on in its thread)."""
 
     def __init__(self, inner, cancel: threading.Event):
         self.inner, self.cancel = inner, cancel
         self.calls: list[object] = []
+        self.ended = threading.Event()
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
@@ -92,13 +94,18 @@ class _CancelOnSecond:
         self.calls.append(None)
         if len(self.calls) == 2:
             self.cancel.set()
+        index = len(self.calls) - 1
         try:
             out = self.inner.generate(prompt, params)
         except BaseException as exc:  # noqa: BLE001 - kept for the test
-            self.calls[-1] = exc
+            self.calls[index] = exc
             raise
-        self.calls[-1] = out
-        return out
+        else:
+            self.calls[index] = out
+            return out
+        finally:
+            if index == 1:
+                self.ended.set()
 
 
 def _stored(store) -> list[tuple]:
@@ -120,6 +127,7 @@ def test_a_cancelled_local_run_keeps_whole_items_and_resumes_the_cut_one(hosting
     summary = execute(demo, plan_run(demo, config, check_models=False), cancel=cancel,
                       generators={SMOL: watched})
     assert summary.status == "cancelled" and summary.errors == 0
+    assert watched.ended.wait(300)          # a guard against a hang, not a measure
     first, second = watched.calls
     assert not isinstance(first, BaseException) and first.completion_tokens > 0
     assert isinstance(second, RequestCancelled), second          # cut, not run to its end
