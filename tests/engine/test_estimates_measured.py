@@ -11,11 +11,11 @@ import pytest
 
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs import execute, plan_run
-from engine.runs.estimates import (estimate_remaining, latest_model_check, measured_speeds,
-                                   record_model_check)
+from engine.runs.estimates import (estimate, estimate_remaining, latest_model_check,
+                                   measured_speeds, record_model_check)
 from engine.runs.live_eta import LiveEta
 from engine.store import Store
-from testkit.runs import config
+from testkit.runs import SMOL, config
 from testkit.timed import TimedGenerator
 
 TIMED = "timed-model"
@@ -117,3 +117,31 @@ def test_live_eta_keeps_a_pace_per_generator(demo):
     eta.done(other[0], 0.5 * eta.left[other[0]])       # "other" goes twice as fast
     left_other = sum(eta.left[i] for i in other[1:])
     assert eta.seconds == pytest.approx(3 * left_mine + 0.5 * left_other)
+
+
+def test_estimates_use_defaults_then_measured_speeds(demo):
+    plan = plan_run(demo, config(generators=[SMOL], sample=4))
+    speeds = measured_speeds(demo, [SMOL])
+    assert speeds[SMOL].source.startswith("assumed 600/70")
+    guess = estimate(demo, plan, speeds)
+    assert guess["generators"][SMOL]["items"] == 12 and guess["seconds"] > 12 * 64 / 70
+    with demo.write() as db:
+        db.conn.executemany(
+            "INSERT INTO generations (key, model_key, model_name, prompt, params, text, "
+            "prompt_tokens, completion_tokens, prompt_tokens_evaluated, seconds, created_at) "
+            "VALUES (?, 'm', ?, 'p', '{}', 't', 100, 10, 100, 1.0, 'now')",
+            [(str(i), SMOL) for i in range(3)])
+    measured = measured_speeds(demo, [SMOL])[SMOL]
+    assert measured.source == "measured (3 generations in the store)"
+    assert measured.prompt_tps == pytest.approx(100 + 600 / 70 * 10)
+    # with enough rows both rates are fitted: here 200 prompt and 50 generated tokens/s
+    with demo.write() as db:
+        db.conn.execute("DELETE FROM generations")
+        db.conn.executemany(
+            "INSERT INTO generations (key, model_key, model_name, prompt, params, text, "
+            "prompt_tokens, completion_tokens, prompt_tokens_evaluated, seconds, created_at) "
+            "VALUES (?, 'm', ?, 'p', '{}', 't', ?, ?, ?, ?, 'later')",
+            [(f"f{i}", SMOL, 50 * i, 5 + i, 50 * i, 50 * i / 200 + (5 + i) / 50)
+             for i in range(1, 13)])
+    fitted = measured_speeds(demo, [SMOL])[SMOL]
+    assert (fitted.prompt_tps, fitted.gen_tps) == (pytest.approx(200), pytest.approx(50))
