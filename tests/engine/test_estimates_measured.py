@@ -1,4 +1,4 @@
-"""Issue 18, finding 1: run time estimates from speeds measured on this machine. The estimate
+"""Run time estimates from speeds measured on this machine. The estimate
 for a run is checked against a measured run of a model with a known speed (one that sleeps for
 every token), a model check's speed is kept in the store and used after a relaunch, and the
 Live ETA follows the run's own pace."""
