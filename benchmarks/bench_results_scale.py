@@ -12,8 +12,8 @@ process's CPU seconds, which other processes on a shared machine do not inflate)
 
 - ``report``: :func:`engine.results.report.build_report` with 1000 resamples and ``as_json``
   (what ``report --json`` runs);
-- ``summary``: the Runs screen's Enter (``build_report(summary_only=True)`` with its 200
-  resamples, then ``summary_segments``);
+- ``summary``: the Runs screen's Enter (``build_report(summary_only=True)`` with the app's
+  resamples, :data:`engine.stats.N_BOOT`, the same as ``report``'s, then ``summary_segments``);
 - ``inspector_page``: one Inspector page of 100 items (the first page, the last by offset and,
   as the Inspector scrolls, by key, a category filter, a setting and language filter, a
   score range, text searches: a rare word, no match, a phrase most responses hold);
@@ -169,6 +169,7 @@ def measure(db: Path) -> dict:
     from engine.results.comparison import run_row, summary_segments
     from engine.results.inspector import items_for
     from engine.results.report import build_report
+    from engine.stats import N_BOOT, SEED
 
     store = Store(db)
     out: dict = {}
@@ -178,7 +179,7 @@ def measure(db: Path) -> dict:
         lambda: json.dumps(build_report(store, load_run(store, "scale")).as_json()), repeat=2)
     # what the Runs screen's Enter computes (mirage_tui/screens/runs.py)
     out["summary_seconds"], out["summary_cpu_seconds"] = timed_both(lambda: summary_segments(
-        build_report(store, load_run(store, "scale"), n_boot=200, seed=0,
+        build_report(store, load_run(store, "scale"), n_boot=N_BOOT, seed=SEED,
                      summary_only=True).as_json(),
         run_row(store, load_run(store, "scale"))), repeat=2)
     out["runs_row_seconds"] = timed(lambda: run_row(store, load_run(store, "scale")), repeat=3)

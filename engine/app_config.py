@@ -206,12 +206,13 @@ def check_theme(config: AppConfig, themes: Iterable[str]) -> None:
 
 
 def init_config_file(path: Path | None = None) -> Path:
-    """Write the commented default file; refuses (FileExistsError) to overwrite one."""
+    """Write the commented default file (its folder made first: the user's config folder);
+    refuses (:class:`engine.output_files.OutputFileExists`) to overwrite one."""
+    from engine.output_files import write_new_text
+
     path = Path(path) if path is not None else config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("x", encoding="utf-8") as fh:
-        fh.write(DEFAULT_FILE)
-    return path
+    return write_new_text(path, DEFAULT_FILE)
 
 
 def effective_database(flag: Path | None, config: AppConfig) -> tuple[Path | None, str]:

@@ -13,9 +13,15 @@ whose folder does not exist is refused (``no folder F; create it first``), never
 typo must not make folders, as ``--db`` refuses one. The path ``-`` (:data:`STDOUT`) is
 standard output: the text is written there as it is made, with no temporary file.
 
+A file the user keeps and the tool never replaces (a run file saved from New run, the default
+config.toml) is written by :func:`write_new_text`: nothing is written when anything is at the
+path, even if it appears while the text is written.
+
 Overwriting (:func:`refuse_existing`): the command line writes over a file that is already
 there only when asked (``--force``); the one check runs before any work, for every file a
-command would write, so a refused command writes nothing.
+command would write, so a refused command writes nothing. The app asks instead
+(:func:`existing_outputs`: what a write would replace; :func:`free_path`: another name to
+suggest), and writes over a file only when the user said to replace it.
 
 CSV cells (:func:`csv_cell`): a text cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or
 a carriage return is written with a single quote in front (OWASP's rule against formula
@@ -36,7 +42,7 @@ import stat
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """What a spreadsheet may read as the start of a formula (OWASP, CSV injection)."""
@@ -109,6 +115,21 @@ def writable_target(out: str | os.PathLike) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
+def existing_outputs(paths: Iterable[str | os.PathLike | None]) -> list[Path]:
+    """The paths among ``paths`` (None and ``-`` skipped) at which a file or a symlink (even a
+    dangling one) already is: what writing them would replace. Refused
+    (:class:`OutputFileError`, :func:`writable_target`) at the first path where no write may go:
+    a device, a FIFO, a folder, a missing folder."""
+    found = []
+    for out in paths:
+        if out is None or is_stdout(out):
+            continue
+        writable_target(out)
+        if os.path.lexists(out):
+            found.append(Path(out))
+    return found
+
+
 def refuse_existing(paths: Iterable[str | os.PathLike | None], *,
                     way_out: str = "add --force to overwrite it") -> None:
     """An :class:`OutputFileError` naming the first of ``paths`` (None skipped) at which
@@ -116,12 +137,24 @@ def refuse_existing(paths: Iterable[str | os.PathLike | None], *,
     FIFO, a folder) says so, a file or a symlink (even a dangling one) says it exists;
     nothing when every path is free."""
     for out in paths:
-        if is_stdout(out):
-            continue
-        if out is not None:
-            writable_target(out)
-        if out is not None and os.path.lexists(out):
+        if existing_outputs([out]):
             raise OutputFileError(f"{out} exists; {way_out}, or write to another path")
+
+
+def free_path(out: str | os.PathLike,
+              companions: Callable[[Path], Iterable[str | os.PathLike]] = lambda p: ()) -> Path:
+    """``out`` with the first ``-2``, ``-3``, ... before its suffix at which neither it nor
+    its ``companions(path)`` (files written with it: a CSV's header, a comparison's page)
+    exist yet (``report.csv`` -> ``report-2.csv``, then ``report-3.csv``); ``out`` itself when
+    all are free. What the app suggests instead of overwriting."""
+    path = Path(out)
+    stem, suffix = path.stem, path.suffix
+    candidate, n = path, 1
+    while os.path.lexists(candidate) or any(os.path.lexists(c)
+                                            for c in companions(candidate)):
+        n += 1
+        candidate = path.with_name(f"{stem}-{n}{suffix}")
+    return candidate
 
 
 def _failure(path: Path, exc: OSError) -> OutputFileError:
@@ -174,6 +207,51 @@ def output_file(out: str | os.PathLike, *, newline: str | None = "") -> Iterator
         except FileNotFoundError:
             pass
         raise
+
+
+class OutputFileExists(OutputFileError):
+    """:func:`write_new_text` found something at the path already; nothing was written."""
+
+
+def write_new_text(out: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``out`` only if nothing is there yet (a file the user keeps: a run
+    file saved from New run, ``config --init``'s config.toml). The text goes to a temporary
+    file beside it, which is then hard-linked at ``out``: the link fails, and nothing is
+    written, when anything is at ``out`` by then (no check-then-write race). On a file system
+    without hard links it is created exclusively instead. :class:`OutputFileExists` when
+    something is there; other refusals and failures as :func:`output_file`."""
+    path = Path(out)
+    if os.path.lexists(path):
+        raise OutputFileExists(f"{path} exists already; not overwritten")
+    target = writable_target(path)
+    try:
+        tmp, fd = _temp_beside(target)
+    except OSError as exc:
+        raise _failure(path, exc) from None
+    try:
+        with open(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            raise OutputFileExists(f"{path} exists already; not overwritten") from None
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+            with open(target, "x", encoding="utf-8") as fh:     # no hard links here
+                fh.write(text)
+    except FileExistsError:
+        raise OutputFileExists(f"{path} exists already; not overwritten") from None
+    except OSError as exc:
+        raise _failure(path, exc) from None
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+    return path
 
 
 def write_text(out: str | os.PathLike, text: str) -> Path:

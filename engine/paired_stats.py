@@ -36,6 +36,8 @@ from statistics import NormalDist
 import numpy as np
 from scipy import stats
 
+from engine.stats import PAIRED_N_BOOT
+
 _MAX_CELLS = 2_000_000
 """Index draws above this many cells are made in row chunks (same generator, less memory)."""
 
@@ -69,7 +71,7 @@ def _counts(n: int, rows: int, rng: np.random.Generator) -> np.ndarray:
     return np.bincount(idx.ravel(), minlength=rows * n).reshape(rows, n).astype(float)
 
 
-def bootstrap_means(diffs, n_boot: int = 10_000, seed: int = 0) -> np.ndarray:
+def bootstrap_means(diffs, n_boot: int = PAIRED_N_BOOT, seed: int = 0) -> np.ndarray:
     """The (n_boot, m) bootstrap distribution of the mean of each column of ``diffs`` (n items
     × m columns, NaN = missing); see the module docstring for the two exact shortcuts."""
     d = np.asarray(diffs, dtype=float)
@@ -107,7 +109,7 @@ def bootstrap_means(diffs, n_boot: int = 10_000, seed: int = 0) -> np.ndarray:
     return out
 
 
-def paired_bootstrap(diffs, n_boot: int = 10_000, seed: int = 0,
+def paired_bootstrap(diffs, n_boot: int = PAIRED_N_BOOT, seed: int = 0,
                      alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """Percentile-bootstrap ``(lo, hi)`` of the mean of each column of ``diffs`` (items ×
     columns of paired differences B − A, NaN = missing), all columns from one seed."""

@@ -12,10 +12,10 @@ Screens are Textual *modes* (:mod:`mirage_tui.navigation`): ``1`` Datasets, ``2`
 goes back to the previous mode. The screens see the app through
 :class:`mirage_tui.workbench.Workbench`, and never import this module. The app also owns the
 :class:`~mirage_tui.run_controller.RunController` (one run at a time): quitting while it runs
-asks first, and a run whose process was killed is offered for resuming at the next launch (one
-cancelled on purpose resumes from Runs or Live run, unasked). The app's side of runs (start,
-quick comparison, cancel, resume, the controller's messages) is :mod:`mirage_tui.app_runs`,
-mixed in.
+asks first, and a run stopped by quitting (or whose process was killed) is offered for resuming
+at the next launch (one cancelled on purpose resumes from Runs or Live run, unasked:
+:mod:`engine.runs.stops`). The app's side of runs (start, quick comparison, cancel, resume,
+the controller's messages) is :mod:`mirage_tui.app_runs`, mixed in.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from textual.worker import Worker
 from engine.app_config import AppConfig
 from engine.datasets.demo_pool import ensure_demo
 from engine.datasets.importing import ImportResult
+from engine.runs.stops import QUIT
 from engine.store.runs import known_runs
 from engine.store import Store, default_db_path
 from engine.text_fit import fit_long_words
@@ -44,7 +45,7 @@ from mirage_tui.jobs import stop_jobs
 from mirage_tui.keymap import checked, keymap
 from mirage_tui.navigation import ScreenNavigation
 from mirage_tui.quick_comparison import QUICK_GENERATORS, QUICK_RETRIEVER, QUICK_SAMPLE
-from mirage_tui.run_controller import LAUNCH_OFFERS, RunController, resumable_runs
+from mirage_tui.run_controller import RunController, launch_offers
 from mirage_tui.screens.base import report_worker_error
 from mirage_tui.screens.datasets import DatasetsScreen
 from mirage_tui.worker_threads import detach_workers
@@ -93,7 +94,7 @@ class MirageApp(AppRuns, ScreenNavigation):
                        "quick_comparison"),
         PaletteCommand("runs: live view", "Follow the current or last run (l)", "live_run"),
         PaletteCommand("runs: cancel the current run",
-                       "Stop after the current item; it stays resumable", "cancel_run"),
+                       "Stop it now; it stays resumable", "cancel_run"),
         PaletteCommand("runs: resume", "Continue the shown (or the last stopped) run",
                        "resume_run"),
         PaletteCommand("leaderboard: show", "Go to the leaderboard (4)", "show_leaderboard"),
@@ -189,7 +190,7 @@ class MirageApp(AppRuns, ScreenNavigation):
                         timeout=10)
         try:
             runs = len(known_runs(store))
-            resumable = resumable_runs(store, LAUNCH_OFFERS)    # not the ones cancelled
+            resumable = launch_offers(store)     # not the ones cancelled on purpose
         except Exception as exc:  # noqa: BLE001 - an old or odd store: no offers, no crash
             self.notify(f"Could not read the stored runs: {exc}", severity="warning",
                         markup=False, timeout=10)
@@ -271,9 +272,9 @@ class MirageApp(AppRuns, ScreenNavigation):
         def answered(answer: str | None) -> None:
             if answer == "stop":
                 self._quit_when_idle = True
-                controller.cancel()
-                self.notify("Stopping after the current item, then quitting. The run stays "
-                            "resumable: u on Runs.", markup=False)
+                controller.cancel(QUIT)     # the next launch offers it (engine.runs.stops)
+                self.notify("Stopping the run, then quitting. It stays resumable: the next "
+                            "launch offers it.", markup=False)
             elif answer == "wait":
                 self._quit_when_idle = True
                 self.notify("mirage-tui quits when the run is done.", markup=False)
@@ -285,7 +286,7 @@ class MirageApp(AppRuns, ScreenNavigation):
         detach_workers()
 
     async def on_unmount(self) -> None:
-        # however the app ends, a running run (or any other job) stops after its item and
+        # however the app ends, a running run (or any other job) stops (its item cut) and
         # stays resumable
         await stop_jobs()
 

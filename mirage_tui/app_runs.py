@@ -1,7 +1,8 @@
 """The app's runs: start one through the run controller and follow it on Live run, the quick
 comparison (``g``: its models looked for, then the run, then its arena judged), cancel (asked
-first), resume (the shown or last stopped run; the next launch offers an interrupted one), and
-the controller's messages (started, progress, finished, failed) handed to Live run.
+first), resume (the shown or last stopped run; the next launch offers one stopped by quitting
+or killed: resume, open, later, or never ask about it again), and the controller's messages
+(started, progress, finished, failed) handed to Live run.
 
 Mixed into :class:`mirage_tui.app.MirageApp`: it uses the app's ``store``, ``threads``,
 ``run_controller``, ``has_runs``, ``_quit_when_idle``, ``go_to``, ``show_mode``,
@@ -63,13 +64,13 @@ class AppRuns:
             self.notify("No run is going.", timeout=3)
             return
         if controller.cancelling:
-            self.notify("Already stopping after the current item.", timeout=3)
+            self.notify("Already stopping.", timeout=3)
             return
 
         def answered(answer: str | None) -> None:
             if answer == "stop":
                 controller.cancel()
-                self.notify(f"Stopping {controller.run_name} after the current item. It is "
+                self.notify(f"Stopping {controller.run_name} now. It is "
                             "resumable: r on Live run, u on Runs.", title="Cancel",
                             markup=False)
 
@@ -99,15 +100,33 @@ class AppRuns:
             self.notify("No stopped run to resume.", timeout=3)
 
     def offer_resume(self, run: dict, stopped: int = 1) -> None:
-        """The next launch after a stopped run asks whether to continue it."""
+        """The next launch after a run stopped by quitting (or killed) asks whether to
+        continue it; "later" (or Escape) asks again at the next launch, "never" never does."""
 
         def answered(answer: str | None) -> None:
             if answer == "resume":
                 self.action_resume_run(run["name"])
             elif answer == "open":
                 self.show_run(run["name"])
+            elif answer == "never":
+                self.never_ask(run["name"])
 
         self.push_screen(resume_question(run, stopped), answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="never-ask",
+          name="never ask about a run")
+    def never_ask(self, run_name: str) -> None:
+        from engine.runs.stops import never_ask
+
+        store = self.store
+        if store is None:
+            return
+        try:
+            never_ask(store, run_name)
+        finally:
+            store.close()           # this thread's connection
+        self.notify(f"Launches will not ask about {run_name} again; u on Runs resumes it.",
+                    markup=False, timeout=5)
 
     async def on_run_controller_started(self, message: RunController.Started) -> None:
         self.has_runs = True

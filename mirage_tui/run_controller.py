@@ -20,26 +20,22 @@ the app shows as a notification.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from engine.runs import RunConfig
+from engine.runs.stops import QUIT, USER
 from mirage_tui.jobs import MIN_INTERVAL, JobController
 
 if TYPE_CHECKING:
     from textual.app import App
 
-__all__ = ["LAUNCH_OFFERS", "MIN_INTERVAL", "RESUMABLE", "RunController", "resumable_runs",
+__all__ = ["MIN_INTERVAL", "RESUMABLE", "RunController", "launch_offers", "resumable_runs",
            "stored_config"]
 
 RESUMABLE = ("interrupted", "cancelled")
 """Statuses that resume (``r`` on Live run, ``u`` on Runs, the palette's "runs: resume"):
 interrupted (its process was killed: a stored ``running`` whose owner is gone,
 :mod:`engine.runs.owner`), or cancelled. A run another live process is running is not one."""
-
-LAUNCH_OFFERS = ("interrupted",)
-"""Statuses a launch offers to resume: only a run whose process was killed. A run the user
-cancelled (``c``, or "stop" when quitting) was stopped on purpose: it stays resumable, but is
-not asked about at every launch."""
 
 
 class RunController(JobController):
@@ -72,6 +68,7 @@ class RunController(JobController):
         self.generators = dict(generators or {})
         self.retrievers = dict(retrievers or {})
         self.threads = threads               # used when a config does not say
+        self.stop_reason: str | None = None  # why the job was asked to stop (engine.runs.stops)
 
     @property
     def run_name(self) -> str | None:
@@ -89,11 +86,46 @@ class RunController(JobController):
 
             plan = plan_run(store, config, force_new=force_new,
                             check_models=not (set(config.generators) <= set(self.generators)))
-            return execute(store, plan, progress=progress, cancel=cancel,
-                           generators=self.generators, retrievers=self.retrievers,
-                           min_interval=MIN_INTERVAL)
+            summary = execute(store, plan, progress=progress, cancel=cancel,
+                              generators=self.generators, retrievers=self.retrievers,
+                              min_interval=MIN_INTERVAL)
+            if summary.status == "cancelled":
+                self._record_stop(store, summary.run)
+            return summary
 
         return self.launch(config.name, work)
+
+    def launch(self, name, work) -> bool:
+        """The job controller's launch, with no stop reason yet (:meth:`cancel`)."""
+        if not self.running:
+            self.stop_reason = None
+        return super().launch(name, work)
+
+    def _record_stop(self, store, run_name: str) -> None:
+        """Why the run stopped, for the next launch: stopped by quitting is offered, cancelled
+        on purpose is not (:mod:`engine.runs.stops`)."""
+        from engine.runs.stops import record_stop
+
+        try:
+            record_stop(store, run_name, self.stop_reason or USER)
+        except Exception:  # noqa: BLE001 - a storage fault: the run is stored whole; only
+            pass           # the next launch's offer is lost, and nothing is left to tell
+
+    def cancel(self, reason: str = USER) -> bool:
+        """Ask the run to stop after its current item (it stays resumable); ``reason``:
+        :data:`~engine.runs.stops.USER` (cancelled on purpose: launches do not ask about it)
+        or :data:`~engine.runs.stops.QUIT` (the app is quitting: the next launch offers it)."""
+        if not self.running or self.cancelling:
+            return False
+        self.stop_reason = reason
+        return super().cancel()
+
+    def cancel_quietly(self) -> None:
+        """The app is ending: the run stops as stopped by quitting, unless the user had
+        cancelled it already."""
+        if self.running and not self.cancelling:
+            self.stop_reason = QUIT
+        super().cancel_quietly()
 
     def resume(self, run_name: str | None = None) -> bool:
         """Run a stored run again with its stored configuration: it continues where it
@@ -125,10 +157,12 @@ def stored_config(store, run_name: str) -> RunConfig:
     return RunConfig.from_dict(run.config)
 
 
-def resumable_runs(store, statuses: tuple[str, ...] = RESUMABLE) -> list[dict]:
+def resumable_runs(store, statuses: tuple[str, ...] = RESUMABLE,
+                   keep: Callable | None = None) -> list[dict]:
     """Runs that stopped before their end with one of ``statuses`` (by default
-    :data:`RESUMABLE`: ``interrupted``, the process was killed, or ``cancelled``), newest
-    first, with their finished and planned item counts."""
+    :data:`RESUMABLE`: ``interrupted``, the process was killed, or ``cancelled``) and, when
+    given, for which ``keep(RunInfo)`` is true, newest first, with their finished and planned
+    item counts and why they stopped (``stopped_by``)."""
     from engine.results.records import stored_counts
     from engine.runs.lookup import load_run
     from engine.store.runs import known_runs
@@ -136,12 +170,22 @@ def resumable_runs(store, statuses: tuple[str, ...] = RESUMABLE) -> list[dict]:
     out = []
     for name in reversed(known_runs(store)):
         run = load_run(store, name)
-        if run.status not in statuses:
+        if run.status not in statuses or (keep is not None and not keep(run)):
             continue
         counts = stored_counts(store, run)
         if counts["pending"] <= 0:
             continue
         out.append({"name": run.name, "status": run.status, "done": counts["done"],
-                    "total": counts["total"], "updated_at": run.updated_at})
+                    "total": counts["total"], "updated_at": run.updated_at,
+                    "stopped_by": run.stopped_by})
     out.sort(key=lambda r: r["updated_at"], reverse=True)
     return out
+
+
+def launch_offers(store) -> list[dict]:
+    """The stopped runs a launch offers to resume, newest first: killed, or stopped by
+    quitting the app, and not "never ask"; not those cancelled on purpose
+    (:func:`engine.runs.stops.offered_at_launch`)."""
+    from engine.runs.stops import offered_at_launch
+
+    return resumable_runs(store, RESUMABLE, offered_at_launch)

@@ -48,7 +48,7 @@ class Workbench(Protocol):
         ...
 
     def action_cancel_run(self) -> None:
-        """Ask, then cancel the current run after its item."""
+        """Ask, then cancel the current run (its item in progress cut)."""
         ...
 
 

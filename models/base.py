@@ -30,6 +30,18 @@ class TransientModelError(ModelError):
     every other ModelError is that item's error, except :class:`ModelUnusable`."""
 
 
+class RequestCancelled(TransientModelError):
+    """A request cut by its generator's ``abort()`` before its end: a model host checks the
+    cancel between prompt blocks and between tokens, an endpoint's connection is shut. The job
+    that cut it drops it, unstored (a resumed run asks again); another job sharing the
+    generator sees a transient failure and asks again. ``completion_tokens``: the tokens
+    generated before the cut (0: none, or not said)."""
+
+    def __init__(self, message: str, completion_tokens: int = 0):
+        super().__init__(message)
+        self.completion_tokens = completion_tokens
+
+
 class ReplyError(ModelError):
     """The model answered, but not with usable text: a wrong type (``None``, a number), a body
     without the expected fields, text that cannot be stored (a lone surrogate). The message

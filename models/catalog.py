@@ -136,27 +136,28 @@ def _file_entry(path: Path) -> CatalogEntry | None:
 
 def packaged_entries() -> list[CatalogEntry]:
     """The packaged generators, installed or not (nothing is assembled to list them)."""
-    out = []
-    for spec in packaged.PACKAGED.values():
-        path = spec.planned_path()
-        entry = CatalogEntry(name=spec.name, kind="generator",
-                             path=str(path) if path else None, installed=path is not None,
-                             install=spec.install, size_bytes=None,
-                             quantization=spec.quantization, context_length=None,
-                             license=spec.license, chat=spec.chat, source="packaged")
-        source = spec.header_source() if path else None
-        if source is not None:
-            header, size = source
-            try:
-                info = read_gguf(header, file_size=size, check_data=header == path)
-            except ModelError as exc:
-                entry.error = str(exc)
-            else:
-                entry.context_length, entry.architecture = info.context_length, info.architecture
-                entry.quantization = info.quantization or spec.quantization
-            entry.size_bytes = size
-        out.append(entry)
-    return out
+    return [_packaged_entry(spec) for spec in packaged.PACKAGED.values()]
+
+
+def _packaged_entry(spec: packaged.PackagedGenerator) -> CatalogEntry:
+    path = spec.planned_path()
+    entry = CatalogEntry(name=spec.name, kind="generator",
+                         path=str(path) if path else None, installed=path is not None,
+                         install=spec.install, size_bytes=None,
+                         quantization=spec.quantization, context_length=None,
+                         license=spec.license, chat=spec.chat, source="packaged")
+    source = spec.header_source() if path else None
+    if source is not None:
+        header, size = source
+        try:
+            info = read_gguf(header, file_size=size, check_data=header == path)
+        except ModelError as exc:
+            entry.error = str(exc)
+        else:
+            entry.context_length, entry.architecture = info.context_length, info.architecture
+            entry.quantization = info.quantization or spec.quantization
+        entry.size_bytes = size
+    return entry
 
 
 def embedder_entries() -> list[CatalogEntry]:
@@ -274,6 +275,75 @@ def find_endpoint(spec: str, folders: Iterable[Path] | None = None) -> endpoints
     return endpoint
 
 
+@dataclass(frozen=True)
+class ModelRef:
+    """What a model name as a user gives it names (:func:`resolve_model`).
+
+    ``kind`` is ``endpoint`` (``endpoint`` is set), ``file`` (a GGUF path; ``path`` is set),
+    ``packaged`` (one of ours, installed or not; ``spec`` and ``entry`` are set), ``catalog``
+    (a model the catalog found on disk; ``entry`` is set) or ``unknown``."""
+
+    text: str
+    kind: str
+    entry: CatalogEntry | None = None
+    endpoint: endpoints.Endpoint | None = None
+    spec: packaged.PackagedGenerator | None = None
+    path: Path | None = None
+
+    @property
+    def name(self) -> str:
+        """The name a run records: the catalog's full name (``smollm2`` finds
+        ``smollm2-135m-instruct``), else the text as given."""
+        return self.entry.name if self.entry is not None else self.text
+
+    def problem(self, want: str = "generator", folders: Iterable[Path] | None = None
+                ) -> str | None:
+        """Why this cannot be used as a ``want`` here (one line naming the model and what to
+        do: its install command, a did-you-mean), or None when it can. An endpoint is
+        reached only when it is loaded."""
+        if self.kind in ("endpoint", "file"):
+            return None
+        if self.kind == "packaged" and not self.entry.installed:
+            return f"{self.text} is not installed; install it with `{self.spec.install}`"
+        if self.kind == "unknown":
+            return (f"{self.text}: no such model{did_you_mean(self.text, known_names(folders))}"
+                    " (`mirage-tui models list` shows the names)")
+        if self.entry.kind != want:
+            return f"{self.text}: is an {self.entry.kind}, not a {want}"
+        if self.entry.error:
+            return self.entry.error
+        if not self.entry.installed:
+            return f"{self.text}: not installed; `{self.entry.install}`"
+        return None
+
+
+def resolve_model(text: str | os.PathLike, folders: Iterable[Path] | None = None) -> ModelRef:
+    """The one reader of a model name, for every command, the app and the engine.
+
+    In order: an endpoint (:func:`find_endpoint`: a URL, a shortcut, ``endpoint:NAME`` or a
+    configured NAME), a packaged generator by its exact name, a GGUF path (``.gguf`` or an
+    existing file), then a catalog model by exact name or the one name containing it
+    (:func:`find_model`). ModelError when the text is ambiguous (several catalog models, or a
+    configured endpoint that is also a catalog model); ``unknown`` when it names nothing."""
+    text = str(text)
+    endpoint = find_endpoint(text, folders)
+    if endpoint is not None:
+        return ModelRef(text, "endpoint", endpoint=endpoint)
+    spec = packaged.get_spec(text)
+    if spec is not None:
+        entry = _packaged_entry(spec)
+        return ModelRef(text, "packaged", entry=entry, spec=spec,
+                        path=Path(entry.path) if entry.path else None)
+    path = Path(text).expanduser()
+    if path.suffix.lower() == ".gguf" or path.exists():
+        return ModelRef(text, "file", path=path)
+    entry = find_model(text, folders)
+    if entry is None:
+        return ModelRef(text, "unknown")
+    return ModelRef(text, "catalog", entry=entry,
+                    path=Path(entry.path) if entry.path else None)
+
+
 def _quiet_find(name: str, folders) -> CatalogEntry | None:
     try:
         return find_model(name, folders)
@@ -316,24 +386,16 @@ def load_generator(name_or_path: str | os.PathLike, *, folders: Iterable[Path] |
     By default a local model runs in a model host process shared by every mirage-tui process
     (``models.host.client.HostedGenerator``); ``hosted=False``, or ``$MIRAGE_HOSTING=in-process``
     when ``hosted`` is None, loads it into this process (``LlamaGenerator.load``)."""
-    text = str(name_or_path)
-    endpoint = find_endpoint(text, folders)
-    if endpoint is not None:
-        return endpoint.open()
-    target, name = text, None
-    path = Path(text).expanduser()
-    if packaged.get_spec(text) is None and (path.suffix.lower() == ".gguf" or path.exists()):
-        target = path
-    elif packaged.get_spec(text) is None:
-        entry = find_model(text, folders)
-        if entry is None:
-            raise ModelError(f"{text}: no such model{did_you_mean(text, known_names(folders))}"
-                             " (`mirage-tui models list` shows the names)")
-        if entry.kind != "generator":
-            raise ModelError(f"{text}: is an {entry.kind}, not a generator")
-        if entry.error:
-            raise ModelError(entry.error)
-        target, name = entry.path, entry.name
+    ref = resolve_model(name_or_path, folders)
+    if ref.kind == "endpoint":
+        return ref.endpoint.open()
+    if ref.kind in ("unknown", "catalog"):
+        problem = ref.problem("generator", folders)
+        if problem:
+            raise ModelError(problem)
+    target = ref.text if ref.kind == "packaged" else (ref.path if ref.kind == "file" else
+                                                      ref.entry.path)
+    name = ref.entry.name if ref.kind == "catalog" else None
     from models.host.client import HostedGenerator
     from models.host.supervisor import hosting_default
 

@@ -48,6 +48,23 @@ CHECK_PASSAGES = [f"Passage {i}: a short text about topic number {i}, used to ti
 CANCELLED = "cancelled"
 
 
+LOCAL_BACKENDS = ("llama.cpp", "llama-server")
+
+
+def is_local(model) -> bool:
+    """A model this machine runs (llama.cpp in process or in our host, llama-server), which
+    :func:`warm_up` pays for; an endpoint is someone else's, and warm."""
+    return getattr(model, "backend", None) in LOCAL_BACKENDS
+
+
+def warm_up(model) -> None:
+    """One generation of one token. The first call after a load runs several times slower than
+    the next (buffers allocated, the weights paged in: 4× in issue 27's check), so the check
+    times the second call, and a run or a judging starts its first item on a warm model: its
+    first item's pace is then its own, not the load's (issue 36)."""
+    model.generate(WARM_UP_MESSAGES, SamplingParams(max_tokens=1))
+
+
 class _Cancelled(Exception):
     """Raised between two steps of a check that was asked to stop."""
 
@@ -64,18 +81,17 @@ def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None
     prompt_tokens_per_s, items_per_s, error; plus, for a generator, prompt_tokens,
     completion_tokens, finish_reason, text, chat, backend, backend_reason; for an embedder,
     items and dim; ``cancelled`` when ``cancel()`` stopped it between its steps."""
-    from models.catalog import find_endpoint, find_model, load_embedder, load_generator
+    from models.catalog import load_embedder, load_generator, resolve_model
     from models.endpoints import without_credentials
 
     result: dict = {"name": without_credentials(name), "kind": None, "ok": False, "device": None,
                     "seconds": None, "load_seconds": None, "tokens_per_s": None,
                     "prompt_tokens_per_s": None, "items_per_s": None, "error": None}
     try:
-        is_file = name.lower().endswith(".gguf") or Path(name).is_file()
-        endpoint = None if is_file else find_endpoint(name)
-        entry = None if is_file or endpoint else find_model(name)
+        ref = resolve_model(name)
+        entry = ref.entry
         kind = entry.kind if entry else "generator"
-        result["kind"] = kind if (entry or is_file or endpoint) else None
+        result["kind"] = kind if ref.kind != "unknown" else None
         if entry is not None and not entry.installed:
             raise ModelError(entry.error or f"{name}: not installed; `{entry.install}`")
         started = time.perf_counter()
@@ -98,7 +114,7 @@ def check_model(name: str, max_tokens: int = 16, *, n_threads: int | None = None
             _step(cancel)
             # the first call after a load pages the weights in and starts the threads: often
             # several times slower than a run's items; timed, it made run estimates far long
-            model.generate(WARM_UP_MESSAGES, SamplingParams(max_tokens=1))
+            warm_up(model)
             _step(cancel)
             gen = model.generate(CHECK_MESSAGES, SamplingParams(max_tokens=max_tokens))
             result.update(

@@ -5,7 +5,9 @@ Transport: one pooled ``httpx.Client`` per generator, shared by every thread tha
 (the engine keeps several requests in flight through one generator); the lazily probed facts
 (the model list, the identity, logprobs support) are computed once under a lock.
 
-Failures name the URL (and the model when known). Those that may pass on a second try are
+Failures name the URL (and the model when known) and carry the server's own words: the message
+of its JSON error body, or its plain body, on one line, shown not obeyed, bounded
+(:func:`models.http_errors.server_message`). Those that may pass on a second try are
 :class:`models.base.TransientModelError`: a refused or reset connection, a request past its
 timeout, HTTP 429 and 5xx (:class:`HttpTransientStatusError`, which is also an
 :class:`HttpStatusError` with ``status`` and the server's ``retry_after`` seconds when it sent
@@ -50,7 +52,7 @@ from .base import (ContextOverflow, Generation, Message, ModelError, ModelIdenti
                    ModelUnusable, Prompt, ReplyError, SamplingParams, TransientModelError)
 from .http_errors import (AUTH_STATUSES, HttpAuthError, HttpStatusError,  # noqa: F401
                           HttpTransientStatusError, HttpTransportError, context_refusal,
-                          retry_after)
+                          retry_after, server_message)
 from .http_identity import probe_identity
 from .http_label_probs import LogprobLabels
 from .replies import checked_text
@@ -186,7 +188,7 @@ class HttpGenerator(LogprobLabels):
         if response.status_code != 200:
             status = response.status_code
             body_text = raw.decode("utf-8", "replace").strip()
-            detail = body_text[:500] or "(no body)"
+            detail = server_message(body_text) or "(no body)"
             message = f"{method} {url}: HTTP {status} {response.reason_phrase}: {detail}{of}"
             if status == 429 or status >= 500:
                 raise HttpTransientStatusError(message, status, retry_after(response))

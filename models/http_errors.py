@@ -1,13 +1,17 @@
-"""What an HTTP endpoint's failures are (:mod:`models.http`): a status that is not 200 (busy,
-failing, a refused key), no answer at all, and the context a "prompt too long" answer names."""
+"""What an HTTP endpoint's failures are (:mod:`models.http`, and llama-server behind a model
+host): a status that is not 200 (busy, failing, a refused key), no answer at all, the context a
+"prompt too long" answer names, and the server's own words on what went wrong
+(:func:`server_message`)."""
 
 from __future__ import annotations
 
 import email.utils
+import json
 import re
 import time
 
 from .base import ModelError, ModelUnusable, TransientModelError
+from .visible_text import visible_line
 
 
 class HttpStatusError(ModelError):
@@ -78,3 +82,49 @@ def retry_after(response) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time()) if when is not None else None
+
+
+MESSAGE_LIMIT = 300
+"""The most characters of a server's message an error carries (the rest is ``…``)."""
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _said(parsed) -> str:
+    """The message in a parsed JSON error body: ``{"error": {"message": ..., "type": ...}}``
+    (OpenAI, vLLM, llama.cpp's server), ``{"error": "..."}`` (Ollama), ``{"detail": ...}``
+    (FastAPI), ``{"message": ...}``; "" when none of these."""
+    if not isinstance(parsed, dict):
+        return ""
+    error = parsed.get("error")
+    if isinstance(error, dict):
+        message = error.get("message")
+        if isinstance(message, str) and message.strip():
+            kind = error.get("type")
+            return message if not isinstance(kind, str) or not kind or kind in message \
+                else f"{message} ({kind})"
+        return _said(error)
+    for key in ("error", "detail", "message"):
+        value = parsed.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, (list, dict)) and value:
+            return json.dumps(value, ensure_ascii=False)
+    return ""
+
+
+def server_message(body: bytes | str, limit: int = MESSAGE_LIMIT) -> str:
+    """A server's own words in an error answer's ``body``, fit for a one-line error on a
+    terminal and in a run's log: the message of a JSON error body (:func:`_said`; the type
+    added when it says more), else the body as text (an HTML page without its tags); spaces and
+    line breaks collapsed, control characters written out (:func:`models.visible_text.
+    visible_line`), at most ``limit`` characters (then ``…``); "" for an empty body."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
+    text = text.strip()
+    try:
+        said = _said(json.loads(text)) if text[:1] in "{[" and text else ""
+    except ValueError:
+        said = ""
+    if not said and text[:1] == "<":
+        said = _TAG.sub(" ", text)
+    words = visible_line(" ".join((said or text).split()))
+    return words if len(words) <= limit else words[:limit - 1].rstrip() + "…"

@@ -68,7 +68,7 @@ from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 from models import packaged
 from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, Prompt,
-                         SamplingParams)
+                         RequestCancelled, SamplingParams)
 from models.control_tokens import usable_markers
 from models.replies import checked_text
 from models.few_shot import FEW_SHOT_STOP, FEW_SHOT_VERSION, render_few_shot
@@ -138,7 +138,8 @@ class LlamaGenerator:
         self.context_length = self.info.context_length  # as trained
         self.quantization = self.info.quantization
         self._lock = threading.Lock()
-        self._abort = threading.Event()
+        self._abort = threading.Event()     # stop_serving: this request and every later one
+        self._cut = threading.Event()       # abort: the requests begun before it
         self._prompt_len = 0      # the tokens of the cache that were a prompt (block-evaluated)
         self._sha256: str | None = None
         if log_file is not None:
@@ -233,11 +234,15 @@ class LlamaGenerator:
             raise ValueError(f"{self.name}: the prompt is empty")
         return RenderedPrompt(text=text, tokens=tokens, mode=mode, stop=stop)
 
-    def generate(self, prompt: Prompt, params: SamplingParams = SamplingParams()) -> Generation:
+    def generate(self, prompt: Prompt, params: SamplingParams = SamplingParams(), *,
+                 cancel: threading.Event | None = None) -> Generation:
         """Generate up to ``params.max_tokens`` tokens. Stops at an end-of-generation token or
         at the first stop sequence (cut from the text; the frame of a base model adds its
         own). Raises ContextOverflow, before touching llama.cpp, when the prompt's tokens plus
-        ``max_tokens`` exceed ``n_ctx``."""
+        ``max_tokens`` exceed ``n_ctx``. ``cancel`` (the model host's, for one request; by
+        default the one :meth:`abort` sets) set ends this request within a prompt block or a
+        token: ``RequestCancelled``."""
+        cancel = cancel if cancel is not None else self._cut
         if params.max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1 (got {params.max_tokens})")
         rendered = self.render(prompt)
@@ -251,7 +256,8 @@ class LlamaGenerator:
         with self._lock:
             llm = self._llm
             started = time.perf_counter()
-            evaluated = self._eval_prompt(tokens)
+            self._check_cancel(cancel, 0, params.max_tokens)   # cut while it waited its turn
+            evaluated = self._eval_prompt(tokens, cancel, params.max_tokens)
             prompt_done = time.perf_counter()
             llm.set_seed(params.seed)
             completion: list[int] = []
@@ -262,6 +268,7 @@ class LlamaGenerator:
                 for token in stream:
                     if self._abort.is_set():
                         raise _Aborted()
+                    self._check_cancel(cancel, len(completion), params.max_tokens)
                     if llama_cpp.llama_vocab_is_eog(self._vocab, token):
                         finish = "stop"
                         break
@@ -300,10 +307,13 @@ class LlamaGenerator:
                    "generation_tokens_per_s": len(completion) / gen_s if gen_s > 0 else 0.0,
                    "n_ctx": self.n_ctx, "n_threads": self.n_threads})
 
-    def label_probs(self, prompt: Prompt, labels: Sequence[str]) -> dict[str, float]:
+    def label_probs(self, prompt: Prompt, labels: Sequence[str], *,
+                    cancel: threading.Event | None = None) -> dict[str, float]:
         """P(label) from one forward pass: the next-token distribution after the prompt, summed
         over the first token of each label written with and without a leading space, then
-        normalised over the labels. Labels whose first tokens collide are refused."""
+        normalised over the labels. Labels whose first tokens collide are refused. ``cancel``
+        as in :meth:`generate` (checked between prompt blocks)."""
+        cancel = cancel if cancel is not None else self._cut
         if not labels:
             raise ValueError("label_probs needs at least one label")
         rendered = self.render(prompt)
@@ -315,7 +325,8 @@ class LlamaGenerator:
                 prompt_tokens=len(tokens), context_length=self.n_ctx)
         ids = self._labels_token_ids(labels)
         with self._lock:
-            self._eval_prompt(tokens)
+            self._check_cancel(cancel, 0, 1)
+            self._eval_prompt(tokens, cancel, 1)
             logits = np.ctypeslib.as_array(
                 llama_cpp.llama_get_logits_ith(self._llm.ctx, -1),
                 shape=(self._llm.n_vocab(),)).astype(np.float64)
@@ -357,10 +368,12 @@ class LlamaGenerator:
     def _detok(self, tokens: list[int]) -> str:
         return self._llm.detokenize(tokens).decode("utf-8", errors="ignore")
 
-    def _eval_prompt(self, tokens: list[int]) -> int:
+    def _eval_prompt(self, tokens: list[int], cancel: threading.Event | None = None,
+                     max_tokens: int = 0) -> int:
         """Bring the KV cache to ``tokens``, evaluating only what differs from the previous
         prompt, cut back to a block boundary so the batches are those of a cold evaluation
-        (module docstring). Returns the number of tokens evaluated."""
+        (module docstring). Returns the number of tokens evaluated. ``cancel`` set between two
+        blocks: the cache is reset and ``RequestCancelled`` raised."""
         llm, block = self._llm, self._llm.n_batch
         held = llm.input_ids[:min(self._prompt_len, llm.n_tokens, len(tokens))]
         diff = np.flatnonzero(held != np.asarray(tokens[:len(held)], dtype=held.dtype))
@@ -379,6 +392,9 @@ class LlamaGenerator:
             for start in range(reuse, len(tokens), block):
                 if self._abort.is_set():
                     raise _Aborted()
+                if cancel is not None and cancel.is_set():
+                    llm.reset()
+                    self._check_cancel(cancel, 0, max_tokens)
                 llm.eval(tokens[start:start + block])
         except _Aborted:
             llm.reset()
@@ -391,6 +407,14 @@ class LlamaGenerator:
         self._prompt_len = len(tokens)
         return len(tokens) - reuse
 
+    def _check_cancel(self, cancel: threading.Event | None, generated: int,
+                      max_tokens: int) -> None:
+        """``RequestCancelled`` when this request's ``cancel`` is set. A cut generation leaves
+        the cache as a finished one does (its prompt, then generated tokens never reused)."""
+        if cancel is not None and cancel.is_set():
+            raise RequestCancelled(f"{self.name}: the request was cancelled after {generated} "
+                                   f"of {max_tokens} tokens", completion_tokens=generated)
+
     def _forget_prompt(self) -> None:
         self._llm.reset()
         self._prompt_len = 0
@@ -401,6 +425,13 @@ class LlamaGenerator:
             self._forget_prompt()
 
     def abort(self) -> None:
+        """Cut the requests begun before this call (running, or waiting for the model's lock)
+        within a block or a token: each raises ``RequestCancelled``; later requests run as
+        usual. What the engine calls on a cancel (:mod:`engine.inflight`). Needs no lock."""
+        cut, self._cut = self._cut, threading.Event()
+        cut.set()
+
+    def stop_serving(self) -> None:
         """End the request in flight within a block or a token (it raises ModelError), and
         every later one: for a host that is stopping. Needs no lock."""
         self._abort.set()

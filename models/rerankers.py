@@ -13,12 +13,11 @@ from __future__ import annotations
 import math
 import os
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from .base import Generator, ModelError, ModelIdentity
-from .embedders.sentence_transformer import (check_model_folder, folder_identity,
-                                             import_sentence_transformers)
 from .judge_templates import JudgeTemplate, Section
 
 RELEVANCE_YES_NO = JudgeTemplate(
@@ -35,6 +34,55 @@ RELEVANCE_YES_NO = JudgeTemplate(
     cue="Answer",
     labels=(("yes", "yes"), ("no", "no")),
 )
+
+
+RERANKER_KINDS = {"judge": "GENERATOR", "cross-encoder": "FOLDER"}
+"""The reranker kinds a spec may name, and what follows the colon."""
+
+
+@dataclass(frozen=True)
+class RerankerSpec:
+    """A reranker as a user writes it: ``judge:GENERATOR`` or ``cross-encoder:FOLDER``.
+
+    The one reader of that text (``--reranker`` of ``run`` and ``retrieve``, a run's
+    ``reranker =``, the run engine): :meth:`parse` refuses an unknown kind or an empty target
+    with one message naming both kinds, and every caller shows that message."""
+
+    kind: str
+    target: str
+
+    @classmethod
+    def parse(cls, text: str) -> "RerankerSpec":
+        if not isinstance(text, str):
+            raise ValueError(f"reranker: expected 'judge:GENERATOR' or 'cross-encoder:FOLDER', "
+                             f"got {text!r}")
+        kind, colon, target = text.strip().partition(":")
+        kind, target = kind.strip(), target.strip()
+        wanted = " or ".join(f"'{k}:{v}'" for k, v in RERANKER_KINDS.items())
+        if not colon or not target:
+            raise ValueError(f"reranker {text!r}: expected {wanted}")
+        if kind not in RERANKER_KINDS:
+            raise ValueError(f"reranker {text!r}: unknown kind {kind!r}; expected {wanted}")
+        return cls(kind, target)
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.target}"
+
+    @property
+    def label(self) -> str:
+        """The reranker's part of a system label: a cross-encoder by its folder's name (the
+        same whichever path reached it), a judge by the generator as given."""
+        if self.kind == "cross-encoder":
+            return f"cross-encoder:{Path(self.target).name}"
+        return str(self)
+
+    def open(self, **generator_opts) -> "CrossEncoderReranker | JudgeReranker":
+        """The reranker itself; a judge's generator is loaded with ``generator_opts``."""
+        if self.kind == "cross-encoder":
+            return CrossEncoderReranker(self.target)
+        from .catalog import load_generator
+
+        return JudgeReranker(load_generator(self.target, **generator_opts))
 
 
 def _check_query_passages(query: str, passages: Sequence[str]) -> list[str]:
@@ -82,6 +130,8 @@ class CrossEncoderReranker(_RerankerBase):
     def __init__(self, folder: str | os.PathLike, batch_size: int = 32, device: str = "cpu"):
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
+        from .embedders.sentence_transformer import check_model_folder, import_sentence_transformers
+
         self.folder = Path(folder).expanduser().resolve()
         check_model_folder(self.folder, kind="cross-encoder model")
         st = import_sentence_transformers()
@@ -105,6 +155,8 @@ class CrossEncoderReranker(_RerankerBase):
     @property
     def identity(self) -> ModelIdentity:
         if self._identity is None:
+            from .embedders.sentence_transformer import folder_identity
+
             self._identity = folder_identity(
                 self.folder, self.name, None,
                 int(getattr(self._model, "max_seq_length", None) or 0), self.backend)

@@ -51,6 +51,18 @@ def host_data_dir(tmp_path_factory):
             os.environ[k] = v
 
 
+@pytest.fixture(autouse=True)
+def idle_machine(monkeypatch):
+    """The machine's load as the time estimates see it (``engine.machine_load.load_now``):
+    idle, in every test of this process, so no estimate waits for a 1-second probe or swings
+    with the test machine's own load. A test of the load correction sets its own."""
+    from engine import machine_load
+
+    idle = machine_load.MachineLoad(0.0, 2, "idle in tests")
+    monkeypatch.setattr(machine_load, "load_now", lambda wait=True: idle)
+    return idle
+
+
 @pytest.fixture
 def store(tmp_path):
     from engine.store import Store

@@ -57,7 +57,7 @@ from engine.jobs import Job, JobEvent, model_failed, per_second
 from engine.runs import owner
 from engine.runs.header import identity_json, now
 from engine.runs.live_eta import Pace
-from engine.stats import Estimate
+from engine.stats import N_BOOT, Estimate
 from engine.store import Store, json_column
 from engine.store.calibration import (calibration_listing_rows, newest_calibration_row,
                                       save_calibration)
@@ -143,7 +143,7 @@ def calibrate_judge(store: Store, labels: str, judge: str | Generator, *,
                     template: str = DEFAULT_TEMPLATE, n_threads: int | None = None,
                     progress: Callable[[JobEvent], None] | None = None,
                     cancel: threading.Event | Callable[[], bool] | None = None,
-                    concurrency: int | None = None, max_errors=None, n_boot: int = 1000,
+                    concurrency: int | None = None, max_errors=None, n_boot: int = N_BOOT,
                     min_interval: float = 0.1) -> CalibrationSummary:
     """Judge the labels dataset's pairs and store the calibration (module docstring).
     ``order`` is 'random', 'both' or 'debiased' (``both_orders=True`` is 'both')."""

@@ -8,12 +8,21 @@ difference ``f(B) - f(A)`` between the two answers shown.
 - ``length``: log(1 + words);
 - ``judge:LLM``: that judge's P(B) - P(A) averaged over both orders, both calls through the
   judgments cache; a feature of the pair, not of each answer.
+
+:meth:`FeatureSet.rows` takes the pairs through :mod:`engine.inflight` (the judge's
+concurrency, a query's pairs one after another, transient failures retried, a stalled call cut
+by the watchdog) with progress as :class:`~engine.jobs.JobEvent` s (kind ``fit``) and a
+cancel that cuts the judge's calls in flight (``generator.abort()``): the verdicts judged so
+far stay cached, so the same fit again asks only the rest.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import threading
+import time
+from functools import partial
 from typing import Sequence
 
 from engine.arena.judgments import cached_verdict
@@ -21,6 +30,8 @@ from engine.arena.llm_judges import open_llm_judge
 from engine.arena.orders import shown_score
 from engine.arena.planning import ArenaError
 from engine.arena.reference_judges import PREFIX as REFERENCE_PREFIX, ReferenceJudge
+from engine.inflight import Policy, Request, default_concurrency, in_flight, watchdog_for
+from engine.jobs import CANCELLED, JobEvent, Progress, Stop, eta
 from engine.store import Store
 from engine.suggest import did_you_mean
 from models.judges import Verdict
@@ -112,6 +123,8 @@ class FeatureSet:
         self._similarity = {n: ReferenceJudge(REFERENCE_PREFIX + n.removeprefix("cos:"), store)
                             for n in self.names if needs_reference(n)}
         self._llms = dict(llms or {})       # judge feature -> an open PairwiseJudge
+        self.calls = self.cached = 0        # the LLM features' verdicts: asked, from the cache
+        self._counts = threading.Lock()
 
     @property
     def needs_reference(self) -> bool:
@@ -139,6 +152,56 @@ class FeatureSet:
                 out.append(self._judge_difference(n, query, answer_a, answer_b, references))
         return out
 
+    def rows(self, pairs, *, name: str, progress: Progress | None = None,
+             cancel=None, min_interval: float = 0.2) -> list[list[float]]:
+        """:meth:`differences` of each pair (``query``, ``answer_a``, ``answer_b``,
+        ``references``), in order, through :mod:`engine.inflight` (module docstring). A pair
+        whose judge failed is a FitError naming it; a cancel (``cancel`` set) a
+        ``Stop('cancelled')`` once the calls in flight are cut; ``name`` is the fit's."""
+        pairs = list(pairs)
+        judges = [self._llm(n) for n in self.names if n.startswith("judge:")]
+        generators = [j.generator for j in judges]
+        lead = generators[0] if generators else None
+        policy = Policy(concurrency=default_concurrency(lead) if lead is not None else 1,
+                        watchdog=watchdog_for(lead) if lead is not None else None)
+        aborts = [a for a in (getattr(g, "abort", None) for g in generators) if a is not None]
+        started, last = time.perf_counter(), [0.0]
+        done: list[list[float]] = []
+
+        def emit(force: bool = False, status: str = "running") -> None:
+            moment = time.perf_counter()
+            if progress is None or (not force and moment - last[0] < min_interval):
+                return
+            last[0] = moment
+            progress(JobEvent(
+                "fit", name, status, len(done), len(pairs), unit="pairs", cached=self.cached,
+                new=self.calls, rate=self.calls / max(moment - started, 1e-9),
+                rate_unit="calls/s", eta_seconds=eta(len(done), len(pairs),
+                                                     moment - started, self.calls),
+                working_on=(f"{self.calls} judge call(s), {self.cached} cached"
+                            if judges else None)))
+
+        requests = (Request(i, partial(self.differences, p.query, p.answer_a, p.answer_b,
+                                       p.references), group=p.query)
+                    for i, p in enumerate(pairs))
+        emit(force=True)
+        for outcome in in_flight(requests, name=name, policy=policy, cancel=cancel,
+                                 tick=emit, abort=(lambda: [a() for a in aborts]) if aborts
+                                 else None):
+            if isinstance(outcome.error, FitError):
+                raise outcome.error
+            if not outcome.ok:
+                raise FitError(f"pair {pairs[outcome.key].key!r}: {outcome.message} (the "
+                               "verdicts so far are cached: the same fit again asks only "
+                               "the rest)")
+            done.append(outcome.value)
+            emit()
+        if len(done) < len(pairs):              # cancelled: the calls out were cut
+            emit(force=True, status="cancelled")
+            raise Stop("cancelled", CANCELLED)
+        emit(force=True, status="done")
+        return done
+
     def _llm(self, name: str):
         if name not in self._llms:
             spec = name[len("judge:"):]
@@ -159,7 +222,11 @@ class FeatureSet:
         total = 0.0
         for sign, (x, y) in ((1, (answer_a, answer_b)), (-1, (answer_b, answer_a))):
             fields = judge.fields(query, x, y, documents=documents, reference=reference)
-            total += sign * shown_difference(cached_verdict(self.store, judge, fields).verdict)
+            stored = cached_verdict(self.store, judge, fields)
+            with self._counts:
+                self.cached += stored.cached
+                self.calls += not stored.cached
+            total += sign * shown_difference(stored.verdict)
         return total / 2
 
 

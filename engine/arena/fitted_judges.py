@@ -51,6 +51,7 @@ from engine.arena.reference_judges import (ScoringJudge, ScoringModel, ScoringTe
                                            logistic, references_of)
 from engine.datasets.catalog import DatasetNotFound, resolve
 from engine.datasets.labels import load_label_pairs
+from engine.jobs import Progress
 from engine.runs import owner
 from engine.stats import Estimate
 from engine.store import Store, json_column
@@ -202,9 +203,12 @@ def _claimed(fit):
 def fit_judge(store: Store, name: str, labels: str, *, aspect: str = "overall",
               features: Sequence[str] = DEFAULT_FEATURES, template: str = DEFAULT_LLM_TEMPLATE,
               n_threads: int | None = None, force: bool = False, llms: dict | None = None,
-              method: str = LOGISTIC) -> FitResult:
+              method: str = LOGISTIC, progress: Progress | None = None,
+              cancel=None) -> FitResult:
     """Fit, cross-validate and store the judge ``fitted:NAME`` (module docstring); ``method``
-    is one of :data:`~engine.arena.fit_methods.METHODS`."""
+    is one of :data:`~engine.arena.fit_methods.METHODS`. The pairs' features come with
+    ``progress`` (JobEvents of kind ``fit``) and stop on ``cancel``: ``Stop('cancelled')``,
+    nothing stored, the judge's verdicts so far cached (:meth:`FeatureSet.rows`)."""
     name = check_name(name)
     if method not in METHODS:
         raise FitError(f"unknown fit method {method!r} (methods: {', '.join(METHODS)})")
@@ -234,8 +238,8 @@ def fit_judge(store: Store, name: str, labels: str, *, aspect: str = "overall",
                            f"have none (e.g. {missing[0].key!r}); features that work there: "
                            "length, judge:LLM (--judge LLM)")
         feature_set.prepare(t for p in pairs for t in (p.answer_a, p.answer_b, *p.references))
-    x = np.array([feature_set.differences(p.query, p.answer_a, p.answer_b, p.references)
-                  for p in pairs], dtype=float)
+    x = np.array(feature_set.rows(pairs, name=name, progress=progress, cancel=cancel),
+                 dtype=float)
     y = np.array([p.sign for p in pairs])
     folds = query_folds(groups)
     fitted = cross_validate(x, y, folds, fit)

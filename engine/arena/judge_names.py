@@ -3,7 +3,7 @@ under, shared by ``judge calibrate``, ``judge calibration``, ``judge compare``, 
 ``config`` and the app's dialogs, so every place takes the same spellings (issue 35).
 
 A judge is stored under its own name: an LLM's catalog name (``smollm2`` is
-``smollm2-135m-instruct``, found by :func:`models.catalog.find_model`, the rule ``--generator``
+``smollm2-135m-instruct``, found by :func:`models.catalog.resolve_model`, the rule ``--generator``
 follows), ``reference:`` with a rule or an embedder's catalog name, ``fitted:NAME``. A
 stored judge is then found by that name, else by the part of a stored name the text picks
 (:func:`models.suggest.pick_one`), and a name that finds nothing gets a did-you-mean over
@@ -12,7 +12,6 @@ the names stored.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Iterable
 
 from engine.arena.judge_specs import FITTED_PREFIX, is_fitted_judge
@@ -37,14 +36,14 @@ def judge_name(spec: str) -> str:
 
 
 def _catalog_name(text: str) -> str:
+    """The catalog's full name of the model ``text`` names
+    (:func:`models.catalog.resolve_model`), else ``text``."""
     from models import endpoints
-    from models.catalog import find_model
+    from models.catalog import resolve_model
 
-    if not text or endpoints.is_endpoint_spec(text) or text.lower().endswith(".gguf") \
-            or Path(text).expanduser().exists():
+    if not text or endpoints.is_endpoint_spec(text):
         return text
-    entry = find_model(text)
-    return entry.name if entry is not None else text
+    return resolve_model(text).name
 
 
 def stored_judge(spec: str, names: Iterable[str], what: str = "calibrated judges"
@@ -135,13 +134,12 @@ def judge_problem(spec: str, store=None) -> str | None:
         rest = text[len(PREFIX):].strip()
         if rest.lower() in RULES or rest.lower() == BLEND:
             return None
+        from models.catalog import resolve_model
+
         try:
-            name = _catalog_name(rest) if rest else ""
+            entry = resolve_model(rest).entry if rest else None
         except ModelError as exc:
             return f"judge {text!r}: {exc}"
-        from models.catalog import find_model
-
-        entry = find_model(name) if name else None
         if entry is not None and entry.kind == "embedder":
             return None
         return (f"judge {text!r}: no such reference judge"

@@ -1,11 +1,12 @@
 """How long judging a run will take, before it starts, from the runs' one estimator
-(:mod:`engine.runs.estimates`): the judge model's measured speed (its latest model check or
-its stored generations, else an assumption, said as such), its load, each battle's prompt
-tokens (the query, the reference documents and the two answers, plus the template,
-~:data:`TEMPLATE_TOKENS`) and the requests in flight (:func:`~engine.runs.estimates.
-parallel_factor`: our own host answers one at a time). A local judge reads its verdict from
-the label probabilities of one forward pass (``models.judges``: no token generated, counted as
-one); an endpoint may generate up to :data:`JUDGE_MAX_TOKENS`. ``both``/``debiased`` orders
+(:mod:`engine.runs.estimates`): the judge model's newest measured speed on this machine (its
+own judge calls in this workspace, its latest model check or its stored generations, else an
+assumption, said as such), corrected for the machine's load now, its load, each battle's prompt
+tokens (the query, the reference documents and the two answers at the model's measured bytes a
+token, plus the template, ~:data:`TEMPLATE_TOKENS`) and the requests in flight
+(:func:`~engine.runs.estimates.parallel_factor`: our own host answers one at a time). A
+local judge reads its verdict from the label probabilities of one forward pass
+(``models.judges``: no token generated, counted as one); an endpoint may generate up to :data:`JUDGE_MAX_TOKENS`. ``both``/``debiased`` orders
 judge each battle twice. An offline judge (reference, fitted) calls no LLM: ``offline`` and
 no seconds. Used by the Leaderboard's judge dialog and ``arena judge --dry-run``."""
 
@@ -17,12 +18,13 @@ from engine.arena.judge_specs import is_offline_judge
 from engine.arena.orders import ORDERS
 from engine.arena.planning import choose_contestants, plan_jobs, run_contestants
 from engine.store.runs import RunInfo
-from engine.runs.estimates import (CHARS_PER_TOKEN, call_seconds, load_seconds,
-                                   measured_speeds, parallel_factor, planned_backend)
+from engine.runs.estimates import (JUDGE_TEMPLATE_TOKENS, call_seconds, judge_call_tokens,
+                                   judge_prefix_bytes, load_seconds, parallel_factor,
+                                   planned_backend, prompt_cache, speeds_now)
 from engine.runs.live_eta import Pace
 from engine.store import Store
 
-TEMPLATE_TOKENS = 150      # the pairwise template's own words, roughly
+TEMPLATE_TOKENS = JUDGE_TEMPLATE_TOKENS   # the pairwise template's own words, roughly
 JUDGE_MAX_TOKENS = 32      # models.judges.PairwiseJudge's default
 LABEL_PROBS_TOKENS = 1     # a verdict read from one forward pass's label probabilities
 OFFLINE_BATTLE_SECONDS = 0.01   # a reference or fitted judge: no model call
@@ -38,35 +40,50 @@ def judgeable_queries(store: Store, run: RunInfo) -> int:
                      queries=1, seed=0)[1]
 
 
-def judge_call_costs(store: Store, judge: str, prompt_bytes: Mapping[Hashable, int],
-                     calls_each: int, concurrency: int | None
+def judge_call_costs(store: Store, judge: str, prompt_bytes: Mapping[Hashable, int | tuple],
+                     calls_each: int, concurrency: int | None, wait: bool = True
                      ) -> tuple[dict[Hashable, float], dict]:
     """Each step's wall seconds (``calls_each`` judge calls on a prompt of ``prompt_bytes``
     plus the template, divided by the in-flight speed-up), and the figures behind them
-    (speed and its source, load, requests in flight, verdict tokens)."""
-    speed = measured_speeds(store, [judge])[judge]
+    (speed and its source, the load correction, load, requests in flight, verdict tokens).
+    A step's size may be ``(bytes, shared bytes, query)``: where the judge's backend keeps its
+    previous prompt (:func:`~engine.runs.estimates.prompt_cache`), a call on the query of the
+    call before it evaluates only what it does not share (:func:`~engine.runs.estimates.
+    judge_call_tokens`); steps are taken in the order given, as judging sends them.
+    ``wait``: probe the machine's load for a second unless a probe was made just now."""
+    speed = speeds_now(store, [judge], wait)[judge]
     backend, slots = planned_backend(judge)
     in_flight, parallel = parallel_factor(backend, slots, concurrency)
     verdict = JUDGE_MAX_TOKENS if backend == "http" else LABEL_PROBS_TOKENS
-    costs = {key: calls_each * call_seconds(size / CHARS_PER_TOKEN + TEMPLATE_TOKENS, verdict,
-                                            speed) / parallel
-             for key, size in prompt_bytes.items()}
+    cached, before = prompt_cache(judge), None
+    per_token = speed.text_bytes_per_token
+    costs = {}
+    for key, size in prompt_bytes.items():
+        total, shared, query = size if isinstance(size, tuple) else (size, 0, None)
+        calls = []
+        for _ in range(calls_each):
+            again = cached and query is not None and query == before
+            calls.append(judge_call_tokens(total, per_token, shared if again else 0))
+            before = query
+        costs[key] = sum(call_seconds(tokens, verdict, speed) for tokens in calls) / parallel
     return costs, {"speed": speed.source, "gen_tps": speed.gen_tps,
-                   "prompt_tps": speed.prompt_tps, "load_seconds": load_seconds(store, judge)[0],
+                   "prompt_tps": speed.prompt_tps,
+                   "load_seconds": load_seconds(store, judge)[0] * speed.factor,
+                   "load_factor": speed.factor, "load_note": speed.load_note,
                    "in_flight": in_flight, "parallel": parallel, "verdict_tokens": verdict,
                    "backend": backend}
 
 
-def battle_bytes(jobs) -> dict[tuple, int]:
-    """UTF-8 bytes of each battle's prompt parts, by ``(query, a, b)``: the query, its
-    documents and the two answers."""
+def battle_bytes(jobs) -> dict[tuple, tuple[int, int, str]]:
+    """Each battle's prompt parts, by ``(query, a, b)``, in the order judging sends them:
+    ``(UTF-8 bytes of the query, its documents and the two answers, bytes of the query and
+    documents alone, the query)``."""
     out = {}
     for job in jobs:
-        shared = len(job.text.encode("utf-8")) + sum(
-            len((d.get("text") or "").encode("utf-8")) for d in job.documents or [])
+        shared = judge_prefix_bytes(job.text, job.documents)
         for m in job.matchups:
             out[(m.query, m.a, m.b)] = (shared + len(m.answer_a.encode("utf-8"))
-                                        + len(m.answer_b.encode("utf-8")))
+                                        + len(m.answer_b.encode("utf-8")), shared, job.text)
     return out
 
 
@@ -92,7 +109,7 @@ def labelled_pace(store: Store, judge: str, pairs, order: str | None,
 def _pace(store: Store, judge: str, sizes: dict, calls: int, concurrency: int | None,
           skip: Iterable = ()) -> Pace:
     costs = (dict.fromkeys(sizes, OFFLINE_BATTLE_SECONDS) if is_offline_judge(judge) else
-             judge_call_costs(store, judge, sizes, calls, concurrency)[0])
+             judge_call_costs(store, judge, sizes, calls, concurrency, wait=False)[0])
     pace, done = Pace(), set(skip)
     for key, cost in costs.items():
         if key not in done:
@@ -110,7 +127,8 @@ def judging_estimate(store: Store, run: RunInfo, judge: str, queries: int | None
                      systems: list[str] | None = None, reference: str | None = None,
                      concurrency: int | None = None) -> dict:
     """``{"battles", "calls", "queries", "seconds", "speed", "gen_tps", "prompt_tps",
-    "load_seconds", "in_flight", "parallel", "verdict_tokens", "backend"}`` for judging the
+    "load_seconds", "load_factor", "load_note", "in_flight", "parallel", "verdict_tokens",
+    "backend"}`` for judging the
     battles :func:`engine.arena.judging.judge_arena` would plan with the same arguments."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 from scipy.sparse import csgraph
@@ -78,6 +78,15 @@ def compute_ratings(battles: Sequence[Battle], *, n_boot: int = DEFAULT_TOURNAME
         notes=_notes(battles, enc, rows, wins, method, alpha, n_boot))
 
 
+def rank_line(ranks: Iterable[int]) -> str:
+    """What the rank means (the module docstring's FastChat CI-aware rank), and how many share
+    rank 1: the line under every rating table (the Leaderboard, ``arena ratings``, the
+    leaderboard page)."""
+    top = sum(rank == 1 for rank in ranks)
+    return ("rank: 1 + the systems whose Elo 95% CI lies wholly above; overlapping CIs share a "
+            "rank" + (f" ({top} share rank 1)" if top > 1 else ""))
+
+
 def format_leaderboard(ratings: Ratings) -> str:
     """A plain-text table: rank, system, Elo, +x/-y (95% CI), battles, win rate with its 95%
     CI and n; then the notes and how the numbers were made."""
@@ -90,6 +99,7 @@ def format_leaderboard(ratings: Ratings) -> str:
         rate = Estimate(r.win_rate, r.win_rate_lo, r.win_rate_hi, r.battles).format_pct()
         lines.append(f"{r.rank:>4}  {r.system:<{name_width}}  {r.elo:>5.0f}  "
                      f"{ci:<{ci_width}}  {r.battles:>7}  {rate}")
+    lines.append(rank_line(r.rank for r in ratings.systems))
     lines += [f"note: {n}" for n in ratings.notes]
     lines.append(f"{ratings.n_boot} tournaments over {ratings.n_queries} queries, "
                  f"seed {ratings.seed}; ties count as half wins; "

@@ -17,9 +17,13 @@ def load_judge(judge, n_threads):
     if not isinstance(judge, str):
         return judge
     from models.catalog import load_generator
+    from models.check import is_local, warm_up
 
     try:
-        return load_generator(judge, n_threads=n_threads)
+        model = load_generator(judge, n_threads=n_threads)
+        if is_local(model):     # warm: the first battle's pace is then its own, not the load's
+            warm_up(model)
+        return model
     except Exception as exc:  # noqa: BLE001 - ModelError, OSError, ValueError, ...
         raise ArenaError(f"cannot load judge model {judge!r}: {exc} ({OFFLINE_HINT})") from None
 

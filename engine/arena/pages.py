@@ -9,7 +9,8 @@ held-out R². A run's page carries the leaderboard of each of its arenas
 from __future__ import annotations
 
 from engine.arena.battles import ArenaNotFound, battles_of, list_arenas, resolve_arena
-from engine.arena.leaderboard import compute_ratings
+from engine.arena.leaderboard import compute_ratings, rank_line
+from engine.arena.tournaments import DEFAULT_TOURNAMENTS
 from engine.arena.trusted_judge import arena_header
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
 from engine.results.html.run_page import run_page
@@ -17,8 +18,8 @@ from engine.results.html.svg import Interval, heatmap, interval_chart
 from engine.store import Store
 from engine.store.runs import RunInfo
 
-ARENA_BOOT = 200
-"""Bootstrap tournaments, as ``mirage-tui arena ratings`` defaults to."""
+ARENA_BOOT = DEFAULT_TOURNAMENTS
+"""Bootstrap tournaments, as ``mirage-tui arena ratings`` and the Leaderboard take them."""
 
 
 def run_arenas(store: Store, run: RunInfo) -> list[str]:
@@ -119,6 +120,7 @@ def arena_sections(store: Store, run: RunInfo, arena_name: str | None = None, *,
             + forest_plot(r)
             + table(["rank", "system", "Elo", "95% CI", "battles", "win rate %"], rows,
                     numeric=(0, 2, 3, 4, 5))
+            + f'<p class="note">{esc(rank_line(s["rank"] for s in r["systems"]))}.</p>'
             + win_heatmap(r) + notes(r["notes"]) + _surrogate(data)]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from engine import machine_load
 from engine.arena.orders import canonical_winner, combine_orders, debiased_winner
 from engine.arena.planning import ArenaError, Matchup
 from engine.store.runs import RunInfo, run_exists
@@ -83,9 +84,11 @@ def open_arena(store: Store, run: RunInfo, name: str, config: dict, generator,
         header.pop("message", None)
         header["contestants"] = contestants
         header["concurrency"] = concurrency
+        load = machine_load.load_now(wait=False)   # the judge's speed is measured under it
         header.setdefault("sessions", []).append(
             {"started_at": now(), "threads": n_threads, "concurrency": concurrency,
-             "device": getattr(generator, "device", None), "packages": package_versions()})
+             "device": getattr(generator, "device", None), "packages": package_versions(),
+             "load": load.as_json() if load else None})
         start_arena(db, arena_id, config, header, now())
         stored = {}
         for r in battle_states(db, arena_id):

@@ -34,6 +34,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from engine.arena.tournaments import DEFAULT_TOURNAMENTS
 from engine.stats import Estimate
 
 MIN_SYSTEMS = 4
@@ -255,7 +256,7 @@ def fit_surrogate(X: Mapping[str, Mapping[str, float]], y: Mapping[str, float], 
 
 
 def surrogate_for_run(store, run, arena_name: str | None = None, *,
-                      n_boot: int = 200, seed: int = 0,
+                      n_boot: int = DEFAULT_TOURNAMENTS, seed: int = 0,
                       n_estimators: int = 200) -> SurrogateReport:
     """The surrogate for one run's arena (``run``: an :class:`engine.results.records.RunInfo`;
     ``arena_name``; None: the only arena, else the

@@ -30,9 +30,10 @@ from scipy import sparse
 from engine.arena.bradley_terry import (DEFAULT_ALPHA, bradley_terry_fit,
                                         bradley_terry_fit_pairs, doubled_pairs)
 from engine.arena.types import Battle
-from engine.stats import resample_indices
+from engine.stats import TOURNAMENTS, resample_indices
 
-DEFAULT_TOURNAMENTS = 200
+DEFAULT_TOURNAMENTS = TOURNAMENTS
+"""The app's and the CLI's one setting (:data:`engine.stats.TOURNAMENTS`)."""
 _SCORE = {"a": 1.0, "b": 0.0, "tie": 0.5}
 
 

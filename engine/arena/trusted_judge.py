@@ -84,13 +84,13 @@ def run_has_references(store: Store, run: RunInfo) -> bool:
 def _loadable_llm(name: str) -> bool:
     """Whether an LLM judge's identity name opens here: an installed catalog model of that
     exact name, or a configured endpoint."""
-    from models.catalog import find_endpoint, find_model
+    from models.catalog import resolve_model
 
     try:
-        entry = find_model(name)
-        if entry is not None and entry.name == name:
-            return bool(entry.installed and not entry.error)
-        return find_endpoint(name) is not None
+        ref = resolve_model(name)
+        if ref.entry is not None and ref.entry.name == name:
+            return bool(ref.entry.installed and not ref.entry.error)
+        return ref.kind == "endpoint"
     except Exception:  # noqa: BLE001 - ModelError, a bad endpoints file: not usable
         return False
 

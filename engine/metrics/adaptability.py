@@ -155,6 +155,13 @@ def overall_score(items: Iterable[Labels]) -> float | None:
 
 
 METRIC_KEYS = ("nv", "ca", "ci", "cm", "overall")
+
+OVERALL_MEANING = ("Overall↑ = CA − NV − CI − CM = 2·CA − 100: +100 when every query is right "
+                   "both with the oracle chunk and with the mixed context, −100 when none is")
+"""What the overall score means, in the words shown beside it wherever it is shown (the Runs
+summary, Live's adaptability panel, ``report``'s Table 1, the run page): the reference code's
+``-NV + CA - CI - CM`` (METRICS.md §1), which, the four shares summing to 1, is ``2 CA - 1``
+(:func:`adaptability`), in percent."""
 SETTING_KEYS = ("base", "oracle", "mixed")
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.metrics.adaptability import OVERALL_MEANING
 from engine.metrics.definitions import definition_lines
 from engine.results.text import ADAPTABILITY_COLUMNS, concurrency_text, pct, short_setting, table
 from engine.units import fmt_delta
@@ -258,7 +259,7 @@ def summary_segments(report: dict, row: RunRow | None = None,
         out.append(("  (no system has base, oracle and a mixed-like setting yet)\n", ""))
     else:
         out += _table(rows, right={1}, width=width)
-        out.append(_heading("Overall↑ = −NV + CA − CI − CM"))
+        out.append(_heading(OVERALL_MEANING))
         out += _table([["system", "overall"]] + [[e["system"], _flat(e, "overall")]
                                                  for e in report["systems"]], width=width)
     for note in report.get("notes", []):

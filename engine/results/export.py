@@ -80,6 +80,13 @@ def header_path(data_path: str | os.PathLike) -> Path:
     return path.with_name(f"{path.stem}.header.json")
 
 
+def export_files(out: str | os.PathLike, format: str) -> list[Path]:
+    """Every file an export to ``out`` writes: the data file, and for ``csv`` its header
+    sidecar (:func:`header_path`); what the app checks before it would replace one."""
+    path = Path(out)
+    return [path, header_path(path)] if format == "csv" else [path]
+
+
 def _version() -> str | None:
     try:
         from importlib.metadata import version

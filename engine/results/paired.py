@@ -38,6 +38,7 @@ from engine.results.records import (LOOSE_METRIC, ItemRecord, is_mixed_like, met
 from engine.paired_stats import (holm, mcnemar_exact, mcnemar_sample_size,
                                  paired_bootstrap, paired_mean_sample_size, sign_flip_p)
 from engine.results.paired_words import verdict_line
+from engine.stats import PAIRED_N_BOOT
 from engine.store.generations import generation_texts
 from engine.store.items import query_texts
 
@@ -231,7 +232,7 @@ def _indicators(p: tuple[int, int, int]) -> dict[str, float]:
 
 
 def compare_pair(store, pairing: Pairing, metrics: Iterable[str] | None = None, *,
-                 n_boot: int = 10_000, n_perm: int = 9_999, seed: int = 0,
+                 n_boot: int = PAIRED_N_BOOT, n_perm: int = 9_999, seed: int = 0,
                  delta: float | None = None, responses: bool = True) -> PairedComparison:
     """Everything the module docstring lists, for ``metrics`` (default
     :data:`DEFAULT_METRICS`; ``["all"]`` every stored score; adaptability keys ``nv``… pick

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engine.output_files import write_csv
 from engine.results.paired import PairedComparison
-from engine.results.paired_words import p_text, verdict_line
+from engine.results.paired_words import holm_line, p_text, verdict_line
 from engine.units import fmt_delta, fmt_delta_interval, fmt_points, fmt_value
 
 
@@ -60,7 +60,7 @@ def format_comparison(c, flips: int = 5, width: int | None = None) -> str:
                      p_text(r.p),
                      p_text(r.p_holm), r.verdict])
     out += table(rows, right={2, 3, 4}, width=width, keys=2)
-    out += ["", verdict_line(c), power_line(c), *arena_lines(c), ""]
+    out += ["", verdict_line(c), holm_line(c), power_line(c), *arena_lines(c), ""]
     better = [f for f in c.flips if f.way == "better"]
     worse = [f for f in c.flips if f.way == "worse"]
     out.append(f"Item diff on {c.flip_metric}: {len(better)} wrong → right, {len(worse)} "

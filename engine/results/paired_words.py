@@ -45,6 +45,17 @@ def verdict_explained(c) -> list[str]:
     ]
 
 
+def holm_line(c) -> str:
+    """One line on what "no clear difference" and Holm p mean, for this comparison's number
+    of tests (Holm 1979; :func:`engine.paired_stats.holm`), shown under every verdict line."""
+    n = len(c.rows)
+    if not n:
+        return ""
+    # one line at 80 columns (the Compare screen's; ``?`` there says more)
+    return (f"no clear difference = Holm p ≥ 0.05 (p corrected for {n} "
+            f"test{'s' if n != 1 else ''}) or 0 in the CI")
+
+
 def points(x: float | None) -> str:
     """A difference in percentage points, ``+12.5 pp`` (:mod:`engine.units`)."""
     return fmt_delta(x)

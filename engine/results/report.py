@@ -18,7 +18,8 @@ correct-language detector and rule (every item stores all of them; the report sh
 one as ``correct_language``). The run's config records the choices; arguments override them.
 
 A run that is not done reports what it has and says so (``partial``). Same rows and seed, same
-numbers.
+numbers: the app and ``report`` both take :data:`engine.stats.N_BOOT` resamples and
+:data:`engine.stats.SEED` unless told otherwise, so the screen and the CLI agree.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from engine.results.retrieval_table import group_key, retrievers, retrieval_tabl
 from engine.runs.lookup import RunNotFound
 from engine.store.runs import RunInfo
 from engine.retrieval.scores import answer_match_rows, gold_chunks, stored_rankings
-from engine.stats import RATE, Estimate, clopper_pearson_many, interval, intervals
+from engine.stats import (N_BOOT, RATE, SEED, Estimate, clopper_pearson_many, interval,
+                          intervals)
 from engine.store import Store
 
 __all__ = ["RunReport", "RunNotFound", "build_report", "system_label"]
@@ -65,8 +67,8 @@ class RunReport:
     metrics: dict[str, dict[str, dict[str, dict]]]  # system -> setting -> metric -> estimate
     retrieval: list[dict]
     notes: list[str] = field(default_factory=list)
-    n_boot: int = 1000
-    seed: int = 0
+    n_boot: int = N_BOOT
+    seed: int = SEED
     definitions: dict = field(default_factory=dict)     # Definitions.as_json() + answer_match_rows
     retrieval_by_gold: dict[str, list[dict]] = field(default_factory=dict)
 
@@ -82,7 +84,7 @@ class RunReport:
 
 # --------------------------------------------------------------------------- the report
 
-def build_report(store: Store, run: RunInfo, n_boot: int = 1000, seed: int = 0, *,
+def build_report(store: Store, run: RunInfo, n_boot: int = N_BOOT, seed: int = SEED, *,
                  parity: str | None = None, gold: str | None = None,
                  language_rule: str | None = None,
                  language_detector: str | None = None, summary_only: bool = False) -> RunReport:

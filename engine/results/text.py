@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.metrics.adaptability import OVERALL_MEANING
 from engine.metrics.definitions import definition_lines
 from engine.results.records import parse_retrieved, retriever_name
 from engine.units import COUNT_METRICS, fmt_interval
 from engine.stats import format_interval
 from engine.text_fit import fit_table, wrap_lines
+from models.served_by import backend_words
 
 ADAPTABILITY_COLUMNS = (("nv", "NV↓"), ("ca", "CA↑"), ("ci", "CI↓"), ("cm", "CM↓"),
                         ("overall", "Overall↑"))
@@ -95,6 +97,19 @@ def backend_text(header: dict) -> str:
     return ", ".join(f"{name} {backend}" for name, backend in found.items())
 
 
+def served_text(header: dict) -> str:
+    """What served the run's generators, with their device where it says more
+    (:func:`models.served_by.backend_words`): ``llama.cpp on CPU`` when they share one, else
+    ``smollm2 llama.cpp on CPU, qwen HTTP endpoint``; empty when none is recorded (Live's
+    title)."""
+    found = {name: backend_words(model.get("backend"), model.get("device"))
+             for name, model in (header.get("models") or {}).items()
+             if isinstance(model, dict) and model.get("backend")}
+    if len(set(found.values())) == 1:
+        return next(iter(found.values()))
+    return ", ".join(f"{name} {words}" for name, words in found.items())
+
+
 def backend_segments(segments: list[tuple[str, str]], report: dict) -> list[tuple[str, str]]:
     """A run's summary (``comparison.summary_segments``) with its backend named after the
     title and the run's row line."""
@@ -155,7 +170,7 @@ def _adaptability_table(report: dict, by: str | None, width: int | None) -> list
              + (f", by {by}" if by else "")]
     if len(rows) == 1:
         return lines + ["  (no system has base, oracle and a mixed-like setting yet)"]
-    return lines + table(rows, right={n_col}, width=width)
+    return lines + table(rows, right={n_col}, width=width) + [OVERALL_MEANING + "."]
 
 
 def _patterns(report: dict) -> list[str]:

@@ -53,6 +53,7 @@ from engine.inflight import parse_max_errors
 from engine.metrics.definitions import DefinitionError, resolve as resolve_definitions
 from engine.prompts import get_template
 from models.endpoints import without_credentials
+from models.rerankers import RerankerSpec
 
 BASIC_SETTINGS = ("base", "oracle", "mixed")
 _RETRIEVED = re.compile(r"^retrieved@(\d+)$")
@@ -135,12 +136,13 @@ class RunConfig:
         if self.retrievers and not self.top_k:
             raise ConfigError("retrievers are given but no retrieved@k setting uses them")
         if self.reranker is not None:
-            if not isinstance(self.reranker, str):
-                raise ConfigError(f"reranker: expected 'judge:NAME', got {self.reranker!r}")
-            self.reranker = self.reranker.strip() or None
-        if self.reranker and not self.reranker.startswith(("judge:", "cross-encoder:")):
-            raise ConfigError(f"reranker: {self.reranker!r} is not 'judge:GENERATOR' or "
-                              "'cross-encoder:FOLDER'")
+            if isinstance(self.reranker, str):
+                self.reranker = self.reranker.strip() or None
+            if self.reranker is not None:
+                try:
+                    RerankerSpec.parse(self.reranker)
+                except ValueError as exc:
+                    raise ConfigError(str(exc)) from None
         if self.reranker and not self.retrievers:
             raise ConfigError("reranker: a reranker needs a retriever to rerank")
         if not isinstance(self.template, str):

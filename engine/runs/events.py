@@ -20,6 +20,8 @@ class RunProgress:
     queries: int                 # queries in the plan so far
     accuracy: dict[str, dict[str, tuple[int, int]]]   # system -> setting -> (EM_loose hits, n)
     pace_note: str | None = None  # "running 5× slower than X's model check: machine busy?"
+    running_s: float | None = None   # how long the model has worked on the item now running
+    running_tokens: int | None = None  # its tokens generated so far (a backend that counts)
 
     def em_loose(self, system: str, setting: str) -> float | None:
         """The running EM_loose accuracy of a system in a setting (None before any item)."""
@@ -31,17 +33,21 @@ def run_event(run: str, status: str, done: int, total: int, cached: int, generat
               errors: int, truncated: int, tokens_per_s: float, prompt_tokens_per_s: float,
               eta_seconds: float | None, system: str | None, setting: str | None,
               queries: int, accuracy: dict[str, dict[str, tuple[int, int]]],
-              message: str | None = None, pace_note: str | None = None) -> JobEvent:
+              message: str | None = None, pace_note: str | None = None,
+              running_s: float | None = None, running_tokens: int | None = None) -> JobEvent:
     """A run's event: items ``done`` of ``total`` (cached: finished without generating in
     this session; generated: the new work), generated tokens per second of generation as the
-    rate, the setting as what it works on."""
+    rate, the setting as what it works on; ``running_s``: how long the item now running has
+    run (None: no model works now), ``running_tokens`` its tokens so far where the model says
+    (:func:`engine.runs.execute.tokens_so_far`)."""
     return JobEvent(
         kind="run", name=run, status=status, done=done, total=total, unit="items",
         cached=cached, new=generated, errors=errors, rate=tokens_per_s, rate_unit="tok/s",
         eta_seconds=eta_seconds, working_on=setting, message=message,
         detail=RunProgress(truncated=truncated, prompt_tokens_per_s=prompt_tokens_per_s,
                            system=system, setting=setting, queries=queries,
-                           accuracy=accuracy, pace_note=pace_note))
+                           accuracy=accuracy, pace_note=pace_note, running_s=running_s,
+                           running_tokens=running_tokens))
 
 
 @dataclass

@@ -69,6 +69,20 @@ DISK_FULL = ("the disk is full (database or disk is full): the run stopped; ever
              "resume.")
 
 
+def tokens_so_far(generator) -> int | None:
+    """The tokens a generator has generated for the request it works on, where its backend
+    counts them as they come (an optional ``tokens_so_far()``); None where it cannot say
+    (a request answered whole: our model host, an HTTP endpoint)."""
+    counter = getattr(generator, "tokens_so_far", None)
+    if not callable(counter):
+        return None
+    try:
+        found = counter()
+    except Exception:  # noqa: BLE001 - a progress figure never stops a run
+        return None
+    return int(found) if isinstance(found, (int, float)) else None
+
+
 def execute(store: Store, plan: Plan, *, progress: Callable[[JobEvent], None] | None = None,
             cancel: threading.Event | Callable[[], bool] | None = None,
             generators: Mapping[str, object] | None = None,
@@ -106,6 +120,7 @@ class _Runner(RunModels, Job):
         self.budget = ErrorBudget(self.config.max_errors)
         self.mark = 0.0                               # when the last item was stored
         self.live_eta: LiveEta | None = None          # the ETA: estimate × the run's pace
+        self.working = None                           # the generator whose requests are out
 
     # ----------------------------------------------------------------------- the loop
 
@@ -175,13 +190,19 @@ class _Runner(RunModels, Job):
             self.check_cancel()
             self.mark = self.live_eta.start(system.generator)
             handled = 0
-            for outcome in in_flight(requests, name=system.generator,
-                                     policy=self._policy(system.generator, generator),
-                                     budget=self.budget, cancel=self.cancel, tick=self.emit,
-                                     abort=getattr(generator, "abort", None)):
-                self._store(outcome, generator, model_key, facts[outcome.key.query_rowid])
-                handled += 1
-                self.emit()
+            self.working = generator
+            try:
+                for outcome in in_flight(requests, name=system.generator,
+                                         policy=self._policy(system.generator, generator),
+                                         budget=self.budget, cancel=self.cancel,
+                                         tick=self.emit,
+                                         abort=getattr(generator, "abort", None)):
+                    self._store(outcome, generator, model_key,
+                                facts[outcome.key.query_rowid])
+                    handled += 1
+                    self.emit()
+            finally:
+                self.working = None
             self._keep_learned()
             if handled < len(todo):       # a cancel left some: stopped; none left: go on
                 self.check_cancel()
@@ -332,7 +353,16 @@ class _Runner(RunModels, Job):
                          else eta(c["done"], c["total"], t.item_seconds, c["generated"])),
             system=self.current[0], setting=self.current[1], queries=self.queries_used,
             accuracy=t.accuracy_pairs(), message=message,
-            pace_note=self.live_eta and self.live_eta.busy_note())
+            pace_note=self.live_eta and self.live_eta.busy_note(),
+            **self._running(status))
+
+    def _running(self, status: str) -> dict:
+        """How long the item now running has run (since the last one was stored, or the
+        requests went out) and its tokens so far, while the model works; nothing else."""
+        if status != "running" or self.working is None:
+            return {}
+        return {"running_s": max(0.0, time.perf_counter() - self.mark),
+                "running_tokens": tokens_so_far(self.working)}
 
     def summary(self, status: str, message: str | None) -> RunSummary:
         t, c = self.tally, self.tally.counts

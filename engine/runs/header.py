@@ -16,6 +16,7 @@ import time
 from dataclasses import asdict
 from importlib import metadata
 
+from engine import machine_load
 from engine.metrics.answer import SCORER_VERSION
 from engine.prompts import get_template
 from engine.runs.plan import SETTING_ORDER, Plan
@@ -81,9 +82,13 @@ def initial_header(plan: Plan) -> dict:
 
 
 def start_session(header: dict, plan: Plan) -> dict:
+    """A new session in the run's header: when, the packages, the machine and its load now
+    (:func:`engine.machine_load.load_now`, no waiting: the speeds the run measures are
+    corrected by it in later estimates)."""
+    load = machine_load.load_now(wait=False)
     header.setdefault("sessions", []).append(
         {"started_at": now(), "packages": package_versions(), "machine": machine(),
-         "threads": plan.config.threads})
+         "threads": plan.config.threads, "load": load.as_json() if load else None})
     return header
 
 

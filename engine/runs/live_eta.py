@@ -19,9 +19,16 @@ import time
 from typing import Callable, Hashable
 
 from engine.runs.estimates import Speed, call_seconds, item_seconds, latest_model_speed, \
-    load_seconds, measured_speeds, parallel_factor, planned_backend
+    load_seconds, parallel_factor, planned_backend, speeds_now
 from engine.runs.plan import Plan, PlanItem
 from engine.store import Store
+
+PRIOR_ITEMS = 2.0
+"""Once a generator's items time themselves, the items left are costed at this run's own
+speeds, weighed against the estimate before the run as if that were this many items: one
+item on a busy machine is one noisy sample, a speed measured in this workspace many (issue
+36: after its first item, a run's ETA swung from 0.81× to 1.36× of the time left). A speed
+only assumed weighs nothing."""
 
 BUSY_FACTOR = 2.5
 """Measured this many times slower than the model check: Live says the machine may be busy."""
@@ -91,20 +98,25 @@ class LiveEta:
     """The Live ETA of a run: a :class:`Pace` per generator over its planned items (their
     estimated seconds divided by the in-flight speed-up), and each generator's load until it
     starts. A generator not measured yet takes the pace of those that are (the machine's load
-    is the same); before any item the ETA is the estimate New run and ``--dry-run`` show."""
+    is the same); before any item the ETA is the estimate New run and ``--dry-run`` show
+    (speeds corrected for the machine's load at the start). :meth:`running` says how long the
+    item now running has run."""
 
     def __init__(self, store: Store, plan: Plan, min_items: int = 1,
                  clock: Callable[[], float] = time.perf_counter) -> None:
         self.store, self.plan, self.clock = store, plan, clock
-        self.speeds = measured_speeds(store, plan.config.generators)
+        # corrected for the load now (a probe New run made just now, else the load average)
+        self.speeds = speeds_now(store, plan.config.generators, wait=False)
         self.paces = {name: Pace(clock, min_items) for name in plan.config.generators}
         self.factor = {name: parallel_factor(*planned_backend(name),
                                              plan.config.concurrency)[1]
                        for name in plan.config.generators}
-        self.loads = {name: load_seconds(store, name)[0] for name in plan.config.generators}
+        self.loads = {name: load_seconds(store, name)[0] * self.speeds[name].factor
+                      for name in plan.config.generators}
         self.checked = {name: latest_model_speed(store, name) for name in self.paces}
         self.at_check: dict[str, list[float]] = {}   # name -> [estimated s, at check speed s]
         self.tokens: dict[PlanItem, float] = {}      # item -> its estimated prompt tokens
+        self.prior: dict[PlanItem, float] = {}       # item -> its seconds before the run
         self.first: dict[str, list[float]] = {}      # name -> [wall s, first estimates' s]
         self.timed: dict[str, list[float]] = {}      # name -> this run's timed generations:
         #   [estimated prompt tokens, evaluated, prompt s, generated, generation s, wall s, n]
@@ -121,6 +133,7 @@ class LiveEta:
         for item, tokens, seconds in item_seconds(self.store, self.plan, self.speeds, queries):
             name = item.system.generator
             self.tokens[item] = tokens
+            self.prior[item] = seconds / self.factor[name]
             self.paces[name].add(item, seconds / self.factor[name])
             checked = self.checked.get(name)
             if checked is not None:
@@ -160,17 +173,21 @@ class LiveEta:
     def _respeed(self, name: str) -> None:
         """The items left of ``name`` at this run's own speeds (prompt and generated tokens a
         second, each from its own timer), its prompts' measured size against their estimate,
-        and its mean answer; its pace is then wall time against model time (requests in
-        flight, the run's own work)."""
+        its mean answer and its wall time against model time (requests in flight, the run's
+        own work), weighed with their estimate before the run (:data:`PRIOR_ITEMS`)."""
         guessed, evaluated, prompt_s, generated, gen_s, wall, n = self.timed[name]
         speed = Speed(evaluated / prompt_s, max(generated, 1) / gen_s, "this run")
         scale = evaluated / guessed if guessed > 0 else 1.0
         answer = min(generated / n, self.plan.config.max_tokens)
         pace = self.paces[name]
+        overhead = wall / ((prompt_s + gen_s) / self.factor[name])   # wall per model second
+        weight = 0.0 if self.speeds[name].source.startswith("assumed") else PRIOR_ITEMS
         for item in pace.left:
-            pace.left[item] = call_seconds(self.tokens.get(item, 0.0) * scale, answer,
-                                           speed) / self.factor[name]
-        pace.spent, pace.expected, pace.steps = wall, (prompt_s + gen_s) / self.factor[name], n
+            own = overhead * call_seconds(self.tokens.get(item, 0.0) * scale, answer,
+                                          speed) / self.factor[name]
+            prior = self.prior.get(item, own)
+            pace.left[item] = (weight * prior + n * own) / (weight + n)
+        pace.spent, pace.expected, pace.steps = wall, wall, n      # its pace is in the costs
 
     def _prior(self) -> float | None:
         """The pace a generator not measured yet is taken at: the others' wall time against

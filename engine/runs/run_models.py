@@ -23,13 +23,17 @@ class RunModels:
         generator = self.generators.get(name)
         if generator is None:
             from models.catalog import load_generator
+            from models.check import is_local, warm_up
 
             self.emit(force=True, message=f"loading {name}")
 
             def load():
                 with model_errors(name, "cannot load generator {model!r}: {error}"):
-                    return load_generator(name, n_ctx=self.config.n_ctx,
-                                          n_threads=self.config.threads)
+                    model = load_generator(name, n_ctx=self.config.n_ctx,
+                                           n_threads=self.config.threads)
+                    if is_local(model):       # warm, so the first item's pace is its own
+                        warm_up(model)
+                    return model
 
             generator = self._logged_load("generator", name, load)
             self.generators[name] = generator
@@ -121,16 +125,11 @@ class RunModels:
         spec = self.config.reranker
         if not spec:
             return None
-        kind, _, target = spec.partition(":")
-        if kind == "judge":
-            from models.catalog import load_generator
-            from models.rerankers import JudgeReranker
+        from models.rerankers import RerankerSpec
 
-            reranker = JudgeReranker(load_generator(target, n_threads=self.config.threads))
-        else:
-            from models.rerankers import CrossEncoderReranker
-
-            reranker = CrossEncoderReranker(target)
+        parsed = RerankerSpec.parse(spec)
+        reranker = parsed.open(**({"n_threads": self.config.threads}
+                                  if parsed.kind == "judge" else {}))
         self.header["reranker"] = {"spec": spec, "name": reranker.name,
                                    "identity": identity_json(reranker),
                                    "depth": self.config.rerank_depth}

@@ -181,6 +181,21 @@ def m015_claims(db: sqlite_utils.Database) -> None:
     )
 
 
+def m016_run_stops(db: sqlite_utils.Database) -> None:
+    """Why a run stopped, and whether a launch asks about it (issue 36,
+    :mod:`engine.runs.stops`): a run stopped because the app quit is offered at the next
+    launch, one cancelled on purpose is not, and the user may say never to ask about a run."""
+    db.executescript(
+        """
+        -- 'quit': the app's end stopped it; 'user': cancelled on purpose; NULL: neither
+        -- (still going, done, or stopped before this was recorded)
+        ALTER TABLE runs ADD COLUMN stopped_by TEXT;
+        -- 0: the user said never to offer this run at launch
+        ALTER TABLE runs ADD COLUMN ask_at_launch INTEGER NOT NULL DEFAULT 1;
+        """
+    )
+
+
 STEPS = (
     m008_score_values_index,
     m009_model_checks,
@@ -190,4 +205,5 @@ STEPS = (
     m013_endpoint_contexts,
     m014_fitted_judges,
     m015_claims,
+    m016_run_stops,
 )

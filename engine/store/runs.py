@@ -25,6 +25,8 @@ class RunInfo:
     status: str
     created_at: str
     updated_at: str
+    stopped_by: str | None = None   # 'quit' | 'user' | None (engine.runs.stops)
+    ask_at_launch: bool = True      # False: never offered at launch
 
 
 # --------------------------------------------------------------------------- reading
@@ -40,7 +42,8 @@ def run_by_name(store: Store, name: str) -> RunInfo | None:
     r = rows[0]
     return RunInfo(r["id"], r["name"], r["dataset_id"], f"{r['d_name']}@{r['d_version']}",
                    r["d_hash"], r["d_queries"], json_column(r["config"], {}),
-                   json_column(r["header"], {}), r["status"], r["created_at"], r["updated_at"])
+                   json_column(r["header"], {}), r["status"], r["created_at"], r["updated_at"],
+                   r["stopped_by"], bool(r["ask_at_launch"]))
 
 
 def known_runs(store: Store) -> list[str]:
@@ -121,6 +124,18 @@ def write_header(store: Store, run_id: int, header: str, status: str | None, at:
             "WHERE id = ?", (header, status, at, run_id))
 
 
+def set_stopped_by(store: Store, name: str, by: str | None) -> None:
+    """Why the run called ``name`` stopped (``'quit'``, ``'user'``; None: neither)."""
+    with store.write() as db:
+        db.conn.execute("UPDATE runs SET stopped_by = ? WHERE name = ?", (by, name))
+
+
+def set_ask_at_launch(store: Store, name: str, ask: bool) -> None:
+    """Whether a launch may offer the run called ``name`` for resuming."""
+    with store.write() as db:
+        db.conn.execute("UPDATE runs SET ask_at_launch = ? WHERE name = ?", (int(ask), name))
+
+
 # --------------------------------------------------------------------------- owners
 
 def owner_with_status(db, run_id: int) -> sqlite3.Row | None:
@@ -135,7 +150,8 @@ def set_owner(db, run_id: int, pid: int, host: str, started: str | None, at: str
     db.conn.execute(
         "INSERT OR REPLACE INTO run_owners (run_id, pid, host, process_start, claimed_at) "
         "VALUES (?, ?, ?, ?, ?)", (run_id, pid, host, started, at))
-    db.conn.execute("UPDATE runs SET status = 'running' WHERE id = ?", (run_id,))
+    db.conn.execute("UPDATE runs SET status = 'running', stopped_by = NULL WHERE id = ?",
+                    (run_id,))
 
 
 def owner_of(store: Store, run_id: int) -> sqlite3.Row | None:

@@ -1,6 +1,7 @@
 """What the run estimates read and what a model taught the workspace: model checks
-(``model_checks``), stored generations' timings, the sizes of a plan's texts, and contexts an
-endpoint named when it refused a prompt (``endpoint_contexts``). The figures are computed in
+(``model_checks``), stored generations' and judge calls' timings, the machine load a run or an
+arena session started under, the sizes of a plan's texts, and contexts an endpoint named when
+it refused a prompt (``endpoint_contexts``). The figures are computed in
 :mod:`engine.runs.estimates` and :mod:`engine.runs.contexts`."""
 
 from __future__ import annotations
@@ -39,12 +40,13 @@ def newest_checks(store: Store) -> list[sqlite3.Row]:
 
 
 def newest_speed_check(store: Store, names: Sequence[str]) -> sqlite3.Row | None:
-    """``prompt_tps, gen_tps, device, checked_at`` of the newest successful check with a
-    generation speed stored under any of ``names`` (two)."""
+    """``prompt_tps, gen_tps, device, checked_at, result`` of the newest successful check
+    with a generation speed stored under any of ``names``."""
+    names = tuple(dict.fromkeys(names))
     rows = store.query(
-        "SELECT prompt_tps, gen_tps, device, checked_at FROM model_checks WHERE model IN "
-        "(?, ?) AND ok = 1 AND gen_tps > 0 ORDER BY checked_at DESC, id DESC LIMIT 1",
-        tuple(names))
+        "SELECT prompt_tps, gen_tps, device, checked_at, result FROM model_checks WHERE model "
+        f"IN ({', '.join('?' * len(names))}) AND ok = 1 AND gen_tps > 0 "
+        "ORDER BY checked_at DESC, id DESC LIMIT 1", names)
     return rows[0] if rows else None
 
 
@@ -52,13 +54,45 @@ def newest_speed_check(store: Store, names: Sequence[str]) -> sqlite3.Row | None
 
 def timed_generations(store: Store, model: str, limit: int) -> list[sqlite3.Row]:
     """The newest ``limit`` timed generations of ``model``: ``prompt tokens evaluated,
-    completion tokens, seconds, created_at, one run item's setting`` (newest first, down the
-    ``generations_by_model`` index: no scan, no sort)."""
+    completion tokens, seconds, created_at, one run item's setting, the first run that holds
+    it (the one that generated it), the prompt's UTF-8 bytes, its tokens`` (newest first, down
+    the ``generations_by_model`` index: no scan, no sort)."""
     return store.query(
         "SELECT g.prompt_tokens_evaluated, g.completion_tokens, g.seconds, g.created_at, "
-        "(SELECT ri.setting FROM run_items ri WHERE ri.generation_key = g.key LIMIT 1) "
+        "(SELECT ri.setting FROM run_items ri WHERE ri.generation_key = g.key LIMIT 1), "
+        "(SELECT MIN(ri.run_id) FROM run_items ri WHERE ri.generation_key = g.key), "
+        "LENGTH(CAST(g.prompt AS BLOB)), g.prompt_tokens "
         "FROM generations g WHERE g.model_name = ? AND g.seconds > 0 "
         "ORDER BY g.created_at DESC LIMIT ?", (model, limit))
+
+
+def run_headers(store: Store, run_ids: Sequence[int]) -> dict[int, str]:
+    """Each run's header (JSON text), by id."""
+    return {r[0]: r[1] for r in store.query_in("SELECT id, header FROM runs WHERE id IN "
+                                                "({marks})", list(dict.fromkeys(run_ids)))}
+
+
+# --------------------------------------------------------------------------- judge calls
+
+def timed_judgments(store: Store, names: Sequence[str], limit: int) -> list[sqlite3.Row]:
+    """The newest ``limit`` timed judge calls of the judge stored under any of ``names``:
+    ``fields`` (JSON), ``method``, ``raw`` reply, ``seconds``, ``created_at`` (newest first,
+    in the order they were made)."""
+    names = tuple(dict.fromkeys(names))
+    return store.query(
+        "SELECT fields, method, raw, seconds, created_at FROM judgments WHERE judge_name IN "
+        f"({', '.join('?' * len(names))}) AND seconds > 0 ORDER BY created_at DESC, rowid DESC "
+        "LIMIT ?",
+        (*names, limit))
+
+
+def newest_arena_header(store: Store, names: Sequence[str]) -> str | None:
+    """The header (JSON text) of the arena last judged by the judge named any of ``names``."""
+    names = tuple(dict.fromkeys(names))
+    rows = store.query(
+        "SELECT header FROM arenas WHERE json_extract(header, '$.judge.name') IN "
+        f"({', '.join('?' * len(names))}) ORDER BY updated_at DESC, id DESC LIMIT 1", names)
+    return rows[0][0] if rows else None
 
 
 def text_bytes(store: Store, queries: list[int]) -> tuple[dict[int, int], dict[int, float]]:

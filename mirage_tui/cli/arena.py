@@ -26,6 +26,7 @@ import sys
 import threading
 from pathlib import Path
 
+from engine.stats import SEED, TOURNAMENTS
 from engine.text_safety import visible_line
 from mirage_tui.cli.common import (CliError, db_option, exit_now, force_option,
                                    from_settings, in_flight_options, install_interrupt,
@@ -83,9 +84,10 @@ def add_parsers(sub) -> None:
     p.add_argument("run", help="run name")
     p.add_argument("--arena", metavar="NAME", help="arena (default: the only or latest "
                                                    "pairwise one)")
-    p.add_argument("--boot", type=int, default=200, metavar="N",
-                   help="bootstrap tournaments (default 200)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (0)")
+    p.add_argument("--boot", type=int, default=TOURNAMENTS, metavar="N",
+                   help=f"bootstrap tournaments (default {TOURNAMENTS}, as on the Leaderboard)")
+    p.add_argument("--seed", type=int, default=SEED, metavar="S",
+                   help=f"bootstrap seed ({SEED})")
     p.add_argument("--json", action="store_true", help="print the ratings as JSON")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="write the leaderboard as one self-contained HTML page (forest "
@@ -101,9 +103,9 @@ def add_parsers(sub) -> None:
                    help="model for the judged features (support, reranker, overlap, fluency); "
                         "without it only the model-free features are used")
     p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for --judge")
-    p.add_argument("--boot", type=int, default=200, metavar="N",
-                   help="bootstrap rounds (default 200)")
-    p.add_argument("--seed", type=int, default=0, metavar="S")
+    p.add_argument("--boot", type=int, default=TOURNAMENTS, metavar="N",
+                   help=f"bootstrap rounds (default {TOURNAMENTS}, as on the Leaderboard)")
+    p.add_argument("--seed", type=int, default=SEED, metavar="S")
     p.add_argument("--json", action="store_true")
 
     p = asub.add_parser("export", help="write an arena's battles or ratings as CSV or JSONL")
@@ -115,9 +117,9 @@ def add_parsers(sub) -> None:
                    help="output file (default ./RUN.arena-WHAT.FORMAT)")
     force_option(p)
     p.add_argument("--what", choices=("battles", "ratings"), default="battles")
-    p.add_argument("--boot", type=int, default=200, metavar="N",
-                   help="bootstrap tournaments for --what ratings (200)")
-    p.add_argument("--seed", type=int, default=0, metavar="S")
+    p.add_argument("--boot", type=int, default=TOURNAMENTS, metavar="N",
+                   help=f"bootstrap tournaments for --what ratings ({TOURNAMENTS})")
+    p.add_argument("--seed", type=int, default=SEED, metavar="S")
 
     p = asub.add_parser("list", help="a run's arenas")
     db_option(p)

@@ -10,6 +10,7 @@ import shutil
 import signal
 import sys
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -189,3 +190,20 @@ def install_interrupt(cancel: threading.Event):
                          "cut (Ctrl-C again to stop at once)\n")
 
     return signal.signal(signal.SIGINT, handler)
+
+
+@contextmanager
+def interruptible(printer):
+    """A long command's job, Ctrl-C aware: yields the cancel event the job takes (the first
+    Ctrl-C sets it: :func:`install_interrupt`); the second exits 130 at once
+    (:func:`exit_now`); at the end ``printer`` is closed and the previous handler is back."""
+    cancel = threading.Event()
+    previous = install_interrupt(cancel)
+    try:
+        yield cancel
+    except KeyboardInterrupt:
+        exit_now(printer)
+    finally:
+        printer.close()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)

@@ -19,6 +19,7 @@ import json
 import math
 from pathlib import Path
 
+from engine.stats import PAIRED_N_BOOT, SEED
 from mirage_tui.cli.common import CliError, db_option, force_option, no_overwrite, text_width
 
 COMMANDS = ("compare",)
@@ -42,9 +43,11 @@ def add_parsers(sub) -> None:
                         "flipped items; opens offline) instead of printing the text (with "
                         "--json the JSON still goes to stdout)")
     force_option(p, "existing --csv and --html files")
-    p.add_argument("--n-boot", type=int, default=10_000, metavar="N",
-                   help="bootstrap resamples (default 10000)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    p.add_argument("--n-boot", type=int, default=PAIRED_N_BOOT, metavar="N",
+                   help=f"bootstrap resamples (default {PAIRED_N_BOOT}, as on the Compare "
+                        "screen)")
+    p.add_argument("--seed", type=int, default=SEED, metavar="S",
+                   help=f"seed (default {SEED})")
     p.add_argument("--delta", type=float, metavar="POINTS",
                    help="also size the sample to detect this difference (points)")
     p.add_argument("--flips", type=int, default=5, metavar="N",

@@ -35,11 +35,15 @@ def run(args, store=None) -> int:
 
     if args.init:
         path = config_path()
+        from engine.output_files import OutputFileError, OutputFileExists
+
         try:
             init_config_file(path)
-        except FileExistsError:
+        except OutputFileExists:
             raise CliError(f"{path} exists already; edit it, or move it away first") from None
-        except OSError as exc:
+        except OutputFileError as exc:
+            raise CliError(str(exc)) from None
+        except OSError as exc:      # its folder could not be made
             raise CliError(f"{path}: cannot write it ({exc.strerror})") from None
         print(f"wrote {path} (every setting commented out; remove the '# ' to set one)")
         return 0

@@ -66,20 +66,15 @@ def run(args, store) -> int:
 
 
 def load_reranker(spec: str):
-    """``judge:GENERATOR`` or ``cross-encoder:FOLDER`` -> a models Reranker."""
-    kind, _, name = spec.partition(":")
-    if not name:
-        raise ValueError(f"--reranker {spec!r}: expected judge:GENERATOR or cross-encoder:FOLDER")
-    if kind == "judge":
-        from models.catalog import load_generator
-        from models.rerankers import JudgeReranker
+    """``judge:GENERATOR`` or ``cross-encoder:FOLDER`` -> a models Reranker
+    (:meth:`models.rerankers.RerankerSpec.parse` reads the text)."""
+    from models.rerankers import RerankerSpec
 
-        return JudgeReranker(load_generator(name))
-    if kind == "cross-encoder":
-        from models.rerankers import CrossEncoderReranker
-
-        return CrossEncoderReranker(name)
-    raise ValueError(f"--reranker {spec!r}: unknown kind {kind!r} (judge or cross-encoder)")
+    try:
+        parsed = RerankerSpec.parse(spec)
+    except ValueError as exc:
+        raise ValueError(f"--{exc}") from None
+    return parsed.open()
 
 
 def _index(args, store) -> int:

@@ -25,14 +25,12 @@ fitted:NAME``); ``list`` ranks every calibrated judge (:mod:`engine.arena.judge_
 from __future__ import annotations
 
 import json
-import signal
 import sys
-import threading
 from pathlib import Path
 
-from mirage_tui.cli.common import (CliError, db_option, exit_now, force_option,
-                                   from_settings, in_flight_options, install_interrupt,
-                                   no_overwrite)
+from engine.stats import N_BOOT
+from mirage_tui.cli.common import (CliError, db_option, force_option, from_settings,
+                                   in_flight_options, interruptible, no_overwrite)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -65,8 +63,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     p.add_argument("--template", default=None, metavar="NAME",
                    help="pairwise judge template (default ragqa_arena_pairwise)")
-    p.add_argument("--boot", type=int, default=1000, metavar="N",
-                   help="bootstrap resamples for the CIs (default 1000)")
+    p.add_argument("--boot", type=int, default=N_BOOT, metavar="N",
+                   help=f"bootstrap resamples for the CIs (default {N_BOOT}, as in the app)")
     p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for the judge")
     in_flight_options(p, "judge")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -87,7 +85,8 @@ def add_parsers(sub) -> None:
     p.add_argument("first", metavar="A", help="calibration id (A), or a judge's name (its "
                    "newest calibration)")
     p.add_argument("second", metavar="B", help="calibration id (B), or a judge's name")
-    p.add_argument("--boot", type=int, default=1000, metavar="N")
+    p.add_argument("--boot", type=int, default=N_BOOT, metavar="N",
+                   help=f"bootstrap resamples (default {N_BOOT})")
     p.add_argument("--json", action="store_true")
     _add_fit_parsers(jsub)
 
@@ -147,12 +146,22 @@ def _fit(args, store) -> int:
                                            DEFAULT_LLM_TEMPLATE, parse_features)
     from engine.arena.fit_methods import STANDARDIZED_SUM
     from engine.arena.fitted_judges import fit_judge
+    from engine.jobs import Stop
 
     default = BLEND_FEATURES if args.method == STANDARDIZED_SUM else DEFAULT_FEATURES
     features = parse_features(args.features, args.judge, default)
-    result = fit_judge(store, args.name, args.labels, aspect=args.aspect, features=features,
-                       template=args.template or DEFAULT_LLM_TEMPLATE, n_threads=args.threads,
-                       force=args.force, method=args.method)
+    printer = ProgressPrinter(sys.stderr)
+    try:
+        with interruptible(printer) as cancel:
+            result = fit_judge(store, args.name, args.labels, aspect=args.aspect,
+                               features=features,
+                               template=args.template or DEFAULT_LLM_TEMPLATE,
+                               n_threads=args.threads, force=args.force, method=args.method,
+                               progress=printer, cancel=cancel)
+    except Stop:
+        print("mirage-tui: judge fit cancelled; nothing stored (the judge's verdicts so far "
+              "are cached: the same command again asks only the rest)", file=sys.stderr)
+        return 130
     if args.json:
         print(json.dumps(result.as_json(), ensure_ascii=False))
         return 0
@@ -225,10 +234,8 @@ def _calibrate(args, store) -> int:
 
     _check_boot(args.boot)
     args.judge = from_settings(args, "judge", "--judge MODEL")
-    cancel = threading.Event()
     printer = ProgressPrinter(sys.stderr)
-    previous = install_interrupt(cancel)
-    try:
+    with interruptible(printer) as cancel:
         if args.both_orders and args.order not in (None, "both"):
             raise CliError(f"--both-orders and --order {args.order} disagree: give one")
         summary = calibrate_judge(store, args.labels, args.judge, aspect=args.aspect,
@@ -238,12 +245,6 @@ def _calibrate(args, store) -> int:
                                   n_threads=args.threads, progress=printer, cancel=cancel,
                                   concurrency=args.concurrency, max_errors=args.max_errors,
                                   n_boot=args.boot)
-    except KeyboardInterrupt:
-        exit_now(printer)
-    finally:
-        printer.close()
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
     if summary.status == "cancelled":
         print("mirage-tui: calibration cancelled; run the same command again to resume (the "
               "verdicts so far are cached)", file=sys.stderr)

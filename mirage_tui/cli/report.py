@@ -26,6 +26,7 @@ from typing import TextIO
 from engine.metrics.definitions import GOLD_DEFINITIONS, NO_PARITY, PARITY_MODES
 from engine.metrics.language import DETECTORS, RULES
 from engine.output_files import is_stdout
+from engine.stats import N_BOOT, SEED
 from mirage_tui.cli.common import db_option, force_option, no_overwrite
 
 COMMANDS = ("report", "export")
@@ -45,11 +46,11 @@ def add_parsers(sub) -> None:
     force_option(p, "an existing --html file")
     p.add_argument("--by", choices=("language", "source"),
                    help="split the tables by query language or source")
-    p.add_argument("--n-boot", type=int, default=1000, metavar="N",
+    p.add_argument("--n-boot", type=int, default=N_BOOT, metavar="N",
                    help="bootstrap resamples for the 95%% CIs of scores; rates use exact "
-                        "Clopper-Pearson intervals (default 1000)")
-    p.add_argument("--seed", type=int, default=0, metavar="S",
-                   help="bootstrap seed (default 0)")
+                        f"Clopper-Pearson intervals (default {N_BOOT}, as in the app)")
+    p.add_argument("--seed", type=int, default=SEED, metavar="S",
+                   help=f"bootstrap seed (default {SEED})")
     p.add_argument("--parity", choices=(*PARITY_MODES, NO_PARITY),
                    help="a reference's choices: mirage (the file's retrieval gold) or bergen "
                         "(raw-response correct language, fastText); none sets aside the "

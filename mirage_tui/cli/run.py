@@ -97,18 +97,17 @@ def _canonical_generators(names: str | None) -> str | None:
     if not names:
         return names
     from models.base import ModelError
-    from models.catalog import find_endpoint, find_model
+    from models.catalog import resolve_model
 
     names = without_key(names)
     out = []
     for name in (n.strip() for n in names.split(",")):
-        entry = None
-        if name and not name.lower().endswith(".gguf") and not Path(name).expanduser().exists():
-            try:
-                entry = None if find_endpoint(name) else find_model(name)
-            except ModelError:
-                entry = None        # ambiguous: plan_run reports it
-        out.append(entry.name if entry is not None and entry.kind == "generator" else name)
+        try:
+            ref = resolve_model(name) if name else None
+        except ModelError:
+            ref = None              # ambiguous: plan_run reports it
+        catalog = ref is not None and ref.kind == "catalog" and ref.entry.kind == "generator"
+        out.append(ref.name if catalog else name)
     return ",".join(out)
 
 
@@ -263,6 +262,7 @@ def _dry_run(store, plan, as_json: bool) -> int:
         flight = in_flight_words(g["in_flight"], g["parallel"], g["backend"])
         print(f"    {name}: {g['items']} items, ~{g['prompt_tokens']:,.0f} prompt tokens, "
               f"~{g['answer_tokens']:.0f} tokens an answer; {g['prompt_tps']:.0f} prompt / "
-              f"{g['gen_tps']:.0f} generated tok/s ({g['speed']}); load "
+              f"{g['gen_tps']:.0f} generated tok/s ({g['speed']}"
+              + (f"; {g['load_note']}" if g.get("load_note") else "") + "); load "
               f"{duration(g['load_seconds'])} ({g['load']})" + (f"; {flight}" if flight else ""))
     return 0

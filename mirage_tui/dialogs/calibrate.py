@@ -3,7 +3,9 @@ endpoint, a reference judge, a judge fitted in this workspace), against which la
 (``engine.datasets.labels.labels_datasets``) and aspect, in which order (random, both,
 debiased), on a sample of the pairs or all; dismisses with a :class:`CalibrationRequest`
 (``engine.arena.calibrate.calibrate_judge``'s options). Judges and datasets are listed in a
-worker, packaged LLMs first, then the offline judges."""
+worker, packaged LLMs first, then the offline judges; the moment they are found, each list's
+"finding …" prompt gives way to what was found (or to why there is nothing to pick), and the
+aspects follow the labels dataset chosen."""
 
 from __future__ import annotations
 
@@ -132,6 +134,7 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
         if message.error:
             self.app.notify(message.error, severity="error", markup=False)
         judge = self.query_one("#calib-judge", Select)
+        judge.prompt = "pick a judge" if message.models else "no judge found"
         judge.set_options([(Text(n), n) for n in message.models])
         if message.models:
             judge.value = self.judge if self.judge in message.models else message.models[0]
@@ -142,24 +145,29 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
                          + "; the reference and fitted judges need none.")
         self.datasets = {d.ref: d for d in message.datasets}
         labels = self.query_one("#calib-labels", Select)
+        labels.prompt = ("pick labels" if message.datasets else
+                         "cannot list them" if "labels datasets" in message.error else
+                         "none: import labels first")
         labels.set_options([(Text(f"{d.ref} ({d.pairs} pairs)"), d.ref)
                             for d in message.datasets])
         if message.datasets:
             labels.value = message.datasets[-1].ref
             self._set_aspects(message.datasets[-1].ref)
         else:
+            self._set_aspects("")
             hints.append(IMPORT_HINT)
         if hints:
             self.query_one("#calib-hint", Static).update("\n".join(hints))
 
     @on(Select.Changed, "#calib-labels")
     def _labels_changed(self, event: Select.Changed) -> None:
-        if event.value != Select.NULL:
-            self._set_aspects(str(event.value))
+        self._set_aspects("" if event.value == Select.NULL else str(event.value))
 
     def _set_aspects(self, ref: str) -> None:
+        """The aspects of labels dataset ``ref``; none (and a prompt saying why) without one."""
         aspects = self.datasets[ref].aspects if ref in self.datasets else ()
         select = self.query_one("#calib-aspect", Select)
+        select.prompt = "aspect" if aspects else ("no labels" if not ref else "none in it")
         select.set_options([(Text(a), a) for a in aspects])
         if aspects:
             select.value = "overall" if "overall" in aspects else aspects[0]

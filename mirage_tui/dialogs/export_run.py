@@ -1,6 +1,8 @@
 """The export dialog: where and in which format to export a run (CSV with a header .json, JSON
 lines, or the HTML report: one self-contained page); dismisses with ``(path, format)``. The
-leaderboard asks the same with its own formats (its HTML page)."""
+leaderboard asks the same with its own formats (its HTML page). When a file the export would
+write is there already, it asks first (:mod:`.overwrite`: replace, another name, cancel), so
+that no export writes over a file unasked."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static
 
+from mirage_tui.dialogs.overwrite import ask_before_replacing
 from mirage_tui.screens.base import BaseModal
 
 RUN_FORMATS = (("CSV (+ header .json)", "csv"), ("JSON lines", "jsonl"),
@@ -77,11 +80,29 @@ class ExportRunScreen(BaseModal[tuple[str, str] | None]):
     @on(Input.Submitted, "#export-path")
     @on(Button.Pressed, "#export-go")
     def _go(self) -> None:
-        raw = self.query_one("#export-path", Input).value.strip()
+        from engine.results.export import export_files
+
+        field = self.query_one("#export-path", Input)
+        raw = field.value.strip()
         if not raw:
             self.notify("Type where to write the export.", severity="warning")
             return
-        self.dismiss((raw, str(self.query_one("#export-format", Select).value)))
+        fmt = str(self.query_one("#export-format", Select).value)
+
+        def answered(answer: str | None, suggestion: Path) -> None:
+            if answer == "replace":
+                self.dismiss((raw, fmt))
+            elif answer == "rename":            # the free name, to take or to edit
+                field.value = str(suggestion)
+                field.cursor_position = len(field.value)
+                field.focus()
+            elif answer == "cancel":
+                self.dismiss(None)
+            # Escape: back to this dialog as it was
+
+        if not ask_before_replacing(self.app, Path(raw).expanduser(),
+                                    lambda path: export_files(path, fmt), answered):
+            self.dismiss((raw, fmt))
 
     @on(Button.Pressed, "#export-cancel")
     def action_cancel(self) -> None:

@@ -6,10 +6,12 @@ endpoints (``models.catalog.list_models``, then ``endpoint_entries``), instructi
 first (a base model is a poor judge), then packaged ones. The default judge
 (:func:`engine.arena.trusted_judge.default_judge`: the best-calibrated judge that can judge the
 run, else the reference judge, else the configured LLM) is preselected in its order, with one
-line saying why. The queries default to, and are capped by, the run's queries that two
+line saying why. The line under the choices describes the judge chosen (:func:`judge_about`)
+and the default's line shows only while the default is chosen, so neither describes a judge
+that is not. The queries default to, and are capped by, the run's queries that two
 contestants both answered. Every change re-estimates the time in a worker
 (:func:`engine.arena.judging_time.judging_estimate`, at the judge's measured speed: the runs'
-estimator)."""
+estimator); a choice it cannot estimate clears the estimate at once."""
 
 from __future__ import annotations
 
@@ -40,15 +42,38 @@ REFERENCE_JUDGE_NOTES = {"f1": "token F1 with the reference answer",
                                   "over its sd, summed"}
 
 
-def judge_label(name: str) -> Text:
-    """A judge as the list shows it: a reference judge with what it compares."""
+def _reference_note(name: str) -> str | None:
+    """What a reference judge compares (``token F1 with the reference answer``); None for
+    any other judge."""
     from engine.arena.reference_judges import PREFIX
 
     if not name.startswith(PREFIX):
-        return Text(name)
+        return None
     rule = name[len(PREFIX):]
-    note = REFERENCE_JUDGE_NOTES.get(rule, f"cosine of {rule} embeddings with the reference")
+    return REFERENCE_JUDGE_NOTES.get(rule, f"cosine of {rule} embeddings with the reference")
+
+
+def judge_label(name: str) -> Text:
+    """A judge as the list shows it: a reference judge with what it compares."""
+    note = _reference_note(name)
+    if note is None:
+        return Text(name)
     return Text.assemble(name, (f"  ({note}, no LLM)", "dim"))
+
+
+def judge_about(name: str) -> str:
+    """One line on what the judge ``name`` does, for the judge chosen in the dialog."""
+    from engine.arena.judge_specs import is_fitted_judge
+
+    note = _reference_note(name)
+    if note is not None:
+        embeds = "embeddings" in note or "MiniLM" in note
+        return (f"{name}: {note}" + ("; each text embedded once" if embeds else "")
+                + "; no LLM.")
+    if is_fitted_judge(name):
+        return (f"{name}: fitted in this workspace (judge fit) on the answers' features; "
+                "no LLM.")
+    return f"{name}: an LLM reads the question and both answers and names the better one."
 
 
 def judge_choices(store, run, usable: list[str]):
@@ -134,6 +159,7 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
         self.queries = queries
         self.max_queries: int | None = None
         self.estimate_text = ""
+        self.default = None             # engine.arena.trusted_judge.DefaultJudge, once found
         self._token = 0
 
     def compose(self) -> ComposeResult:
@@ -155,6 +181,7 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
                          "verdicts are reused, so a cancelled judging resumes. Both orders "
                          "judge each battle twice, so a judge's liking for the first answer "
                          "cannot decide it.", id="judge-hint", markup=False)
+            yield Static("", id="judge-about", markup=False)
             yield Static("", id="judge-why", markup=False)
             yield Static("", id="judge-estimate", markup=False)
             with Horizontal(id="judge-buttons"):
@@ -200,21 +227,35 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
                 f" of {message.queries} the run has")
         select = self.query_one("#judge-model", Select)
         select.set_options([(judge_label(n), n) for n in message.names])
-        default = message.default
-        if default is not None:
-            self.query_one("#judge-why", Static).update(
-                f"Default: {default.spec} in {default.order} order: {default.why}."
-                if default.spec else f"No default judge: {default.why}.")
+        default = self.default = message.default
         if message.names:
             if default is not None and default.spec:
                 self.query_one("#judge-order", Select).value = default.order
             select.value = default.spec if default is not None and default.spec \
                 else message.names[0]
+            self._describe()
             self._estimate()
         else:
+            self._describe()
             self.query_one("#judge-hint", Static).update(
                 "No judge model is installed: `mirage-tui models list` shows how to install "
                 "one" + (f" ({'; '.join(message.missing[:2])})" if message.missing else "."))
+
+    @on(Select.Changed, "#judge-model")
+    def _describe(self) -> None:
+        """The chosen judge's line, and the default's only while it is the one chosen: at the
+        moment the choice changes, no line is left describing another judge."""
+        model = self.query_one("#judge-model", Select).value
+        chosen = None if model == Select.NULL else str(model)
+        self.query_one("#judge-about", Static).update(judge_about(chosen) if chosen else "")
+        default, why = self.default, ""
+        if default is not None and not default.spec:
+            why = f"No default judge: {default.why}."
+        elif default is not None and chosen == default.spec:
+            why = f"Default: {default.spec} in {default.order} order: {default.why}."
+        elif default is not None:
+            why = f"Not the default judge ({default.spec}, {default.order} order)."
+        self.query_one("#judge-why", Static).update(why)
 
     # ------------------------------------------------------------------ the estimate
 
@@ -241,6 +282,11 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
         model = self.query_one("#judge-model", Select).value
         raw = self.query_one("#judge-queries", Input).value.strip()
         if model == Select.NULL or not raw.isdigit() or int(raw) < 1:
+            # the estimate in view was for another choice: it goes at once
+            self._token += 1
+            self.estimate_text = ("" if model == Select.NULL else
+                                  "No estimate: queries must be a whole number, at least 1.")
+            self.query_one("#judge-estimate", Static).update(self.estimate_text)
             return
         queries = int(raw) if self.max_queries is None else min(int(raw), self.max_queries)
         self._token += 1

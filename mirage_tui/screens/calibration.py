@@ -23,11 +23,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Header, ProgressBar, Static
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.jobs import MIN_INTERVAL, JobController
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
+from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.safe_text import safe_line, safe_text
 
 CLASS_WORDS = {"a": "A better", "tie": "tie", "b": "B better", "none": "no verdict"}
@@ -94,9 +95,9 @@ class CalibrationScreen(BaseScreen):
     CalibrationScreen #cal-job { height: auto; padding: 0 1; color: $text-muted; }
     CalibrationScreen .cal-block { height: auto; padding: 0 1; margin-top: 1; }
     CalibrationScreen #cal-confusion { height: auto; margin: 1 1 0 1; }
-    CalibrationScreen #cal-ranking { height: auto; max-height: 14; margin: 1 1 0 1;
+    CalibrationScreen #cal-ranking { height: auto; max-height: 100%; margin: 1 1 0 1;
         border: round $primary 50%; }
-    CalibrationScreen #cal-disagreements { height: auto; max-height: 12; margin: 1 1 0 1;
+    CalibrationScreen #cal-disagreements { height: auto; max-height: 100%; margin: 1 1 0 1;
         border: round $primary 50%; }
     CalibrationScreen #cal-disagreements:focus { border: round $accent; }
     """
@@ -178,8 +179,16 @@ class CalibrationScreen(BaseScreen):
         status = self.query_one("#cal-status", Static)
         self.listing = message.listing
         self._show_rankings(message.rankings, message.in_sample)
+        # the pair shown was the previous calibration's: it goes with it
+        self.query_one("#cal-pair", Static).update("")
         if message.calibration is None:
+            self.calibration, self.pairs = None, {}
             status.update(message.missing + unfinished_lines(message.unfinished))
+            self.query_one("#cal-figures", Static).update("")
+            for table_id in ("#cal-confusion", "#cal-disagreements"):
+                table = self.query_one(table_id, DataTable)
+                table.clear(columns=True)
+                table.border_title = ""
             return
         self.calibration, self.pairs = cal, _ = message.calibration, message.pairs
         lines = calibration_lines(cal)

@@ -13,14 +13,13 @@ Reached from Runs (mark a run with space, highlight another, ``c``) and from the
 - the (b, o, m) pattern transitions A → B as a matrix;
 - for two runs, the runs side by side as before (:mod:`engine.results.comparison`).
 
-``x`` writes the comparison as JSON and its items as CSV beside the workspace.
+``x`` writes the comparison as JSON, its items as CSV and its page as HTML in the current folder,
+asking before it replaces a file (:mod:`.compare_export`).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
@@ -28,18 +27,22 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from engine.metrics.adaptability import PATTERN_KEYS
+from engine.text_fit import labels_apart
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
-from mirage_tui.widgets.safe_text import elided_cell, elided_column
+from mirage_tui.screens.compare_export import CompareExport
+from mirage_tui.widgets.footer import Footer
+from mirage_tui.widgets.safe_text import elided_cell, elided_column, system_column
 from mirage_tui.widgets.segments import styled
 from mirage_tui.widgets.tables import (left_out_line, refill_fitting,
                                        scrollbar_to_come)
 
-N_BOOT = 2000
 BAR = 21
+TITLE_SIDE = 28
+"""The cells A and B each get in the screen's title: what tells them apart."""
 # the rows' columns (key: label) and which stay when the screen is narrow: Δ with its CI and
 # the verdict first, so that they show at 80 columns whole (the rest: wider, or ``x``)
 ROW_COLUMNS = {k: k for k in ("metric", "setting", "n", "A", "B", "Δ [95% CI]", "Δ bar (CI)",
@@ -71,7 +74,7 @@ def delta_bar(delta: float | None, lo: float | None, hi: float | None, scale: fl
     return Text("".join(cells), style=style)
 
 
-class CompareScreen(BaseScreen):
+class CompareScreen(CompareExport, BaseScreen):
     """A paired comparison of ``a`` and ``b`` (RUN or RUN:SYSTEM). Escape goes back."""
 
     AUTO_FOCUS = "#cmp-rows"
@@ -136,7 +139,9 @@ class CompareScreen(BaseScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"compare · {self.a} vs {self.b}"
+        # A and B less what they share (the verdict names both in full)
+        shown = labels_apart([self.a, self.b], TITLE_SIDE).shown
+        self.sub_title = f"compare · {shown[self.a]} vs {shown[self.b]}"
         self._fill()
         store = self.store_or_retry(self.on_mount)
         if store is not None:
@@ -149,18 +154,20 @@ class CompareScreen(BaseScreen):
         from engine.results.paired import PairingError, parse_side
         from engine.runs.lookup import load_run
         from engine.results.report import build_report
+        from engine.stats import N_BOOT, PAIRED_N_BOOT, SEED
 
         with self.worker_errors("the comparison", store):
             try:
-                c = compare(store, self.a, self.b, n_boot=N_BOOT)
+                # ``compare``'s own resamples and seed: the screen and the CLI agree
+                c = compare(store, self.a, self.b, n_boot=PAIRED_N_BOOT, seed=SEED)
             except PairingError as exc:
                 self.post_message(self.Failed(f"No paired comparison: {exc}"))
                 return
             side = None
             (ra, sa), (rb, sb) = parse_side(self.a), parse_side(self.b)
             if ra != rb and sa is None and sb is None:
-                reports = [build_report(store, load_run(store, n), n_boot=200, seed=0).as_json()
-                           for n in (ra, rb)]
+                reports = [build_report(store, load_run(store, n), n_boot=N_BOOT,
+                                        seed=SEED).as_json() for n in (ra, rb)]
                 # runs of different models have no system in common: the paired rows are it
                 if set(reports[0]["accuracy"]) & set(reports[1]["accuracy"]):
                     side = styled(comparison_segments(compare_reports(*reports)))
@@ -174,7 +181,7 @@ class CompareScreen(BaseScreen):
     def _ready(self, message: Ready) -> None:
         from engine.results.paired_words import p_text, verdict_line
         from engine.results.paired_text import arena_lines, pattern_name, power_line
-        from engine.results.paired_words import verdict_explained
+        from engine.results.paired_words import holm_line, verdict_explained
         from engine.units import fmt_delta_interval, fmt_value
 
         c = self.comparison = message.comparison
@@ -186,16 +193,19 @@ class CompareScreen(BaseScreen):
         if c.warning:
             verdict.append(f"Warning: {c.warning}.\n", style="bold yellow")
         verdict.append(verdict_line(c), style=style)
+        # what "no clear difference" and Holm p mean, where they are shown (issue 36)
+        verdict.append("\n" + holm_line(c), style="dim")      # the footer's ? says more
         verdict.append("\n" + power_line(c), style="italic")
         for line in arena_lines(c):
             verdict.append("\n" + line)
-        verdict.append("\n? explains this verdict, Holm and the number of tests", style="dim")
         self.query_one("#cmp-verdict", Static).update(verdict)
         self.query_one("#cmp-explain", Static).update("\n".join(verdict_explained(c)))
         scale = max([abs(x) for r in c.rows for x in (r.lo, r.hi) if x is not None] + [0.05])
         bar = BAR if self.app.size.width >= 130 else 13     # so that it shows at 120 too
+        # settings kept apart by what differs (issue 36: retrievers differing by index)
+        settings = system_column([r.setting for r in c.rows], 24)
         self.rows["#cmp-rows"] = [(str(i), dict(zip(ROW_COLUMNS, (
-            Text(r.metric), elided_cell(r.setting, 24), Text(str(r.n)),
+            Text(r.metric), settings[i], Text(str(r.n)),
             fmt_value(r.a, r.metric), fmt_value(r.b, r.metric),
             fmt_delta_interval(r.delta, r.lo, r.hi, r.metric),
             delta_bar(r.delta, r.lo, r.hi, scale, bar), p_text(r.p), p_text(r.p_holm),
@@ -248,12 +258,13 @@ class CompareScreen(BaseScreen):
         reply = max(12, ((flips.scrollable_content_region.width or self.app.size.width - 4)
                          - reserve - 2 - 13 - 8 - 16 - 4 - 2 * 6) // 2)
         ids = elided_column([f.query_id for _, f in self.rows["#cmp-flips"]], 16)
+        settings = system_column([f.setting for _, f in self.rows["#cmp-flips"]], 8)
         flip_rows = [(key, dict(zip(FLIP_COLUMNS, (
             Text("wrong → right", style="green") if f.way == "better"
-            else Text("right → wrong", style="red"), elided_cell(f.setting, 8), query,
+            else Text("right → wrong", style="red"), setting, query,
             Text(f.language or "?"), elided_cell(f.a_response or "–", reply, prose=True),
             elided_cell(f.b_response or "–", reply, prose=True)))))
-            for (key, f), query in zip(self.rows["#cmp-flips"], ids)]
+            for (key, f), query, setting in zip(self.rows["#cmp-flips"], ids, settings)]
         flips.border_subtitle = left_out_line(
             refill_fitting(flips, FLIP_COLUMNS, flip_rows, list(FLIP_COLUMNS), reserve), "Enter")
 
@@ -281,29 +292,3 @@ class CompareScreen(BaseScreen):
         b = self.comparison.b
         self.app.push_screen(InspectorScreen(b.run, system=b.system, setting=f.setting,
                                              query=f.query_id))
-
-    def action_export(self) -> None:
-        c = self.comparison
-        if c is None:
-            return
-        from engine.output_files import OutputFileError, write_text
-        from engine.results.html import comparison_page, write_page
-        from engine.results.paired_text import write_items_csv
-
-        base = Path.cwd() / f"compare-{_safe(c.a.label)}-vs-{_safe(c.b.label)}"
-        try:
-            write_text(f"{base}.json", json.dumps(c.as_json(), ensure_ascii=False, indent=1))
-            write_items_csv(c, Path(f"{base}.csv"))
-            # the comparison is already computed: the page only formats it (no SQL, no
-            # resampling)
-            write_page(comparison_page(c),
-                       Path(f"{base}.html"))
-        except OutputFileError as exc:
-            self.notify(str(exc), title="Export failed", severity="error", markup=False)
-            return
-        self.notify(f"Wrote {base}.json, {base}.csv and {base}.html (one page, opens offline)",
-                    timeout=5, markup=False)
-
-
-def _safe(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)

@@ -7,6 +7,10 @@ model folders, headers only; each port gets at most 0.3 s, all at once); a
 check (``c``) is a job of the screen's :class:`~mirage_tui.jobs.JobController`: it loads the
 model with :func:`models.check.check_model`, the same function behind ``mirage-tui models
 check``, records it, and writes its speed into the row's ``check`` column and the panel below.
+The ``backend`` column names what would serve each model (:func:`models.served_by.
+planned_backend`: the llama.cpp host, llama-server and its build, an HTTP endpoint, a library
+in process; the device a check saw added), and the panel says why. Columns that do not fit are
+left out whole and named in the table's title; the panel below shows them all.
 ``x`` (in the footer while a check runs) cancels it between its steps (load, warm-up, timed
 job): nothing is recorded and the row keeps what it showed. A model that fails says why in a
 notification.
@@ -21,18 +25,23 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.jobs import JobController
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
+from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.safe_text import elided_cell
-from mirage_tui.widgets.tables import highlighted_key, refill_fitting
+from mirage_tui.widgets.tables import highlighted_key, refill_fitting, title_naming
 from models.catalog import CatalogEntry, endpoint_entries, format_size, list_models
+from models.served_by import Serving, planned_backend, with_device
 
 COLUMNS = (("model", "name"), ("kind", "kind"), ("installed", "installed"),
-           ("check", "check"), ("quant", "quant"), ("context", "context"), ("size", "size"),
-           ("licence", "license"))
+           ("check", "check"), ("backend", "backend"), ("quant", "quant"),
+           ("context", "context"), ("size", "size"), ("licence", "license"))
+# the most important first: what is left out at a narrow width goes from the end
+PRIORITY = ["name", "kind", "installed", "check", "backend", "size", "context", "quant",
+            "license"]
 
 
 def size_text(n: int | None) -> str:
@@ -110,6 +119,7 @@ class ModelsScreen(BaseScreen):
     class Loaded(Message):
         entries: list[CatalogEntry]
         checks: dict[str, dict]        # each model's latest stored check
+        serving: dict[str, Serving]    # what would serve each entry (by its catalog name)
 
     @dataclass
     class Failed(Message):
@@ -122,6 +132,7 @@ class ModelsScreen(BaseScreen):
         self.checking: str | None = None
         self.check_job = JobController(self, group="model-check")
         self.rows: list[tuple[str, dict]] = []
+        self.serving: dict[str, Serving] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -152,6 +163,12 @@ class ModelsScreen(BaseScreen):
         except Exception as exc:  # noqa: BLE001 - an unreadable folder must not crash the app
             self.post_message(self.Failed(f"{type(exc).__name__}: {exc}"))
             return
+        serving: dict[str, Serving] = {}
+        for e in entries:
+            try:
+                serving[e.name] = planned_backend(e)
+            except Exception as exc:  # noqa: BLE001 - the row shows without it
+                serving[e.name] = Serving("?", "?", f"{type(exc).__name__}: {exc}")
         checks: dict[str, dict] = {}
         store = self.store
         if store is not None:
@@ -164,7 +181,7 @@ class ModelsScreen(BaseScreen):
                                               f"{exc}"))
             finally:
                 store.close()
-        self.post_message(self.Loaded(entries, checks))
+        self.post_message(self.Loaded(entries, checks, serving))
 
     def on_models_screen_loaded(self, message: Loaded) -> None:
         table = self.query_one("#models", DataTable)
@@ -172,10 +189,14 @@ class ModelsScreen(BaseScreen):
         self.entries = {}
         self.checks = {**message.checks, **self.checks}    # this session's are as new
         self.rows = []
+        self.serving = {}
         for e in message.entries:
+            serving = message.serving.get(e.name)
             if e.kind == "endpoint" and e.name in self.entries:   # say which: a spec
                 e = replace(e, name=f"endpoint:{e.name}")
             self.entries[e.name] = e
+            if serving is not None:
+                self.serving[e.name] = serving
             kind = e.kind + (" (chat)" if e.chat else "")
             installed = "yes" if e.installed else ("error" if e.error else "no")
             if e.kind == "endpoint":
@@ -183,7 +204,7 @@ class ModelsScreen(BaseScreen):
                                                                                   e.source)
             self.rows.append((e.name, dict(zip((key for _, key in COLUMNS), (
                 Text(e.name), Text(kind), Text(installed), Text(self._check_cell(e.name)),
-                Text(e.quantization or "—"), Text(str(e.context_length or "—"), justify="right"),
+                Text(self._backend_cell(e.name)), Text(e.quantization or "—"), Text(str(e.context_length or "—"), justify="right"),
                 Text(size_text(e.size_bytes), justify="right"),
                 elided_cell(e.license or "—", 10, prose=True))))))
         self._fill()
@@ -201,10 +222,11 @@ class ModelsScreen(BaseScreen):
         self._fill()
 
     def _fill(self) -> None:
-        # the columns that fit whole, the model and what it is first (issue 27)
-        refill_fitting(self.query_one("#models", DataTable), {k: label for label, k in COLUMNS},
-                       self.rows, ["name", "kind", "installed", "check", "size", "context",
-                                   "quant", "license"])
+        # the columns that fit whole, the model and what it is first (issue 27); the ones left
+        # out are named in the title, and the panel below shows every one (issue 36)
+        table = self.query_one("#models", DataTable)
+        hidden = refill_fitting(table, {k: label for label, k in COLUMNS}, self.rows, PRIORITY)
+        table.border_title = title_naming("Models", hidden, "the panel below")
 
     def on_models_screen_failed(self, message: Failed) -> None:
         self.notify(message.error, title="Could not read the model catalog", severity="error",
@@ -227,6 +249,15 @@ class ModelsScreen(BaseScreen):
         lines = [f"{entry.name} · {entry.kind} · {entry.source}"
                  + (f" · {entry.architecture}" if entry.architecture else "")
                  + (f" · dimension {entry.dim}" if entry.dim else "")]
+        facts = [f"{label} {value}" for label, value in (
+            ("quant", entry.quantization), ("context", entry.context_length),
+            ("size", size_text(entry.size_bytes) if entry.size_bytes else None),
+            ("licence", entry.license)) if value]
+        if facts:
+            lines.append(" · ".join(facts))
+        serving = self.serving.get(entry.name)
+        if serving is not None:
+            lines.append(f"backend: {self._backend_cell(entry.name)}: {serving.reason}")
         if entry.path:
             lines.append(f"file: {entry.path}")
         if entry.url:
@@ -248,6 +279,10 @@ class ModelsScreen(BaseScreen):
         elif entry.installed:
             lines.append("c loads it and times a short job (speed, load time, device).")
         detail.update("\n".join(lines))
+
+    def _backend_cell(self, name: str) -> str:
+        serving = self.serving.get(name)
+        return with_device(serving, self.checks.get(name)) if serving is not None else "—"
 
     def _check_cell(self, name: str) -> str:
         if self.checking == name:
@@ -348,10 +383,8 @@ class ModelsScreen(BaseScreen):
                     markup=False, timeout=8)
 
     def _set_check_cell(self, name: str) -> None:
-        table = self.query_one("#models", DataTable)
         for key, cells in self.rows:
             if key == name:
                 cells["check"] = Text(self._check_cell(name))
-        if name in table.rows and "check" in table.columns:
-            table.update_cell(name, "check", Text(self._check_cell(name)),
-                              update_width=True)
+                cells["backend"] = Text(self._backend_cell(name))   # the device it saw
+        self._fill()            # the new cells may be wider: the columns that fit again

@@ -23,7 +23,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import (Button, Footer, Header, Input, Label, Select, SelectionList,
+from textual.widgets import (Button, Header, Input, Label, Select, SelectionList,
                              Static)
 
 from engine.datasets.demo_pool import DEMO_NAME
@@ -34,6 +34,7 @@ from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.new_run_text import (name_hint, optional_float, optional_int,
                                             parse_ks, plan_summary)
 from mirage_tui.screens.new_run_toml import SaveTomlKeys
+from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.ticks import TickList  # ticked vs unticked by glyph, not colour
 
 TEMPLATES = (("mirage (MIRAGE reference prompts)", "mirage"),

@@ -40,19 +40,20 @@ class SaveTomlKeys:
     @work(thread=True, exclusive=True, exit_on_error=False, group="new-run-save",
           name="save the run file")
     def save_toml(self, config: RunConfig, path) -> None:
+        from engine.output_files import OutputFileError, OutputFileExists, write_new_text
         from engine.runs.config import config_toml
 
         try:
-            with path.open("x", encoding="utf-8") as fh:
-                fh.write(config_toml(config, "a run file saved from mirage-tui's New run; "
-                                             f"run it with: mirage-tui run --config {path}"))
-        except FileExistsError:
+            write_new_text(path, config_toml(config, "a run file saved from mirage-tui's New "
+                                                     f"run; run it with: mirage-tui run --config "
+                                                     f"{path}"))
+        except OutputFileExists:
             self.app.call_from_thread(self.notify, f"{path} exists already: not overwritten.",
                                       title="Not saved", severity="warning", markup=False)
             return
-        except OSError as exc:
-            self.app.call_from_thread(self.notify, f"{path}: {exc.strerror}",
-                                      title="Not saved", severity="error", markup=False)
+        except OutputFileError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="Not saved",
+                                      severity="error", markup=False)
             return
         self.app.call_from_thread(self.notify, f"Saved to {path} · mirage-tui run --config "
                                   f"{path}", title="Run file", markup=False, timeout=10)

@@ -15,12 +15,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from engine.datasets.catalog import PoolEntry, QueryDetail, get_query
 from engine.text_safety import visible
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
+from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.safe_text import safe_line, safe_text
 
 ORACLE_MARK = "★ oracle"

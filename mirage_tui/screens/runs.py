@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from engine.results.comparison import RunRow, run_rows
 from engine.results.text import short_setting
@@ -29,12 +29,15 @@ from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.runs_keys import RunKeys
 from mirage_tui.screens.runs_manage import RunManageKeys
 from mirage_tui.screens.runs_summary import RunSummaryKeys
-from mirage_tui.widgets.safe_text import elided_cell
+from mirage_tui.widgets.footer import Footer
+from mirage_tui.widgets.safe_text import elided_cell, generator_names, generators_cell
 from mirage_tui.widgets.tables import columns_that_fit, highlighted_key, title_naming
 
 EMPTY = ("No runs yet in this workspace. Start one from the command line, e.g.\n"
          "  mirage-tui run --dataset demo --generator smollm2-135m-instruct --sample 20\n"
          "or from the app's New run screen; it appears here as soon as it starts.")
+GENERATORS_WIDTH = 20
+"""The generators column's width: the run's generators less the words all the runs' share."""
 KEYS = ("Enter: the run's summary (then it follows the highlight) · space marks a run, c on "
         "another compares the two · u resume · R rename · D delete · L log")
 """The hint line: what the footer's one-word keys do not say."""
@@ -196,6 +199,9 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
         """The rows in the columns that fit the table's width (:data:`PRIORITY`); the
         columns are rebuilt only when another set fits (or ``force``: new rows)."""
         table = self.query_one("#runs", DataTable)
+        self._names, caption = generator_names(self.rows, GENERATORS_WIDTH)
+        self.query_one("#runs-hint", Static).update(
+            f"generators {caption}\n{KEYS}" if caption else KEYS)
         cells = [dict(zip(COLUMNS, self._cells(r))) for r in self.rows]
         widths = {c: max([len(c)] + [row[c].cell_len for row in cells]) for c in COLUMNS}
         available = (table.size.width or self.size.width) - 2   # the scrollbar's cells
@@ -220,10 +226,12 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
         same_day = r.updated[:10] == r.created[:10]
         return [self._name_cell(r.name), elided_cell(r.dataset, 16), Text(r.status),
                 Text(f"{r.done}/{r.total}", justify="right"),
-                elided_cell(", ".join(r.generators), 20),
+                generators_cell(r.generators, self._names, GENERATORS_WIDTH),
                 elided_cell(" ".join(short_setting(s) for s in r.settings), 22),
                 Text(r.seeds), Text(", ".join(r.devices) or "—"), Text(r.created[:10]),
                 Text(r.updated[11:16] if same_day else r.updated[:10])]
+
+    _names: dict[str, str] = {}
 
     def _name_cell(self, name: str) -> Text:
         # long names elided (tail kept), so that the generators fit at 80 columns too

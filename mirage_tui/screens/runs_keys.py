@@ -1,8 +1,8 @@
 """The Runs screen's keys that act on the highlighted run beyond showing it: ``e`` exports it
 (``engine.results.export.export_run``, or the HTML report: ``engine.results.html.run_page``) to
 a path and format asked for in a small dialog, and ``u`` resumes it when it stopped before its
-end (cancelled or interrupted: a launch offers only interrupted runs, so a run cancelled on
-purpose is resumed from here or from Live run).
+end (cancelled or interrupted: a launch offers only runs stopped by quitting or killed, so a
+run cancelled on purpose is resumed from here or from Live run).
 
 Mixed into :class:`mirage_tui.screens.runs.RunsScreen` (as :mod:`.inspector.human` is into the
 Inspector); the export's worker reports back with ``call_from_thread``."""

@@ -1,6 +1,7 @@
 """The Runs screen's summary and comparison: Enter computes the highlighted run's report
 (``engine.results.report.build_report``: accuracy per system × setting and NV/CA/CI/CM, each
-with its 95% CI and n) in a worker and shows its summary (``summary_segments``); from then on
+with its 95% CI and n, at ``report``'s own resamples and seed, :data:`engine.stats.N_BOOT` and
+:data:`engine.stats.SEED`, so the pane and the CLI show the same figures) in a worker and shows its summary (``summary_segments``); from then on
 the summary follows the highlight (a moment after it stops, ``FOLLOW_DELAY``), so that the
 pane never shows another run than the highlighted one. Space marks a run and ``c`` compares
 the highlighted run with it (the Compare screen; a run of several systems asks which).
@@ -22,7 +23,6 @@ from engine.results.text import backend_segments
 from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.widgets.segments import styled
 
-N_BOOT = 200
 FOLLOW_DELAY = 0.3
 """Seconds the highlight rests on a run before its summary is computed."""
 
@@ -127,9 +127,10 @@ class RunSummaryKeys:
     def build_summary(self, store, names: list[str], generation: int, width: int) -> None:
         from engine.results.report import build_report
         from engine.runs.lookup import load_run
+        from engine.stats import N_BOOT, SEED
 
         with self.worker_errors("the report", store):
-            reports = [build_report(store, load_run(store, n), n_boot=N_BOOT, seed=0,
+            reports = [build_report(store, load_run(store, n), n_boot=N_BOOT, seed=SEED,
                                     summary_only=True).as_json() for n in names]
             width = max(30, width - 2)      # a scrollbar may come with the text
             segments = backend_segments(

@@ -7,7 +7,8 @@ category (MIRAGE §1)::
 
 On a 0–1 track: solid up to the CI's lower end, shaded from there to the value, a whisker from
 the value to the upper end. Shading and whisker differ in shape, not only in colour, so the bars
-read in any theme; a legend line under the bars (:data:`LEGEND`) says so, and a heading's
+read in any theme; a legend line under the bars (:data:`LEGEND`) says so, a second what the
+headings' overall means (:data:`engine.metrics.adaptability.OVERALL_MEANING`), and a heading's
 items not counted say why (errored, or not yet in all three settings). The panel is an :class:`OptionList`: arrows walk the category lines and
 Enter posts :class:`AdaptabilityPanel.CategorySelected` (system, setting, category), which the
 Live run screen turns into an inspector filtered to those items.
@@ -23,7 +24,8 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from engine.metrics.adaptability import (CONTEXT_ACCEPTABLE, CONTEXT_INSENSITIVE,
-                                         CONTEXT_MISINTERPRETED, NOISE_VULNERABLE)
+                                         CONTEXT_MISINTERPRETED, NOISE_VULNERABLE,
+                                         OVERALL_MEANING)
 from mirage_tui.widgets.estimates import estimate_cell, setting_label
 
 # (report key, inspector category, label, better when)
@@ -172,6 +174,8 @@ class AdaptabilityPanel(OptionList):
         if self.entries:
             options.append(Option(Content.styled(LEGEND, "$text-muted"), id="legend",
                                   disabled=True))
+            options.append(Option(Content.styled(OVERALL_MEANING, "$text-muted"),
+                                  id="overall", disabled=True))
         self.set_options(options)
         if keep is not None:
             try:

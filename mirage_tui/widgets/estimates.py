@@ -4,7 +4,8 @@ Estimates arrive as the report's JSON dicts (``{"value", "lo", "hi", "n"}``); th
 only format them, they compute nothing, in the one unit of :mod:`engine.units`
 (``30.0 [10.0, 60.0] n=20``: percent, one decimal), as ``mirage-tui report`` does. And the
 time estimates' lines (New run's, the judge dialog's), from the one estimator's figures
-(:mod:`engine.runs.estimates`): speeds and where they come from, load, requests in flight.
+(:mod:`engine.runs.estimates`): speeds and where they come from, the machine's load they are
+corrected for, the model's load, requests in flight.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def estimate_line(guess: dict) -> str:
     speeds = "; ".join(
         f"{name} {g['prompt_tps']:.0f} prompt / {g['gen_tps']:.0f} generated tok/s, "
         f"~{g['answer_tokens']:.0f} tokens an answer, {_speed_source(g['speed'])}"
-        f"{_load(g)}{_in_flight(g)}"
+        f"{_load_note(g)}{_load(g)}{_in_flight(g)}"
         for name, g in guess["generators"].items() if g["items"])
     items = guess["items"]
     return (f"Estimate: about {duration(guess['seconds'])} for {items} item"
@@ -49,6 +50,8 @@ def estimate_line(guess: dict) -> str:
 
 
 def _speed_source(source: str) -> str:
+    if source.startswith("measured judging"):
+        return "measured here judging"
     if source.startswith("measured"):
         return "measured here"
     if source.startswith("model check"):
@@ -60,14 +63,22 @@ def judging_line(guess: dict) -> str:
     """``Estimate: about 2m10s for 36 battles (72 judge calls) on 6 queries, at 9 generated
     tok/s (model check …)``; an offline judge's battles need no LLM call."""
     if guess.get("offline"):
-        return (f"{guess['battles']} battles on {guess['queries']} queries, no LLM: each "
-                "answer compared with the reference (seconds; embeddings computed once)")
+        # what the judge compares is the judge's own line (the dialog's, --judge's help)
+        return (f"{guess['battles']} battles on {guess['queries']} queries, no LLM call: "
+                "seconds")
     calls = (f" ({guess['calls']} judge calls: both orders)"
              if guess["calls"] != guess["battles"] else "")
     return (f"Estimate: about {duration(guess['seconds'])} for {guess['battles']} battles"
             f"{calls} on {guess['queries']} queries, at {guess['prompt_tps']:.0f} prompt / "
-            f"{guess['gen_tps']:.0f} generated tok/s ({guess['speed']}){_load(guess)}"
-            f"{_in_flight(guess)}")
+            f"{guess['gen_tps']:.0f} generated tok/s ({guess['speed']}){_load_note(guess)}"
+            f"{_load(guess)}{_in_flight(guess)}")
+
+
+def _load_note(figures: dict) -> str:
+    """``, machine load now 1.0 other busy core of 2 (1-second probe): ×1.50 against 0.0
+    when measured`` (the speeds shown are corrected for it); empty when unknown."""
+    note = figures.get("load_note")
+    return f", {note}" if note else ""
 
 
 def _load(figures: dict) -> str:

@@ -16,6 +16,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from engine.text_fit import labels_apart
 from engine.units import fmt_value
 
 CELL = 6
@@ -73,11 +74,13 @@ def heatmap_text(names: list[str], fractions: list[list[float | None]],
     what = ("battles between row and column" if show_counts else
             "share of the row's battles against the column it won (ties ½)")
     out.append(f"cell: {what}; · never met; c toggles counts\n", style="dim")
+    # the names by what differs, what they all share said once (issue 36: names cut at the
+    # edge read the same)
+    apart = labels_apart(names, max(8, width - label_w - 1) if width is not None else 10**6)
     for i, name in enumerate(names):
-        line = f"{i + 1:>{label_w}} {name}"
-        if width is not None and len(line) > width:
-            line = line[: max(1, width - 1)] + "…"
-        out.append(line + "\n")
+        out.append(f"{i + 1:>{label_w}} {apart.shown[' '.join(name.split())]}\n")
+    if apart.caption():
+        out.append(f"systems {apart.caption()}\n", style="dim")
     out.rstrip()
     return out
 
@@ -111,10 +114,10 @@ class WinFractionHeatmap(Widget):
             self.counts = [[ratings.battle_counts[a][b] for b in idx] for a in idx]
         self.refresh(layout=True)
 
-    def text(self) -> Text:
+    def text(self, width: int | None = None) -> Text:
         if not self.names:
             return Text("No battles to draw.", style="dim")
-        width = self.size.width or None
+        width = width or self.size.width or None
         return heatmap_text(self.names, self.fractions, self.counts,
                             show_counts=self.show_counts, width=width)
 
@@ -122,4 +125,7 @@ class WinFractionHeatmap(Widget):
         return self.text()
 
     def get_content_height(self, container, viewport, width: int) -> int:
-        return len(self.text().split()) if self.names else 1
+        # its lines as drawn at this width, a long one wrapped (the legend's last line was
+        # left out when the key line above it wrapped)
+        return len(self.text(width).wrap(self.app.console, width)) if self.names and width \
+            else len(self.text().split()) if self.names else 1

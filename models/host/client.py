@@ -14,6 +14,13 @@ feature that crashes, such as AMX) says why and how to rebuild (``supervisor.cra
 
 Every request carries the host's token from its registry entry (``Authorization: Bearer``).
 
+Cancel. Each ``generate`` and ``label_probs`` carries an id of its own; ``abort()`` (what the
+engine calls when a job is cancelled or left early: :mod:`engine.inflight`) names every
+request of this generator still out in one ``/mirage/cancel`` on a connection of its own. The
+host sets their cancel flags, so each ends within a prompt block or a token and answers
+``RequestCancelled`` (a transient error: the cancelling job drops it, another job sharing the
+generator asks again), and the model is free for the next request at once.
+
 Standard library only (http.client with one keep-alive connection per thread): this process
 never imports llama_cpp.
 """
@@ -24,16 +31,20 @@ import http.client
 import json
 import os
 import threading
+import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Sequence
 
 from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, ModelUnusable,
-                         Prompt, ReplyError, SamplingParams, TransientModelError)
+                         Prompt, ReplyError, RequestCancelled, SamplingParams,
+                         TransientModelError)
 from models.host import registry
 from models.host.supervisor import (HostSpec, crash_advice, drop_lease, find_or_start, get_json,
                                     host_headers, how_host_ended)
 
 REQUEST_TIMEOUT_S = 3600.0              # a long generation on a slow CPU; death is seen at once
+CANCEL_TIMEOUT_S = 5.0                  # a /mirage/cancel is answered at once by a live host
 
 _HOSTED: dict[tuple, "HostedGenerator"] = {}
 _ANSWERED: set[int] = set()             # host pids that answered a request of this process
@@ -75,6 +86,7 @@ class HostedGenerator:
         self._entry: registry.HostEntry | None = None
         self._deaths = 0
         self._events: list[str] = []
+        self._out: set[str] = set()         # ids of the requests out now (``abort``)
         self._connect()
 
     def _connect(self) -> registry.HostEntry:
@@ -187,16 +199,53 @@ class HostedGenerator:
         _ANSWERED.add(entry.pid)
         return parsed
 
+    # ----------------------------------------------------------------- cancel
+
+    @contextmanager
+    def _request(self):
+        """A new request id, known to :meth:`abort` while the request is out."""
+        request = uuid.uuid4().hex
+        with self._lock:
+            self._out.add(request)
+        try:
+            yield request
+        finally:
+            with self._lock:
+                self._out.discard(request)
+
+    def abort(self) -> bool:
+        """Cut every request of this generator still out (module docstring): one
+        ``/mirage/cancel`` naming them. True when the host answered it; False with nothing
+        out, or when the host did not answer (a dead host: its requests see the death)."""
+        with self._lock:
+            ids, entry = sorted(self._out), self._entry
+        if not ids or entry is None:
+            return False
+        host, port = entry.url.split("//", 1)[1].rsplit(":", 1)
+        conn = http.client.HTTPConnection(host, int(port), timeout=CANCEL_TIMEOUT_S)
+        try:
+            conn.request("POST", "/mirage/cancel", body=json.dumps({"requests": ids}).encode(
+                "ascii"), headers=host_headers(entry))
+            response = conn.getresponse()
+            response.read()
+            return response.status == 200
+        except (OSError, http.client.HTTPException):
+            return False
+        finally:
+            conn.close()
+
     # ----------------------------------------------------------------- Generator
 
     def generate(self, prompt: Prompt, params: SamplingParams = SamplingParams()) -> Generation:
-        out = self._call("POST", "/mirage/generate",
-                         {"prompt": _wire(prompt), "params": params.key()})
+        with self._request() as request:
+            out = self._call("POST", "/mirage/generate", {
+                "prompt": _wire(prompt), "params": params.key(), "request": request})
         return Generation(**out)
 
     def label_probs(self, prompt: Prompt, labels: Sequence[str]) -> dict[str, float]:
-        return self._call("POST", "/mirage/label_probs",
-                          {"prompt": _wire(prompt), "labels": list(labels)})["probs"]
+        with self._request() as request:
+            return self._call("POST", "/mirage/label_probs", {
+                "prompt": _wire(prompt), "labels": list(labels), "request": request})["probs"]
 
     def count_tokens(self, text: str) -> int:
         return int(self._call("POST", "/mirage/count_tokens", {"text": text})["tokens"])
@@ -239,6 +288,8 @@ def _host_error(name: str, body: dict, status: int) -> Exception:
     if kind == "ContextOverflow":
         return ContextOverflow(message, prompt_tokens=int(error.get("prompt_tokens") or 0),
                                context_length=int(error.get("context_length") or 0))
+    if kind == "RequestCancelled":
+        return RequestCancelled(message, int(error.get("completion_tokens") or 0))
     if kind == "ValueError":
         return ValueError(message)
     if kind == "ReplyError":

@@ -4,9 +4,10 @@ A POST must say ``Content-Type: application/json`` (415 otherwise, so a web page
 a "simple" text/plain request at it), send a ``Content-Length`` (411) and fit
 ``MAX_BODY_BYTES`` (413, refused before anything is read); the token is checked first
 (:meth:`models.host.server.Host.check_token`: 401, 403). Then each field: ``checked_prompt``,
-``sampling_params``, ``labels_of``, ``required_field``; a client's mistake (a body that is not
-a JSON object, a malformed message, a value of the wrong type) is a 400 naming it, a model's
-failure a 500 (``error_body``). Every answer is JSON, escaped ASCII.
+``sampling_params``, ``labels_of``, ``required_field``, ``request_id``; a client's mistake (a
+body that is not a JSON object, a malformed message, a value of the wrong type) is a 400
+naming it, a request its client cancelled a 409, a model's failure a 500 (``error_body``).
+Every answer is JSON, escaped ASCII.
 
 Standard library and :mod:`models.base` only (the host process imports no more:
 :mod:`models.host.server`).
@@ -17,15 +18,17 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 import socket
 import time
 from dataclasses import fields
 from http.server import BaseHTTPRequestHandler
 
-from models.base import ContextOverflow, ModelError, ReplyError, SamplingParams
+from models.base import ContextOverflow, ModelError, ReplyError, RequestCancelled, SamplingParams
 
 _PARAM_FIELDS = {f.name for f in fields(SamplingParams)}
 MAX_BODY_BYTES = 8 << 20        # a prompt of a 128k context is ~1 MB of JSON
+_REQUEST_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class Refused(Exception):
@@ -92,6 +95,25 @@ def required_field(body: dict, name: str, kind: type, what: str):
     return value
 
 
+def request_id(body: dict) -> str | None:
+    """The optional ``request`` of a generate or label_probs body: the client's id for it,
+    which ``/mirage/cancel`` names (1 to 64 letters, digits, ``-`` or ``_``)."""
+    value = body.get("request")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _REQUEST_ID.fullmatch(value):
+        raise ValueError("'request' must be 1 to 64 letters, digits, '-' or '_'")
+    return value
+
+
+def request_ids(body: dict) -> list[str]:
+    """``/mirage/cancel``'s ``requests``: a list of request ids (:func:`request_id`)."""
+    ids = body.get("requests")
+    if not isinstance(ids, list) or len(ids) > 1024:
+        raise ValueError("'requests' must be a list of at most 1024 request ids")
+    return [request_id({"request": i}) for i in ids]
+
+
 def labels_of(body: dict) -> list[str]:
     labels = body.get("labels")
     if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
@@ -105,6 +127,9 @@ def error_body(exc: Exception) -> tuple[int, dict]:
     if isinstance(exc, ContextOverflow):
         body.update(prompt_tokens=exc.prompt_tokens, context_length=exc.context_length)
         return 400, {"error": body}
+    if isinstance(exc, RequestCancelled):
+        body.update(completion_tokens=exc.completion_tokens)
+        return 409, {"error": body}
     if isinstance(exc, (ValueError, KeyError, TypeError, ReplyError)):
         if isinstance(exc, (KeyError, TypeError)):
             body.update(type="ValueError", message=f"bad request: {kind}: {exc}")

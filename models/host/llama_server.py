@@ -24,6 +24,11 @@ which runs both backends through the product's run path and records the measurem
 ``find_llama_server`` and the choice are tested without one (tests/models/test_host.py,
 tests/models/test_backend_choice.py).
 
+A cancelled request (``/mirage/cancel``) is refused before it is sent to llama-server; one
+already there runs to its end (a non-streamed request cannot be cut short of dropping its
+connection); the job that cancelled it stops waiting for it
+:data:`engine.inflight.ABORT_WAIT_S` after its abort.
+
 llama-server dying kills the host (exit 70, "llama-server exited with status N" in its log),
 also when a request sees the connection drop first: the client then sees a host death, retried
 once with a restart, as with the default host.
@@ -47,9 +52,11 @@ import urllib.request
 from pathlib import Path
 from typing import Sequence
 
-from models.base import ContextOverflow, Generation, ModelError, Prompt, SamplingParams
+from models.base import (ContextOverflow, Generation, ModelError, Prompt, SamplingParams,
+                         TransientModelError)
 from models.env_settings import env_seconds
 from models.host import registry
+from models.http_errors import context_refusal, server_message
 from models.replies import checked_text
 
 BINARY_ENV = "MIRAGE_LLAMA_SERVER"
@@ -159,6 +166,8 @@ def _make_class():
             try:
                 with urllib.request.urlopen(request, timeout=3600) as r:
                     return json.loads(r.read())
+            except urllib.error.HTTPError as exc:
+                raise self._refused(exc) from None
             except (OSError, ValueError) as exc:
                 proc = self._proc
                 if proc is not None and not isinstance(exc, urllib.error.HTTPError):
@@ -167,6 +176,25 @@ def _make_class():
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         self._host_dies_with(proc, proc.wait(2.0))
                 raise ModelError(f"{self.name}: llama-server failed: {exc}") from None
+
+        def _refused(self, exc: urllib.error.HTTPError) -> ModelError:
+            """llama-server's refusal with its own words (``{"error": {"message": ...}}``,
+            :func:`models.http_errors.server_message`), not urllib's bare "HTTP Error 400";
+            an overlong prompt is a ContextOverflow, a busy or failing server transient."""
+            try:
+                body = (exc.read() or b"").decode("utf-8", "replace")
+            except OSError:
+                body = ""
+            said = server_message(body)
+            message = (f"{self.name}: llama-server answered HTTP {exc.code} {exc.reason}"
+                       f"{': ' + said if said else ''}")
+            refusal = context_refusal(body) if exc.code in (400, 413, 422) else None
+            if refusal is not None:
+                return ContextOverflow(message, prompt_tokens=refusal[1],
+                                       context_length=refusal[0] or self.n_ctx)
+            if exc.code == 429 or exc.code >= 500:
+                return TransientModelError(message)
+            return ModelError(message)
 
         def _tokens(self, prompt: Prompt, max_tokens: int):
             rendered = self.render(prompt)
@@ -177,9 +205,10 @@ def _make_class():
                     prompt_tokens=len(rendered.tokens), context_length=self.n_ctx)
             return rendered
 
-        def generate(self, prompt: Prompt,
-                     params: SamplingParams = SamplingParams()) -> Generation:
+        def generate(self, prompt: Prompt, params: SamplingParams = SamplingParams(), *,
+                     cancel: threading.Event | None = None) -> Generation:
             rendered = self._tokens(prompt, params.max_tokens)
+            self._check_cancel(cancel, 0, params.max_tokens)
             stops = list(dict.fromkeys(tuple(params.stop) + rendered.stop))
             out = self._post({"prompt": rendered.tokens, "n_predict": params.max_tokens,
                               "temperature": params.temperature, "top_k": params.top_k,
@@ -201,10 +230,12 @@ def _make_class():
                        "n_ctx": self.n_ctx, "n_threads": self.n_threads,
                        "slots": self.slots})
 
-        def label_probs(self, prompt: Prompt, labels: Sequence[str]) -> dict[str, float]:
+        def label_probs(self, prompt: Prompt, labels: Sequence[str], *,
+                        cancel: threading.Event | None = None) -> dict[str, float]:
             if not labels:
                 raise ValueError("label_probs needs at least one label")
             rendered = self._tokens(prompt, 1)
+            self._check_cancel(cancel, 0, 1)
             ids = self._labels_token_ids(labels)        # colliding labels refused, as in process
             out = self._post({"prompt": rendered.tokens, "n_predict": 1, "temperature": 0.0,
                               "n_probs": LABEL_TOP_N, "cache_prompt": True})

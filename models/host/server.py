@@ -12,6 +12,8 @@ entry (:mod:`models.host.registry`) and serves:
   through the generator, exactly as in process);
 - ``POST /mirage/generate`` (``prompt``: text or messages, ``params``: SamplingParams fields →
   the whole Generation), ``/mirage/label_probs``, ``/mirage/count_tokens``,
+  ``/mirage/cancel`` (``requests``: the ids a client gave its generate and label_probs
+  requests in ``request``; below),
   ``/mirage/render``, ``/mirage/threads`` (the threads it wants; it runs with its share of the
   budget, below); ``GET /mirage/identity``
   and ``GET /mirage/modules`` (what this process imported, for a test).
@@ -28,6 +30,13 @@ prompt or a token: a killed client's long generation does not keep the host aliv
 ends it the same way; SIGINT is ignored (a Ctrl-C in the terminal of the process that started
 it must not kill a host that process is still using: it runs in its own session anyway).
 
+Cancel. ``/mirage/cancel`` sets the cancel flag of each named request: a running one ends
+within a prompt block or a token (``LlamaGenerator`` checks the flag there; llama-server's
+connection is shut) and answers 409 ``RequestCancelled`` with the tokens it had generated;
+one still waiting for the model's lock ends as soon as it gets it, without evaluating
+anything, and one not arrived yet (a cancel overtaking its request) is refused when it comes.
+The model is free for the next request at once. Each cancel is a line in the host's log.
+
 Threads: the host joins the user's thread budget (:mod:`models.host.budget`: every host of the
 user on the machine, whatever the data dir) and its watchdog sets its threads to its share
 every ``budget.POLL_S`` (shrinking when another host starts, growing back when one stops).
@@ -40,6 +49,7 @@ issue #1581).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hmac
 import os
 import secrets
@@ -50,13 +60,14 @@ import time
 from dataclasses import asdict
 from http.server import ThreadingHTTPServer
 
-from models.base import ModelError
+from models.base import ModelError, RequestCancelled
 from models.env_settings import env_seconds
 from models.host import budget, registry
 from models.host.edge import (Refused, checked_prompt, is_int, labels_of, make_handler,
-                              required_field, sampling_params)
+                              request_id, request_ids, required_field, sampling_params)
 
 GRACE_ENV = "MIRAGE_HOST_GRACE"         # models.env_settings: its range and default
+EARLY_CANCELS = 1024                    # cancels kept for requests that have not come yet
 
 
 class Host:
@@ -70,6 +81,9 @@ class Host:
         self.stopping = threading.Event()
         self.budget: budget.BudgetEntry | None = None       # set once it serves
         self._threads_lock = threading.Lock()       # the watchdog and /mirage/threads
+        self._requests: dict[str, threading.Event] = {}     # request id -> its cancel flag
+        self._early: dict[str, None] = {}                   # cancelled before they came
+        self._requests_lock = threading.Lock()
 
     # ----------------------------------------------------------------- API bodies
 
@@ -114,6 +128,58 @@ class Host:
                 if share != self.generator.n_threads:
                     _log(f"threads {self.generator.n_threads} -> {share} (the thread budget)")
                     self._apply_threads(share)
+
+    # ----------------------------------------------------------------- cancel
+
+    @contextlib.contextmanager
+    def cancellable(self, request: str | None):
+        """The cancel flag of one request (None without an id: not cancellable), set already
+        when its cancel came first."""
+        if request is None:
+            yield None
+            return
+        flag = threading.Event()
+        with self._requests_lock:
+            if request in self._early:
+                del self._early[request]
+                flag.set()
+            self._requests[request] = flag
+        try:
+            yield flag
+        finally:
+            with self._requests_lock:
+                if self._requests.get(request) is flag:
+                    del self._requests[request]
+
+    def cancel(self, ids: list[str]) -> dict:
+        """``/mirage/cancel``: set the flag of each named request; one not here yet is
+        remembered (the newest :data:`EARLY_CANCELS`), so it is refused when it comes."""
+        running, early = [], []
+        with self._requests_lock:
+            for request in ids:
+                flag = self._requests.get(request)
+                if flag is not None:
+                    flag.set()
+                    running.append(request)
+                else:
+                    self._early[request] = None
+                    early.append(request)
+            while len(self._early) > EARLY_CANCELS:
+                del self._early[next(iter(self._early))]
+        _log(f"cancel: {len(running)} request(s) running or waiting, {len(early)} not here "
+             "yet")
+        return {"cancelled": running, "early": early}
+
+    def cut(self, method, body: dict, **args):
+        """``method`` (generate or label_probs) of the request in ``body``, cancellable by its
+        id; a cancelled one is logged with the tokens it had generated."""
+        request = request_id(body)
+        with self.cancellable(request) as flag:
+            try:
+                return method(**args) if flag is None else method(**args, cancel=flag)
+            except RequestCancelled as exc:
+                _log(f"request {request} cancelled after {exc.completion_tokens} token(s)")
+                raise
 
     def openai_completion(self, body: dict, chat: bool) -> dict:
         if body.get("stream"):
@@ -161,10 +227,13 @@ class Host:
         posts = {
             "/v1/completions": lambda: self.openai_completion(body, chat=False),
             "/v1/chat/completions": lambda: self.openai_completion(body, chat=True),
-            "/mirage/generate": lambda: asdict(g.generate(
-                checked_prompt(body.get("prompt")), sampling_params(body.get("params")))),
-            "/mirage/label_probs": lambda: {"probs": g.label_probs(
-                checked_prompt(body.get("prompt")), labels_of(body))},
+            "/mirage/generate": lambda: asdict(self.cut(
+                g.generate, body, prompt=checked_prompt(body.get("prompt")),
+                params=sampling_params(body.get("params")))),
+            "/mirage/label_probs": lambda: {"probs": self.cut(
+                g.label_probs, body, prompt=checked_prompt(body.get("prompt")),
+                labels=labels_of(body))},
+            "/mirage/cancel": lambda: self.cancel(request_ids(body)),
             "/mirage/count_tokens": lambda: {"tokens": g.count_tokens(
                 required_field(body, "text", str, "a string"))},
             "/mirage/render": lambda: _render_json(g.render(checked_prompt(body.get("prompt")))),
@@ -217,8 +286,8 @@ class Host:
         if self.stopping.is_set() and self.server is None:
             return
         self.stopping.set()
-        if hasattr(self.generator, "abort"):
-            self.generator.abort()
+        if hasattr(self.generator, "stop_serving"):
+            self.generator.stop_serving()
         server, self.server = self.server, None
         if server is not None:
             threading.Thread(target=server.shutdown, daemon=True).start()

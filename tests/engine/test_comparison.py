@@ -99,7 +99,10 @@ def test_summary_of_a_partial_run_with_a_sample():
     assert "A sample of 6 of 60 queries (seed 0)." in text
     assert "200 resamples" in text
     assert "50.0 [20.0, 80.0] n=6" in text
-    assert "Overall↑ = −NV + CA − CI − CM" in text and "-20.0 [-50.0, 10.0]" in text
+    # the overall score says what it means where it is shown (issue 36)
+    assert ("Overall↑ = CA − NV − CI − CM = 2·CA − 100: +100 when every query is right both "
+            "with the oracle chunk and with the mixed context, −100 when none is") in text
+    assert "-20.0 [-50.0, 10.0]" in text
     assert ("note: a note\n", "note") in segments
 
 

@@ -182,8 +182,48 @@ def test_judge_feature_averages_both_orders_through_the_cache(store, tmp_path):
     model = ScriptedJudge(prefers_the_city)
     llm = {"judge:fake": PairwiseJudge(model, "ragqa_arena_pairwise")}
     write_labels(store, tmp_path, "people", n=20, reference=False)
-    fit = fit_judge(store, "llm", "people", features=["judge:fake"], llms=llm)
+    events = []
+    fit = fit_judge(store, "llm", "people", features=["judge:fake"], llms=llm,
+                    progress=events.append)
     assert len(model.calls) == 40 and fit.cv_estimate().value == 1.0
     assert fit.coefficients[0] > 0
-    fit_judge(store, "llm", "people", features=["judge:fake"], llms=llm, force=True)
+    assert {e.kind for e in events} == {"fit"} and events[0].done == 0      # its progress
+    assert [e.done for e in events] == sorted(e.done for e in events)
+    last = events[-1]
+    assert (last.status, last.done, last.total, last.new, last.cached) == \
+        ("done", 20, 20, 40, 0)
+    events.clear()
+    fit_judge(store, "llm", "people", features=["judge:fake"], llms=llm, force=True,
+              progress=events.append)
     assert len(model.calls) == 40                   # every verdict from the judgments cache
+    assert (events[-1].new, events[-1].cached) == (0, 40)
+
+
+def test_a_cancelled_fit_stores_nothing_and_keeps_the_verdicts_judged(store, tmp_path):
+    import threading
+
+    from testkit.arena import ScriptedJudge
+
+    from engine.jobs import Stop
+    from models.judges import PairwiseJudge
+
+    cancel = threading.Event()
+
+    def prefers_the_city(s):            # and asks the fit to stop at its fifth call
+        if len(model.calls) == 5:
+            cancel.set()
+        return "1 - it is." if s["Answer 1"].startswith("city") else "2 - it is."
+
+    model = ScriptedJudge(prefers_the_city)
+    llm = {"judge:fake": PairwiseJudge(model, "ragqa_arena_pairwise")}
+    write_labels(store, tmp_path, "people", n=20, reference=False)
+    events = []
+    with pytest.raises(Stop) as stopped:
+        fit_judge(store, "llm", "people", features=["judge:fake"], llms=llm, cancel=cancel,
+                  progress=events.append)
+    assert stopped.value.status == "cancelled" and events[-1].status == "cancelled"
+    assert 5 <= len(model.calls) < 40 and events[-1].done < 20
+    with pytest.raises(ArenaError, match="no fitted judge"):
+        fitted_judge(store, "fitted:llm")
+    fit = fit_judge(store, "llm", "people", features=["judge:fake"], llms=llm)
+    assert len(model.calls) == 40 and fit.cv_estimate().value == 1.0   # none asked twice

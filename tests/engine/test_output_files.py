@@ -12,7 +12,8 @@ import textwrap
 
 import pytest
 
-from engine.output_files import (OutputFileError, csv_cell, output_file, write_csv,
+from engine.output_files import (OutputFileError, OutputFileExists, csv_cell, output_file,
+                                 write_new_text, write_csv,
                                  write_jsonl, write_text)
 from testkit.paths import ROOT
 
@@ -137,3 +138,39 @@ def test_csv_text_cells_that_could_be_formulas_are_neutralised(tmp_path):
 def test_json_lines_are_untouched(tmp_path):
     out = write_jsonl(tmp_path / "r.jsonl", [{"q": "=cmd|x", "v": -1}])
     assert out.read_text() == '{"q": "=cmd|x", "v": -1}\n'
+
+
+def test_a_kept_file_is_written_once_and_never_replaced(tmp_path):
+    """write_new_text (New run's saved run file, config --init): written when the path is
+    free; a file, or a dangling symlink, at the path is left as it was and named."""
+    out = write_new_text(tmp_path / "run.toml", "first\n")
+    assert out.read_text() == "first\n"
+    with pytest.raises(OutputFileExists, match=r"run.toml exists already; not overwritten"):
+        write_new_text(tmp_path / "run.toml", "second\n")
+    assert out.read_text() == "first\n"
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(OutputFileExists):
+        write_new_text(tmp_path / "dangling", "x")
+    assert not (tmp_path / "nowhere").exists()
+    with pytest.raises(OutputFileError, match="no folder"):
+        write_new_text(tmp_path / "missing" / "run.toml", "x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "run.toml"]  # no temp
+
+
+def test_a_kept_file_that_appears_while_written_is_not_replaced(tmp_path, monkeypatch):
+    """The check before the write is not the guard: a file made between the check and the
+    link stays, and nothing of ours is left behind."""
+    import engine.output_files as output_files
+
+    target = tmp_path / "config.toml"
+    real_link = os.link
+
+    def someone_else_first(src, dst):
+        target.write_text("theirs")
+        return real_link(src, dst)
+
+    monkeypatch.setattr(output_files.os, "link", someone_else_first)
+    with pytest.raises(OutputFileExists):
+        write_new_text(target, "ours")
+    assert target.read_text() == "theirs"
+    assert [p.name for p in tmp_path.iterdir()] == ["config.toml"]

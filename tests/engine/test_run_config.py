@@ -28,7 +28,9 @@ def test_config_from_toml_with_overrides_and_checks(tmp_path):
         ({"template": "nope"}, "no prompt template"),
         ({"settings": ["retrieved@5"], "retrievers": ["m"], "reranker": "judge:x",
           "rerank_depth": 3}, "rerank_depth 3 is smaller"),
-        ({"reranker": "x"}, "not 'judge:GENERATOR'"),
+        ({"reranker": "x"}, "reranker 'x': expected 'judge:GENERATOR' or 'cross-encoder:FOLDER'"),
+        ({"settings": ["retrieved@1"], "retrievers": ["m"], "reranker": "cross:x"},
+         "reranker 'cross:x': unknown kind 'cross'"),
     ]
     for changes, message in bad:
         with pytest.raises(ValueError, match=message):

@@ -16,7 +16,7 @@ import textwrap
 import time
 
 import pytest
-from testkit.hosts import dead_within
+from testkit.hosts import dead_within, hosting  # noqa: F401 - a fixture
 from testkit.paths import ROOT
 from testkit.runs import SMOL
 
@@ -30,21 +30,6 @@ from models.host.llama_server import find_llama_server
 
 ASK = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
 GREEDY = SamplingParams(max_tokens=12)
-
-
-@pytest.fixture
-def hosting(tmp_path, monkeypatch):
-    """A fresh data dir, hosted by default, a one-second grace; at the end no host survives."""
-    monkeypatch.setenv("MIRAGE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("MIRAGE_HOSTING", "hosted")
-    monkeypatch.setenv("MIRAGE_HOST_GRACE", "1")
-    monkeypatch.delenv("MIRAGE_HOST_BACKEND", raising=False)
-    monkeypatch.setenv("MIRAGE_LLAMA_SERVER", "")         # the llama.cpp backend, always
-    seen: list[int] = []
-    yield seen
-    seen += [e.pid for e in registry.live_entries()]
-    supervisor.stop_hosts()
-    assert dead_within(seen, 15), f"a host survived the test: {seen}"
 
 
 def _kill_host(gen: HostedGenerator) -> int:

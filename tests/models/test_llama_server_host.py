@@ -202,3 +202,16 @@ def test_a_second_process_shares_the_host_which_goes_after_the_last_client(stand
         if other.poll() is None:
             other.kill()
             other.wait()
+
+
+@pytest.mark.parametrize("refuse, said", [
+    ("n_probs must be at most 100", "n_probs must be at most 100 (invalid_request_error)"),
+    ("text:slot unavailable: try later", "slot unavailable: try later")])
+def test_a_refusal_carries_llama_servers_own_words(standin, refuse, said):
+    standin(STANDIN_REFUSE=refuse)                 # 400 with a JSON error, or a plain body
+    gen = load_generator(SMOL, n_threads=1)
+    with pytest.raises(ModelError) as refused:
+        gen.generate(ASK, GREEDY)
+    message = str(refused.value)
+    assert message.endswith(f"llama-server answered HTTP 400 Bad Request: {said}"), message
+    assert "HTTP Error 400" not in message and not isinstance(refused.value, ContextOverflow)

@@ -31,8 +31,8 @@ def test_the_check_times_a_generation_after_a_warm_up(monkeypatch):
     import models.catalog
 
     model = FirstCallSlow()
-    monkeypatch.setattr(models.catalog, "find_model", lambda name: None)
-    monkeypatch.setattr(models.catalog, "find_endpoint", lambda name: None)
+    monkeypatch.setattr(models.catalog, "resolve_model",
+                        lambda name, folders=None: models.catalog.ModelRef(name, "unknown"))
     monkeypatch.setattr(models.catalog, "load_generator", lambda name, **kw: model)
     result = check_model("first-call-slow", max_tokens=8)
     assert result["ok"], result

@@ -11,12 +11,14 @@ at the right is not), with ``…`` where something was elided on purpose.
 
 from __future__ import annotations
 
+import re
+
 from rich.cells import cell_len
 from rich.text import Text
 from textual.geometry import Region
 from textual.widgets import DataTable, Footer, Header, Static
 
-from engine.text_fit import ELLIPSIS
+from engine.text_fit import ELLIPSIS, LABEL_FIELDS
 from mirage_tui.widgets.safe_text import ElidedText
 
 SKIP = (Header, Footer)      # the app's chrome: its title and keys are Textual's own
@@ -127,6 +129,22 @@ def _elided_well(shown: str, full: str, prose: bool) -> bool:
                               and (not tail or rest.endswith(" ")))
 
 
+def _reduced_well(shown: str, reduced: str, full: str) -> bool:
+    """A system label shown less the words its column shares (``reduced``): each piece of
+    ``reduced`` is in ``full``, in order (words left out, a hash or a URL shortened), and
+    ``shown`` is ``reduced`` or each of its `` | `` fields elided (:func:`_elided_well`)."""
+    at = 0
+    for piece in re.findall(r"[^\s|/#:]+", reduced):
+        at = full.find(piece, at)
+        if at < 0:
+            return False
+        at += len(piece)
+    fields, parts = reduced.split(LABEL_FIELDS), shown.split(LABEL_FIELDS)
+    if len(fields) != len(parts):
+        return _elided_well(shown, reduced, False)
+    return all(_elided_well(p, f, False) for p, f in zip(parts, fields))
+
+
 def table_cuts(screen) -> list[str]:
     problems = []
     for table in screen.query(DataTable):
@@ -155,7 +173,12 @@ def table_cuts(screen) -> list[str]:
                     problems.append(f"{_name(table)}: column {_plain(column.label)!r} "
                                     f"{room} cells wide cuts {shown!r}")
                 if isinstance(cell, ElidedText):
-                    if not _elided_well(shown, cell.full, cell.prose):
+                    if cell.reduced is not None and not _reduced_well(shown, cell.reduced,
+                                                                      cell.full):
+                        problems.append(f"{_name(table)}: {shown!r} is not {cell.full!r} "
+                                        f"less its shared words ({cell.reduced!r})")
+                    elif cell.reduced is None and not _elided_well(shown, cell.full,
+                                                                   cell.prose):
                         problems.append(f"{_name(table)}: {shown!r} is not {cell.full!r}")
                     elif not cell.prose and seen.setdefault(shown, cell.full) != cell.full:
                         problems.append(f"{_name(table)}: column {_plain(column.label)!r} "

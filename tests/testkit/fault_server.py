@@ -9,7 +9,9 @@ Faults are decided per request by a hash of (seed, prompt, how many times this p
 asked): a share ``refuse`` of requests get their connection closed without an answer, ``error``
 an HTTP 500, ``stall`` no answer for ``stall_s`` seconds (past the client's timeout). Setting
 ``faulty = False`` makes it behave; ``latency_s`` delays every good answer (to see requests
-overlap). Used by tests/engine/test_inflight_faults.py and benchmarks/bench_concurrency.py.
+overlap); ``refusal = (content type, body)`` answers every chat request HTTP 400 with that body
+(a server's own words on a bad request: tests/models/test_server_error_words.py). Used by
+tests/engine/test_inflight_faults.py and benchmarks/bench_concurrency.py.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class FaultServer:
         self.seed, self.refuse, self.error, self.stall = seed, refuse, error, stall
         self.stall_s, self.latency_s, self.model = stall_s, latency_s, model
         self.faulty = True
+        self.refusal: tuple[str, bytes] | None = None
         self.asked: Counter = Counter()       # prompt -> requests for it
         self.faults: Counter = Counter()      # 'refuse' | 'error' | 'stall' | 'ok'
         self.active = self.peak = 0           # chat requests being answered now, and the most
@@ -110,6 +113,14 @@ def _handler(server: FaultServer):
                 return
             if self.path != "/v1/chat/completions":
                 self._send(404, {"error": "not found"})
+                return
+            if server.refusal is not None:
+                kind, data = server.refusal
+                self.send_response(400)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
                 return
             messages = body.get("messages") or []
             prompt = json.dumps(messages, sort_keys=True)

@@ -1,5 +1,6 @@
-"""Model-host test helpers: waiting for processes to end, and another client process that
-holds a host (its lease) until the test lets it go."""
+"""Model-host test helpers: waiting for processes to end, another client process that holds a
+host (its lease) until the test lets it go, and the ``hosting`` fixture (a fresh data dir
+where models are hosted, no host surviving the test)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 import time
+
+import pytest
 
 from models.host import registry
 from testkit.paths import ROOT
@@ -43,3 +46,21 @@ def client_process(model: str) -> tuple[subprocess.Popen, int, str]:
         proc.kill()
         raise AssertionError(f"the client process failed: {proc.communicate()[1][-2000:]}")
     return proc, int(pid), text
+
+
+@pytest.fixture
+def hosting(tmp_path, monkeypatch):
+    """A fresh data dir, hosted by default, a one-second grace, the llama.cpp backend; yields
+    a list the test adds host pids to; at the end no host survives."""
+    from models.host import supervisor
+
+    monkeypatch.setenv("MIRAGE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MIRAGE_HOSTING", "hosted")
+    monkeypatch.setenv("MIRAGE_HOST_GRACE", "1")
+    monkeypatch.delenv("MIRAGE_HOST_BACKEND", raising=False)
+    monkeypatch.setenv("MIRAGE_LLAMA_SERVER", "")         # the llama.cpp backend, always
+    seen: list[int] = []
+    yield seen
+    seen += [e.pid for e in registry.live_entries()]
+    supervisor.stop_hosts()
+    assert dead_within(seen, 15), f"a host survived the test: {seen}"

@@ -31,7 +31,9 @@ Faults come from the environment, so a model host passes them on to its child:
 ``STANDIN_LOAD_FAILS=1`` (exit 1 when the loading time is up, as on a model it cannot load),
 ``STANDIN_DIE_AFTER=N`` (after N answered completions the next one kills the process, exit 1,
 without an answer), ``STANDIN_LOG=PATH`` (one JSON line per start and per completion body),
-``STANDIN_CONTENT=JSON`` (every reply's ``content``, e.g. ``null``).
+``STANDIN_CONTENT=JSON`` (every reply's ``content``, e.g. ``null``), ``STANDIN_REFUSE=TEXT``
+(every completion refused with 400: ``TEXT`` as llama-server's JSON error message, or as a
+plain-text body when it starts ``text:``).
 """
 
 from __future__ import annotations
@@ -177,6 +179,17 @@ def make_handler(state: State):
             self.end_headers()
             self.wfile.write(data)
 
+        def _refuse(self, said: str) -> None:
+            if not said.startswith("text:"):
+                self._send(400, _error(400, said, "invalid_request_error"))
+                return
+            data = said[len("text:"):].encode()
+            self.send_response(400)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
         def do_GET(self) -> None:  # noqa: N802 - http.server's names
             if not state.ready():
                 self._send(503, _error(503, "Loading model", "unavailable_error"))
@@ -194,6 +207,10 @@ def make_handler(state: State):
                 self._send(404, _error(404, "File Not Found", "not_found_error"))
                 return
             state.record({"completion": body})
+            refuse = os.environ.get("STANDIN_REFUSE")
+            if refuse is not None:
+                self._refuse(refuse)
+                return
             with state.lock:
                 if state.die_after is not None and state.answered >= state.die_after:
                     print("llama-server stand-in: dying as asked (STANDIN_DIE_AFTER)",

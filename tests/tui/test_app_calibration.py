@@ -206,6 +206,11 @@ async def test_new_calibration_without_labels_says_how_to_import(tmp_path, monke
         hint = text_of(modal.query_one("#calib-hint", Static))
         assert "No labels dataset" in hint
         assert "mirage-tui data import ../shared/data/ragchecker-meta/" in hint
+        # the lists' "finding …" prompts went the moment the worker found nothing (issue 36)
+        shown = {w: text_of(modal.query_one(f"#calib-{w} SelectCurrent #label", Static))
+                 for w in ("judge", "labels", "aspect")}
+        assert shown == {"judge": "fake-judge", "labels": "none: import labels first",
+                         "aspect": "no labels"}, shown
         await pilot.click("#calib-go")
         await settle(pilot)
         assert app.screen is modal                  # nothing to calibrate against

@@ -27,7 +27,8 @@ def test_the_judging_estimate_counts_battles_and_both_orders(workspace):
     # 3 contestants of fake-a (base, oracle, mixed): 3 pairs on each of 2 queries
     assert (one["battles"], one["calls"], one["queries"]) == (6, 6, 2)
     assert (both["battles"], both["calls"]) == (6, 12)
-    assert both["seconds"] == pytest.approx(2 * one["seconds"]) and one["seconds"] > 0
+    # the other order of a battle shares its query and documents in the judge's prompt cache
+    assert one["seconds"] < both["seconds"] < 2 * one["seconds"] and one["seconds"] > 0
     assert one["speed"].startswith("assumed")
 
 

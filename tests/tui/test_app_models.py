@@ -32,16 +32,17 @@ async def test_models_screen_lists_packaged_models_and_checks_smollm2(tmp_path, 
     broken = broken_entry(tmp_path / "broken-model.gguf")
     monkeypatch.setattr(models_screen, "list_models", lambda: list_models() + [broken])
     app = RecordingApp(tmp_path / "w.db", threads=1)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=(160, 30)) as pilot:         # every column shown
         await wait_for_workers(pilot)
         await pilot.press("2")
         await wait_for_workers(pilot)
         screen = app.screen
         assert isinstance(screen, ModelsScreen)
         table = screen.query_one("#models", DataTable)
-        smol = cells(table, SMOL)
-        assert smol[1] == "generator (chat)" and smol[2] == "yes" and smol[4] == "Q4_1"
-        assert smol[7] == "Apache-2.0" and smol[3] == "—"
+        smol = dict(zip(table.columns, cells(table, SMOL)))
+        assert smol["kind"] == "generator (chat)" and smol["installed"] == "yes"
+        assert smol["quant"] == "Q4_1" and smol["license"] == "Apache-2.0"
+        assert smol["check"] == "—" and smol["backend"].startswith("llama")
         assert cells(table, GEMMA)[1] == "generator"
         assert any(cells(table, key.value)[1] == "embedder" for key in table.rows)
 

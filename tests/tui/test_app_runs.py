@@ -163,8 +163,8 @@ async def test_real_smollm2_run_through_the_ui_fills_the_live_panels(db_path):
         live = app.screen
         assert app.run_controller.summary.status == "done", app.notes
         assert text_of(live.query_one("#live-counts", Static)).startswith("6/6 items")
-        assert "ui-smol · demo@1 · sample of 2 of 60 queries (seed 0) · on cpu · done" in \
-            text_of(live.query_one("#live-title", Static))
+        assert "ui-smol · demo@1 · sample of 2 of 60 queries (seed 0) · llama.cpp on CPU · " \
+               "done" in text_of(live.query_one("#live-title", Static))   # the backend named
         accuracy = live.query_one("#live-accuracy", DataTable)
         assert [c.label.plain for c in accuracy.columns.values()] == ["setting", SMOL]
         for setting in ("base", "oracle", "mixed"):
@@ -289,12 +289,13 @@ async def test_cancel_then_resume_finishes_with_the_same_counts(db_path, tmp_pat
 
 
 async def test_quit_during_a_run_asks_and_the_run_resumes_from_runs(db_path):
-    slow = ScriptedGenerator(delay=0.3)
+    # the second item waits until the quit is answered: the run is surely still going
+    slow = ScriptedGenerator(gate=threading.Event(), open_calls=1)
     app = RecordingApp(db_path, generators={FAKE: slow})
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for_workers(pilot)
         app.start_run(fake_config(sample=4))
-        await wait_until(pilot, lambda: len(slow.calls) >= 1, 10, "the first item")
+        await wait_until(pilot, lambda: len(slow.calls) >= 2, 60, "the second item")
         await pilot.press("q")
         await pilot.pause()
         assert isinstance(app.screen, ChoiceModal) and app.screen.id == "quit-modal"
@@ -304,7 +305,8 @@ async def test_quit_during_a_run_asks_and_the_run_resumes_from_runs(db_path):
         await pilot.press("q")
         await pilot.pause()
         await pilot.press("s")                    # stop and quit
-        await wait_until(pilot, lambda: not app.is_running, 20, "the app to quit")
+        slow.gate.set()
+        await wait_until(pilot, lambda: not app.is_running, 60, "the app to quit")
     assert app.return_code == 0
     row = Store(db_path).query("SELECT status FROM runs WHERE name = 'fake-run'")[0]
     assert row[0] == "cancelled"
@@ -315,7 +317,10 @@ async def test_quit_during_a_run_asks_and_the_run_resumes_from_runs(db_path):
     app = RecordingApp(db_path, generators={FAKE: again})
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for_workers(pilot)
-        # stopped on purpose: not asked about at launch (issue 27), resumed from Runs
+        # stopped by quitting: offered at the next launch (issue 36); Later, then Runs' u
+        assert isinstance(app.screen, ChoiceModal) and app.screen.id == "resume-modal"
+        await pilot.press("l")
+        await wait_for_workers(pilot)
         assert isinstance(app.screen, DatasetsScreen)
         await pilot.press("3")
         await wait_for_workers(pilot)

@@ -15,6 +15,7 @@ from textual.widgets._footer import FooterKey
 
 from engine.arena.battles import load_battles
 from engine.arena.leaderboard import compute_ratings
+from engine.metrics.adaptability import OVERALL_MEANING
 from engine.runs.lookup import load_run
 from engine.store import Store
 from mirage_tui.screens.compare import CompareScreen
@@ -37,7 +38,10 @@ async def test_the_bars_have_a_legend_and_left_out_items_say_why(workspace):
         await settle(pilot)
         panel = app.screen.query_one(AdaptabilityPanel)
         lines = _options(panel)
-        assert lines[-1] == LEGEND
+        assert lines[-2] == LEGEND
+        # and the headings' overall says what it means (issue 36)
+        assert lines[-1] == OVERALL_MEANING
+        assert any(" · overall " in line for line in lines)
         assert "█ to the 95% CI's low end" in LEGEND and "▓ to the estimate" in LEGEND
         assert "─┤ to its high end" in LEGEND
     entry = {"system": "s", "overall": 0.5, "overall_lo": 0.2, "overall_hi": 0.8, "n": 4,
@@ -84,6 +88,9 @@ async def test_compare_question_mark_explains_the_verdict(workspace):
         screen = app.screen
         verdict = text_of(screen.query_one("#cmp-verdict", Static))
         tests = int(re.search(r"(\d+) tests\)", verdict).group(1))
+        # what "no clear difference" and Holm p mean, under the verdict (issue 36)
+        assert (f"\nno clear difference = Holm p ≥ 0.05 (p corrected for {tests} tests) or 0 in "
+                "the CI\n") in verdict
         explain = screen.query_one("#cmp-explain", Static)
         assert not explain.display
         await pilot.press("question_mark")

@@ -1,6 +1,7 @@
 """Issue 27, "nothing cut": a notification with a long path (an export's file) folded the path
 mid-word in the toast. Now a word wider than the toast is elided in the middle, its file name
-kept, and the message wraps at spaces; what the app was told (``notes``) stays whole."""
+kept, and the message wraps at spaces; what the app was told (``notes``) stays whole. A file
+name too long to sit beside its folder goes on lines of its own, whole (issue 36)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from textual.widgets._toast import Toast
 
 from engine.store import Store
-from engine.text_fit import ELLIPSIS, elide_middle, fit_long_words
+from engine.text_fit import ELLIPSIS, fit_long_words
 from testkit.tui import RecordingApp, settle, wait_until
 
 PATH = "/tmp/" + "a-rather-deep-folder/" * 6 + "quick-comparison-report.html"
@@ -24,7 +25,10 @@ def test_fit_long_words_elides_only_the_long_words():
             len(shown) == 40 and whole.startswith(shown.split(ELLIPSIS)[0])
             and whole.endswith(shown.split(ELLIPSIS)[1]))
     assert next(w for w in words if ELLIPSIS in w).endswith("…/quick-comparison-report.html")
-    assert fit_long_words(PATH, 20) == elide_middle(PATH, 20)    # no room for the name
+    # no room for the name beside the folder: the folder elided on its line, the name whole
+    # on lines of its own, broken after a '-' (issue 36: never cut mid-name)
+    assert fit_long_words(PATH, 20) == \
+        "/tmp/a-ra…ep-folder/\nquick-comparison-\nreport.html"
     assert fit_long_words("[b]" + PATH + "[/b]", 20, keep=lambda w: "[" in w) == \
         "[b]" + PATH + "[/b]"
 

@@ -157,7 +157,8 @@ async def test_compare_numbers_are_whole(size, crowded):
     from engine.arena.duel import compare
     from engine.results.paired_words import p_text
     from engine.units import fmt_delta_interval, fmt_value
-    from mirage_tui.screens.compare import N_BOOT, ROW_COLUMNS, CompareScreen
+    from engine.stats import PAIRED_N_BOOT
+    from mirage_tui.screens.compare import ROW_COLUMNS, CompareScreen
 
     read, _, found = await _read(crowded["path"], size,
                                       lambda path: CompareScreen(SIDE_A, SIDE_B),
@@ -165,7 +166,7 @@ async def test_compare_numbers_are_whole(size, crowded):
     shown, table = read["cmp-rows"]
     store = Store(crowded["path"])
     try:
-        c = compare(store, SIDE_A, SIDE_B, n_boot=N_BOOT)
+        c = compare(store, SIDE_A, SIDE_B, n_boot=PAIRED_N_BOOT)   # compare's default
     finally:
         store.close()
     expected = {str(i): {

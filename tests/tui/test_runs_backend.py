@@ -35,3 +35,29 @@ async def test_runs_summary_names_the_backend(tmp_path):
         created = next(i for i, line in enumerate(lines) if line.startswith("created "))
         assert lines[created + 2] == "backend llama-server", lines[:6]
         assert not app.errors()
+
+
+@pytest.mark.parametrize("generators, served", [
+    ({"fake-gen": ("llama-server", "llama-server")}, "llama-server"),
+    ({"fake-a": ("llama.cpp", "cpu"), "fake-b": ("http", "http")},
+     "fake-a llama.cpp on CPU, fake-b HTTP endpoint"),
+])
+async def test_live_title_names_the_backend(tmp_path, generators, served):
+    path = tmp_path / "w.db"
+    store = Store(path)
+    ensure_demo(store)
+    gens = {}
+    for name, (backend, device) in generators.items():
+        gens[name] = FakeGenerator(name, backend=backend)
+        gens[name].device = device
+    run(store, config(name="served", sample=2, generators=list(gens)), gens)
+    store.close()
+    app = RecordingApp(path)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("l")
+        await settle(pilot)
+        title = text_of(app.screen.query_one("#live-title", Static))
+        assert title.startswith("served · demo@1 · sample of 2 of 60 queries (seed 0) · "
+                                f"{served} · done"), title
+        assert not app.errors()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from engine.results.html.page import definition_list, esc, notes, page, table
 from engine.results.html.svg import Interval, interval_chart
 from engine.results.paired import PairedComparison
-from engine.results.paired_words import p_text, verdict_line
+from engine.results.paired_words import holm_line, p_text, verdict_line
 from engine.results.paired_text import pattern_name
 from engine.results.text import pct, short_setting
 
@@ -82,7 +82,7 @@ def comparison_sections(c: PairedComparison) -> list[str]:
               d["tournaments"]] for d in c.arena], numeric=(1, 2, 3))
     warning = (f'<p class="worse"><strong>Warning: {esc(c.warning)}.</strong></p>'
                if c.warning else "")
-    return ["<h2>Comparison</h2>" + head + warning + notes([verdict_line(c)]),
+    return ["<h2>Comparison</h2>" + head + warning + notes([verdict_line(c), holm_line(c)]),
             "<h2>Differences</h2>" + delta_chart(c) + _rows_table(c)
             + notes(["Green: B significantly better (Holm p < 0.05, CI excludes 0); red: B "
                      "significantly worse; NV, CI, CM are better lower."]),

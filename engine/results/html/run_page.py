@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from engine.metrics.adaptability import PATTERN_KEYS
+from engine.metrics.adaptability import OVERALL_MEANING, PATTERN_KEYS
 from engine.results.html.items import ITEM_LIMIT, item_data
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
 from engine.results.html.svg import Interval, bar_chart
 from engine.results.report import build_report
 from engine.results.text import backend_text, short_setting
+from engine.stats import N_BOOT, SEED
 from engine.store import Store
 from engine.store.runs import RunInfo
 
@@ -116,7 +117,7 @@ def _adaptability(report: dict) -> str:
                  s["n"]] for s in systems]
     legend = "; ".join(f"{label}: {words}" for _, label, words in SHARES)
     return ("<h2>Adaptability</h2>" + adaptability_chart(systems)
-            + f'<p class="note">{esc(legend)}; overall = CA − NV − CI − CM.</p>'
+            + f'<p class="note">{esc(legend)}; {esc(OVERALL_MEANING)}.</p>'
             + table(["system", *(f"{label} %" for _, label, _ in SHARES), "overall %",
                      "left out"], rows, numeric=range(1, 7))
             + "<h3>(base, oracle, mixed) EM patterns, queries</h3>"
@@ -188,7 +189,7 @@ def run_sections(report: dict) -> list[str]:
             ("<h2>Notes</h2>" + notes(report["notes"])) if report["notes"] else ""]
 
 
-def run_page(store: Store, run: RunInfo, *, n_boot: int = 1000, seed: int = 0,
+def run_page(store: Store, run: RunInfo, *, n_boot: int = N_BOOT, seed: int = SEED,
              item_limit: int = ITEM_LIMIT, report: Any = None,
              arena_sections: Sequence[str] = (), **choices) -> str:
     """The run's page as one HTML string. ``report`` reuses a :class:`RunReport` already built

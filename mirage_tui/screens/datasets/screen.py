@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+from textual.widgets import DataTable, Header, Input, Select, Static
 
 from engine.datasets.catalog import (DatasetSummary, datasets_fingerprint, list_datasets,
                                      list_queries)
@@ -28,6 +28,7 @@ from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.datasets.queries import (PAGE_SIZE, QueriesShown, QueryFilter,
                                                  column_widths, languages_cell, number,
                                                  plain, query_cells, status_line)
+from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.tables import highlighted_key
 
 

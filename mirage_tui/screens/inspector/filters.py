@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Select
 
 from engine.metrics.adaptability import CATEGORIES, PATTERN_KEYS, category_label
+from engine.text_fit import labels_apart
 from mirage_tui.screens.inspector.cells import value_text
 
 
@@ -92,6 +93,18 @@ def category_options(mixed: str = "mixed") -> list[tuple[str, str]]:
     return [(category_label(c, mixed), c) for c in CATEGORIES]
 
 
+PROMPTS = {"f-system": ("all systems", "system"), "f-setting": ("all settings", "setting"),
+           "f-category": ("all categories", "category"), "f-pattern": ("any pattern", "pattern"),
+           "f-language": ("all languages", "language"), "f-source": ("all sources", "source"),
+           "f-metric": ("no metric range", "metric")}
+"""Each picker's prompt, in words and short: a narrow picker shows the short one, never a
+prompt cut to ``all`` (issue 36: at 80×24 four pickers read ``all`` or ``any``)."""
+PICKER_CHROME = 3
+"""The cells of a compact picker that are not its prompt (its arrow and padding)."""
+OPTION_WIDTH = 30
+"""A system or setting as a picker offers it: less the words they all share beyond this."""
+
+
 class FilterBar(Vertical):
     """Two rows of pickers: system, setting, category and the text search; pattern,
     language, source, and a metric with a min / max range. The screen listens to their
@@ -109,22 +122,35 @@ class FilterBar(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="insp-filters"):
-            yield Select([], prompt="all systems", id="f-system", compact=True)
-            yield Select([], prompt="all settings", id="f-setting", compact=True)
-            yield Select(category_options(), prompt="all categories", id="f-category",
+            yield Select([], prompt=PROMPTS["f-system"][0], id="f-system", compact=True)
+            yield Select([], prompt=PROMPTS["f-setting"][0], id="f-setting", compact=True)
+            yield Select(category_options(), prompt=PROMPTS["f-category"][0], id="f-category",
                          compact=True)
             yield Input(placeholder="/ search questions, responses", id="f-search",
                         compact=True)
         with Horizontal(id="insp-filters2"):
-            yield Select([(pattern_label(p), p) for p in PATTERN_KEYS], prompt="any pattern",
+            yield Select([(pattern_label(p), p) for p in PATTERN_KEYS],
+                         prompt=PROMPTS["f-pattern"][0],
                          id="f-pattern", compact=True)
-            yield Select([], prompt="all languages", id="f-language", compact=True)
-            yield Select([], prompt="all sources", id="f-source", compact=True)
-            yield Select([], prompt="no metric range", id="f-metric", compact=True)
+            yield Select([], prompt=PROMPTS["f-language"][0], id="f-language", compact=True)
+            yield Select([], prompt=PROMPTS["f-source"][0], id="f-source", compact=True)
+            yield Select([], prompt=PROMPTS["f-metric"][0], id="f-metric", compact=True)
             yield Input(placeholder="min", id="f-min", classes="range", compact=True,
                         type="number")
             yield Input(placeholder="max", id="f-max", classes="range", compact=True,
                         type="number")
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fit_prompts)
+
+    def fit_prompts(self) -> None:
+        """Each picker's prompt in words where it fits, else its short one."""
+        for select in self.query(Select):
+            long, short = PROMPTS[select.id]
+            room = select.size.width - PICKER_CHROME
+            prompt = long if not room or len(long) <= room else short
+            if select.prompt != prompt:
+                select.prompt = prompt
 
     def preset(self, filters: Filters) -> None:
         """Show the category and pattern the screen was opened with (quietly)."""
@@ -148,8 +174,10 @@ class FilterBar(Vertical):
                 ("#f-metric", facets["metrics"], filters.metric)):
             options = list(values) + ([current] if current and current not in values else [])
             select = self.query_one(sel_id, Select)
+            shown = labels_apart(options, OPTION_WIDTH).shown if sel_id in (
+                "#f-system", "#f-setting") else {}
             with select.prevent(Select.Changed):
-                select.set_options([(Text(v), v) for v in options])
+                select.set_options([(Text(shown.get(v, v)), v) for v in options])
                 if current is not None:
                     select.value = current
 

@@ -17,11 +17,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
-from mirage_tui.screens.inspector.cells import ITEM_COLUMNS, column_label, item_key, page_cells
+from mirage_tui.screens.inspector.cells import (ITEM_COLUMNS, column_label, item_key,
+                                                page_caption, page_cells)
 from mirage_tui.screens.inspector.detail import ItemDetail
 from mirage_tui.screens.inspector.export_view import ViewExportKeys
 from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets, status_line
@@ -29,6 +30,7 @@ from mirage_tui.screens.inspector.human import VERDICT_BINDINGS, HumanVerdictKey
 from mirage_tui.screens.inspector.item_view import ItemView
 from mirage_tui.screens.inspector.list_view import FilterSortKeys
 from mirage_tui.screens.inspector.messages import Counted, FacetsLoaded, ItemsLoaded
+from mirage_tui.widgets.footer import Footer
 
 PAGE_SIZE = 100
 LOAD_MORE_MARGIN = 10
@@ -207,7 +209,11 @@ class InspectorScreen(ItemView, FilterSortKeys, ViewExportKeys, HumanVerdictKeys
         # the screen's width, not the table's: the table may not be laid out yet, and the
         # columns must not depend on when the first page arrives
         width = self.app.size.width
-        for row, cells in zip(message.rows, page_cells(message.rows, width)):
+        facets = self.facets or {}
+        systems, settings = facets.get("systems") or [], facets.get("settings") or []
+        table.border_subtitle = page_caption(width, systems, settings)
+        for row, cells in zip(message.rows, page_cells(message.rows, width, systems,
+                                                       settings)):
             if (key := item_key(row)) in table.rows:
                 continue
             table.add_row(*cells, key=key)

@@ -8,7 +8,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from engine.stats import Estimate
-from mirage_tui.widgets.safe_text import apart_width, elided_column
+from engine.text_fit import cell_len, labels_apart
+from mirage_tui.widgets.safe_text import SystemColumn, apart_width
 from mirage_tui.widgets.tables import Elastic
 
 RATING_COLUMNS = {"rank": "rank", "system": "system", "elo": "Elo", "ci": "95% CI",
@@ -22,6 +23,9 @@ battles (that n again). A column that does not fit is left out whole and named (
 LEAST_NAME = 20
 """The system names narrow to this (or to where they stay apart) before a column goes: at 80
 columns the battles give way (the win rate's n shows them) rather than the names."""
+
+SURROGATE_NAME = 40
+"""The surrogate's table names its systems in this many cells (:func:`surrogate_text`)."""
 
 NO_RUNS = ("No runs yet: an arena judges a run's answers, so start a run first "
            "(`mirage-tui run …`).")
@@ -53,20 +57,20 @@ def rating_cells(s) -> dict[str, Text]:
 def rating_rows(systems) -> tuple[list[tuple[str, dict[str, Text]]], Elastic]:
     """Every system's :func:`rating_cells` keyed by its name, for
     :func:`~mirage_tui.widgets.tables.refill_fitting`, and the system column as the one that
-    narrows first: the names elided alike, kept apart (issue 27), before any column holding a
-    number is left out whole (issue 34)."""
+    narrows first: the names less the words they all share, kept apart by the part that
+    differs (issue 36; its ``cells.caption()`` says what was left out), before any column
+    holding a number is left out whole (issue 34)."""
     names = [s.system for s in systems]
     return ([(s.system, rating_cells(s)) for s in systems],
-            Elastic("system", apart_width(names, LEAST_NAME),
-                    lambda width: elided_column(names, width)))
+            Elastic("system", apart_width(names, LEAST_NAME), SystemColumn(names)))
 
 
 def rank_line(r) -> str:
-    """What the rank column means, and how many share rank 1 (``engine.arena.leaderboard``:
-    FastChat's CI-aware rank)."""
-    top = sum(s.rank == 1 for s in r.systems)
-    return ("rank: 1 + the systems whose Elo 95% CI lies wholly above; overlapping CIs share a "
-            "rank" + (f" ({top} share rank 1)" if top > 1 else ""))
+    """What the rank column means, and how many share rank 1, in the words ``arena ratings``
+    prints (:func:`engine.arena.leaderboard.rank_line`)."""
+    from engine.arena.leaderboard import rank_line as meaning
+
+    return meaning(s.rank for s in r.systems)
 
 
 def ratings_status(arena: str | None, info, r) -> str:
@@ -109,14 +113,20 @@ def surrogate_text(report) -> Text:
     out.append(f"Kendall τ {_estimate(report.tau)} · held-out R² {_estimate(report.r2)} · "
                f"{report.n_judged} judged, {report.n_unjudged} unjudged contestants; "
                f"{report.heldout}\n")
-    width = max([len("system")] + [len(r.system) for r in report.rows])
+    # the names less what they all share (said after the table), so that a row fits 80 columns
+    apart = labels_apart([r.system for r in report.rows], SURROGATE_NAME)
+    width = max([len("system")] + [cell_len(s) for s in apart.shown.values()])
     out.append(f"{'pred':>4}  {'judged':>6}  {'system':<{width}}  {'Elo':>8}  {'predicted':>9}\n",
                style="bold")
     for r in report.rows:
         judged = "–" if r.judged_rank is None else str(r.judged_rank)
         elo = "unjudged" if r.elo is None else f"{r.elo:.0f}"
-        out.append(f"{r.predicted_rank:>4}  {judged:>6}  {r.system:<{width}}  {elo:>8}  "
+        name = apart.shown[" ".join(r.system.split())]
+        name += " " * (width - cell_len(name))
+        out.append(f"{r.predicted_rank:>4}  {judged:>6}  {name}  {elo:>8}  "
                    f"{r.predicted:>9.0f}\n")
+    if apart.caption():
+        out.append(f"systems {apart.caption()}\n", style="dim")
     if report.importances:
         top = sorted(report.importances.items(), key=lambda kv: -kv[1])[:5]
         out.append("top features: " + ", ".join(f"{k} {v:.2f}" for k, v in top) + "\n",

@@ -8,11 +8,13 @@ from __future__ import annotations
 from rich.text import Text
 
 from engine.runs.lookup import load_run
+from engine.stats import SEED, TOURNAMENTS
 from engine.store.runs import known_runs
 from mirage_tui.screens.leaderboard.board import surrogate_text
 
-N_BOOT = 200
-"""Bootstrap tournaments behind the ratings' and the surrogate's CIs (seed 0)."""
+N_BOOT = TOURNAMENTS
+"""Bootstrap tournaments behind the ratings' and the surrogate's CIs (seed :data:`SEED`):
+``arena ratings``' own, so the Leaderboard and the CLI show the same figures."""
 
 
 def arena_choices(store, run: str | None, arena: str | None):
@@ -49,7 +51,7 @@ def rate(store, run, arena: str):
         return None, f"the ratings are not available ({exc})"
     battles = load_battles(store, run, arena)
     try:
-        return compute_ratings(battles, n_boot=N_BOOT, seed=0), None
+        return compute_ratings(battles, n_boot=N_BOOT, seed=SEED), None
     except ValueError as exc:  # nothing parsed to rate
         return None, str(exc)
 
@@ -87,7 +89,7 @@ def surrogate(store, run, arena: str) -> Text:
         if not any(any(v is not None for vals in per.values() for v in vals)
                    for per in feature_values(store, run).values()):
             return Text(f"Surrogate judge: no features yet: {hint}.", style="dim")
-        return surrogate_text(surrogate_for_run(store, run, arena, n_boot=N_BOOT, seed=0))
+        return surrogate_text(surrogate_for_run(store, run, arena, n_boot=N_BOOT, seed=SEED))
     except Exception as exc:  # too few contestants, a failed fit, ...
         return Text(f"Surrogate judge unavailable: {exc}", style="dim")
 

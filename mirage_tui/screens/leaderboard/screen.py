@@ -13,7 +13,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Select, Static
+from textual.widgets import DataTable, Header, ProgressBar, Select, Static
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.jobs import JobController
@@ -25,6 +25,7 @@ from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, RATIN
 from mirage_tui.screens.leaderboard.data import arena_choices, judge_line, rate, surrogate
 from mirage_tui.screens.leaderboard.messages import (BoardLoaded, ChoicesLoaded, PageExported,
                                                      SurrogateLoaded)
+from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.heatmap import WinFractionHeatmap
 from mirage_tui.widgets.tables import (highlighted_key, refill_fitting, scrollbar_to_come,
                                        title_naming)
@@ -80,7 +81,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
     LeaderboardScreen #lb-progress { height: 1; padding: 0 1; }
     LeaderboardScreen #lb-body { height: 1fr; }
     LeaderboardScreen #lb-judge { height: auto; padding: 0 1; text-style: bold; }
-    LeaderboardScreen #ratings { height: auto; max-height: 14; border: round $primary 50%; }
+    LeaderboardScreen #ratings { height: auto; max-height: 100%; border: round $primary 50%; }
     LeaderboardScreen #ratings:focus { border: round $accent; }
     LeaderboardScreen .lb-block { height: auto; padding: 0 1; margin-top: 1; }
     LeaderboardScreen #lb-heatmap { margin-top: 1; }
@@ -258,6 +259,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
                                 scrollbar_to_come(self.query_one("#lb-body", VerticalScroll)),
                                 elastic=names)
         table.border_title = title_naming("Ratings", hidden)
+        table.border_subtitle = names.cells.caption()     # the words every name shares
 
     @on(SurrogateLoaded)
     def _surrogate_loaded(self, message: SurrogateLoaded) -> None:

@@ -11,7 +11,7 @@ that is not going in this session, the counts stored with it. Below, from
   opens the inspector on that system's items of that category;
 - retrieval P, R and NDCG at 1, 3 and 5 with CIs, when the run retrieved.
 
-``c`` cancels (after the current item; resumable), ``r`` resumes a stopped run.
+``c`` cancels (now, the item in progress cut; resumable), ``r`` resumes a stopped run.
 
 The screen (:mod:`.screen`), its report (:mod:`.report_view`), its keys (:mod:`.run_keys`)
 and what it draws (:mod:`.panels`).

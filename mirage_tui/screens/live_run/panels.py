@@ -10,6 +10,7 @@ from textual.widgets import DataTable
 
 from engine.metrics.definitions import definition_lines
 from engine.results.records import split_system
+from engine.results.text import served_text
 from engine.units import fmt_interval
 from mirage_tui.widgets.estimates import duration, estimate_cell, setting_label
 
@@ -25,13 +26,16 @@ Columns = list[tuple[str, list[str]]]
 # --------------------------------------------------------------------------- progress
 
 
-def event_counts(event, age: float = 0.0) -> str:
-    """The progress line of a running run (timings included); ``age``: seconds since the
-    event came (the screen's timer counts the ETA down between events)."""
+def event_counts(event, age: float = 0.0, running: bool = True) -> str:
+    """The progress line of a run of this session (timings included); ``age``: seconds since
+    the event came (the screen's timer counts the ETA down between events). A run that no
+    longer runs (``running`` false: done, cancelled, failed) has no ETA: it is left out the
+    moment the run stops."""
     eta = 0.0 if event.total and event.done >= event.total else event.eta_seconds
     eta = None if eta is None else max(0.0, eta - age)
     # most important first: a narrow terminal cuts the end of the line, never the ETA
-    parts = [f"{event.done}/{event.total} {event.unit}", f"ETA {duration(eta)}",
+    parts = [f"{event.done}/{event.total} {event.unit}",
+             *([f"ETA {duration(eta)}"] if running else []),
              f"{event.rate:.0f} {event.rate_unit}" if event.rate else f"– {event.rate_unit}",
              f"{event.errors} errors", f"{event.cached} cached"]
     if event.detail.truncated:
@@ -50,12 +54,20 @@ def stored_counts(items: dict) -> str:
     return " · ".join(parts)
 
 
-def working_line(event, cancelling: bool) -> str:
-    """What a running run does now, from its newest event."""
-    state = "cancelling after the current item" if cancelling else "running"
+def working_line(event, cancelling: bool, age: float = 0.0) -> str:
+    """What a running run does now, from its newest event: what it works on, and while a
+    model works, how long the item now running has run (``age``: seconds since the event
+    came, so it counts up between events) and its tokens so far where the backend counts
+    them: a long item never looks like a freeze."""
+    state = "cancelling" if cancelling else "running"
     run = event.detail
     doing = event.message or (f"now {run.system} · {setting_label(run.setting)}"
                               if run.system else "starting")
+    working = getattr(run, "running_s", None)
+    if working is not None and event.total and event.done < event.total:
+        tokens = getattr(run, "running_tokens", None)
+        doing += (f" · item {event.done + 1} at work {duration(working + age)}"
+                  + (f", {tokens} tokens so far" if tokens is not None else ""))
     note = f" · {run.pace_note}" if getattr(run, "pace_note", None) else ""
     return f"{state} · {doing}{note} · c cancels (resumable)"
 
@@ -76,7 +88,9 @@ def ended_line(error: str | None, summary, report) -> str:
 
 
 def run_title(run_name: str | None, report, status: str | None = None) -> str:
-    """``name · dataset · sample of … · on devices · status``; the report's status unless
+    """``name · dataset · sample of … · BACKEND · status``: the backend each generator ran
+    on, with its device (:func:`engine.results.text.served_text`: ``llama.cpp on CPU``,
+    ``llama-server``, ``HTTP endpoint``), else ``on DEVICES``; the report's status unless
     ``status`` says otherwise."""
     parts = [run_name or "?"]
     if report is not None:
@@ -85,8 +99,11 @@ def run_title(run_name: str | None, report, status: str | None = None) -> str:
         if sample:
             parts.append(f"sample of {sample['queries']} of {sample['of']} queries "
                          f"(seed {sample['seed']})")
+        served = served_text(report.header)
         devices = report.header.get("devices") or []
-        if devices:
+        if served:
+            parts.append(served)
+        elif devices:
             parts.append("on " + ", ".join(devices))
     parts.append(status or (report.status if report is not None else "…"))
     return " · ".join(parts)

@@ -1,4 +1,4 @@
-"""Live run's keys: ``c`` cancels the run (after the current item; resumable), ``r`` resumes a
+"""Live run's keys: ``c`` cancels the run (now, the item in progress cut; resumable), ``r`` resumes a
 stopped one, and Enter on an adaptability bar or an accuracy row opens the Inspector on those
 items. A key is in the footer only while it can act (``check_action``); pressed when it
 cannot, it says why. A part of :class:`~.screen.LiveRunScreen` (a mixin): it uses the

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Header, ProgressBar, Static
 from textual.worker import Worker
 
 from mirage_tui.commands import PaletteCommand
@@ -22,6 +22,7 @@ from mirage_tui.screens.live_run.panels import (ended_line, event_counts, stored
 from mirage_tui.screens.live_run.report_view import REPORT_INTERVAL, ReportView
 from mirage_tui.screens.live_run.run_keys import RunKeys
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
+from mirage_tui.widgets.footer import Footer
 
 
 class LiveRunScreen(ReportView, RunKeys, BaseScreen):
@@ -83,7 +84,7 @@ class LiveRunScreen(ReportView, RunKeys, BaseScreen):
     }
     LiveRunScreen #live-body DataTable {
         height: auto;
-        max-height: 14;
+        max-height: 100%;
         border: round $primary 50%;
         border-title-color: $text-primary;
         border-subtitle-color: $text-muted;
@@ -230,10 +231,11 @@ class LiveRunScreen(ReportView, RunKeys, BaseScreen):
             if event is not self._eta_event:
                 self._eta_event, self._eta_at = event, time.monotonic()
             bar.update(total=max(event.total, 1), progress=event.done)
-            counts.update(event_counts(event, time.monotonic() - self._eta_at
-                                       if controller.running else 0.0))
+            age = time.monotonic() - self._eta_at if controller.running else 0.0
+            # a run that stopped shows no ETA: cleared the moment it stops
+            counts.update(event_counts(event, age, running=controller.running))
             if controller.running:
-                now.update(working_line(event, controller.cancelling))
+                now.update(working_line(event, controller.cancelling, age))
             else:
                 now.update(self._ended_line())
             self._title_from(status=("running" if controller.running else None))

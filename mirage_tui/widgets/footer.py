@@ -1,0 +1,78 @@
+"""The app's footer: Textual's, but a narrow screen drops whole keys, the screen's last ones
+first, and always keeps Quit and Keys (issue 36: at 80×24 the footer lost ``q Quit`` and
+``? Keys`` past its right edge, and cut the key before them mid-word)."""
+
+from __future__ import annotations
+
+from textual.widgets import Footer as TextualFooter
+from textual.widgets._footer import FooterKey, FooterLabel
+
+KEPT = {"quit", "app.quit", "toggle_help", "app.toggle_help"}
+"""The actions whose keys a footer keeps at any width."""
+
+
+def _actions(widget) -> set[str]:
+    if isinstance(widget, FooterKey):
+        return {widget.action}
+    return {getattr(w, "action", "") for w in widget.query(FooterKey)}
+
+
+class Footer(TextualFooter):
+    """Textual's footer that fits its width by leaving keys out whole (:data:`KEPT` never)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._widths: dict[int, int] = {}
+
+    async def recompose(self) -> None:
+        await super().recompose()
+        self._widths = {}
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _items(self) -> list[list]:
+        """The footer's keys as items that go or stay together (a key group and its label),
+        in order, the command palette's key left out (it is docked on the right)."""
+        items: list[list] = []
+        for widget in self.children:
+            if widget.has_class("-command-palette"):
+                continue
+            if isinstance(widget, FooterLabel) and items:
+                items[-1].append(widget)
+            else:
+                items.append([widget])
+        return items
+
+    def _width(self, widget) -> int:
+        if id(widget) not in self._widths:
+            margin = widget.styles.margin
+            self._widths[id(widget)] = widget.region.width + margin.left + margin.right
+        return self._widths[id(widget)]
+
+    def _fit(self) -> None:
+        """Show the keys that fit, leaving out the last ones not :data:`KEPT` first."""
+        if not self.is_attached or not self.children:
+            return
+        items = self._items()
+        if any(id(w) not in self._widths and not w.display for item in items for w in item):
+            return          # not measured while shown: wait for the next compose
+        if any(not w.region.width and w.display for item in items for w in item):
+            self.call_after_refresh(self._fit)   # not laid out yet
+            return
+        palette = [w for w in self.children if w.has_class("-command-palette")]
+        room = self.size.width - sum(self._width(w) for w in palette)
+        widths = [sum(self._width(w) for w in item) for item in items]
+        shown = [True] * len(items)
+        for i in reversed(range(len(items))):
+            if sum(w for w, s in zip(widths, shown) if s) <= room:
+                break
+            if not any(_actions(w) & KEPT for w in items[i]):
+                shown[i] = False
+        for i, width in enumerate(widths):      # a shorter key left out may fit after all
+            if not shown[i] and sum(w for w, s in zip(widths, shown) if s) + width <= room:
+                shown[i] = True
+        for item, show in zip(items, shown):
+            for widget in item:
+                widget.display = show
