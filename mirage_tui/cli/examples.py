@@ -3,7 +3,7 @@
 :data:`EXAMPLES` maps a command path (``"data import"``) to its examples: the arguments after
 ``mirage-tui``, each with what it does. :func:`add_examples` puts them in each parser's epilog
 (kept as written, as ``RawDescriptionHelpFormatter`` would, while descriptions still wrap).
-tests/cli/test_config_runs_cli_h18.py checks that every command and subcommand has examples
+tests/cli/test_help_config_runs_cli.py checks that every command and subcommand has examples
 and that each one parses.
 """
 

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -146,23 +147,25 @@ def test_ctrl_c_stops_a_run_waiting_on_a_slow_endpoint_at_once(demo, presses):
     db = demo.path
     demo.close()
     with fake_openai_server(models=("slow",)) as server:
-        server.quick, server.delay = 2, 60        # two answers, then a minute each
+        server.quick, server.hold = 2, threading.Event()      # two answers, then none
         proc = subprocess.Popen(slow_run(db, server.url), cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, "PYTHONPATH": str(ROOT)})
         wait_for_requests(proc, server, 4)        # 2 stored, 2 waiting on the server
-        started = time.monotonic()
         for _ in range(presses):
             proc.send_signal(signal.SIGINT)
             time.sleep(0.02)
-        out, err = proc.communicate(timeout=60)
-        took = time.monotonic() - started
-        assert took < 2.5, (took, err)
-        assert proc.returncode == 130, err
+        # it ends while the server still holds the two answers (never sent: no wait for them)
+        out, err = proc.communicate(timeout=120)
+        # a second press that lands while Python is already exiting (its handlers reset) ends
+        # it by the signal itself: a shell reads that as 130 too
+        assert proc.returncode == 130 or (presses == 2 and proc.returncode == -signal.SIGINT), \
+            (proc.returncode, err)
         assert "Traceback" not in err
         assert whole_items(db, "slow") == ["cancelled", 2]
         # it resumes: only the four items left are asked for
-        server.delay, asked = 0, server.chats
+        asked = server.chats
+        server.hold.set()
         again = subprocess.run(slow_run(db, server.url), cwd=ROOT,
                                capture_output=True, text=True, timeout=300,
                                env={**os.environ, "PYTHONPATH": str(ROOT)})

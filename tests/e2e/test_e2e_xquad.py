@@ -18,7 +18,7 @@ from testkit.paths import ROOT, SHARED_DATA
 
 DATA = SHARED_DATA / "xquad"
 SETTINGS = "base,oracle,mixed,retrieved@1,retrieved@3"
-SAMPLE = 4
+SAMPLE = 2                  # one English and one German question: both strata
 RUN_ARGS = ("--dataset", "xquad2", "--generator", "smollm2-135m-instruct",
             "--settings", SETTINGS, "--retriever", "minilm-l6-v2", "--sample", str(SAMPLE),
             "--seed", "7", "--max-tokens", "12", "--threads", "2", "--name", "e2e")

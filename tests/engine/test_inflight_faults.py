@@ -163,8 +163,8 @@ def test_a_wrong_key_stops_the_run_at_once(demo):
 def test_a_cancel_cuts_the_requests_waiting_on_a_slow_endpoint(demo):
     """The TUI's cancel (an event into the run's job): the requests out are cut at once."""
     with fake_openai_server(models=("slow-endpoint",)) as server:
-        server.quick, server.delay = 2, 60
-        gen = HttpGenerator(server.url, model="slow-endpoint", timeout=120)
+        server.quick, server.hold = 2, threading.Event()     # two answers, then none
+        gen = HttpGenerator(server.url, model="slow-endpoint", timeout=600)
         cancel = threading.Event()
         done = []
         worker = threading.Thread(target=lambda: done.append(run(
@@ -175,10 +175,9 @@ def test_a_cancel_cuts_the_requests_waiting_on_a_slow_endpoint(demo):
         while server.chats < 4 and time.monotonic() < deadline:
             time.sleep(0.02)
         time.sleep(0.3)
-        started = time.monotonic()
         cancel.set()
-        worker.join(timeout=10)
-        assert not worker.is_alive() and time.monotonic() - started < 2.0
+        worker.join(timeout=60)
+        assert not worker.is_alive()             # the server still holds two answers: cut
         summary = done[0]
         assert summary.status == "cancelled" and summary.done == 2 and summary.errors == 0
         assert demo.query("SELECT COUNT(*) FROM run_items")[0][0] == 2

@@ -211,13 +211,15 @@ def test_a_host_whose_client_is_killed_mid_request_exits_within_its_grace(tmp_pa
         assert proc.poll() is None, "the request ended too soon to test anything"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
-        killed = time.monotonic()
-        while registry.pid_alive(host_pid) and time.monotonic() - killed < 30:
+        deadline = time.monotonic() + 300                 # for a hung test only
+        while registry.pid_alive(host_pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        took = time.monotonic() - killed
-        assert not registry.pid_alive(host_pid), "the host outlived its grace by 30 s"
-        assert took < 1 + 4, f"the host took {took:.1f} s to exit after a 1 s grace"
+        assert not registry.pid_alive(host_pid), "the host never exited"
         assert registry.live_entries() == []
+        # it stopped after its grace and cut the request in flight rather than finishing it
+        log = next(registry.hosts_dir().glob("*.log")).read_text()
+        stopping = log.index("no live client for 1 s: stopping")
+        assert "the request was aborted" in log[stopping:], log[stopping:]
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -144,10 +144,10 @@ def test_a_llama_server_that_exits_while_loading_is_named(standin, tmp_path, mon
 def test_a_llama_server_that_never_becomes_healthy_times_out(standin, monkeypatch):
     standin(STANDIN_NEVER_READY=1)
     monkeypatch.setenv("MIRAGE_HOST_START_TIMEOUT", "12")   # llama-server gets 3 s
-    started = time.monotonic()
     with pytest.raises(ModelError) as failed:
         load_generator(SMOL, n_threads=1)
-    assert time.monotonic() - started < 12
+    # the host's wait for llama-server ended first, not the client's for the host ("the model
+    # host did not answer within 12 s"): the message says which
     message = str(failed.value)
     assert SMOL in message and "llama-server did not become healthy within" in message
     assert "(log: " in message and registry.live_entries() == []

@@ -6,7 +6,10 @@ deterministically (a judge prompt gets ``A``, a prompt with context the first wo
 llama.cpp's llama-server does), else 404. ``faults`` is a list of what the next completions get:
 a status (with ``Retry-After: 2`` on a 429), ``"garbage"`` (a 200 whose body is not JSON) or
 ``"empty"`` (a 200 with no ``choices``); ``delay`` slows every answer, or only the chat answers
-after the first ``quick`` ones when ``quick`` is set. With ``n_ctx`` it is a server with that
+after the first ``quick`` ones when ``quick`` is set; ``hold`` (an Event) holds those answers
+until it is set (a client that ends meanwhile cut its request: no time is measured). ``peak``
+is the most chat requests the server held at once; ``gather`` holds each chat answer until
+``peak`` reaches it (30 s at most, then ``gather`` is 0). With ``n_ctx`` it is a server with that
 context that reports none: a chat prompt of more tokens than that (``len(JSON of the
 messages) // 4 + template_tokens``, with ``max_tokens``) is refused with HTTP 400 in OpenAI's
 words (``refusal="openai"``) or llama.cpp's (``"llamacpp"``), counted in ``refused``.
@@ -36,8 +39,13 @@ class FakeState:
     refusal: str = "openai"
     refused: int = 0
     chats: int = 0
+    hold: threading.Event | None = None
+    gather: int = 0
+    inside: int = 0
+    peak: int = 0
     seen: list[tuple[str, str | None]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    gathered: threading.Condition = field(default_factory=threading.Condition)
     url: str = ""
 
     def reply(self, text: str) -> str:
@@ -84,7 +92,24 @@ def _handler(state: FakeState):
                 fault = state.faults.pop(0) if state.faults and chat else None
                 state.chats += chat
                 slow = state.quick is None or (chat and state.chats > state.quick)
-            if state.delay and slow:
+            with state.gathered:
+                state.inside += chat
+                state.peak = max(state.peak, state.inside)
+                state.gathered.notify_all()
+                if chat and state.gather and state.peak < state.gather:
+                    # a client that never has that many out gets its answers after 30 s
+                    if not state.gathered.wait_for(lambda: state.peak >= state.gather, 30):
+                        state.gather = 0
+            try:
+                self._reply(body, chat, fault, slow)
+            finally:
+                with state.gathered:
+                    state.inside -= chat
+
+        def _reply(self, body: dict, chat: bool, fault, slow: bool) -> None:
+            if state.hold is not None and slow:
+                state.hold.wait(600)
+            elif state.delay and slow:
                 time.sleep(state.delay)
             if fault in ("garbage", "empty"):
                 raw = (b"<html>not json</html>" if fault == "garbage" else
@@ -159,5 +184,7 @@ def fake_openai_server(models=("fake-model",), props: dict | None = None):
     try:
         yield state
     finally:
+        if state.hold is not None:
+            state.hold.set()            # the held answers go (to clients long gone)
         httpd.shutdown()
         httpd.server_close()

@@ -1,5 +1,6 @@
 """The installed ``mirage-tui`` in a real terminal (tmux), for the end-to-end tests: start it on
-a workspace at a size, read the screen, wait for a text."""
+a workspace at a size, read the screen, wait for a text. The app imports this checkout's code
+(``PYTHONPATH``), whichever checkout the venv was installed from."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 BIN = Path(sys.executable).parent / "mirage-tui"
+ROOT = Path(__file__).resolve().parents[2]
+SMALL_QUICK = Path(__file__).with_name("app_small_quick.py")
 
 
 def tmux(*args: str) -> str:
@@ -31,13 +34,16 @@ def wait_for(session: str, text: str, timeout: float = 90.0) -> str:
 
 
 @contextmanager
-def app_session(db: Path, size: tuple[int, int], prefix: str):
+def app_session(db: Path, size: tuple[int, int], prefix: str, quick_sample: int | None = None):
     """The app on ``db`` in a detached tmux session of ``size`` (columns, rows), named
-    ``prefix-<random>``; it prints ``EXITED-<code>`` when the app ends. Killed at the end."""
+    ``prefix-<random>``; it prints ``EXITED-<code>`` when the app ends. Killed at the end.
+    With ``quick_sample``, its quick comparison takes that many demo queries
+    (:mod:`testkit.app_small_quick`)."""
     assert BIN.exists(), f"{BIN} is not installed (run `make setup`)"
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-    cmd = f"{BIN} --db {db}; echo EXITED-$?; sleep 30"
+    app = BIN if quick_sample is None else f"{sys.executable} {SMALL_QUICK} {quick_sample}"
+    cmd = f"PYTHONPATH={ROOT} {app} --db {db}; echo EXITED-$?; sleep 30"
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", str(size[0]),
                     "-y", str(size[1]), cmd], check=True, env=env)
     try:

@@ -1,4 +1,4 @@
-"""Issue 27, finding 1: ``arena judge --dry-run [--json]`` judges nothing and says how long
+"""``arena judge --dry-run [--json]`` judges nothing and says how long
 judging should take, from the one estimator (the same figures as the judge dialog's)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18: a run's log (sessions, loads, retries, errors, ends), renaming and deleting runs
+"""A run's log (sessions, loads, retries, errors, ends), renaming and deleting runs
 (one transaction, refused while an owner is alive, the shared generation cache kept unless
 purged), and "did you mean" for run and dataset names. Real store, real engine; a scripted
 generator at the edge."""

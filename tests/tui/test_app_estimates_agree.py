@@ -1,4 +1,4 @@
-"""Issue 18, finding 1: on a resumed run, the New-run form, ``run --dry-run`` and the Live ETA
+"""On a resumed run, the New-run form, ``run --dry-run`` and the Live ETA
 give the same time (within 25%): all three count only the items left and use the one estimator
 (:mod:`engine.runs.estimates`) at the speeds measured on this machine."""
 

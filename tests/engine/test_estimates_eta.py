@@ -1,4 +1,4 @@
-"""Issue 27, finding 1 (and issue 26, item 5a): estimates a user can plan by. The one estimator
+"""Estimates a user can plan by. The one estimator
 counts requests in flight only where they are batched, counts each model's load, says
 "assumed" with its assumption for a model never measured, and the live ETA counts the running
 item's elapsed time (it grows while an item overruns instead of freezing), takes the first

@@ -1,4 +1,4 @@
-"""Issue 18 in the CLI: Examples in every ``--help`` (each one parses), "did you mean" for
+"""The CLI's help and names: Examples in every ``--help`` (each one parses), "did you mean" for
 commands, actions, choices and run/dataset/model names, ``runs list/rename/delete/log``, and
 ``config`` (config.toml: print, ``--init``, problems in one line, precedence flag > env > file
 > default). Through ``cli.main`` in process; the workspace is made by the real run engine with

@@ -1,4 +1,4 @@
-"""Issue 18, finding 3: one naming rule for a run's configuration. The New-run form and
+"""One naming rule for a run's configuration. The New-run form and
 ``mirage-tui run`` name the same plan the same way, so starting it from one resumes a run
 started from the other."""
 

@@ -1,4 +1,4 @@
-"""Issue 27, finding 1, in the app: Live's ETA moves while an item runs (it froze until the
+"""In the app, Live's ETA moves while an item runs (it froze until the
 item ended: ``2/30 … ETA 3m40s`` for ~45 s), growing once the item overruns its estimate;
 and the judge dialog's estimate is the one estimator's (``judging_estimate``)."""
 

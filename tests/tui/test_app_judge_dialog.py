@@ -1,4 +1,4 @@
-"""Issue 18, finding 11: the judge dialog defaults to an instruction-tuned model (not a base
+"""The judge dialog defaults to an instruction-tuned model (not a base
 model such as gemma3-270m), offers as many queries as the run has and no more, can judge both
 orders, and estimates the time with the runs' estimator."""
 
@@ -77,8 +77,8 @@ async def test_judge_dialog_defaults_caps_orders_and_estimates(workspace, monkey
 @pytest.mark.asyncio
 async def test_on_short_gold_answers_the_dialog_preselects_the_answer_match_judge(workspace,
                                                                                   monkeypatch):
-    """Issue 34: the dialog offers and preselects reference:answer-match, described as the
-    run's own scorer, with the rule that chose it."""
+    """On short gold answers the dialog offers and preselects reference:answer-match,
+    described as the run's own scorer, with the rule that chose it."""
     judge_catalog(monkeypatch, ScriptedJudge(name=INSTRUCT), INSTRUCT)
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(100, 30)) as pilot:

@@ -1,4 +1,4 @@
-"""Issue 18 in the app (Textual Pilot): Runs' R rename, D delete (asked; the cache stays unless
+"""Managing runs in the app (Textual Pilot): Runs' R rename, D delete (asked; the cache stays unless
 purged; a running run refused) and L log; New run's ctrl+o saving the form as the TOML that
 ``mirage-tui run --config`` plans the same way; config.toml's theme, keys and default models;
 a "did you mean" for a typed run name. Real store and engine; the runs were made by the engine

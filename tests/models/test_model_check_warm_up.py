@@ -1,4 +1,4 @@
-"""Issue 27, finding 1: a model check times a warm generation. The first call after a load
+"""A model check times a warm generation. The first call after a load
 pages the weights in and starts the threads (on a busy 2-core machine SmolLM2's first call ran
 4× slower than its second), and the run estimates start from the check's speeds."""
 

@@ -1,4 +1,4 @@
-"""Issue 18, finding 12 on Runs: exporting a run that has not finished says "partial: N of M
+"""Exporting a run from Runs that has not finished says "partial: N of M
 items" in its notification (it said "Wrote 7 items" before)."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ async def test_exporting_a_cancelled_run_from_runs_says_partial(db_path, tmp_pat
     app = RecordingApp(db_path)
     async with app.run_test(size=(120, 35)) as pilot:
         await settle(pilot)
-        assert app.screen.id != "resume-modal"      # cancelled on purpose: not asked (i27)
+        assert app.screen.id != "resume-modal"      # cancelled on purpose: not asked
         await pilot.press("3")
         await settle(pilot)
         table = app.screen.query_one("#runs", DataTable)

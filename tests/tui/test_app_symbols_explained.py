@@ -1,4 +1,4 @@
-"""Issue 27, finding 5, through Pilot on the inspection workspace: every symbol explained where
+"""Through Pilot on the inspection workspace: every symbol explained where
 it is shown. The adaptability bars have a legend and say in words why items are not counted;
 every key ``?`` lists has its description; Compare's ``?`` explains its verdict line, Holm and
 the number of tests, and why mixed is the headline; the Leaderboard's win rate carries its CI

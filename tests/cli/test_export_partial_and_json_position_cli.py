@@ -1,4 +1,4 @@
-"""Issue 18, finding 12: messages that leave nothing out. Exporting a run that has not finished
+"""Messages that leave nothing out. Exporting a run that has not finished
 says "partial: N of M items"; ``export`` will not overwrite a file unless ``--force``; a JSON
 dataset file cut short names its line and column when its format is detected, not "cannot
 tell this file's format"."""

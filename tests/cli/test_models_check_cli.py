@@ -1,4 +1,4 @@
-"""Issue 18, findings 1 and 7: ``mirage-tui models check`` keeps its result in the workspace,
+"""``mirage-tui models check`` keeps its result in the workspace,
 so run estimates use the speed it measured (and a later launch can show it again); a check
 never creates a workspace."""
 

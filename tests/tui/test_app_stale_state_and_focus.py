@@ -1,4 +1,4 @@
-"""Issue 27, findings 3 and 4, through Pilot on the real app: nothing stale (the Runs summary
+"""Through Pilot on the real app: nothing stale (the Runs summary
 follows the highlight, the Leaderboard shows a calibration made while it was hidden, a run
 cancelled on purpose is not asked about at launch but resumes from Runs) and focus where the
 work is (a run started from an Inspector opened on Live shows Live; New run opens on its first

@@ -1,4 +1,4 @@
-"""Issue 18, finding 6: one unit per metric. A 0–1 metric is a percentage with one decimal
+"""One unit per metric. A 0–1 metric is a percentage with one decimal
 (``33.3 [9.9, 65.1]``) on Live, in the Runs summary and in ``mirage-tui report`` alike; a
 difference is ``+12.5 pp``; JSON keeps the raw fractions."""
 
