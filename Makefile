@@ -14,7 +14,7 @@ test: setup
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml scripts/setup.sh scripts/llama_build_flags.sh scripts/llama_check.py \
-          models/llama_build.py
+          models/llama/build.py
 	bash scripts/setup.sh $(VENV)
 	touch $(STAMP)
 

@@ -45,11 +45,11 @@ sys.path.insert(0, str(ROOT))
 
 from scipy.stats import kendalltau  # noqa: E402
 
-from engine.arena.bradley_terry import (DEFAULT_ALPHA, bradley_terry_fit,  # noqa: E402
-                                        bradley_terry_fit_pairs, doubled_pairs, elo_scale)
-from engine.arena.leaderboard import compute_ratings, format_leaderboard  # noqa: E402
-from engine.arena.tournaments import (bootstrap_thetas, bootstrap_thetas_pairs,  # noqa: E402
-                                      encode_battles, total_wins)
+from engine.arena.ratings.bradley_terry import (DEFAULT_ALPHA, bradley_terry_fit,  # noqa: E402
+                                                bradley_terry_fit_pairs, doubled_pairs, elo_scale)
+from engine.arena.ratings.leaderboard import compute_ratings, format_leaderboard  # noqa: E402
+from engine.arena.ratings.tournaments import (bootstrap_thetas, bootstrap_thetas_pairs,  # noqa: E402
+                                              encode_battles, total_wins)
 from engine.arena.types import Battle  # noqa: E402
 
 

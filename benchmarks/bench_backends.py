@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.datasets.importing import import_path  # noqa: E402
-from engine.arena.duel import compare  # noqa: E402
+from engine.arena.ratings.duel import compare  # noqa: E402
 from engine.results.paired_words import verdict_line  # noqa: E402
 from engine.results.records import load_items  # noqa: E402
 from engine.runs.lookup import load_run  # noqa: E402

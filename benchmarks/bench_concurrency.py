@@ -2,7 +2,7 @@
 
 1. **llama.cpp server on this CPU.** ``python -m llama_cpp.server`` serving the packaged
    SmolLM2-135M-Instruct on loopback (``--n_threads`` as given, default 2), driven through
-   ``models.http.HttpGenerator`` by the run engine over the demo pool (base, oracle, mixed; N
+   ``models.http.generator.HttpGenerator`` by the run engine over the demo pool (base, oracle, mixed; N
    seeded queries; greedy, ``--max-tokens`` new tokens). llama-cpp-python's server answers one
    request at a time and the CPU is compute-bound, so expect about 1.0×: the gain is on GPUs
    and endpoints that batch. Also reports whether the stored texts are equal item by item.
@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from engine.datasets.demo_pool import ensure_demo  # noqa: E402
 from engine.runs import RunConfig, execute, plan_run  # noqa: E402
 from engine.store import Store  # noqa: E402
-from models.http import HttpGenerator  # noqa: E402
+from models.http.generator import HttpGenerator  # noqa: E402
 from testkit.fault_server import FaultServer  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "concurrency.json"

@@ -15,7 +15,7 @@ and the live ETA after 5% of the items, against the time really taken.
      its items (at least one) ended, each against the time really left.
    - ``judging (from the run)``: judging that run's answers with SmolLM2 (``arena judge …
      --judge smollm2``, pairwise, ``--judge-queries`` queries): the estimate before
-     (:func:`engine.arena.judging_time.judging_estimate`, what ``--dry-run`` and the judge
+     (:func:`engine.arena.judging.estimate.judging_estimate`, what ``--dry-run`` and the judge
      dialog show: the judge's speed from its generations) and the judging's ETA after 5% of
      its battles.
    - ``judging (from judging)``: judging the measured run's answers the same way: now the
@@ -110,8 +110,8 @@ def run_once(store, name: str, queries: int, seed: int, max_tokens: int) -> tupl
 
 
 def judge_once(store, run_name: str, queries: int) -> dict:
-    from engine.arena.judging import judge_arena
-    from engine.arena.judging_time import judging_estimate
+    from engine.arena.judging.job import judge_arena
+    from engine.arena.judging.estimate import judging_estimate
     from engine.runs.lookup import load_run
 
     run = load_run(store, run_name)

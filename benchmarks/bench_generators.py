@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 import llama_cpp  # noqa: E402
 
 from models.base import SamplingParams  # noqa: E402
-from models.llama import LlamaGenerator  # noqa: E402
+from models.llama.generator import LlamaGenerator  # noqa: E402
 from models.packaged import PACKAGED, packaged_gguf_path  # noqa: E402
 
 FACTS = " ".join(f"Fact {i}: the number {i} is {'even' if i % 2 == 0 else 'odd'}."

@@ -134,7 +134,7 @@ def _variants(threads: int) -> dict:
     import numpy as np
 
     from models import packaged
-    from models.llama import LlamaGenerator
+    from models.llama.generator import LlamaGenerator
 
     class LongestPrefix(LlamaGenerator):
         prompt_block = 512                 # llama-cpp-python's default batches

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_results_scale import build  # noqa: E402
-from engine.arena.pages import run_page_with_arenas  # noqa: E402
+from engine.arena.ratings.page import run_page_with_arenas  # noqa: E402
 from engine.results.html import ITEM_LIMIT  # noqa: E402
 from engine.results.html.items import ITEM_BYTES  # noqa: E402
 from engine.results.html.items import item_data  # noqa: E402

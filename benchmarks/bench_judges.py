@@ -14,7 +14,7 @@ labels (RAGChecker's meta-evaluation: 196 answer pairs, two annotators each), in
   cores each judge call takes seconds; the three orders share the judgments cache, so
   'random' and 'debiased' cost no call after 'both'). ``--llm-sample 0`` skips them.
 
-Every figure is the calibration's own (``engine.arena.calibration``): sign accuracy on the
+Every figure is the calibration's own (``engine.arena.trust.figures``): sign accuracy on the
 pairs whose human consensus is not a tie (a judge tie counts as wrong), with its exact 95% CI
 and n; Cohen's κ; flip rate. Speed: reference-judge verdicts per second with the embeddings
 cached, against the LLM judge's calls per second measured in the same process (the ratio is
@@ -39,11 +39,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.arena.calibrate import calibrate_judge  # noqa: E402
-from engine.arena.fit_features import DEFAULT_FEATURES  # noqa: E402
-from engine.arena.fitted_judges import fit_judge  # noqa: E402
-from engine.arena.judge_specs import open_judge  # noqa: E402
-from engine.arena.judgments import judgment_key  # noqa: E402
+from engine.arena.trust.calibrate import calibrate_judge  # noqa: E402
+from engine.arena.judges.fit_features import DEFAULT_FEATURES  # noqa: E402
+from engine.arena.judges.fitted import fit_judge  # noqa: E402
+from engine.arena.judges.specs import open_judge  # noqa: E402
+from engine.arena.judges.cache import judgment_key  # noqa: E402
 from engine.datasets.importing import import_path  # noqa: E402
 from engine.datasets.labels import load_label_pairs  # noqa: E402
 from engine.store import Store  # noqa: E402

@@ -1,4 +1,4 @@
-"""Set-up's CPU build of llama.cpp (named instruction sets, AMX off: models/llama_build.py)
+"""Set-up's CPU build of llama.cpp (named instruction sets, AMX off: models/llama/build.py)
 against ``-march=native`` and, on a CPU with AMX, against every AMX path that runs.
 
 The builds cannot share one Python process (each is a ``llama_cpp`` with its own
@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import llama_check  # noqa: E402  (set-up's builder: the wheel cache and keys)
 
-from models.llama_build import Build, Cpu, cpu_builds  # noqa: E402
+from models.llama.build import Build, Cpu, cpu_builds  # noqa: E402
 from models.packaged import packaged_gguf_path  # noqa: E402
 
 FACTS = " ".join(f"Fact {i}: the number {i} is {'even' if i % 2 == 0 else 'odd'}."

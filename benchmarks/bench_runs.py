@@ -57,7 +57,7 @@ import llama_cpp  # noqa: E402
 from engine.datasets.importing import import_path  # noqa: E402
 from engine.runs import RunConfig, execute, plan_run  # noqa: E402
 from engine.store import Store  # noqa: E402
-from models.llama import LlamaGenerator  # noqa: E402
+from models.llama.generator import LlamaGenerator  # noqa: E402
 
 SMOL = "smollm2-135m-instruct"
 RETRIEVERS = ("minilm-l6-v2", "e5-small-q4")

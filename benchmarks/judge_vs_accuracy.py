@@ -1,5 +1,5 @@
 """How far each arena's ranking agrees with the answers' accuracy (issue 34): the cross-check
-(engine/arena/cross_check.py) of every arena of the named runs in a workspace, as one table
+(engine/arena/trust/cross_check.py) of every arena of the named runs in a workspace, as one table
 and benchmarks/results/judge_vs_accuracy.json.
 
 The runs behind the committed figures (2 cores, real packaged models, greedy, 64 tokens)::
@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.arena.battles import battles_of, list_arenas  # noqa: E402
-from engine.arena.cross_check import cross_check  # noqa: E402
-from engine.arena.leaderboard import compute_ratings  # noqa: E402
+from engine.arena.ratings.battles import battles_of, list_arenas  # noqa: E402
+from engine.arena.trust.cross_check import cross_check  # noqa: E402
+from engine.arena.ratings.leaderboard import compute_ratings  # noqa: E402
 from engine.runs.lookup import load_run  # noqa: E402
 from engine.store import Store  # noqa: E402
 

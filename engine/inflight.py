@@ -81,7 +81,7 @@ def is_transient(exc: BaseException) -> bool:
     """Whether sending the same request again may succeed: a TransientModelError, an HTTP
     status 429 or 5xx (an exception with ``status``), or (anywhere in its cause chain) a
     refused, reset or dropped connection or a timeout. The project's own backends
-    (``models.http``, the model host's client) raise TransientModelError for these
+    (``models.http.generator``, the model host's client) raise TransientModelError for these
     themselves; the status and chain checks cover a generator that only lets the transport's
     own exception through (a user's adapter, a test double). A context suppressed with
     ``raise ... from None`` is not followed."""

@@ -53,7 +53,7 @@ PAIRED_N_BOOT = 10_000
 it is shown: ``compare`` (``--n-boot`` overrides it) and the Compare screen."""
 
 TOURNAMENTS = 200
-"""Bootstrap tournaments behind every arena rating's CI (:mod:`engine.arena.tournaments`)
+"""Bootstrap tournaments behind every arena rating's CI (:mod:`engine.arena.ratings.tournaments`)
 wherever it is shown: the Leaderboard and its surrogate line, ``arena ratings``/``surrogate``/
 ``export`` (``--boot`` overrides it), the leaderboard page."""
 

@@ -3,7 +3,7 @@
 A :class:`JobController` belongs to what shows the job: the app for runs
 (:class:`~mirage_tui.run_controller.RunController`), the Leaderboard for judging. ``launch(name,
 work)`` calls ``work(store, progress, cancel)`` in a thread worker, where ``work`` is an engine
-job's entry point (``engine.runs.execute``, ``engine.arena.judging.judge_arena``, ...) given the
+job's entry point (``engine.runs.execute``, ``engine.arena.judging.job.judge_arena``, ...) given the
 store of the app's :class:`~mirage_tui.workbench.Workbench`, the controller's progress callback
 and a ``threading.Event`` to cancel. The engine stores every step of a job in its own
 transaction, so a cancel, an error or a killed process leaves only whole steps, and ``resume``

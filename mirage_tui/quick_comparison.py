@@ -1,7 +1,7 @@
 """The quick comparison (``g``): both packaged generators on a seeded sample of the demo pool,
 with and without context and with MiniLM retrieval, so a first launch has numbers to look at
 within minutes; once the run is done its arena is judged, pairwise, by the default judge
-(:func:`engine.arena.trusted_judge.default_judge`: on the demo pool, whose questions have short
+(:func:`engine.arena.trust.default_judge.default_judge`: on the demo pool, whose questions have short
 gold answers, ``reference:answer-match``, the run's own EM_loose then F1) when that judge needs
 no LLM, so the Leaderboard has ratings seconds later, says which judge made them and checks the
 ranking against accuracy. Answers get New run's token budget (64); Live and the report count
@@ -52,9 +52,9 @@ def missing_models(config) -> list[str]:
 def judge_quick_comparison(store, run_name: str = QUICK_NAME, cancel=None):
     """``(choice, summary)``: the default judge of the run, and the arena it judged (None when
     the default judge is an LLM, minutes of judging: the Leaderboard's j offers it)."""
-    from engine.arena.judge_specs import is_offline_judge
-    from engine.arena.judging import judge_arena
-    from engine.arena.trusted_judge import default_judge
+    from engine.arena.judges.specs import is_offline_judge
+    from engine.arena.judging.job import judge_arena
+    from engine.arena.trust.default_judge import default_judge
     from engine.runs.lookup import load_run
 
     run = load_run(store, run_name)

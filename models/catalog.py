@@ -6,7 +6,7 @@ whether installed or not, with the command that installs them. Names are what th
 app says: ``load_generator("gemma3-270m")``, ``load_generator("~/models/x.gguf")``.
 
 An endpoint spec (``http://HOST:PORT/v1#MODEL``, ``ollama:MODEL``, a name configured in
-endpoints.toml, see :mod:`models.endpoints`) loads an :class:`models.http.HttpGenerator`
+endpoints.toml, see :mod:`models.endpoints`) loads an :class:`models.http.generator.HttpGenerator`
 instead; :func:`find_endpoint` tells which, and refuses a name that is both.
 """
 
@@ -401,7 +401,7 @@ def load_generator(name_or_path: str | os.PathLike, *, folders: Iterable[Path] |
 
     if hosting_default() if hosted is None else hosted:
         return HostedGenerator.for_model(target, name=name, **opts)
-    from models.llama import LlamaGenerator
+    from models.llama.generator import LlamaGenerator
 
     return LlamaGenerator.load(target, **({"name": name} if name else {}), **opts)
 

@@ -81,8 +81,8 @@ class Endpoint:
         return out
 
     def open(self):
-        """An :class:`models.http.HttpGenerator` for this endpoint (nothing is sent yet)."""
-        from models.http import HttpGenerator
+        """An :class:`models.http.generator.HttpGenerator` for this endpoint (nothing is sent yet)."""
+        from models.http.generator import HttpGenerator
 
         return HttpGenerator(self.url, model=self.model, api=self.api, timeout=self.timeout,
                              api_key_env=self.api_key_env, server=self.server,

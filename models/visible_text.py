@@ -1,6 +1,6 @@
 """Untrusted text shown on a terminal: written out, never obeyed (the one rule; the engine's
 :mod:`engine.text_safety` puts it on the CLI's streams and the TUI's text, and the model
-adapters on a server's own words in an error, :func:`models.http_errors.server_message`).
+adapters on a server's own words in an error, :func:`models.http.errors.server_message`).
 
 A control character would act instead of being shown: ``\\x1b[2J`` clears the screen,
 ``\\x1b]0;title\\x07`` retitles the window, ``\\r`` overwrites what came before, an RTL

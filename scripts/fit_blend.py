@@ -1,5 +1,5 @@
 """Fit ``reference:blend`` again on RAGChecker's human labels and write the shipped file
-(engine/arena/blend_weights.json; :mod:`engine.arena.blend`).
+(engine/arena/judges/blend_weights.json; :mod:`engine.arena.judges.blend`).
 
     .venv/bin/python scripts/fit_blend.py --labels ../shared/data/ragchecker-meta/human_labeled_pairs.json
     .venv/bin/python scripts/fit_blend.py --check     # exit 1 when the shipped file no longer reproduces
@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.arena.blend import (WEIGHTS_FILE, record_differences,  # noqa: E402
-                                refit_record, shipped_from)
+from engine.arena.judges.blend import (WEIGHTS_FILE, record_differences,  # noqa: E402
+                                       refit_record, shipped_from)
 from engine.store import Store  # noqa: E402
 
 LABELS = Path("../shared/data/ragchecker-meta/human_labeled_pairs.json")

@@ -10,7 +10,7 @@
 # compute capability) are both present: -DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=<caps
 # without the dot, every distinct GPU's, ';'-separated: "86;90">. Else the CPU, with the CPU's
 # own instruction sets named and AMX off on x86-64 (`python3 scripts/llama_check.py cpu-args`;
-# models/llama_build.py says why: -march=native compiles ggml's AMX backend, which crashes).
+# models/llama/build.py says why: -march=native compiles ggml's AMX backend, which crashes).
 
 llama_find_nvcc() {
   local found

@@ -12,7 +12,7 @@ done (scripts/setup.sh calls it; stdlib only).
 
 - ``user``: your ``CMAKE_ARGS`` only; if it fails its check, set-up stops and says so.
 - ``cuda``: the CUDA build, checked on the GPU; then the CPU builds.
-- ``cpu``: every instruction set the CPU has, never AMX (models/llama_build.py says why); then
+- ``cpu``: every instruction set the CPU has, never AMX (models/llama/build.py says why); then
   the same without AVX-512.
 
 For each build: a llama_cpp already in the venv is reused only if set-up installed it for the
@@ -48,9 +48,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load_llama_build():
-    # models/llama_build.py without importing the models package's neighbours
+    # models/llama/build.py without importing the models package's neighbours
     spec = importlib.util.spec_from_file_location("_mirage_llama_build",
-                                                  ROOT / "models" / "llama_build.py")
+                                                  ROOT / "models" / "llama" / "build.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)

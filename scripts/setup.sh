@@ -8,7 +8,7 @@
 #   then llama-cpp-python, which compiles from source (about 5 minutes on 2 cores) and is
 #   proved before set-up goes on: scripts/llama_check.py loads SmolLM2 in a child process and
 #   generates, and on a crash rebuilds with safer flags (never from pip's cache). On x86-64 the
-#   CPU build names the CPU's instruction sets and never AMX (models/llama_build.py says why).
+#   CPU build names the CPU's instruction sets and never AMX (models/llama/build.py says why).
 #   With a CUDA toolkit (nvcc) and an NVIDIA GPU, llama-cpp-python is built with CUDA for the
 #   GPU's compute capability and checked on the GPU, and llama.cpp's llama-server with the
 #   same flags (scripts/llama_build_flags.sh decides; your own CMAKE_ARGS win).

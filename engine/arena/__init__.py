@@ -13,7 +13,7 @@ random-forest surrogate predicts the ratings from heuristic features.
 - ``features`` / ``surrogate``: heuristic features per response, the surrogate judge
 - ``events``: judging's progress events
 
-Import the modules themselves (``from engine.arena.battles import …``): the package
+Import the modules themselves (``from engine.arena.ratings.battles import …``): the package
 exports nothing, so importing one module does not load the rest. The SQL behind them is in
 ``engine/store/`` (``arenas``, ``calibration``, ``features``, ``fitted_judges``); a function
 that reads a run takes the ``RunInfo`` its caller loaded.

@@ -142,7 +142,7 @@ class PairedComparison:
     seed: int
     delta: float | None = None          # the user-named difference for the power column
     items: list[dict] = field(default_factory=list)     # one row per shared item
-    arena: list[dict] = field(default_factory=list)     # engine.arena.duel, per setting
+    arena: list[dict] = field(default_factory=list)     # engine.arena.ratings.duel, per setting
     differences: list[SettingDifference] = field(default_factory=list)  # generation settings
 
     @property

@@ -34,7 +34,7 @@ from engine.store import Store
 from engine.store.datasets import chunk_text_counts, collection_ids, dataset_identity
 from engine.store.indexes import (over_length_count, save_embedder, save_index, store_vectors,
                                   unembedded_chunks)
-from engine.store.indexes import stored_vectors  # noqa: F401 (engine.arena.reference_judges's)
+from engine.store.indexes import stored_vectors  # noqa: F401 (engine.arena.judges.reference's)
 
 PASSAGE, QUERY = "passage", "query"
 STORE_DEPTH = 20          # dense rankings are stored at least this deep, for later, deeper k

@@ -1,7 +1,7 @@
 """Contexts learned from a server's refusal of an overlong prompt, kept in the workspace.
 
 An endpoint that reports no context window is fitted to the config's or
-``models.http.DEFAULT_CONTEXT``. When it refuses a prompt naming its real window (HTTP 400,
+``models.http.generator.DEFAULT_CONTEXT``. When it refuses a prompt naming its real window (HTTP 400,
 "maximum context length is 2048 tokens"), the run fits every prompt to that from then on
 (``generator.learn_context``) and keeps it in ``endpoint_contexts`` under the generator's
 ``context_key`` (its URL without credentials and the model id), so a later run, of any name,

@@ -63,7 +63,7 @@ JUDGE_TAIL_TOKENS = 60
 """A judge call on the query of the call before it (the next battle of that query, the other
 order of the same battle) evaluates only what follows the query and its documents: the two
 answers and the template's tail, about this many tokens, plus the part of the prompt cache's
-last block (64 tokens, ``models.llama.PROMPT_BLOCK``) that is evaluated again."""
+last block (64 tokens, ``models.llama.generator.PROMPT_BLOCK``) that is evaluated again."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The ``calibrations`` table (migration m007): one row per judge calibration against a labels
-dataset, written and read here; :mod:`engine.arena.calibrate` computes them and turns rows into
-:class:`~engine.arena.calibrate.StoredCalibration` s. A row's labels are named
+dataset, written and read here; :mod:`engine.arena.trust.calibrate` computes them and turns rows into
+:class:`~engine.arena.trust.calibrate.StoredCalibration` s. A row's labels are named
 ``name@version`` (its dataset's)."""
 
 from __future__ import annotations

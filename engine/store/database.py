@@ -7,7 +7,7 @@ file and runs its block as one ``BEGIN IMMEDIATE`` transaction. WAL mode lets re
 while a write is in progress, and SQLite's own locking (with a busy timeout) covers several
 processes on the same file.
 
-Opening a store creates or upgrades its schema with :func:`engine.store.schema.migrate`.
+Opening a store creates or upgrades its schema with :func:`engine.store.migrations.schema.migrate`.
 
 Storage faults. Every SQLite or OS error about the file itself (read-only file or folder, a
 missing folder, a full disk or a file-size limit, a lock held past the busy timeout, a file
@@ -36,7 +36,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import sqlite_utils
 
-from engine.store.schema import SCHEMA_VERSION, migrate
+from engine.store.migrations.schema import SCHEMA_VERSION, migrate
 
 ENV_DB = "MIRAGE_DB"
 

@@ -1,4 +1,4 @@
-"""Stored features (MIRAGE-Bench's heuristic features, :mod:`engine.arena.features`): rows of
+"""Stored features (MIRAGE-Bench's heuristic features, :mod:`engine.arena.surrogate.features`): rows of
 ``scores`` whose metric starts with ``feat:``, keyed by generation and query like every answer
 metric; and what computing them reads of a response (its query's facts, the supporting
 passages, the passages' texts). Generation texts are read through

@@ -1,6 +1,6 @@
 """The ``fitted_judges`` table (migration m014): one row per fitted judge of the workspace,
 written and read here, and the names of the labels datasets a fit reads;
-:mod:`engine.arena.fitted_judges` turns rows into fits."""
+:mod:`engine.arena.judges.fitted` turns rows into fits."""
 
 from __future__ import annotations
 

@@ -142,7 +142,7 @@ def fts_phrase(text: str) -> str:
 
 def _has_text_index(store: Store) -> bool:
     """Whether the workspace has the trigram indexes (an SQLite without the trigram tokenizer
-    skipped them: :func:`engine.store.migrations_later.m011_text_search`)."""
+    skipped them: :func:`engine.store.migrations.later.m011_text_search`)."""
     return bool(store.query("SELECT 1 FROM sqlite_master WHERE name = 'generations_fts'"))
 
 

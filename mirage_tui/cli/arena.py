@@ -11,7 +11,7 @@
     mirage-tui arena list RUN [--json]
 
 ``judge`` without ``--judge`` uses config.toml's ``judge``, else the calibrated default
-(:func:`engine.arena.trusted_judge.default_judge`) and says which on stderr. It is resumable:
+(:func:`engine.arena.trust.default_judge.default_judge`) and says which on stderr. It is resumable:
 the same command again skips the stored battles and answers judge calls from the judgments
 cache. Ctrl-C cancels after the current battle (twice: at once).
 Progress goes to stderr as ``run`` prints it: a live bar on a terminal, else a line every
@@ -136,7 +136,7 @@ def run(args, store) -> int:
 # --------------------------------------------------------------------------- judge
 
 def _judge(args, store) -> int:
-    from engine.arena.judging import judge_arena
+    from engine.arena.judging.job import judge_arena
     from engine.runs.lookup import load_run
 
     if args.reference and args.pairs != "reference":
@@ -174,8 +174,8 @@ def _judge(args, store) -> int:
 def _judge_dry_run(args, store, run) -> int:
     """``arena judge --dry-run``: what would be judged and how long it should take; a judge
     that does not exist (typed, or config.toml's) is refused, not planned for."""
-    from engine.arena.judge_names import judge_problem
-    from engine.arena.judging_time import judging_estimate
+    from engine.arena.judges.names import judge_problem
+    from engine.arena.judging.estimate import judging_estimate
     from mirage_tui.widgets.estimates import judging_line
 
     problem = judge_problem(args.judge, store)
@@ -200,12 +200,12 @@ def _judge_dry_run(args, store, run) -> int:
 
 def _judge_and_order(args, store, run) -> tuple[str, str]:
     """``--judge``, else config.toml's ``judge`` (each in ``--order``, default random), else
-    the calibrated default (:func:`engine.arena.trusted_judge.default_judge`, in its own order
+    the calibrated default (:func:`engine.arena.trust.default_judge.default_judge`, in its own order
     unless ``--order`` says otherwise), said on stderr."""
     try:
         return from_settings(args, "judge", "--judge MODEL"), args.order or "random"
     except CliError:
-        from engine.arena.trusted_judge import default_judge
+        from engine.arena.trust.default_judge import default_judge
 
         choice = default_judge(store, run, args.pairs)
         if choice.spec is None:
@@ -221,7 +221,7 @@ def _systems_in(store, run, settings: str | None) -> list[str] | None:
     ``retrieved@3:e5-small-q4#…``); None for all of them."""
     if not settings:
         return None
-    from engine.arena.planning import run_contestants
+    from engine.arena.judging.plan import run_contestants
     from engine.arena.types import split_arena_system
 
     wanted = {s.strip() for s in settings.split(",") if s.strip()}
@@ -258,13 +258,13 @@ def _print_summary(s) -> None:
 # --------------------------------------------------------------------------- read back
 
 def _ratings_for(store, run, arena, boot: int, seed: int):
-    from engine.arena.battles import battles_of, resolve_arena
+    from engine.arena.ratings.battles import battles_of, resolve_arena
 
     if boot < 1:
         raise ValueError("--boot must be at least 1")
     info = resolve_arena(store, run, arena)
     try:
-        from engine.arena.leaderboard import compute_ratings, format_leaderboard
+        from engine.arena.ratings.leaderboard import compute_ratings, format_leaderboard
     except ImportError as exc:
         raise ValueError(f"ratings are not available in this build ({exc})") from None
     battles = battles_of(store, info.id)
@@ -281,7 +281,7 @@ def _ratings(args, store) -> int:
     info, ratings, format_leaderboard = _ratings_for(store, run, args.arena, args.boot,
                                                      args.seed)
     if getattr(args, "html", None):
-        from engine.arena.pages import leaderboard_page
+        from engine.arena.ratings.page import leaderboard_page
         from engine.results.html import write_page
         from engine.runs.lookup import load_run
         from mirage_tui.cli.report import said_to, written_line
@@ -291,13 +291,13 @@ def _ratings(args, store) -> int:
         print(written_line("leaderboard", path), file=said_to(args.json, path))
         if not args.json:
             return 0
-    from engine.arena.battles import battles_of
-    from engine.arena.trusted_judge import arena_header
+    from engine.arena.ratings.battles import battles_of
+    from engine.arena.trust.default_judge import arena_header
 
     header = arena_header(store, run, info, battles_of(store, info.id), ratings)
     report = None
     if info.mode == "reference":
-        from engine.arena.reference import format_reference_report, reference_report
+        from engine.arena.ratings.reference_report import format_reference_report, reference_report
 
         report = reference_report(store, run, info.name)
     if args.json:
@@ -318,12 +318,12 @@ def _ratings(args, store) -> int:
 def _surrogate(args, store) -> int:
     """Features first (model-free ones always, judged ones with --judge; stored features are
     reused) over the queries the arena judged, then the surrogate fit."""
-    from engine.arena.battles import battles_of, resolve_arena
+    from engine.arena.ratings.battles import battles_of, resolve_arena
     from engine.runs.lookup import load_run
 
     try:
-        from engine.arena.features import compute_features
-        from engine.arena.surrogate import format_surrogate, surrogate_for_run
+        from engine.arena.surrogate.features import compute_features
+        from engine.arena.surrogate.forest import format_surrogate, surrogate_for_run
     except ImportError as exc:
         raise ValueError(f"the surrogate judge is not available in this build ({exc})") from None
     if args.boot < 1:
@@ -350,7 +350,7 @@ def _surrogate(args, store) -> int:
 
 
 def _export(args, store) -> int:
-    from engine.arena.battles import battle_rows, resolve_arena
+    from engine.arena.ratings.battles import battle_rows, resolve_arena
     from engine.output_files import is_stdout
     from engine.runs.lookup import load_run
     from mirage_tui.cli.report import said_to
@@ -382,7 +382,7 @@ def write_rows(rows: list[dict], out: Path, fmt: str) -> None:
 
 
 def _list(args, store) -> int:
-    from engine.arena.battles import list_arenas
+    from engine.arena.ratings.battles import list_arenas
     from engine.runs.lookup import load_run
 
     infos = list_arenas(store, load_run(store, args.run))

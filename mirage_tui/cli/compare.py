@@ -58,7 +58,7 @@ def add_parsers(sub) -> None:
 
 
 def run(args, store) -> int:
-    from engine.arena.duel import compare
+    from engine.arena.ratings.duel import compare
     from engine.output_files import is_stdout
     from engine.results.paired import PairingError, worse_than
     from engine.results.paired_text import format_comparison, write_items_csv

@@ -100,7 +100,7 @@ _DEFAULTS = {"dataset": "none: New run offers the first; `run` needs --dataset",
 def _model_problems(config, db) -> list[str]:
     """One line for each configured generator or judge that does not exist, with a
     did-you-mean (a fitted judge only when the workspace is there to look in)."""
-    from engine.arena.judge_names import judge_problem
+    from engine.arena.judges.names import judge_problem
     from engine.runs.plan import check_generator
 
     out = []

@@ -18,8 +18,8 @@ anchors. ``calibration`` prints the newest stored one again. ``compare`` puts tw
 calibrations (two templates, two judges) side by side on the pairs both judged, with the paired
 bootstrap CI of each difference; both must have been made on the same labels dataset
 (name@version), and be two different calibrations.
-``fit`` fits a judge to people's labels (:mod:`engine.arena.fitted_judges`; then ``--judge
-fitted:NAME``); ``list`` ranks every calibrated judge (:mod:`engine.arena.judge_list`) and shows the fitted ones.
+``fit`` fits a judge to people's labels (:mod:`engine.arena.judges.fitted`; then ``--judge
+fitted:NAME``); ``list`` ranks every calibrated judge (:mod:`engine.arena.trust.rankings`) and shows the fitted ones.
 """
 
 from __future__ import annotations
@@ -92,9 +92,9 @@ def add_parsers(sub) -> None:
 
 
 def _add_fit_parsers(jsub) -> None:
-    from engine.arena.fit_features import BLEND_FEATURES, DEFAULT_FEATURES, FEATURES
-    from engine.arena.fit_methods import FOLDS, LOGISTIC, METHODS, STANDARDIZED_SUM
-    from engine.arena.fitted_judges import MIN_PAIRS
+    from engine.arena.judges.fit_features import BLEND_FEATURES, DEFAULT_FEATURES, FEATURES
+    from engine.arena.judges.fit_methods import FOLDS, LOGISTIC, METHODS, STANDARDIZED_SUM
+    from engine.arena.judges.fitted import MIN_PAIRS
 
     listed = "; ".join(f"{k}: {v}" for k, v in FEATURES.items())
     p = jsub.add_parser(
@@ -141,11 +141,11 @@ def run(args, store) -> int:
 
 
 def _fit(args, store) -> int:
-    from engine.arena.fitted_report import fit_lines
-    from engine.arena.fit_features import (BLEND_FEATURES, DEFAULT_FEATURES,
-                                           DEFAULT_LLM_TEMPLATE, parse_features)
-    from engine.arena.fit_methods import STANDARDIZED_SUM
-    from engine.arena.fitted_judges import fit_judge
+    from engine.arena.judges.fitted_report import fit_lines
+    from engine.arena.judges.fit_features import (BLEND_FEATURES, DEFAULT_FEATURES,
+                                                  DEFAULT_LLM_TEMPLATE, parse_features)
+    from engine.arena.judges.fit_methods import STANDARDIZED_SUM
+    from engine.arena.judges.fitted import fit_judge
     from engine.jobs import Stop
 
     default = BLEND_FEATURES if args.method == STANDARDIZED_SUM else DEFAULT_FEATURES
@@ -172,11 +172,11 @@ def _fit(args, store) -> int:
 
 
 def _list(args, store) -> int:
-    from engine.arena.blend import in_sample_labels, shipped_blend
-    from engine.arena.calibrate import unfinished_calibrations
-    from engine.arena.fitted_judges import fitted_judges
-    from engine.arena.fitted_report import IN_SAMPLE, fit_lines, fitted_on
-    from engine.arena.judge_list import WORSE_THAN_REFERENCE, ceiling_text, judge_rankings
+    from engine.arena.judges.blend import in_sample_labels, shipped_blend
+    from engine.arena.trust.calibrate import unfinished_calibrations
+    from engine.arena.judges.fitted import fitted_judges
+    from engine.arena.judges.fitted_report import IN_SAMPLE, fit_lines, fitted_on
+    from engine.arena.trust.rankings import WORSE_THAN_REFERENCE, ceiling_text, judge_rankings
 
     rows = judge_rankings(store, args.labels)
     fits = fitted_judges(store)
@@ -230,7 +230,7 @@ def _num(e) -> str:
 
 
 def _calibrate(args, store) -> int:
-    from engine.arena.calibrate import DEFAULT_TEMPLATE, calibrate_judge, latest_calibration
+    from engine.arena.trust.calibrate import DEFAULT_TEMPLATE, calibrate_judge, latest_calibration
 
     _check_boot(args.boot)
     args.judge = from_settings(args, "judge", "--judge MODEL")
@@ -266,12 +266,12 @@ def _calibrate(args, store) -> int:
 
 
 def _show(args, store) -> int:
-    from engine.arena.judge_names import calibration_for
+    from engine.arena.judges.names import calibration_for
 
     no_overwrite(args, args.html)
     stored = calibration_for(store, args.judge, args.template)
     if args.html:
-        from engine.arena.calibration_page import calibration_page
+        from engine.arena.trust.page import calibration_page
         from engine.results.html import write_page
         from mirage_tui.cli.report import said_to, written_line
 
@@ -287,9 +287,9 @@ def _show(args, store) -> int:
 
 
 def _compare(args, store) -> int:
-    from engine.arena.calibration import paired_difference
-    from engine.arena.calibration_report import ROWS
-    from engine.arena.judge_names import calibration_named
+    from engine.arena.trust.figures import paired_difference
+    from engine.arena.trust.text import ROWS
+    from engine.arena.judges.names import calibration_named
 
     _check_boot(args.boot)
     a, b = (calibration_named(store, text) for text in (args.first, args.second))
@@ -328,7 +328,7 @@ def _stored_json(stored) -> dict:
 
 
 def _print(stored) -> None:
-    from engine.arena.calibration_report import calibration_lines
+    from engine.arena.trust.text import calibration_lines
 
     for line in calibration_lines(stored):
         print(line)

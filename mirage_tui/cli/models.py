@@ -116,8 +116,8 @@ def offline_judges(args) -> list:
     when it exists; listing never creates one)."""
     from pathlib import Path
 
-    from engine.arena.fitted_judges import fitted_judges
-    from engine.arena.reference_judges import reference_judge_names
+    from engine.arena.judges.fitted import fitted_judges
+    from engine.arena.judges.reference import reference_judge_names
     from engine.store import Store, default_db_path
     from models.catalog import CatalogEntry
 

@@ -98,7 +98,7 @@ def _report(args, store) -> int:
                           parity=args.parity, gold=args.gold, language_rule=args.language_rule,
                           language_detector=args.language_detector)
     if args.html:
-        from engine.arena.pages import run_page_with_arenas
+        from engine.arena.ratings.page import run_page_with_arenas
         from engine.results.html import write_page
 
         path = write_page(run_page_with_arenas(store, run, n_boot=args.n_boot, seed=args.seed,

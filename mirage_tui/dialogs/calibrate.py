@@ -2,7 +2,7 @@
 endpoint, a reference judge, a judge fitted in this workspace), against which labels dataset
 (``engine.datasets.labels.labels_datasets``) and aspect, in which order (random, both,
 debiased), on a sample of the pairs or all; dismisses with a :class:`CalibrationRequest`
-(``engine.arena.calibrate.calibrate_judge``'s options). Judges and datasets are listed in a
+(``engine.arena.trust.calibrate.calibrate_judge``'s options). Judges and datasets are listed in a
 worker, packaged LLMs first, then the offline judges; the moment they are found, each list's
 "finding …" prompt gives way to what was found (or to why there is nothing to pick), and the
 aspects follow the labels dataset chosen."""
@@ -104,7 +104,7 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="calib-choices",
           name="find calibration choices")
     def find_choices(self, store) -> None:
-        from engine.arena.reference_judges import reference_judge_names
+        from engine.arena.judges.reference import reference_judge_names
 
         error, datasets = "", []
         try:
@@ -116,7 +116,7 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
         usable = usable + reference_judge_names()
         if store is not None:
             try:
-                from engine.arena.fitted_judges import fitted_judges
+                from engine.arena.judges.fitted import fitted_judges
                 from engine.datasets.labels import labels_datasets
 
                 datasets = labels_datasets(store)
@@ -212,7 +212,7 @@ def _offered_as(judge: str | None, offered: list[str]) -> str | None:
     names, by the one resolver of judge names; ``judge`` itself when it names none."""
     if not judge:
         return judge
-    from engine.arena.judge_names import stored_judge
+    from engine.arena.judges.names import stored_judge
 
     try:
         return stored_judge(judge, offered, what="judges") or judge

@@ -4,7 +4,7 @@ which arena's judge to read it beside (at first the Leaderboard's), and an optio
 
 One line says what that arena's judge said of the pair, or that the arena holds no battle
 between them (naming the arenas that do, and the command that has a judge read them); the
-verdict is stored on the two answers either way (``engine.arena.human_verdicts``). Enter in
+verdict is stored on the two answers either way (``engine.arena.trust.human_verdicts``). Enter in
 the note saves, Escape cancels (nothing is stored)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from mirage_tui.screens.base import BaseModal
 from mirage_tui.widgets.safe_text import safe_text
 
 if TYPE_CHECKING:
-    from engine.arena.verdicts import VerdictChoices
+    from engine.arena.ratings.verdicts import VerdictChoices
 
 VERDICT_CHOICES = (("a", "A is better"), ("tie", "a tie"), ("b", "B is better"))
 

@@ -4,13 +4,13 @@ listed in a worker: the reference judges (each answer compared with the referenc
 LLM) when every query of the run has reference text, then the installed generators and
 endpoints (``models.catalog.list_models``, then ``endpoint_entries``), instruction-tuned ones
 first (a base model is a poor judge), then packaged ones. The default judge
-(:func:`engine.arena.trusted_judge.default_judge`: the best-calibrated judge that can judge the
+(:func:`engine.arena.trust.default_judge.default_judge`: the best-calibrated judge that can judge the
 run, else the reference judge, else the configured LLM) is preselected in its order, with one
 line saying why. The line under the choices describes the judge chosen (:func:`judge_about`)
 and the default's line shows only while the default is chosen, so neither describes a judge
 that is not. The queries default to, and are capped by, the run's queries that two
 contestants both answered. Every change re-estimates the time in a worker
-(:func:`engine.arena.judging_time.judging_estimate`, at the judge's measured speed: the runs'
+(:func:`engine.arena.judging.estimate.judging_estimate`, at the judge's measured speed: the runs'
 estimator); a choice it cannot estimate clears the estimate at once."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ REFERENCE_JUDGE_NOTES = {"f1": "token F1 with the reference answer",
 def _reference_note(name: str) -> str | None:
     """What a reference judge compares (``token F1 with the reference answer``); None for
     any other judge."""
-    from engine.arena.reference_judges import PREFIX
+    from engine.arena.judges.reference import PREFIX
 
     if not name.startswith(PREFIX):
         return None
@@ -63,7 +63,7 @@ def judge_label(name: str) -> Text:
 
 def judge_about(name: str) -> str:
     """One line on what the judge ``name`` does, for the judge chosen in the dialog."""
-    from engine.arena.judge_specs import is_fitted_judge
+    from engine.arena.judges.specs import is_fitted_judge
 
     note = _reference_note(name)
     if note is not None:
@@ -78,9 +78,9 @@ def judge_about(name: str) -> str:
 
 def judge_choices(store, run, usable: list[str]):
     """``(names, default)``: the judges to offer for a run (a ``RunInfo``; module docstring),
-    and its :class:`~engine.arena.trusted_judge.DefaultJudge`."""
-    from engine.arena.reference_judges import reference_judge_names
-    from engine.arena.trusted_judge import default_judge, run_has_references
+    and its :class:`~engine.arena.trust.default_judge.DefaultJudge`."""
+    from engine.arena.judges.reference import reference_judge_names
+    from engine.arena.trust.default_judge import default_judge, run_has_references
 
     from models.catalog import embedder_entries
 
@@ -88,7 +88,7 @@ def judge_choices(store, run, usable: list[str]):
     if default.spec:                    # config.toml's "smollm2" is the catalog's name here
         from dataclasses import replace
 
-        from engine.arena.judge_names import judge_name
+        from engine.arena.judges.names import judge_name
         from models.base import ModelError
 
         try:
@@ -146,7 +146,7 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
         names: list[str]
         missing: list[str]
         queries: int | None = None        # the run's judgeable queries (None: unknown)
-        default: object | None = None     # engine.arena.trusted_judge.DefaultJudge
+        default: object | None = None     # engine.arena.trust.default_judge.DefaultJudge
 
     @dataclass
     class Estimated(Message):
@@ -159,7 +159,7 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
         self.queries = queries
         self.max_queries: int | None = None
         self.estimate_text = ""
-        self.default = None             # engine.arena.trusted_judge.DefaultJudge, once found
+        self.default = None             # engine.arena.trust.default_judge.DefaultJudge, once found
         self._token = 0
 
     def compose(self) -> ComposeResult:
@@ -195,7 +195,7 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="judge-models",
           name="find judge models")
     def find_models(self) -> None:
-        from engine.arena.judging_time import judgeable_queries
+        from engine.arena.judging.estimate import judgeable_queries
         from engine.runs.lookup import load_run
 
         try:
@@ -297,7 +297,7 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="judge-estimate",
           name="estimate the judging")
     def estimate(self, judge: str, queries: int, order: str, token: int) -> None:
-        from engine.arena.judging_time import judging_estimate
+        from engine.arena.judging.estimate import judging_estimate
         from engine.runs.lookup import load_run
 
         store = self.store

@@ -3,7 +3,7 @@
 the published anchors, the confusion matrix (judge × human), and the disagreements as a list;
 Enter on one shows the pair, both answers, each person's label and each order's verdict.
 ``r`` shows or hides the ranking: every judge calibrated in the workspace, best sign accuracy
-first, with the "worse than comparing with the reference" mark (``engine.arena.judge_list``, as
+first, with the "worse than comparing with the reference" mark (``engine.arena.trust.rankings``, as
 ``mirage-tui judge list`` prints it).
 
 Opened from the Leaderboard (``h``) for the arena's judge, or for the newest calibration of any
@@ -36,15 +36,15 @@ CLASS_WORDS = {"a": "A better", "tie": "tie", "b": "B better", "none": "no verdi
 
 @dataclass
 class CalibrationLoaded(Message):
-    """The calibration (``engine.arena.calibrate.StoredCalibration``) or None, its pairs by
+    """The calibration (``engine.arena.trust.calibrate.StoredCalibration``) or None, its pairs by
     id (``engine.datasets.labels.LabelledPair``), and what to say when there is none."""
     calibration: object | None
     pairs: dict
     missing: str = ""
-    listing: list = field(default_factory=list)    # engine.arena.calibrate.CalibrationListing
-    rankings: list = field(default_factory=list)   # engine.arena.judge_list.JudgeRanking
+    listing: list = field(default_factory=list)    # engine.arena.trust.calibrate.CalibrationListing
+    rankings: list = field(default_factory=list)   # engine.arena.trust.rankings.JudgeRanking
     in_sample: set = field(default_factory=set)    # (judge, labels): fitted on those labels
-    unfinished: list = field(default_factory=list)  # engine.arena.calibrate.UnfinishedCalibration
+    unfinished: list = field(default_factory=list)  # engine.arena.trust.calibrate.UnfinishedCalibration
 
 
 def unfinished_lines(unfinished: list) -> str:
@@ -140,14 +140,14 @@ class CalibrationScreen(BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="calibration",
           name="calibration")
     def load(self, store, judge: str | None, calibration_id: int | None = None) -> None:
-        from engine.arena.calibrate import (latest_calibration, list_calibrations,
-                                            unfinished_calibrations)
-        from engine.arena.fitted_judges import fitted_judges
-        from engine.arena.fitted_report import fitted_on
-        from engine.arena.judge_list import judge_rankings
+        from engine.arena.trust.calibrate import (latest_calibration, list_calibrations,
+                                                  unfinished_calibrations)
+        from engine.arena.judges.fitted import fitted_judges
+        from engine.arena.judges.fitted_report import fitted_on
+        from engine.arena.trust.rankings import judge_rankings
         from engine.datasets.labels import load_label_pairs
 
-        from engine.arena.judge_names import calibrated_judge
+        from engine.arena.judges.names import calibrated_judge
 
         with self.worker_errors("the calibration", store):
             judge = calibrated_judge(store, judge)
@@ -174,7 +174,7 @@ class CalibrationScreen(BaseScreen):
 
     @on(CalibrationLoaded)
     def _loaded(self, message: CalibrationLoaded) -> None:
-        from engine.arena.calibration_report import calibration_lines
+        from engine.arena.trust.text import calibration_lines
 
         status = self.query_one("#cal-status", Static)
         self.listing = message.listing
@@ -243,8 +243,8 @@ class CalibrationScreen(BaseScreen):
     # ------------------------------------------------------------------ the ranking
 
     def _show_rankings(self, rankings: list, in_sample: set) -> None:
-        from engine.arena.fitted_report import IN_SAMPLE
-        from engine.arena.judge_list import WORSE_THAN_REFERENCE
+        from engine.arena.judges.fitted_report import IN_SAMPLE
+        from engine.arena.trust.rankings import WORSE_THAN_REFERENCE
 
         table = self.query_one("#cal-ranking", DataTable)
         table.clear(columns=True)
@@ -300,7 +300,7 @@ class CalibrationScreen(BaseScreen):
                 return
 
             def work(store, progress, cancel):
-                from engine.arena.calibrate import calibrate_judge
+                from engine.arena.trust.calibrate import calibrate_judge
 
                 return calibrate_judge(store, request.labels, request.judge,
                                        aspect=request.aspect, order=request.order,

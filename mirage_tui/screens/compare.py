@@ -150,7 +150,7 @@ class CompareScreen(CompareExport, BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="compare", name="compare")
     def build(self, store) -> None:
         from engine.results.comparison import compare_reports, comparison_segments
-        from engine.arena.duel import compare
+        from engine.arena.ratings.duel import compare
         from engine.results.paired import PairingError, parse_side
         from engine.runs.lookup import load_run
         from engine.results.report import build_report

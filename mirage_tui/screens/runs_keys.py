@@ -76,7 +76,7 @@ class RunKeys:
         with self.worker_errors("the export", store, prefix=f"{path}: "):
             run = load_run(store, name)
             if fmt == "html":
-                from engine.arena.pages import run_page_with_arenas
+                from engine.arena.ratings.page import run_page_with_arenas
                 from engine.results import count_items
                 from engine.results.html import write_page
 

@@ -7,7 +7,7 @@ per machine, in a process of its own, and every mirage-tui process (the TUI, CLI
 it over HTTP on 127.0.0.1.
 
 Why our own host and not ``llama_cpp.server``. Ours serves the same in-process
-:class:`models.llama.LlamaGenerator`: the same chat-template rendering, the same prefix reuse,
+:class:`models.llama.generator.LlamaGenerator`: the same chat-template rendering, the same prefix reuse,
 exact ``label_probs`` from the full next-token distribution, and the same identity (GGUF
 sha256, backend ``'llama.cpp'``), so hosted greedy generations are byte-identical to in-process
 ones and share their cache. ``llama_cpp.server`` serialises requests anyway, tokenizes with its

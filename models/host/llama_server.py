@@ -7,7 +7,7 @@ requests in flight share each forward pass. The host process still owns the regi
 the leases and the watchdog; llama-server is its child (killed with it: PR_SET_PDEATHSIG).
 
 Prompts are rendered and counted exactly as in process: the host loads the model's vocabulary
-only (``vocab_only``) into :class:`models.llama.LlamaGenerator`'s rendering code and sends
+only (``vocab_only``) into :class:`models.llama.generator.LlamaGenerator`'s rendering code and sends
 llama-server the token ids. What differs: batching may change a greedy text in its last bits
 (llama.cpp's batched kernels), and ``label_probs`` sees only the top ``LABEL_TOP_N`` tokens of
 the next-token distribution. So the identity's backend is ``'llama-server'`` and its cached
@@ -56,7 +56,7 @@ from models.base import (ContextOverflow, Generation, ModelError, Prompt, Sampli
                          TransientModelError)
 from models.env_settings import env_seconds
 from models.host import registry
-from models.http_errors import context_refusal, server_message
+from models.http.errors import context_refusal, server_message
 from models.replies import checked_text
 
 BINARY_ENV = "MIRAGE_LLAMA_SERVER"
@@ -101,7 +101,7 @@ def _free_port() -> int:
 def _make_class():
     import llama_cpp
 
-    from models.llama import LlamaGenerator
+    from models.llama.generator import LlamaGenerator
 
     class LlamaServerGenerator(LlamaGenerator):
         """Rendering from LlamaGenerator (vocabulary only); inference by llama-server."""
@@ -179,7 +179,7 @@ def _make_class():
 
         def _refused(self, exc: urllib.error.HTTPError) -> ModelError:
             """llama-server's refusal with its own words (``{"error": {"message": ...}}``,
-            :func:`models.http_errors.server_message`), not urllib's bare "HTTP Error 400";
+            :func:`models.http.errors.server_message`), not urllib's bare "HTTP Error 400";
             an overlong prompt is a ContextOverflow, a busy or failing server transient."""
             try:
                 body = (exc.read() or b"").decode("utf-8", "replace")

@@ -3,7 +3,7 @@
     python -m models.host serve --model PATH [--name N] [--n-ctx N] [--threads N]
                                 [--backend llama.cpp|llama-server] [--grace S]
 
-It loads the model (``models.llama.LlamaGenerator``, or ``LlamaServerGenerator`` for the
+It loads the model (``models.llama.generator.LlamaGenerator``, or ``LlamaServerGenerator`` for the
 llama-server backend), listens on a free loopback port chosen by the OS, writes its registry
 entry (:mod:`models.host.registry`) and serves:
 
@@ -41,7 +41,7 @@ Threads: the host joins the user's thread budget (:mod:`models.host.budget`: eve
 user on the machine, whatever the data dir) and its watchdog sets its threads to its share
 every ``budget.POLL_S`` (shrinking when another host starts, growing back when one stops).
 
-Imports: the standard library, numpy, llama_cpp and models.llama only (no pandas, pyarrow,
+Imports: the standard library, numpy, llama_cpp and models.llama.generator only (no pandas, pyarrow,
 sqlite_utils, torch or sklearn: a CUDA llama.cpp crashes beside them, llama-cpp-python
 issue #1581).
 """
@@ -316,7 +316,7 @@ def load(args):
 
         return LlamaServerGenerator.start(args.model, n_ctx=args.n_ctx, n_threads=args.threads,
                                           slots=args.slots, name=args.name, log_file=args.log)
-    from models.llama import LlamaGenerator
+    from models.llama.generator import LlamaGenerator
 
     return LlamaGenerator(args.model, n_ctx=args.n_ctx, n_threads=args.threads,
                           name=args.name, log_file=args.log)

@@ -20,7 +20,7 @@ Death. This process knows the exit status of a host it started (``how_host_ended
 another process's host it says "host pid P exited". A host that native code crashed (SIGSEGV,
 SIGILL, ...) while loading, or before its first answer, gets ``crash_advice``: the log line
 that shows the cause and the command that rebuilds llama.cpp with safe flags
-(:mod:`models.llama_build`). What a death means for a request is the client's
+(:mod:`models.llama.build`). What a death means for a request is the client's
 (:mod:`models.host.client`).
 
 Every request carries the host's token from its registry entry (``Authorization: Bearer``).
@@ -51,7 +51,7 @@ from models.host.server import GRACE_ENV
 
 HOSTING_ENV = "MIRAGE_HOSTING"          # 'hosted' (default) or 'in-process'
 LOG_ROTATE_BYTES = 8 << 20
-_DEFAULT_MAX_CTX = 4096                 # models.llama.DEFAULT_MAX_CTX (not imported: llama_cpp)
+_DEFAULT_MAX_CTX = 4096                 # models.llama.generator.DEFAULT_MAX_CTX (not imported: llama_cpp)
 
 _POPENS: dict[int, subprocess.Popen] = {}      # hosts this process started, by pid
 _LEASED: dict[str, Path] = {}                  # this process's lease files, by key
@@ -114,7 +114,7 @@ def crash_advice(entry_or_pid: "registry.HostEntry | int", log: Path | None = No
                  returncode: int | None = None) -> str:
     """For a host this process started that native code crashed: the log's cause line and the
     command that rebuilds llama.cpp safely ("" when it was not such a crash)."""
-    from models.llama_build import crash_advice as advice
+    from models.llama.build import crash_advice as advice
 
     if returncode is None:
         pid = entry_or_pid if isinstance(entry_or_pid, int) else entry_or_pid.pid

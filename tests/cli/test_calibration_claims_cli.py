@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from engine.arena.calibrate import calibrate_judge, unfinished_calibrations
+from engine.arena.trust.calibrate import calibrate_judge, unfinished_calibrations
 from engine.store import Store
 from mirage_tui import cli
 from testkit.arena import ScriptedJudge
@@ -26,7 +26,7 @@ from testkit.paths import ROOT
 STALLING_CALIBRATION = textwrap.dedent("""
     import sys
     sys.path.insert(0, "tests")
-    from engine.arena.calibrate import calibrate_judge
+    from engine.arena.trust.calibrate import calibrate_judge
     from engine.store import Store
     from testkit.arena import StallingJudge
 

@@ -14,9 +14,9 @@ import textwrap
 
 import pytest
 
-import engine.arena.fitted_judges as fitted_judges
-from engine.arena.fit_features import FitError
-from engine.arena.fitted_judges import fit_judge, fitted_judge
+import engine.arena.judges.fitted as fitted_judges
+from engine.arena.judges.fit_features import FitError
+from engine.arena.judges.fitted import fit_judge, fitted_judge
 from engine.store import Store
 from engine.store.fitted_judges import fitted_row, save_fitted
 from mirage_tui import cli

@@ -8,8 +8,8 @@ import json
 import pytest
 from testkit.labels import write_labels
 
-from engine.arena.calibrate import calibrate_judge
-from engine.arena.judge_list import WORSE_THAN_REFERENCE
+from engine.arena.trust.calibrate import calibrate_judge
+from engine.arena.trust.rankings import WORSE_THAN_REFERENCE
 from engine.store import Store
 from mirage_tui import cli
 

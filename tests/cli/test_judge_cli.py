@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from engine.arena.calibrate import latest_calibration
+from engine.arena.trust.calibrate import latest_calibration
 from engine.datasets.importing import import_path
 from engine.store import Store
 from mirage_tui import cli

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from engine.arena.judging_time import judging_estimate
+from engine.arena.judging.estimate import judging_estimate
 from engine.runs.lookup import load_run
 from engine.store import Store
 from mirage_tui.cli import main as cli_main

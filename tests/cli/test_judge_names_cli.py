@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from engine.arena.calibrate import calibrate_judge
-from engine.arena.judge_names import judge_name
+from engine.arena.trust.calibrate import calibrate_judge
+from engine.arena.judges.names import judge_name
 from mirage_tui import cli
 from testkit.arena import ScriptedJudge
 from testkit.labels import write_labels
@@ -64,7 +64,7 @@ def test_compare_takes_judge_names_as_well_as_ids(db, capsys):
 def test_the_app_takes_the_same_spellings(db, store):
     """The Calibration screen shows the calibration of a judge named by another spelling,
     and the new-calibration dialog preselects the offered judge it names."""
-    from engine.arena.judge_names import calibrated_judge
+    from engine.arena.judges.names import calibrated_judge
     from mirage_tui.dialogs.calibrate import _offered_as
 
     assert calibrated_judge(store, "smollm2") == SMOL

@@ -17,8 +17,8 @@ import textwrap
 
 import pytest
 
-from engine.arena.battles import list_arenas
-from engine.arena.judging import judge_arena
+from engine.arena.ratings.battles import list_arenas
+from engine.arena.judging.job import judge_arena
 from engine.runs.lookup import load_run
 from engine.runs.manage import delete_run
 from engine.store import Store
@@ -30,7 +30,7 @@ from testkit.paths import ROOT
 STALLING_JUDGE = textwrap.dedent("""
     import sys
     sys.path.insert(0, "tests")
-    from engine.arena.judging import judge_arena
+    from engine.arena.judging.job import judge_arena
     from engine.runs.lookup import load_run
     from engine.store import Store
     from testkit.arena import StallingJudge

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from testkit.labels import write_labels
 
-from engine.arena.fit_features import FitError, sklearn_checked
-from engine.arena.fit_methods import fit_logistic
+from engine.arena.judges.fit_features import FitError, sklearn_checked
+from engine.arena.judges.fit_methods import fit_logistic
 from engine.store import Store
 from mirage_tui import cli
 

@@ -13,11 +13,11 @@ import warnings
 
 import pytest
 
-from engine.arena.calibrate import latest_calibration
-from engine.arena.calibration_page import calibration_page
-from engine.arena.duel import compare
-from engine.arena.pages import leaderboard_page
-from engine.arena.pages import run_page_with_arenas as run_page
+from engine.arena.trust.calibrate import latest_calibration
+from engine.arena.trust.page import calibration_page
+from engine.arena.ratings.duel import compare
+from engine.arena.ratings.page import leaderboard_page
+from engine.arena.ratings.page import run_page_with_arenas as run_page
 from engine.runs.lookup import load_run
 from engine.results.html import comparison_page, write_page
 from engine.store import Store

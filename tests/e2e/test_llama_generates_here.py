@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from testkit.paths import ROOT
 
-from models.llama_build import Cpu, cause_line, cpu_builds, rebuild_command, signal_name
+from models.llama.build import Cpu, cause_line, cpu_builds, rebuild_command, signal_name
 
 
 def test_the_installed_llama_cpp_generates_here_in_a_child_process(tmp_path):

@@ -25,7 +25,7 @@ from engine.store import Store
 
 @pytest.mark.slow
 def test_real_short_run_with_smollm2(demo):
-    from models.llama import LlamaGenerator
+    from models.llama.generator import LlamaGenerator
 
     smol = LlamaGenerator.load(SMOL, n_threads=1)
     cfg = config(generators=[SMOL], sample=4, max_tokens=16, name="real", threads=1)
@@ -38,7 +38,7 @@ def test_real_short_run_with_smollm2(demo):
     # prompt are kept, so a warm evaluation runs a cold one's batches; the demo prompts share
     # less than a block, so here every token is evaluated (tests/models/test_models_llama.py
     # and test_determinism.py check reuse on prompts that share whole blocks)
-    from models.llama import PROMPT_BLOCK
+    from models.llama.generator import PROMPT_BLOCK
 
     total = sum(g["prompt_tokens"] for g in gens)
     evaluated = sum(g["prompt_tokens_evaluated"] for g in gens)

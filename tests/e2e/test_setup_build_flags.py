@@ -84,7 +84,7 @@ def test_setup_without_nvcc_builds_for_this_cpu_by_name_and_says_how_to_add_llam
     tools = _fake_tools(tmp_path / "bin", ["8.6"], nvcc=False)
     stdout, commands = _dry_run("setup.sh", tmp_path, tools, tmp_path / "venv")
     install = _llama_install(commands)
-    # the CPU's instruction sets named, never -march=native (AMX crashes: models/llama_build.py)
+    # the CPU's instruction sets named, never -march=native (AMX crashes: models/llama/build.py)
     assert install[:2] == ["env", f"CMAKE_ARGS={_cpu_args()}"]
     if platform.machine() == "x86_64":
         assert "-DGGML_NATIVE=OFF" in install[1] and "-DGGML_AMX_INT8=OFF" in install[1]

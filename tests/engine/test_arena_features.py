@@ -13,11 +13,12 @@ import json
 
 import pytest
 
-from engine.arena.features.responses import Response, response_parts
-from engine.arena.features.specs import FEATURES
-from engine.arena.features.stored import compute_features, system_features
-from engine.arena.features.text import (bleu, citation_map, citation_recall, model_free_features,
-                                        overlap_tokens, rouge_l, split_sentences)
+from engine.arena.surrogate.features.responses import Response, response_parts
+from engine.arena.surrogate.features.specs import FEATURES
+from engine.arena.surrogate.features.stored import compute_features, system_features
+from engine.arena.surrogate.features.text import (bleu, citation_map, citation_recall,
+                                                  model_free_features, overlap_tokens, rouge_l,
+                                                  split_sentences)
 from engine.runs.lookup import load_run
 from testkit.scripted import ScriptedJudge, sections
 

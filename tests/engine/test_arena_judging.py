@@ -32,18 +32,18 @@ from testkit.arena import (  # noqa: F401
     write_lfrqa,
 )
 
-from engine.arena.battles import (
+from engine.arena.ratings.battles import (
     ArenaNotFound,
     battle_rows,
     list_arenas,
     load_battles,
     resolve_arena,
 )
-from engine.arena.judging import judge_arena
-from engine.arena.orders import combine_orders
-from engine.arena.planning import ArenaError, shown_order
-from engine.arena.recording import ArenaConfigMismatch
-from engine.arena.reference import format_reference_report, reference_report
+from engine.arena.judging.job import judge_arena
+from engine.arena.judges.orders import combine_orders
+from engine.arena.judging.plan import ArenaError, shown_order
+from engine.arena.judging.recording import ArenaConfigMismatch
+from engine.arena.ratings.reference_report import format_reference_report, reference_report
 from engine.arena.types import arena_system
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs.lookup import RunNotFound, load_run
@@ -390,7 +390,7 @@ def test_reference_mode_against_a_contestant_and_both_orders(lfrqa_run):
 
 
 def test_debiased_order_cancels_a_constant_position_preference():
-    from engine.arena.orders import debiased_winner
+    from engine.arena.judges.orders import debiased_winner
 
     # the judge prefers Answer A by 0.2 whatever it shows; a's answer is a little better
     ab = {"A": 0.65, "B": 0.30, "tie": 0.05}      # a shown first

@@ -5,14 +5,14 @@ import math
 import numpy as np
 import pytest
 
-from engine.arena import bradley_terry as bt
-from engine.arena.bradley_terry import (bradley_terry_fit, bradley_terry_fit_method,
-                                        bradley_terry_fit_pairs, doubled_pairs, elo_scale,
-                                        win_matrix)
-from engine.arena.leaderboard import compute_ratings, format_leaderboard
-from engine.arena.tournaments import (bootstrap_thetas, bootstrap_thetas_pairs, encode_battles,
-                                      per_query_wins, resample_counts, total_wins,
-                                      tournament_win_rates)
+from engine.arena.ratings import bradley_terry as bt
+from engine.arena.ratings.bradley_terry import (bradley_terry_fit, bradley_terry_fit_method,
+                                                bradley_terry_fit_pairs, doubled_pairs, elo_scale,
+                                                win_matrix)
+from engine.arena.ratings.leaderboard import compute_ratings, format_leaderboard
+from engine.arena.ratings.tournaments import (bootstrap_thetas, bootstrap_thetas_pairs,
+                                              encode_battles, per_query_wins, resample_counts,
+                                              total_wins, tournament_win_rates)
 from engine.arena.types import Battle
 from engine.stats import resample_indices
 

@@ -10,8 +10,8 @@ import json
 import numpy as np
 import pytest
 
-from engine.arena.surrogate import (MIN_SYSTEMS, fit_surrogate, format_surrogate, heldout_r2,
-                                    kendall_tau)
+from engine.arena.surrogate.forest import (MIN_SYSTEMS, fit_surrogate, format_surrogate, heldout_r2,
+                                           kendall_tau)
 from engine.runs.lookup import load_run
 
 FAST = dict(n_boot=100, n_estimators=40)
@@ -137,9 +137,9 @@ def test_format_and_json():
 def test_surrogate_for_run_with_stored_features_and_battles(store):
     """The whole path on a real store: features from the feature pass, battles stored in an
     arena, ratings from the leaderboard, the forest on top."""
-    from engine.arena.battles import ArenaNotFound
-    from engine.arena.features import compute_features
-    from engine.arena.surrogate import surrogate_for_run
+    from engine.arena.ratings.battles import ArenaNotFound
+    from engine.arena.surrogate.features import compute_features
+    from engine.arena.surrogate.forest import surrogate_for_run
     from engine.arena.types import arena_system
 
     systems = [f"gen-{i}/mirage-bench@1" for i in range(6)]

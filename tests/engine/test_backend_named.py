@@ -10,7 +10,7 @@ from testkit.runs import FakeGenerator, config, run
 
 from engine.datasets.demo_pool import ensure_demo
 from engine.results.comparison import run_row, summary_segments
-from engine.arena.pages import run_page_with_arenas as run_page
+from engine.arena.ratings.page import run_page_with_arenas as run_page
 from engine.runs.lookup import load_run
 from engine.results.report import build_report
 from engine.results.text import format_report

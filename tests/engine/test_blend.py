@@ -14,13 +14,13 @@ import pytest
 from testkit.labels import import_rows
 from testkit.paths import SHARED_DATA
 
-from engine.arena.blend import (SPEC, WEIGHTS_FILE, BlendJudge, record_differences,
-                                refit_record, shipped_blend)
-from engine.arena.calibrate import calibrate_judge
-from engine.arena.fit_methods import fit_standardized_sum, leave_one_domain_out
-from engine.arena.fitted_judges import fit_judge, load_fitted_judge
-from engine.arena.judge_specs import open_judge
-from engine.arena.reference_judges import NeedsReference, logistic, reference_judge_names
+from engine.arena.judges.blend import (SPEC, WEIGHTS_FILE, BlendJudge, record_differences,
+                                       refit_record, shipped_blend)
+from engine.arena.trust.calibrate import calibrate_judge
+from engine.arena.judges.fit_methods import fit_standardized_sum, leave_one_domain_out
+from engine.arena.judges.fitted import fit_judge, load_fitted_judge
+from engine.arena.judges.specs import open_judge
+from engine.arena.judges.reference import NeedsReference, logistic, reference_judge_names
 from engine.store import Store
 from mirage_tui import cli
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from engine.arena.calibrate import (CalibrationError, calibrate_judge, latest_calibration,
-                                    shown_first)
+from engine.arena.trust.calibrate import (CalibrationError, calibrate_judge, latest_calibration,
+                                          shown_first)
 from engine.datasets.importing import import_path
 from engine.runs.lookup import load_run
 from testkit.arena import ScriptedJudge
@@ -92,9 +92,9 @@ def test_bad_options(store, labels):
 
 
 def test_the_leaderboard_line_names_the_arena_judges_calibration(demo, tmp_path):
-    from engine.arena.battles import resolve_arena
-    from engine.arena.judging import judge_arena
-    from engine.arena.trusted_judge import judge_trust
+    from engine.arena.ratings.battles import resolve_arena
+    from engine.arena.judging.job import judge_arena
+    from engine.arena.trust.default_judge import judge_trust
     from testkit.arena import make_run
 
     store = demo

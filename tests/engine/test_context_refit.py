@@ -15,7 +15,7 @@ from testkit.runs import config, run
 
 from engine.store.speeds import learned_context
 from engine.runs.manage import run_log
-from models.http import DEFAULT_CONTEXT, HttpGenerator
+from models.http.generator import DEFAULT_CONTEXT, HttpGenerator
 
 
 def learned_rows(store) -> list[tuple]:

@@ -13,11 +13,11 @@ from testkit.arena import ScriptedJudge
 from testkit.runs import mirage_cli
 from testkit.scripted import ScriptedGenerator
 
-from engine.arena.battles import battles_of, resolve_arena
-from engine.arena.cross_check import cochran_q, cross_check
-from engine.arena.judging import judge_arena
-from engine.arena.leaderboard import compute_ratings
-from engine.arena.reference_judges import ReferenceJudge
+from engine.arena.ratings.battles import battles_of, resolve_arena
+from engine.arena.trust.cross_check import cochran_q, cross_check
+from engine.arena.judging.job import judge_arena
+from engine.arena.ratings.leaderboard import compute_ratings
+from engine.arena.judges.reference import ReferenceJudge
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs import RunConfig, execute, plan_run
 from engine.runs.lookup import load_run

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from engine import machine_load
-from engine.arena.judging_time import judging_estimate
+from engine.arena.judging.estimate import judging_estimate
 from engine.machine_load import MachineLoad
 from engine.runs import execute, plan_run
 from engine.runs.estimates import (CHARS_PER_TOKEN, DEFAULT_GEN_TPS, DEFAULT_PROMPT_TPS,
@@ -221,7 +221,7 @@ def test_items_that_stalled_barely_move_the_measured_speed():
 def test_judging_counts_the_prompt_cache_of_a_querys_next_battles(demo):
     """A battle on the query of the battle before it evaluates only its answers (the query and
     its documents are in the judge's prompt cache); a new query, the whole prompt again."""
-    from engine.arena.judging_time import judge_call_costs
+    from engine.arena.judging.estimate import judge_call_costs
 
     sizes = {"first": (2000, 1600, "q1"), "next": (2000, 1600, "q1"),
              "other query": (2000, 1600, "q2")}
@@ -265,8 +265,8 @@ def test_judgings_first_battles_are_weighed_against_a_measured_speed(workspace):
     """Judging's pace weighs its first battles against the estimate as the runs' does: with
     the judge's speed measured here, one battle three times slower than estimated makes the
     rest (2 + 3) / 3 times slower; with an assumed speed, three times."""
-    from engine.arena.judging_time import judging_pace
-    from engine.arena.planning import plan_jobs, run_contestants
+    from engine.arena.judging.estimate import judging_pace
+    from engine.arena.judging.plan import plan_jobs, run_contestants
     from engine.runs.live_eta import PRIOR_ITEMS
 
     store = Store(workspace["path"])

@@ -10,11 +10,11 @@ import html as html_lib
 
 import pytest
 
-from engine.arena.battles import load_battles
-from engine.arena.duel import compare
-from engine.arena.leaderboard import compute_ratings, format_leaderboard, rank_line
-from engine.arena.pages import leaderboard_page
-from engine.arena.pages import run_page_with_arenas as run_page
+from engine.arena.ratings.battles import load_battles
+from engine.arena.ratings.duel import compare
+from engine.arena.ratings.leaderboard import compute_ratings, format_leaderboard, rank_line
+from engine.arena.ratings.page import leaderboard_page
+from engine.arena.ratings.page import run_page_with_arenas as run_page
 from engine.metrics.adaptability import OVERALL_MEANING
 from engine.results import build_report
 from engine.results.html import comparison_page

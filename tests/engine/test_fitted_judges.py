@@ -12,13 +12,13 @@ import pytest
 from testkit.arena import make_run
 from testkit.labels import write_labels
 
-from engine.arena.calibrate import calibrate_judge, latest_calibration
-from engine.arena.fit_features import FitError, parse_features
-from engine.arena.fitted_judges import fit_judge, fitted_judge, load_fitted_judge, query_folds
-from engine.arena.human_verdicts import record_human_verdict
-from engine.arena.judge_specs import open_judge
-from engine.arena.judging import judge_arena
-from engine.arena.planning import ArenaError, load_answers
+from engine.arena.trust.calibrate import calibrate_judge, latest_calibration
+from engine.arena.judges.fit_features import FitError, parse_features
+from engine.arena.judges.fitted import fit_judge, fitted_judge, load_fitted_judge, query_folds
+from engine.arena.trust.human_verdicts import record_human_verdict
+from engine.arena.judges.specs import open_judge
+from engine.arena.judging.job import judge_arena
+from engine.arena.judging.plan import ArenaError, load_answers
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs.lookup import load_run
 

@@ -14,9 +14,9 @@ from collections import Counter
 
 import pytest
 
-from engine.arena.duel import compare
-from engine.arena.pages import leaderboard_page
-from engine.arena.pages import run_page_with_arenas as run_page
+from engine.arena.ratings.duel import compare
+from engine.arena.ratings.page import leaderboard_page
+from engine.arena.ratings.page import run_page_with_arenas as run_page
 from engine.results import build_report, item_detail, items_for
 from engine.results.html import comparison_page
 from engine.results.html.items import item_data, pack, unpack
@@ -210,7 +210,7 @@ def test_leaderboard_html_is_arena_ratings_json(db, tmp_path):
 
 
 def test_leaderboard_page_says_how_far_its_calibrated_judge_agrees(store, tmp_path):
-    from engine.arena.judging import judge_arena
+    from engine.arena.judging.job import judge_arena
     from engine.datasets.demo_pool import ensure_demo
     from testkit.arena import ScriptedJudge, make_run
 
@@ -284,8 +284,8 @@ def test_a_thousand_item_run_stays_small(tmp_path):
 def test_leaderboard_page_shows_the_surrogate_beside_the_judged_ranking(db, tmp_path):
     import shutil
 
-    from engine.arena.features import compute_features
-    from engine.arena.surrogate import surrogate_for_run
+    from engine.arena.surrogate.features import compute_features
+    from engine.arena.surrogate.forest import surrogate_for_run
 
     copy = tmp_path / "with-features.db"
     shutil.copy(db, copy)

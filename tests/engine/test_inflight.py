@@ -17,7 +17,7 @@ from engine.inflight import (ErrorBudget, Policy, Request, WatchdogTimeout,
                              default_concurrency, in_flight, is_transient, parse_max_errors)
 from engine.jobs import Stop
 from models.base import ModelError, ReplyError, TransientModelError
-from models.http import HttpStatusError
+from models.http.generator import HttpStatusError
 
 
 class Recorder:

@@ -1,6 +1,6 @@
 """Real runs through the in-flight policy: against a loopback OpenAI-compatible server that
 refuses, answers 500 and stalls past the timeout (tests/testkit/fault_server.py) through
-``models.http.HttpGenerator``; a model reply that cannot be used; a breached error budget; and
+``models.http.generator.HttpGenerator``; a model reply that cannot be used; a breached error budget; and
 SmolLM2 in-process at concurrency 3 storing exactly what a sequential run stores.
 
 Everything stored is checked in SQLite directly: every item is stored or recorded failed,
@@ -22,7 +22,7 @@ import engine.inflight
 from engine.datasets.demo_pool import ensure_demo
 from engine.store import Store
 from models.base import ModelError, ReplyError
-from models.http import HttpGenerator
+from models.http.generator import HttpGenerator
 
 
 def item_rows(store) -> list[tuple]:

@@ -82,7 +82,7 @@ def test_search_combines_with_filters_and_pages_by_key(toy):
 
 
 def test_the_indexes_follow_writes_and_are_back_filled(toy):
-    from engine.store.migrations_later import m011_text_search
+    from engine.store.migrations.later import m011_text_search
 
     assert _everything(toy, search="platypus") == []
     run = load_run(toy, "toy-run")

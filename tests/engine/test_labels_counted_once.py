@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from engine.arena.calibrate import calibrate_judge, latest_calibration
-from engine.arena.judge_list import ceiling_text, judge_rankings
+from engine.arena.trust.calibrate import calibrate_judge, latest_calibration
+from engine.arena.trust.rankings import ceiling_text, judge_rankings
 from engine.datasets.formats.base import DatasetFormatError
 from engine.datasets.importing import import_path
 from engine.datasets.labels import load_label_pairs

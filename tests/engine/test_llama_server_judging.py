@@ -11,9 +11,9 @@ from testkit.arena import import_reference_labels, make_run
 from testkit.llama_server_standin import host_on_standin, logged, stop_everything
 from testkit.runs import SMOL
 
-from engine.arena.battles import battle_rows
-from engine.arena.calibrate import calibrate_judge, latest_calibration
-from engine.arena.judging import judge_arena
+from engine.arena.ratings.battles import battle_rows
+from engine.arena.trust.calibrate import calibrate_judge, latest_calibration
+from engine.arena.judging.job import judge_arena
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs.lookup import load_run
 from engine.runs import RunConfig, execute, plan_run

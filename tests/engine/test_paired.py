@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine.arena.duel import compare
+from engine.arena.ratings.duel import compare
 from engine.results.paired import PairingError, pair
 from engine.results.paired_words import verdict_line
 from engine.results.paired_text import power_line

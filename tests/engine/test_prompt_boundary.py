@@ -68,7 +68,7 @@ def test_a_judge_never_sees_an_answers_markers():
 @pytest.mark.parametrize("model, start", [("smollm2-135m-instruct", "<|im_start|>"),
                                           ("gemma3-270m", None)])
 def test_on_the_packaged_models_only_the_templates_control_tokens_remain(model, start):
-    from models.llama import LlamaGenerator
+    from models.llama.generator import LlamaGenerator
 
     gen = LlamaGenerator.load(model, n_threads=1)
     assert all(t in gen.control_tokens for t in ([start] if start else []))

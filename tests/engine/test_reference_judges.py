@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from testkit.arena import import_reference_labels, make_run, write_lfrqa
 
-from engine.arena.calibrate import CalibrationError, calibrate_judge, latest_calibration
-from engine.arena.judge_specs import open_judge
-from engine.arena.judging import judge_arena
-from engine.arena.planning import ArenaError
-from engine.arena.reference_judges import (NeedsReference, ReferenceJudge, logistic,
+from engine.arena.trust.calibrate import CalibrationError, calibrate_judge, latest_calibration
+from engine.arena.judges.specs import open_judge
+from engine.arena.judging.job import judge_arena
+from engine.arena.judging.plan import ArenaError
+from engine.arena.judges.reference import (NeedsReference, ReferenceJudge, logistic,
                                            reference_judge_names)
 from engine.datasets.demo_pool import ensure_demo
 from engine.datasets.importing import import_path
@@ -196,7 +196,7 @@ def test_logistic_is_stable():
 def test_identity_follows_the_margin(monkeypatch):
     """A cached verdict is keyed by the judge's identity: a judge that reads differences
     with another margin must not reuse it."""
-    from engine.arena import reference_judges as rj
+    from engine.arena.judges import reference as rj
 
     before = ReferenceJudge("reference:f1").generator.identity.key()
     monkeypatch.setitem(rj.RULES, "f1", rj.Rule("token F1", margin=0.05, scale=10.0))

@@ -72,7 +72,7 @@ def _counts_both(store, name):
 
 def test_run_counters_follow_every_write_and_are_back_filled(toy):
     from engine.runs.rows import write_error, write_item
-    from engine.store.migrations_first import m006_run_counts
+    from engine.store.migrations.first import m006_run_counts
     import sqlite_utils
 
     stored, counted = _counts_both(toy, "toy-run")

@@ -37,7 +37,7 @@ def test_a_failing_migration_rolls_back_and_keeps_version(tmp_path, monkeypatch)
         db.conn.execute("CREATE TABLE half_done (x)")
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("engine.store.schema.MIGRATIONS", MIGRATIONS + [("m999_broken", m999_broken)])
+    monkeypatch.setattr("engine.store.migrations.schema.MIGRATIONS", MIGRATIONS + [("m999_broken", m999_broken)])
     with pytest.raises(RuntimeError):
         Store(path)
     conn = sqlite3.connect(path)

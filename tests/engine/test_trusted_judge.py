@@ -11,12 +11,12 @@ from testkit.arena import (ScriptedJudge, drop_references, give_long_form_refere
                            import_reference_labels, make_run)
 
 from engine.app_config import config_path
-from engine.arena.battles import resolve_arena
-from engine.arena.calibrate import calibrate_judge
-from engine.arena.judge_list import judge_rankings
-from engine.arena.judging import judge_arena
-from engine.arena.trusted_judge import (LONG_FORM_JUDGE, default_judge, judge_rule, judge_trust,
-                                        reference_kind, run_has_references)
+from engine.arena.ratings.battles import resolve_arena
+from engine.arena.trust.calibrate import calibrate_judge
+from engine.arena.trust.rankings import judge_rankings
+from engine.arena.judging.job import judge_arena
+from engine.arena.trust.default_judge import (LONG_FORM_JUDGE, default_judge, judge_rule,
+                                              judge_trust, reference_kind, run_has_references)
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs.lookup import load_run
 

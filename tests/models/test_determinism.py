@@ -22,7 +22,7 @@ from testkit.runs import SMOL
 
 import llama_cpp
 from models.base import SamplingParams
-from models.llama import PROMPT_BLOCK, LlamaGenerator
+from models.llama.generator import PROMPT_BLOCK, LlamaGenerator
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from models import endpoints
 from models.base import ModelError, SamplingParams, TransientModelError
 from models.catalog import find_endpoint, load_generator
 from models.endpoints import Endpoint, parse_spec
-from models.http import WEAK, HttpGenerator, HttpStatusError, HttpTransientStatusError
+from models.http.generator import WEAK, HttpGenerator, HttpStatusError, HttpTransientStatusError
 
 ASK = [{"role": "user", "content": "Hello?"}]
 SMOL = "smollm2-135m-instruct"

@@ -71,7 +71,7 @@ def test_hosted_generator_is_byte_identical_to_in_process(hosting):
 
 
 def test_an_openai_client_talks_to_the_host(hosting):
-    from models.http import HttpGenerator
+    from models.http.generator import HttpGenerator
 
     hosted = load_generator(SMOL, n_threads=1)
     hosting.append(hosted.host.pid)
@@ -88,7 +88,7 @@ def test_the_host_process_imports_no_library_that_crashes_beside_cuda_llama(host
     hosted = load_generator(SMOL, n_threads=1)
     hosting.append(hosted.host.pid)
     modules = supervisor.get_json(hosted.host, "/mirage/modules")["modules"]
-    assert "llama_cpp" in modules and "models.llama" in modules
+    assert "llama_cpp" in modules and "models.llama.generator" in modules
     heavy = {"pandas", "pyarrow", "sqlite_utils", "torch", "sklearn", "textual", "engine",
              "sentence_transformers", "mirage_tui"}
     assert not [m for m in modules if m.split(".")[0] in heavy]
@@ -244,7 +244,7 @@ def test_hosting_mode_from_the_environment(monkeypatch):
     monkeypatch.setenv("MIRAGE_HOSTING", "sideways")
     with pytest.raises(ModelError, match="MIRAGE_HOSTING"):
         supervisor.hosting_default()
-    from models.llama import DEFAULT_MAX_CTX
+    from models.llama.generator import DEFAULT_MAX_CTX
 
     assert supervisor._DEFAULT_MAX_CTX == DEFAULT_MAX_CTX
 

@@ -17,13 +17,13 @@ CRASH_BESIDE_CUDA_LLAMA = {"pandas", "pyarrow", "torch", "sklearn", "sqlite_util
 
 def test_the_host_entry_module_and_its_backends_import_none_of_them():
     code = ("import json, sys\n"
-            "import models.host.__main__, models.host.server, models.llama\n"
+            "import models.host.__main__, models.host.server, models.llama.generator\n"
             "from models.host.llama_server import LlamaServerGenerator\n"
             "print(json.dumps(sorted(sys.modules)))\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     modules = json.loads(out.stdout)
-    assert {"llama_cpp", "models.llama", "models.host.server", "models.host.budget"} <= \
+    assert {"llama_cpp", "models.llama.generator", "models.host.server", "models.host.budget"} <= \
         set(modules)
     assert sorted(m for m in modules if m.split(".")[0] in CRASH_BESIDE_CUDA_LLAMA) == []

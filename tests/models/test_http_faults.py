@@ -15,7 +15,8 @@ from testkit.openai_server import fake_openai_server
 
 from models.base import ContextOverflow, ModelError, ModelUnusable, SamplingParams
 from models.endpoints import parse_spec, without_credentials
-from models.http import HttpGenerator, HttpStatusError, HttpTransportError, context_refusal
+from models.http.generator import (HttpGenerator, HttpStatusError, HttpTransportError,
+                                   context_refusal)
 
 ASK = [{"role": "user", "content": "Is Paris in France?"}]
 

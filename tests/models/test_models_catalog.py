@@ -14,7 +14,7 @@ import pytest
 from models import catalog, packaged
 from models.base import ModelError
 from models.gguf import write_gguf
-from models.llama import LlamaGenerator
+from models.llama.generator import LlamaGenerator
 from testkit.paths import ROOT
 SMOL = "smollm2-135m-instruct"
 GEMMA = "gemma3-270m"

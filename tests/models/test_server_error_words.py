@@ -2,7 +2,7 @@
 refusals read as a bare "HTTP Error 400"): the message of a JSON error body (OpenAI's and
 llama.cpp's ``{"error": {"message", "type"}}``, Ollama's ``{"error": "..."}``, FastAPI's
 ``{"detail": ...}``) or a plain body, on one line, control characters written out, bounded.
-Through :class:`models.http.HttpGenerator` against the fault server, and a run's stored errors
+Through :class:`models.http.generator.HttpGenerator` against the fault server, and a run's stored errors
 and ``runs log``, the Inspector (llama-server behind a model host:
 tests/models/test_llama_server_host.py)."""
 
@@ -15,8 +15,8 @@ from testkit.fault_server import FaultServer
 from testkit.runs import config, run
 
 from mirage_tui import cli
-from models.http import HttpGenerator, HttpStatusError
-from models.http_errors import MESSAGE_LIMIT, server_message
+from models.http.generator import HttpGenerator, HttpStatusError
+from models.http.errors import MESSAGE_LIMIT, server_message
 
 ASK = [{"role": "user", "content": "Is Paris in France?"}]
 LLAMA = {"error": {"code": 400, "message": "\"logit_bias\" must be an array or an object",

@@ -1,6 +1,6 @@
 """A tiny OpenAI-compatible server on loopback that misbehaves on purpose (and on a seed).
 
-It speaks enough of the API for :class:`models.http.HttpGenerator`: ``GET /v1/models``,
+It speaks enough of the API for :class:`models.http.generator.HttpGenerator`: ``GET /v1/models``,
 ``POST /extras/tokenize/count`` and ``POST /v1/chat/completions``. Its answer is a pure
 function of the prompt (the first words of the context, or "I don't know"), so a run against
 it is deterministic whatever the order of requests.

@@ -92,7 +92,7 @@ def calibrated(store: Store, folder, judge: str = "fake-judge") -> None:
     calibration against them, both orders."""
     from pathlib import Path
 
-    from engine.arena.calibrate import calibrate_judge
+    from engine.arena.trust.calibrate import calibrate_judge
     from engine.datasets.importing import import_path
     from testkit.scripted import ScriptedJudge
 

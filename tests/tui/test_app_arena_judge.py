@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Select, Static
 
-from engine.arena.calibrate import calibrate_judge
+from engine.arena.trust.calibrate import calibrate_judge
 from engine.store import Store
 from testkit.arena import give_long_form_references, import_reference_labels
 from testkit.tui import RecordingApp, open_screen, settle, text_of, wait_until

@@ -10,7 +10,7 @@ import pytest
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from engine.arena.calibrate import calibrate_judge
+from engine.arena.trust.calibrate import calibrate_judge
 from engine.datasets.importing import import_path
 from engine.store import Store
 from mirage_tui.app import MirageApp
@@ -25,7 +25,7 @@ def first_wins(s):
 @pytest.fixture
 def calibrated(tmp_path, monkeypatch):
     # a fixed date: the screen's header shows it (and the snapshot with it)
-    monkeypatch.setattr("engine.arena.calibrate.now", lambda: "2026-01-02 03:04:05")
+    monkeypatch.setattr("engine.arena.trust.calibrate.now", lambda: "2026-01-02 03:04:05")
     path = tmp_path / "w.db"
     store = Store(path)
     rows = [{"query": f"Question {i}?", "answer_a": f"first answer {i}",
@@ -144,7 +144,7 @@ def labelled_workspace(tmp_path, n=4):
 
 @pytest.mark.asyncio
 async def test_new_calibration_from_the_screen(tmp_path, monkeypatch):
-    from engine.arena.calibrate import list_calibrations
+    from engine.arena.trust.calibrate import list_calibrations
     from mirage_tui.dialogs.calibrate import CalibrateScreen
     from mirage_tui.screens.calibration import CalibrationScreen
     from textual.widgets import Input, Select
@@ -279,8 +279,8 @@ async def test_a_judge_crashing_mid_calibration_is_one_line(tmp_path, monkeypatc
 
 @pytest.mark.asyncio
 async def test_ranking_of_every_calibrated_judge_with_the_mark(tmp_path):
-    from engine.arena.fitted_judges import fit_judge
-    from engine.arena.judge_list import WORSE_THAN_REFERENCE
+    from engine.arena.judges.fitted import fit_judge
+    from engine.arena.trust.rankings import WORSE_THAN_REFERENCE
     from mirage_tui.screens.calibration import CalibrationScreen
     from testkit.labels import write_labels
 

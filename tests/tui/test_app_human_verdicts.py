@@ -29,7 +29,7 @@ async def _open_first_item(pilot, app):
 
 
 async def test_a_human_verdict_survives_a_restart_and_feeds_calibrate(workspace):
-    from engine.arena.calibrate import calibrate_judge
+    from engine.arena.trust.calibrate import calibrate_judge
 
     store = Store(workspace["path"])
     battles_before = [tuple(r) for r in store.query("SELECT * FROM battles ORDER BY 1, 2, 3")]
@@ -72,7 +72,7 @@ async def test_a_human_verdict_survives_a_restart_and_feeds_calibrate(workspace)
         (getpass.getuser(), 1, "B cites the oracle", "app")]
     assert rows[0]["created_at"]
     # exported with the battles
-    from engine.arena.battles import battle_rows
+    from engine.arena.ratings.battles import battle_rows
 
     exported = [r for r in battle_rows(store, load_run(store, "alpha"), battle.arena)
                 if (r["system_a"], r["system_b"]) == (battle.system_a, battle.system_b)

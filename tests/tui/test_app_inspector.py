@@ -142,7 +142,7 @@ async def test_inspector_unknown_run_is_an_error_not_a_crash(workspace):
 
 
 async def test_verdicts_for_reads_one_query_with_order_and_probs(workspace):
-    from engine.arena.verdicts import verdicts_for
+    from engine.arena.ratings.verdicts import verdicts_for
 
     store = Store(workspace["path"])
     q = workspace["queries"]["alpha"][0]

@@ -9,7 +9,7 @@ import json
 import pytest
 from textual.widgets import Input, Select, Static
 
-from engine.arena.judging_time import judgeable_queries, judging_estimate
+from engine.arena.judging.estimate import judgeable_queries, judging_estimate
 from engine.runs.lookup import load_run
 from engine.store import Store
 from testkit.arena import ScriptedJudge, drop_references, judge_catalog

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable, Select, Static
 
-from engine.arena.battles import load_battles
-from engine.arena.leaderboard import compute_ratings
+from engine.arena.ratings.battles import load_battles
+from engine.arena.ratings.leaderboard import compute_ratings
 from engine.arena.types import Ratings, SystemRating
 from engine.runs.lookup import load_run
 from engine.store import Store
@@ -222,7 +222,7 @@ async def test_judging_from_the_leaderboard(workspace, monkeypatch):
 
 
 async def test_surrogate_text_shows_tau_and_r2_with_ci_and_n():
-    from engine.arena.surrogate import SurrogateReport, SurrogateRow
+    from engine.arena.surrogate.forest import SurrogateReport, SurrogateRow
     from engine.stats import Estimate
     from mirage_tui.screens.leaderboard import surrogate_text
 

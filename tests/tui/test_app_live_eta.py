@@ -9,7 +9,7 @@ import threading
 import pytest
 from textual.widgets import Input, Select, Static
 
-from engine.arena.judging_time import judging_estimate
+from engine.arena.judging.estimate import judging_estimate
 from engine.runs.lookup import load_run
 from engine.store import Store
 from mirage_tui.widgets.estimates import judging_line

@@ -144,7 +144,7 @@ def responses_with_features(path) -> int:
 
 
 async def test_x_cancels_the_surrogate_features_after_a_whole_response(workspace, monkeypatch):
-    import engine.arena.features.stored as stored
+    import engine.arena.surrogate.features.stored as stored
     from mirage_tui.screens.leaderboard import LeaderboardScreen
     from testkit.tui import open_screen, settle
 
@@ -186,7 +186,7 @@ async def test_x_cancels_the_surrogate_features_after_a_whole_response(workspace
 # --------------------------------------------------------------------------- a calibration
 
 async def test_x_cancels_a_calibration_in_the_footer_while_it_runs(tmp_path, monkeypatch):
-    from engine.arena.calibrate import list_calibrations
+    from engine.arena.trust.calibrate import list_calibrations
     from mirage_tui.screens.calibration import CalibrationScreen
     from test_app_calibration import first_wins, labelled_workspace, scripted_catalog
     from testkit.arena import ScriptedJudge

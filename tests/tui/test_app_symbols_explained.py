@@ -13,8 +13,8 @@ import pytest
 from textual.widgets import DataTable, Static
 from textual.widgets._footer import FooterKey
 
-from engine.arena.battles import load_battles
-from engine.arena.leaderboard import compute_ratings
+from engine.arena.ratings.battles import load_battles
+from engine.arena.ratings.leaderboard import compute_ratings
 from engine.metrics.adaptability import OVERALL_MEANING
 from engine.runs.lookup import load_run
 from engine.store import Store

@@ -183,7 +183,7 @@ async def test_the_leaderboards_arena_and_a_pair_no_arena_judged(workspace):
 
 
 async def test_a_verdict_stored_before_keeps_its_pair(workspace):
-    from engine.arena.human_verdicts import human_verdicts_for, pair_id
+    from engine.arena.trust.human_verdicts import human_verdicts_for, pair_id
     from engine.runs.lookup import load_run
     from engine.store.arenas import save_app_verdict
 

@@ -89,8 +89,8 @@ def _named(table: DataTable, labels: dict, where: str) -> None:
 
 @pytest.mark.parametrize("size", list(SIZES))
 async def test_leaderboard_numbers_are_whole_and_the_rank_explained(size, crowded):
-    from engine.arena.battles import load_battles
-    from engine.arena.leaderboard import compute_ratings
+    from engine.arena.ratings.battles import load_battles
+    from engine.arena.ratings.leaderboard import compute_ratings
     from engine.runs.lookup import load_run
     from mirage_tui.screens.leaderboard import LeaderboardScreen
     from mirage_tui.screens.leaderboard.board import RATING_COLUMNS
@@ -154,7 +154,7 @@ async def test_runs_numbers_are_whole(size, crowded):
 
 @pytest.mark.parametrize("size", list(SIZES))
 async def test_compare_numbers_are_whole(size, crowded):
-    from engine.arena.duel import compare
+    from engine.arena.ratings.duel import compare
     from engine.results.paired_words import p_text
     from engine.units import fmt_delta_interval, fmt_value
     from engine.stats import PAIRED_N_BOOT

@@ -11,7 +11,7 @@ import json
 import pytest
 from textual.widgets import DataTable, Input, Select, Static
 
-from engine.arena.calibrate import calibrate_judge
+from engine.arena.trust.calibrate import calibrate_judge
 from engine.datasets.importing import import_path
 from engine.store import Store
 from testkit.arena import ScriptedJudge, judge_catalog

@@ -195,7 +195,7 @@ async def test_the_narrow_footer_keeps_quit_and_keys_on_the_inspector(hosts):
 async def test_the_surrogate_names_its_systems_by_what_differs():
     """The surrogate's table under the ratings: each row within 80 columns, the contestants
     apart by model and index, what they share said once after it."""
-    from engine.arena.surrogate import SurrogateReport, SurrogateRow
+    from engine.arena.surrogate.forest import SurrogateReport, SurrogateRow
     from engine.stats import Estimate
     from mirage_tui.screens.leaderboard import surrogate_text
 

@@ -7,9 +7,9 @@ import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from engine.arena.calibration import (CalibrationItem, JudgedOrder, breakdown,
-                                      calibration_figures, confusion, human_five, judge_class,
-                                      kappa_rows, pearson_rows, spearman_rows, verdict_counts)
+from engine.arena.trust.figures import (CalibrationItem, JudgedOrder, breakdown,
+                                        calibration_figures, confusion, human_five, judge_class,
+                                        kappa_rows, pearson_rows, spearman_rows, verdict_counts)
 
 
 def item(human, *orders, domain="d", aspect="overall", pair="p"):
@@ -118,7 +118,7 @@ def test_empty_and_deterministic():
 
 
 def test_paired_difference_on_common_pairs():
-    from engine.arena.calibration import paired_difference
+    from engine.arena.trust.figures import paired_difference
 
     humans = [[-1, -1], [1, 2], [2, 2], [-2, -1], [1, 1]]
     wrong = [item(h, ("ab", "b" if np.mean(h) < 0 else "a"), pair=str(i))

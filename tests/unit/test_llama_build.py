@@ -1,4 +1,4 @@
-"""How llama.cpp is built for a CPU (models/llama_build.py): the flags named per instruction
+"""How llama.cpp is built for a CPU (models/llama/build.py): the flags named per instruction
 set, AMX never, the fallbacks, the reuse key, and what a crash tells the user."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 import sys
 
-from models.llama_build import Cpu, cpu_builds, crash_advice, cause_line, rebuild_command
+from models.llama.build import Cpu, cpu_builds, crash_advice, cause_line, rebuild_command
 
 SAPPHIRE = frozenset("avx avx2 fma f16c bmi2 avx512f avx512vbmi avx512_vnni avx512_bf16 "
                      "avx_vnni amx_tile amx_int8 amx_bf16".split())

@@ -135,7 +135,7 @@ def test_a_response_in_the_requested_format_scores_with_its_citations():
 @pytest.mark.slow
 def test_generators_render_the_messages_exactly():
     from models.few_shot import FEW_SHOT_VERSION
-    from models.llama import LlamaGenerator
+    from models.llama.generator import LlamaGenerator
 
     smol = LlamaGenerator.load("smollm2-135m-instruct", n_threads=1)
     messages = MIRAGE.messages("Who wrote Hamlet?", ["A play.", "A poem."])

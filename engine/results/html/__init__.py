@@ -1,6 +1,6 @@
 """Self-contained HTML pages of results: a run and a paired comparison (an arena's leaderboard
-and a judge calibration are the arena package's: :mod:`engine.arena.pages`,
-:mod:`engine.arena.calibration_page`, in the same frame).
+and a judge calibration are the arena package's: :mod:`engine.arena.ratings.page`,
+:mod:`engine.arena.trust.page`, in the same frame).
 
 One file each, nothing fetched (styles, script, charts and data inline), built from the same
 engine functions that feed the TUI and ``--json`` (:func:`engine.results.report.build_report`,

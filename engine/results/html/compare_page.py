@@ -1,4 +1,4 @@
-"""A paired comparison's page: what :func:`engine.arena.duel.compare` computes (the numbers
+"""A paired comparison's page: what :func:`engine.arena.ratings.duel.compare` computes (the numbers
 ``mirage-tui compare --json`` prints, embedded as they are): the verdict, Δ = B − A with its
 95% CI per metric and setting as a chart and a table with p and Holm's p, the (b, o, m)
 pattern transitions, and the items that flipped, each with both responses."""
@@ -90,7 +90,7 @@ def comparison_sections(c: PairedComparison) -> list[str]:
 
 
 def comparison_page(c: PairedComparison) -> str:
-    """The comparison's page as one HTML string (:func:`engine.arena.duel.compare` makes
+    """The comparison's page as one HTML string (:func:`engine.arena.ratings.duel.compare` makes
     ``c``)."""
     return page(f"{c.a.label} vs {c.b.label}", verdict_line(c), comparison_sections(c),
                 {"kind": "comparison", "comparison": c.as_json()})

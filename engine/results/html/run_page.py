@@ -195,7 +195,7 @@ def run_page(store: Store, run: RunInfo, *, n_boot: int = N_BOOT, seed: int = SE
     """The run's page as one HTML string. ``report`` reuses a :class:`RunReport` already built
     (else :func:`build_report` with ``n_boot``, ``seed`` and ``choices``: parity, gold,
     language rule and detector). ``arena_sections`` follow the report's (the run's arenas:
-    :func:`engine.arena.pages.run_page_with_arenas` gives them)."""
+    :func:`engine.arena.ratings.page.run_page_with_arenas` gives them)."""
     if report is None:
         report = build_report(store, run, n_boot=n_boot, seed=seed, **choices)
     data = report.as_json()

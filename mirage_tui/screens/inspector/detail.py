@@ -89,7 +89,7 @@ def order_words(order, system_a: str, system_b: str) -> str:
 
 def human_lines(text: Text, found: list, flip: bool = False) -> None:
     """People's verdicts on one pair, one line each (``flip``: stored in the other order)."""
-    from engine.arena.human_verdicts import LABEL_WORDS
+    from engine.arena.trust.human_verdicts import LABEL_WORDS
 
     for h in found:
         label = -h.label if flip else h.label
@@ -101,7 +101,7 @@ def human_lines(text: Text, found: list, flip: bool = False) -> None:
 
 def verdict_lines(verdicts, systems: list[str], human: dict | None = None) -> Text:
     """The judge's verdicts on this query for battles the shown systems took part in, under
-    each the verdicts people entered (``engine.arena.human_verdicts``), then people's verdicts
+    each the verdicts people entered (``engine.arena.trust.human_verdicts``), then people's verdicts
     on pairs of the shown systems that no arena judged."""
     human = human or {}
     text = Text()

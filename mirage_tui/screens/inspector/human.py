@@ -1,10 +1,10 @@
 """Your own verdict in the Inspector: ``a`` (answer A better), ``b`` (answer B better) or ``e``
 (a tie, "even") opens :class:`~mirage_tui.dialogs.human_verdict.HumanVerdictModal` on the pair
 on screen, which names the two answers and the arena and lets you pick others; the verdict is
-stored on exactly the pair the dialog names (``engine.arena.human_verdicts``), beside the
+stored on exactly the pair the dialog names (``engine.arena.trust.human_verdicts``), beside the
 judge's, never over it.
 
-The pair on screen (``engine.arena.verdicts.VerdictChoices.pair_on_screen``): with a second
+The pair on screen (``engine.arena.ratings.verdicts.VerdictChoices.pair_on_screen``): with a second
 system beside the item (``s``), both systems in the setting whose panels are in view; with one,
 the panel in view against its partner in the arena. The arena is the one the Leaderboard showed
 when it opened the Inspector, else the run's newest. The three keys are in the footer while an
@@ -69,7 +69,7 @@ class HumanVerdictKeys:
           name="verdict choices")
     def find_verdict_choices(self, store, current: tuple[str, int], systems: list[str],
                              setting: str | None, verdict: str) -> None:
-        from engine.arena.verdicts import verdict_choices
+        from engine.arena.ratings.verdicts import verdict_choices
         from engine.runs.lookup import load_run
 
         with self.worker_errors("your verdict", store):
@@ -97,7 +97,7 @@ class HumanVerdictKeys:
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-human",
           name="save verdict")
     def save_human_verdict(self, store, entry: VerdictEntry, current: tuple[str, int]) -> None:
-        from engine.arena.human_verdicts import record_human_verdict
+        from engine.arena.trust.human_verdicts import record_human_verdict
         from engine.runs.lookup import load_run
 
         with self.worker_errors("your verdict", store):

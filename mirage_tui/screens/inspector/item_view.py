@@ -32,8 +32,8 @@ class ItemView:
             details = [item_detail(store, run, s, query) for s in systems]
             verdicts, human = [], {}
             try:
-                from engine.arena.human_verdicts import human_verdicts_for
-                from engine.arena.verdicts import verdicts_for
+                from engine.arena.trust.human_verdicts import human_verdicts_for
+                from engine.arena.ratings.verdicts import verdicts_for
 
                 verdicts = verdicts_for(store, run, details[0].query_rowid)
                 human = human_verdicts_for(store, run, details[0].query_rowid)

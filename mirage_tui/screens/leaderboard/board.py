@@ -1,7 +1,7 @@
 """What the leaderboard draws, as rows and text: the ratings table's cells, the status and note
 lines around it, the surrogate judge beside the judged ranking, and the judging progress. Pure
 formatting of the engine's results (``engine.arena.types.Ratings``,
-``engine.arena.surrogate.SurrogateReport``, the judging's ``JobEvent`` and summary)."""
+``engine.arena.surrogate.forest.SurrogateReport``, the judging's ``JobEvent`` and summary)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def no_arena(run: str) -> str:
 
 
 def arena_line(info) -> str:
-    """One arena (``engine.arena.battles.ArenaInfo``) in a line."""
+    """One arena (``engine.arena.ratings.battles.ArenaInfo``) in a line."""
     judge = f"judge {info.judge}" if info.judge else "judge unknown"
     return (f"{info.name} · {info.mode} · {judge} · {info.status} · {info.battles} battles"
             f" · {info.parse_failures} unparsed replies")
@@ -67,8 +67,8 @@ def rating_rows(systems) -> tuple[list[tuple[str, dict[str, Text]]], Elastic]:
 
 def rank_line(r) -> str:
     """What the rank column means, and how many share rank 1, in the words ``arena ratings``
-    prints (:func:`engine.arena.leaderboard.rank_line`)."""
-    from engine.arena.leaderboard import rank_line as meaning
+    prints (:func:`engine.arena.ratings.leaderboard.rank_line`)."""
+    from engine.arena.ratings.leaderboard import rank_line as meaning
 
     return meaning(s.rank for s in r.systems)
 
@@ -146,7 +146,7 @@ def judging_line(p) -> str:
 
 
 def judged_line(s) -> str:
-    """What a judging did (``engine.arena.judging``'s summary), for its notification."""
+    """What a judging did (``engine.arena.judging.job``'s summary), for its notification."""
     text = (f"Arena {s.arena}: {s.status}, {s.done}/{s.total} battles ({s.judged} judged "
             f"now, {s.cached} cached, {s.parse_failures} unparsed)")
     if s.message:

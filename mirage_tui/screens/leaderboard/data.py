@@ -21,7 +21,7 @@ def arena_choices(store, run: str | None, arena: str | None):
     """``(runs, run, arenas, arena)``: the stored runs; ``run``, or without one the latest run
     that has an arena, else the latest run; its arenas; ``arena`` when it is one of them, else
     the latest."""
-    from engine.arena.battles import list_arenas
+    from engine.arena.ratings.battles import list_arenas
 
     runs = known_runs(store)
     arenas = []
@@ -45,8 +45,8 @@ def rate(store, run, arena: str):
     """``(ratings, None)``, or ``(None, why)`` when there are none: an arena module is
     missing, or nothing parsed to rate."""
     try:
-        from engine.arena.battles import load_battles
-        from engine.arena.leaderboard import compute_ratings
+        from engine.arena.ratings.battles import load_battles
+        from engine.arena.ratings.leaderboard import compute_ratings
     except ImportError as exc:
         return None, f"the ratings are not available ({exc})"
     battles = load_battles(store, run, arena)
@@ -59,9 +59,9 @@ def rate(store, run, arena: str):
 def judge_line(store, run, arena: str, ratings=None) -> Text:
     """Who judged the arena and how far people agree with that judge, which rule picked it,
     and (with ``ratings``) the ranking's cross-check against accuracy, flagged in bold when it
-    disagrees (:func:`engine.arena.trusted_judge.arena_header`)."""
-    from engine.arena.battles import battles_of, resolve_arena
-    from engine.arena.trusted_judge import arena_header, judge_rule, judge_trust
+    disagrees (:func:`engine.arena.trust.default_judge.arena_header`)."""
+    from engine.arena.ratings.battles import battles_of, resolve_arena
+    from engine.arena.trust.default_judge import arena_header, judge_rule, judge_trust
 
     info = resolve_arena(store, run, arena)
     if ratings is None:
@@ -81,8 +81,8 @@ def surrogate(store, run, arena: str) -> Text:
     hint = (f"press u to compute the model-free features here, or run `mirage-tui arena "
             f"surrogate {run.name} --arena '{arena}'` (add --judge MODEL for the judged ones)")
     try:
-        from engine.arena.features import feature_values
-        from engine.arena.surrogate import surrogate_for_run
+        from engine.arena.surrogate.features import feature_values
+        from engine.arena.surrogate.forest import surrogate_for_run
     except ImportError as exc:
         return Text(f"Surrogate judge not available in this build ({exc}).", style="dim")
     try:
@@ -97,8 +97,8 @@ def surrogate(store, run, arena: str) -> Text:
 def compute_surrogate_features(store, run: str, arena: str, *, progress=None, cancel=None):
     """Store the model-free features (language, citations, ROUGE-L, BLEU) of the arena's
     queries, which the surrogate needs; returns the ``FeatureSummary``."""
-    from engine.arena.battles import load_battles
-    from engine.arena.features import compute_features
+    from engine.arena.ratings.battles import load_battles
+    from engine.arena.surrogate.features import compute_features
 
     loaded = load_run(store, run)
     queries = sorted({b.query for b in load_battles(store, loaded, arena)})

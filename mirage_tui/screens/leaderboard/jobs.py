@@ -39,7 +39,7 @@ def features_line(event) -> str:
 
 
 def features_done_line(summary) -> str:
-    """What a features pass did (``engine.arena.features.FeatureSummary``)."""
+    """What a features pass did (``engine.arena.surrogate.features.stored.FeatureSummary``)."""
     what = "cancelled" if summary.cancelled else "done"
     return (f"Surrogate features of {summary.run}: {what}, {summary.computed} responses "
             f"computed now, {summary.skipped} stored already, of {summary.responses}"
@@ -81,7 +81,7 @@ class LeaderboardJobs:
             judge_name, queries, order = answer
 
             def work(store, progress, cancel):
-                from engine.arena.judging import judge_arena
+                from engine.arena.judging.job import judge_arena
                 from engine.runs.lookup import load_run
 
                 return judge_arena(store, load_run(store, run), judge_name, pairs="all",

@@ -12,7 +12,7 @@ from textual.message import Message
 
 @dataclass
 class ChoicesLoaded(Message):
-    """The runs, and the arenas of the run picked (``engine.arena.battles.ArenaInfo``)."""
+    """The runs, and the arenas of the run picked (``engine.arena.ratings.battles.ArenaInfo``)."""
     runs: list[str]
     run: str | None
     arenas: list

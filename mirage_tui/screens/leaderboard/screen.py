@@ -356,7 +356,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="lb-export")
     def export_html(self, store, run: str, arena: str, path) -> None:
-        from engine.arena.pages import leaderboard_page
+        from engine.arena.ratings.page import leaderboard_page
         from engine.results.html import write_page
         from engine.runs.lookup import load_run
 

@@ -1,0 +1,39 @@
+"""An LLM opened as a pairwise judge through a versioned template: the one loader that
+:mod:`engine.arena.judges.specs` (``--judge``) and the fitted judges' ``judge:LLM`` feature
+(:mod:`engine.arena.judges.fitted`) share. It imports no other judge kind, so both can use it
+without an import cycle."""
+
+from __future__ import annotations
+
+from engine.arena.judging.plan import ArenaError
+
+OFFLINE_HINT = ("offline judges: reference:minilm-l6-v2, reference:f1, reference:char3, "
+                "fitted:NAME")
+
+
+def load_judge(judge, n_threads):
+    """A catalog name, path or endpoint loaded as an LLM judge (a Generator as it is);
+    ArenaError when it cannot load."""
+    if not isinstance(judge, str):
+        return judge
+    from models.catalog import load_generator
+    from models.check import is_local, warm_up
+
+    try:
+        model = load_generator(judge, n_threads=n_threads)
+        if is_local(model):     # warm: the first battle's pace is then its own, not the load's
+            warm_up(model)
+        return model
+    except Exception as exc:  # noqa: BLE001 - ModelError, OSError, ValueError, ...
+        raise ArenaError(f"cannot load judge model {judge!r}: {exc} ({OFFLINE_HINT})") from None
+
+
+def open_llm_judge(judge, template: str, n_threads: int | None = None):
+    """``judge`` loaded and read through ``template`` as a ``PairwiseJudge``."""
+    from models.judges import PairwiseJudge
+
+    generator = load_judge(judge, n_threads)
+    try:
+        return PairwiseJudge(generator, template)
+    except (KeyError, ValueError) as exc:
+        raise ArenaError(f"judge template {template!r}: {exc}") from None
