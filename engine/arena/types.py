@@ -1,4 +1,5 @@
-"""The arena's shared records: battles in, ratings and surrogate reports out.
+"""The arena's shared records: battles in, ratings and surrogate reports out, and the one
+error every part of the arena raises (:class:`ArenaError`).
 
 These are the contract between the arena's parts (judging writes battles; the ratings, the
 surrogate, the CLI and the TUI read them) and hold no logic beyond formatting.
@@ -7,6 +8,10 @@ surrogate, the CLI and the TUI read them) and hold no logic beyond formatting.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+
+class ArenaError(ValueError):
+    """Judging cannot start, or a judge cannot open: what is wrong is in the message."""
 
 
 @dataclass(frozen=True)

@@ -160,7 +160,8 @@ def test_a_misspelt_model_gets_a_did_you_mean(tmp_path, monkeypatch, capsys):
 
 
 def test_an_arena_reference_contestant_is_named_the_same_way(db):
-    from engine.arena.judging.plan import ArenaError, choose_contestants
+    from engine.arena.judging.plan import choose_contestants
+    from engine.arena.types import ArenaError
     from engine.runs.lookup import load_run
 
     store = Store(db)

@@ -41,7 +41,8 @@ from engine.arena.ratings.battles import (
 )
 from engine.arena.judging.job import judge_arena
 from engine.arena.judges.orders import combine_orders
-from engine.arena.judging.plan import ArenaError, shown_order
+from engine.arena.judging.plan import shown_order
+from engine.arena.types import ArenaError
 from engine.arena.judging.recording import ArenaConfigMismatch
 from engine.arena.ratings.reference_report import format_reference_report, reference_report
 from engine.arena.types import arena_system

@@ -18,7 +18,8 @@ from engine.arena.judges.fitted import fit_judge, fitted_judge, load_fitted_judg
 from engine.arena.trust.human_verdicts import record_human_verdict
 from engine.arena.judges.specs import open_judge
 from engine.arena.judging.job import judge_arena
-from engine.arena.judging.plan import ArenaError, load_answers
+from engine.arena.judging.plan import load_answers
+from engine.arena.types import ArenaError
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs.lookup import load_run
 

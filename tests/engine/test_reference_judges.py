@@ -17,7 +17,7 @@ from testkit.arena import import_reference_labels, make_run, write_lfrqa
 from engine.arena.trust.calibrate import CalibrationError, calibrate_judge, latest_calibration
 from engine.arena.judges.specs import open_judge
 from engine.arena.judging.job import judge_arena
-from engine.arena.judging.plan import ArenaError
+from engine.arena.types import ArenaError
 from engine.arena.judges.reference import (NeedsReference, ReferenceJudge, logistic,
                                            reference_judge_names)
 from engine.datasets.demo_pool import ensure_demo

@@ -28,7 +28,7 @@ from typing import Sequence
 from engine.arena.judges.cache import cached_verdict
 from engine.arena.judges.llm import open_llm_judge
 from engine.arena.judges.orders import shown_score
-from engine.arena.judging.plan import ArenaError
+from engine.arena.types import ArenaError
 from engine.arena.judges.reference import PREFIX as REFERENCE_PREFIX, ReferenceJudge
 from engine.inflight import Policy, Request, default_concurrency, in_flight, watchdog_for
 from engine.jobs import CANCELLED, JobEvent, Progress, Stop, eta

@@ -5,7 +5,7 @@ without an import cycle."""
 
 from __future__ import annotations
 
-from engine.arena.judging.plan import ArenaError
+from engine.arena.types import ArenaError
 
 OFFLINE_HINT = ("offline judges: reference:minilm-l6-v2, reference:f1, reference:char3, "
                 "fitted:NAME")

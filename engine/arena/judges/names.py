@@ -148,7 +148,7 @@ def judge_problem(spec: str, store=None) -> str | None:
         if store is None:
             return None
         from engine.arena.judges.fitted import fitted_judge
-        from engine.arena.judging.plan import ArenaError
+        from engine.arena.types import ArenaError
 
         try:
             fitted_judge(store, text[len(FITTED_PREFIX):].strip())

@@ -53,7 +53,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from engine.arena.judging.plan import ArenaError
+from engine.arena.types import ArenaError
 from engine.datasets.formats.base import text_hash
 from engine.metrics.answer import bergen_f1, char3_recall, em_loose, mirage_f1
 from engine.store import Store

@@ -11,7 +11,7 @@ Every kind answers the same questions (``generator.identity``, ``template.id``, 
 from __future__ import annotations
 
 from engine.arena.judges.llm import open_llm_judge
-from engine.arena.judging.plan import ArenaError
+from engine.arena.types import ArenaError
 from engine.arena.judges.reference import ReferenceJudge, is_blend_judge, is_reference_judge
 from engine.store import Store
 

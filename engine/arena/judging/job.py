@@ -48,7 +48,6 @@ from engine.arena.judges.cache import cached_verdict
 from engine.arena.judges.orders import DEBIAS_TIE_MARGIN, ORDERS
 from engine.arena.judging.plan import (
     MAX_DOCUMENTS,
-    ArenaError,
     Matchup,
     QueryJob,
     choose_contestants,
@@ -58,6 +57,7 @@ from engine.arena.judging.plan import (
 )
 from engine.arena.judging.recording import close_session, open_arena, record_battle
 from engine.arena.judges.reference import NeedsReference, needs_reference_message
+from engine.arena.types import ArenaError
 from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_concurrency,
                              in_flight, parse_max_errors, watchdog_for)
 from engine.jobs import Job, JobEvent, Stop, model_failed, per_second

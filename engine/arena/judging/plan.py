@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from engine.arena.types import arena_system, split_arena_system
+from engine.arena.types import ArenaError, arena_system, split_arena_system
 from engine.results.records import split_system
 from engine.runs.sampling import stratified_order
 from engine.store import Store
@@ -38,10 +38,6 @@ from engine.suggest import did_you_mean, pick_one
 
 REFERENCE = "reference"
 MAX_DOCUMENTS = 5
-
-
-class ArenaError(ValueError):
-    """Judging cannot start: what is wrong is in the message."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from engine import machine_load
 from engine.arena.judges.orders import canonical_winner, combine_orders, debiased_winner
-from engine.arena.judging.plan import ArenaError, Matchup
+from engine.arena.judging.plan import Matchup
+from engine.arena.types import ArenaError
 from engine.store.runs import RunInfo, run_exists
 from engine.runs import owner
 from engine.runs.header import identity_json, machine, now, package_versions

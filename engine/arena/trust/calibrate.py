@@ -47,7 +47,7 @@ from engine.arena.judges.specs import open_judge
 from engine.arena.judging.estimate import labelled_pace
 from engine.arena.judges.cache import cached_verdict
 from engine.arena.judges.orders import ORDERS, canonical_winner, shown_score
-from engine.arena.judging.plan import ArenaError
+from engine.arena.types import ArenaError
 from engine.arena.judges.reference import needs_reference_message
 from engine.datasets.catalog import resolve
 from engine.datasets.labels import LabelledPair, load_label_pairs
