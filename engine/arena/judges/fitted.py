@@ -47,10 +47,9 @@ from engine.arena.judges.fit_features import (DEFAULT_FEATURES, DEFAULT_LLM_TEMP
 from engine.arena.judges.fit_methods import (C, LOGISTIC, METHODS, TIE_MARGIN, agreement,
                                              cross_validate, hits, leave_one_domain_out,
                                              query_folds)
-from engine.arena.judging.plan import reference_texts
 from engine.arena.types import ArenaError
 from engine.arena.judges.reference import (ScoringJudge, ScoringModel, ScoringTemplate,
-                                           logistic, references_of)
+                                           logistic, reference_texts, references_of)
 from engine.datasets.catalog import DatasetNotFound, resolve
 from engine.datasets.labels import load_label_pairs
 from engine.jobs import Progress

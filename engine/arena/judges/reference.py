@@ -57,6 +57,7 @@ from engine.arena.types import ArenaError
 from engine.datasets.formats.base import text_hash
 from engine.metrics.answer import bergen_f1, char3_recall, em_loose, mirage_f1
 from engine.store import Store
+from engine.store.arenas import query_references
 from models.base import ModelIdentity
 from models.judge_templates import Section
 from models.judges import Verdict
@@ -64,6 +65,26 @@ from models.judges import Verdict
 PREFIX = "reference:"
 METHOD = "reference"
 VERSION = "1"
+
+
+def reference_texts(store: Store, rowids) -> dict[int, list[str]]:
+    """Each query's reference text for the judges that compare answers with it: its
+    long-form ``reference_answer`` when it has one, else its gold answers (empty: neither)."""
+    out: dict[int, list[str]] = {}
+    for r in query_references(store, rowids):
+        long_form = (r["reference_answer"] or "").strip()
+        if long_form:
+            out[r["id"]] = [long_form]
+            continue
+        out[r["id"]] = gold_answers(r["answers"])
+    return out
+
+
+def gold_answers(stored: str | None) -> list[str]:
+    """A query's gold answers from their stored JSON (a list or one string), blanks left out."""
+    golds = json.loads(stored or "[]")
+    golds = [golds] if isinstance(golds, str) else golds
+    return [str(g) for g in golds if g is not None and str(g).strip()]
 
 
 @dataclass(frozen=True)

@@ -52,11 +52,11 @@ from engine.arena.judging.plan import (
     QueryJob,
     choose_contestants,
     plan_jobs,
-    reference_texts,
     shown_order,
 )
 from engine.arena.judging.recording import close_session, open_arena, record_battle
-from engine.arena.judges.reference import NeedsReference, needs_reference_message
+from engine.arena.judges.reference import (NeedsReference, needs_reference_message,
+                                           reference_texts)
 from engine.arena.types import ArenaError
 from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_concurrency,
                              in_flight, parse_max_errors, watchdog_for)

@@ -32,8 +32,8 @@ from engine.arena.types import ArenaError, arena_system, split_arena_system
 from engine.results.records import split_system
 from engine.runs.sampling import stratified_order
 from engine.store import Store
-from engine.store.arenas import (query_facts, query_references, run_answers,
-                                 run_contestant_rows, supporting_chunks)
+from engine.store.arenas import (query_facts, run_answers, run_contestant_rows,
+                                 supporting_chunks)
 from engine.suggest import did_you_mean, pick_one
 
 REFERENCE = "reference"
@@ -75,26 +75,6 @@ def load_answers(store: Store, run_id: int) -> dict[int, dict[str, tuple[str, bo
         out.setdefault(r["query_rowid"], {})[arena_system(r["system"], r["setting"])] = (
             r["text"], declines)
     return out
-
-
-def reference_texts(store: Store, rowids) -> dict[int, list[str]]:
-    """Each query's reference text for the judges that compare answers with it: its
-    long-form ``reference_answer`` when it has one, else its gold answers (empty: neither)."""
-    out: dict[int, list[str]] = {}
-    for r in query_references(store, rowids):
-        long_form = (r["reference_answer"] or "").strip()
-        if long_form:
-            out[r["id"]] = [long_form]
-            continue
-        out[r["id"]] = gold_answers(r["answers"])
-    return out
-
-
-def gold_answers(stored: str | None) -> list[str]:
-    """A query's gold answers from their stored JSON (a list or one string), blanks left out."""
-    golds = json.loads(stored or "[]")
-    golds = [golds] if isinstance(golds, str) else golds
-    return [str(g) for g in golds if g is not None and str(g).strip()]
 
 
 def reference_documents(store: Store, rowids) -> dict[int, list[dict]]:

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 
 from engine.arena.trust.rankings import WORSE_THAN_REFERENCE, JudgeRanking, judge_rankings
 from engine.arena.judges.specs import is_fitted_judge
-from engine.arena.judging.plan import gold_answers, reference_texts
 from engine.arena.types import ArenaError
-from engine.arena.judges.reference import ANSWER_MATCH, PREFIX, is_reference_judge
+from engine.arena.judges.reference import (ANSWER_MATCH, PREFIX, gold_answers,
+                                           is_reference_judge, reference_texts)
 from engine.store.runs import RunInfo
 from engine.stats import format_interval
 from engine.store import Store
