@@ -260,3 +260,37 @@ def test_package_exports_are_what_other_packages_import():
         unused += [f"{package}.{name}" for name in exported if name not in used]
     assert not unused, "exported but imported through the package by no one:\n" + \
         "\n".join(unused)
+
+
+# --------------------------------------------------------------------------- folder sizes
+
+MAX_MODULES_PER_FOLDER = 20
+
+
+def crowded_folders(root, packages=PACKAGES, limit: int = MAX_MODULES_PER_FOLDER) -> list[str]:
+    """``folder: n modules`` for each source folder (a package or any folder below one) that
+    holds more than ``limit`` modules of its own (.py files, ``__init__.py`` included)."""
+    crowded = []
+    for package in packages:
+        for folder in sorted({root / package, *(p for p in (root / package).rglob("*")
+                                                if p.is_dir())}):
+            if "__pycache__" in folder.parts:
+                continue
+            n = len(list(folder.glob("*.py")))
+            if n > limit:
+                crowded.append(f"{folder.relative_to(root).as_posix()}: {n} modules")
+    return crowded
+
+
+def test_no_source_folder_holds_more_than_20_modules():
+    crowded = crowded_folders(ROOT)
+    assert not crowded, (f"a source folder holds at most {MAX_MODULES_PER_FOLDER} modules; "
+                         "group these by idea into subpackages:\n" + "\n".join(crowded))
+
+
+def test_folder_counter_sees_a_crowded_subfolder(tmp_path):
+    _package(tmp_path, {"pkg/__init__.py": "", "pkg/sub/__init__.py": "",
+                        **{f"pkg/sub/m{i}.py": "" for i in range(3)},
+                        "pkg/sub/data.json": "{}"})
+    assert crowded_folders(tmp_path, ["pkg"], limit=3) == ["pkg/sub: 4 modules"]
+    assert crowded_folders(tmp_path, ["pkg"], limit=4) == []
