@@ -52,7 +52,7 @@ def missing_models(config) -> list[str]:
 def judge_quick_comparison(store, run_name: str = QUICK_NAME, cancel=None):
     """``(choice, summary)``: the default judge of the run, and the arena it judged (None when
     the default judge is an LLM, minutes of judging: the Leaderboard's j offers it)."""
-    from engine.arena.judges.specs import is_offline_judge
+    from engine.arena.judges.kinds import is_offline_judge
     from engine.arena.judging.job import judge_arena
     from engine.arena.trust.default_judge import default_judge
     from engine.runs.lookup import load_run

@@ -146,6 +146,7 @@ def _fit(args, store) -> int:
                                                   DEFAULT_LLM_TEMPLATE, parse_features)
     from engine.arena.judges.fit_methods import STANDARDIZED_SUM
     from engine.arena.judges.fitted import fit_judge
+    from engine.arena.judges.kinds import FITTED_PREFIX
     from engine.jobs import Stop
 
     default = BLEND_FEATURES if args.method == STANDARDIZED_SUM else DEFAULT_FEATURES
@@ -167,7 +168,7 @@ def _fit(args, store) -> int:
         return 0
     for line in fit_lines(result):
         print(line)
-    print(f"use it: --judge fitted:{result.name} (arena judge, judge calibrate)")
+    print(f"use it: --judge {FITTED_PREFIX}{result.name} (arena judge, judge calibrate)")
     return 0
 
 

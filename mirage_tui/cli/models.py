@@ -111,13 +111,12 @@ def _list(args) -> int:
 
 
 def offline_judges(args) -> list:
-    """The judges that need no language model, as catalog entries of kind 'judge': the
-    reference judges, and the fitted judges of the workspace (``--db``, else the default one
-    when it exists; listing never creates one)."""
+    """The judges that need no language model, as catalog entries of kind 'judge', kind by kind
+    (:data:`engine.arena.judges.kinds.KINDS`: the reference judges, then the fitted judges of the
+    workspace: ``--db``, else the default one when it exists; listing never creates one)."""
     from pathlib import Path
 
-    from engine.arena.judges.fitted import fitted_judges
-    from engine.arena.judges.reference import reference_judge_names
+    from engine.arena.judges.kinds import KINDS
     from engine.store import Store, default_db_path
     from models.catalog import CatalogEntry
 
@@ -126,16 +125,15 @@ def offline_judges(args) -> list:
                             size_bytes=None, quantization=None, context_length=None,
                             license=None, chat=False, source=source)
 
-    out = [entry(name, "reference") for name in reference_judge_names()]
     db = getattr(args, "db", None)
     path = Path(db) if db else default_db_path()
-    if path.exists():
-        store = Store(path)
-        try:
-            out += [entry(f"fitted:{f.name}", "fitted") for f in fitted_judges(store)]
-        finally:
+    store = Store(path) if path.exists() else None
+    try:
+        return [entry(name, kind.name) for kind in KINDS if kind.offline
+                for name in kind.names(store)]
+    finally:
+        if store is not None:
             store.close()
-    return out
 
 
 def _print_table(rows) -> None:

@@ -104,7 +104,7 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="calib-choices",
           name="find calibration choices")
     def find_choices(self, store) -> None:
-        from engine.arena.judges.reference import reference_judge_names
+        from engine.arena.judges.kinds import offline_judge_names
 
         error, datasets = "", []
         try:
@@ -113,18 +113,18 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
             error = f"Cannot list models: {exc}"
             usable, missing = [], []
         llms = len(usable)
-        usable = usable + reference_judge_names()
+        offline = offline_judge_names()     # the kinds a workspace does not hold
         if store is not None:
             try:
-                from engine.arena.judges.fitted import fitted_judges
                 from engine.datasets.labels import labels_datasets
 
                 datasets = labels_datasets(store)
-                usable += [f"fitted:{f.name}" for f in fitted_judges(store)]
+                offline = offline_judge_names(store)
             except Exception as exc:  # noqa: BLE001
                 error = f"Cannot list the labels datasets: {type(exc).__name__}: {exc}"
             finally:
                 store.close()
+        usable = usable + offline
         self.judge = _offered_as(self.judge, usable)
         self.post_message(self.ChoicesFound(usable, missing, datasets, error, llms))
 

@@ -1,7 +1,8 @@
 """The judge dialog of the Leaderboard: which judge compares a run's answers pairwise, on how
 many queries and in which order; dismisses with ``(judge, queries, order)``. The judges are
-listed in a worker: the reference judges (each answer compared with the reference answer, no
-LLM) when every query of the run has reference text, then the installed generators and
+listed in a worker: the offline judges (:data:`engine.arena.judges.kinds.KINDS`: the reference
+judges, each answer compared with the reference answer, no LLM; the workspace's fitted judges)
+when every query of the run has reference text, then the installed generators and
 endpoints (``models.catalog.list_models``, then ``endpoint_entries``), instruction-tuned ones
 first (a base model is a poor judge), then packaged ones. The default judge
 (:func:`engine.arena.trust.default_judge.default_judge`: the best-calibrated judge that can judge the
@@ -79,7 +80,7 @@ def judge_about(name: str) -> str:
 def judge_choices(store, run, usable: list[str]):
     """``(names, default)``: the judges to offer for a run (a ``RunInfo``; module docstring),
     and its :class:`~engine.arena.trust.default_judge.DefaultJudge`."""
-    from engine.arena.judges.reference import reference_judge_names
+    from engine.arena.judges.kinds import REFERENCE, offline_judge_names
     from engine.arena.trust.default_judge import default_judge, run_has_references
 
     from models.catalog import embedder_entries
@@ -96,10 +97,11 @@ def judge_choices(store, run, usable: list[str]):
         except ModelError:
             pass
     offline = []
-    if run_has_references(store, run):
-        installed = {e.name for e in embedder_entries() if e.installed}
-        offline = [n for n in reference_judge_names()
-                   if n.split(":", 1)[1] in installed | set(REFERENCE_JUDGE_NOTES)]
+    if run_has_references(store, run):  # every offline kind; a reference judge's embedder installed
+        usable_rules = {e.name for e in embedder_entries() if e.installed} | \
+            set(REFERENCE_JUDGE_NOTES)
+        offline = [n for n in offline_judge_names(store)
+                   if not REFERENCE.owns(n) or n.split(":", 1)[1] in usable_rules]
     names = list(dict.fromkeys(([default.spec] if default.spec else []) + offline + usable))
     return names, default
 

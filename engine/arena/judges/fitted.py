@@ -277,7 +277,7 @@ def check_name(name: str) -> str:
 
 
 def _exists(name: str) -> FitError:
-    return FitError(f"a fitted judge {name!r} already exists (fitted:{name}); refit it with "
+    return FitError(f"a fitted judge {name!r} already exists ({PREFIX}{name}); refit it with "
                     "--force, or choose another name")
 
 

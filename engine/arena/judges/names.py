@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from engine.arena.judges.specs import FITTED_PREFIX, is_fitted_judge
+from engine.arena.judges.kinds import FITTED_PREFIX
+from engine.arena.judges.specs import is_fitted_judge
 from engine.arena.judges.reference import BLEND, PREFIX, RULES, is_reference_judge
 from engine.suggest import did_you_mean
 from models.suggest import pick_one

@@ -10,37 +10,17 @@ Every kind answers the same questions (``generator.identity``, ``template.id``, 
 
 from __future__ import annotations
 
-from engine.arena.judges.llm import open_llm_judge
-from engine.arena.types import ArenaError
-from engine.arena.judges.reference import ReferenceJudge, is_blend_judge, is_reference_judge
+from engine.arena.judges.kinds import FITTED, kind_of
 from engine.store import Store
-
-FITTED_PREFIX = "fitted:"
 
 
 def is_fitted_judge(spec) -> bool:
-    return isinstance(spec, str) and spec.strip().lower().startswith(FITTED_PREFIX)
-
-
-def is_offline_judge(spec) -> bool:
-    """A judge that scores without a language model (reference or fitted)."""
-    return is_reference_judge(spec) or is_fitted_judge(spec)
+    return FITTED.owns(spec)
 
 
 def open_judge(spec, template: str, *, store: Store | None = None,
                n_threads: int | None = None):
-    """``spec`` (a name, or a ready Generator) as a pairwise judge; ``template`` is the LLM
-    judge's template (offline judges have their own). ArenaError when it cannot open."""
-    if is_blend_judge(spec):
-        from engine.arena.judges.blend import open_blend_judge
-
-        return open_blend_judge(store, n_threads)
-    if is_reference_judge(spec):
-        return ReferenceJudge(spec, store)
-    if is_fitted_judge(spec):
-        if store is None:
-            raise ArenaError(f"judge {spec!r} is stored in a workspace: open it with one")
-        from engine.arena.judges.fitted import load_fitted_judge
-
-        return load_fitted_judge(store, spec.strip()[len(FITTED_PREFIX):], n_threads)
-    return open_llm_judge(spec, template, n_threads)
+    """``spec`` (a name, or a ready Generator) as a pairwise judge, opened by its kind
+    (:data:`engine.arena.judges.kinds.KINDS`); ``template`` is the LLM judge's template
+    (offline judges have their own). ArenaError when it cannot open."""
+    return kind_of(spec).open(spec, template, store, n_threads)

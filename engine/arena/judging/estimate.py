@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Hashable, Iterable, Mapping
 
-from engine.arena.judges.specs import is_offline_judge
+from engine.arena.judges.kinds import is_offline_judge
 from engine.arena.judges.orders import ORDERS
 from engine.arena.judging.plan import choose_contestants, plan_jobs, run_contestants
 from engine.store.runs import RunInfo

@@ -35,10 +35,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.arena.trust.rankings import WORSE_THAN_REFERENCE, JudgeRanking, judge_rankings
-from engine.arena.judges.specs import is_fitted_judge
+from engine.arena.judges.kinds import kind_of
 from engine.arena.types import ArenaError
-from engine.arena.judges.reference import (ANSWER_MATCH, PREFIX, gold_answers,
-                                           is_reference_judge, reference_texts)
+from engine.arena.judges.reference import ANSWER_MATCH, PREFIX, gold_answers, reference_texts
 from engine.store.runs import RunInfo
 from engine.stats import format_interval
 from engine.store import Store
@@ -82,37 +81,12 @@ def run_has_references(store: Store, run: RunInfo) -> bool:
     return bool(rowids) and all(reference_texts(store, rowids).values())
 
 
-def _loadable_llm(name: str) -> bool:
-    """Whether an LLM judge's identity name opens here: an installed catalog model of that
-    exact name, or a configured endpoint."""
-    from models.catalog import resolve_model
-
-    try:
-        ref = resolve_model(name)
-        if ref.entry is not None and ref.entry.name == name:
-            return bool(ref.entry.installed and not ref.entry.error)
-        return ref.kind == "endpoint"
-    except Exception:  # noqa: BLE001 - ModelError, a bad endpoints file: not usable
-        return False
-
-
-def _fitted_needs_reference(store: Store, spec: str) -> bool | None:
-    """Whether a fitted judge reads the reference; None when it does not open here."""
-    from engine.arena.judges.specs import open_judge
-
-    try:
-        return bool(getattr(open_judge(spec, "", store=store), "needs_reference", True))
-    except (ArenaError, LookupError, ValueError, OSError):
-        return None
-
-
 def _can_judge(store: Store, row: JudgeRanking, references: bool, pairs: str) -> bool:
-    if is_reference_judge(row.judge):
-        return references and pairs == "all"
-    if is_fitted_judge(row.judge):
-        needs = _fitted_needs_reference(store, row.judge)
-        return needs is not None and (not needs or (references and pairs == "all"))
-    return _loadable_llm(row.judge)
+    """Whether the judge opens here and can judge these battles: one that reads the
+    reference only where every query has one and the battles are pairwise
+    (:data:`engine.arena.judges.kinds.KINDS`' ``reads_reference``)."""
+    reads = kind_of(row.judge).reads_reference(store, row.judge)
+    return reads is not None and (not reads or (references and pairs == "all"))
 
 
 def _agreement(row: JudgeRanking) -> str:

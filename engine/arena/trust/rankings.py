@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.arena.trust.calibrate import StoredCalibration, latest_calibration, order_of
-from engine.arena.judges.reference import PREFIX as REFERENCE_PREFIX
+from engine.arena.judges.kinds import REFERENCE, kind_of
 from engine.stats import Estimate
 from engine.store import Store
 from engine.store.calibration import newest_calibration_ids
@@ -43,7 +43,7 @@ class JudgeRanking:
 
     @property
     def is_reference(self) -> bool:
-        return self.judge.startswith(REFERENCE_PREFIX)
+        return kind_of(self.judge) is REFERENCE
 
     def as_json(self) -> dict:
         out = {k: getattr(self, k) for k in (
@@ -72,7 +72,7 @@ def judge_rankings(store: Store, labels: str | None = None) -> list[JudgeRanking
     cals = _newest_calibrations(store, labels)
     best_ref: dict[tuple[str, str], StoredCalibration] = {}
     for c in cals:
-        if c.judge.startswith(REFERENCE_PREFIX):
+        if kind_of(c.judge) is REFERENCE:
             key = (c.labels, c.aspect)
             if key not in best_ref or _value(c.estimate("sign_accuracy")) > _value(
                     best_ref[key].estimate("sign_accuracy")):
