@@ -2,16 +2,17 @@
 systems' answers, Bradley–Terry turns the battle log into ratings with bootstrap CIs, and a
 random-forest surrogate predicts the ratings from heuristic features.
 
-- ``judgments``: the cache of every judge call
-- ``types``: Battle, SystemRating, Ratings
-- ``orders``: position bias (which order a battle is shown in, combining both orders)
-- ``planning`` / ``judging`` / ``recording``: what to judge (pairwise or against a reference),
-  running a judge over a run's answers, the arena and battle rows it writes
-- ``battles`` / ``verdicts`` / ``reference``: reading arenas and battles back, one query's
-  verdicts, the RAG-QA Arena reference report
-- ``bradley_terry`` / ``tournaments`` / ``leaderboard``: the fit, the bootstrap, the table
-- ``features`` / ``surrogate``: heuristic features per response, the surrogate judge
-- ``events``: judging's progress events
+- ``types``: Battle, SystemRating, Ratings, ArenaError, contestant names
+- ``judges/``: the kinds of judge (one table, ``kinds``), what ``--judge`` names, each kind's
+  judge, the cache of every judge call, position bias
+- ``judging/``: what to judge (pairwise or against a reference), the job that runs a judge over
+  a run's answers, the arena and battle rows it writes, its events and time estimate
+- ``trust/``: calibration against people's labels, the calibrated judges ranked, the default
+  judge and the lines that head a rating table, the cross-check against accuracy, people's
+  own verdicts
+- ``ratings/``: reading arenas and battles back, Bradley–Terry, the bootstrap tournaments, the
+  leaderboard and its page, the reference report, one query's verdicts, the duel
+- ``surrogate/``: heuristic features per response, the surrogate judge
 
 Import the modules themselves (``from engine.arena.ratings.battles import …``): the package
 exports nothing, so importing one module does not load the rest. The SQL behind them is in

@@ -1,9 +1,9 @@
 """The workspace store, and the only place that talks SQL: one SQLite file per workspace
 (:mod:`.database`: :class:`Store`, a connection per thread, one writer at a time), its schema
-(:mod:`.migrations.schema` over the ordered migrations), and one module per thing held: :mod:`.datasets`,
-:mod:`.labels`, :mod:`.indexes`, :mod:`.runs` (:class:`~engine.store.runs.RunInfo`),
-:mod:`.run_items` (a run's write side), :mod:`.run_log`, :mod:`.speeds`, :mod:`.load_times`,
-:mod:`.generations`, :mod:`.items` (a run's read side), :mod:`.item_queries` (the Inspector's),
+(:mod:`.migrations`: the schema over the ordered migrations), and one module per thing held:
+:mod:`.datasets`, :mod:`.labels`, :mod:`.indexes`, :mod:`.runs`
+(:class:`~engine.store.runs.RunInfo`), :mod:`.run_items` (a run's write side), :mod:`.run_log`,
+:mod:`.speeds`, :mod:`.load_times`, :mod:`.generations`, :mod:`.items` (a run's read side), :mod:`.item_queries` (the Inspector's),
 :mod:`.exports`, :mod:`.arenas`, :mod:`.calibration`, :mod:`.features`, :mod:`.fitted_judges`.
 Their functions take the :class:`Store` (or the ``db`` of an open :meth:`Store.write`
 transaction) and return rows, values or small dataclasses; the engine's packages above call

@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("serve", help="serve one GGUF model on a free loopback port")
     p.add_argument("--model", required=True, help="the GGUF file")
     p.add_argument("--name", help="the model's name (default: the packaged name or file stem)")
-    p.add_argument("--n-ctx", type=int, help="context length (default: as llama.py decides)")
+    p.add_argument("--n-ctx", type=int, help="context length (default: as models/llama/generator.py decides)")
     p.add_argument("--threads", type=int, help="llama.cpp threads (default: all cores)")
     p.add_argument("--wanted-threads", type=int,
                    help="the threads it wants when the budget allows (default: --threads)")

@@ -1,4 +1,4 @@
-# One idea: one Generator on one HTTP endpoint (errors, identity, label probs: http_*.py).
+# One idea: one Generator on one HTTP endpoint (errors, identity, label probs: beside it in http/).
 """A Generator on an OpenAI-compatible HTTP endpoint (a llama.cpp server, vLLM, Ollama, ...).
 
 Transport: one pooled ``httpx.Client`` per generator, shared by every thread that calls it
