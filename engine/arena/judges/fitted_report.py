@@ -26,7 +26,7 @@ def fit_lines(fit: FitResult) -> list[str]:
     """The fit as ``judge fit`` and ``judge list`` print it."""
     cv = fit.cv
     feature, single = fit.best_single
-    lines = [f"fitted:{fit.name}  labels {', '.join(fit.labels_datasets)} · {fit.aspect} · "
+    lines = [f"{PREFIX}{fit.name}  labels {', '.join(fit.labels_datasets)} · {fit.aspect} · "
              f"{cv.get('pairs', 0)} non-tie pairs ({cv.get('ties_left_out', 0)} ties left out), "
              f"{cv.get('queries', 0)} queries",
              f"  held-out agreement  {fit.cv_estimate().format_pct()}  ({cv.get('folds')} folds "
