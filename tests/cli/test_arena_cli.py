@@ -17,7 +17,7 @@ from engine.datasets.demo_pool import ensure_demo
 from engine.store import Store
 from mirage_tui import cli
 from models.base import ModelError
-from testkit.arena import (ScriptedJudge, against_reference, make_run, run_workspace,
+from testkit.arena import (ScriptedJudge, against_reference, answered_run, run_workspace,
                            write_lfrqa)
 
 SMOL = "smollm2-135m-instruct"
@@ -149,7 +149,7 @@ def test_reference_arena_ratings_print_the_reference_report(tmp_path, fake_judge
     path = tmp_path / "w.db"
     store = Store(path)
     import_path(store, write_lfrqa(tmp_path / "lfrqa"), name="lf")
-    make_run(store, name="lf-run", generators=("good", "meh"), settings=("base",),
+    answered_run(store, name="lf-run", generators=("good", "meh"), settings=("base",),
              dataset="lf", sample=None,
              answerers={"good": Answerer("good"),
                         "meh": Answerer("meh", decline=lambda t: "number 0" in t)})
@@ -192,7 +192,7 @@ def test_real_smollm2_judges_a_tiny_run_through_the_cli(tmp_path, capsys):
     path = tmp_path / "w.db"
     store = Store(path)
     ensure_demo(store)
-    make_run(store, settings=("oracle",))
+    answered_run(store, settings=("oracle",))
     code, out, err = main(capsys, "arena", "judge", "r", "--judge", SMOL, "--threads", "2",
                           "--db", str(path), "--json")
     assert code == 0, err

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 
-from testkit.arena import make_run
+from testkit.arena import answered_run
 from testkit.openai_server import fake_openai_server
 from testkit.runs import cli_run
 
@@ -79,7 +79,7 @@ def test_arena_judge_with_an_endpoint_judge(tmp_path, capsys):
     path = tmp_path / "w.db"
     store = Store(path)
     ensure_demo(store)
-    make_run(store, settings=("oracle",))
+    answered_run(store, settings=("oracle",))
     with fake_openai_server(["judge-m"]) as server:
         code = cli.main(["arena", "judge", "r", "--judge", f"{server.url}#judge-m",
                          "--db", str(path), "--json"])

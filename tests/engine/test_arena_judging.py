@@ -25,7 +25,7 @@ from testkit.arena import (  # noqa: F401
     Answerer,
     ScriptedJudge,
     against_reference,
-    make_run,
+    answered_run,
     prefer_stronger,
     sections,
     strength,
@@ -55,7 +55,7 @@ from models.base import ContextOverflow
 @pytest.fixture
 def demo_run(store):
     ensure_demo(store)
-    make_run(store)
+    answered_run(store)
     return store
 
 
@@ -274,7 +274,7 @@ def test_clear_errors_and_nothing_half_written(demo_run, tmp_path):
     run = load_run(demo_run, "r")
     with pytest.raises(RunNotFound, match="no run named 'nope'.*known: r"):
         judge_arena(demo_run, load_run(demo_run, "nope"), ScriptedJudge())
-    make_run(demo_run, name="solo", generators=("gen-a",), settings=("base",))
+    answered_run(demo_run, name="solo", generators=("gen-a",), settings=("base",))
     with pytest.raises(ArenaError, match="1 contestant.*at least 2"):
         judge_arena(demo_run, load_run(demo_run, "solo"), ScriptedJudge())
     with pytest.raises(ArenaError, match="cannot load judge model 'no-such-judge-xyz'"):
@@ -326,7 +326,7 @@ def lfrqa_run(store, tmp_path):
     import_path(store, write_lfrqa(tmp_path / "lfrqa"), name="lf")
     answerers = {"good": Answerer("good"),
                  "meh": Answerer("meh", decline=lambda text: "number 0" in text)}
-    make_run(store, name="lf-run", generators=("good", "meh"), settings=("base",),
+    answered_run(store, name="lf-run", generators=("good", "meh"), settings=("base",),
              dataset="lf", sample=None, answerers=answerers)
     return store
 

@@ -95,10 +95,10 @@ def test_the_leaderboard_line_names_the_arena_judges_calibration(demo, tmp_path)
     from engine.arena.ratings.battles import resolve_arena
     from engine.arena.judging.job import judge_arena
     from engine.arena.trust.default_judge import judge_trust
-    from testkit.arena import make_run
+    from testkit.arena import answered_run
 
     store = demo
-    make_run(store)
+    answered_run(store)
     judge = ScriptedJudge(name="fake-judge")
     run = load_run(store, "r")
     assert judge_arena(store, run, judge).status == "done"

@@ -11,7 +11,7 @@ from engine.results import build_report
 from engine.runs.lookup import load_run
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments, plain,
                                        run_row, run_rows, summary_segments)
-from testkit.arena import make_run
+from testkit.arena import answered_run
 
 ROLES = {"title", "heading", "header", "strong", "note", ""}
 
@@ -114,8 +114,8 @@ def test_summary_without_scores_says_so():
 
 def test_run_rows_and_a_real_summary_and_comparison(store):
     ensure_demo(store)
-    make_run(store, "one", settings=("base", "oracle", "mixed"))
-    make_run(store, "two", generators=("gen-a",), settings=("base", "oracle", "mixed"))
+    answered_run(store, "one", settings=("base", "oracle", "mixed"))
+    answered_run(store, "two", generators=("gen-a",), settings=("base", "oracle", "mixed"))
     rows = run_rows(store)
     assert [r.name for r in rows] == ["one", "two"]
     one = rows[0]

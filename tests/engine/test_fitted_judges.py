@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from testkit.arena import make_run
+from testkit.arena import answered_run
 from testkit.labels import write_labels
 
 from engine.arena.trust.calibrate import calibrate_judge, latest_calibration
@@ -141,7 +141,7 @@ def test_fit_on_one_labels_dataset_calibrate_on_another(store, tmp_path):
 @pytest.fixture
 def verdict_run(store):
     ensure_demo(store)
-    return make_run(store, "vr", sample=6)
+    return answered_run(store, "vr", sample=6)
 
 
 def test_fit_on_every_recorded_verdict(store, verdict_run):

@@ -7,7 +7,7 @@ scripted generators (testkit.arena); the store, the judgments cache and the aren
 from __future__ import annotations
 
 import pytest
-from testkit.arena import import_reference_labels, make_run
+from testkit.arena import import_reference_labels, answered_run
 from testkit.llama_server_standin import host_on_standin, logged, stop_everything
 from testkit.runs import SMOL
 
@@ -29,7 +29,7 @@ def standin_log(tmp_path, monkeypatch):
 
 def test_an_arena_judged_through_llama_server(store, standin_log):
     ensure_demo(store)
-    make_run(store, sample=2, settings=("base", "oracle"))
+    answered_run(store, sample=2, settings=("base", "oracle"))
     run = load_run(store, "r")
     summary = judge_arena(store, run, SMOL, n_threads=1)
     assert summary.status == "done", summary.message

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from testkit.arena import import_reference_labels, make_run, write_lfrqa
+from testkit.arena import import_reference_labels, answered_run, write_lfrqa
 
 from engine.arena.trust.calibrate import CalibrationError, calibrate_judge, latest_calibration
 from engine.arena.judges.specs import open_judge
@@ -115,7 +115,7 @@ def test_identity_differs_by_rule():
 @pytest.fixture
 def demo_run(store):
     ensure_demo(store)
-    make_run(store)
+    answered_run(store)
     return store
 
 
@@ -143,7 +143,7 @@ def test_arena_with_a_reference_judge_uses_the_gold_answers(demo_run):
 
 def test_reference_judge_refuses_pairs_reference_mode(store, tmp_path):
     import_path(store, write_lfrqa(tmp_path / "lfrqa"), name="lf")
-    make_run(store, name="lr", dataset="lf", sample=None)
+    answered_run(store, name="lr", dataset="lf", sample=None)
     with pytest.raises(NeedsReference, match="cannot be judged against itself.*LLM judge"):
         judge_arena(store, load_run(store, "lr"), "reference:f1", pairs="reference")
     assert store.query("SELECT COUNT(*) FROM arenas")[0][0] == 0

@@ -8,9 +8,11 @@ The synthetic run ``toy-run`` and its expected adaptability are described in
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 
 import pytest
+from testkit.scripted import ScriptedGenerator
 from testkit.toy_run import LABEL, RET, SETTINGS, A, B, chunk_rowid, fill, new_run
 
 from engine.results.inspector import item_detail, items_for
@@ -297,32 +299,18 @@ def test_export_jsonl_round_trip(toy, tmp_path):
 
 # --------------------------------------------------------------------------- with the run engine
 
-class _ScriptedGenerator:
+def _gold_when_given_context(answers: dict[str, str]) -> ScriptedGenerator:
     """Answers with the gold when it is given context (and on every fifth base prompt),
     declines on every third prompt: enough variety for every adaptability category."""
 
-    name, chat, supports_label_probs, n_ctx = "scripted", True, False, 4096
+    def answer(text: str) -> str:
+        gold = next((a for q, a in answers.items() if q in text), "?")
+        h = int(hashlib.sha256(text.encode()).hexdigest(), 16)
+        return ("I do not know" if h % 3 == 0 else
+                f"It is {gold}" if "Context" in text or h % 5 == 0 else "Paris")
 
-    def __init__(self, answers: dict[str, str]):
-        from models.base import ModelIdentity
-
-        self.answers = answers
-        self.identity = ModelIdentity("scripted", "0" * 64, None, 4096, "fake")
-
-    def count_tokens(self, text: str) -> int:
-        return len(text) // 4 + 1
-
-    def generate(self, messages, params):
-        import hashlib
-
-        from models.base import Generation
-
-        user = messages[-1]["content"]
-        gold = next((a for q, a in self.answers.items() if q in user), "?")
-        h = int(hashlib.sha256(user.encode()).hexdigest(), 16)
-        text = ("I do not know" if h % 3 == 0 else
-                f"It is {gold}" if "Context" in user or h % 5 == 0 else "Paris")
-        return Generation(text, 10, 3, 10, 0.01, "stop", "cpu")
+    return ScriptedGenerator("scripted", answer, sha="0" * 64, n_ctx=4096, backend="fake",
+                             usage=lambda text: (10, 3, 10, 0.01))
 
 
 class _HashEmbedder:
@@ -360,7 +348,7 @@ def test_report_reads_what_the_run_engine_writes(store, tmp_path):
                        settings=["base", "oracle", "mixed", "retrieved@1"],
                        retrievers=["hash-emb"])
     summary = execute(store, plan_run(store, config, check_models=False),
-                      generators={"scripted": _ScriptedGenerator(answers)},
+                      generators={"scripted": _gold_when_given_context(answers)},
                       retrievers={"hash-emb": Retriever(store, "demo", _HashEmbedder())})
     assert summary.status == "done" and summary.total == 40
 

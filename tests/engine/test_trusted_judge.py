@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from testkit.arena import (ScriptedJudge, drop_references, give_long_form_references,
-                           import_reference_labels, make_run)
+                           import_reference_labels, answered_run)
 
 from engine.app_config import config_path
 from engine.arena.ratings.battles import resolve_arena
@@ -24,7 +24,7 @@ from engine.runs.lookup import load_run
 @pytest.fixture
 def demo_run(store):
     ensure_demo(store)
-    make_run(store)
+    answered_run(store)
     return store
 
 

@@ -1,5 +1,5 @@
 """Arena test helpers shared by the engine and CLI tests: a run generator that answers from its
-context (:class:`Answerer`), a finished run of them (:func:`make_run`), judged by the kit's
+context (:class:`Answerer`), a finished run of them (:func:`answered_run`), judged by the kit's
 :class:`~testkit.scripted.ScriptedJudge` (imported from here too) or one that stalls
 (:class:`StallingJudge`), and a small LFRQA folder with
 a reference-mode script."""
@@ -56,8 +56,11 @@ class StallingJudge(ScriptedJudge):
 
 # --------------------------------------------------------------------------- runs
 
-def make_run(store, name="r", generators=("gen-a", "gen-b"), settings=("base", "oracle"),
-             dataset="demo", sample=3, answerers=None):
+def answered_run(store, name="r", generators=("gen-a", "gen-b"), settings=("base", "oracle"),
+                 dataset="demo", sample=3, answerers=None):
+    """Plan and execute run ``name`` of ``generators`` (each an :class:`Answerer`, or
+    ``answerers``) over ``sample`` queries of ``dataset``; returns its name. (The inspection
+    workspace's runs with known labels are :func:`testkit.scripted_runs.make_run`'s.)"""
     cfg = RunConfig(dataset=dataset, generators=list(generators), settings=list(settings),
                     sample=sample, name=name)
     plan = plan_run(store, cfg, check_models=False)
@@ -68,14 +71,14 @@ def make_run(store, name="r", generators=("gen-a", "gen-b"), settings=("base", "
 
 
 def run_workspace(tmp_path):
-    """A workspace file with the demo pool and :func:`make_run`'s run ``r``; its path."""
+    """A workspace file with the demo pool and :func:`answered_run`'s run ``r``; its path."""
     from engine.datasets.demo_pool import ensure_demo
     from engine.store import Store
 
     path = tmp_path / "w.db"
     store = Store(path)
     ensure_demo(store)
-    make_run(store)
+    answered_run(store)
     store.close()
     return path
 
