@@ -83,7 +83,7 @@ class CompareScreen(CompareExport, BaseScreen):
         Binding("escape", "back", "Back"),
         Binding("x", "export", "Export"),
         # the app's ? (the keys) and, here, what the verdict line and its numbers mean
-        Binding("question_mark", "explain", "Explain", key_display="?"),
+        Binding("question_mark", "explain", "Keys, why", key_display="?"),
     ]
 
     PALETTE = (

@@ -9,12 +9,20 @@ from textual.widgets._footer import FooterKey, FooterLabel
 
 KEPT = {"quit", "app.quit", "toggle_help", "app.toggle_help"}
 """The actions whose keys a footer keeps at any width."""
+KEPT_KEYS = {"question_mark"}
+"""Keys a footer keeps whatever a screen binds them to: ``?`` shows the keys everywhere (on
+Compare it explains the verdict beside them)."""
 
 
 def _actions(widget) -> set[str]:
-    if isinstance(widget, FooterKey):
-        return {widget.action}
-    return {getattr(w, "action", "") for w in widget.query(FooterKey)}
+    keys = [widget] if isinstance(widget, FooterKey) else list(widget.query(FooterKey))
+    return ({getattr(w, "action", "") for w in keys}
+            | {f"key:{getattr(w, 'key', '')}" for w in keys})
+
+
+def _kept(widget) -> bool:
+    actions = _actions(widget)
+    return bool(actions & KEPT) or any(f"key:{k}" in actions for k in KEPT_KEYS)
 
 
 class Footer(TextualFooter):
@@ -68,7 +76,7 @@ class Footer(TextualFooter):
         for i in reversed(range(len(items))):
             if sum(w for w, s in zip(widths, shown) if s) <= room:
                 break
-            if not any(_actions(w) & KEPT for w in items[i]):
+            if not any(_kept(w) for w in items[i]):
                 shown[i] = False
         for i, width in enumerate(widths):      # a shorter key left out may fit after all
             if not shown[i] and sum(w for w, s in zip(widths, shown) if s) + width <= room:

@@ -192,6 +192,18 @@ async def test_the_narrow_footer_keeps_quit_and_keys_on_the_inspector(hosts):
                    if k.display and k.region.width), shown
 
 
+async def test_the_narrow_footer_keeps_the_keys_on_compare(hosts):
+    """Compare binds ? to the keys with the verdict explained beside them: the footer keeps
+    it, and Quit, at 80x24."""
+    app = RecordingApp(hosts)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_screen(pilot, _compare())
+        await screen_stable(pilot)
+        shown = _footer_keys(app)
+        assert {"quit", "explain"} <= {a.removeprefix("app.") for a in shown}, shown
+        assert shown.get("explain") == "Keys, why", shown
+
+
 async def test_the_surrogate_names_its_systems_by_what_differs():
     """The surrogate's table under the ratings: each row within 80 columns, the contestants
     apart by model and index, what they share said once after it."""
