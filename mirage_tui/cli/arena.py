@@ -21,16 +21,13 @@ Progress goes to stderr as ``run`` prints it: a live bar on a terminal, else a l
 from __future__ import annotations
 
 import json
-import signal
 import sys
-import threading
 from pathlib import Path
 
 from engine.stats import SEED, TOURNAMENTS
 from engine.text_safety import visible_line
-from mirage_tui.cli.common import (CliError, db_option, exit_now, force_option,
-                                   from_settings, in_flight_options, install_interrupt,
-                                   no_overwrite)
+from mirage_tui.cli.common import (CliError, db_option, force_option, from_settings,
+                                   in_flight_options, interruptible, no_overwrite)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -145,22 +142,14 @@ def _judge(args, store) -> int:
     args.judge, args.order = _judge_and_order(args, store, run)
     if args.dry_run:
         return _judge_dry_run(args, store, run)
-    cancel = threading.Event()
     printer = ProgressPrinter(sys.stderr)
-    previous = install_interrupt(cancel)
-    try:
+    with interruptible(printer) as cancel:
         summary = judge_arena(store, run, args.judge, pairs=args.pairs,
                               queries=args.queries, seed=args.seed, order=args.order,
                               systems=_systems_in(store, run, args.settings),
                               name=args.name, reference=args.reference,
                               n_threads=args.threads, progress=printer, cancel=cancel,
                               concurrency=args.concurrency, max_errors=args.max_errors)
-    except KeyboardInterrupt:
-        exit_now(printer)
-    finally:
-        printer.close()
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
     if args.json:
         print(json.dumps(summary.as_json(), ensure_ascii=False))
     else:

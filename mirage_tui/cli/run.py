@@ -22,14 +22,12 @@ Progress goes to stderr: a live bar on a terminal, otherwise a line every ~10 se
 from __future__ import annotations
 
 import json
-import signal
 import sys
-import threading
 from dataclasses import asdict
 from pathlib import Path
 
-from mirage_tui.cli.common import (CliError, db_option, exit_now, in_flight_options,
-                                   install_interrupt, without_key)
+from mirage_tui.cli.common import (CliError, db_option, in_flight_options, interruptible,
+                                   without_key)
 from mirage_tui.cli.progress import ProgressPrinter, accuracy_line
 from mirage_tui.durations import duration
 
@@ -180,17 +178,9 @@ def run(args, store) -> int:
     plan = plan_run(store, _config(args, store), force_new=args.force_new)
     if args.dry_run:
         return _dry_run(store, plan, args.json)
-    cancel = threading.Event()
     printer = ProgressPrinter(sys.stderr)
-    previous = install_interrupt(cancel)
-    try:
+    with interruptible(printer) as cancel:
         summary = execute(store, plan, progress=printer, cancel=cancel)
-    except KeyboardInterrupt:
-        exit_now(printer)
-    finally:
-        printer.close()
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
     if args.json:
         print(json.dumps(asdict(summary), ensure_ascii=False))
     else:
