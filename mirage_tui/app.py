@@ -147,7 +147,7 @@ class MirageApp(AppRuns, ScreenNavigation):
         self.run_controller = RunController(self, generators=generators, retrievers=retrievers,
                                             threads=threads)
         self.has_runs = False
-        self._quit_when_idle = False
+        self.quit_when_idle = False
 
     def on_mount(self) -> None:
         if self.settings.theme:
@@ -270,18 +270,18 @@ class MirageApp(AppRuns, ScreenNavigation):
         if not controller.running:
             self.exit()
             return
-        if self._quit_when_idle:
+        if self.quit_when_idle:
             self.notify("Quitting when the run stops.", timeout=3)
             return
 
         def answered(answer: str | None) -> None:
             if answer == "stop":
-                self._quit_when_idle = True
+                self.quit_when_idle = True
                 controller.cancel(QUIT)     # the next launch offers it (engine.runs.stops)
                 self.notify("Stopping the run, then quitting. It stays resumable: the next "
                             "launch offers it.", markup=False)
             elif answer == "wait":
-                self._quit_when_idle = True
+                self.quit_when_idle = True
                 self.notify("mirage-tui quits when the run is done.", markup=False)
 
         self.push_screen(quit_question(controller.run_name), answered)

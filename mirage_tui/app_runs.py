@@ -5,7 +5,7 @@ or killed: resume, open, later, or never ask about it again), and the controller
 (started, progress, finished, failed) handed to Live run.
 
 Mixed into :class:`mirage_tui.app.MirageApp`: it uses the app's ``store``, ``threads``,
-``run_controller``, ``has_runs``, ``_quit_when_idle``, ``go_to``, ``show_mode``,
+``run_controller``, ``has_runs``, ``quit_when_idle``, ``go_to``, ``show_mode``,
 ``live_screen``, ``show_run`` and its ``QuickChecked``/``QuickJudged`` messages."""
 
 from __future__ import annotations
@@ -192,5 +192,5 @@ class AppRuns:
         screen = self.live_screen
         if screen is not None:
             screen.run_ended()
-        if self._quit_when_idle:
+        if self.quit_when_idle:
             self.exit()

@@ -27,7 +27,7 @@ from engine.results.text import short_setting
 from engine.store.runs import runs_fingerprint
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
-from mirage_tui.screens.runs_keys import RunKeys
+from mirage_tui.screens.runs_keys import RunExportResumeKeys
 from mirage_tui.screens.runs_manage import RunManageKeys
 from mirage_tui.screens.runs_summary import RunSummaryKeys
 from mirage_tui.widgets.footer import Footer
@@ -54,7 +54,7 @@ first six)."""
 # --------------------------------------------------------------------------- the screen
 
 
-class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
+class RunsScreen(RunSummaryKeys, RunManageKeys, RunExportResumeKeys, BaseScreen):
     """The workspace's runs. Escape goes back."""
 
     AUTO_FOCUS = "#runs"
@@ -177,7 +177,7 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
     @on(RunsLoaded)
     def _runs_loaded(self, message: RunsLoaded) -> None:
         table = self.query_one("#runs", DataTable)
-        keep, self._keep = self._keep or self._highlighted(), None
+        keep, self._keep = self._keep or self.highlighted_run(), None
         self.runs = {r.name: r for r in message.rows}
         self.rows = message.rows
         if self.marked not in self.runs:
@@ -185,12 +185,12 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
         self._fill(force=True)
         table.border_subtitle = Text(f"{len(message.rows)} runs")
         if not message.rows:
-            self._show(Text(EMPTY))
+            self.show_summary_text(Text(EMPTY))
             return
         if keep in self.runs:
             table.move_cursor(row=table.get_row_index(keep))
         if self.generation == 0:     # no summary asked for yet (the keys are on the line above)
-            self._show(Text("Enter shows the highlighted run's summary."))
+            self.show_summary_text(Text("Enter shows the highlighted run's summary."))
         self.refresh_bindings()
 
     def on_resize(self) -> None:
@@ -218,7 +218,7 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
                 row["generators"] = generators_cell(r.generators, self._names, wide)
         if (shown, wide) == (self.shown_columns, self._generators_width) and not force:
             return
-        keep = self._highlighted()
+        keep = self.highlighted_run()
         self.shown_columns, self._generators_width = shown, wide
         # the table has no bottom border: the columns left out are named in its title
         table.border_title = title_naming("Runs", [c for c in COLUMNS if c not in fit], "Enter")
@@ -233,7 +233,7 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
     def _cells(self, r: RunRow) -> list[Text]:
         # tight: ten columns must fit 100 cells; the summary repeats everything in full
         same_day = r.updated[:10] == r.created[:10]
-        return [self._name_cell(r.name), elided_cell(r.dataset, 16), Text(r.status),
+        return [self.name_cell(r.name), elided_cell(r.dataset, 16), Text(r.status),
                 Text(f"{r.done}/{r.total}", justify="right"),
                 generators_cell(r.generators, self._names, GENERATORS_WIDTH),
                 elided_cell(" ".join(short_setting(s) for s in r.settings), 22),
@@ -243,19 +243,19 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
     _names: dict[str, str] = {}
     _generators_width = 0
 
-    def _name_cell(self, name: str) -> Text:
+    def name_cell(self, name: str) -> Text:
         # long names elided (tail kept), so that the generators fit at 80 columns too
         return elided_cell(f"● {name}" if name == self.marked else name, 26)
 
-    def _highlighted(self) -> str | None:
+    def highlighted_run(self) -> str | None:
         return highlighted_key(self.query_one("#runs", DataTable))
 
-    def _show(self, text: Text) -> None:
+    def show_summary_text(self, text: Text) -> None:
         self.query_one("#run-summary", Static).update(text)
         self.query_one("#summary-pane", VerticalScroll).scroll_home(animate=False)
 
-    def _need_run(self) -> str | None:
-        name = self._highlighted()
+    def need_run(self) -> str | None:
+        name = self.highlighted_run()
         if name is None:
             self.notify("No run here yet.", timeout=3)
         return name
@@ -265,14 +265,14 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
     def action_inspect(self) -> None:
         from mirage_tui.screens.inspector import InspectorScreen
 
-        name = self._need_run()
+        name = self.need_run()
         if name is not None:
             self.app.push_screen(InspectorScreen(name))
 
     def action_leaderboard(self) -> None:
         from mirage_tui.screens.leaderboard import LeaderboardScreen
 
-        name = self._need_run()
+        name = self.need_run()
         if name is not None:
             self.app.push_screen(LeaderboardScreen(name))
 
@@ -284,7 +284,7 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunKeys, BaseScreen):
     @on(WorkerFailed)
     def _failed(self, message: WorkerFailed) -> None:
         if message.what in ("the runs", "the report", "the comparison"):
-            self._show(Text(f"Could not load {message.what}: {message.error}"))
+            self.show_summary_text(Text(f"Could not load {message.what}: {message.error}"))
         self.app.notify(message.error, title=f"Could not do {message.what}"
                         if message.what in ("the export", "the change")
                         else f"Could not load {message.what}",

@@ -17,8 +17,8 @@ from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.run_controller import RESUMABLE
 
 
-class RunKeys:
-    """Export and resume of the highlighted run (needs ``_need_run``, ``runs``, ``store``)."""
+class RunExportResumeKeys:
+    """Export and resume of the highlighted run (needs ``need_run``, ``runs``, ``store``)."""
 
     # ------------------------------------------------------------------ resume
 
@@ -31,14 +31,14 @@ class RunKeys:
 
     def resumable_highlighted(self) -> bool:
         """The highlighted run stopped before its end, and no run is going."""
-        name = self._highlighted()
+        name = self.highlighted_run()
         row = self.runs.get(name) if name else None
         controller = self.run_controller
         return row is not None and row.status in RESUMABLE and row.done < row.total \
             and controller is not None and not controller.running
 
     def action_resume(self) -> None:
-        name = self._need_run()
+        name = self.need_run()
         controller = self.run_controller
         if name is None or controller is None:
             return
@@ -55,7 +55,7 @@ class RunKeys:
     # ------------------------------------------------------------------ export
 
     def action_export(self) -> None:
-        name = self._need_run()
+        name = self.need_run()
         if name is None:
             return
 

@@ -3,7 +3,7 @@ highlighted run, ``D`` deletes it after a question (its cached generations stay 
 a running run is refused) and ``L`` shows its log (``engine.runs.manage``).
 
 Mixed into :class:`mirage_tui.screens.runs.RunsScreen`: it uses the screen's ``runs``,
-``marked``, ``_keep``, ``_need_run``, ``action_refresh`` and its ``Managed``/``LogLoaded``
+``marked``, ``_keep``, ``need_run``, ``action_refresh`` and its ``Managed``/``LogLoaded``
 messages."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ class RunManageKeys:
     """Rename, delete, log of the highlighted run (module docstring)."""
 
     def action_rename(self) -> None:
-        name = self._need_run()
+        name = self.need_run()
         if name is None:
             return
         from mirage_tui.dialogs.text_prompt import TextPromptScreen
@@ -35,7 +35,7 @@ class RunManageKeys:
             "and the log stay with the run.", "Rename", check=taken), chosen)
 
     def action_delete(self) -> None:
-        name = self._need_run()
+        name = self.need_run()
         if name is None:
             return
         from mirage_tui.dialogs.choice import Choice, ChoiceModal
@@ -78,7 +78,7 @@ class RunManageKeys:
         self.action_refresh()
 
     def action_log(self) -> None:
-        name = self._need_run()
+        name = self.need_run()
         store = self.store
         if name is not None and store is not None:
             self.load_log(store, name)

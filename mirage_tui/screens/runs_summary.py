@@ -7,8 +7,8 @@ pane never shows another run than the highlighted one. Space marks a run and ``c
 the highlighted run with it (the Compare screen; a run of several systems asks which).
 
 Mixed into :class:`mirage_tui.screens.runs.RunsScreen`: it uses the screen's ``runs``,
-``marked``, ``generation``, ``summary_of``, ``_follow``, ``_need_run``, ``_highlighted``,
-``_show``, ``_name_cell`` and its ``SidesPaired``/``SummaryReady`` messages."""
+``marked``, ``generation``, ``summary_of``, ``_follow``, ``need_run``, ``highlighted_run``,
+``show_summary_text``, ``name_cell`` and its ``SidesPaired``/``SummaryReady`` messages."""
 
 from __future__ import annotations
 
@@ -35,13 +35,13 @@ class RunSummaryKeys:
             self.action_summary()
 
     def action_summary(self) -> None:
-        name = self._need_run()
+        name = self.need_run()
         store = self.store
         if name is None or store is None:
             return
         self.generation += 1
         self.summary_of = name
-        self._show(Text(f"Computing the report of {name}…"))
+        self.show_summary_text(Text(f"Computing the report of {name}…"))
         pane = self.query_one("#summary-pane", VerticalScroll)
         self.build_summary(store, [name], self.generation, pane.scrollable_content_region.width)
 
@@ -53,34 +53,34 @@ class RunSummaryKeys:
         """Once a summary is shown, it follows the highlight: the pane says at once that it
         is being computed, and the report starts when the cursor rests (FOLLOW_DELAY)."""
         self.refresh_bindings()
-        name = self._highlighted()
+        name = self.highlighted_run()
         if self.summary_of is None or name is None or name == self.summary_of:
             return
         self.generation += 1            # a report in flight for the old run is dropped
         self.summary_of = name
-        self._show(Text(f"Computing the report of {name}…"))
+        self.show_summary_text(Text(f"Computing the report of {name}…"))
         if self._follow is not None:
             self._follow.stop()
         self._follow = self.set_timer(FOLLOW_DELAY, self._summary_if_still)
 
     def _summary_if_still(self) -> None:
-        if self._highlighted() == self.summary_of:
+        if self.highlighted_run() == self.summary_of:
             self.action_summary()
 
     def action_mark(self) -> None:
-        name = self._need_run()
+        name = self.need_run()
         if name is None:
             return
         old, self.marked = self.marked, (None if self.marked == name else name)
         table = self.query_one("#runs", DataTable)
         for run in {old, name} - {None}:
             if run in self.runs:
-                table.update_cell(run, "run", self._name_cell(run), update_width=True)
+                table.update_cell(run, "run", self.name_cell(run), update_width=True)
         self.notify(f"Marked {name}: highlight another run and press c to compare."
                     if self.marked else "Mark cleared.", timeout=3, markup=False)
 
     def action_compare(self) -> None:
-        name = self._need_run()
+        name = self.need_run()
         store = self.store
         if name is None or store is None:
             return
@@ -141,4 +141,4 @@ class RunSummaryKeys:
 
     def on_runs_screen_summary_ready(self, message: Message) -> None:
         if message.generation == self.generation:
-            self._show(message.text)
+            self.show_summary_text(message.text)

@@ -1,7 +1,7 @@
 """The Inspector's export of the view shown (``E``): the dialog that names the filters and
 order it writes, the worker that writes it (:func:`engine.results.export.export_run`) and the
 notification. A part of :class:`InspectorScreen` (a mixin): it uses the screen's ``store``,
-``run_name``, ``filters``, ``sort``, ``descending``, ``_sort_label`` and ``worker_errors``."""
+``run_name``, ``filters``, ``sort``, ``descending``, ``sort_label`` and ``worker_errors``."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class ViewExportKeys:
                                  Path(answer[0]).expanduser(), answer[1])
 
         self.app.push_screen(ExportViewScreen(self.run_name, filters.describe(),
-                                              self._sort_label() if sort else ""), chosen)
+                                              self.sort_label() if sort else ""), chosen)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-export",
           name="export view")

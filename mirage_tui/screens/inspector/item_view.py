@@ -46,7 +46,7 @@ class ItemView:
     def detail_shown(self) -> bool:
         return self.query_one("#insp-detail").display
 
-    def _show_view(self, view: str) -> None:
+    def show_view(self, view: str) -> None:
         # the list and the detail share the space below the filters; one shows at a time
         self.query_one("#insp-items").display = view == "insp-items"
         self.query_one("#insp-detail").display = view == "insp-detail"
@@ -59,7 +59,7 @@ class ItemView:
         self.detail_generation += 1
         systems = [system] + ([self.second] if self.second and self.second != system else [])
         self.query_one(ItemDetail).show_loading()
-        self._show_view("insp-detail")
+        self.show_view("insp-detail")
         self.load_detail(store, systems, query, self.detail_generation)
 
     async def on_detail_loaded(self, message: DetailLoaded) -> None:

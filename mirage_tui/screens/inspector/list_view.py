@@ -2,7 +2,7 @@
 them), the search box (``/``: Enter applies, Escape clears; the engine's trigram indexes), a
 click on a column header or ``S`` to sort by a column (again, or ``R``: the other way). A part
 of :class:`~.screen.InspectorScreen` (a mixin): it uses the screen's ``filters``, ``sort``,
-``descending``, ``_timer``, ``_show_view`` and ``reload_items``; each change reloads the list
+``descending``, ``_timer``, ``show_view`` and ``reload_items``; each change reloads the list
 from its first page."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class FilterSortKeys:
             self.query_one("#insp-items", DataTable).focus()
 
     def action_focus_search(self) -> None:
-        self._show_view("insp-items")
+        self.show_view("insp-items")
         self.query_one("#f-search", Input).focus()
 
     def _clear_search(self) -> None:
@@ -63,7 +63,7 @@ class FilterSortKeys:
         self.reload_items()
 
     def action_focus_filters(self) -> None:
-        self._show_view("insp-items")
+        self.show_view("insp-items")
         self.query_one("#f-category", Select).focus()
 
     # ------------------------------------------------------------------ sorting
@@ -85,12 +85,12 @@ class FilterSortKeys:
     def action_cycle_sort(self) -> None:
         keys = list(COLUMN_SORTS.values())
         self.sort_by(keys[(keys.index(self.sort or "system") + 1) % len(keys)])
-        self.notify(f"Sorted by {self._sort_label()}.", timeout=2)
+        self.notify(f"Sorted by {self.sort_label()}.", timeout=2)
 
     def action_reverse_sort(self) -> None:
         self.sort_by(self.sort or "system", descending=not self.descending)
-        self.notify(f"Sorted by {self._sort_label()}.", timeout=2)
+        self.notify(f"Sorted by {self.sort_label()}.", timeout=2)
 
-    def _sort_label(self) -> str:
+    def sort_label(self) -> str:
         column = next(c for c, k in COLUMN_SORTS.items() if k == (self.sort or "system"))
         return f"{column} {'▼' if self.descending else '▲'}"

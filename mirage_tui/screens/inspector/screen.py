@@ -237,7 +237,7 @@ class InspectorScreen(ItemView, FilterSortKeys, ViewExportKeys, HumanVerdictKeys
     def _update_status(self) -> None:
         self.query_one("#insp-status", Static).update(
             status_line(len(self.rows), self.total, self.page_loading, self.filters,
-                        f"sorted by {self._sort_label()}" if self.sort else ""))
+                        f"sorted by {self.sort_label()}" if self.sort else ""))
 
     def action_load_more(self) -> None:
         if self.page_loading or self.exhausted:
@@ -259,7 +259,7 @@ class InspectorScreen(ItemView, FilterSortKeys, ViewExportKeys, HumanVerdictKeys
 
     def action_back(self) -> None:
         if self.detail_shown:
-            self._show_view("insp-items")
+            self.show_view("insp-items")
             self.query_one("#insp-items", DataTable).focus()
         elif self.focused is not None and self.focused.id and \
                 self.focused.id.startswith("f-"):

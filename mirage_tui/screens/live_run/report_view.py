@@ -2,7 +2,7 @@
 while items finish, never on the UI thread) and drawn into the accuracy table, the
 adaptability bars and the retrieval table (``d`` switches its gold definition). A part of
 :class:`~.screen.LiveRunScreen` (a mixin): it uses the screen's ``store``, ``run_name``,
-``report``, ``gold``, ``controller``, ``_is_current``, ``progress_changed`` and its
+``report``, ``gold``, ``controller``, ``follows_the_running_run``, ``progress_changed`` and its
 ``ReportLoaded``/``ReportFailed`` messages. What is drawn comes from :mod:`.panels`."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class ReportView:
         self._draw_report()
         self.progress_changed()
         controller = self.controller
-        if self._report_dirty and not (self._is_current() and controller.running):
+        if self._report_dirty and not (self.follows_the_running_run() and controller.running):
             self.reload_report(force=True)   # the run ended while this one was computed
 
     def on_live_run_screen_report_failed(self, message: Message) -> None:
@@ -78,7 +78,7 @@ class ReportView:
         if message.run != self.run_name:
             return
         controller = self.controller
-        if self._is_current() and controller.running:
+        if self.follows_the_running_run() and controller.running:
             return   # not stored yet: the run is still being planned
         self.query_one("#live-notes", Static).update(f"No report: {message.error}")
 
@@ -99,7 +99,7 @@ class ReportView:
 
     def _draw_report(self) -> None:
         report = self.report
-        self._title_from(status="running" if self._is_current() and self.controller.running
+        self._title_from(status="running" if self.follows_the_running_run() and self.controller.running
                          else None)
         self._draw_accuracy(report)
         self.query_one(AdaptabilityPanel).show(report.systems)

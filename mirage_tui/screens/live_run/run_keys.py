@@ -2,7 +2,7 @@
 stopped one, and Enter on an adaptability bar or an accuracy row opens the Inspector on those
 items. A key is in the footer only while it can act (``check_action``); pressed when it
 cannot, it says why. A part of :class:`~.screen.LiveRunScreen` (a mixin): it uses the
-screen's ``run_name``, ``report``, ``controller``, ``workbench`` and ``_is_current``."""
+screen's ``run_name``, ``report``, ``controller``, ``workbench`` and ``follows_the_running_run``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from textual.widgets import DataTable
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
 
 
-class RunKeys:
+class LiveRunKeys:
     """Cancel, resume, inspect (module docstring)."""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -21,7 +21,7 @@ class RunKeys:
         controller = self.controller
         going = controller is not None and controller.running
         if action == "cancel_run":
-            return going and self._is_current()
+            return going and self.follows_the_running_run()
         if action == "toggle_gold":
             return self.report is not None and bool(self.report.retrieval)
         if action == "resume_run":
@@ -38,7 +38,7 @@ class RunKeys:
         getattr(self, f"action_{action}")()
 
     def action_cancel_run(self) -> None:
-        if not (self._is_current() and self.controller.running):
+        if not (self.follows_the_running_run() and self.controller.running):
             self.notify("This run is not going; nothing to cancel.", timeout=3)
             return
         workbench = self.workbench
@@ -52,7 +52,7 @@ class RunKeys:
         if controller is None:
             return
         if controller.running:
-            if self._is_current():
+            if self.follows_the_running_run():
                 self.notify("This run is going already.", timeout=3)
             else:
                 self.notify(f"Run {controller.run_name} is going; one run at a time.",

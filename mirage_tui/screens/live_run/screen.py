@@ -20,12 +20,12 @@ from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.live_run.panels import (ended_line, event_counts, stored_counts,
                                                 working_line)
 from mirage_tui.screens.live_run.report_view import REPORT_INTERVAL, ReportView
-from mirage_tui.screens.live_run.run_keys import RunKeys
+from mirage_tui.screens.live_run.run_keys import LiveRunKeys
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
 from mirage_tui.widgets.footer import Footer
 
 
-class LiveRunScreen(ReportView, RunKeys, BaseScreen):
+class LiveRunScreen(ReportView, LiveRunKeys, BaseScreen):
     """Progress, accuracy, adaptability and retrieval of one run; see the package docstring."""
 
     # keyboard-first: Enter on the highlighted bar inspects its items straight away
@@ -159,7 +159,7 @@ class LiveRunScreen(ReportView, RunKeys, BaseScreen):
     def controller(self):
         return self.run_controller
 
-    def _is_current(self) -> bool:
+    def follows_the_running_run(self) -> bool:
         controller = self.controller
         return controller is not None and controller.run_name is not None \
             and controller.run_name == self.run_name
@@ -226,7 +226,7 @@ class LiveRunScreen(ReportView, RunKeys, BaseScreen):
         bar = self.query_one("#live-progress", ProgressBar)
         counts = self.query_one("#live-counts", Static)
         now = self.query_one("#live-now", Static)
-        event = controller.latest if self._is_current() else None
+        event = controller.latest if self.follows_the_running_run() else None
         if event is not None:
             if event is not self._eta_event:
                 self._eta_event, self._eta_at = event, time.monotonic()
@@ -242,7 +242,7 @@ class LiveRunScreen(ReportView, RunKeys, BaseScreen):
             if event.done != self._drawn_done:
                 self._drawn_done = event.done
                 self._report_dirty = True
-        elif self._is_current() and controller.running:
+        elif self.follows_the_running_run() and controller.running:
             bar.update(total=None)
             counts.update("planning…")
             now.update("running · planning the run and loading models · c cancels")
@@ -251,7 +251,7 @@ class LiveRunScreen(ReportView, RunKeys, BaseScreen):
             bar.update(total=max(items.get("total", 0), 1), progress=items.get("done", 0))
             counts.update(stored_counts(items))
             now.update(self._ended_line())
-        elif self._is_current() and controller.error:
+        elif self.follows_the_running_run() and controller.error:
             bar.update(total=1, progress=0)
             counts.update("no items")
             now.update(self._ended_line())
@@ -259,7 +259,7 @@ class LiveRunScreen(ReportView, RunKeys, BaseScreen):
         self.refresh_bindings()
 
     def _ended_line(self) -> str:
-        controller, current = self.controller, self._is_current()
+        controller, current = self.controller, self.follows_the_running_run()
         return ended_line(controller.error if current else None,
                           controller.summary if current else None, self.report)
 
@@ -271,7 +271,7 @@ class LiveRunScreen(ReportView, RunKeys, BaseScreen):
         self.reload_report(force=True, changed=True)
 
     def _tick(self) -> None:
-        if self._is_current() and self.controller.running:
+        if self.follows_the_running_run() and self.controller.running:
             self.progress_changed()        # the ETA counts down between events (a load)
         if self._report_dirty and not self._report_busy and \
                 time.monotonic() - self._report_started >= REPORT_INTERVAL:
