@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from engine.app_config import AppConfig
     from engine.runs import RunConfig
     from engine.store import Store
     from mirage_tui.run_controller import RunController
@@ -30,6 +31,8 @@ class Workbench(Protocol):
     """llama.cpp threads asked for on the command line (None: auto)."""
     run_controller: RunController
     """The app's one run at a time."""
+    settings: AppConfig
+    """The app's settings (config.toml, :mod:`engine.app_config`; the defaults without one)."""
 
     def start_run(self, config: RunConfig, *, force_new: bool = False) -> bool:
         """Start ``config`` and follow it on Live run; False when it cannot start now."""

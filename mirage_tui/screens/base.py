@@ -91,8 +91,8 @@ class WorkbenchAccess:
         app that has none."""
         from engine.app_config import AppConfig
 
-        settings = getattr(self.workbench, "settings", None)
-        return settings if isinstance(settings, AppConfig) else AppConfig()
+        workbench = self.workbench
+        return workbench.settings if workbench is not None else AppConfig()
 
     @property
     def run_controller(self) -> RunController | None:
