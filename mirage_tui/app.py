@@ -44,7 +44,8 @@ from mirage_tui.dialogs.run_questions import quit_question
 from mirage_tui.jobs import stop_jobs
 from mirage_tui.keymap import checked, keymap
 from mirage_tui.navigation import ScreenNavigation
-from mirage_tui.quick_comparison import QUICK_GENERATORS, QUICK_RETRIEVER, QUICK_SAMPLE
+from mirage_tui.quick_comparison import (QUICK_GENERATORS, QUICK_RETRIEVER, QUICK_SAMPLE,
+                                         QuickJudging)
 from mirage_tui.run_controller import RunController, launch_offers
 from mirage_tui.screens.base import report_worker_error
 from mirage_tui.screens.datasets import DatasetsScreen
@@ -97,6 +98,9 @@ class MirageApp(AppRuns, ScreenNavigation):
                        "Stop it now; it stays resumable", "cancel_run"),
         PaletteCommand("runs: resume", "Continue the shown (or the last stopped) run",
                        "resume_run"),
+        PaletteCommand("quick comparison: stop judging",
+                       "Stop judging the quick comparison's arena (j on the Leaderboard "
+                       "resumes it)", "stop_quick_judging"),
         PaletteCommand("leaderboard: show", "Go to the leaderboard (4)", "show_leaderboard"),
         PaletteCommand("help: show key bindings",
                        "Show the keys of the focused widget and screen", "toggle_help"),
@@ -123,12 +127,6 @@ class MirageApp(AppRuns, ScreenNavigation):
         """The quick comparison's models were looked for; ``missing`` says what is not there."""
         missing: list[str]
 
-    @dataclass
-    class QuickJudged(Message):
-        """The quick comparison's arena was judged (or why not), in a line."""
-        text: str
-        severity: str = "information"
-
     def __init__(self, db_path: Path | str | None = None, *, threads: int | None = None,
                  generators: Mapping[str, object] | None = None,
                  retrievers: Mapping[str, object] | None = None,
@@ -146,6 +144,7 @@ class MirageApp(AppRuns, ScreenNavigation):
         self.threads = threads
         self.run_controller = RunController(self, generators=generators, retrievers=retrievers,
                                             threads=threads)
+        self.quick_judging = QuickJudging(self)
         self.has_runs = False
         self.quit_when_idle = False
 

@@ -6,7 +6,8 @@ or killed: resume, open, later, or never ask about it again), and the controller
 
 Mixed into :class:`mirage_tui.app.MirageApp`: it uses the app's ``store``, ``threads``,
 ``run_controller``, ``has_runs``, ``quit_when_idle``, ``go_to``, ``show_mode``,
-``live_screen``, ``show_run`` and its ``QuickChecked``/``QuickJudged`` messages."""
+``live_screen``, ``show_run``, ``quick_judging`` (:class:`~mirage_tui.quick_comparison.QuickJudging`) and
+its ``QuickChecked`` message."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from textual import work
 from textual.message import Message
 
 from mirage_tui.dialogs.run_questions import cancel_run_question, resume_question
-from mirage_tui.quick_comparison import (QUICK_NAME, judge_quick_comparison, missing_models,
+from mirage_tui.quick_comparison import (QUICK_NAME, QuickJudging, missing_models,
                                          quick_comparison_config, quick_judged_text)
 from mirage_tui.run_controller import RunController, resumable_runs
 from mirage_tui.widgets.estimates import duration
@@ -161,27 +162,32 @@ class AppRuns:
             self.judge_quick_comparison(s.run)
         self._run_ended()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="quick-judge",
-          name="judge the quick comparison")
     def judge_quick_comparison(self, run_name: str) -> None:
-        """The quick comparison's arena, by the default judge (:mod:`.quick_comparison`)."""
-        from textual.worker import get_current_worker
+        """The quick comparison's arena, by the default judge (:class:`QuickJudging`)."""
+        if self.quick_judging.judge(run_name):
+            self.notify("Judging the quick comparison's arena; the Leaderboard shows its "
+                        "ratings when it is done (the palette's \"quick comparison: stop "
+                        "judging\" stops it; j on the Leaderboard resumes it).",
+                        title="Quick comparison", markup=False, timeout=10)
 
-        worker = get_current_worker()
-        try:
-            choice, summary = judge_quick_comparison(self.store, run_name,
-                                                     cancel=lambda: worker.is_cancelled)
-        except Exception as exc:  # noqa: BLE001 - ArenaError, a model that will not load
-            self.post_message(self.QuickJudged(
-                f"The quick comparison's arena was not judged: {exc}", "error"))
-            return
+    def action_stop_quick_judging(self) -> None:
+        self.quick_judging.cancel_key(
+            "The quick comparison's arena is not being judged.",
+            "Stopping the quick comparison's judging after its battles in flight; j on the "
+            "Leaderboard resumes it.")
+
+    def on_quick_judging_progress(self, message: QuickJudging.Progress) -> None:
+        self.quick_judging.progress_handled()
+
+    def on_quick_judging_finished(self, message: QuickJudging.Finished) -> None:
+        choice, summary = message.summary
         failed = summary is not None and summary.status == "failed"
-        self.post_message(self.QuickJudged(quick_judged_text(choice, summary),
-                                           "error" if failed else "information"))
+        self.notify(quick_judged_text(choice, summary), title="Quick comparison",
+                    severity="error" if failed else "information", markup=False, timeout=20)
 
-    def on_mirage_app_quick_judged(self, message: Message) -> None:
-        self.notify(message.text, title="Quick comparison", severity=message.severity,
-                    markup=False, timeout=20)
+    def on_quick_judging_failed(self, message: QuickJudging.Failed) -> None:
+        self.notify(f"The quick comparison's arena was not judged: {message.error}",
+                    title="Quick comparison", severity="error", markup=False, timeout=20)
 
     def on_run_controller_failed(self, message: RunController.Failed) -> None:
         self.notify(f"Run {message.run} did not start: {message.error}", title="Run failed",

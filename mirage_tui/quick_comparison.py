@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from engine.datasets.demo_pool import DEMO_NAME
 from engine.runs.config import DEFAULT_MAX_TOKENS
+from mirage_tui.jobs import JobController
 
 QUICK_NAME = "quick-comparison"
 QUICK_GENERATORS = ("smollm2-135m-instruct", "gemma3-270m")
@@ -49,9 +50,10 @@ def missing_models(config) -> list[str]:
     return missing
 
 
-def judge_quick_comparison(store, run_name: str = QUICK_NAME, cancel=None):
+def judge_quick_comparison(store, run_name: str = QUICK_NAME, progress=None, cancel=None):
     """``(choice, summary)``: the default judge of the run, and the arena it judged (None when
-    the default judge is an LLM, minutes of judging: the Leaderboard's j offers it)."""
+    the default judge is an LLM, minutes of judging: the Leaderboard's j offers it); a
+    :class:`QuickJudging` job's work (``progress``, ``cancel`` as every engine job's)."""
     from engine.arena.judges.kinds import is_offline_judge
     from engine.arena.judging.job import judge_arena
     from engine.arena.trust.default_judge import default_judge
@@ -61,7 +63,8 @@ def judge_quick_comparison(store, run_name: str = QUICK_NAME, cancel=None):
     choice = default_judge(store, run)
     if not is_offline_judge(choice.spec):
         return choice, None
-    return choice, judge_arena(store, run, choice.spec, order=choice.order, cancel=cancel)
+    return choice, judge_arena(store, run, choice.spec, order=choice.order, progress=progress,
+                               cancel=cancel)
 
 
 def quick_judged_text(choice, summary) -> str:
@@ -76,3 +79,32 @@ def quick_judged_text(choice, summary) -> str:
             f"{summary.done}/{summary.total} battles in {duration(summary.seconds)}, judged by "
             f"{choice.spec}: {choice.why}.")
     return text + (f" {summary.message}" if summary.message else "")
+
+
+class QuickJudging(JobController):
+    """The quick comparison's arena, judged by its default judge once its run is done: a job
+    like any other (progress in ``latest``, cancelled between battles and resumable by ``j`` on
+    the Leaderboard, waited for when the app quits). Its messages are its own, so the app tells
+    them from the run controller's."""
+
+    NAME = "judge the quick comparison"
+
+    class Started(JobController.Started):
+        pass
+
+    class Progress(JobController.Progress):
+        pass
+
+    class Finished(JobController.Finished):
+        """``summary``: ``(choice, arena summary)`` of :func:`judge_quick_comparison`."""
+
+    class Failed(JobController.Failed):
+        pass
+
+    def __init__(self, app) -> None:
+        super().__init__(app, group="quick-judge")
+
+    def judge(self, run_name: str = QUICK_NAME) -> bool:
+        """Start judging ``run_name``'s arena (False when it cannot start now)."""
+        return self.launch(self.NAME, lambda store, progress, cancel: judge_quick_comparison(
+            store, run_name, progress=progress, cancel=cancel))

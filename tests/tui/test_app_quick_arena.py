@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 
 import mirage_tui.app_runs as app_module
 from engine.store import Store
-from mirage_tui.quick_comparison import QUICK_GENERATORS, QUICK_NAME
+from mirage_tui.quick_comparison import QUICK_GENERATORS, QUICK_NAME, QuickJudging
 from testkit.html_runs import InstantGenerator
 from testkit.tui import RecordingApp, open_screen, text_of, wait_for_run, wait_until
 
@@ -36,6 +36,13 @@ async def test_the_quick_comparison_is_judged_by_the_default_judge(db_path, monk
         note = next(m for m, _ in app.notes if m.startswith("Leaderboard: "))
         assert note.startswith(f"Leaderboard: pairwise:reference:answer-match of {QUICK_NAME}, "
                                "done, 660/660 battles")      # 12 contestants, 10 queries
+        # judged as a job of the app's (progress followed, waited for at quit, cancellable)
+        judging = app.quick_judging
+        assert judging.name == QuickJudging.NAME and not judging.running
+        assert judging.latest is not None and judging.latest.done == 660, judging.latest
+        app.action_stop_quick_judging()
+        await pilot.pause()
+        assert app.notes[-1][0] == "The quick comparison's arena is not being judged."
         # the demo pool has short gold answers: the run's own scorer judges (issue 34)
         assert "judged by reference:answer-match: short gold answers" in note
         # seconds, not an LLM's minutes (duration() writes a minute or more as 1m05s)
