@@ -316,6 +316,32 @@ def test_cancel_stops_between_responses(run_store):
     assert rest.skipped == 1 and rest.computed == 3
 
 
+def test_a_full_disk_ends_a_pass_as_a_job_does_keeping_what_is_stored(run_store, monkeypatch):
+    """compute_features is a Job: a full disk at the third response ends the pass with the
+    jobs' message (not a traceback), its last event says failed, and the two responses
+    stored before it stay for the next pass."""
+    import sqlite3
+
+    import engine.arena.surrogate.features.stored as stored
+
+    real, calls, seen = stored.save_features, [], []
+
+    def fills_up(store, rows):
+        calls.append(rows)
+        if len(calls) == 3:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(store, rows)
+
+    monkeypatch.setattr(stored, "save_features", fills_up)
+    summary = compute_features(run_store, load_run(run_store, "feat-run"), progress=seen.append)
+    assert summary.computed == 2 and not summary.cancelled
+    assert summary.errors and "disk" in summary.errors[-1], summary.errors
+    assert (seen[-1].status, seen[-1].done) == ("failed", 2)
+    monkeypatch.setattr(stored, "save_features", real)
+    rest = compute_features(run_store, load_run(run_store, "feat-run"))
+    assert rest.skipped == 2 and rest.computed == 2
+
+
 def test_system_features_mean_ci_and_n(run_store):
     compute_features(run_store, load_run(run_store, "feat-run"), judge=FeaturesJudge())
     out = system_features(run_store, load_run(run_store, "feat-run"), n_boot=200)

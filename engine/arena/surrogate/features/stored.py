@@ -17,7 +17,7 @@ from engine.arena.surrogate.features.responses import load_responses
 from engine.arena.surrogate.features.specs import MODEL_FREE, PREFIX
 from engine.arena.surrogate.features.text import model_free_features
 from engine.arena.types import arena_system
-from engine.jobs import JobEvent, Progress, is_cancelled
+from engine.jobs import Job, JobEvent, Progress
 from engine.results.records import load_items
 from engine.store.runs import RunInfo
 from engine.stats import Estimate, interval
@@ -77,7 +77,6 @@ def compute_features(store: Store, run: RunInfo, *, judge: str | Generator | Non
     ``features``, responses done of those in scope, the ones already scored cached) after each,
     and the last one (done or cancelled) at the end.
     """
-    started = time.perf_counter()
     systems = None if systems is None else set(systems)
     queries = None if queries is None else set(queries)
     seen: dict[tuple[str, int], list[int]] = {}
@@ -93,56 +92,78 @@ def compute_features(store: Store, run: RunInfo, *, judge: str | Generator | Non
         if judge is None:
             raise ValueError("a reranker is given but no judge: the judged features need one")
         scorer = JudgedScorer(store, _load_judge(judge, n_threads), reranker)
-    wanted = [f.name() for f in MODEL_FREE] + (list(scorer.names().values()) if scorer else [])
-    summary = FeatureSummary(run.name, len(seen), features=wanted,
-                             judge=scorer.judge_scorer if scorer else None,
-                             reranker=scorer.reranker_name if scorer else None)
+    return _FeaturesPass(store, run, seen, scorer, progress, cancel).run()
 
-    stored: dict[tuple[str, int], set[str]] = {}
-    for r in stored_feature_rows(store, run.id):
-        stored.setdefault((r[0], r[1]), set()).add(r[2])
-    todo = [(k, q, ctx) for (k, q), ctx in seen.items()
-            if not set(wanted) <= stored.get((k, q), set())]
-    summary.skipped = len(seen) - len(todo)
-    done = summary.skipped
-    if progress:
-        progress(_event(summary, "running", done,
-                        f"features: {summary.skipped} responses already scored"))
 
-    def missing(response) -> set[str]:
-        return set(wanted) - stored.get((response.generation_key, response.query_rowid), set())
+class _FeaturesPass(Job):
+    """One :func:`compute_features` pass as a :class:`~engine.jobs.Job`: the job's policy for
+    a cancel (between responses; what is stored stays), a full disk and an error, and its
+    events (every response's; the last one, done or cancelled, always)."""
 
-    for batch in batched(todo, 50):
-        responses = load_responses(store, batch)
-        for response, judged, errors in (
-                scorer.each(responses, missing, cancel) if scorer is not None
-                else ((r, [], []) for r in responses)):
-            if is_cancelled(cancel):
-                summary.cancelled = True
-                break
-            values = [v for v in model_free_features(response)
-                      if v.metric in missing(response)] + judged
-            summary.errors += errors
-            if values:
-                save_features(store, [(response.generation_key, response.query_rowid,
-                                        v.metric, v.value, v.detail) for v in values])
-                summary.computed += 1
-                summary.features_written += len(values)
-            done += 1
-            if progress:
-                progress(_event(summary, "running", done, "features"))
-        if scorer is not None and scorer.stopped:
-            summary.errors.append(scorer.stopped)
-        if summary.cancelled or (scorer is not None and scorer.stopped):
-            break
-    if scorer is not None:
-        summary.judge_calls = scorer.counters.calls
-        summary.judge_cached = scorer.counters.cached
-        summary.parse_failures = scorer.counters.parse_failures
-    summary.seconds = time.perf_counter() - started
-    if progress:
-        progress(_event(summary, "cancelled" if summary.cancelled else "done", done, "features"))
-    return summary
+    kind = "features pass"
+
+    def __init__(self, store: Store, run: RunInfo, seen: dict, scorer, progress, cancel):
+        super().__init__(progress, cancel, min_interval=0.0)
+        self.store, self.scorer = store, scorer
+        self.wanted = [f.name() for f in MODEL_FREE] + (
+            list(scorer.names().values()) if scorer else [])
+        self.fs = FeatureSummary(run.name, len(seen), features=self.wanted,
+                                 judge=scorer.judge_scorer if scorer else None,
+                                 reranker=scorer.reranker_name if scorer else None)
+        self.stored: dict[tuple[str, int], set[str]] = {}
+        for r in stored_feature_rows(store, run.id):
+            self.stored.setdefault((r[0], r[1]), set()).add(r[2])
+        self.todo = [(k, q, ctx) for (k, q), ctx in seen.items()
+                     if not set(self.wanted) <= self.stored.get((k, q), set())]
+        self.fs.skipped = len(seen) - len(self.todo)
+        self.done = self.fs.skipped
+        self.working_on = "features"
+
+    def missing(self, response) -> set[str]:
+        return set(self.wanted) - self.stored.get((response.generation_key,
+                                                   response.query_rowid), set())
+
+    def work(self) -> None:
+        fs, scorer = self.fs, self.scorer
+        self.working_on = f"features: {fs.skipped} responses already scored"
+        self.emit(force=True)
+        self.working_on = "features"
+        for batch in batched(self.todo, 50):
+            responses = load_responses(self.store, batch)
+            for response, judged, errors in (
+                    scorer.each(responses, self.missing, self.cancel) if scorer is not None
+                    else ((r, [], []) for r in responses)):
+                self.check_cancel()
+                values = [v for v in model_free_features(response)
+                          if v.metric in self.missing(response)] + judged
+                fs.errors += errors
+                if values:
+                    save_features(self.store, [(response.generation_key, response.query_rowid,
+                                                v.metric, v.value, v.detail) for v in values])
+                    fs.computed += 1
+                    fs.features_written += len(values)
+                self.done += 1
+                self.emit()
+            if scorer is not None and scorer.stopped:
+                fs.errors.append(scorer.stopped)
+                return None
+        return None
+
+    def event(self, status: str, message: str | None) -> JobEvent:
+        return _event(self.fs, status, self.done,
+                      self.working_on if status == "running" else "features")
+
+    def summary(self, status: str, message: str | None) -> FeatureSummary:
+        fs = self.fs
+        fs.cancelled = status == "cancelled"
+        if status == "failed" and message:
+            fs.errors.append(message)
+        if self.scorer is not None:
+            fs.judge_calls = self.scorer.counters.calls
+            fs.judge_cached = self.scorer.counters.cached
+            fs.parse_failures = self.scorer.counters.parse_failures
+        fs.seconds = time.perf_counter() - self.started
+        return fs
 
 
 def _event(summary: FeatureSummary, status: str, done: int, what: str) -> JobEvent:
