@@ -9,6 +9,9 @@ from textual.widgets._footer import FooterKey, FooterLabel
 
 KEPT = {"quit", "app.quit", "toggle_help", "app.toggle_help"}
 """The actions whose keys a footer keeps at any width."""
+MAX_LAYOUT_WAITS = 5
+"""Refreshes a footer waits for its keys to be laid out before it gives up until the next
+resize or compose."""
 KEPT_KEYS = {"question_mark"}
 """Keys a footer keeps whatever a screen binds them to: ``?`` shows the keys everywhere (on
 Compare it explains the verdict beside them)."""
@@ -31,10 +34,11 @@ class Footer(TextualFooter):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._widths: dict[int, int] = {}
+        self._waits = 0
 
     async def recompose(self) -> None:
         await super().recompose()
-        self._widths = {}
+        self._widths, self._waits = {}, 0
         self.call_after_refresh(self._fit)
 
     def on_resize(self) -> None:
@@ -67,8 +71,14 @@ class Footer(TextualFooter):
         if any(id(w) not in self._widths and not w.display for item in items for w in item):
             return          # not measured while shown: wait for the next compose
         if any(not w.region.width and w.display for item in items for w in item):
-            self.call_after_refresh(self._fit)   # not laid out yet
+            # not laid out yet: look again after the next refresh, a few times at most (a
+            # footer that never gets laid out, on a screen not shown, must not keep the app's
+            # message loop busy; the next resize or compose fits it)
+            if self._waits < MAX_LAYOUT_WAITS:
+                self._waits += 1
+                self.call_after_refresh(self._fit)
             return
+        self._waits = 0
         palette = [w for w in self.children if w.has_class("-command-palette")]
         room = self.size.width - sum(self._width(w) for w in palette)
         widths = [sum(self._width(w) for w in item) for item in items]
