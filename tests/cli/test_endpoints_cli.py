@@ -131,3 +131,27 @@ def test_run_against_a_faulty_endpoint_with_requests_in_flight_then_resume(tmp_p
     items = store.query("SELECT generation_key, error FROM run_items")
     assert len(items) == 18 and all(key and error is None for key, error in items)
     store.close()
+
+
+def test_a_runs_errors_and_its_log_carry_the_servers_message(demo, capsys, tmp_path):
+    """A server's refusal in its own words, in the run's stored errors and ``runs log``."""
+    from testkit.fault_server import FaultServer
+    from testkit.runs import config, run
+
+    from models.http.generator import HttpGenerator
+
+    said = "prompt contains a forbidden word \\x1b[31m (invalid_request_error)"
+    body = {"error": {"message": "prompt contains a forbidden word \x1b[31m",
+                      "type": "invalid_request_error"}}
+    with FaultServer(refuse=0, error=0, stall=0) as server:
+        server.refusal = ("application/json", json.dumps(body).encode())
+        _, summary = run(demo, config(generators=["endpoint"], sample=2, settings=["base"],
+                                      name="refused"),
+                         {"endpoint": HttpGenerator(server.url, timeout=10)})
+    assert summary.errors == 2
+    errors = [r[0] for r in demo.query("SELECT error FROM run_items")]
+    assert len(errors) == 2 and all(f"HTTP 400 Bad Request: {said}" in e for e in errors)
+    code = cli.main(["runs", "log", "refused", "--db", str(demo.path)])
+    out = capsys.readouterr().out
+    logged = [line for line in out.splitlines() if "  error  " in line]
+    assert code == 0 and len(logged) == 2 and all(said in line for line in logged), out

@@ -2,9 +2,9 @@
 refusals read as a bare "HTTP Error 400"): the message of a JSON error body (OpenAI's and
 llama.cpp's ``{"error": {"message", "type"}}``, Ollama's ``{"error": "..."}``, FastAPI's
 ``{"detail": ...}``) or a plain body, on one line, control characters written out, bounded.
-Through :class:`models.http.generator.HttpGenerator` against the fault server, and a run's stored errors
-and ``runs log``, the Inspector (llama-server behind a model host:
-tests/models/test_llama_server_host.py)."""
+Through :class:`models.http.generator.HttpGenerator` against the fault server (llama-server behind a
+model host: tests/models/test_llama_server_host.py; a run's stored errors and ``runs log``:
+tests/cli/test_endpoints_cli.py; the Inspector: tests/tui/test_app_endpoints.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import pytest
 from testkit.fault_server import FaultServer
 from testkit.runs import config, run
 
-from mirage_tui import cli
 from models.http.generator import HttpGenerator, HttpStatusError
 from models.http.errors import MESSAGE_LIMIT, server_message
 
@@ -68,42 +67,3 @@ def test_an_endpoints_400_carries_its_message(kind, body, said):
     assert refused.value.status == 400
     assert f"HTTP 400 Bad Request: {said} (model fault-model)" in message, message
     assert '{"error"' not in message and "\n" not in message
-
-
-def test_a_runs_errors_and_its_log_carry_the_servers_message(demo, capsys, tmp_path):
-    said = "prompt contains a forbidden word \\x1b[31m (invalid_request_error)"
-    body = {"error": {"message": "prompt contains a forbidden word \x1b[31m",
-                      "type": "invalid_request_error"}}
-    with FaultServer(refuse=0, error=0, stall=0) as server:
-        server.refusal = ("application/json", json.dumps(body).encode())
-        _, summary = run(demo, config(generators=["endpoint"], sample=2, settings=["base"],
-                                      name="refused"),
-                         {"endpoint": HttpGenerator(server.url, timeout=10)})
-    assert summary.errors == 2
-    errors = [r[0] for r in demo.query("SELECT error FROM run_items")]
-    assert len(errors) == 2 and all(f"HTTP 400 Bad Request: {said}" in e for e in errors)
-    code = cli.main(["runs", "log", "refused", "--db", str(demo.path)])
-    out = capsys.readouterr().out
-    logged = [line for line in out.splitlines() if "  error  " in line]
-    assert code == 0 and len(logged) == 2 and all(said in line for line in logged), out
-
-
-@pytest.mark.asyncio
-async def test_the_inspector_shows_the_servers_message(demo):
-    from textual.widgets import Static
-
-    from mirage_tui.screens.inspector import InspectorScreen
-    from testkit.tui import RecordingApp, open_screen, settle, text_of
-
-    with FaultServer(refuse=0, error=0, stall=0) as server:
-        server.refusal = ("text/plain", b"logit_bias is not supported by this server\n")
-        run(demo, config(generators=["endpoint"], sample=1, settings=["base"], name="refused"),
-            {"endpoint": HttpGenerator(server.url, timeout=10)})
-    app = RecordingApp(demo.path)
-    async with app.run_test(size=(120, 35)) as pilot:
-        await open_screen(pilot, InspectorScreen("refused"))
-        await pilot.press("enter")
-        await settle(pilot)
-        panels = " ".join(text_of(p) for p in app.screen.query(".setting-panel").results(Static))
-        assert "HTTP 400 Bad Request: logit_bias is not supported by this server" in panels, \
-            panels

@@ -91,3 +91,26 @@ async def test_new_run_picks_an_endpoint_and_runs_it(tmp_path, server):
     assert header["models"]["mybox"]["endpoint"]["url"] == server.url
     store.close()
     assert b"sk-tui-secret" not in db.read_bytes()
+
+
+@pytest.mark.asyncio
+async def test_the_inspector_shows_the_servers_message(demo):
+    from mirage_tui.screens.inspector import InspectorScreen
+    from testkit.fault_server import FaultServer
+    from testkit.runs import config, run
+    from testkit.tui import open_screen, settle
+
+    from models.http.generator import HttpGenerator
+
+    with FaultServer(refuse=0, error=0, stall=0) as server:
+        server.refusal = ("text/plain", b"logit_bias is not supported by this server\n")
+        run(demo, config(generators=["endpoint"], sample=1, settings=["base"], name="refused"),
+            {"endpoint": HttpGenerator(server.url, timeout=10)})
+    app = RecordingApp(demo.path)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await open_screen(pilot, InspectorScreen("refused"))
+        await pilot.press("enter")
+        await settle(pilot)
+        panels = " ".join(text_of(p) for p in app.screen.query(".setting-panel").results(Static))
+        assert "HTTP 400 Bad Request: logit_bias is not supported by this server" in panels, \
+            panels

@@ -155,3 +155,17 @@ def test_no_test_asserts_a_wall_clock_bound():
     assert found == [], ("an upper bound on wall-clock time fails on a loaded machine; check "
                          "an order or an event instead, and measure the speed in benchmarks/:\n"
                          + "\n".join(found))
+
+
+def test_the_headless_tests_import_no_textual():
+    """tests/engine and tests/models test the headless packages: none imports textual (the
+    app's screens are tested under tests/tui)."""
+    found = []
+    for folder in ("engine", "models"):
+        for path in sorted((TESTS / folder).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                         [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                if any(n == "textual" or n.startswith("textual.") for n in names):
+                    found.append(f"{path.relative_to(TESTS)}:{node.lineno}")
+    assert not found, f"headless tests importing textual: {found}"
