@@ -18,8 +18,8 @@ from __future__ import annotations
 import time
 from typing import Callable, Hashable
 
-from engine.runs.estimates import Speed, call_seconds, item_seconds, latest_model_speed, \
-    load_seconds, parallel_factor, planned_backend, speeds_now
+from engine.model_speeds import Speed, latest_model_speed, planned_backend, speeds_now
+from engine.runs.estimates import call_seconds, item_seconds, load_seconds, parallel_factor
 from engine.runs.plan import Plan, PlanItem
 from engine.store import Store
 

@@ -172,7 +172,7 @@ class ModelsScreen(BaseScreen):
         checks: dict[str, dict] = {}
         store = self.store
         if store is not None:
-            from engine.runs.estimates import latest_model_checks
+            from engine.model_speeds import latest_model_checks
 
             try:
                 checks = latest_model_checks(store)

@@ -4,7 +4,7 @@ never creates a workspace."""
 
 from __future__ import annotations
 
-from engine.runs.estimates import latest_model_check, measured_speeds
+from engine.model_speeds import latest_model_check, measured_speeds
 from engine.store import Store
 from mirage_tui.cli import main as cli_main
 from testkit.runs import SMOL

@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from engine.runs import plan_run
-from engine.runs.estimates import (estimate_remaining, load_seconds, measured_speeds,
-                                   parallel_factor, record_model_check)
+from engine.model_speeds import measured_speeds
+from engine.runs.estimates import (estimate_remaining, load_seconds, parallel_factor,
+                                   record_model_check)
 from engine.runs.live_eta import LiveEta, Pace
 from testkit.runs import config
 

@@ -15,9 +15,9 @@ from engine import machine_load
 from engine.arena.judging.estimate import judging_estimate
 from engine.machine_load import MachineLoad
 from engine.runs import execute, plan_run
-from engine.runs.estimates import (CHARS_PER_TOKEN, DEFAULT_GEN_TPS, DEFAULT_PROMPT_TPS,
-                                   JUDGE_TAIL_TOKENS, JUDGE_TEMPLATE_TOKENS, estimate_remaining,
-                                   measured_speeds, record_model_check)
+from engine.model_speeds import (CHARS_PER_TOKEN, DEFAULT_GEN_TPS, DEFAULT_PROMPT_TPS,
+                                 JUDGE_TAIL_TOKENS, JUDGE_TEMPLATE_TOKENS, measured_speeds)
+from engine.runs.estimates import estimate_remaining, record_model_check
 from engine.runs.lookup import load_run
 from engine.store import Store
 from engine.store.arenas import save_judgment
@@ -204,7 +204,8 @@ def test_items_that_stalled_barely_move_the_measured_speed():
     """Six items of a run at 30 prompt / 20 generated tokens a second, and two that stalled
     (a burst of other work, 15× and 4× slower): the robust fit times a query's three items
     (base, oracle, mixed) within 10% of the six's rates; plain least squares made it 2.2×."""
-    from engine.runs.estimates import _fitted, call_seconds
+    from engine.model_speeds import _fitted
+    from engine.runs.estimates import call_seconds
 
     def row(evaluated, generated, slower=1.0):
         return evaluated, generated, slower * (evaluated / 30 + generated / 20)

@@ -11,8 +11,8 @@ import pytest
 
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs import execute, plan_run
-from engine.runs.estimates import (estimate, estimate_remaining, latest_model_check,
-                                   measured_speeds, record_model_check)
+from engine.model_speeds import latest_model_check, measured_speeds
+from engine.runs.estimates import estimate, estimate_remaining, record_model_check
 from engine.runs.live_eta import LiveEta
 from engine.store import Store
 from testkit.runs import SMOL, config

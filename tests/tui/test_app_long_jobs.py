@@ -92,7 +92,7 @@ SMOL = "smollm2-135m-instruct"
 
 
 def stored_checks(path) -> dict:
-    from engine.runs.estimates import latest_model_checks
+    from engine.model_speeds import latest_model_checks
 
     store = Store(path)
     try:

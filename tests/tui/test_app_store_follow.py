@@ -12,7 +12,8 @@ import pytest
 from textual.widgets import DataTable, Static
 
 import mirage_tui.screens.models as models_screen
-from engine.runs.estimates import latest_model_checks, record_model_check
+from engine.model_speeds import latest_model_checks
+from engine.runs.estimates import record_model_check
 from engine.store import Store
 from mirage_tui.screens.models import ModelsScreen
 from models.catalog import list_models

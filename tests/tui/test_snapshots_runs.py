@@ -15,6 +15,7 @@ import pytest
 from textual.widgets import Input
 from textual.worker import WorkerCancelled, WorkerState
 
+import engine.model_speeds
 import engine.runs.estimates
 import engine.runs.plan
 import mirage_tui.screens.models as models_screen
@@ -99,6 +100,7 @@ def fixed_catalog(monkeypatch):
     monkeypatch.setattr(models.catalog, "embedder_entries",
                         lambda: [e for e in CATALOG if e.kind == "embedder"])
     monkeypatch.setattr(engine.runs.plan, "check_run_models", lambda config: None)
+    monkeypatch.setattr(engine.model_speeds, "model_file_size", lambda name: None)
     monkeypatch.setattr(engine.runs.estimates, "model_file_size", lambda name: None)
 
 

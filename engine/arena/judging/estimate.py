@@ -18,9 +18,9 @@ from engine.arena.judges.kinds import is_offline_judge
 from engine.arena.judges.orders import ORDERS
 from engine.arena.judging.plan import choose_contestants, plan_jobs, run_contestants
 from engine.store.runs import RunInfo
-from engine.runs.estimates import (JUDGE_TEMPLATE_TOKENS, call_seconds, judge_call_tokens,
-                                   judge_prefix_bytes, load_seconds, parallel_factor,
-                                   planned_backend, prompt_cache, speeds_now)
+from engine.model_speeds import (JUDGE_TEMPLATE_TOKENS, judge_call_tokens, judge_prefix_bytes,
+                                 planned_backend, prompt_cache, speeds_now)
+from engine.runs.estimates import call_seconds, load_seconds, parallel_factor
 from engine.runs.live_eta import PRIOR_ITEMS, Pace
 from engine.store import Store
 
@@ -47,7 +47,7 @@ def judge_call_costs(store: Store, judge: str, prompt_bytes: Mapping[Hashable, i
     plus the template, divided by the in-flight speed-up), and the figures behind them
     (speed and its source, the load correction, load, requests in flight, verdict tokens).
     A step's size may be ``(bytes, shared bytes, query)``: where the judge's backend keeps its
-    previous prompt (:func:`~engine.runs.estimates.prompt_cache`), a call on the query of the
+    previous prompt (:func:`~engine.model_speeds.prompt_cache`), a call on the query of the
     call before it evaluates only what it does not share (:func:`~engine.runs.estimates.
     judge_call_tokens`); steps are taken in the order given, as judging sends them.
     ``wait``: probe the machine's load for a second unless a probe was made just now."""

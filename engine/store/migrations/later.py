@@ -111,7 +111,7 @@ def m011_text_search(db: sqlite_utils.Database) -> None:
 def m012_generations_by_model(db: sqlite_utils.Database) -> None:
     """The newest generations of a model by name (issue 18): the time estimator reads a
     model's recent stored generations for its measured speed each time the New-run form
-    changes (:func:`engine.runs.estimates.measured_speeds`); without this index that was a scan
+    changes (:func:`engine.model_speeds.measured_speeds`); without this index that was a scan
     of every generation and its prompt text (0.1 s per model at 60k generations)."""
     db.executescript(
         """
