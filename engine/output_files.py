@@ -38,6 +38,7 @@ import errno
 import json
 import os
 import secrets
+import shutil
 import stat
 import sys
 from contextlib import contextmanager
@@ -54,6 +55,28 @@ STDOUT = "-"
 
 class OutputFileError(ValueError):
     """An output file could not be written; the message is one line naming the path."""
+
+
+class OutputFileExists(OutputFileError):
+    """A write that keeps what is there (:func:`write_new_text`) found something at the path;
+    nothing was written."""
+
+
+def _link_new(tmp: Path, target: Path, path: Path) -> None:
+    """Publish ``tmp`` at ``target`` only if nothing is there: a hard link, which fails when
+    something is; an exclusive create where the file system has no hard links."""
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise OutputFileExists(f"{path} exists already; not overwritten") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        try:
+            with open(tmp, "rb") as src, open(target, "xb") as dst:
+                shutil.copyfileobj(src, dst)
+        except FileExistsError:
+            raise OutputFileExists(f"{path} exists already; not overwritten") from None
 
 
 def is_stdout(out: str | os.PathLike | None) -> bool:
@@ -175,11 +198,14 @@ def _temp_beside(target: Path) -> tuple[Path, int]:
 
 
 @contextmanager
-def output_file(out: str | os.PathLike, *, newline: str | None = "") -> Iterator[IO[str]]:
+def output_file(out: str | os.PathLike, *, newline: str | None = "",
+                keep_existing: bool = False) -> Iterator[IO[str]]:
     """A text stream (UTF-8) whose contents replace ``out`` when the block ends without an
     error (module docstring); a missing folder is refused. An error inside the block, or
     while writing, removes the temporary file and leaves ``out`` as it was; OS errors become
-    :class:`OutputFileError`. ``-`` is standard output (written as it comes)."""
+    :class:`OutputFileError`. ``-`` is standard output (written as it comes).
+    ``keep_existing``: the file is put at ``out`` only if nothing is there by then
+    (:class:`OutputFileExists` otherwise; :func:`write_new_text`)."""
     if is_stdout(out):
         yield sys.stdout
         sys.stdout.flush()
@@ -196,62 +222,33 @@ def output_file(out: str | os.PathLike, *, newline: str | None = "") -> Iterator
                 yield fh
                 fh.flush()
                 os.fsync(fh.fileno())
-            if target.exists():
-                os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
-            os.replace(tmp, target)
+            if keep_existing:                # nothing at ``out`` is replaced
+                _link_new(tmp, target, path)
+            else:
+                if target.exists():
+                    os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+                os.replace(tmp, target)
         except OSError as exc:
             raise _failure(path, exc) from None
-    except BaseException:
+    finally:
         try:
-            os.unlink(tmp)
+            os.unlink(tmp)                   # gone already after a replace
         except FileNotFoundError:
             pass
-        raise
-
-
-class OutputFileExists(OutputFileError):
-    """:func:`write_new_text` found something at the path already; nothing was written."""
 
 
 def write_new_text(out: str | os.PathLike, text: str) -> Path:
     """Write ``text`` to ``out`` only if nothing is there yet (a file the user keeps: a run
-    file saved from New run, ``config --init``'s config.toml). The text goes to a temporary
-    file beside it, which is then hard-linked at ``out``: the link fails, and nothing is
-    written, when anything is at ``out`` by then (no check-then-write race). On a file system
-    without hard links it is created exclusively instead. :class:`OutputFileExists` when
-    something is there; other refusals and failures as :func:`output_file`."""
-    path = Path(out)
-    if os.path.lexists(path):
-        raise OutputFileExists(f"{path} exists already; not overwritten")
-    target = writable_target(path)
-    try:
-        tmp, fd = _temp_beside(target)
-    except OSError as exc:
-        raise _failure(path, exc) from None
-    try:
-        with open(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.link(tmp, target)
-        except FileExistsError:
-            raise OutputFileExists(f"{path} exists already; not overwritten") from None
-        except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
-                raise
-            with open(target, "x", encoding="utf-8") as fh:     # no hard links here
-                fh.write(text)
-    except FileExistsError:
-        raise OutputFileExists(f"{path} exists already; not overwritten") from None
-    except OSError as exc:
-        raise _failure(path, exc) from None
-    finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-    return path
+    file saved from New run, ``config --init``'s config.toml): :func:`output_file` with
+    ``keep_existing``, whose temporary file is hard-linked at ``out``, so that nothing is
+    written when anything is at ``out`` by then (no check-then-write race).
+    :class:`OutputFileExists` when something is there; other refusals and failures as
+    :func:`output_file`."""
+    if os.path.lexists(out):
+        raise OutputFileExists(f"{out} exists already; not overwritten")
+    with output_file(out, newline=None, keep_existing=True) as fh:
+        fh.write(text)
+    return Path(out)
 
 
 def write_text(out: str | os.PathLike, text: str) -> Path:
