@@ -1,11 +1,15 @@
 """The app's footer: Textual's, but a narrow screen drops whole keys, the screen's last ones
 first, and always keeps Quit and Keys (issue 36: at 80×24 the footer lost ``q Quit`` and
-``? Keys`` past its right edge, and cut the key before them mid-word)."""
+``? Keys`` past its right edge, and cut the key before them mid-word).
+
+Textual exports no ``FooterKey`` or ``FooterLabel`` class (they live in its private
+``textual.widgets._footer``), so the footer's parts are found by their CSS type names, the
+public names its own styles (and ``styles.tcss``) select them by."""
 
 from __future__ import annotations
 
+from textual.widget import Widget
 from textual.widgets import Footer as TextualFooter
-from textual.widgets._footer import FooterKey, FooterLabel
 
 KEPT = {"quit", "app.quit", "toggle_help", "app.toggle_help"}
 """The actions whose keys a footer keeps at any width."""
@@ -17,14 +21,15 @@ KEPT_KEYS = {"question_mark"}
 Compare it explains the verdict beside them)."""
 
 
-def _actions(widget) -> set[str]:
-    keys = [widget] if isinstance(widget, FooterKey) else list(widget.query(FooterKey))
+def _actions(widget: Widget, is_key: bool) -> set[str]:
+    """The actions (and ``key:NAME``) of a footer key, or of the keys of a key group."""
+    keys = [widget] if is_key else list(widget.query("FooterKey"))
     return ({getattr(w, "action", "") for w in keys}
             | {f"key:{getattr(w, 'key', '')}" for w in keys})
 
 
-def _kept(widget) -> bool:
-    actions = _actions(widget)
+def _kept(widget: Widget, is_key: bool) -> bool:
+    actions = _actions(widget, is_key)
     return bool(actions & KEPT) or any(f"key:{k}" in actions for k in KEPT_KEYS)
 
 
@@ -48,10 +53,11 @@ class Footer(TextualFooter):
         """The footer's keys as items that go or stay together (a key group and its label),
         in order, the command palette's key left out (it is docked on the right)."""
         items: list[list] = []
+        labels = set(self.query_children("FooterLabel"))
         for widget in self.children:
             if widget.has_class("-command-palette"):
                 continue
-            if isinstance(widget, FooterLabel) and items:
+            if widget in labels and items:
                 items[-1].append(widget)
             else:
                 items.append([widget])
@@ -83,10 +89,11 @@ class Footer(TextualFooter):
         room = self.size.width - sum(self._width(w) for w in palette)
         widths = [sum(self._width(w) for w in item) for item in items]
         shown = [True] * len(items)
+        keys = set(self.query_children("FooterKey"))
         for i in reversed(range(len(items))):
             if sum(w for w, s in zip(widths, shown) if s) <= room:
                 break
-            if not any(_kept(w) for w in items[i]):
+            if not any(_kept(w, w in keys) for w in items[i]):
                 shown[i] = False
         for i, width in enumerate(widths):      # a shorter key left out may fit after all
             if not shown[i] and sum(w for w, s in zip(widths, shown) if s) + width <= room:

@@ -11,7 +11,6 @@ import shutil
 import pytest
 from rich.text import Text
 from textual.widgets import DataTable, Select
-from textual.widgets._footer import FooterKey
 
 from engine.text_fit import ELLIPSIS
 from mirage_tui.widgets.safe_text import ElidedText
@@ -162,7 +161,7 @@ async def test_a_tall_terminal_shows_every_rating(hosts):
 def _footer_keys(app) -> dict[str, str]:
     """The footer's keys shown whole on screen: action -> description."""
     width = app.size.width
-    return {k.action: k.description for k in app.screen.query(FooterKey)
+    return {k.action: k.description for k in app.screen.query("FooterKey")
             if k.display and k.region.width and k.region.right <= width}
 
 
@@ -188,7 +187,7 @@ async def test_the_narrow_footer_keeps_quit_and_keys_on_the_inspector(hosts):
         shown = _footer_keys(app)
         assert {"quit", "toggle_help"} <= {a.removeprefix("app.") for a in shown}, shown
         # whole keys left out, never one cut at the edge
-        assert all(k.region.right <= app.size.width for k in app.screen.query(FooterKey)
+        assert all(k.region.right <= app.size.width for k in app.screen.query("FooterKey")
                    if k.display and k.region.width), shown
 
 
