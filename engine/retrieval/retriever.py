@@ -23,7 +23,7 @@ import numpy as np
 
 from engine.datasets.catalog import resolve
 from engine.datasets.formats.base import text_hash
-from engine.jobs import JobEvent, Progress, is_cancelled
+from engine.jobs import CANCELLED, Job, JobEvent, Progress, Stop
 from engine.retrieval.index import (
     PASSAGE,
     QUERY,
@@ -117,7 +117,9 @@ class Retriever:
         """``{query rowid: [(chunk rowid, score), ...] best first}``, ``depth`` long (all the
         dataset's queries when ``query_rowids`` is None). ``progress`` receives the indexing's
         :class:`~engine.jobs.JobEvent` s (kind ``index``) and then retrieval's own (kind
-        ``retrieval``). On cancel, the queries not reached are left out."""
+        ``retrieval``; the last one done, cancelled or failed). The queries not stored yet are
+        ranked by a :class:`~engine.jobs.Job` (``_Retrieval``); ``cancel`` (an Event or a
+        callable) is checked between its steps, and the queries not reached are left out."""
         if not isinstance(depth, int) or depth < 1:
             raise ValueError(f"depth must be a positive int, not {depth!r}")
         if self.reranker is not None and depth > self.rerank_depth:
@@ -135,37 +137,12 @@ class Retriever:
         ranked = {q: r for q, r in self._stored(wanted).items() if len(r) >= min(depth, n_chunks)}
         todo = [q for q in wanted if q not in ranked]
         if todo:
-            ranked.update(self._rank(todo, texts, keep, progress, cancel))
+            ranked.update(_Retrieval(self, todo, keep, progress, cancel).run())
         return {q: ranked[q][:depth] for q in wanted if q in ranked}
 
     def _stored(self, wanted: list[int]) -> dict[int, list[tuple[int, float]]]:
         return {q: [(int(c), float(s)) for c, s in json.loads(ranked)]
                 for q, ranked in rankings_of_queries(self.store, self.label, wanted)}
-
-    def _rank(self, todo: list[int], texts: dict[int, str], keep: int, progress, cancel) -> dict:
-        found = self._index(progress, cancel)
-        if found is None:
-            return {}
-        index, chunk_rowids = found
-        vectors = self._query_vectors([texts[q] for q in todo], progress)
-        step = 4 if self.reranker is not None else 256   # queries per stored transaction
-        out: dict[int, list[tuple[int, float]]] = {}
-        for start in range(0, len(todo), step):
-            if is_cancelled(cancel):
-                break
-            part = todo[start:start + step]
-            scores, rows = index.search(vectors[start:start + len(part)], keep)
-            fresh = {}
-            for q, s_row, i_row in zip(part, scores, rows):
-                hits = [(int(chunk_rowids[i]), float(s)) for i, s in zip(i_row, s_row) if i >= 0]
-                fresh[q] = self._rerank(texts[q], hits) if self.reranker is not None else hits
-            save_rankings(self.store, self.label,
-                          ((q, json.dumps([[c, round(s, 6)] for c, s in hits]))
-                           for q, hits in fresh.items()))
-            out.update({q: [(c, round(s, 6)) for c, s in hits] for q, hits in fresh.items()})
-            if progress:
-                progress(self._event(start + len(part), len(todo), f"{self.label}: retrieving"))
-        return out
 
     def _index(self, progress, cancel):
         ids, key = self._ids, self.embedder_key
@@ -188,27 +165,24 @@ class Retriever:
                 _INDEX_CACHE.popitem(last=False)
         return built
 
-    def _query_vectors(self, texts: list[str], progress) -> np.ndarray:
+    def _query_vectors(self, texts: list[str], job: _Retrieval) -> np.ndarray:
         hashes = [text_hash(t) for t in texts]
         dim = self.embedder.dim
         have = stored_vectors(self.store, self.embedder_key, QUERY, set(hashes), dim)
         missing = [(h, t) for h, t in dict(zip(hashes, texts)).items() if h not in have]
+        job.step(0, len(missing), f"{self.embedder.name}: queries")
         for start in range(0, len(missing), self.batch_size):
+            job.check_cancel()
             batch = missing[start:start + self.batch_size]
             vectors = checked_vectors(self.embedder.embed_queries([t for _, t in batch]), len(batch),
                                self.embedder)
             store_vectors(self.store, self.embedder_key, QUERY, [h for h, _ in batch], vectors,
                            None)
             have.update((h, vectors[i]) for i, (h, _) in enumerate(batch))
-            if progress:
-                progress(self._event(start + len(batch), len(missing),
-                                     f"{self.embedder.name}: queries"))
+            job.step(start + len(batch), len(missing), f"{self.embedder.name}: queries",
+                     emit=True)
         return np.stack([have[h] for h in hashes]).astype(np.float32) if hashes else \
             np.zeros((0, dim), dtype=np.float32)
-
-    def _event(self, done: int, total: int, what: str) -> JobEvent:
-        """A step of retrieval (query vectors, rankings) as a job's event."""
-        return JobEvent("retrieval", self.dataset, "running", done, total, working_on=what)
 
     def _rerank(self, query: str, hits: list[tuple[int, float]]) -> list[tuple[int, float]]:
         rowids = [c for c, _ in hits]
@@ -217,3 +191,64 @@ class Retriever:
         return [(rowids[i], float(score)) for i, score in order]
 
 
+
+
+class _Retrieval(Job):
+    """Ranking the queries :meth:`Retriever.retrieve` found no stored ranking for, as a
+    :class:`~engine.jobs.Job`: the pool indexed first when vectors are missing (indexing's own
+    job and events), the query vectors embedded and stored batch by batch, then the queries
+    searched (and reranked) and their rankings stored a few at a time, each step in its own
+    transaction. A cancel stops it between two steps (what is stored stays); its errors reach
+    the caller as they are (``raises``). Its events (kind ``retrieval``) count the step's query
+    vectors, then the queries ranked; the last one, done or cancelled, counts the queries
+    ranked. It returns the rankings it made, ``{query rowid: [(chunk rowid, score), ...]}``."""
+
+    kind = "retrieval"
+    raises = True
+
+    def __init__(self, retriever: Retriever, todo: list[int], keep: int, progress, cancel):
+        super().__init__(progress, cancel, min_interval=0.0)
+        self.retriever, self.todo, self.keep = retriever, todo, keep
+        self.out: dict[int, list[tuple[int, float]]] = {}
+        self.done, self.total, self.what = 0, len(todo), f"{retriever.label}: retrieving"
+
+    def step(self, done: int, total: int, what: str, emit: bool = False) -> None:
+        """Where the job is (``done`` of ``total`` in ``what``); ``emit``: send it on."""
+        self.done, self.total, self.what = done, total, what
+        if emit:
+            self.emit()
+
+    def work(self) -> None:
+        r = self.retriever
+        found = r._index(self.progress, self.cancel)
+        if found is None:           # the indexing was cancelled
+            raise Stop("cancelled", CANCELLED)
+        index, chunk_rowids = found
+        texts = r._query_texts()
+        vectors = r._query_vectors([texts[q] for q in self.todo], self)
+        step = 4 if r.reranker is not None else 256   # queries per stored transaction
+        self.step(0, len(self.todo), f"{r.label}: retrieving")
+        for start in range(0, len(self.todo), step):
+            self.check_cancel()
+            part = self.todo[start:start + step]
+            scores, rows = index.search(vectors[start:start + len(part)], self.keep)
+            fresh = {}
+            for q, s_row, i_row in zip(part, scores, rows):
+                hits = [(int(chunk_rowids[i]), float(s)) for i, s in zip(i_row, s_row) if i >= 0]
+                fresh[q] = r._rerank(texts[q], hits) if r.reranker is not None else hits
+            save_rankings(r.store, r.label,
+                          ((q, json.dumps([[c, round(s, 6)] for c, s in hits]))
+                           for q, hits in fresh.items()))
+            self.out.update({q: [(c, round(s, 6)) for c, s in hits] for q, hits in fresh.items()})
+            self.step(start + len(part), len(self.todo), f"{r.label}: retrieving", emit=True)
+
+    def event(self, status: str, message: str | None) -> JobEvent:
+        if status != "running":     # the end: the queries ranked of those to rank
+            return JobEvent(self.kind, self.retriever.dataset, status, len(self.out),
+                            len(self.todo), working_on=f"{self.retriever.label}: retrieving",
+                            message=message)
+        return JobEvent(self.kind, self.retriever.dataset, status, self.done, self.total,
+                        working_on=self.what)
+
+    def summary(self, status: str, message: str | None) -> dict[int, list[tuple[int, float]]]:
+        return self.out

@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import json
 import shutil
+import threading
 
 import numpy as np
 import pytest
@@ -397,6 +398,73 @@ def test_rerank_stage_reorders_and_names_itself(demo_store, minilm):
     assert [c for c, _ in json.loads(stored[retriever_label(minilm)])][:5] == top
     with pytest.raises(ValueError, match="rerank depth"):
         reranked.retrieve([q], depth=6)
+
+
+# --------------------------------------------------------------------------- the job
+
+class ReversingReranker:
+    """A reranker that reverses the dense order, noting each query it reranks (with one, a
+    retrieval stores its rankings four queries at a time: a step per four)."""
+
+    name = "reverse"
+
+    def __init__(self):
+        self.queries: list[str] = []
+
+    def rerank(self, query, passages):
+        self.queries.append(query)
+        n = len(passages)
+        return [(i, float(k + 1)) for k, i in enumerate(range(n))][::-1]
+
+
+def test_retrieval_reports_each_step_and_ends_with_a_done_event(demo_store, minilm):
+    events = []
+    reranker = ReversingReranker()
+    ranked = Retriever(demo_store, "demo", minilm, reranker, rerank_depth=5).retrieve(
+        depth=5, progress=events.append)
+    assert len(ranked) == 60 and len(reranker.queries) == 60
+    assert {e.kind for e in events} == {"retrieval"}          # the pool was indexed already
+    queries = [e for e in events if e.working_on.endswith(": queries")]
+    steps = [e for e in events if e.status == "running" and e.working_on.endswith("retrieving")]
+    assert [(e.done, e.total) for e in queries] == [(60, 60)]  # one batch of query vectors
+    assert [e.done for e in steps] == list(range(4, 61, 4)) and {e.total for e in steps} == {60}
+    assert events.index(queries[-1]) < events.index(steps[0])
+    last = events[-1]
+    assert (last.status, last.done, last.total) == ("done", 60, 60)
+
+
+def test_a_cancelled_retrieval_keeps_its_whole_steps_and_resumes_after_them(demo_store, minilm):
+    cancel = threading.Event()
+    events = []
+
+    def progress(event):
+        events.append(event)
+        if event.working_on.endswith("retrieving") and event.done >= 8:
+            cancel.set()
+
+    reranker = ReversingReranker()
+    retriever = Retriever(demo_store, "demo", minilm, reranker, rerank_depth=5)
+    partial = retriever.retrieve(depth=5, progress=progress, cancel=cancel)
+    assert len(partial) == 8 and len(reranker.queries) == 8     # two steps, then it stopped
+    assert (events[-1].status, events[-1].done, events[-1].total) == ("cancelled", 8, 60)
+    stored = demo_store.query("SELECT COUNT(*) FROM retrievals WHERE retriever = ?",
+                              (retriever.label,))[0][0]
+    assert stored == 8
+
+    events.clear()
+    whole = retriever.retrieve(depth=5, progress=events.append)
+    assert len(whole) == 60 and len(reranker.queries) == 60       # only the 52 not ranked yet
+    assert {q: whole[q] for q in partial} == partial
+    assert events[-1].status == "done" and events[-1].total == 52
+
+
+def test_a_retrieval_cancelled_before_it_starts_ranks_nothing(demo_store, minilm):
+    events = []
+    reranker = ReversingReranker()
+    ranked = Retriever(demo_store, "demo", minilm, reranker, rerank_depth=5).retrieve(
+        depth=5, progress=events.append, cancel=lambda: True)
+    assert ranked == {} and reranker.queries == []
+    assert [(e.kind, e.status, e.done) for e in events] == [("retrieval", "cancelled", 0)]
 
 
 # --------------------------------------------------------------------------- the commands
