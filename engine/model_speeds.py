@@ -163,11 +163,11 @@ def planned_backend(name: str) -> tuple[str, int]:
     import os
 
     from engine.inflight import DEFAULT_ENDPOINT_CONCURRENCY
-    from models.catalog import resolve_model
+    from models.catalog import resolved_endpoint
     from models.host.supervisor import host_backend
 
     try:
-        if resolve_model(name).kind == "endpoint":
+        if resolved_endpoint(name) is not None:          # no catalog scan
             return "http", DEFAULT_ENDPOINT_CONCURRENCY
         if os.environ.get("MIRAGE_HOSTING", "").strip().lower() == "in-process":
             return "llama.cpp", 1

@@ -21,7 +21,7 @@ from typing import Iterable
 from models import endpoints, packaged
 from models.base import Embedder, Generator, ModelError
 from models.suggest import did_you_mean
-from models.gguf import read_gguf
+from models.gguf import GGUFInfo, read_gguf
 
 MODELS_ENV = "MIRAGE_MODELS"
 MAX_DEPTH = 4                      # folder levels below each root that are scanned
@@ -103,24 +103,45 @@ def _skipped_file(name: str) -> bool:
     return False
 
 
-_header_cache: dict[tuple[str, int, int], CatalogEntry] = {}
+_header_cache: dict[tuple, GGUFInfo | ModelError] = {}
 _header_lock = threading.Lock()
+
+
+def _header(path: Path, *, file_size: int | None = None, check_data: bool = True) -> GGUFInfo:
+    """:func:`models.gguf.read_gguf` of ``path``, read once per version of the file: kept
+    under its path, size and modification time (a file replaced or rewritten is read again;
+    a new file is a new key), the error too. A header is most of what resolving a name costs
+    (a model's tokenizer strings are skipped one by one: tens of ms each), and every estimate
+    resolves each generator several times."""
+    try:
+        st = path.stat()
+    except OSError:
+        return read_gguf(path, file_size=file_size, check_data=check_data)  # its own error
+    key = (str(path), st.st_size, st.st_mtime_ns, file_size, check_data)
+    with _header_lock:
+        found = _header_cache.get(key)
+    if found is None:
+        try:
+            found = read_gguf(path, file_size=file_size, check_data=check_data)
+        except ModelError as exc:
+            found = exc
+        with _header_lock:
+            _header_cache[key] = found
+    if isinstance(found, ModelError):
+        raise ModelError(str(found))
+    return found
 
 
 def _file_entry(path: Path) -> CatalogEntry | None:
     try:
-        st = path.stat()
+        size = path.stat().st_size
     except OSError:
         return None
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    with _header_lock:
-        if key in _header_cache:
-            return _header_cache[key]
     entry = CatalogEntry(name=path.stem, kind="generator", path=str(path), installed=True,
-                         install=None, size_bytes=st.st_size, quantization=None,
+                         install=None, size_bytes=size, quantization=None,
                          context_length=None, license=None, chat=False)
     try:
-        info = read_gguf(path)
+        info = _header(path)
     except ModelError as exc:
         entry.installed, entry.error = False, str(exc)
     else:
@@ -129,8 +150,6 @@ def _file_entry(path: Path) -> CatalogEntry | None:
         entry.quantization, entry.context_length = info.quantization, info.context_length
         entry.license, entry.chat = info.license, info.has_chat_template
         entry.architecture = info.architecture
-    with _header_lock:
-        _header_cache[key] = entry
     return entry
 
 
@@ -150,7 +169,7 @@ def _packaged_entry(spec: packaged.PackagedGenerator) -> CatalogEntry:
     if source is not None:
         header, size = source
         try:
-            info = read_gguf(header, file_size=size, check_data=header == path)
+            info = _header(header, file_size=size, check_data=header == path)
         except ModelError as exc:
             entry.error = str(exc)
         else:
@@ -342,6 +361,14 @@ def resolve_model(text: str | os.PathLike, folders: Iterable[Path] | None = None
         return ModelRef(text, "unknown")
     return ModelRef(text, "catalog", entry=entry,
                     path=Path(entry.path) if entry.path else None)
+
+
+def resolved_endpoint(text: str | os.PathLike) -> endpoints.Endpoint | None:
+    """The first step of :func:`resolve_model` alone: the endpoint ``text`` names, else None
+    (a catalog model, a file or nothing), without listing the catalog's models (it does only
+    for a configured endpoint name, to refuse one that is also a catalog model). For a caller
+    that needs no more than whether a model is served over HTTP."""
+    return find_endpoint(str(text))
 
 
 def _quiet_find(name: str, folders) -> CatalogEntry | None:

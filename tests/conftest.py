@@ -19,9 +19,13 @@ if str(ROOT) not in sys.path:  # so `pytest` works without an installed package 
     sys.path.insert(0, str(ROOT))
 
 # No test (nor the CLI it starts) reads the user's endpoints.toml or lists the model servers
-# that happen to run on this machine; endpoint tests set both variables themselves.
+# that happen to run on this machine; endpoint tests set both variables themselves. Nor does
+# one open the user's workspace: a command given no --db (`models check` records its speeds
+# there, `models list` reads them) opens this one; tests of the default set their own.
 os.environ["MIRAGE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="mirage-config-")
 os.environ["MIRAGE_ENDPOINT_PORTS"] = ""
+os.environ["MIRAGE_DB"] = os.path.join(tempfile.mkdtemp(prefix="mirage-workspace-"),
+                                       "workspace.db")
 
 
 @pytest.fixture(scope="session", autouse=True)

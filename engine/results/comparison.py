@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from engine.metrics.adaptability import OVERALL_MEANING
 from engine.metrics.definitions import definition_lines
 from engine.results.text import ADAPTABILITY_COLUMNS, concurrency_text, pct, short_setting, table
+from engine.runs.header import RunHeader
 from engine.units import fmt_delta
 
 Segment = tuple[str, str]
@@ -63,12 +64,10 @@ def run_row(store, run) -> RunRow:
 
     counts = stored_counts(store, run)
     config, header = run.config, run.header
-    seeds = header.get("seeds") if isinstance(header.get("seeds"), dict) else {}
+    seeds = header.seeds.as_dict() if header.seeds else {}
     seed_values = list(dict.fromkeys(str(v) for v in seeds.values())) or [
         str(config.get("seed", "—"))]
-    devices = header.get("devices") or [m.get("device") for m in
-                                        (header.get("models") or {}).values()
-                                        if isinstance(m, dict) and m.get("device")]
+    devices = header.devices or [m.device for m in header.models.values() if m.device]
     return RunRow(run.name, run.dataset, run.status, counts["done"], counts["total"],
                   list(config.get("generators") or []), list(config.get("settings") or []),
                   "/".join(seed_values), list(dict.fromkeys(devices)),
@@ -228,7 +227,7 @@ def summary_segments(report: dict, row: RunRow | None = None,
                     f"device {', '.join(row.devices) or '—'}\ngenerators "
                     f"{', '.join(row.generators) or '—'} · settings {', '.join(row.settings)}",
                     ""))
-    overlap = concurrency_text(report.get("header") or {})
+    overlap = concurrency_text(RunHeader.from_json(report.get("header")))
     if overlap:
         out.append((f"\nrequests in flight: {overlap}", ""))
     sample = report.get("sample")

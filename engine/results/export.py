@@ -102,7 +102,7 @@ def run_header(store: Store, run: RunInfo) -> dict[str, Any]:
             "run": run.name, "status": run.status, "items": stored_counts(store, run),
             "dataset": run.dataset, "dataset_id": run.dataset_id,
             "dataset_content_hash": run.dataset_hash, "dataset_queries": run.dataset_queries,
-            "config": run.config, "run_header": run.header,
+            "config": run.config, "run_header": run.header.as_dict(),
             "definitions": export_definitions(run.config),
             "created_at": run.created_at, "updated_at": run.updated_at,
             "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

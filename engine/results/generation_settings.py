@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from engine.results.records import split_system
+from engine.runs.header import ModelRecord, Sampling
 from engine.store.runs import RunInfo
 
 LABELS = {"max_tokens": "max tokens", "template": "prompt template",
@@ -41,20 +42,20 @@ class SettingDifference:
 def generation_settings(run: RunInfo, system: str) -> dict[str, str]:
     """The settings ``system`` of ``run`` generated with, as text (those recorded)."""
     generator, template = split_system(system)
-    header, config = _mapping(run.header), _mapping(run.config)
-    sampling = _mapping(header.get("sampling"))
-    model = _mapping(_mapping(header.get("models")).get(generator))
-    out = {"max_tokens": sampling.get("max_tokens", config.get("max_tokens")),
+    config = run.config if isinstance(run.config, dict) else {}
+    sampling = run.header.sampling or Sampling()
+    model = run.header.models.get(generator) or ModelRecord()
+    out = {"max_tokens": _first(sampling.max_tokens, config.get("max_tokens")),
            "template": template or config.get("template"),
-           "temperature": sampling.get("temperature"), "top_p": sampling.get("top_p"),
-           "top_k": sampling.get("top_k"), "seed": sampling.get("seed", config.get("seed")),
-           "backend": model.get("backend")}
+           "temperature": sampling.temperature, "top_p": sampling.top_p,
+           "top_k": sampling.top_k, "seed": _first(sampling.seed, config.get("seed")),
+           "backend": model.backend}
     return {k: _text(v) for k, v in out.items() if isinstance(v, (str, int, float))}
 
 
-def _mapping(value) -> dict:
-    """A header part as a dict (an old or hand-made header may hold something else)."""
-    return value if isinstance(value, dict) else {}
+def _first(recorded, configured):
+    """The header's value, else the config's (a header that did not record it)."""
+    return configured if recorded is None else recorded
 
 
 def _text(value) -> str:

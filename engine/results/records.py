@@ -302,10 +302,8 @@ def stored_counts(store: Store, run: RunInfo) -> dict[str, int]:
 
 
 def _planned_total(run: RunInfo) -> int | None:
-    value = run.header.get("total_items")
+    value = run.header.total_items
     if isinstance(value, int):
         return value
-    plan = run.header.get("plan")
-    if isinstance(plan, dict) and isinstance(plan.get("count"), int):
-        return plan["count"]
-    return None
+    count = run.header.plan.get("count")
+    return count if isinstance(count, int) else None

@@ -37,6 +37,7 @@ from engine.results.records import (LOOSE_METRIC, RunColumns, column_counts, is_
                                     load_columns, metric_order, parse_retrieved,
                                     retriever_name, setting_order, split_system)
 from engine.results.retrieval_table import group_key, retrievers, retrieval_table
+from engine.runs.header import RunHeader, Selection
 from engine.runs.lookup import RunNotFound
 from engine.store.runs import RunInfo
 from engine.retrieval.scores import answer_match_rows, gold_chunks, stored_rankings
@@ -57,7 +58,7 @@ class RunReport:
     run: str
     status: str
     dataset: str
-    header: dict
+    header: RunHeader
     config: dict
     items: dict[str, int]
     partial: bool
@@ -74,7 +75,7 @@ class RunReport:
 
     def as_json(self) -> dict[str, Any]:
         return {"run": self.run, "status": self.status, "partial": self.partial,
-                "dataset": self.dataset, "header": self.header, "config": self.config,
+                "dataset": self.dataset, "header": self.header.as_dict(), "config": self.config,
                 "definitions": self.definitions,
                 "items": dict(self.items), "sample": self.sample, "n_boot": self.n_boot,
                 "seed": self.seed, "systems": self.systems, "accuracy": self.accuracy,
@@ -236,19 +237,18 @@ def _sample_note(run: RunInfo, queries_in_run: int) -> dict | None:
     ``adaptive_target``; an adaptive run's N is the queries it used (``adaptive.queries``), or
     those it has items for so far."""
     config, header = run.config, run.header
-    selection = header.get("selection") if isinstance(header.get("selection"), dict) else {}
+    selection = header.selection or Selection()
     adaptive = (config.get("adaptive_target") is not None
                 or config.get("adaptive_until") == "difference")
-    mode = selection.get("mode") or ("adaptive" if adaptive
-                                     else "sample" if config.get("sample") else "all")
+    mode = selection.mode or ("adaptive" if adaptive
+                              else "sample" if config.get("sample") else "all")
     if mode == "adaptive":
-        used = header.get("adaptive") if isinstance(header.get("adaptive"), dict) else {}
-        queries = used.get("queries") or queries_in_run
+        queries = (header.adaptive and header.adaptive.queries) or queries_in_run
     elif mode == "sample":
-        queries = selection.get("queries") or config.get("sample") or queries_in_run
+        queries = selection.queries or config.get("sample") or queries_in_run
     else:
         return None
-    of = selection.get("of") or run.dataset_queries
+    of = selection.of or run.dataset_queries
     if not isinstance(queries, int) or queries >= of:
         return None
     return {"mode": mode, "queries": queries, "of": of, "seed": config.get("seed", 0)}

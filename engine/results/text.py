@@ -11,6 +11,7 @@ from typing import Any
 from engine.metrics.adaptability import OVERALL_MEANING
 from engine.metrics.definitions import definition_lines
 from engine.results.records import parse_retrieved, retriever_name
+from engine.runs.header import RunHeader
 from engine.units import COUNT_METRICS, fmt_interval
 from engine.stats import format_interval
 from engine.text_fit import fit_table, wrap_lines
@@ -71,24 +72,23 @@ def _context(entry: dict) -> tuple[str, str]:
     return "mixed (pool)", "-"
 
 
-def concurrency_text(header: dict) -> str:
+def concurrency_text(header: RunHeader) -> str:
     """The run header's requests in flight per generator (``smollm2 4``), when any generator
     had more than one out at once; empty otherwise."""
-    concurrency = header.get("concurrency")
-    if not isinstance(concurrency, dict) or not any(
+    concurrency = header.concurrency
+    if not any(
             isinstance(n, int) and n > 1 for n in concurrency.values()):
         return ""
     return ", ".join(f"{name} {n}" for name, n in concurrency.items())
 
 
-def backends(header: dict) -> dict[str, str]:
+def backends(header: RunHeader) -> dict[str, str]:
     """``{generator: backend}`` from the run header's model identities (``llama.cpp``,
     ``llama-server``, ``http``, ...; engine/runs/header.py records them)."""
-    return {name: model["backend"] for name, model in (header.get("models") or {}).items()
-            if isinstance(model, dict) and model.get("backend")}
+    return {name: model.backend for name, model in header.models.items() if model.backend}
 
 
-def backend_text(header: dict) -> str:
+def backend_text(header: RunHeader) -> str:
     """The backend the run's generators ran on: ``llama-server`` when they share one, else
     ``smollm2 llama.cpp, qwen llama-server``; empty when none is recorded."""
     found = backends(header)
@@ -97,14 +97,13 @@ def backend_text(header: dict) -> str:
     return ", ".join(f"{name} {backend}" for name, backend in found.items())
 
 
-def served_text(header: dict) -> str:
+def served_text(header: RunHeader) -> str:
     """What served the run's generators, with their device where it says more
     (:func:`models.served_by.backend_words`): ``llama.cpp on CPU`` when they share one, else
     ``smollm2 llama.cpp on CPU, qwen HTTP endpoint``; empty when none is recorded (Live's
     title)."""
-    found = {name: backend_words(model.get("backend"), model.get("device"))
-             for name, model in (header.get("models") or {}).items()
-             if isinstance(model, dict) and model.get("backend")}
+    found = {name: backend_words(model.backend, model.device)
+             for name, model in header.models.items() if model.backend}
     if len(set(found.values())) == 1:
         return next(iter(found.values()))
     return ", ".join(f"{name} {words}" for name, words in found.items())
@@ -113,7 +112,7 @@ def served_text(header: dict) -> str:
 def backend_segments(segments: list[tuple[str, str]], report: dict) -> list[tuple[str, str]]:
     """A run's summary (``comparison.summary_segments``) with its backend named after the
     title and the run's row line."""
-    text = backend_text(report.get("header") or {})
+    text = backend_text(RunHeader.from_json(report.get("header")))
     if not text:
         return segments
     at = 2 if len(segments) > 1 and segments[1][0].startswith("\ncreated") else 1
@@ -132,10 +131,11 @@ def _title(report: dict) -> list[str]:
     if errors:
         lines.append(f"{errors} item{'s' if errors != 1 else ''} failed (recorded with the error; "
                      "running the run again retries them).")
-    backend = backend_text(report.get("header") or {})
+    header = RunHeader.from_json(report.get("header"))
+    backend = backend_text(header)
     if backend:
         lines.append(f"Backend: {backend}.")
-    overlap = concurrency_text(report.get("header") or {})
+    overlap = concurrency_text(header)
     if overlap:
         lines.append(f"Requests in flight: {overlap} (a backend that batches requests may "
                      "change a greedy text slightly).")

@@ -54,7 +54,7 @@ from engine.runs import rows
 from engine.runs.answering import Answer, ItemAnswers
 from engine.runs.contexts import keep_learned_context
 from engine.runs.events import RunSummary, run_event
-from engine.runs.header import start_session
+from engine.runs.header import RunHeader, Session
 from engine.runs.live_eta import LiveEta
 from engine.runs.log import log_event
 from engine.runs.plan import Plan, PlanItem
@@ -109,7 +109,7 @@ class _Runner(RunModels, Job):
         self.params_json = params_json(self.params)
         self.generators, self.retrievers = generators, retrievers
         self.run_id: int | None = None
-        self.header: dict = {}
+        self.header = RunHeader()
         self.finished: dict[tuple, str | None] = {}   # item key -> generation key (None: todo)
         self.tally = RunTally()
         self.answers = ItemAnswers(store, self.template, self.params, self.config.max_tokens)
@@ -143,16 +143,15 @@ class _Runner(RunModels, Job):
     def _open(self) -> None:
         warm_up()                       # langid: its first score must not hold up a cancel
         self.run_id, stored = rows.open_run(self.store, self.plan)
-        self.header = start_session(stored, self.plan)
-        self.header.pop("message", None)
+        self.header = stored.with_session(Session.starting(self.config.threads))
         self._write_run(status="running")
         # the labels the run's retrieved items were stored under (they carry model hashes)
-        for name, entry in self.header.get("retrievers", {}).items():
-            if name in self.plan.retriever_labels and entry.get("label"):
-                self.plan.retriever_labels[name] = entry["label"]
+        for name, entry in self.header.retrievers.items():
+            if name in self.plan.retriever_labels and entry.label:
+                self.plan.retriever_labels[name] = entry.label
         self.finished = rows.finished_items(self.store, self.run_id)
         stored = sum(1 for v in self.finished.values() if v)
-        sessions = len(self.header.get("sessions", []))
+        sessions = len(self.header.sessions)
         self._log("session", f"session {sessions} started: " + (
             f"resumed, {stored} items stored already" if sessions > 1 or stored
             else "new run") + f", {self.plan.count} items planned")
@@ -167,7 +166,7 @@ class _Runner(RunModels, Job):
         items = self.plan.items_for(queries)
         self.queries_used += len(queries)
         self.tally.counts["total"] += len(items)
-        self.header["total_items"] = self.tally.counts["total"]
+        self.header = self.header.with_total_items(self.tally.counts["total"])
         facts = load_queries(self.store, queries)
         ranked = self._retrieve(items)
         wanted = {c for f in facts.values() for c in f.oracle + f.pool}
@@ -217,9 +216,8 @@ class _Runner(RunModels, Job):
         """How many requests go out at once (the run's setting, else the generator's
         default), recorded in the header for this session."""
         n = self.config.concurrency or default_concurrency(generator)
-        if self.header.get("concurrency", {}).get(name) != n:
-            self.header.setdefault("concurrency", {})[name] = n
-            self.header["sessions"][-1].setdefault("concurrency", {})[name] = n
+        if self.header.concurrency.get(name) != n:
+            self.header = self.header.with_concurrency(name, n)
             self._write_run()
         return Policy(concurrency=n, watchdog=watchdog_for(generator), seed=self.config.seed)
 
@@ -229,9 +227,9 @@ class _Runner(RunModels, Job):
         """On the job's thread: the contexts learned since, into the workspace and the log."""
         for key, name, tokens, message in self.answers.take_learned():
             keep_learned_context(self.store, key, tokens, message)
-            endpoint = self.header.get("models", {}).get(name, {}).get("endpoint")
-            if isinstance(endpoint, dict):
-                endpoint["context_length"] = tokens
+            learned = self.header.with_endpoint_context(name, tokens)
+            if learned is not self.header:
+                self.header = learned
                 self._write_run()
             self._log("context", f"{name}: the server refused a prompt over its context of "
                                  f"{tokens} tokens; prompts are fitted to it from now on "
@@ -294,13 +292,12 @@ class _Runner(RunModels, Job):
         return self.run_id is not None
 
     def record(self, status: str, message: str | None) -> None:
-        self.header["devices"] = sorted(set(self.header.get("devices", [])) | self.tally.devices)
+        self.header = self.header.with_devices(self.tally.devices)
         if self.config.adaptive:
-            self.header["adaptive"] = {"queries": self.queries_used,
-                                       "stop_reason": self.stop_reason,
-                                       "half_widths": self.half_widths}
+            self.header = self.header.with_adaptive(self.queries_used, self.stop_reason,
+                                                    self.half_widths)
         if message:
-            self.header["message"] = message
+            self.header = self.header.with_message(message)
         self._write_run(status)
         c = self.tally.counts
         try:        # best effort: the run row above already says how it ended
@@ -333,8 +330,8 @@ class _Runner(RunModels, Job):
         if found["difference"] is None:
             return False
         self.half_widths = {f"{b} - {a} | em_loose": (found["hi"] - found["lo"]) / 2}
-        self.header.setdefault("adaptive_difference", {}).update(
-            {"a": a, "b": b, **{k: found[k] for k in ("difference", "lo", "hi", "n")}})
+        self.header = self.header.with_adaptive_difference(
+            a=a, b=b, **{k: found[k] for k in ("difference", "lo", "hi", "n")})
         verdict = "decided" if found["decided"] else "not decided yet"
         self.emit(force=True, message=(
             f"{self.queries_used} queries: {b} − {a} on EM_loose "

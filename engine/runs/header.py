@@ -6,15 +6,28 @@ identity (name, sha256, quantization, n_ctx, backend) with the embedders and rer
 its retrievers. Each execution session appends the package versions, the machine and the
 threads it ran with; ``devices`` collects every device that generated. A resumed run refuses
 to continue with a model whose identity differs from the one recorded.
+
+:class:`RunHeader` is the header, typed and frozen: its one reader is
+:meth:`RunHeader.from_json` (the stored text, or that JSON as a dict: a report's ``header``), its
+one writer :meth:`RunHeader.to_json`; a run's updates are its ``with_*`` methods, each a new
+header. Every part keeps the keys it was read with, in their order, and any key this version
+does not know (``extra``), so a header read and written again is the same text, and a header
+an older version wrote reads with the defaults a missing key had (``models`` empty, ``reranker``
+None, ...). A part that is not of the shape this version reads (``"models": {"a": "sha"}``, a
+hand-made header) is kept as it came and reads as not recorded. Nothing outside this module
+indexes a run header by key (``tests/unit/test_run_header_access.py``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field, fields, replace
 from importlib import metadata
+from types import MappingProxyType
+from typing import Any, ClassVar, Mapping, TypeVar
 
 from engine import machine_load
 from engine.metrics.answer import SCORER_VERSION
@@ -50,48 +63,6 @@ def machine() -> dict:
             "processor": platform.processor() or None, "cpu_count": os.cpu_count()}
 
 
-def initial_header(plan: Plan) -> dict:
-    config = plan.config
-    name, _, version = plan.dataset.rpartition("@")
-    template = get_template(config.template)
-    return {
-        "dataset": {"name": name, "version": int(version), "content_hash": plan.dataset_hash,
-                    "queries": plan.dataset_queries},
-        "templates": {template.id: {"family": template.family, "version": template.version,
-                                    "cited": template.cited,
-                                    "description": template.description}},
-        "scorer_version": SCORER_VERSION,
-        "seeds": {"sampling": config.seed, "generation": config.seed},
-        "sampling": sampling_params(config.max_tokens, config.seed).key(),
-        "selection": {"mode": "adaptive" if config.adaptive else (
-                          "sample" if config.sample else "all"),
-                      "stratified_by": ["source", "language"],
-                      "queries": plan.first_batch, "of": plan.dataset_queries},
-        "ordering": {"group": ["generator", "query"], "settings": list(SETTING_ORDER)},
-        "truncation_rule": TRUNCATION_RULE,
-        "total_items": plan.count,
-        "plan": plan.summary(),
-        "models": {},
-        "retrievers": {},
-        "reranker": None,
-        "devices": [],
-        "packages": package_versions(),
-        "machine": machine(),
-        "sessions": [],
-    }
-
-
-def start_session(header: dict, plan: Plan) -> dict:
-    """A new session in the run's header: when, the packages, the machine and its load now
-    (:func:`engine.machine_load.load_now`, no waiting: the speeds the run measures are
-    corrected by it in later estimates)."""
-    load = machine_load.load_now(wait=False)
-    header.setdefault("sessions", []).append(
-        {"started_at": now(), "packages": package_versions(), "machine": machine(),
-         "threads": plan.config.threads, "load": load.as_json() if load else None})
-    return header
-
-
 def identity_json(model) -> dict | None:
     identity = getattr(model, "identity", None)
     if identity is None:
@@ -103,16 +74,431 @@ def identity_json(model) -> dict | None:
     return out
 
 
-def record_generator(header: dict, name: str, generator) -> str | None:
-    """Record a loaded generator's identity; returns an error when the header already holds a
-    different identity for it (the model file changed since the run started)."""
-    found = identity_json(generator)
-    known = header.setdefault("models", {}).get(name)
-    if known and found and known.get("key") != found["key"]:
-        return (f"generator {name!r} is not the model this run started with (sha256 "
-                f"{known.get('sha256', '?')[:12]}…, n_ctx {known.get('context_length')}; now "
-                f"{found['sha256'][:12]}…, n_ctx {found['context_length']}); resume it with "
-                f"that model, or use --force-new or a new --name")
-    header["models"][name] = {**(found or {}), "chat": bool(getattr(generator, "chat", True)),
-                              "device": getattr(generator, "device", None)}
-    return None
+# --------------------------------------------------------------------------- the parts
+
+EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def _empty() -> Mapping[str, Any]:
+    return EMPTY
+
+
+_UNREAD = object()                  # a value not of the shape its field reads: kept as it came
+P = TypeVar("P", bound="Part")
+
+
+def frozen(value):
+    """``value`` read-only: mappings as read-only mappings, lists as tuples (parts as they
+    are)."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen(v) for v in value)
+    return value
+
+
+def plain(value):
+    """``value`` as JSON holds it: parts and mappings as dicts, tuples as lists."""
+    if isinstance(value, Part):
+        return value.as_dict()
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Part:
+    """A JSON object of the header, typed: a field per key this version knows (its default
+    when the key is missing), ``present`` (the keys it was read or written with, in order: the
+    order they are written in) and ``extra`` (keys it does not know, and values not of the
+    shape their field reads, as they came)."""
+
+    present: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    extra: Mapping[str, Any] = field(default_factory=_empty, repr=False)
+
+    NESTED: ClassVar[Mapping[str, tuple[str, type]]] = {}
+    """Fields holding parts: ``(how, Part type)``, how is ``one``, ``map`` (name -> part) or
+    ``list``."""
+
+    @classmethod
+    def json_keys(cls) -> tuple[str, ...]:
+        """The JSON keys this version reads into fields."""
+        return tuple(cls._shapes())
+
+    @classmethod
+    def _shapes(cls) -> dict[str, type | None]:
+        """Each field's key and the JSON shape it reads: a mapping (``Mapping``), a list
+        (``tuple``) or anything (None), from its default."""
+        return {f.name: Mapping if f.default_factory is _empty else
+                tuple if f.default == () else None
+                for f in fields(cls) if f.name not in ("present", "extra")}
+
+    @classmethod
+    def read(cls: type[P], data: Mapping[str, Any]) -> P:
+        shapes, values, extra = cls._shapes(), {}, {}
+        for key, value in data.items():
+            parsed = (_parse(cls.NESTED.get(key), value, shapes[key]) if key in shapes
+                      else _UNREAD)
+            if parsed is _UNREAD:
+                extra[key] = frozen(value)
+            else:
+                values[key] = parsed
+        return cls(present=tuple(data), extra=MappingProxyType(extra), **values)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {key: plain(self.extra[key] if key in self.extra else getattr(self, key))
+                for key in self.present}
+
+    def raw(self, key: str):
+        """The value of ``key`` as JSON holds it (None when missing)."""
+        return plain(self.extra[key] if key in self.extra else getattr(self, key, None))
+
+    def has(self, key: str) -> bool:
+        """Whether the part was read or written with ``key``."""
+        return key in self.present
+
+    def _set(self: P, **changes) -> P:
+        """A copy with ``changes`` (a key new to it written last)."""
+        present = self.present + tuple(k for k in changes if k not in self.present)
+        extra = MappingProxyType({k: v for k, v in self.extra.items() if k not in changes})
+        return replace(self, present=present, extra=extra,
+                       **{k: frozen(v) for k, v in changes.items()})
+
+    def _drop(self: P, key: str) -> P:
+        """A copy without ``key`` (its field back to its default)."""
+        if key not in self.present:
+            return self
+        default = next(f for f in fields(self) if f.name == key)
+        value = default.default_factory() if callable(default.default_factory) \
+            else default.default
+        extra = MappingProxyType({k: v for k, v in self.extra.items() if k != key})
+        return replace(self, present=tuple(k for k in self.present if k != key), extra=extra,
+                       **{key: value})
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):       # frozen all the way down: a copy is itself
+        return self
+
+
+def _parse(nested: tuple[str, type] | None, value, shape: type | None):
+    """``value`` for a field: frozen, or read into its part(s); ``_UNREAD`` when it is not of
+    the field's shape (None stands for no part)."""
+    if nested is None:
+        if shape is Mapping and not isinstance(value, Mapping) or \
+                shape is tuple and not isinstance(value, list):
+            return _UNREAD
+        return frozen(value)
+    how, part = nested
+    if how == "one":
+        return None if value is None else part.read(value) if isinstance(value, Mapping) \
+            else _UNREAD
+    if how == "map" and isinstance(value, Mapping) and all(
+            isinstance(v, Mapping) for v in value.values()):
+        return MappingProxyType({k: part.read(v) for k, v in value.items()})
+    if how == "list" and isinstance(value, list) and all(isinstance(v, Mapping) for v in value):
+        return tuple(part.read(v) for v in value)
+    return _UNREAD
+
+
+@dataclass(frozen=True)
+class DatasetRecord(Part):
+    name: str | None = None
+    version: int | None = None
+    content_hash: str | None = None
+    queries: int | None = None             # queries in the whole dataset
+
+
+@dataclass(frozen=True)
+class TemplateRecord(Part):
+    family: str | None = None
+    version: int | None = None
+    cited: bool = False
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class Seeds(Part):
+    sampling: int | None = None
+    generation: int | None = None
+
+
+@dataclass(frozen=True)
+class Sampling(Part):
+    """:class:`models.base.SamplingParams` as recorded."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Selection(Part):
+    mode: str | None = None                 # all | sample | adaptive
+    stratified_by: tuple[str, ...] = ()
+    queries: int | None = None              # the first batch
+    of: int | None = None                   # the dataset's queries
+
+
+@dataclass(frozen=True)
+class Ordering(Part):
+    group: tuple[str, ...] = ()
+    settings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelRecord(Part):
+    """A generator as loaded: its identity (:class:`models.base.ModelIdentity` and its key),
+    the endpoint it asks (URL, model id, its identity's strength, the context it learned), if
+    any, whether it chats and its device."""
+
+    name: str | None = None
+    sha256: str | None = None
+    quantization: str | None = None
+    context_length: int | None = None
+    backend: str | None = None
+    key: str | None = None
+    endpoint: Mapping[str, Any] | None = None
+    chat: bool = True
+    device: str | None = None
+
+
+@dataclass(frozen=True)
+class RerankerRecord(Part):
+    spec: str | None = None
+    name: str | None = None
+    identity: Mapping[str, Any] | None = None
+    depth: int | None = None
+
+
+@dataclass(frozen=True)
+class RetrieverRecord(Part):
+    """A retriever as loaded: its label (what its items are stored under), its embedder's
+    identity and the reranker behind it."""
+
+    NESTED = {"reranker": ("one", RerankerRecord)}
+
+    label: str | None = None
+    embedder: Mapping[str, Any] | None = None
+    reranker: RerankerRecord | None = None
+
+
+@dataclass(frozen=True)
+class Session(Part):
+    """One execution session: when it started, the package versions, the machine, its
+    threads and load (:meth:`engine.machine_load.MachineLoad.as_json`), the requests it kept
+    in flight per generator."""
+
+    started_at: str | None = None
+    packages: Mapping[str, str | None] = field(default_factory=_empty)
+    machine: Mapping[str, Any] = field(default_factory=_empty)
+    threads: int | None = None
+    load: Mapping[str, Any] | None = None
+    concurrency: Mapping[str, int] = field(default_factory=_empty)
+
+    @classmethod
+    def starting(cls, threads: int | None) -> "Session":
+        """A session starting now: the packages, the machine and its load now
+        (:func:`engine.machine_load.load_now`, no waiting: the speeds the run measures are
+        corrected by it in later estimates)."""
+        load = machine_load.load_now(wait=False)
+        return cls.read({"started_at": now(), "packages": package_versions(),
+                         "machine": machine(), "threads": threads,
+                         "load": load.as_json() if load else None})
+
+
+@dataclass(frozen=True)
+class Adaptive(Part):
+    queries: int | None = None
+    stop_reason: str | None = None
+    half_widths: Mapping[str, float] = field(default_factory=_empty)
+
+
+@dataclass(frozen=True)
+class AdaptiveDifference(Part):
+    a: str | None = None
+    b: str | None = None
+    difference: float | None = None
+    lo: float | None = None
+    hi: float | None = None
+    n: int | None = None
+
+
+# --------------------------------------------------------------------------- the header
+
+@dataclass(frozen=True)
+class RunHeader(Part):
+    """The run header (module docstring). Read with :meth:`from_json`, written with
+    :meth:`to_json`; a field reads its default when the stored header lacks its key."""
+
+    NESTED = {"dataset": ("one", DatasetRecord), "templates": ("map", TemplateRecord),
+              "seeds": ("one", Seeds), "sampling": ("one", Sampling),
+              "selection": ("one", Selection), "ordering": ("one", Ordering),
+              "models": ("map", ModelRecord), "retrievers": ("map", RetrieverRecord),
+              "reranker": ("one", RerankerRecord), "sessions": ("list", Session),
+              "adaptive": ("one", Adaptive), "adaptive_difference": ("one", AdaptiveDifference)}
+
+    dataset: DatasetRecord | None = None
+    templates: Mapping[str, TemplateRecord] = field(default_factory=_empty)
+    scorer_version: str | None = None
+    seeds: Seeds | None = None
+    sampling: Sampling | None = None
+    selection: Selection | None = None
+    ordering: Ordering | None = None
+    truncation_rule: str | None = None
+    total_items: int | None = None          # planned items (adaptive batches add to it)
+    plan: Mapping[str, Any] = field(default_factory=_empty)   # the first session's Plan.summary()
+    models: Mapping[str, ModelRecord] = field(default_factory=_empty)
+    retrievers: Mapping[str, RetrieverRecord] = field(default_factory=_empty)
+    reranker: RerankerRecord | None = None
+    devices: tuple[str, ...] = ()
+    packages: Mapping[str, str | None] = field(default_factory=_empty)
+    machine: Mapping[str, Any] = field(default_factory=_empty)
+    sessions: tuple[Session, ...] = ()
+    concurrency: Mapping[str, int] = field(default_factory=_empty)  # requests in flight each
+    adaptive: Adaptive | None = None
+    adaptive_difference: AdaptiveDifference | None = None
+    message: str | None = None              # why the newest session ended as it did
+    device: str | None = None               # the one device of headers before ``devices``
+
+    # ------------------------------------------------------------------- reading, writing
+
+    @classmethod
+    def from_json(cls, data: str | bytes | Mapping[str, Any] | None) -> "RunHeader":
+        """The header stored as ``data`` (its JSON text, or that JSON read as a dict); empty
+        text or None is the empty header. Raises ValueError for text that is not a JSON
+        object."""
+        if data is None or data == "" or data == b"":
+            return cls()
+        if isinstance(data, (str, bytes)):
+            data = json.loads(data)
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a run header is a JSON object, not {type(data).__name__}")
+        return cls.read(data)
+
+    def to_json(self) -> str:
+        """The header as stored in ``runs.header``."""
+        return json.dumps(self.as_dict(), ensure_ascii=False)
+
+    @classmethod
+    def for_plan(cls, plan: Plan) -> "RunHeader":
+        """The header of a new run of ``plan`` (no session yet)."""
+        config = plan.config
+        name, _, version = plan.dataset.rpartition("@")
+        template = get_template(config.template)
+        return cls.from_json({
+            "dataset": {"name": name, "version": int(version),
+                        "content_hash": plan.dataset_hash, "queries": plan.dataset_queries},
+            "templates": {template.id: {"family": template.family, "version": template.version,
+                                        "cited": template.cited,
+                                        "description": template.description}},
+            "scorer_version": SCORER_VERSION,
+            "seeds": {"sampling": config.seed, "generation": config.seed},
+            "sampling": sampling_params(config.max_tokens, config.seed).key(),
+            "selection": {"mode": "adaptive" if config.adaptive else (
+                              "sample" if config.sample else "all"),
+                          "stratified_by": ["source", "language"],
+                          "queries": plan.first_batch, "of": plan.dataset_queries},
+            "ordering": {"group": ["generator", "query"], "settings": list(SETTING_ORDER)},
+            "truncation_rule": TRUNCATION_RULE,
+            "total_items": plan.count,
+            "plan": plan.summary(),
+            "models": {},
+            "retrievers": {},
+            "reranker": None,
+            "devices": [],
+            "packages": package_versions(),
+            "machine": machine(),
+            "sessions": [],
+        })
+
+    # ------------------------------------------------------------------- a run's updates
+
+    def with_session(self, session: Session) -> "RunHeader":
+        """A new session (:meth:`Session.starting`) appended; the last one's message gone."""
+        return self._set(sessions=(*self.sessions, session))._drop("message")
+
+    def with_total_items(self, total: int) -> "RunHeader":
+        return self._set(total_items=total)
+
+    def model_problem(self, name: str, generator) -> str | None:
+        """Why ``generator`` may not go on as generator ``name`` of this run: the header holds
+        a different identity for it (the model file changed since the run started)."""
+        found, known = identity_json(generator), self.models.get(name)
+        if known and found and known.key != found["key"]:
+            return (f"generator {name!r} is not the model this run started with (sha256 "
+                    f"{(known.sha256 or '?')[:12]}…, n_ctx {known.context_length}; now "
+                    f"{found['sha256'][:12]}…, n_ctx {found['context_length']}); resume it "
+                    f"with that model, or use --force-new or a new --name")
+        return None
+
+    def with_model(self, name: str, generator) -> "RunHeader":
+        """Generator ``name`` recorded as loaded: its identity, chat, device."""
+        record = ModelRecord.read({**(identity_json(generator) or {}),
+                                   "chat": bool(getattr(generator, "chat", True)),
+                                   "device": getattr(generator, "device", None)})
+        return self._set(models={**self.models, name: record})
+
+    def with_endpoint_context(self, name: str, tokens: int) -> "RunHeader":
+        """Generator ``name``'s endpoint with the context its server taught the run; the same
+        header when ``name`` asks no endpoint."""
+        model = self.models.get(name)
+        if model is None or not isinstance(model.endpoint, Mapping):
+            return self
+        model = model._set(endpoint={**model.endpoint, "context_length": tokens})
+        return self._set(models={**self.models, name: model})
+
+    def retriever_problem(self, name: str, label: str) -> str | None:
+        """Why a retriever labelled ``label`` may not go on as retriever ``name``."""
+        known = self.retrievers.get(name)
+        if known and known.label != label:
+            return (f"retriever {name!r} is not the one this run started with (label "
+                    f"{known.label}, now {label}: a different model file, reranker or attached "
+                    "collection); resume it with the same retriever, or use --force-new or a "
+                    "new --name")
+        return None
+
+    def with_retriever(self, name: str, label: str, embedder) -> "RunHeader":
+        """Retriever ``name`` recorded: its label, its embedder's identity, the reranker."""
+        record = RetrieverRecord.read({"label": label, "embedder": identity_json(embedder),
+                                       "reranker": self.raw("reranker")})
+        return self._set(retrievers={**self.retrievers, name: record})
+
+    def with_reranker(self, spec: str, reranker, depth: int | None) -> "RunHeader":
+        return self._set(reranker=RerankerRecord.read(
+            {"spec": spec, "name": reranker.name, "identity": identity_json(reranker),
+             "depth": depth}))
+
+    def with_concurrency(self, name: str, n: int) -> "RunHeader":
+        """Generator ``name`` keeps ``n`` requests in flight: in the header and its newest
+        session."""
+        header = self._set(concurrency={**self.concurrency, name: n})
+        if not self.sessions:
+            return header
+        last = self.sessions[-1]
+        last = last._set(concurrency={**last.concurrency, name: n})
+        return header._set(sessions=(*self.sessions[:-1], last))
+
+    def with_devices(self, devices) -> "RunHeader":
+        """The devices that generated, ``devices`` added."""
+        return self._set(devices=sorted(set(self.devices) | set(devices)))
+
+    def with_adaptive(self, queries: int, stop_reason: str | None,
+                      half_widths: Mapping[str, float]) -> "RunHeader":
+        return self._set(adaptive=Adaptive.read({"queries": queries, "stop_reason": stop_reason,
+                                                 "half_widths": dict(half_widths)}))
+
+    def with_adaptive_difference(self, **found) -> "RunHeader":
+        """The paired difference found so far (``a``, ``b``, ``difference``, ``lo``, ``hi``,
+        ``n``), over the one recorded."""
+        before = self.adaptive_difference.as_dict() if self.adaptive_difference else {}
+        return self._set(adaptive_difference=AdaptiveDifference.read({**before, **found}))
+
+    def with_message(self, message: str) -> "RunHeader":
+        return self._set(message=message)

@@ -5,6 +5,7 @@ and pass the :class:`RunInfo` down."""
 
 from __future__ import annotations
 
+from engine.runs.header import RunHeader
 from engine.runs.owner import shown_status
 from engine.store import Store
 from engine.store.runs import RunInfo, known_runs, run_by_name
@@ -33,4 +34,5 @@ def load_run(store: Store, name: str) -> RunInfo:
     if run is None:
         raise run_not_found(store, name)
     run.status = shown_status(store, run.id, run.status)      # a dead owner: interrupted
+    run.header = RunHeader.from_json(run.header)              # the stored JSON, read once
     return run

@@ -20,7 +20,7 @@ from collections import defaultdict
 
 from engine.metrics.answer import SCORER_VERSION
 from engine.runs import owner
-from engine.runs.header import initial_header, now
+from engine.runs.header import RunHeader, now
 from engine.runs.plan import Plan, PlanItem, RunConfigMismatch
 from engine.store import Store, run_items
 from engine.store import runs as run_table
@@ -37,7 +37,7 @@ def save_plan(store: Store, plan: Plan) -> int:
     return open_run(store, plan)[0]
 
 
-def open_run(store: Store, plan: Plan) -> tuple[int, dict]:
+def open_run(store: Store, plan: Plan) -> tuple[int, RunHeader]:
     """Create the run's row unless it exists and make this process its owner (status
     ``running``; :func:`engine.runs.owner.claim` refuses a run another live process holds);
     returns its id and its stored header. With ``plan.replace_existing`` an existing run of
@@ -58,12 +58,12 @@ def open_run(store: Store, plan: Plan) -> tuple[int, dict]:
                                         f"configuration ({', '.join(differs) or 'dataset'})")
             keep_recorded_choices(config, json.loads(row["config"]))
             run_table.set_config(db, row["id"], json.dumps(config.as_json()))
-            return row["id"], json.loads(row["header"])
-        header = json.dumps(initial_header(plan), ensure_ascii=False)
+            return row["id"], RunHeader.from_json(row["header"])
+        header = RunHeader.for_plan(plan).to_json()
         run_id = run_table.insert_run(db, config.name, plan.dataset_id,
                                       json.dumps(config.as_json()), header, now())
         owner.claim(db, run_id, config.name)
-        return run_id, json.loads(header)       # as stored: what a resume would read
+        return run_id, RunHeader.from_json(header)   # as stored: what a resume reads
 
 
 def keep_recorded_choices(config, stored: dict) -> None:
@@ -82,8 +82,8 @@ def keep_recorded_choices(config, stored: dict) -> None:
             setattr(config, key, stored[key])
 
 
-def write_run(store: Store, run_id: int, header: dict, status: str | None = None) -> None:
-    run_table.write_header(store, run_id, json.dumps(header, ensure_ascii=False), status, now())
+def write_run(store: Store, run_id: int, header: RunHeader, status: str | None = None) -> None:
+    run_table.write_header(store, run_id, header.to_json(), status, now())
 
 
 def write_item(store: Store, run_id: int, key: ItemKey, gen_key: str, prompt,

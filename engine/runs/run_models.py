@@ -12,7 +12,6 @@ from collections import defaultdict
 
 from engine.jobs import JobEvent, Stop, model_errors
 from engine.runs.contexts import apply_learned_context
-from engine.runs.header import identity_json, record_generator
 from engine.runs.plan import PlanItem
 
 
@@ -42,9 +41,10 @@ class RunModels:
             if learned:
                 self._log("context", f"{name}: prompts fitted to {learned} tokens, the context "
                                      "its server named before")
-            problem = record_generator(self.header, name, generator)
+            problem = self.header.model_problem(name, generator)
             if problem:
                 raise Stop("failed", problem)
+            self.header = self.header.with_model(name, generator)
             self.recorded.add(name)
             self._write_run()
         return generator
@@ -82,17 +82,13 @@ class RunModels:
             retriever = self._load_retriever(name)
             self.retrievers[name] = retriever
         label = getattr(retriever, "label", None) or self.plan.retriever_labels[name]
-        known = self.header.setdefault("retrievers", {}).get(name)
-        if known and known.get("label") != label:
-            raise Stop("failed", f"retriever {name!r} is not the one this run started with "
-                                 f"(label {known.get('label')}, now {label}: a different model "
-                                 "file, reranker or attached collection); resume it with the "
-                                 "same retriever, or use --force-new or a new --name")
+        problem = self.header.retriever_problem(name, label)
+        if problem:
+            raise Stop("failed", problem)
         self.plan.retriever_labels[name] = label
-        if not known:
-            self.header["retrievers"][name] = {
-                "label": label, "embedder": identity_json(getattr(retriever, "embedder", None)),
-                "reranker": self.header.get("reranker")}
+        if name not in self.header.retrievers:
+            self.header = self.header.with_retriever(name, label,
+                                                     getattr(retriever, "embedder", None))
             self._write_run()
         return retriever
 
@@ -130,7 +126,5 @@ class RunModels:
         parsed = RerankerSpec.parse(spec)
         reranker = parsed.open(**({"n_threads": self.config.threads}
                                   if parsed.kind == "judge" else {}))
-        self.header["reranker"] = {"spec": spec, "name": reranker.name,
-                                   "identity": identity_json(reranker),
-                                   "depth": self.config.rerank_depth}
+        self.header = self.header.with_reranker(spec, reranker, self.config.rerank_depth)
         return reranker

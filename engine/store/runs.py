@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 from engine.store.database import Store, json_column
 
@@ -21,7 +22,8 @@ class RunInfo:
     dataset_hash: str
     dataset_queries: int    # queries in the whole dataset (a sample says "N of M")
     config: dict
-    header: dict
+    header: Any             # engine.runs.header.RunHeader, read by engine.runs.lookup from the
+    #                         stored JSON (the store hands that back, as a dict)
     status: str
     created_at: str
     updated_at: str

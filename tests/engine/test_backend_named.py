@@ -11,6 +11,7 @@ from testkit.runs import FakeGenerator, config, run
 from engine.datasets.demo_pool import ensure_demo
 from engine.results.comparison import run_row, summary_segments
 from engine.arena.ratings.page import run_page_with_arenas as run_page
+from engine.runs.header import RunHeader
 from engine.runs.lookup import load_run
 from engine.results.report import build_report
 from engine.results.text import format_report
@@ -54,5 +55,5 @@ def test_the_runs_summary_names_the_backend_under_the_run_line(store):
     assert backend_segments(summary_segments(report), report)[1] == (
         "\nbackend llama-server", "")
     bare = {**report, "header": {**report["header"], "models": {}}}
-    assert backend_text(bare["header"]) == ""
+    assert backend_text(RunHeader.from_json(bare["header"])) == ""
     assert backend_segments(summary_segments(bare), bare) == summary_segments(bare)

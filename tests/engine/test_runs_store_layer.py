@@ -57,9 +57,9 @@ def test_a_run_is_opened_without_reading_its_header_back(demo):
     header_reads = [s for s in statements if re.match(r"SELECT header FROM runs\b", s)]
     assert header_reads == []
     # and the header it went on with is the stored one, sessions and all
-    assert len(load_run(demo, "t").header["sessions"]) == 1
+    assert len(load_run(demo, "t").header.sessions) == 1
     run(demo, config(sample=1, settings=["base"]))
-    assert len(load_run(demo, "t").header["sessions"]) == 2
+    assert len(load_run(demo, "t").header.sessions) == 2
 
 
 def test_an_item_is_one_transaction_of_the_same_statements(demo):

@@ -147,6 +147,35 @@ def test_duplicate_file_names_get_their_folder(tmp_path):
     assert {"one/same", "two/same"} <= names
 
 
+def test_a_model_added_or_rewritten_after_a_resolve_is_found(tmp_path):
+    """The headers the catalog keeps (one read per file version) never hide a change: a file
+    added after the first resolve is found, one rewritten in place is read again."""
+    _tiny_gguf(tmp_path / "first.gguf")
+    assert catalog.resolve_model("first", folders=[tmp_path]).kind == "catalog"
+    assert catalog.resolve_model("later", folders=[tmp_path]).kind == "unknown"
+    _tiny_gguf(tmp_path / "deeper" / "later.gguf", **{"llama.context_length": 4096})
+    later = catalog.resolve_model("later", folders=[tmp_path])
+    assert later.kind == "catalog" and later.entry.context_length == 4096
+    path = tmp_path / "deeper" / "later.gguf"
+    stamp = path.stat().st_mtime_ns
+    _tiny_gguf(path, **{"llama.context_length": 1024, "general.name": "a longer header"})
+    os.utime(path, ns=(stamp + 10**9, stamp + 10**9))   # a coarse clock: still a new version
+    assert catalog.resolve_model("later", folders=[tmp_path]).entry.context_length == 1024
+    path.write_bytes(b"not a model any more")
+    assert "not a GGUF file" in catalog.resolve_model("later", folders=[tmp_path]).entry.error
+
+
+def test_a_command_without_db_opens_a_test_workspace():
+    """The suite never opens the user's workspace (tests/conftest.py sets $MIRAGE_DB): `models
+    check` records its speeds in the default one."""
+    import platformdirs
+
+    from engine.store import default_db_path
+
+    user = Path(platformdirs.user_data_dir("mirage-tui"))
+    assert user not in default_db_path().parents
+
+
 # --------------------------------------------------------------------------- loading by name
 
 def test_load_generator_by_name_path_and_catalog_entry(tmp_path):

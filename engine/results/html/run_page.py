@@ -14,6 +14,7 @@ from engine.results.html.page import definition_list, esc, figure, notes, page, 
 from engine.results.html.svg import Interval, bar_chart
 from engine.results.report import build_report
 from engine.results.text import backend_text, short_setting
+from engine.runs.header import RunHeader
 from engine.stats import N_BOOT, SEED
 from engine.store import Store
 from engine.store.runs import RunInfo
@@ -27,43 +28,36 @@ SHARES = (("nv", "NV", "noise vulnerability ↓"), ("ca", "CA", "context accepta
 def run_header_pairs(report: dict) -> list[tuple[str, object]]:
     """The run header as (name, value) lines: dataset and version, models with their
     identities, templates, seed, device, backend, concurrency, created, tool version."""
-    header, config = report["header"], report["config"]
-    dataset = header.get("dataset") or {}
+    header, config = RunHeader.from_json(report["header"]), report["config"]
+    dataset = header.dataset
     pairs: list[tuple[str, object]] = [
         ("run", f"{report['run']} ({report['status']}{', partial' if report['partial'] else ''})"),
-        ("dataset", f"{report['dataset']}" + (f" · {dataset.get('queries')} queries · content "
-                                              f"{str(dataset.get('content_hash', ''))[:12]}"
+        ("dataset", f"{report['dataset']}" + (f" · {dataset.queries} queries · content "
+                                              f"{str(dataset.content_hash or '')[:12]}"
                                               if dataset else ""))]
     if report.get("sample"):
         s = report["sample"]
         pairs.append(("sample", f"{s['mode']}: {s['queries']} of {s['of']} queries, seed "
                                 f"{s['seed']}"))
-    for name, model in (header.get("models") or {}).items():
-        if isinstance(model, dict):
-            ident = ", ".join(f"{k} {str(model[k])[:16]}" for k in ("sha256", "key", "backend",
-                                                                  "quantization", "device")
-                              if model.get(k))
-            pairs.append((f"model {name}", ident))
-        else:
-            pairs.append((f"model {name}", model))
-    for name, retriever in (header.get("retrievers") or {}).items():
-        pairs.append((f"retriever {name}", retriever if not isinstance(retriever, dict) else
-                      ", ".join(f"{k} {str(v)[:16]}" for k, v in retriever.items()
-                                if not isinstance(v, (dict, list)))))
-    templates = header.get("templates") or {}
-    pairs.append(("templates", ", ".join(templates) or config.get("template", "–")))
-    seeds = header.get("seeds") or {"seed": config.get("seed")}
+    for name, model in header.models.items():
+        ident = ", ".join(f"{label} {str(value)[:16]}" for label, value in (
+            ("sha256", model.sha256), ("key", model.key), ("backend", model.backend),
+            ("quantization", model.quantization), ("device", model.device)) if value)
+        pairs.append((f"model {name}", ident))
+    for name, retriever in header.retrievers.items():
+        pairs.append((f"retriever {name}", ", ".join(
+            f"{k} {str(v)[:16]}" for k, v in retriever.as_dict().items()
+            if not isinstance(v, (dict, list)))))
+    pairs.append(("templates", ", ".join(header.templates) or config.get("template", "–")))
+    seeds = (header.seeds.as_dict() if header.seeds else {}) or {"seed": config.get("seed")}
     pairs.append(("seeds", ", ".join(f"{k} {v}" for k, v in seeds.items())))
-    pairs.append(("device", ", ".join(header.get("devices") or [str(header.get("device", "–"))])))
+    pairs.append(("device", ", ".join(header.devices or [str(header.device or "–")])))
     pairs.append(("backend", backend_text(header) or "–"))
-    concurrency = header.get("concurrency")
-    if isinstance(concurrency, dict):
-        concurrency = ", ".join(f"{k} {v}" for k, v in concurrency.items())
-    pairs.append(("concurrency", concurrency if concurrency is not None else "–"))
-    sessions = header.get("sessions") or []
-    if sessions:
-        pairs.append(("created", sessions[0].get("started_at", "–")))
-    packages = header.get("packages") or {}
+    pairs.append(("concurrency", ", ".join(f"{k} {v}" for k, v in header.concurrency.items())
+                  or "–"))
+    if header.sessions:
+        pairs.append(("created", header.sessions[0].started_at or "–"))
+    packages = header.packages
     pairs.append(("tool version", f"mirage-tui {packages.get('mirage-tui', '–')}"
                                   + (f", python {packages['python']}"
                                      if packages.get("python") else "")))

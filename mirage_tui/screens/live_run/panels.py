@@ -100,7 +100,7 @@ def run_title(run_name: str | None, report, status: str | None = None) -> str:
             parts.append(f"sample of {sample['queries']} of {sample['of']} queries "
                          f"(seed {sample['seed']})")
         served = served_text(report.header)
-        devices = report.header.get("devices") or []
+        devices = report.header.devices
         if served:
             parts.append(served)
         elif devices:
