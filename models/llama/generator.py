@@ -57,6 +57,7 @@ import os
 import re
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -265,31 +266,24 @@ class LlamaGenerator:
             stream = llm.generate([], reset=False, top_k=params.top_k, top_p=params.top_p,
                                   min_p=0.0, temp=params.temperature, repeat_penalty=1.0)
             try:
-                for token in stream:
-                    if self._abort.is_set():
-                        raise _Aborted()
-                    self._check_cancel(cancel, len(completion), params.max_tokens)
-                    if llama_cpp.llama_vocab_is_eog(self._vocab, token):
-                        finish = "stop"
-                        break
-                    completion.append(token)
-                    if stops:
-                        so_far = self._detok(completion)
-                        cut = min((i for i in (so_far.find(s) for s in stops) if i >= 0),
-                                  default=-1)
-                        if cut >= 0:
-                            text, finish = so_far[:cut], "stop"
+                with self._failing("while generating"):
+                    for token in stream:
+                        if self._abort.is_set():
+                            raise _Aborted()
+                        self._check_cancel(cancel, len(completion), params.max_tokens)
+                        if llama_cpp.llama_vocab_is_eog(self._vocab, token):
+                            finish = "stop"
                             break
-                    if len(completion) >= params.max_tokens:
-                        break
-            except _Aborted:
-                self._forget_prompt()
-                raise ModelError(f"{self.name}: the request was aborted (the model is being "
-                                 "closed)") from None
-            except RuntimeError as exc:
-                self._forget_prompt()
-                raise ModelError(f"{self.path}: llama.cpp failed while generating ({exc})") \
-                    from None
+                        completion.append(token)
+                        if stops:
+                            so_far = self._detok(completion)
+                            cut = min((i for i in (so_far.find(s) for s in stops) if i >= 0),
+                                      default=-1)
+                            if cut >= 0:
+                                text, finish = so_far[:cut], "stop"
+                                break
+                        if len(completion) >= params.max_tokens:
+                            break
             finally:
                 stream.close()
             if text is None:
@@ -388,7 +382,7 @@ class LlamaGenerator:
             llm.reset()
             reuse = 0
         self._prompt_len = 0
-        try:
+        with self._failing("to evaluate the prompt"):
             for start in range(reuse, len(tokens), block):
                 if self._abort.is_set():
                     raise _Aborted()
@@ -396,14 +390,6 @@ class LlamaGenerator:
                     llm.reset()
                     self._check_cancel(cancel, 0, max_tokens)
                 llm.eval(tokens[start:start + block])
-        except _Aborted:
-            llm.reset()
-            raise ModelError(f"{self.name}: the request was aborted (the model is being "
-                             "closed)") from None
-        except RuntimeError as exc:
-            llm.reset()
-            raise ModelError(f"{self.path}: llama.cpp failed to evaluate the prompt ({exc})") \
-                from None
         self._prompt_len = len(tokens)
         return len(tokens) - reuse
 
@@ -418,6 +404,21 @@ class LlamaGenerator:
     def _forget_prompt(self) -> None:
         self._llm.reset()
         self._prompt_len = 0
+
+    @contextmanager
+    def _failing(self, doing: str):
+        """A request that :meth:`stop_serving` cut (``_Aborted``) or llama.cpp failed
+        (``RuntimeError``, ``llama.cpp failed {doing}``) inside: the cached prompt forgotten
+        and a ModelError raised that says which."""
+        try:
+            yield
+        except _Aborted:
+            self._forget_prompt()
+            raise ModelError(f"{self.name}: the request was aborted (the model is being "
+                             "closed)") from None
+        except RuntimeError as exc:
+            self._forget_prompt()
+            raise ModelError(f"{self.path}: llama.cpp failed {doing} ({exc})") from None
 
     def reset(self) -> None:
         """Forget the cached prompt (the next call evaluates everything)."""

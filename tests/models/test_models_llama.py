@@ -415,3 +415,43 @@ def test_a_prompt_too_long_raises_context_overflow_before_llama(smol):
     with pytest.raises(ContextOverflow):
         smol.label_probs(prompt, ["a", "b"])
     assert smol._llm.n_tokens == 0               # llama.cpp was never called
+
+
+def test_llama_failures_and_aborts_say_which_and_forget_the_prompt(smol, monkeypatch):
+    """llama.cpp failing (RuntimeError) or a request cut by stop_serving, while the prompt is
+    evaluated or while tokens are generated: a ModelError that says which, the cached prompt
+    forgotten; the next request runs as usual."""
+    import threading
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("llama_decode returned -3")
+
+    def failing_stream(*args, **kwargs):
+        yield from ()
+        raise RuntimeError("llama_decode returned -1")
+
+    stopped, evaluate = threading.Event(), smol._llm.eval
+
+    def evaluate_then_stop(tokens):                   # stop_serving() as the prompt is done
+        evaluate(tokens)
+        stopped.set()
+
+    def refused(message: str, prompt: str, *patches) -> None:
+        with monkeypatch.context() as m:
+            for target, name, value in patches:
+                m.setattr(target, name, value)
+            with pytest.raises(ModelError, match=message):
+                smol.generate(prompt, few(2))
+        assert smol._prompt_len == 0 and smol._llm.n_tokens == 0
+
+    smol.reset()
+    refused(r"llama\.cpp failed to evaluate the prompt \(llama_decode returned -3\)",
+            "1, 2, 3,", (smol._llm, "eval", fails))
+    smol.generate("1, 2, 3,", few(2))                 # a prompt held, then generation fails
+    refused(r"llama\.cpp failed while generating \(llama_decode returned -1\)", "1, 2, 3,",
+            (smol._llm, "generate", failing_stream))
+    aborted = "the request was aborted"
+    refused(aborted, "2, 4, 6,", (smol, "_abort", stopped),       # cut at its first token
+            (smol._llm, "eval", evaluate_then_stop))
+    refused(aborted, "1, 2, 3, 4,", (smol, "_abort", stopped))    # before its first block
+    assert smol.generate("1, 2, 3,", few(2)).completion_tokens == 2
