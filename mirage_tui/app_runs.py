@@ -4,12 +4,12 @@ first), resume (the shown or last stopped run; the next launch offers one stoppe
 or killed: resume, open, later, or never ask about it again), and the controller's messages
 (started, progress, finished, failed) handed to Live run.
 
-Mixed into :class:`mirage_tui.app.MirageApp`: it uses the app's ``store``, ``threads``,
-``run_controller``, ``has_runs``, ``quit_when_idle``, ``go_to``, ``show_mode``,
-``live_screen``, ``show_run``, ``quick_judging`` (:class:`~mirage_tui.quick_comparison.QuickJudging`) and
-its ``QuickChecked`` message."""
+Mixed into :class:`mirage_tui.app.MirageApp`; what it uses of the app is
+:class:`AppRunsHost`."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from textual import work
 from textual.message import Message
@@ -18,11 +18,54 @@ from mirage_tui.dialogs.run_questions import cancel_run_question, resume_questio
 from mirage_tui.quick_comparison import (QUICK_NAME, QuickJudging, missing_models,
                                          quick_comparison_config, quick_judged_text)
 from mirage_tui.run_controller import RunController, resumable_runs
+from mirage_tui.screens.hosts import NodeHost
 from mirage_tui.widgets.estimates import duration
 
+if TYPE_CHECKING:
+    from textual.screen import Screen
 
-class AppRuns:
-    """The app's one run at a time, seen from its keys and messages (module docstring)."""
+    from engine.store import Store
+    from mirage_tui.screens.live_run import LiveRunScreen
+
+
+class AppRunsHost(NodeHost, Protocol):
+    """What :class:`AppRuns` uses of the app (:class:`mirage_tui.app.MirageApp`) beyond a
+    Textual node's own."""
+
+    store: Store | None
+    threads: int | None
+    run_controller: RunController
+    quick_judging: QuickJudging
+    has_runs: bool = False
+    quit_when_idle: bool = False
+    QuickChecked: Callable[..., Message]
+
+    @property
+    def live_screen(self) -> LiveRunScreen | None: ...
+
+    def go_to(self, mode: str) -> bool: ...
+
+    async def show_mode(self, mode: str) -> Screen | None: ...
+
+    def show_run(self, run_name: str) -> None: ...
+
+    def push_screen(self, screen: Any, callback: Callable[[Any], object] | None = None) -> Any: ...
+
+    def call_from_thread(self, callback: Callable[..., object], *args: Any,
+                         **kwargs: Any) -> Any: ...
+
+    def exit(self) -> None: ...
+
+
+if TYPE_CHECKING:
+    _Host = AppRunsHost
+else:
+    _Host = object
+
+
+class AppRuns(_Host):
+    """The app's one run at a time, seen from its keys and messages (module docstring; what it
+    uses of the app: :class:`AppRunsHost`)."""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "quick_comparison":

@@ -20,15 +20,19 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterator
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterator, Protocol
 
 from textual.message import Message
 from textual.screen import ModalScreen, Screen, ScreenResultType
 from textual.worker import Worker, WorkerState
 
+from mirage_tui.screens.hosts import NodeHost
 from mirage_tui.workbench import Workbench, workbench_of
 
 if TYPE_CHECKING:
+    from textual.binding import ActiveBinding
+    from textual.timer import Timer
+
     from engine.app_config import AppConfig
     from engine.runs import RunConfig
     from engine.store import Store
@@ -63,8 +67,28 @@ class WorkerFailed(Message):
     error: str
 
 
-class WorkbenchAccess:
-    """The part :class:`BaseScreen` and :class:`BaseModal` share (mixed into a Screen)."""
+class WorkbenchAccessHost(NodeHost, Protocol):
+    """What :class:`WorkbenchAccess` uses of the Textual screen it is mixed into."""
+
+    @property
+    def is_current(self) -> bool: ...
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]: ...
+
+    def set_interval(self, interval: float,
+                     callback: Callable[[], object] | None = None) -> Timer: ...
+
+
+if TYPE_CHECKING:
+    _Host = WorkbenchAccessHost
+else:
+    _Host = object
+
+
+class WorkbenchAccess(_Host):
+    """The part :class:`BaseScreen` and :class:`BaseModal` share (mixed into a Screen; what it
+    uses of the screen: :class:`WorkbenchAccessHost`)."""
 
     PALETTE: ClassVar[tuple[PaletteCommand, ...]] = ()
     """The palette commands that make sense only on this screen."""
@@ -73,7 +97,7 @@ class WorkbenchAccess:
 
     @property
     def workbench(self) -> Workbench | None:
-        return workbench_of(self.app)  # type: ignore[attr-defined]
+        return workbench_of(self.app)
 
     @property
     def store(self) -> Store | None:
@@ -104,7 +128,7 @@ class WorkbenchAccess:
         again in a moment."""
         store = self.store
         if store is None:
-            self.set_timer(STORE_RETRY, retry)  # type: ignore[attr-defined]
+            self.set_timer(STORE_RETRY, retry)
         return store
 
     def watch_store(self, fingerprint: Callable[[Store], object], changed: Callable[[], object],
@@ -119,7 +143,7 @@ class WorkbenchAccess:
 
         def look() -> None:
             store = self.store
-            if store is None or not self.is_current:  # type: ignore[attr-defined]
+            if store is None or not self.is_current:
                 return
             try:
                 value = fingerprint(store)
@@ -129,7 +153,7 @@ class WorkbenchAccess:
                 changed()
             seen[:] = [value]
 
-        self.set_interval(interval, look)  # type: ignore[attr-defined]
+        self.set_interval(interval, look)
 
     def start_run(self, config: RunConfig) -> bool:
         workbench = self.workbench
@@ -141,8 +165,8 @@ class WorkbenchAccess:
         workbench = self.workbench
         if workbench is not None:
             workbench.action_go_back()
-        elif len(self.app.screen_stack) > 1:  # type: ignore[attr-defined]
-            self.app.pop_screen()  # type: ignore[attr-defined]
+        elif len(self.app.screen_stack) > 1:
+            self.app.pop_screen()
 
     @contextmanager
     def worker_errors(self, what: str, store: Store, *, prefix: str = "") -> Iterator[None]:
@@ -154,9 +178,9 @@ class WorkbenchAccess:
         try:
             yield
         except OutputFileError as exc:         # one line that names the path already
-            self.post_message(WorkerFailed(what, str(exc)))  # type: ignore[attr-defined]
+            self.post_message(WorkerFailed(what, str(exc)))
         except Exception as exc:
-            self.post_message(  # type: ignore[attr-defined]
+            self.post_message(
                 WorkerFailed(what, f"{prefix}{type(exc).__name__}: {exc}"))
         finally:
             store.close()
