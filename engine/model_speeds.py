@@ -222,17 +222,11 @@ def _stamp(text: str | None) -> str:
     return (text or "")[:19].replace("T", " ")
 
 
-def _session_load(header_text: str | None) -> MachineLoad | None:
-    """The machine load the newest session of a run's or an arena's header started under."""
-    try:
-        sessions = json.loads(header_text or "{}").get("sessions") or []
-    except (TypeError, ValueError, AttributeError):
-        return None
-    for session in reversed(sessions):
-        load = MachineLoad.from_json(session.get("load")) if isinstance(session, dict) else None
-        if load is not None:
-            return load
-    return None
+def _session_load(loads: list) -> MachineLoad | None:
+    """The machine load the newest session of a run's or an arena's header started under
+    (``loads``: each session's, newest first, as :func:`engine.store.speeds.session_loads`
+    reads them)."""
+    return next((load for load in map(MachineLoad.from_json, loads) if load is not None), None)
 
 
 def _text_bytes(value) -> int:
@@ -301,7 +295,7 @@ def _judged(store: Store, names: tuple[str, ...], bytes_per_token: float, cached
     if seconds <= 0.5 or work <= 0:
         return None
     rate = work / seconds
-    load = _session_load(speed_rows.newest_arena_header(store, names))
+    load = _session_load(speed_rows.newest_arena_session_loads(store, names))
     return (Speed(rate, rate / ratio, f"measured judging ({len(rows)} judge calls in the "
                                       "store)", load=load), _stamp(rows[0]["created_at"]))
 
@@ -320,7 +314,7 @@ def _generated(store: Store, rows: list) -> tuple[Speed, str] | None:
     own = [r for r in rows if r[5] == newest_run] if newest_run is not None else []
     own = own if len(own) >= MIN_MEASURED and sum(r[2] for r in own) > 0.5 else rows
     speed = _fitted(own, "")
-    load = (_session_load(speed_rows.run_headers(store, [newest_run]).get(newest_run))
+    load = (_session_load(speed_rows.run_session_loads(store, newest_run))
             if newest_run is not None else None)
     return Speed(speed.prompt_tps, speed.gen_tps, speed.source, load=load), _stamp(rows[0][3])
 

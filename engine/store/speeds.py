@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Sequence
 
-from engine.store.database import Store
+from engine.store.database import Store, json_column
 
 
 # --------------------------------------------------------------------------- model checks
@@ -66,10 +66,20 @@ def timed_generations(store: Store, model: str, limit: int) -> list[sqlite3.Row]
         "ORDER BY g.created_at DESC LIMIT ?", (model, limit))
 
 
-def run_headers(store: Store, run_ids: Sequence[int]) -> dict[int, str]:
-    """Each run's header (JSON text), by id."""
-    return {r[0]: r[1] for r in store.query_in("SELECT id, header FROM runs WHERE id IN "
-                                                "({marks})", list(dict.fromkeys(run_ids)))}
+def run_session_loads(store: Store, run_id: int) -> list:
+    """The machine loads the sessions of run ``run_id``'s header recorded
+    (:meth:`engine.machine_load.MachineLoad.as_json`, as stored), newest session first."""
+    rows = store.query("SELECT header FROM runs WHERE id = ?", (run_id,))
+    return session_loads(rows[0][0]) if rows else []
+
+
+def session_loads(header_text: str | None) -> list:
+    """The ``load`` of each session of a run's or an arena's header (JSON text), newest first
+    (None for a session without one); empty for a header without sessions."""
+    header = json_column(header_text, {})
+    sessions = header.get("sessions") if isinstance(header, dict) else None
+    return [s.get("load") if isinstance(s, dict) else None
+            for s in reversed(sessions if isinstance(sessions, list) else [])]
 
 
 # --------------------------------------------------------------------------- judge calls
@@ -86,13 +96,13 @@ def timed_judgments(store: Store, names: Sequence[str], limit: int) -> list[sqli
         (*names, limit))
 
 
-def newest_arena_header(store: Store, names: Sequence[str]) -> str | None:
-    """The header (JSON text) of the arena last judged by the judge named any of ``names``."""
+def newest_arena_session_loads(store: Store, names: Sequence[str]) -> list:
+    """:func:`session_loads` of the arena last judged by the judge named any of ``names``."""
     names = tuple(dict.fromkeys(names))
     rows = store.query(
         "SELECT header FROM arenas WHERE json_extract(header, '$.judge.name') IN "
         f"({', '.join('?' * len(names))}) ORDER BY updated_at DESC, id DESC LIMIT 1", names)
-    return rows[0][0] if rows else None
+    return session_loads(rows[0][0]) if rows else []
 
 
 def text_bytes(store: Store, queries: list[int]) -> tuple[dict[int, int], dict[int, float]]:
