@@ -146,6 +146,99 @@ def test_a_run_stores_the_header_text_it_stored_before(demo, monkeypatch, name):
         assert now == before, f"{name}: header write {i} differs"
 
 
+# --------------------------------------------------------------------------- reading
+
+def test_every_golden_header_reads_and_writes_back_the_same_text():
+    from engine.runs.header import RunHeader
+
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    for texts in golden.values():
+        for text in texts:
+            assert RunHeader.from_json(text).to_json() == text
+            assert RunHeader.from_json(json.loads(text)).to_json() == text   # a report's dict
+
+
+def test_an_older_header_reads_with_the_old_defaults_and_keeps_what_it_does_not_know():
+    from engine.runs.header import RunHeader
+
+    old = {"device": "cpu", "total_items": 12, "models": {"gen-a": {"sha256": "s" * 64}},
+           "sessions": [{"started_at": "2025-01-01 00:00:00", "gpu": "none"}],
+           "notes": ["kept"], "plan": {"count": 9, "new_thing": 1}}
+    header = RunHeader.from_json(json.dumps(old))
+    assert header.device == "cpu" and header.devices == () and header.total_items == 12
+    assert header.models["gen-a"].sha256 == "s" * 64 and header.models["gen-a"].chat is True
+    assert header.models["gen-a"].backend is None and header.retrievers == {}
+    assert header.reranker is None and header.concurrency == {} and header.message is None
+    assert header.sessions[0].load is None and header.sessions[0].concurrency == {}
+    assert header.plan["count"] == 9
+    assert header.extra == {"notes": ("kept",)} and header.sessions[0].extra == {"gpu": "none"}
+    assert header.to_json() == json.dumps(old)              # nothing lost, nothing added
+    later = header.with_message("stopped").with_concurrency("gen-a", 2)
+    assert json.loads(later.to_json()) == {**old, "message": "stopped",
+                                           "concurrency": {"gen-a": 2},
+                                           "sessions": [{**old["sessions"][0],
+                                                         "concurrency": {"gen-a": 2}}]}
+    assert RunHeader.from_json("").to_json() == "{}" == RunHeader.from_json(None).to_json()
+    with pytest.raises(ValueError):
+        RunHeader.from_json("[1, 2]")
+
+
+def test_a_part_of_another_shape_is_kept_as_it_came_and_reads_as_not_recorded():
+    from engine.runs.header import RunHeader
+
+    odd = {"models": {"gen-a": "sha-a"}, "sampling": None, "concurrency": 3,
+           "devices": "cpu", "selection": "all"}
+    header = RunHeader.from_json(odd)
+    assert header.models == {} and header.sampling is None and header.concurrency == {}
+    assert header.devices == () and header.selection is None
+    assert header.to_json() == json.dumps(odd)
+
+
+def test_a_header_is_frozen_and_each_update_is_a_new_one():
+    import copy
+    import dataclasses
+
+    from engine.runs.header import RunHeader
+
+    header = RunHeader.from_json({"models": {}, "sessions": [], "message": "failed"})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        header.message = "x"                                   # type: ignore[misc]
+    with pytest.raises(TypeError):
+        header.models["a"] = None                              # type: ignore[index]
+    assert copy.deepcopy(header) is header
+    after = header.with_total_items(3).with_devices({"cpu"}).with_devices({"cuda:0"})
+    assert header.total_items is None and after.total_items == 3
+    assert after.devices == ("cpu", "cuda:0")
+    # a key new to the header is written last; one it had stays where it was
+    assert list(json.loads(after.to_json())) == ["models", "sessions", "message",
+                                                 "total_items", "devices"]
+
+
+def test_the_reranker_and_endpoint_updates_write_what_the_dict_header_wrote():
+    from testkit.scripted import ScriptedModel
+
+    from engine.runs.header import RunHeader, identity_json
+
+    reranker = ScriptedModel("rr", "r" * 64)
+    header = RunHeader.from_json({"reranker": None, "retrievers": {}})
+    header = header.with_reranker("judge:rr", reranker, 10).with_retriever("emb", "emb+rr@10",
+                                                                          None)
+    recorded = {"spec": "judge:rr", "name": "rr", "identity": identity_json(reranker),
+                "depth": 10}
+    assert json.loads(header.to_json()) == {
+        "reranker": recorded, "retrievers": {"emb": {"label": "emb+rr@10", "embedder": None,
+                                                     "reranker": recorded}}}
+    assert header.retriever_problem("emb", "emb+rr@10") is None
+    assert "is not the one this run started with" in header.retriever_problem("emb", "other")
+    # an endpoint's learned context replaces the one recorded; no endpoint: the same header
+    endpoint = RunHeader.from_json({"models": {"e": {"endpoint": {"context_length": 8192,
+                                                                  "url": "u"}},
+                                               "m": {"backend": "llama.cpp"}}})
+    learned = endpoint.with_endpoint_context("e", 600)
+    assert learned.models["e"].endpoint == {"context_length": 600, "url": "u"}
+    assert endpoint.with_endpoint_context("m", 600) is endpoint
+
+
 def _write_golden() -> None:           # pragma: no cover - run by hand
     import tempfile
 
