@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 from importlib import import_module
-from typing import Callable
+from typing import Awaitable, Callable, Protocol
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.dom import DOMNode
@@ -72,7 +72,16 @@ def _mode_classes() -> list[tuple[str, str, type]]:
     return out
 
 
-def palette_entries(screen: DOMNode, app: DOMNode) -> list[PaletteEntry]:
+class PaletteApp(Protocol):
+    """What the palette uses of the app: running an action, here or on another mode's screen
+    (:meth:`mirage_tui.navigation.ScreenNavigation.run_in_mode`)."""
+
+    def run_action(self, action: str) -> Awaitable[bool]: ...
+
+    async def run_in_mode(self, mode: str, action: str) -> None: ...
+
+
+def palette_entries(screen: DOMNode, app: PaletteApp) -> list[PaletteEntry]:
     """Every command the palette offers on ``screen``, in order."""
     modes = _mode_classes()
     current_mode = next((m for m, _, kind in modes if type(screen) is kind), None)
@@ -88,7 +97,7 @@ def palette_entries(screen: DOMNode, app: DOMNode) -> list[PaletteEntry]:
             if mode == current_mode:
                 run = partial(screen.run_action, command.action)
             else:
-                run = partial(app.run_in_mode, mode, command.action)  # type: ignore[attr-defined]
+                run = partial(app.run_in_mode, mode, command.action)
             add(getattr(kind, "PALETTE_AFTER", ""), PaletteEntry(command, title, run))
     if current_mode is None:      # a pushed screen's own (a query, the Inspector …)
         where = getattr(screen, "PALETTE_NAME", "") or type(screen).__name__.removesuffix(

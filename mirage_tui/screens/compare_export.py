@@ -2,15 +2,20 @@
 ``compare-A-vs-B.{json,csv,html}`` in the current folder. When one of the three is there
 already it asks first (:mod:`mirage_tui.dialogs.overwrite`): replace them, write under another
 name (asked for, the first free ``…-2`` suggested), or write nothing. A part of
-:class:`~mirage_tui.screens.compare.CompareScreen` (a mixin): it uses the screen's
-``comparison``."""
+:class:`~mirage_tui.screens.compare.CompareScreen` (a mixin; what it uses of the screen:
+:class:`CompareExportHost`)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from mirage_tui.dialogs.overwrite import ask_before_replacing
+from mirage_tui.screens.hosts import ScreenHost
+
+if TYPE_CHECKING:
+    from engine.results.paired import PairedComparison
 
 SUFFIXES = (".json", ".csv", ".html")
 
@@ -24,7 +29,19 @@ def _safe(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)
 
 
-class CompareExport:
+class CompareExportHost(ScreenHost, Protocol):
+    """What :class:`CompareExport` uses of its host beyond a screen's own (``ScreenHost``)."""
+
+    comparison: PairedComparison | None
+
+
+if TYPE_CHECKING:
+    _Host = CompareExportHost
+else:
+    _Host = object
+
+
+class CompareExport(_Host):
     """``x``: write the comparison's three files, asking before replacing any."""
 
     def action_export(self) -> None:

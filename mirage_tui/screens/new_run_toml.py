@@ -2,20 +2,34 @@
 ``mirage-tui run --config FILE`` takes (:func:`engine.runs.config.config_toml`), to a path
 asked for; an existing file is never overwritten.
 
-Mixed into :class:`mirage_tui.screens.new_run.NewRunScreen`: it uses the screen's
-``config_or_why``."""
+Mixed into :class:`mirage_tui.screens.new_run.NewRunScreen` (what it uses of the screen:
+:class:`SaveTomlKeysHost`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from textual import work
 from textual.widgets import Button
 
 from engine.runs import RunConfig
+from mirage_tui.screens.hosts import ScreenHost
 
 
-class SaveTomlKeys:
+class SaveTomlKeysHost(ScreenHost, Protocol):
+    """What :class:`SaveTomlKeys` uses of its host beyond a screen's own (``ScreenHost``)."""
+
+    def config_or_why(self, what: str) -> RunConfig | None: ...
+
+
+if TYPE_CHECKING:
+    _Host = SaveTomlKeysHost
+else:
+    _Host = object
+
+
+class SaveTomlKeys(_Host):
     """Save the form as a run file (module docstring)."""
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -19,7 +19,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.timer import Timer
 from textual.widgets import DataTable, Header, Static
 
 from engine.results.comparison import RunRow, run_rows
@@ -144,7 +143,6 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunExportResumeKeys, BaseScreen)
         self.shown_columns: list[str] = []
         self._keep: str | None = None     # the run to highlight after the next load
         self.summary_of: str | None = None  # the run the summary pane shows (or computes)
-        self._follow: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()

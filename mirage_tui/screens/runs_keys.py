@@ -10,15 +10,36 @@ Inspector); the export's worker reports back with ``call_from_thread``."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from textual import work
 
 from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.run_controller import RESUMABLE
+from mirage_tui.screens.hosts import ScreenHost
+
+if TYPE_CHECKING:
+    from engine.results.comparison import RunRow
 
 
-class RunExportResumeKeys:
-    """Export and resume of the highlighted run (needs ``need_run``, ``runs``, ``store``)."""
+class RunExportResumeKeysHost(ScreenHost, Protocol):
+    """What :class:`RunExportResumeKeys` uses of the Runs screen."""
+
+    runs: dict[str, RunRow]
+
+    def need_run(self) -> str | None: ...
+
+    def highlighted_run(self) -> str | None: ...
+
+
+if TYPE_CHECKING:
+    _Host = RunExportResumeKeysHost
+else:
+    _Host = object
+
+
+class RunExportResumeKeys(_Host):
+    """Export and resume of the highlighted run (its host: :class:`RunExportResumeKeysHost`)."""
 
     # ------------------------------------------------------------------ resume
 

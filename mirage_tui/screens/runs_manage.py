@@ -2,17 +2,44 @@
 highlighted run, ``D`` deletes it after a question (its cached generations stay unless asked;
 a running run is refused) and ``L`` shows its log (``engine.runs.manage``).
 
-Mixed into :class:`mirage_tui.screens.runs.RunsScreen`: it uses the screen's ``runs``,
-``marked``, ``_keep``, ``need_run``, ``action_refresh`` and its ``Managed``/``LogLoaded``
-messages."""
+Mixed into :class:`mirage_tui.screens.runs.RunsScreen`; what it uses of the screen is
+:class:`RunManageKeysHost` (it sets the screen's ``_keep``: the run to highlight after the next
+load)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from textual import work
 from textual.message import Message
 
+from mirage_tui.screens.hosts import ScreenHost
 
-class RunManageKeys:
+if TYPE_CHECKING:
+    from engine.results.comparison import RunRow
+
+
+class RunManageKeysHost(ScreenHost, Protocol):
+    """What :class:`RunManageKeys` uses of its host beyond a screen's own (``ScreenHost``)."""
+
+    runs: dict[str, RunRow]
+    marked: str | None = None
+    _keep: str | None = None
+    Managed: Callable[..., Message]
+    LogLoaded: Callable[..., Message]
+
+    def need_run(self) -> str | None: ...
+
+    def action_refresh(self) -> None: ...
+
+
+if TYPE_CHECKING:
+    _Host = RunManageKeysHost
+else:
+    _Host = object
+
+
+class RunManageKeys(_Host):
     """Rename, delete, log of the highlighted run (module docstring)."""
 
     def action_rename(self) -> None:

@@ -6,11 +6,12 @@ the summary follows the highlight (a moment after it stops, ``FOLLOW_DELAY``), s
 pane never shows another run than the highlighted one. Space marks a run and ``c`` compares
 the highlighted run with it (the Compare screen; a run of several systems asks which).
 
-Mixed into :class:`mirage_tui.screens.runs.RunsScreen`: it uses the screen's ``runs``,
-``marked``, ``generation``, ``summary_of``, ``_follow``, ``need_run``, ``highlighted_run``,
-``show_summary_text``, ``name_cell`` and its ``SidesPaired``/``SummaryReady`` messages."""
+Mixed into :class:`mirage_tui.screens.runs.RunsScreen`; what it uses of the screen is
+:class:`RunSummaryKeysHost`."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from rich.text import Text
 from textual import work
@@ -21,14 +22,48 @@ from textual.widgets import DataTable
 from engine.results.comparison import compare_reports, comparison_segments, summary_segments
 from engine.results.text import backend_segments
 from mirage_tui.dialogs.pick_system import PickSystemScreen
+from mirage_tui.screens.hosts import ScreenHost
 from mirage_tui.widgets.segments import styled
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from engine.results.comparison import RunRow
 
 FOLLOW_DELAY = 0.3
 """Seconds the highlight rests on a run before its summary is computed."""
 
 
-class RunSummaryKeys:
+class RunSummaryKeysHost(ScreenHost, Protocol):
+    """What :class:`RunSummaryKeys` uses of its host beyond a screen's own (``ScreenHost``)."""
+
+    runs: dict[str, RunRow]
+    marked: str | None = None
+    generation: int = 0
+    summary_of: str | None = None
+    SidesPaired: Callable[..., Message]
+    SummaryReady: Callable[..., Message]
+
+    def need_run(self) -> str | None: ...
+
+    def highlighted_run(self) -> str | None: ...
+
+    def name_cell(self, name: str) -> Text: ...
+
+    def show_summary_text(self, text: Text) -> None: ...
+
+
+if TYPE_CHECKING:
+    _Host = RunSummaryKeysHost
+else:
+    _Host = object
+
+
+class RunSummaryKeys(_Host):
     """Enter (the summary, then following the highlight), space (mark), c (compare)."""
+
+    _follow: Timer | None = None
+    """The timer that computes the highlighted run's summary once the highlight rests."""
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.data_table.id == "runs":

@@ -1,22 +1,41 @@
 """The Inspector's export of the view shown (``E``): the dialog that names the filters and
 order it writes, the worker that writes it (:func:`engine.results.export.export_run`) and the
-notification. A part of :class:`InspectorScreen` (a mixin): it uses the screen's ``store``,
-``run_name``, ``filters``, ``sort``, ``descending``, ``sort_label`` and ``worker_errors``."""
+notification. A part of :class:`InspectorScreen` (a mixin; what it uses of the screen:
+:class:`ViewExportKeysHost`)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from textual import work
 from textual.widgets import Input, Label
 
 from mirage_tui.dialogs.export_run import ExportRunScreen
+from mirage_tui.screens.hosts import ScreenHost
 from mirage_tui.screens.inspector.filters import Filters
 from mirage_tui.screens.inspector.messages import ViewExported
 
 
-class ViewExportKeys:
+class ViewExportKeysHost(ScreenHost, Protocol):
+    """What :class:`ViewExportKeys` uses of its host beyond a screen's own (``ScreenHost``)."""
+
+    run_name: str
+    filters: Filters
+    sort: str | None
+    descending: bool
+
+    def sort_label(self) -> str: ...
+
+
+if TYPE_CHECKING:
+    _Host = ViewExportKeysHost
+else:
+    _Host = object
+
+
+class ViewExportKeys(_Host):
     """``E``: export the filtered, sorted view (module docstring)."""
 
     def action_export_view(self) -> None:

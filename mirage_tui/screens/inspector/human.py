@@ -14,10 +14,13 @@ with no item open it says why."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Protocol
+
 from textual import work
 from textual.binding import Binding
 
 from mirage_tui.dialogs.human_verdict import HumanVerdictModal, VerdictEntry, verdict_words
+from mirage_tui.screens.hosts import ScreenHost
 from mirage_tui.screens.inspector.detail import ItemDetail
 
 VERDICT_BINDINGS = [
@@ -31,15 +34,36 @@ VERDICT_BINDINGS = [
 ]
 
 
-class HumanVerdictKeys:
+class HumanVerdictKeysHost(ScreenHost, Protocol):
+    """What :class:`HumanVerdictKeys` uses of its host beyond a screen's own (``ScreenHost``)."""
+
+    run_name: str
+    arena: str | None
+    current: tuple[str, int] | None
+    second: str | None
+
+    @property
+    def detail_shown(self) -> bool: ...
+
+    def show_item(self, system: str, query: str | int) -> None: ...
+
+
+if TYPE_CHECKING:
+    _Host = HumanVerdictKeysHost
+else:
+    _Host = object
+
+
+class HumanVerdictKeys(_Host):
     """Mixed into the InspectorScreen: the ``human_verdict`` action, its dialog and workers.
-    Uses the screen's ``store``, ``run_name``, ``arena``, ``current``, ``second`` and
-    ``worker_errors``."""
+    What it uses of the screen: :class:`HumanVerdictKeysHost`."""
 
     shown_verdicts: list = []
 
     def shown_systems(self) -> list[str]:
         """The item's system, then the one beside it."""
+        if self.current is None:
+            return []
         first = self.current[0]
         return [first] + ([self.second] if self.second and self.second != first else [])
 

@@ -1,8 +1,7 @@
 """The Inspector's detail side: one item in full (Enter on a row), a second system beside it
 (``s``), the next and previous item (``]`` ``[``), and the jumps inside it (``o``: the oracle
-chunk, ``t``: the prompts). A part of :class:`~.screen.InspectorScreen` (a mixin): it uses the
-screen's ``store``, ``run_name``, ``filters``, ``facets``, ``rows``, ``current``, ``second``
-and ``worker_errors``.
+chunk, ``t``: the prompts). A part of :class:`~.screen.InspectorScreen` (a mixin; what it uses
+of the screen: :class:`ItemViewHost`).
 
 The full item is loaded on demand (``engine.results.inspector.item_detail``) into
 :class:`~.detail.ItemDetail`; when the run has arena battles the judge's verdicts on this
@@ -10,15 +9,46 @@ query come with it, with their probabilities."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Protocol
+
 from textual import work
 
 from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.base import WorkerFailed
+from mirage_tui.screens.hosts import ScreenHost
 from mirage_tui.screens.inspector.detail import ItemDetail
 from mirage_tui.screens.inspector.messages import DetailLoaded
 
+if TYPE_CHECKING:
+    from engine.arena.ratings.verdicts import Verdict
+    from mirage_tui.screens.inspector.filters import Filters
 
-class ItemView:
+
+class ItemViewHost(ScreenHost, Protocol):
+    """What :class:`ItemView` uses of its host beyond a screen's own (``ScreenHost``)."""
+
+    run_name: str
+    filters: Filters
+    facets: dict
+    rows: list
+    current: tuple[str, int] | None = None
+    second: str | None = None
+    detail_generation: int = 0
+
+    @property
+    def shown_verdicts(self) -> list[Verdict]: ...
+
+    @shown_verdicts.setter
+    def shown_verdicts(self, verdicts: list[Verdict]) -> None: ...
+
+
+if TYPE_CHECKING:
+    _Host = ItemViewHost
+else:
+    _Host = object
+
+
+class ItemView(_Host):
     """One item in full, side by side, stepping through the list (module docstring)."""
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-detail",

@@ -1,20 +1,51 @@
 """The Inspector's filters and sorting of its list: the filter rows (``f``; ``x`` clears
 them), the search box (``/``: Enter applies, Escape clears; the engine's trigram indexes), a
 click on a column header or ``S`` to sort by a column (again, or ``R``: the other way). A part
-of :class:`~.screen.InspectorScreen` (a mixin): it uses the screen's ``filters``, ``sort``,
-``descending``, ``_timer``, ``show_view`` and ``reload_items``; each change reloads the list
-from its first page."""
+of :class:`~.screen.InspectorScreen` (a mixin; what it uses of the screen:
+:class:`FilterSortKeysHost`); each change reloads the list from its first page."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Protocol
+
 from textual.widgets import DataTable, Input, Select
 
+from mirage_tui.screens.hosts import ScreenHost
 from mirage_tui.screens.inspector.cells import COLUMN_SORTS
 from mirage_tui.screens.inspector.filters import FilterBar, Filters
 
+if TYPE_CHECKING:
+    from textual.timer import Timer
 
-class FilterSortKeys:
+
+class FilterSortKeysHost(ScreenHost, Protocol):
+    """What :class:`FilterSortKeys` uses of its host beyond a screen's own (``ScreenHost``)."""
+
+    sort: str | None = None
+    descending: bool = False
+
+    @property
+    def filters(self) -> Filters: ...
+
+    @filters.setter
+    def filters(self, filters: Filters) -> None: ...
+
+    def show_view(self, view: str) -> None: ...
+
+    def reload_items(self) -> None: ...
+
+
+if TYPE_CHECKING:
+    _Host = FilterSortKeysHost
+else:
+    _Host = object
+
+
+class FilterSortKeys(_Host):
     """The list's filters, search and sort (module docstring)."""
+
+    _timer: Timer | None = None
+    """The range boxes' pause: the filters apply once typing rests."""
 
     # ------------------------------------------------------------------ filters
 

@@ -16,7 +16,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.timer import Timer
 from textual.widgets import DataTable, Header, Static
 
 from mirage_tui.commands import PaletteCommand
@@ -104,7 +103,6 @@ class InspectorScreen(ItemView, FilterSortKeys, ViewExportKeys, HumanVerdictKeys
         self.second: str | None = None
         self.sort: str | None = None          # engine sort key; None: system, query, setting
         self.descending = False
-        self._timer: Timer | None = None
 
     # ------------------------------------------------------------------ layout
 

@@ -11,12 +11,15 @@ Mixed into :class:`mirage_tui.screens.leaderboard.screen.LeaderboardScreen` (as
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Protocol
+
 from textual.binding import Binding
 from textual.widgets import ProgressBar, Static
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.dialogs.judge_arena import JudgeArenaScreen
 from mirage_tui.jobs import MIN_INTERVAL, JobController
+from mirage_tui.screens.hosts import ScreenHost
 from mirage_tui.screens.leaderboard.board import judged_line, judging_line
 from mirage_tui.screens.leaderboard.data import compute_surrogate_features
 
@@ -46,8 +49,24 @@ def features_done_line(summary) -> str:
             + ("; u computes the rest" if summary.cancelled else ""))
 
 
-class LeaderboardJobs:
-    """Judging and features (needs ``run_name``, ``arena``, ``store``, ``action_refresh``)."""
+class LeaderboardJobsHost(ScreenHost, Protocol):
+    """What :class:`LeaderboardJobs` uses of its host beyond a screen's own (``ScreenHost``)."""
+
+    run_name: str | None
+    arena: str | None = None
+
+    def action_refresh(self) -> None: ...
+
+
+if TYPE_CHECKING:
+    _Host = LeaderboardJobsHost
+else:
+    _Host = object
+
+
+class LeaderboardJobs(_Host):
+    """Judging and features (what it uses of the screen: :class:`LeaderboardJobsHost`; its
+    job controller and the kind of job running are its own)."""
 
     def start_jobs(self) -> None:
         self.jobs = JobController(self, group="lb-job")

@@ -1,13 +1,14 @@
 """Live run's report: recomputed in a thread worker (at most every ``REPORT_INTERVAL`` seconds
 while items finish, never on the UI thread) and drawn into the accuracy table, the
 adaptability bars and the retrieval table (``d`` switches its gold definition). A part of
-:class:`~.screen.LiveRunScreen` (a mixin): it uses the screen's ``store``, ``run_name``,
-``report``, ``gold``, ``controller``, ``follows_the_running_run``, ``progress_changed`` and its
-``ReportLoaded``/``ReportFailed`` messages. What is drawn comes from :mod:`.panels`."""
+:class:`~.screen.LiveRunScreen` (a mixin; what it uses of the screen:
+:class:`ReportViewHost`; whether a report is in flight is its own). What is drawn comes from
+:mod:`.panels`."""
 
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from rich.text import Text
 from textual import work
@@ -15,16 +16,56 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from engine.metrics.definitions import GOLD_DEFINITIONS
+from mirage_tui.screens.hosts import ScreenHost
 from mirage_tui.screens.live_run.panels import (accuracy_columns, fill_table, gold_subtitle,
                                                 report_notes, retrieval_columns, run_title)
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
+
+if TYPE_CHECKING:
+    from engine.results.report import RunReport
+    from mirage_tui.run_controller import RunController
 
 REPORT_INTERVAL = 2.0
 """Seconds between report recomputations while a run works."""
 
 
-class ReportView:
+class ReportViewHost(ScreenHost, Protocol):
+    """What :class:`ReportView` uses of its host beyond a screen's own (``ScreenHost``)."""
+
+    run_name: str | None
+    report: RunReport | None = None
+    gold: str | None = None
+    ReportLoaded: Callable[..., Message]
+    ReportFailed: Callable[..., Message]
+
+    @property
+    def controller(self) -> RunController | None: ...
+
+    def follows_the_running_run(self) -> bool: ...
+
+    def progress_changed(self) -> None: ...
+
+
+if TYPE_CHECKING:
+    _Host = ReportViewHost
+else:
+    _Host = object
+
+
+class ReportView(_Host):
     """The report of the run shown, computed and drawn (module docstring)."""
+
+    _report_busy = False
+    """A report is being computed."""
+    _report_dirty = False
+    """Rows changed since the report in flight (or the last one) started."""
+    _report_started = 0.0
+    """When the last report started (``time.monotonic``)."""
+
+    def _running_here(self) -> bool:
+        """The screen follows the app's run, and it is going."""
+        controller = self.controller
+        return self.follows_the_running_run() and controller is not None and controller.running
 
     def action_reload_report(self) -> None:
         self.reload_report(force=True, changed=True)
@@ -69,16 +110,14 @@ class ReportView:
         self.report = message.report
         self._draw_report()
         self.progress_changed()
-        controller = self.controller
-        if self._report_dirty and not (self.follows_the_running_run() and controller.running):
+        if self._report_dirty and not self._running_here():
             self.reload_report(force=True)   # the run ended while this one was computed
 
     def on_live_run_screen_report_failed(self, message: Message) -> None:
         self._report_busy = False
         if message.run != self.run_name:
             return
-        controller = self.controller
-        if self.follows_the_running_run() and controller.running:
+        if self._running_here():
             return   # not stored yet: the run is still being planned
         self.query_one("#live-notes", Static).update(f"No report: {message.error}")
 
@@ -99,8 +138,9 @@ class ReportView:
 
     def _draw_report(self) -> None:
         report = self.report
-        self._title_from(status="running" if self.follows_the_running_run() and self.controller.running
-                         else None)
+        if report is None:
+            return
+        self._title_from(status="running" if self._running_here() else None)
         self._draw_accuracy(report)
         self.query_one(AdaptabilityPanel).show(report.systems)
         self._draw_retrieval(report)

@@ -1,17 +1,42 @@
 """Live run's keys: ``c`` cancels the run (now, the item in progress cut; resumable), ``r`` resumes a
 stopped one, and Enter on an adaptability bar or an accuracy row opens the Inspector on those
 items. A key is in the footer only while it can act (``check_action``); pressed when it
-cannot, it says why. A part of :class:`~.screen.LiveRunScreen` (a mixin): it uses the
-screen's ``run_name``, ``report``, ``controller``, ``workbench`` and ``follows_the_running_run``."""
+cannot, it says why. A part of :class:`~.screen.LiveRunScreen` (a mixin; what it uses
+of the screen: :class:`LiveRunKeysHost`)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Protocol
+
 from textual.widgets import DataTable
 
+from mirage_tui.screens.hosts import ScreenHost
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
 
+if TYPE_CHECKING:
+    from engine.results.report import RunReport
+    from mirage_tui.run_controller import RunController
 
-class LiveRunKeys:
+
+class LiveRunKeysHost(ScreenHost, Protocol):
+    """What :class:`LiveRunKeys` uses of its host beyond a screen's own (``ScreenHost``)."""
+
+    run_name: str | None
+    report: RunReport | None
+
+    @property
+    def controller(self) -> RunController | None: ...
+
+    def follows_the_running_run(self) -> bool: ...
+
+
+if TYPE_CHECKING:
+    _Host = LiveRunKeysHost
+else:
+    _Host = object
+
+
+class LiveRunKeys(_Host):
     """Cancel, resume, inspect (module docstring)."""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -38,7 +63,9 @@ class LiveRunKeys:
         getattr(self, f"action_{action}")()
 
     def action_cancel_run(self) -> None:
-        if not (self.follows_the_running_run() and self.controller.running):
+        controller = self.controller
+        if not (self.follows_the_running_run() and controller is not None
+                and controller.running):
             self.notify("This run is not going; nothing to cancel.", timeout=3)
             return
         workbench = self.workbench

@@ -116,10 +116,7 @@ class LiveRunScreen(ReportView, LiveRunKeys, BaseScreen):
     def __init__(self, run_name: str | None = None) -> None:
         super().__init__()
         self.run_name = run_name
-        self.report = None
-        self._report_busy = False
-        self._report_dirty = False
-        self._report_started = 0.0
+        self.report = None              # the report's state beside it: ReportView's own
         self._drawn_done: int | None = None
         self._eta_event, self._eta_at = None, 0.0    # the event the ETA shown is from, when
         self._mounted = False

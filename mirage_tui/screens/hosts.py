@@ -1,0 +1,75 @@
+"""What a mixin of the app needs from the node it is mixed into, as Protocols.
+
+A mixin (a plain class mixed into a screen beside its other ideas: ``runs_keys``, the
+Inspector's parts …) names what it uses of its host in a Protocol beside it (``…Host``), built
+on the two here: :class:`NodeHost` (what it uses of the Textual node itself) and
+:class:`ScreenHost` (that and the workbench access :class:`~mirage_tui.screens.base.BaseScreen`
+gives). For the type checker, and only there, the mixin derives from its Protocol::
+
+    if TYPE_CHECKING:
+        _Host = RunExportResumeKeysHost
+    else:
+        _Host = object
+
+    class RunExportResumeKeys(_Host): ...
+
+so that ``self.runs`` type-checks only when the Protocol declares ``runs``, and a name it does not
+declare is an error (``tests/unit/test_screen_protocols.py`` runs mypy on every mixin module).
+At run time the base is ``object``: a Protocol in a screen's bases would take over its
+``__init__``.
+
+A host attribute the mixin assigns is declared with a default (or as a property with a
+setter): mypy takes an assignment to a bare declaration of a Protocol it subclasses for the
+mixin's own new attribute, of whatever type is assigned. State only the mixin uses is the
+mixin's own (a class attribute with its default), not its host's.
+
+This module imports nothing of the project or of Textual at run time.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Protocol
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.message import Message
+    from textual.timer import Timer
+
+    from engine.store import Store
+    from mirage_tui.run_controller import RunController
+    from mirage_tui.workbench import Workbench
+
+
+class NodeHost(Protocol):
+    """What mixins use of the Textual node (a screen) they are mixed into."""
+
+    @property
+    def app(self) -> App[Any]: ...
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information",
+               timeout: float | None = None, markup: bool = True) -> None: ...
+
+    def query_one(self, selector: Any, expect_type: Any = None) -> Any: ...
+
+    def refresh_bindings(self) -> None: ...
+
+    def set_timer(self, delay: float, callback: Callable[[], object] | None = None) -> Timer: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+
+class ScreenHost(NodeHost, Protocol):
+    """A :class:`NodeHost` that is a screen of the app (``BaseScreen``): the workbench's parts
+    and the worker-error net too."""
+
+    @property
+    def workbench(self) -> Workbench | None: ...
+
+    @property
+    def store(self) -> Store | None: ...
+
+    @property
+    def run_controller(self) -> RunController | None: ...
+
+    def worker_errors(self, what: str, store: Store, *,
+                      prefix: str = "") -> ContextManager[None]: ...
