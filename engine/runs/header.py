@@ -118,7 +118,7 @@ class Part:
     present: tuple[str, ...] = field(default=(), repr=False, compare=False)
     extra: Mapping[str, Any] = field(default_factory=_empty, repr=False)
 
-    NESTED: ClassVar[Mapping[str, tuple[str, type]]] = {}
+    NESTED: ClassVar[Mapping[str, tuple[str, type[Part]]]] = {}
     """Fields holding parts: ``(how, Part type)``, how is ``one``, ``map`` (name -> part) or
     ``list``."""
 
@@ -155,10 +155,6 @@ class Part:
         """The value of ``key`` as JSON holds it (None when missing)."""
         return plain(self.extra[key] if key in self.extra else getattr(self, key, None))
 
-    def has(self, key: str) -> bool:
-        """Whether the part was read or written with ``key``."""
-        return key in self.present
-
     def _set(self: P, **changes) -> P:
         """A copy with ``changes`` (a key new to it written last)."""
         present = self.present + tuple(k for k in changes if k not in self.present)
@@ -184,7 +180,7 @@ class Part:
         return self
 
 
-def _parse(nested: tuple[str, type] | None, value, shape: type | None):
+def _parse(nested: tuple[str, type[Part]] | None, value, shape: type | None):
     """``value`` for a field: frozen, or read into its part(s); ``_UNREAD`` when it is not of
     the field's shape (None stands for no part)."""
     if nested is None:
@@ -361,7 +357,7 @@ class RunHeader(Part):
     packages: Mapping[str, str | None] = field(default_factory=_empty)
     machine: Mapping[str, Any] = field(default_factory=_empty)
     sessions: tuple[Session, ...] = ()
-    concurrency: Mapping[str, int] = field(default_factory=_empty)  # requests in flight each
+    concurrency: Mapping[str, int] = field(default_factory=_empty)  # in flight per generator
     adaptive: Adaptive | None = None
     adaptive_difference: AdaptiveDifference | None = None
     message: str | None = None              # why the newest session ended as it did
