@@ -5,7 +5,7 @@ batching), at 1, 2, 4 and 8 requests in flight, in one process run.
 The items: XQuAD English (``../shared/data/xquad/xquad.en.json``, read in place), a seeded
 sample of ``--items`` / 3 queries × base, oracle, mixed, MIRAGE template, the packaged
 SmolLM2-135M-Instruct, greedy, ``--max-tokens`` new tokens. Each run goes through the product's
-own path (``plan_run`` + ``execute``: prompts fitted, generated, scored, stored). For each number
+own path (``plan_named`` + ``execute``: prompts fitted, generated, scored, stored). For each number
 of requests in flight a fresh workspace holds one run per backend (their identities differ, so
 nothing is cached across them); the runs go in ABBA order (default, llama-server, llama-server,
 default, ...) so drift in the machine's load hits both alike, and each run gets a fresh host
@@ -45,7 +45,7 @@ from engine.arena.ratings.duel import compare  # noqa: E402
 from engine.results.paired_words import verdict_line  # noqa: E402
 from engine.results.records import load_items  # noqa: E402
 from engine.runs.lookup import load_run  # noqa: E402
-from engine.runs import RunConfig, execute, plan_run  # noqa: E402
+from engine.runs import RunConfig, execute, plan_named  # noqa: E402
 from engine.store import Store  # noqa: E402
 from engine.store.generations import generation_texts  # noqa: E402
 from models.base import SamplingParams  # noqa: E402
@@ -100,7 +100,7 @@ def one_run(store: Store, dataset: str, hosts: Hosts, backend: str, queries: int
     config = RunConfig(dataset=dataset, generators=[SMOL], settings=["base", "oracle", "mixed"],
                        sample=queries, seed=0, max_tokens=max_tokens, name=name,
                        concurrency=concurrency, max_errors="50%")
-    plan = plan_run(store, config, check_models=False)
+    plan = plan_named(store, config, check_models=False)
     started = time.perf_counter()
     summary = execute(store, plan, generators={SMOL: generator})
     seconds = time.perf_counter() - started

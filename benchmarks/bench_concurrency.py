@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from engine.datasets.demo_pool import ensure_demo  # noqa: E402
-from engine.runs import RunConfig, execute, plan_run  # noqa: E402
+from engine.runs import RunConfig, execute, plan_named  # noqa: E402
 from engine.store import Store  # noqa: E402
 from models.http.generator import HttpGenerator  # noqa: E402
 from testkit.fault_server import FaultServer  # noqa: E402
@@ -59,7 +59,7 @@ def one_run(folder: Path, tag: str, generator, queries: int, max_tokens: int,
     config = RunConfig(dataset="demo", generators=["endpoint"], sample=queries, seed=0,
                        max_tokens=max_tokens, name=f"{tag}-c{concurrency}",
                        concurrency=concurrency, max_errors="50%")
-    plan = plan_run(store, config, check_models=False)
+    plan = plan_named(store, config, check_models=False)
     started = time.perf_counter()
     summary = execute(store, plan, generators={"endpoint": generator})
     seconds = time.perf_counter() - started
@@ -192,7 +192,7 @@ def cut_latencies(folder: Path) -> dict:
         gen = HttpGenerator(server.url, model="slow", timeout=600)
         config = RunConfig(dataset="demo", generators=["slow"], settings=["base"], sample=6,
                            seed=0, concurrency=2, name="cut")
-        plan = plan_run(store, config, check_models=False)
+        plan = plan_named(store, config, check_models=False)
         cancel = threading.Event()
         worker = threading.Thread(target=lambda: execute(store, plan, generators={"slow": gen},
                                                          cancel=cancel), daemon=True)

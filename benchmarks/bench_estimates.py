@@ -93,12 +93,12 @@ def _versus(before_s: float, took: float, watch: Watch, steps: int, load_note: s
 
 
 def run_once(store, name: str, queries: int, seed: int, max_tokens: int) -> tuple[dict, object]:
-    from engine.runs import RunConfig, execute, plan_run
+    from engine.runs import RunConfig, execute, plan_named
     from engine.runs.estimates import estimate_remaining
 
     config = RunConfig(dataset="demo", generators=[MODEL], settings=SETTINGS, sample=queries,
                        seed=seed, max_tokens=max_tokens, name=name)
-    plan = plan_run(store, config, check_models=False)
+    plan = plan_named(store, config, check_models=False)
     watch = Watch(max(1, math.ceil(0.05 * plan.count)))
     before = estimate_remaining(store, plan)          # probes the load now (1 s)
     watch.started = time.perf_counter()

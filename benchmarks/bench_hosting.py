@@ -51,14 +51,14 @@ SMOL = "smollm2-135m-instruct"
 def demo_items(max_tokens: int, sample: int):
     """(facts, kind, context, chunks) for every demo query × base/oracle/mixed."""
     from engine.datasets.demo_pool import ensure_demo
-    from engine.runs import RunConfig, plan_run
+    from engine.runs import RunConfig, plan_named
     from engine.runs.prompting import context_rowids, load_chunks, load_queries
     from engine.store import Store
 
     folder = tempfile.mkdtemp(prefix="bench-hosting-")
     store = Store(Path(folder) / "w.db")
     ensure_demo(store)
-    plan = plan_run(store, RunConfig(dataset="demo", generators=[SMOL],
+    plan = plan_named(store, RunConfig(dataset="demo", generators=[SMOL],
                                      settings=["base", "oracle", "mixed"], sample=sample,
                                      max_tokens=max_tokens, name="bench"), check_models=False)
     facts = load_queries(store, plan.queries)

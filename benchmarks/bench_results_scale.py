@@ -47,7 +47,7 @@ SETTINGS = ("base", "oracle", "mixed")
 GENERATOR = "fake-instant"
 
 from engine.datasets.importing import import_path  # noqa: E402
-from engine.runs import RunConfig, execute, plan_run  # noqa: E402
+from engine.runs import RunConfig, execute, plan_named  # noqa: E402
 from engine.runs.lookup import load_run  # noqa: E402
 from engine.store import Store  # noqa: E402
 from models.base import Generation  # noqa: E402
@@ -112,7 +112,7 @@ def build(path: Path, items: int) -> dict:
     golds = {r[0]: json.loads(r[1])[0] for r in store.query("SELECT text, answers FROM queries")}
     cfg = RunConfig(dataset="xquad-rep", generators=[GENERATOR], settings=list(SETTINGS),
                     sample=queries, seed=0, name="scale")
-    plan = plan_run(store, cfg, check_models=False)
+    plan = plan_named(store, cfg, check_models=False)
     summary = execute(store, plan, generators={GENERATOR: InstantGenerator(golds)})
     assert summary.status == "done", summary
     store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

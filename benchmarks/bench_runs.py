@@ -55,7 +55,7 @@ DATA = ROOT.parent / "shared" / "data" / "xquad" / "xquad.en.json"
 import llama_cpp  # noqa: E402
 
 from engine.datasets.importing import import_path  # noqa: E402
-from engine.runs import RunConfig, execute, plan_run  # noqa: E402
+from engine.runs import RunConfig, execute, plan_named  # noqa: E402
 from engine.store import Store  # noqa: E402
 from models.llama.generator import LlamaGenerator  # noqa: E402
 
@@ -125,7 +125,7 @@ def planned_prompts(store: Store, plan, generator, retrievers) -> list[tuple]:
 def engine_block(store: Store, cfg, block: list[int], number: int, generator, retrievers):
     """The engine on one block of queries, as its own run, nothing cached."""
     block_cfg = RunConfig(**{**cfg.as_json(), "name": f"bench-block-{number}"})
-    plan = plan_run(store, block_cfg, check_models=False)
+    plan = plan_named(store, block_cfg, check_models=False)
     plan.queries, plan.first_batch = list(block), len(block)
     generator.reset()
     with Clock() as clock:
@@ -208,7 +208,7 @@ def main() -> int:
     cfg = RunConfig(dataset="xquad-en", generators=[SMOL], settings=list(SETTINGS),
                     retrievers=list(RETRIEVERS), sample=args.queries, seed=args.seed,
                     max_tokens=args.max_tokens, threads=args.threads, name="bench")
-    plan = plan_run(store, cfg)
+    plan = plan_named(store, cfg)
     with Clock() as retrieval:
         retrievers = retrieve_first(store, plan.queries)
     generator = LlamaGenerator.load(SMOL, n_threads=args.threads)
@@ -261,10 +261,10 @@ def main() -> int:
     # 3: the whole sweep as one run (every answer already in the generation cache), then the
     # same run again, in this process and as the command a user types
     with Clock() as cached_clock:
-        from_cache = execute(store, plan_run(store, cfg), generators={SMOL: generator},
+        from_cache = execute(store, plan_named(store, cfg), generators={SMOL: generator},
                              retrievers=retrievers)
     with Clock() as again_clock:
-        again = execute(store, plan_run(store, cfg))
+        again = execute(store, plan_named(store, cfg))
     with Clock() as cli_clock:
         code = "import sys; from mirage_tui.cli import main; sys.exit(main(sys.argv[1:]))"
         cli = subprocess.run(

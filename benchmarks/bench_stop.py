@@ -103,11 +103,11 @@ def stored_items(store, run_name: str) -> int:
 
 
 def engine_try(store, gen, name: str, args, hide_abort: bool, max_tokens: int) -> dict:
-    from engine.runs import execute, plan_run
+    from engine.runs import execute, plan_named
 
     cancel = threading.Event()
     watched = CancelAfter(gen, args.after, cancel.set, hide_abort)
-    plan = plan_run(store, config(name, max_tokens), check_models=False)
+    plan = plan_named(store, config(name, max_tokens), check_models=False)
     summary = execute(store, plan, cancel=cancel, generators={SMOL: watched})
     returned = time.perf_counter()
     assert summary.status == "cancelled" or hide_abort, summary

@@ -75,9 +75,10 @@ class AppRuns(_Host):
     def action_quick_run(self) -> None:
         self.action_quick_comparison()
 
-    def start_run(self, config, *, force_new: bool = False) -> bool:
-        """Start ``config`` through the run controller and follow it on Live run."""
-        return self.run_controller.start(config, force_new=force_new)
+    def start_run(self, config, *, force_new: bool = False, plan=None) -> bool:
+        """Start ``config`` (``plan``: its plan, made already) through the run controller and
+        follow it on Live run."""
+        return self.run_controller.start(config, force_new=force_new, plan=plan)
 
     def action_quick_comparison(self) -> None:
         if self.store is None:

@@ -29,8 +29,10 @@ from mirage_tui.jobs import MIN_INTERVAL, JobController
 if TYPE_CHECKING:
     from textual.app import App
 
-__all__ = ["MIN_INTERVAL", "RESUMABLE", "RunController", "launch_offers", "resumable_runs",
-           "stored_config"]
+    from engine.runs.plan import Plan
+    from engine.store.runs import RunInfo
+
+__all__ = ["MIN_INTERVAL", "RESUMABLE", "RunController", "launch_offers", "resumable_runs"]
 
 RESUMABLE = ("interrupted", "cancelled")
 """Statuses that resume (``r`` on Live run, ``u`` on Runs, the palette's "runs: resume"):
@@ -75,18 +77,30 @@ class RunController(JobController):
         """The current or last run of this session."""
         return self.name
 
-    def start(self, config: RunConfig, *, force_new: bool = False) -> bool:
+    def start(self, config: RunConfig, *, force_new: bool = False, plan: "Plan | None" = None,
+              stored: "RunInfo | None" = None) -> bool:
         """Plan and run ``config`` in a worker; False (with a notification) when a run is
-        already going or the workspace is not open."""
+        already going or the workspace is not open. ``plan``: the plan of ``config`` made
+        already (New run's preview), executed as it is; ``stored``: the stored run ``config``
+        resumes, as looked up (a resume by name). Otherwise the run is looked up once, in the
+        worker, and planned. Run again (:meth:`resume`), the work looks it up and plans anew:
+        the run has changed since."""
         if not self.running and config.threads is None and self.threads is not None:
             config.threads = self.threads
+        made = [plan] if plan is not None else []
+        given = [stored] if stored is not None else []
 
         def work(store, progress, cancel):
             from engine.runs import execute, plan_run
+            from engine.runs.lookup import find_run
 
-            plan = plan_run(store, config, force_new=force_new,
-                            check_models=not (set(config.generators) <= set(self.generators)))
-            summary = execute(store, plan, progress=progress, cancel=cancel,
+            if made:
+                planned = made.pop()
+            else:
+                run = given.pop() if given else find_run(store, config.name)
+                planned = plan_run(store, config, run, force_new=force_new, check_models=not (
+                    set(config.generators) <= set(self.generators)))
+            summary = execute(store, planned, progress=progress, cancel=cancel,
                               generators=self.generators, retrievers=self.retrievers,
                               min_interval=MIN_INTERVAL)
             if summary.status == "cancelled":
@@ -135,26 +149,21 @@ class RunController(JobController):
         store = self.workspace_store()
         if store is None:
             return False
+        from engine.runs.lookup import load_run
+
         try:
-            config = stored_config(store, run_name)
+            run = load_run(store, run_name)
+            config = RunConfig.from_dict(run.config, name=run.name)
         except Exception as exc:  # noqa: BLE001 - RunNotFound, ConfigError: say why
             self.app.notify(f"Cannot resume {run_name}: {exc}", severity="error",
                             markup=False, timeout=10)
             return False
-        return self.start(config)
+        return self.start(config, stored=run)
 
     def busy(self) -> None:
         self.app.notify(f"Run {self.name} is still going; cancel it (c on Live run) "
                         "or wait for it to finish.", title="One run at a time",
                         severity="warning", markup=False)
-
-
-def stored_config(store, run_name: str) -> RunConfig:
-    """The configuration a stored run was started with."""
-    from engine.runs.lookup import load_run
-
-    run = load_run(store, run_name)
-    return RunConfig.from_dict(run.config)
 
 
 def resumable_runs(store, statuses: tuple[str, ...] = RESUMABLE,

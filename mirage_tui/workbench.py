@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from engine.app_config import AppConfig
     from engine.runs import RunConfig
+    from engine.runs.plan import Plan
     from engine.store import Store
     from mirage_tui.run_controller import RunController
 
@@ -34,8 +35,10 @@ class Workbench(Protocol):
     settings: AppConfig
     """The app's settings (config.toml, :mod:`engine.app_config`; the defaults without one)."""
 
-    def start_run(self, config: RunConfig, *, force_new: bool = False) -> bool:
-        """Start ``config`` and follow it on Live run; False when it cannot start now."""
+    def start_run(self, config: RunConfig, *, force_new: bool = False,
+                  plan: Plan | None = None) -> bool:
+        """Start ``config`` (``plan``: its plan, made already) and follow it on Live run;
+        False when it cannot start now."""
         ...
 
     def go_to(self, mode: str) -> bool:

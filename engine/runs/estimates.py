@@ -189,7 +189,7 @@ def estimate_remaining(store: Store, plan: Plan, speeds: Mapping[str, Speed] | N
     speeds = speeds_now(store, plan.config.generators) if speeds is None else speeds
     done: dict = {}
     if plan.existing_run and not plan.replace_existing:
-        done = finished_items(store, plan.existing_run["id"])
+        done = finished_items(store, plan.existing_run.id)
     finished = [i for i in plan.items
                 if done.get((i.system.label, plan.setting_of(i), i.query_rowid))]
     guess = estimate(store, plan, speeds, [*finished, *skip])

@@ -145,10 +145,6 @@ class _Runner(RunModels, Job):
         self.run_id, stored = rows.open_run(self.store, self.plan)
         self.header = stored.with_session(Session.starting(self.config.threads))
         self._write_run(status="running")
-        # the labels the run's retrieved items were stored under (they carry model hashes)
-        for name, entry in self.header.retrievers.items():
-            if name in self.plan.retriever_labels and entry.label:
-                self.plan.retriever_labels[name] = entry.label
         self.finished = rows.finished_items(self.store, self.run_id)
         stored = sum(1 for v in self.finished.values() if v)
         sessions = len(self.header.sessions)

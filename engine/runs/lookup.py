@@ -1,17 +1,21 @@
 """Finding a run by name: :func:`load_run` (the run read model, :class:`RunInfo`, with the
-status a user should read: a dead owner's run shows as interrupted) and the one-line error
-for a name the workspace does not know (:func:`run_not_found`). Load a run once per command
-and pass the :class:`RunInfo` down."""
+status a user should read: a dead owner's run shows as interrupted), :func:`find_run` (the
+same, or None for a name no run has yet: what ``run`` plans a new run with) and the one-line
+error for a name the workspace does not know (:func:`run_not_found`). Look a run up once per
+command and pass the :class:`RunInfo` down (``plan_run`` takes it; it never looks it up;
+:func:`plan_named` looks it up by the configuration's name and plans it)."""
 
 from __future__ import annotations
 
+from engine.runs.config import RunConfig
 from engine.runs.header import RunHeader
 from engine.runs.owner import shown_status
+from engine.runs.plan import Plan, plan_run
 from engine.store import Store
 from engine.store.runs import RunInfo, known_runs, run_by_name
 from engine.suggest import did_you_mean
 
-__all__ = ["RunNotFound", "load_run", "run_not_found"]
+__all__ = ["RunNotFound", "find_run", "load_run", "plan_named", "run_not_found"]
 
 
 class RunNotFound(LookupError):
@@ -28,11 +32,25 @@ def run_not_found(store: Store, name: str) -> RunNotFound:
     return RunNotFound(f"no run named {name!r}{near or ' (known: ' + ', '.join(known) + ')'}")
 
 
+def find_run(store: Store, name: str) -> RunInfo | None:
+    """The run called ``name`` as :func:`load_run` gives it; None when there is none."""
+    run = run_by_name(store, name)
+    if run is not None:
+        run.status = shown_status(store, run.id, run.status)  # a dead owner: interrupted
+        run.header = RunHeader.from_json(run.header)          # the stored JSON, read once
+    return run
+
+
 def load_run(store: Store, name: str) -> RunInfo:
     """The run called ``name``; :class:`RunNotFound` (listing the known runs) otherwise."""
-    run = run_by_name(store, name)
+    run = find_run(store, name)
     if run is None:
         raise run_not_found(store, name)
-    run.status = shown_status(store, run.id, run.status)      # a dead owner: interrupted
-    run.header = RunHeader.from_json(run.header)              # the stored JSON, read once
     return run
+
+
+def plan_named(store: Store, config: RunConfig, **options) -> Plan:
+    """:func:`~engine.runs.plan.plan_run` with the stored run of ``config.name`` looked up
+    here, once (:func:`find_run`): for a caller that holds no run yet (a new run, or the same
+    configuration again to resume it; ``options`` are ``plan_run``'s)."""
+    return plan_run(store, config, find_run(store, config.name), **options)

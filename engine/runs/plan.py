@@ -13,12 +13,12 @@ llama.cpp's prompt cache evaluates only the new tail (``benchmarks/bench_runs.py
 it: tokens evaluated and time against the same prompts grouped by setting).
 
 Nothing here writes to the store or loads a model; ``plan_run`` only checks that the dataset
-and the named models exist (naming what is available when one does not).
+and the named models exist (naming what is available when one does not) and that a stored run
+it is given may be resumed with this configuration (:func:`check_same_run`).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
@@ -29,6 +29,7 @@ from engine.runs.sampling import adaptive_batch_size, stratified_order
 from engine.store import Store
 from engine.store import runs as run_table
 from engine.store.run_items import dataset_queries
+from engine.store.runs import RunInfo
 from engine.suggest import did_you_mean
 from models.rerankers import RerankerSpec
 
@@ -70,7 +71,7 @@ class Plan:
     first_batch: int         # queries of the first (or only) batch
     batch_size: int
     retriever_labels: dict[str, str] = field(default_factory=dict)
-    existing_run: dict | None = None    # the stored run of this name, if any
+    existing_run: RunInfo | None = None   # the stored run of this name, as looked up
     replace_existing: bool = False
 
     def setting_of(self, item: PlanItem) -> str:
@@ -165,11 +166,17 @@ def with_dataset_reference(store: Store, config: RunConfig) -> RunConfig:
     return replace(config, dataset=ref, name=None if derived else config.name)
 
 
-def plan_run(store: Store, config: RunConfig, *, force_new: bool = False,
+def plan_run(store: Store, config: RunConfig, run: RunInfo | None, *, force_new: bool = False,
              check_models: bool = True) -> Plan:
     """The plan for ``config``: resolves the dataset, selects the queries and checks the
-    models exist. A stored run of the same name must have the same configuration (else
-    :class:`RunConfigMismatch`), unless ``force_new`` (execution then replaces it)."""
+    models exist. ``run`` is the stored run of ``config.name`` as the command looked it up
+    (:func:`engine.runs.lookup.find_run`, or ``load_run`` for a resume), None for a new run:
+    the plan does not look it up again, and opening it (:func:`engine.runs.rows.open_run`)
+    claims or inserts it without reading it back. A stored run must have the same
+    configuration (:func:`check_same_run`, else :class:`RunConfigMismatch`), unless
+    ``force_new`` (execution then replaces it). A plan is executed once."""
+    if run is not None and run.name != config.name:
+        raise ValueError(f"plan_run: run {run.name!r} given for configuration {config.name!r}")
     try:
         dataset_id = resolve(store, config.dataset)
     except DatasetNotFound as exc:
@@ -193,31 +200,38 @@ def plan_run(store: Store, config: RunConfig, *, force_new: bool = False,
     else:
         queries = rowids[:config.sample] if config.sample else rowids
         batch = first = len(queries)
-    plan = Plan(config=config, dataset_id=dataset_id, dataset=f"{d['name']}@{d['version']}",
+    if run is not None and not force_new:
+        check_same_run(config, run, dataset_id)
+    return Plan(config=config, dataset_id=dataset_id, dataset=f"{d['name']}@{d['version']}",
                 dataset_hash=d["content_hash"], dataset_queries=len(rows),
                 systems=[System(g, config.template) for g in config.generators],
                 queries=queries, first_batch=first, batch_size=batch,
-                retriever_labels={r: _planned_retriever_label(r, config)
-                                  for r in config.retrievers},
-                replace_existing=force_new)
-    existing = run_table.stored_run(store, config.name)
-    if existing is not None:
-        stored = json.loads(existing["config"])
-        plan.existing_run = {"id": existing["id"], "status": existing["status"],
-                             "config": stored}
-        header = json.loads(existing["header"] or "{}")
-        for name, entry in (header.get("retrievers") or {}).items():
-            if name in plan.retriever_labels and not force_new and entry.get("label"):
-                plan.retriever_labels[name] = entry["label"]
-        differs = config.differences(stored)
-        if existing["dataset_id"] != dataset_id and "dataset" not in differs:
-            differs.append("dataset (a newer version was imported)")
-        if differs and not force_new:
-            raise RunConfigMismatch(
-                f"a run named {config.name!r} exists with a different configuration "
-                f"(differs in: {', '.join(differs)}); run it again with the same settings to "
-                f"resume, or use --force-new to replace it or --name to start another run")
-    return plan
+                retriever_labels=retriever_labels(config, None if force_new else run),
+                existing_run=run, replace_existing=force_new)
+
+
+def check_same_run(config: RunConfig, run: RunInfo, dataset_id: int) -> None:
+    """The one check that ``config`` may resume the stored ``run``: the same identity
+    (:meth:`RunConfig.differences`) on the same dataset version; :class:`RunConfigMismatch`
+    naming what differs otherwise."""
+    differs = config.differences(run.config)
+    if run.dataset_id != dataset_id and "dataset" not in differs:
+        differs.append("dataset (a newer version was imported)")
+    if differs:
+        raise RunConfigMismatch(
+            f"a run named {config.name!r} exists with a different configuration "
+            f"(differs in: {', '.join(differs)}); run it again with the same settings to "
+            f"resume, or use --force-new to replace it or --name to start another run")
+
+
+def retriever_labels(config: RunConfig, run: RunInfo | None) -> dict[str, str]:
+    """Each configured retriever's label, the one place a plan's labels are decided: the
+    label ``run`` recorded for it (with its models' hashes: what its stored items are keyed
+    by), else :func:`_planned_retriever_label`. Execution reads them; a retriever it loads
+    for the first time records its own label (:mod:`engine.runs.run_models`)."""
+    recorded = run.header.retrievers if run is not None else {}
+    return {name: getattr(recorded.get(name), "label", None)
+            or _planned_retriever_label(name, config) for name in config.retrievers}
 
 
 def _planned_retriever_label(embedder: str, config: RunConfig) -> str:

@@ -16,6 +16,7 @@ skip metrics whose name starts with ``_``.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections import defaultdict
 
 from engine.metrics.answer import SCORER_VERSION
@@ -38,30 +39,36 @@ def save_plan(store: Store, plan: Plan) -> int:
 
 
 def open_run(store: Store, plan: Plan) -> tuple[int, RunHeader]:
-    """Create the run's row unless it exists and make this process its owner (status
-    ``running``; :func:`engine.runs.owner.claim` refuses a run another live process holds);
-    returns its id and its stored header. With ``plan.replace_existing`` an existing run of
-    that name is deleted first (its items go; generations and scores stay in the cache)."""
-    config = plan.config
+    """Open the plan's run and make this process its owner (status ``running``;
+    :func:`engine.runs.owner.claim` refuses a run another live process holds); returns its id
+    and its header as stored. The run is the one the plan was made with
+    (``plan.existing_run``, checked by :func:`engine.runs.plan.check_same_run`): it is claimed
+    and its configuration written, or, new, inserted; nothing is read back or checked again.
+    With ``plan.replace_existing`` the stored run is deleted first (its items go; generations
+    and scores stay in the cache). A run deleted, or a name taken, since the plan was made is
+    refused with :class:`RunConfigMismatch` (plan it again)."""
+    config, run = plan.config, plan.existing_run
     with store.write() as db:
-        held = run_table.run_id_named(db, config.name)
-        if held is not None:                    # before replacing it or taking it over
-            owner.claim(db, held, config.name)
-        if plan.replace_existing:
-            run_table.delete_run_named(db, config.name)
+        if run is not None and plan.replace_existing:
+            owner.claim(db, run.id, run.name)     # before replacing it
+            run_table.delete_run(db, run.id)
             plan.replace_existing = False
-        row = run_table.run_to_resume(db, config.name)
-        if row is not None:
-            differs = config.differences(json.loads(row["config"]))
-            if differs or row["dataset_id"] != plan.dataset_id:
-                raise RunConfigMismatch(f"run {config.name!r} exists with a different "
-                                        f"configuration ({', '.join(differs) or 'dataset'})")
-            keep_recorded_choices(config, json.loads(row["config"]))
-            run_table.set_config(db, row["id"], json.dumps(config.as_json()))
-            return row["id"], RunHeader.from_json(row["header"])
+        elif run is not None:
+            keep_recorded_choices(config, run.config)
+            if not run_table.set_config(db, run.id, json.dumps(config.as_json())):
+                raise RunConfigMismatch(f"run {run.name!r} was deleted since it was planned; "
+                                        "run it again to start it anew")
+            owner.claim(db, run.id, run.name)
+            return run.id, run.header          # frozen: shared, never changed
         header = RunHeader.for_plan(plan).to_json()
-        run_id = run_table.insert_run(db, config.name, plan.dataset_id,
-                                      json.dumps(config.as_json()), header, now())
+        try:
+            run_id = run_table.insert_run(db, config.name, plan.dataset_id,
+                                          json.dumps(config.as_json()), header, now())
+        except sqlite3.IntegrityError as exc:
+            if "UNIQUE" not in str(exc):
+                raise
+            raise RunConfigMismatch(f"a run named {config.name!r} was stored since this one "
+                                    "was planned; run it again to resume it") from None
         owner.claim(db, run_id, config.name)
         return run_id, RunHeader.from_json(header)   # as stored: what a resume reads
 
@@ -155,7 +162,7 @@ def stored_status(store: Store, plan: Plan, *, generators: dict | None = None,
     items = plan.items
     done: dict[ItemKey, str | None] = {}
     if plan.existing_run and not plan.replace_existing:
-        done = finished_items(store, plan.existing_run["id"])
+        done = finished_items(store, plan.existing_run.id)
 
     def key(item: PlanItem) -> ItemKey:
         return (item.system.label, plan.setting_of(item), item.query_rowid)

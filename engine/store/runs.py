@@ -64,14 +64,6 @@ def runs_fingerprint(store: Store) -> tuple:
     return tuple(row)
 
 
-def stored_run(store: Store, name: str) -> sqlite3.Row | None:
-    """``id, dataset_id, config, status, header`` of the run called ``name`` (what a plan
-    compares its configuration with), or None."""
-    rows = store.query("SELECT id, dataset_id, config, status, header FROM runs WHERE name = ?",
-                       (name,))
-    return rows[0] if rows else None
-
-
 def newest_dataset_version(store: Store, name: str) -> int | None:
     """The newest version of dataset ``name`` (how a run names its dataset), or None."""
     rows = store.query("SELECT MAX(version) FROM datasets WHERE name = ?", (name,))
@@ -96,18 +88,10 @@ def run_exists(db, run_id: int) -> bool:
     return db.conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
 
 
-def delete_run_named(db, name: str) -> None:
-    db.conn.execute("DELETE FROM runs WHERE name = ?", (name,))
-
-
-def run_to_resume(db, name: str) -> sqlite3.Row | None:
-    """``id, config, dataset_id, header`` of the run called ``name``, or None."""
-    return db.conn.execute("SELECT id, config, dataset_id, header FROM runs WHERE name = ?",
-                           (name,)).fetchone()
-
-
-def set_config(db, run_id: int, config: str) -> None:
-    db.conn.execute("UPDATE runs SET config = ? WHERE id = ?", (config, run_id))
+def set_config(db, run_id: int, config: str) -> bool:
+    """The run's configuration (JSON text); False when no run has that id (deleted)."""
+    return db.conn.execute("UPDATE runs SET config = ? WHERE id = ?",
+                           (config, run_id)).rowcount > 0
 
 
 def insert_run(db, name: str, dataset_id: int, config: str, header: str, at: str) -> int:

@@ -116,8 +116,9 @@ the recorded report choices)."""
 
 
 def _resumed_config(args, store):
-    """The stored configuration of run ``args.resume`` with only :data:`_RESUME_KEEPS`
-    replaced; any other configuration flag is a usage error (it would make another run)."""
+    """Run ``args.resume`` (looked up once) and its stored configuration with only
+    :data:`_RESUME_KEEPS` replaced; any other configuration flag is a usage error (it would
+    make another run)."""
     from engine.runs.lookup import load_run
     from engine.runs import RunConfig
 
@@ -127,8 +128,9 @@ def _resumed_config(args, store):
         raise CliError(f"--resume {args.resume} takes the run's stored configuration; drop "
                        f"{', '.join(given)} (only --threads, --concurrency, --max-errors and "
                        "the report choices --parity/--gold/--language-* may change)")
-    stored = load_run(store, args.resume).config
-    return RunConfig.from_dict(stored, **{k: getattr(args, k) for k in _RESUME_KEEPS})
+    stored = load_run(store, args.resume)
+    return RunConfig.from_dict(stored.config, name=stored.name,
+                               **{k: getattr(args, k) for k in _RESUME_KEEPS}), stored
 
 
 _CONFIG_FLAGS = ("config", "dataset", "generator", "settings", "retriever", "reranker",
@@ -137,8 +139,10 @@ _CONFIG_FLAGS = ("config", "dataset", "generator", "settings", "retriever", "rer
                  "force_new")
 
 
-def _config(args, store=None):
+def _config(args, store):
+    """The run's configuration and its stored run, looked up once (None: a new run)."""
     from engine.runs import RunConfig
+    from engine.runs.lookup import find_run
     from engine.runs.plan import with_dataset_reference
 
     if getattr(args, "resume", None):
@@ -169,13 +173,14 @@ def _config(args, store=None):
                            "and generators in config.toml)")
         config = RunConfig.from_dict({}, **overrides)
     # the one naming rule, as the New-run form applies it: demo@1 is demo while 1 is newest
-    return config if store is None else with_dataset_reference(store, config)
+    config = with_dataset_reference(store, config)
+    return config, find_run(store, config.name)
 
 
 def run(args, store) -> int:
     from engine.runs import execute, plan_run
 
-    plan = plan_run(store, _config(args, store), force_new=args.force_new)
+    plan = plan_run(store, *_config(args, store), force_new=args.force_new)
     if args.dry_run:
         return _dry_run(store, plan, args.json)
     printer = ProgressPrinter(sys.stderr)
@@ -228,7 +233,7 @@ def _dry_run(store, plan, as_json: bool) -> int:
         return 0
     c = plan.config
     state = ("replaces the stored run" if plan.replace_existing else
-             f"resumes (status {plan.existing_run['status']})" if plan.existing_run else "new")
+             f"resumes (status {plan.existing_run.status})" if plan.existing_run else "new")
     selection = ("all queries" if not (c.sample or c.adaptive) else
                  f"seeded sample stratified by source and language, seed {c.seed}")
     print(f"run {c.name} ({state})")

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from engine.app_config import AppConfig
     from engine.runs import RunConfig
+    from engine.runs.plan import Plan
     from engine.store import Store
     from mirage_tui.commands import PaletteCommand
     from mirage_tui.run_controller import RunController
@@ -155,9 +156,9 @@ class WorkbenchAccess(_Host):
 
         self.set_interval(interval, look)
 
-    def start_run(self, config: RunConfig) -> bool:
+    def start_run(self, config: RunConfig, plan: Plan | None = None) -> bool:
         workbench = self.workbench
-        return workbench.start_run(config) if workbench is not None else False
+        return workbench.start_run(config, plan=plan) if workbench is not None else False
 
     def go_back(self) -> None:
         """Escape: the app's go back (pop a pushed screen, else the previous mode); under

@@ -2,11 +2,13 @@
 """The new-run screen: a run configuration as a form, its plan size and time estimate live.
 
 Every change rebuilds the :class:`~engine.runs.RunConfig` (a :class:`ConfigError` is shown
-inline, under the form) and, a moment later, plans it in a thread worker: ``plan_run`` checks
-the dataset and the models and finds a stored run of the same name, and
+inline, under the form) and, a moment later, plans it in a thread worker: the stored run of
+its name is looked up (once), ``plan_run`` checks the dataset, the models and that run, and
 ``estimate_remaining`` (:mod:`engine.runs.estimates`, the estimator ``--dry-run`` and the Live
 ETA use) times the items left from measured speeds. ``ctrl+s`` or the Start button hands the
-configuration to the app's run controller, which opens Live run. ``ctrl+o`` (or Save TOML)
+plan shown to the app's run controller, which executes it as it is and opens Live run; when
+the form or the stored runs changed since that plan was made, it says so and the run is
+planned again. ``ctrl+o`` (or Save TOML)
 writes the form as a run file (:mod:`.new_run_toml`, mixed in). The dataset, generators and
 retriever start as config.toml's (``dataset``, ``generators``, ``embedder``) when they are
 offered. A typed run name close to a stored run's gets a "did you mean". The fields' parsing
@@ -15,7 +17,7 @@ and the plan's text are :mod:`.new_run_text`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -29,6 +31,7 @@ from textual.widgets import (Button, Header, Input, Label, Select, SelectionList
 from engine.datasets.demo_pool import DEMO_NAME
 from engine.runs import ConfigError, RunConfig
 from engine.runs.config import DEFAULT_MAX_TOKENS
+from engine.runs.plan import Plan
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.new_run_text import (name_hint, optional_float, optional_int,
@@ -44,6 +47,29 @@ BASIC = ("base", "oracle", "mixed")
 RETRIEVED = "retrieved"
 DEFAULT_SAMPLE = "20"
 PREVIEW_DELAY = 0.3
+
+
+@dataclass(frozen=True)
+class Preview:
+    """The plan the screen shows: the form it was made from (``RunConfig.as_json()``), the
+    stored runs as they were then (:func:`engine.store.runs.runs_fingerprint`) and the plan
+    itself, which Start executes unless either changed."""
+    form: dict
+    runs: tuple
+    plan: Plan
+
+    def changed(self, config: RunConfig, store) -> str | None:
+        """What changed since the plan was made, in words; None when nothing did."""
+        from engine.store.runs import runs_fingerprint
+
+        if config.as_json() != self.form:
+            return "The form changed"
+        try:
+            if store is None or runs_fingerprint(store) != self.runs:
+                return "The stored runs changed"
+        except Exception:  # noqa: BLE001 - a busy or odd store: plan again to be sure
+            return "The stored runs could not be read"
+        return None
 
 
 @dataclass
@@ -149,6 +175,7 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
         text: str
         error: str | None
         seconds: float | None = None      # the estimate for the items left
+        preview: Preview | None = None    # what the text shows (None: an error)
 
     def __init__(self) -> None:
         super().__init__()
@@ -158,6 +185,7 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
         self.config: RunConfig | None = None
         self.plan_text = ""
         self.estimate_seconds: float | None = None
+        self.preview: Preview | None = None    # the plan shown, what Start executes
         self._suspended = False
 
     def compose(self) -> ComposeResult:
@@ -359,15 +387,20 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
         store = self.store
         if store is not None:
             self._show_plan("Planning…")
-            self.plan_preview(store, config, self._token)
+            # planned on a copy: the plan's config is the one Start hands on
+            self.plan_preview(store, replace(config), self._token)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="new-run-plan",
           name="plan the run")
     def plan_preview(self, store, config: RunConfig, token: int) -> None:
         from engine.runs import estimate_remaining, plan_run
+        from engine.runs.lookup import find_run
+        from engine.store.runs import runs_fingerprint
 
+        form = config.as_json()
         try:
-            plan = plan_run(store, config)
+            seen = runs_fingerprint(store)        # before the look-up: a change after it shows
+            plan = plan_run(store, config, find_run(store, config.name))
             guess = estimate_remaining(store, plan)
             hint = name_hint(store, config)
         except Exception as exc:  # noqa: BLE001 - ConfigError, LookupError, DatasetNotFound
@@ -376,12 +409,13 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
         finally:
             store.close()
         self.post_message(self.Planned(token, plan_summary(plan, guess) + hint, None,
-                                       guess["seconds"]))
+                                       guess["seconds"], Preview(form, seen, plan)))
 
     def on_new_run_screen_planned(self, message: Planned) -> None:
         if message.token != self._token:
             return  # a plan for an older state of the form
         self.estimate_seconds = message.seconds
+        self.preview = message.preview
         self._show_plan(message.text)
         self._show_error(message.error or "")
 
@@ -399,8 +433,17 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
     @on(Button.Pressed, "#run-start")
     def action_start_run(self) -> None:
         config = self.config_or_why("Cannot start")
-        if config is not None:
-            self.start_run(config)
+        if config is None:
+            return
+        preview, changed = self.preview, None
+        if preview is not None:
+            changed = preview.changed(config, self.store)
+            if changed is None:
+                self.start_run(preview.plan.config, preview.plan)  # what the preview shows
+                return
+            self.notify(f"{changed} since the plan shown: planning it again.",
+                        title="Start run", markup=False, timeout=6)
+        self.start_run(config)                  # no plan shown: the run controller plans it
 
     def config_or_why(self, title: str) -> RunConfig | None:
         """The form's RunConfig, or None once the reason is shown (under the form and in a

@@ -73,6 +73,6 @@ def plan_summary(plan, guess: dict) -> str:
                      f"{len(plan.queries)} queries ({plan.max_count} items)")
     lines.append(estimate_line(guess))
     if plan.existing_run:
-        lines.append(f"Run {c.name} exists ({plan.existing_run['status']}): starting resumes "
+        lines.append(f"Run {c.name} exists ({plan.existing_run.status}): starting resumes "
                      f"it; its {guess['finished']} finished items are skipped")
     return "\n".join(lines)

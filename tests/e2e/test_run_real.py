@@ -18,7 +18,7 @@ from testkit.runs import cli_run as _cli
 
 from engine.datasets.demo_pool import ensure_demo
 from engine.metrics.answer import SCORER_VERSION
-from engine.runs import execute, plan_run
+from engine.runs import execute, plan_named
 from engine.runs.prompting import load_queries
 from engine.store import Store
 
@@ -133,7 +133,7 @@ def test_retrieved_settings_through_the_real_retriever(demo):
                                        "query_rowid = ?", (label, r["query_rowid"]))[0][0])
         assert json.loads(r["context"]) == [c for c, _ in ranked[:k]]
     again = FakeGenerator()
-    plan2 = plan_run(demo, cfg, check_models=False)
+    plan2 = plan_named(demo, cfg, check_models=False)
     assert plan2.retriever_labels["minilm-l6-v2"] == label       # read back from the header
     second = execute(demo, plan2, generators={"fake-gen": again})
     assert second.status == "done" and again.calls == [] and second.cached == 9

@@ -19,7 +19,7 @@ from engine.arena.judging.job import judge_arena
 from engine.arena.ratings.leaderboard import compute_ratings
 from engine.arena.judges.reference import ReferenceJudge
 from engine.datasets.demo_pool import ensure_demo
-from engine.runs import RunConfig, execute, plan_run
+from engine.runs import RunConfig, execute, plan_named
 from engine.runs.lookup import load_run
 
 RIGHT_WHEN = {"gen-a": lambda i: True, "gen-b": lambda i: i % 3 != 0,
@@ -47,7 +47,7 @@ def scripted_run(store, name: str, right=RIGHT_WHEN) -> str:
     ensure_demo(store)
     config = RunConfig(dataset="demo", generators=list(right), settings=["base"], sample=60,
                        seed=0, name=name)
-    plan = plan_run(store, config, check_models=False)
+    plan = plan_named(store, config, check_models=False)
     gens = {g: knowing(store, g, rule) for g, rule in right.items()}
     assert execute(store, plan, generators=gens).status == "done"
     return name

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.runs import plan_run
+from engine.runs import plan_named
 from engine.model_speeds import measured_speeds
 from engine.runs.estimates import (estimate_remaining, load_seconds, parallel_factor,
                                    record_model_check)
@@ -46,7 +46,7 @@ def test_requests_in_flight_speed_up_only_a_batching_backend():
 
 def test_the_estimate_divides_by_the_in_flight_factor_where_it_applies(demo):
     def seconds(generator, concurrency):
-        plan = plan_run(demo, config(generators=[generator], sample=2, name="f",
+        plan = plan_named(demo, config(generators=[generator], sample=2, name="f",
                                      concurrency=concurrency), check_models=False)
         return estimate_remaining(demo, plan)["generators"][generator]
 
@@ -60,7 +60,7 @@ def test_the_estimate_divides_by_the_in_flight_factor_where_it_applies(demo):
 
 def test_a_models_load_counts_from_its_last_logged_load(demo):
     assert load_seconds(demo, TIMED) == (0.0, "nothing to load")   # no file, no log
-    plan = plan_run(demo, config(generators=[TIMED], sample=1, name="loaded"),
+    plan = plan_named(demo, config(generators=[TIMED], sample=1, name="loaded"),
                     check_models=False)
     from engine.runs import rows
     from engine.runs.log import log_event
@@ -93,7 +93,7 @@ def test_the_running_steps_elapsed_time_counts_and_an_overrun_raises_the_eta():
 
 def test_live_eta_counts_the_running_item_and_the_load_before_it(demo):
     clock = Clock()
-    plan = plan_run(demo, config(generators=[TIMED], sample=2, name="run"),
+    plan = plan_named(demo, config(generators=[TIMED], sample=2, name="run"),
                     check_models=False)
     eta = LiveEta(demo, plan, clock=clock)
     eta.loads[TIMED] = 5.0                           # not loaded yet: its load is still to come
@@ -110,7 +110,7 @@ def test_live_eta_counts_the_running_item_and_the_load_before_it(demo):
 def test_an_assumed_speed_says_so_and_yields_to_the_first_items_speed(demo):
     speed = measured_speeds(demo, [TIMED])[TIMED]
     assert speed.source.startswith("assumed 600/70 tok/s") and "first item" in speed.source
-    plan = plan_run(demo, config(generators=[TIMED], sample=2, name="assumed"),
+    plan = plan_named(demo, config(generators=[TIMED], sample=2, name="assumed"),
                     check_models=False)
     eta = LiveEta(demo, plan)
     eta.add(plan.queries)
@@ -121,7 +121,7 @@ def test_an_assumed_speed_says_so_and_yields_to_the_first_items_speed(demo):
 def test_live_says_the_machine_may_be_busy_when_well_below_the_model_check(demo):
     record_model_check(demo, {"name": TIMED, "kind": "generator", "ok": True, "device": "cpu",
                               "tokens_per_s": 20.0, "prompt_tokens_per_s": 400.0}, TIMED)
-    plan = plan_run(demo, config(generators=[TIMED], sample=2, name="busy"),
+    plan = plan_named(demo, config(generators=[TIMED], sample=2, name="busy"),
                     check_models=False)
     eta = LiveEta(demo, plan)
     eta.add(plan.queries)
@@ -138,7 +138,7 @@ def test_live_says_the_machine_may_be_busy_when_well_below_the_model_check(demo)
 def test_the_first_generations_own_timers_set_the_speed_of_the_items_left(demo):
     from models.base import Generation
 
-    plan = plan_run(demo, config(generators=[TIMED], sample=2, name="respeed"),
+    plan = plan_named(demo, config(generators=[TIMED], sample=2, name="respeed"),
                     check_models=False)
     eta = LiveEta(demo, plan)
     eta.add(plan.queries)

@@ -14,7 +14,7 @@ import pytest
 from engine import machine_load
 from engine.arena.judging.estimate import judging_estimate
 from engine.machine_load import MachineLoad
-from engine.runs import execute, plan_run
+from engine.runs import execute, plan_named
 from engine.model_speeds import (CHARS_PER_TOKEN, DEFAULT_GEN_TPS, DEFAULT_PROMPT_TPS,
                                  JUDGE_TAIL_TOKENS, JUDGE_TEMPLATE_TOKENS, measured_speeds)
 from engine.runs.estimates import estimate_remaining, record_model_check
@@ -37,7 +37,7 @@ def timed(text: str):
 
 
 def run_alias(store: Store, name: str, seed: int = 0):
-    plan = plan_run(store, config(generators=[ALIAS], sample=2, seed=seed, name=name),
+    plan = plan_named(store, config(generators=[ALIAS], sample=2, seed=seed, name=name),
                     check_models=False)
     summary = execute(store, plan, generators={ALIAS: ScriptedGenerator(SMOL, usage=timed)})
     assert summary.status == "done" and summary.generated == 6
@@ -45,7 +45,7 @@ def run_alias(store: Store, name: str, seed: int = 0):
 
 
 def next_plan(store: Store, name: str = "next"):
-    return plan_run(store, config(generators=[ALIAS], sample=2, seed=5, name=name),
+    return plan_named(store, config(generators=[ALIAS], sample=2, seed=5, name=name),
                     check_models=False)
 
 
@@ -193,7 +193,7 @@ def test_a_loaded_local_model_is_warmed_up_before_the_first_item(demo, monkeypat
 
     model = ScriptedGenerator(SMOL, usage=timed, backend="llama.cpp")   # as a local model
     monkeypatch.setattr(models.catalog, "load_generator", lambda name, **kw: model)
-    plan = plan_run(demo, config(generators=[ALIAS], sample=1, name="warm"),
+    plan = plan_named(demo, config(generators=[ALIAS], sample=1, name="warm"),
                     check_models=False)
     assert execute(demo, plan).status == "done"
     assert len(model.calls) == 1 + plan.count

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from engine.datasets.demo_pool import ensure_demo
-from engine.runs import execute, plan_run
+from engine.runs import execute, plan_named
 from engine.model_speeds import latest_model_check, measured_speeds
 from engine.runs.estimates import estimate, estimate_remaining, record_model_check
 from engine.runs.live_eta import LiveEta
@@ -35,7 +35,7 @@ def _timed(sha: str) -> TimedGenerator:
 
 @pytest.mark.timeout(240)
 def test_the_estimate_matches_a_measured_run_of_a_model_with_known_speed(demo):
-    first = plan_run(demo, config(generators=[TIMED], sample=3, name="first"),
+    first = plan_named(demo, config(generators=[TIMED], sample=3, name="first"),
                      check_models=False)
     assert execute(demo, first, generators={TIMED: _timed("1" * 64)}).status == "done"
     speed = measured_speeds(demo, [TIMED])[TIMED]
@@ -45,7 +45,7 @@ def test_the_estimate_matches_a_measured_run_of_a_model_with_known_speed(demo):
     assert speed.answer_tokens == 6 and set(speed.prompt_tokens) == {"base", "oracle", "mixed"}
 
     # another run of the same model (another build: nothing comes from the cache)
-    second = plan_run(demo, config(generators=[TIMED], sample=3, seed=1, name="second"),
+    second = plan_named(demo, config(generators=[TIMED], sample=3, seed=1, name="second"),
                       check_models=False)
     guess = estimate_remaining(demo, second)
     assert guess["items"] == 9
@@ -72,7 +72,7 @@ def test_a_model_check_is_kept_and_wins_when_newer_than_the_stored_runs(demo, tm
     # a run after the check: its own measured rates are the newer measurement
     with relaunched.write() as db:
         db.conn.execute("UPDATE model_checks SET checked_at = '2020-01-01 00:00:00'")
-    plan = plan_run(relaunched, config(generators=[TIMED], sample=2, name="later"),
+    plan = plan_named(relaunched, config(generators=[TIMED], sample=2, name="later"),
                     check_models=False)
     execute(relaunched, plan, generators={TIMED: TimedGenerator(TIMED, prompt_tps=2000.0,
                                                                 gen_tps=200.0)})
@@ -80,7 +80,7 @@ def test_a_model_check_is_kept_and_wins_when_newer_than_the_stored_runs(demo, tm
     # and the estimate of a plan uses whichever is newest
     with relaunched.write() as db:
         db.conn.execute("UPDATE model_checks SET checked_at = '2999-01-01 00:00:00'")
-    again = plan_run(relaunched, config(generators=[TIMED], sample=2, seed=3, name="again"),
+    again = plan_named(relaunched, config(generators=[TIMED], sample=2, seed=3, name="again"),
                      check_models=False)
     guess = estimate_remaining(relaunched, again)
     assert guess["generators"][TIMED]["gen_tps"] == 3.0
@@ -89,7 +89,7 @@ def test_a_model_check_is_kept_and_wins_when_newer_than_the_stored_runs(demo, tm
 
 
 def test_live_eta_scales_the_estimate_by_the_runs_own_pace(demo):
-    plan = plan_run(demo, config(generators=[TIMED], sample=2, name="eta"),
+    plan = plan_named(demo, config(generators=[TIMED], sample=2, name="eta"),
                     check_models=False)
     eta = LiveEta(demo, plan, min_items=2)
     eta.add(plan.queries)
@@ -105,7 +105,7 @@ def test_live_eta_scales_the_estimate_by_the_runs_own_pace(demo):
 
 
 def test_live_eta_keeps_a_pace_per_generator(demo):
-    plan = plan_run(demo, config(generators=[TIMED, "other"], sample=2, name="two"),
+    plan = plan_named(demo, config(generators=[TIMED, "other"], sample=2, name="two"),
                     check_models=False)
     eta = LiveEta(demo, plan, min_items=1)
     eta.add(plan.queries)
@@ -122,7 +122,7 @@ def test_live_eta_keeps_a_pace_per_generator(demo):
 
 
 def test_estimates_use_defaults_then_measured_speeds(demo):
-    plan = plan_run(demo, config(generators=[SMOL], sample=4))
+    plan = plan_named(demo, config(generators=[SMOL], sample=4))
     speeds = measured_speeds(demo, [SMOL])
     assert speeds[SMOL].source.startswith("assumed 600/70")
     guess = estimate(demo, plan, speeds)

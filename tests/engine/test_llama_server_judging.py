@@ -16,7 +16,7 @@ from engine.arena.trust.calibrate import calibrate_judge, latest_calibration
 from engine.arena.judging.job import judge_arena
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs.lookup import load_run
-from engine.runs import RunConfig, execute, plan_run
+from engine.runs import RunConfig, execute, plan_named
 from models.host.llama_server import LABEL_TOP_N
 
 
@@ -69,7 +69,7 @@ def test_a_calibration_through_llama_server(store, tmp_path, standin_log):
 
 def test_a_run_through_llama_server(store, standin_log):
     ensure_demo(store)
-    plan = plan_run(store, RunConfig(dataset="demo", generators=[SMOL], sample=2, threads=1,
+    plan = plan_named(store, RunConfig(dataset="demo", generators=[SMOL], sample=2, threads=1,
                                      settings=["base", "oracle"], max_tokens=4, name="ls"))
     summary = execute(store, plan)
     assert summary.status == "done", summary.message

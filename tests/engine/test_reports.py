@@ -340,14 +340,14 @@ def test_report_reads_what_the_run_engine_writes(store, tmp_path):
     from engine.datasets.demo_pool import ensure_demo
     from engine.results.export import export_run
     from engine.retrieval import Retriever
-    from engine.runs import RunConfig, execute, plan_run
+    from engine.runs import RunConfig, execute, plan_named
 
     ensure_demo(store)
     answers = {r[0]: json.loads(r[1])[0] for r in store.query("SELECT text, answers FROM queries")}
     config = RunConfig(dataset="demo", generators=["scripted"], name="e2e", sample=10,
                        settings=["base", "oracle", "mixed", "retrieved@1"],
                        retrievers=["hash-emb"])
-    summary = execute(store, plan_run(store, config, check_models=False),
+    summary = execute(store, plan_named(store, config, check_models=False),
                       generators={"scripted": _gold_when_given_context(answers)},
                       retrievers={"hash-emb": Retriever(store, "demo", _HashEmbedder())})
     assert summary.status == "done" and summary.total == 40

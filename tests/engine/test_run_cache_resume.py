@@ -22,7 +22,7 @@ from engine.runs import (
     RunConfigMismatch,
     execute,
     generation_key,
-    plan_run,
+    plan_named,
 )
 from engine.store import Store
 from models.base import ModelIdentity
@@ -101,7 +101,7 @@ def test_a_crashing_generator_fails_the_run_and_resume_completes_it(demo):
 
 def test_a_full_disk_stops_cleanly_and_resumes(demo):
     gen = FakeGenerator()
-    plan = plan_run(demo, config(), check_models=False)
+    plan = plan_named(demo, config(), check_models=False)
     conn = demo.conn
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     conn.execute(f"PRAGMA max_page_count = {pages + 4}")
@@ -126,11 +126,11 @@ def test_a_full_disk_stops_cleanly_and_resumes(demo):
 def test_same_name_with_another_config_is_refused_unless_forced(demo):
     run(demo, config())
     with pytest.raises(RunConfigMismatch, match="differs in: seed.*--force-new"):
-        plan_run(demo, config(seed=1), check_models=False)
+        plan_named(demo, config(seed=1), check_models=False)
     # how far and how fast a run goes may change between sessions
-    plan_run(demo, config(threads=3), check_models=False)
+    plan_named(demo, config(threads=3), check_models=False)
     gen = FakeGenerator()
-    plan = plan_run(demo, config(seed=1), force_new=True, check_models=False)
+    plan = plan_named(demo, config(seed=1), force_new=True, check_models=False)
     summary = execute(demo, plan, generators={"fake-gen": gen})
     assert summary.status == "done" and len(gen.calls) == 18   # new seed: new keys
     assert json.loads(demo.query("SELECT config FROM runs")[0][0])["seed"] == 1

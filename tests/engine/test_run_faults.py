@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from engine.runs import owner, plan_run, rows
+from engine.runs import owner, plan_named, rows
 from engine.runs.lookup import load_run
 from engine.store import Store
 from models.base import Generation, ReplyError
@@ -55,7 +55,7 @@ class NullReply(FakeGenerator):
 
 
 def test_a_reply_without_text_is_refused_naming_the_model_and_nothing_is_hidden(demo):
-    plan = plan_run(demo, config(sample=1, settings=["base"]), check_models=False)
+    plan = plan_named(demo, config(sample=1, settings=["base"]), check_models=False)
     run_id = rows.save_plan(demo, plan)
     gen = NullReply()
     g = gen.generate([{"role": "user", "content": "q"}], None)
@@ -73,7 +73,7 @@ def rows_count(store):
 
 
 def test_a_second_process_is_refused_and_a_dead_owner_is_interrupted(demo):
-    plan = plan_run(demo, config(sample=2), check_models=False)
+    plan = plan_named(demo, config(sample=2), check_models=False)
     run_id = rows.save_plan(demo, plan)
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
@@ -82,7 +82,7 @@ def test_a_second_process_is_refused_and_a_dead_owner_is_interrupted(demo):
                             (other.pid, owner.process_start(other.pid), run_id))
         assert load_run(demo, "t").status == "running"
         with pytest.raises(owner.RunBusy, match=rf"^run t is running \(pid {other.pid}\)"):
-            rows.save_plan(demo, plan_run(demo, config(sample=2), check_models=False))
+            rows.save_plan(demo, plan_named(demo, config(sample=2), check_models=False))
     finally:
         other.kill()
         other.wait()

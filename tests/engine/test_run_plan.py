@@ -9,14 +9,14 @@ from __future__ import annotations
 import pytest
 from testkit.runs import SMOL, BackwardsRetriever, FakeGenerator, config
 
-from engine.runs import execute, plan_run
+from engine.runs import execute, plan_named
 
 
 def test_plan_size_and_order_share_prefixes(demo):
     cfg = config(generators=["g1", "g2"], sample=4,
                  settings=["oracle", "retrieved@3", "mixed", "base", "retrieved@1"],
                  retrievers=["r"])
-    plan = plan_run(demo, cfg, check_models=False)
+    plan = plan_named(demo, cfg, check_models=False)
     assert plan.count == 4 * 2 * 5 == len(plan.items)
     assert plan.settings == ["base", "retrieved@1:r", "retrieved@3:r", "mixed", "oracle"]
     order = [(i.system.generator, i.query_rowid, plan.setting_of(i)) for i in plan.items]
@@ -39,8 +39,8 @@ def test_plan_size_and_order_share_prefixes(demo):
 
 def test_unknown_models_and_datasets_are_named_with_what_exists(demo):
     with pytest.raises(LookupError, match="no-such-model.*available generators: .*smollm2"):
-        plan_run(demo, config(generators=["no-such-model"]))
+        plan_named(demo, config(generators=["no-such-model"]))
     with pytest.raises(LookupError, match="retriever 'nope'.*available embedders: .*minilm"):
-        plan_run(demo, config(generators=[SMOL], settings=["retrieved@1"], retrievers=["nope"]))
+        plan_named(demo, config(generators=[SMOL], settings=["retrieved@1"], retrievers=["nope"]))
     with pytest.raises(LookupError, match="no dataset named 'nope' \\(known: demo\\)"):
-        plan_run(demo, config(dataset="nope"))
+        plan_named(demo, config(dataset="nope"))

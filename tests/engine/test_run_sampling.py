@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from testkit.runs import config
 
-from engine.runs import plan_run, stratified_order
+from engine.runs import plan_named, stratified_order
 from engine.runs.sampling import allocation
 
 
@@ -26,11 +26,11 @@ def test_stratified_order_is_seeded_and_every_prefix_is_proportional():
 
 
 def test_a_sample_is_stratified_and_a_longer_one_extends_it(demo):
-    small = plan_run(demo, config(sample=9), check_models=False)
-    large = plan_run(demo, config(sample=30, name="t2"), check_models=False)
+    small = plan_named(demo, config(sample=9), check_models=False)
+    large = plan_named(demo, config(sample=30, name="t2"), check_models=False)
     assert large.queries[:9] == small.queries
     langs = [r[0] for r in demo.query(
         f"SELECT language FROM queries WHERE id IN ({','.join(map(str, small.queries))})")]
     assert sorted(langs) == ["de"] * 3 + ["en"] * 3 + ["es"] * 3
-    every = plan_run(demo, config(sample=None, name="all"), check_models=False)
+    every = plan_named(demo, config(sample=None, name="all"), check_models=False)
     assert every.queries == sorted(every.queries) and len(every.queries) == 60

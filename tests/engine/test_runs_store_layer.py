@@ -7,7 +7,7 @@ import re
 import pytest
 
 from engine.metrics.answer import score_generation
-from engine.runs import plan_run, rows
+from engine.runs import plan_named, rows
 from engine.runs.lookup import RunNotFound, load_run
 from testkit.imports import find_modules, imports_of
 from testkit.paths import ROOT
@@ -63,7 +63,7 @@ def test_a_run_is_opened_without_reading_its_header_back(demo):
 
 
 def test_an_item_is_one_transaction_of_the_same_statements(demo):
-    plan = plan_run(demo, config(sample=1, settings=["base"]), check_models=False)
+    plan = plan_named(demo, config(sample=1, settings=["base"]), check_models=False)
     run_id = rows.save_plan(demo, plan)
     gen = FakeGenerator()
     prompt = type("Prompt", (), {"text": "<user>q", "context": [], "truncated": False})()

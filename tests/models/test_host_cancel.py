@@ -16,7 +16,7 @@ import pytest
 from testkit.hosts import hosting  # noqa: F401 - a fixture
 from testkit.runs import SMOL
 
-from engine.runs import RunConfig, execute, plan_run
+from engine.runs import RunConfig, execute, plan_named
 from models.base import RequestCancelled, SamplingParams
 from models.catalog import load_generator
 from models.host.client import HostedGenerator
@@ -124,7 +124,7 @@ def test_a_cancelled_local_run_keeps_whole_items_and_resumes_the_cut_one(hosting
                        max_tokens=max_tokens, concurrency=1, name="stop")
     cancel = threading.Event()
     watched = _CancelOnSecond(gen, cancel)
-    summary = execute(demo, plan_run(demo, config, check_models=False), cancel=cancel,
+    summary = execute(demo, plan_named(demo, config, check_models=False), cancel=cancel,
                       generators={SMOL: watched})
     assert summary.status == "cancelled" and summary.errors == 0
     assert watched.ended.wait(300)          # a guard against a hang, not a measure
@@ -140,7 +140,7 @@ def test_a_cancelled_local_run_keeps_whole_items_and_resumes_the_cut_one(hosting
     assert demo.query("SELECT COUNT(*) FROM generations")[0][0] == 1   # nothing of the cut
 
     again = _CancelOnSecond(gen, threading.Event())
-    resumed = execute(demo, plan_run(demo, config, check_models=False),
+    resumed = execute(demo, plan_named(demo, config, check_models=False),
                       generators={SMOL: again})
     assert resumed.status == "done" and resumed.generated == 1     # only the cut item
     assert len(again.calls) == 1 and again.calls[0].completion_tokens > 0

@@ -52,7 +52,7 @@ def _children(pid: int) -> list[int]:
 
 def test_generation_and_judge_label_probs_through_the_real_binary(real, store):
     from engine.datasets.demo_pool import ensure_demo
-    from engine.runs import RunConfig, execute, plan_run
+    from engine.runs import RunConfig, execute, plan_named
     from models.catalog import load_generator
     from models.judges import PairwiseJudge
 
@@ -75,7 +75,7 @@ def test_generation_and_judge_label_probs_through_the_real_binary(real, store):
     assert verdict.probs == pytest.approx(exact.probs, abs=0.05)
     # a few demo items, the product's own run through the same host
     ensure_demo(store)
-    plan = plan_run(store, RunConfig(dataset="demo", generators=[SMOL], settings=["oracle"],
+    plan = plan_named(store, RunConfig(dataset="demo", generators=[SMOL], settings=["oracle"],
                                      sample=3, max_tokens=8, threads=1, name="real"))
     summary = execute(store, plan)
     assert summary.status == "done", summary.message

@@ -10,7 +10,7 @@ import json
 import threading
 
 from engine.arena.types import arena_system
-from engine.runs import RunConfig, execute, plan_run
+from engine.runs import RunConfig, execute, plan_named
 from testkit.scripted import (  # noqa: F401 - the arena tests import them from here
     ScriptedGenerator, ScriptedJudge, prefer_stronger, sections, strength)
 
@@ -63,7 +63,7 @@ def answered_run(store, name="r", generators=("gen-a", "gen-b"), settings=("base
     workspace's runs with known labels are :func:`testkit.scripted_runs.make_run`'s.)"""
     cfg = RunConfig(dataset=dataset, generators=list(generators), settings=list(settings),
                     sample=sample, name=name)
-    plan = plan_run(store, cfg, check_models=False)
+    plan = plan_named(store, cfg, check_models=False)
     gens = answerers or {g: Answerer(g) for g in generators}
     summary = execute(store, plan, generators=gens)
     assert summary.status == "done", summary.message

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from engine.arena.types import arena_system
 from engine.datasets.demo_pool import ensure_demo
-from engine.runs import RunConfig, execute, plan_run
+from engine.runs import RunConfig, execute, plan_named
 from engine.store import Store
 from testkit.runs import BackwardsRetriever
 from testkit.scripted import ScriptedGenerator, context_start
@@ -44,7 +44,7 @@ def _run(store: Store, name: str, models: list[str], sample: int) -> list[int]:
     config = RunConfig(dataset="demo", generators=[f"{HOST}#{m}" for m in models],
                        settings=["base", "oracle", "mixed", "retrieved@3"],
                        retrievers=list(RETRIEVERS), sample=sample, seed=0, name=name)
-    plan = plan_run(store, config, check_models=False)
+    plan = plan_named(store, config, check_models=False)
     summary = execute(store, plan, generators={f"{HOST}#{m}": _generator(m) for m in models},
                       retrievers={key: BackwardsRetriever(store, label, stores=True)
                                   for key, label in RETRIEVERS.items()})

@@ -16,7 +16,7 @@ import hashlib
 import json
 
 from engine.datasets.demo_pool import ensure_demo
-from engine.runs import RunConfig, execute, plan_run
+from engine.runs import RunConfig, execute, plan_named
 from engine.store import Store
 from testkit.scripted import ScriptedGenerator
 from testkit.scripted_runs import prompt_question
@@ -53,7 +53,7 @@ def _golds(store: Store) -> dict[str, str]:
 def _run(store: Store, name: str, generators: dict, sample: int) -> None:
     cfg = RunConfig(dataset="demo", generators=list(generators),
                     settings=["base", "oracle", "mixed"], sample=sample, seed=0, name=name)
-    summary = execute(store, plan_run(store, cfg, check_models=False), generators=generators)
+    summary = execute(store, plan_named(store, cfg, check_models=False), generators=generators)
     assert summary.status == "done", summary
 
 

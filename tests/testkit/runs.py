@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from engine.runs import RunConfig, execute, plan_run
+from engine.runs import RunConfig, execute, plan_named
 from testkit.paths import ROOT
 from testkit.scripted import ScriptedGenerator
 
@@ -56,7 +56,7 @@ def config(**kw) -> RunConfig:
 
 def run(store, cfg, gens=None, **kw):
     gens = gens if gens is not None else {"fake-gen": FakeGenerator()}
-    plan = plan_run(store, cfg, check_models=False)
+    plan = plan_named(store, cfg, check_models=False)
     return plan, execute(store, plan, generators=gens, **kw)
 
 

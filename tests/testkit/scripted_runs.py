@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 
 from engine.datasets.demo_pool import ensure_demo
-from engine.runs import RunConfig, execute, plan_run
+from engine.runs import RunConfig, execute, plan_named
 from engine.store import Store
 from testkit.scripted import ScriptedGenerator, ScriptedModel, Usage
 
@@ -69,7 +69,7 @@ def make_run(store: Store, name: str, labels: dict | None = None,
     labels = labels or LABELS[name]
     cfg = RunConfig(dataset="demo", generators=list(labels), settings=["base", "oracle", "mixed"],
                     sample=6, name=name, **config)
-    plan = plan_run(store, cfg, check_models=False)
+    plan = plan_named(store, cfg, check_models=False)
     queries = list(dict.fromkeys(plan.queries))
     texts = {r["id"]: (r["text"], json.loads(r["answers"])[0]) for r in store.query(
         f"SELECT id, text, answers FROM queries WHERE id IN ({','.join('?' * len(queries))})",

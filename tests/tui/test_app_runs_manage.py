@@ -175,10 +175,10 @@ async def test_new_run_saves_the_form_as_a_run_file_that_plans_the_same(
         await wait_until(pilot, lambda: any("exists already" in m for m, _ in app.notes))
         assert path.read_text() == text
         # the form's plan is the file's plan
-        from engine.runs import plan_run
+        from engine.runs import plan_named
 
         store = Store(workspace["path"])
-        expected = plan_run(store, config).summary()
+        expected = plan_named(store, config).summary()
         store.close()
     capsys.readouterr()
     code = cli.main(["run", "--config", str(path), "--dry-run", "--json",

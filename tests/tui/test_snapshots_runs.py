@@ -21,7 +21,7 @@ import engine.runs.plan
 import mirage_tui.screens.models as models_screen
 import models.catalog
 from engine.datasets.demo_pool import ensure_demo
-from engine.runs import RunConfig, execute, plan_run
+from engine.runs import RunConfig, execute, plan_named
 from engine.store import Store
 from mirage_tui.app import MirageApp
 from models.catalog import CatalogEntry
@@ -130,7 +130,7 @@ def stored_run(db: Path) -> None:
     config = RunConfig(dataset="demo", generators=["scripted-a", "scripted-b"],
                        settings=["base", "oracle", "mixed", "retrieved@1", "retrieved@3"],
                        retrievers=["pool"], sample=12, seed=0, name="snapshot-run")
-    plan = plan_run(store, config, check_models=False)
+    plan = plan_named(store, config, check_models=False)
     summary = execute(store, plan, generators={"scripted-a": snapshot_generator("scripted-a"),
                                                "scripted-b": snapshot_generator("scripted-b")},
                       retrievers={"pool": BackwardsRetriever(store, "pool-backwards#00000000",

@@ -1,6 +1,7 @@
-"""ARCHITECTURE.md's run path is checked against the code: a small run (plan_run, then execute,
-with a scripted generator at the model's edge) is traced, and the project modules whose
-functions it calls must be exactly the ones the map lists between its run-path markers."""
+"""ARCHITECTURE.md's run path is checked against the code: a small run (plan_named: the run
+looked up and planned, then execute, with a scripted generator at the model's edge) is traced,
+and the project modules whose functions it calls must be exactly the ones the map lists
+between its run-path markers."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ PACKAGES = ("engine", "models", "mirage_tui")
 
 
 def _scripted_run(store, traced: bool, profile=None):
-    from engine.runs import RunConfig, execute, plan_run
+    from engine.runs import RunConfig, execute, plan_named
     from testkit.scripted import ScriptedGenerator
 
     config = RunConfig(dataset="demo", generators=["traced"], sample=2, name="traced",
@@ -28,7 +29,7 @@ def _scripted_run(store, traced: bool, profile=None):
         sys.setprofile(profile)
         threading.setprofile(profile)
     try:
-        plan = plan_run(store, config, check_models=False)
+        plan = plan_named(store, config, check_models=False)
         summary = execute(store, plan, generators={"traced": generator})
     finally:
         sys.setprofile(None)
@@ -38,7 +39,7 @@ def _scripted_run(store, traced: bool, profile=None):
 
 def traced_run_modules(tmp_path: Path) -> set[str]:
     """The project modules whose functions a scripted run of the demo pool calls, from
-    ``plan_run`` to the stored rows. The same run goes once untraced in another workspace
+    ``plan_named`` to the stored rows. The same run goes once untraced in another workspace
     first, so that what the path imports is imported: a module body run by an import is no
     step of the path."""
     from engine.datasets.demo_pool import ensure_demo
