@@ -8,11 +8,10 @@ its name is looked up (once), ``plan_run`` checks the dataset, the models and th
 ETA use) times the items left from measured speeds. ``ctrl+s`` or the Start button hands the
 plan shown to the app's run controller, which executes it as it is and opens Live run; when
 the form or the stored runs changed since that plan was made, it says so and the run is
-planned again. ``ctrl+o`` (or Save TOML)
-writes the form as a run file (:mod:`.new_run_toml`, mixed in). The dataset, generators and
-retriever start as config.toml's (``dataset``, ``generators``, ``embedder``) when they are
-offered. A typed run name close to a stored run's gets a "did you mean". The fields' parsing
-and the plan's text are :mod:`.new_run_text`.
+planned again. ``ctrl+o`` (or Save TOML) writes the form as a run file (:mod:`.new_run_toml`,
+mixed in). The dataset, generators and retriever start as config.toml's (``dataset``,
+``generators``, ``embedder``) when they are offered. A typed run name close to a stored run's
+gets a "did you mean". The fields' parsing and the plan's text are :mod:`.new_run_text`.
 """
 
 from __future__ import annotations
