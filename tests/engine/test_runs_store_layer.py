@@ -1,6 +1,7 @@
 """The runs package over the store layer (issue 28): its SQL lives in engine/store, it imports
 neither results nor arena, the store imports no other engine package, a run is opened without
-reading its header back, and an item's write is the same few statements in one transaction."""
+reading its header back (the one its plan was made with: one stored or deleted since is refused
+in one line), and an item's write is the same few statements in one transaction."""
 
 import re
 
@@ -84,3 +85,22 @@ def test_an_unknown_run_names_the_nearest(demo):
     run(demo, config(sample=1, settings=["base"], name="alpha-run"))
     with pytest.raises(RunNotFound, match="no run named 'alpha-rn'.*alpha-run"):
         load_run(demo, "alpha-rn")
+
+
+def test_a_plan_opens_the_run_it_was_made_with_and_says_when_that_changed(demo):
+    """Opening a run reads nothing back: a name stored, or a run deleted, since the plan was
+    made is refused with one line (plan it again), never a second row or a constraint error."""
+    from engine.runs import RunConfigMismatch
+    from engine.runs.manage import delete_run
+
+    new = plan_named(demo, config(sample=1, settings=["base"]), check_models=False)
+    assert new.existing_run is None
+    run(demo, config(sample=1, settings=["base"]))                 # stored meanwhile
+    with pytest.raises(RunConfigMismatch, match="'t' was stored since this one was planned"):
+        rows.open_run(demo, new)
+    resume = plan_named(demo, config(sample=1, settings=["base"]), check_models=False)
+    assert resume.existing_run is not None
+    delete_run(demo, "t")                                           # deleted meanwhile
+    with pytest.raises(RunConfigMismatch, match="'t' was deleted since it was planned"):
+        rows.open_run(demo, resume)
+    assert demo.query("SELECT COUNT(*) FROM runs")[0][0] == 0
