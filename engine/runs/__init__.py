@@ -8,7 +8,8 @@
 - :mod:`engine.runs.estimates`: the one time estimator (New run, ``--dry-run``, Live ETA) from
   measured speeds (model checks, stored generations);
 - :mod:`engine.runs.prompting`: contexts, the truncation rule, the generation cache key;
-- :mod:`engine.runs.header`: the run header (what reproduces a run);
+- :mod:`engine.runs.header`: :class:`RunHeader`, the run header (what reproduces a run), typed
+  and frozen: ``from_json`` its one reader, ``to_json`` its one writer;
 - :mod:`engine.runs.rows`: the run row and one transaction per item; what is stored
   (its statements in :mod:`engine.store.runs` and :mod:`engine.store.run_items`);
 - :mod:`engine.runs.lookup`: :func:`load_run` (a stored run by name, as a user should read it:
