@@ -7,6 +7,7 @@ rule: statement literals and calls, sqlite-utils tables, raw connections)."""
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -222,15 +223,13 @@ def test_sql_finder_sees_calls_tables_and_connections(tmp_path):
 
 # --------------------------------------------------------------------------- package exports
 
-def _imported_through(root, package: str) -> set[str]:
-    """The names some module outside ``package`` imports with ``from package import name``
-    (the project's code, tests, benchmarks and scripts)."""
-    folder = root.joinpath(*package.split("."))
-    names = set()
+def _from_imports(root) -> list[tuple[Path, str, set[str]]]:
+    """Every ``from module import names`` of the project's code, tests, benchmarks and scripts:
+    (the importing file, the module, the names), relative imports resolved. Each file is parsed
+    once for all packages (parsing them again per package took half a minute)."""
+    found = []
     for top in ("engine", "models", "mirage_tui", "tests", "benchmarks", "scripts"):
         for path in (root / top).rglob("*.py"):
-            if folder in path.parents:
-                continue
             here = path.relative_to(root).parent.parts
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if not isinstance(node, ast.ImportFrom):
@@ -239,15 +238,21 @@ def _imported_through(root, package: str) -> set[str]:
                 if node.level:          # relative: from the importing module's package
                     base = here[:len(here) - node.level + 1]
                     module = ".".join(base + ((module,) if module else ()))
-                if module == package:
-                    names.update(alias.name for alias in node.names)
-    return names
+                found.append((path, module, {alias.name for alias in node.names}))
+    return found
+
+
+def _imported_through(imports, root, package: str) -> set[str]:
+    """The names some module outside ``package`` imports with ``from package import name``."""
+    folder = root.joinpath(*package.split("."))
+    return {name for path, module, names in imports
+            if module == package and folder not in path.parents for name in names}
 
 
 def test_package_exports_are_what_other_packages_import():
     """A package's ``__all__`` lists what others import through it, nothing else: an export
     list nobody uses only hides where a name lives."""
-    unused = []
+    unused, imports = [], _from_imports(ROOT)
     for init in sorted(ROOT.glob("*/**/__init__.py")):
         if init.parts[len(ROOT.parts)] not in PACKAGES:
             continue
@@ -256,7 +261,7 @@ def test_package_exports_are_what_other_packages_import():
                          if isinstance(node, ast.Assign)
                          and any(getattr(t, "id", None) == "__all__" for t in node.targets)), [])
         package = ".".join(init.parent.relative_to(ROOT).parts)
-        used = _imported_through(ROOT, package)
+        used = _imported_through(imports, ROOT, package)
         unused += [f"{package}.{name}" for name in exported if name not in used]
     assert not unused, "exported but imported through the package by no one:\n" + \
         "\n".join(unused)
