@@ -29,6 +29,26 @@ def test_migrations_are_applied_once(tmp_path):
     Store(path)  # reopening does not fail or re-run
 
 
+def test_migration_scripts_are_cut_into_the_statements_sqlite_utils_cuts(tmp_path, monkeypatch):
+    """The migrations' own splitter (linear) cuts every shipped script, and a trigger body, a
+    ';' in a string and in a comment, exactly as sqlite-utils' (quadratic) one does."""
+    from sqlite_utils.db import _iter_complete_sql_statements
+
+    from engine.store.migrations import schema
+
+    scripts = []
+    run_script = schema._MigrationDatabase.executescript
+    monkeypatch.setattr(schema._MigrationDatabase, "executescript",
+                        lambda db, sql: scripts.append(sql) or run_script(db, sql))
+    Store(tmp_path / "w.db")
+    tricky = ["CREATE TRIGGER t AFTER INSERT ON a BEGIN INSERT INTO b VALUES (1); "
+              "UPDATE c SET x = ';'; END; SELECT 1", "-- a; comment\nSELECT ';' ;  ", "", ";"]
+    assert len(scripts) >= 17
+    for sql in scripts + tricky:
+        assert list(schema.sql_statements(sql)) == list(_iter_complete_sql_statements(sql))
+    assert list(schema.sql_statements(tricky[0]))[-1] == "SELECT 1"
+
+
 def test_a_failing_migration_rolls_back_and_keeps_version(tmp_path, monkeypatch):
     path = tmp_path / "w.db"
     Store(path)
