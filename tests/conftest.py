@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from testkit.paths import ROOT
-from testkit.store import row_counts
+from testkit.store import copy_workspace, row_counts
 
 if str(ROOT) not in sys.path:  # so `pytest` works without an installed package too
     sys.path.insert(0, str(ROOT))
@@ -99,6 +99,35 @@ def toy(store):
 
 
 # --------------------------------------------------------------------------- workspaces
+
+@pytest.fixture(scope="session")
+def answered_template(tmp_path_factory) -> Path:
+    """A workspace with the demo pool and :func:`testkit.arena.answered_run`'s run ``r``,
+    made once a session (running the engine) and never written: ``demo_run`` copies it."""
+    from engine.datasets.demo_pool import ensure_demo
+    from engine.store import Store
+    from testkit.arena import answered_run
+
+    path = tmp_path_factory.mktemp("answered-run") / "w.db"
+    store = Store(path)
+    try:
+        ensure_demo(store)
+        answered_run(store)
+    finally:
+        store.close()
+    return path
+
+
+@pytest.fixture
+def demo_run(answered_template, tmp_path):
+    """A store of this test's own copy of ``answered_template``: the demo pool and run ``r``
+    (gen-a and gen-b, base and oracle, 3 queries), finished."""
+    from engine.store import Store
+
+    s = Store(copy_workspace(answered_template, tmp_path / "w.db"))
+    yield s
+    s.close()
+
 
 @pytest.fixture(scope="session")
 def workspace_template(tmp_path_factory) -> dict:

@@ -46,17 +46,11 @@ from engine.arena.types import ArenaError
 from engine.arena.judging.recording import ArenaConfigMismatch
 from engine.arena.ratings.reference_report import format_reference_report, reference_report
 from engine.arena.types import arena_system
-from engine.datasets.demo_pool import ensure_demo
 from engine.runs.lookup import RunNotFound, load_run
 from engine.stats import wilson_interval
 from models.base import ContextOverflow
 
 
-@pytest.fixture
-def demo_run(store):
-    ensure_demo(store)
-    answered_run(store)
-    return store
 
 
 def answers_of(store) -> dict[tuple[int, str], str]:

@@ -12,6 +12,7 @@ import pytest
 from testkit.arena import ScriptedJudge
 from testkit.runs import mirage_cli
 from testkit.scripted import ScriptedGenerator
+from testkit.store import copy_workspace
 
 from engine.arena.ratings.battles import battles_of, resolve_arena
 from engine.arena.trust.cross_check import cochran_q, cross_check
@@ -21,6 +22,7 @@ from engine.arena.judges.reference import ReferenceJudge
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs import RunConfig, execute, plan_named
 from engine.runs.lookup import load_run
+from engine.store import Store
 
 RIGHT_WHEN = {"gen-a": lambda i: True, "gen-b": lambda i: i % 3 != 0,
               "gen-c": lambda i: i % 3 == 0, "gen-d": lambda i: False}
@@ -51,6 +53,27 @@ def scripted_run(store, name: str, right=RIGHT_WHEN) -> str:
     gens = {g: knowing(store, g, rule) for g, rule in right.items()}
     assert execute(store, plan, generators=gens).status == "done"
     return name
+
+
+@pytest.fixture(scope="module")
+def run_r_template(tmp_path_factory):
+    """A workspace with :func:`scripted_run`'s run ``r`` (4 systems, 60 queries), made once a
+    module and never written: ``run_r`` copies it."""
+    path = tmp_path_factory.mktemp("cross-check") / "w.db"
+    store = Store(path)
+    try:
+        scripted_run(store, "r")
+    finally:
+        store.close()
+    return path
+
+
+@pytest.fixture
+def run_r(run_r_template, tmp_path):
+    """This test's own copy of the workspace with run ``r``, open."""
+    store = Store(copy_workspace(run_r_template, tmp_path / "w.db"))
+    yield store
+    store.close()
 
 
 def prefer_wrong(s):
@@ -87,8 +110,8 @@ def test_the_answer_match_judge_decides_as_the_runs_scorer_does():
     assert label("Leipzig", "Weimar") == "tie"
 
 
-def test_a_ranking_that_follows_accuracy_says_so(store):
-    scripted_run(store, "r")
+def test_a_ranking_that_follows_accuracy_says_so(run_r):
+    store = run_r
     check, ratings = checked(store, "r", "reference:answer-match", "match")
     assert check.can_rank and check.systems == 4 and check.cochran_p < 0.05
     assert check.accuracy == {"gen-a/mirage@1 | base": 1.0, "gen-b/mirage@1 | base": 40 / 60,
@@ -104,8 +127,8 @@ def test_a_ranking_that_follows_accuracy_says_so(store):
                                                                    "gen-d"]
 
 
-def test_a_judge_that_prefers_wrong_answers_is_flagged_in_words(store):
-    scripted_run(store, "r")
+def test_a_judge_that_prefers_wrong_answers_is_flagged_in_words(run_r):
+    store = run_r
     check, _ = checked(store, "r", ScriptedJudge(prefer_wrong), "wrong")
     assert check.can_rank and check.spearman == pytest.approx(-1.0) and check.disagrees
     assert check.gold_pairs.value == 0.0 and check.gold_pairs.n == 240
@@ -144,10 +167,10 @@ def test_cochrans_q_by_hand():
     assert cochran_q([[1, 1, 1], [0, 0, 0]]) is None
 
 
-def test_arena_ratings_json_carries_the_cross_check_and_the_html_shows_it(store, tmp_path):
+def test_arena_ratings_json_carries_the_cross_check_and_the_html_shows_it(run_r, tmp_path):
     import subprocess
 
-    scripted_run(store, "r")
+    store = run_r
     judge_arena(store, load_run(store, "r"), "reference:answer-match")
     out = subprocess.run([*mirage_cli(), "arena", "ratings", "r", "--db", str(store.path),
                           "--json"], capture_output=True, text=True, timeout=120)

@@ -20,7 +20,6 @@ from engine.arena.judging.job import judge_arena
 from engine.arena.types import ArenaError
 from engine.arena.judges.reference import (NeedsReference, ReferenceJudge, logistic,
                                            reference_judge_names)
-from engine.datasets.demo_pool import ensure_demo
 from engine.datasets.importing import import_path
 from engine.runs.lookup import load_run
 
@@ -112,11 +111,6 @@ def test_identity_differs_by_rule():
 
 # --------------------------------------------------------------------------- in the arena
 
-@pytest.fixture
-def demo_run(store):
-    ensure_demo(store)
-    answered_run(store)
-    return store
 
 
 def test_arena_with_a_reference_judge_uses_the_gold_answers(demo_run):

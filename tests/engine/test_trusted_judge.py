@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from testkit.arena import (ScriptedJudge, drop_references, give_long_form_references,
-                           import_reference_labels, answered_run)
+                           import_reference_labels)
 
 from engine.app_config import config_path
 from engine.arena.ratings.battles import resolve_arena
@@ -17,20 +17,15 @@ from engine.arena.trust.rankings import judge_rankings
 from engine.arena.judging.job import judge_arena
 from engine.arena.trust.default_judge import (LONG_FORM_JUDGE, default_judge, judge_rule,
                                               judge_trust, reference_kind, run_has_references)
-from engine.datasets.demo_pool import ensure_demo
 from engine.runs.lookup import load_run
 
 
-@pytest.fixture
-def demo_run(store):
-    ensure_demo(store)
-    answered_run(store)
-    return store
 
 
 @pytest.fixture
-def labels(store, tmp_path):
-    return import_reference_labels(store, tmp_path)
+def labels(demo_run, tmp_path):
+    """Reference labels in the run's own workspace."""
+    return import_reference_labels(demo_run, tmp_path)
 
 
 @pytest.fixture
