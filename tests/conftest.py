@@ -102,29 +102,27 @@ def toy(store):
 
 @pytest.fixture(scope="session")
 def answered_template(tmp_path_factory) -> Path:
-    """A workspace with the demo pool and :func:`testkit.arena.answered_run`'s run ``r``,
-    made once a session (running the engine) and never written: ``demo_run`` copies it."""
-    from engine.datasets.demo_pool import ensure_demo
-    from engine.store import Store
-    from testkit.arena import answered_run
+    """A workspace with the demo pool and :func:`testkit.arena.answered_run`'s run ``r``
+    (:func:`testkit.arena.run_workspace`), made once a session (running the engine) and never
+    written: tests take a copy (``answered_path``, ``demo_run``)."""
+    from testkit.arena import run_workspace
 
-    path = tmp_path_factory.mktemp("answered-run") / "w.db"
-    store = Store(path)
-    try:
-        ensure_demo(store)
-        answered_run(store)
-    finally:
-        store.close()
-    return path
+    return run_workspace(tmp_path_factory.mktemp("answered-run"))
 
 
 @pytest.fixture
-def demo_run(answered_template, tmp_path):
+def answered_path(answered_template, tmp_path) -> Path:
+    """This test's own copy of ``answered_template``, at ``tmp_path / "w.db"``."""
+    return copy_workspace(answered_template, tmp_path / "w.db")
+
+
+@pytest.fixture
+def demo_run(answered_path):
     """A store of this test's own copy of ``answered_template``: the demo pool and run ``r``
     (gen-a and gen-b, base and oracle, 3 queries), finished."""
     from engine.store import Store
 
-    s = Store(copy_workspace(answered_template, tmp_path / "w.db"))
+    s = Store(answered_path)
     yield s
     s.close()
 

@@ -17,15 +17,15 @@ from engine.datasets.demo_pool import ensure_demo
 from engine.store import Store
 from mirage_tui import cli
 from models.base import ModelError
-from testkit.arena import (ScriptedJudge, against_reference, answered_run, run_workspace,
+from testkit.arena import (ScriptedJudge, against_reference, answered_run,
                            write_lfrqa)
 
 SMOL = "smollm2-135m-instruct"
 
 
 @pytest.fixture
-def db(tmp_path):
-    return run_workspace(tmp_path)
+def db(answered_path):
+    return answered_path
 
 
 @pytest.fixture

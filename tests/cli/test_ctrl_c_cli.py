@@ -17,7 +17,6 @@ import textwrap
 import pytest
 
 from engine.store import Store
-from testkit.arena import run_workspace
 from testkit.labels import write_labels
 from testkit.paths import ROOT
 
@@ -57,8 +56,8 @@ INTERRUPTED = "mirage-tui: interrupted; run the same command again to resume"
 
 
 @pytest.fixture
-def db(tmp_path):
-    path = run_workspace(tmp_path)
+def db(answered_path, tmp_path):
+    path = answered_path
     store = Store(path)
     write_labels(store, tmp_path, "people", n=8)
     write_labels(store, tmp_path, "many", n=24)        # enough pairs for a fit

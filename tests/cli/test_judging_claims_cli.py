@@ -24,7 +24,7 @@ from engine.runs.manage import delete_run
 from engine.store import Store
 from mirage_tui import cli
 from mirage_tui.screens.leaderboard.board import arena_line
-from testkit.arena import ScriptedJudge, run_workspace
+from testkit.arena import ScriptedJudge
 from testkit.paths import ROOT
 
 STALLING_JUDGE = textwrap.dedent("""
@@ -42,8 +42,8 @@ STALLING_JUDGE = textwrap.dedent("""
 
 
 @pytest.fixture
-def db(tmp_path):
-    return run_workspace(tmp_path)
+def db(answered_path):
+    return answered_path
 
 
 @pytest.fixture

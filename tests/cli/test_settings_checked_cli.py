@@ -57,15 +57,13 @@ def test_any_other_refusal_is_one_line_too():
 
 
 @pytest.fixture
-def configured(tmp_path, monkeypatch):
+def configured(answered_path, tmp_path, monkeypatch):
     """A workspace with the run ``r``, and a config.toml to write."""
-    from testkit.arena import run_workspace
-
     folder = tmp_path / "cfg"
     folder.mkdir()
     monkeypatch.setenv("MIRAGE_CONFIG_DIR", str(folder))
     monkeypatch.delenv("MIRAGE_DB", raising=False)
-    return run_workspace(tmp_path), folder / "config.toml"
+    return answered_path, folder / "config.toml"
 
 
 @pytest.mark.parametrize("judge, words", [
