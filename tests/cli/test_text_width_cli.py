@@ -16,14 +16,30 @@ from engine.text_fit import cell_len
 from testkit.scripted_runs import A, B
 
 
-def cli(db, columns, *args):
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    if columns is not None:
-        env["COLUMNS"] = str(columns)
-    out = subprocess.run([sys.executable, "-m", "mirage_tui.cli", *args, "--db", str(db)],
-                         capture_output=True, text=True, timeout=120, env=env)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
+def clis(db, *calls) -> list[str]:
+    """The standard output of each ``(columns, args)`` call of ``mirage-tui ARGS --db DB``
+    (``COLUMNS`` set to ``columns``, or unset for None), started together: the commands are
+    independent processes, so a second core runs one while the first runs another."""
+    procs = []
+    for columns, args in calls:
+        env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+        if columns is not None:
+            env["COLUMNS"] = str(columns)
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "mirage_tui.cli", *args, "--db", str(db)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+    outs = []
+    try:
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+            outs.append(out)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return outs
 
 
 COMMANDS = {"report": ("report", "alpha", "--n-boot", "50"),
@@ -32,10 +48,10 @@ COMMANDS = {"report": ("report", "alpha", "--n-boot", "50"),
 
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_text_within_the_width(db, command):
-    wide = cli(db, 400, *COMMANDS[command])
+    fits = ((80, 80), (100, 100), (None, 100))                       # piped: 100
+    wide, *texts = clis(db, *[(columns, COMMANDS[command]) for columns in (400, 80, 100, None)])
     assert max(cell_len(line) for line in wide.splitlines()) > 80   # there is something to fit
-    for columns, width in ((80, 80), (100, 100), (None, 100)):     # piped: 100
-        text = cli(db, columns, *COMMANDS[command])
+    for (columns, width), text in zip(fits, texts):
         too_wide = [line for line in text.splitlines() if cell_len(line) > width]
         assert not too_wide, (columns, too_wide)
         # nothing lost: every interval of the wide text is still there, whole
@@ -45,6 +61,6 @@ def test_text_within_the_width(db, command):
 
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_json_unchanged_by_the_width(db, command):
-    narrow = json.loads(cli(db, 80, *COMMANDS[command], "--json"))
-    wide = json.loads(cli(db, 400, *COMMANDS[command], "--json"))
+    args = (*COMMANDS[command], "--json")
+    narrow, wide = map(json.loads, clis(db, (80, args), (400, args)))
     assert narrow == wide
