@@ -164,3 +164,17 @@ def test_a_resume_keeps_what_it_does_not_name():
     cleared = RunConfig(dataset="demo", generators=["g"], parity="none")
     keep_recorded_choices(cleared, stored)
     assert resolve(cleared.as_json()).parity is None
+
+
+def test_langids_class_scores_are_langids_own_over_the_texts_features():
+    """The identifier sums the naive Bayes weights over the features a text has; langid's own
+    identifier sums over all of them: the same ranking and probabilities, to the bit."""
+    from langid.langid import LanguageIdentifier, model
+
+    own = LanguageIdentifier.from_modelstring(model, norm_probs=True)
+    texts = [GERMAN, "The capital of Germany is Berlin.", "La capital de España es Madrid.",
+             "東京は日本の首都です。", "Столица России — Москва.", "ไทย คำตอบ", "12345", "", "a",
+             "der die das the of la que 的 是 ответ " * 20]
+    for text in texts:
+        assert language._identifier().rank(text) == own.rank(text), text
+        assert language._identifier().classify(text) == own.classify(text), text
