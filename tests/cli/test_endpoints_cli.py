@@ -106,7 +106,7 @@ def test_run_against_a_faulty_endpoint_with_requests_in_flight_then_resume(tmp_p
         args = ("--dataset", "demo", "--generator", f"{server.url}#fault-model",
                 "--sample", "6", "--name", "faulty", "--concurrency", "4",
                 "--max-errors", "100%", "--json")
-        first = cli_run(*args, db=db)
+        first = cli_run(*args, db=db, backoff=0.05)
         assert first.returncode == 0, first.stderr
         assert server.faults["refuse"] and server.faults["error"]
         assert server.peak >= 2                                  # requests overlapped
@@ -123,7 +123,8 @@ def test_run_against_a_faulty_endpoint_with_requests_in_flight_then_resume(tmp_p
         asked = sum(server.asked.values())
         refused = cli_run("--resume", "faulty", "--sample", "3", db=db)
         assert refused.returncode != 0 and "drop --sample" in refused.stderr
-        second = cli_run("--resume", "faulty", "--concurrency", "2", "--json", db=db)
+        second = cli_run("--resume", "faulty", "--concurrency", "2", "--json", db=db,
+                         backoff=0.05)
         assert second.returncode == 0, second.stderr
         assert json.loads(second.stdout)["generated"] == len(failed)
         assert sum(server.asked.values()) - asked == len(failed)

@@ -78,7 +78,19 @@ def mirage_cli() -> list[str]:
     return [sys.executable, "-m", "mirage_tui.cli"]
 
 
-def cli_run(*args, db, timeout=180, **kw):
-    """``mirage-tui run --db DB ARGS`` in a subprocess, from the repository root."""
-    return subprocess.run([*mirage_cli(), "run", "--db", str(db), *args],
+# the command line, its engine's first retry waiting ``backoff`` seconds (then 2×, 4×, ... up
+# to 4 × backoff) instead of engine.inflight's 0.5 s doubling up to 30 s
+_QUICK_RETRIES = ("import sys; import engine.inflight as inflight; "
+                  "inflight.BACKOFF_S = float(sys.argv.pop(1)); "
+                  "inflight.MAX_BACKOFF_S = 4 * inflight.BACKOFF_S; "
+                  "from mirage_tui.cli import main; sys.exit(main())")
+
+
+def cli_run(*args, db, timeout=180, backoff: float | None = None, **kw):
+    """``mirage-tui run --db DB ARGS`` in a subprocess, from the repository root; with
+    ``backoff``, the command's retries wait that long first (a test of a faulty server that
+    asserts what is stored, not how long the waits were)."""
+    command = [*mirage_cli()] if backoff is None else [sys.executable, "-c", _QUICK_RETRIES,
+                                                        str(backoff)]
+    return subprocess.run([*command, "run", "--db", str(db), *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=timeout, **kw)
