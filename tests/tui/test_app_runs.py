@@ -103,33 +103,37 @@ async def test_new_run_shows_the_plan_size_and_follows_the_form(db_path):
         assert "Estimate: about" in text_of(plan)
 
         screen.query_one("#run-sample", Input).value = "5"
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: "Plan: 15 items = 5 queries × 1 system × 3 settings"
+                         in text_of(plan), 30, "the plan of 5 queries")
         await wait_for_workers(pilot)
         assert "Plan: 15 items = 5 queries × 1 system × 3 settings" in text_of(plan)
 
         settings = screen.query_one("#run-settings", SelectionList)
         settings.select("retrieved")
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: "retrieved@k needs at least one retriever"
+                         in text_of(error), 30, "the missing retriever")
         await wait_for_workers(pilot)
         assert "retrieved@k needs at least one retriever" in text_of(error)
         assert error.display
         screen.query_one("#run-retrievers", SelectionList).select("minilm-l6-v2")
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: "Plan: 30 items" in text_of(plan), 30, "the plan of 30")
         await wait_for_workers(pilot)
         assert not error.display
         assert "Plan: 30 items = 5 queries × 1 system × 6 settings" in text_of(plan)
 
         screen.query_one("#run-topk", Input).value = "1,x"
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: "'x' is not a positive integer" in text_of(error), 30,
+                         "the bad top-k")
         assert "'x' is not a positive integer" in text_of(error)
         screen.query_one("#run-topk", Input).value = "2"
         settings.deselect("mixed")
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: "Plan: 15 items" in text_of(plan), 30, "the plan of 15")
         await wait_for_workers(pilot)
         assert "Plan: 15 items = 5 queries × 1 system × 3 settings" in text_of(plan)
 
         screen.query_one("#run-sample", Input).value = "0"
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: "sample: expected a positive integer" in text_of(error),
+                         30, "the bad sample")
         assert "sample: expected a positive integer" in text_of(error)
         await pilot.press("ctrl+s")               # refused, with the reason
         await pilot.pause()
