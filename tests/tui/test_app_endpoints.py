@@ -13,7 +13,8 @@ from engine.store import Store
 from mirage_tui.screens.live_run import LiveRunScreen
 from mirage_tui.screens.models import ModelsScreen
 from testkit.openai_server import fake_openai_server
-from testkit.tui import RecordingApp, cells, text_of, wait_for_run, wait_for_workers
+from testkit.tui import (RecordingApp, cells, text_of, wait_for_run, wait_for_workers,
+                         wait_until)
 
 pytestmark = pytest.mark.asyncio
 SMOL = "smollm2-135m-instruct"
@@ -77,7 +78,8 @@ async def test_new_run_picks_an_endpoint_and_runs_it(tmp_path, server):
         generators.select("mybox")
         screen.query_one("#run-sample", Input).value = "2"
         screen.query_one("#run-name", Input).value = "ui-endpoint"
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: "Plan: 6 items" in text_of(
+            screen.query_one("#run-plan", Static)), 30, "the plan of 2 queries")
         await wait_for_workers(pilot)
         assert "Plan: 6 items = 2 queries × 1 system × 3 settings" in text_of(
             screen.query_one("#run-plan", Static))

@@ -16,7 +16,7 @@ from engine.metrics.adaptability import NOISE_VULNERABLE
 from engine.runs.lookup import load_run
 from engine.store import Store
 from testkit.scripted_runs import A, B, FIXED_TIME, LABELS
-from testkit.tui import RecordingApp, cells, open_screen, settle, text_of
+from testkit.tui import RecordingApp, cells, open_screen, settle, text_of, wait_until
 
 pytestmark = pytest.mark.asyncio
 
@@ -118,10 +118,12 @@ async def test_inspector_pattern_range_and_opening_a_query(workspace):
         screen.query_one("#f-metric", Select).value = "em_loose"
         screen.query_one("#f-setting", Select).value = "mixed"
         screen.query_one("#f-max", Input).value = "0"
-        await pilot.pause(0.5)
-        await settle(pilot)
         wrong_mixed = sum(1 for gen in ("fake-a", "fake-b") for labels in LABELS["alpha"][gen]
                           if labels[2] == 0)
+        status = screen.query_one("#insp-status", Static)
+        await wait_until(pilot, lambda: text_of(status).startswith(f"{wrong_mixed} items match")
+                         and table.row_count == wrong_mixed, 30, "the filtered list")
+        await settle(pilot)
         assert table.row_count == wrong_mixed
         assert f"{wrong_mixed} items match" in text_of(screen.query_one("#insp-status", Static))
         assert not app.errors()
