@@ -91,14 +91,12 @@ def test_bad_options(store, labels):
         calibrate_judge(store, labels, ScriptedJudge(), template="no_such_template")
 
 
-def test_the_leaderboard_line_names_the_arena_judges_calibration(demo, tmp_path):
+def test_the_leaderboard_line_names_the_arena_judges_calibration(demo_run, tmp_path):
     from engine.arena.ratings.battles import resolve_arena
     from engine.arena.judging.job import judge_arena
     from engine.arena.trust.default_judge import judge_trust
-    from testkit.arena import answered_run
 
-    store = demo
-    answered_run(store)
+    store = demo_run
     judge = ScriptedJudge(name="fake-judge")
     run = load_run(store, "r")
     assert judge_arena(store, run, judge).status == "done"

@@ -209,13 +209,11 @@ def test_leaderboard_html_is_arena_ratings_json(db, tmp_path):
     assert line in text and text.index(line) < text.index("win rate %")
 
 
-def test_leaderboard_page_says_how_far_its_calibrated_judge_agrees(store, tmp_path):
+def test_leaderboard_page_says_how_far_its_calibrated_judge_agrees(demo_run, tmp_path):
     from engine.arena.judging.job import judge_arena
-    from engine.datasets.demo_pool import ensure_demo
-    from testkit.arena import ScriptedJudge, answered_run
+    from testkit.arena import ScriptedJudge
 
-    ensure_demo(store)
-    answered_run(store)
+    store = demo_run
     run = load_run(store, "r")
     judge_arena(store, run, ScriptedJudge(), order="both")
     calibrated(store, tmp_path)          # fake-judge, both orders, 6 pairs it gets right
