@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from testkit.paths import ROOT
-from testkit.store import copy_workspace, row_counts
+from testkit.store import copy_workspace, idle_machine_load, row_counts
 
 if str(ROOT) not in sys.path:  # so `pytest` works without an installed package too
     sys.path.insert(0, str(ROOT))
@@ -60,11 +60,7 @@ def idle_machine(monkeypatch):
     """The machine's load as the time estimates see it (``engine.machine_load.load_now``):
     idle, in every test of this process, so no estimate waits for a 1-second probe or swings
     with the test machine's own load. A test of the load correction sets its own."""
-    from engine import machine_load
-
-    idle = machine_load.MachineLoad(0.0, 2, "idle in tests")
-    monkeypatch.setattr(machine_load, "load_now", lambda wait=True: idle)
-    return idle
+    return idle_machine_load(monkeypatch)
 
 
 @pytest.fixture
@@ -107,7 +103,9 @@ def answered_template(tmp_path_factory) -> Path:
     written: tests take a copy (``answered_path``, ``demo_run``)."""
     from testkit.arena import run_workspace
 
-    return run_workspace(tmp_path_factory.mktemp("answered-run"))
+    with pytest.MonkeyPatch.context() as monkeypatch:      # as built inside a test
+        idle_machine_load(monkeypatch)
+        return run_workspace(tmp_path_factory.mktemp("answered-run"))
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from testkit.arena import ScriptedJudge
 from testkit.runs import mirage_cli
 from testkit.scripted import ScriptedGenerator
-from testkit.store import copy_workspace
+from testkit.store import copy_workspace, idle_machine_load
 
 from engine.arena.ratings.battles import battles_of, resolve_arena
 from engine.arena.trust.cross_check import cochran_q, cross_check
@@ -62,7 +62,9 @@ def run_r_template(tmp_path_factory):
     path = tmp_path_factory.mktemp("cross-check") / "w.db"
     store = Store(path)
     try:
-        scripted_run(store, "r")
+        with pytest.MonkeyPatch.context() as monkeypatch:  # as built inside a test
+            idle_machine_load(monkeypatch)
+            scripted_run(store, "r")
     finally:
         store.close()
     return path
