@@ -203,7 +203,7 @@ def test_an_error_budget_breach_stops_the_run_resumably(demo):
 def test_smollm2_at_concurrency_3_stores_what_a_sequential_run_stores(tmp_path):
     from models.catalog import load_generator
 
-    smol = load_generator(SMOL, n_ctx=2048, n_threads=2)
+    smol = load_generator(SMOL, n_ctx=2048, n_threads=1)
     stores = []
     for n in (1, 3):
         store = Store(tmp_path / f"c{n}.db")
