@@ -10,17 +10,27 @@ import subprocess
 import sys
 
 import pytest
+from testkit.runs import run_together
 
+
+def compare_command(db, *args) -> list[str]:
+    return [sys.executable, "-m", "mirage_tui.cli", "compare", "--db", str(db), *args]
 
 
 def cli(db, *args):
-    return subprocess.run([sys.executable, "-m", "mirage_tui.cli", "compare", "--db", str(db),
-                           *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(compare_command(db, *args), capture_output=True, text=True,
+                          timeout=120)
+
+
+def clis(db, *calls):
+    """``cli(db, *args)`` for each ``args`` of ``calls``, started together (independent)."""
+    return run_together(*[compare_command(db, *args) for args in calls])
 
 
 def test_text_json_csv(db, tmp_path):
-    out = cli(db, "alpha:fake-a/mirage@1", "alpha:fake-b/mirage@1", "--n-boot", "500",
-              "--csv", str(tmp_path / "items.csv"))
+    out, js_out = clis(db, ("alpha:fake-a/mirage@1", "alpha:fake-b/mirage@1", "--n-boot", "500",
+                            "--csv", str(tmp_path / "items.csv")),
+                       ("alpha:fake-b/mirage@1", "beta", "--n-boot", "200", "--json"))
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "18 shared items (6 queries)" in text
@@ -33,8 +43,7 @@ def test_text_json_csv(db, tmp_path):
     with open(tmp_path / "items.csv") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 18 and {"a_em_loose", "b_em_loose"} <= set(rows[0])
-    js = json.loads(cli(db, "alpha:fake-b/mirage@1", "beta", "--n-boot", "200",
-                        "--json").stdout)
+    js = json.loads(js_out.stdout)
     assert js["b"]["system"] == "fake-a/mirage@1" and js["shared_items"] == 18
     assert js["verdict"].endswith("18 shared items")
 
@@ -42,17 +51,17 @@ def test_text_json_csv(db, tmp_path):
 def test_fail_if_worse_gate(db):
     # B = fake-a is worse than fake-b on em_loose (mixed) by 33 points, but with 6 queries the
     # difference is not significant: the gate does not fire
-    out = cli(db, "alpha:fake-b/mirage@1", "alpha:fake-a/mirage@1", "--n-boot", "200",
-              "--fail-if-worse", "em_loose:2")
+    out, bad = clis(db, ("alpha:fake-b/mirage@1", "alpha:fake-a/mirage@1", "--n-boot", "200",
+                         "--fail-if-worse", "em_loose:2"),
+                    ("alpha", "alpha", "--fail-if-worse", "em_loose"))
     assert out.returncode == 0 and "FAIL" not in out.stdout
-    bad = cli(db, "alpha", "alpha", "--fail-if-worse", "em_loose")
     assert bad.returncode == 1 and "METRIC:DELTA" in bad.stderr
 
 
 def test_refusals(db):
-    out = cli(db, "alpha", "beta:nobody")
+    out, nope = clis(db, ("alpha", "beta:nobody"), ("alpha", "nope"))
     assert out.returncode == 1 and "2 systems; say which" in out.stderr
-    out = cli(db, "alpha", "nope")
+    out = nope
     assert out.returncode == 1 and "no run named 'nope'" in out.stderr
 
 

@@ -7,39 +7,29 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
 from engine.text_fit import cell_len
+from testkit.runs import run_together
 from testkit.scripted_runs import A, B
 
 
 def clis(db, *calls) -> list[str]:
     """The standard output of each ``(columns, args)`` call of ``mirage-tui ARGS --db DB``
-    (``COLUMNS`` set to ``columns``, or unset for None), started together: the commands are
-    independent processes, so a second core runs one while the first runs another."""
-    procs = []
+    (``COLUMNS`` set to ``columns``, or unset for None), started together."""
+    commands, envs = [], []
     for columns, args in calls:
         env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
         if columns is not None:
             env["COLUMNS"] = str(columns)
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "mirage_tui.cli", *args, "--db", str(db)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
-    outs = []
-    try:
-        for proc in procs:
-            out, err = proc.communicate(timeout=120)
-            assert proc.returncode == 0, err
-            outs.append(out)
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    return outs
+        commands.append([sys.executable, "-m", "mirage_tui.cli", *args, "--db", str(db)])
+        envs.append(env)
+    done = run_together(*commands, envs=envs)
+    for proc in done:
+        assert proc.returncode == 0, proc.stderr
+    return [proc.stdout for proc in done]
 
 
 COMMANDS = {"report": ("report", "alpha", "--n-boot", "50"),

@@ -86,6 +86,29 @@ _QUICK_RETRIES = ("import sys; import engine.inflight as inflight; "
                   "from mirage_tui.cli import main; sys.exit(main())")
 
 
+def run_together(*commands, envs=None, timeout: float = 120,
+                 **kw) -> list[subprocess.CompletedProcess]:
+    """Each command (an argument list) as a subprocess, all started at once and waited for in
+    order: independent commands (reads of one workspace, or writes to their own files) that a
+    second core runs side by side; ``envs``: each one's environment; ``kw``: Popen's
+    (``cwd``). What each would have returned from ``subprocess.run(..., capture_output=True,
+    text=True)``."""
+    envs = envs or [None] * len(commands)
+    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env, **kw) for command, env in zip(commands, envs)]
+    done = []
+    try:
+        for command, proc in zip(commands, procs):
+            out, err = proc.communicate(timeout=timeout)
+            done.append(subprocess.CompletedProcess(command, proc.returncode, out, err))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return done
+
+
 def cli_run(*args, db, timeout=180, backoff: float | None = None, **kw):
     """``mirage-tui run --db DB ARGS`` in a subprocess, from the repository root; with
     ``backoff``, the command's retries wait that long first (a test of a faulty server that
