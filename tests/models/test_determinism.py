@@ -40,8 +40,8 @@ def _facts(n: int) -> str:
 # ~1,300 tokens: long enough that the old reuse changed the numbers (it did not at ~900)
 SHARED = _facts(100)
 A = SHARED + "\nQuestion: Where does the river 7 flow?\nAnswer:"
-B = SHARED + "\nQuestion: Where does the river 30 flow?\nAnswer:"
 C = SHARED[:len(SHARED) // 2] + " Question: Which river flows south?\nAnswer:"
+E = SHARED[:len(SHARED) // 2] + " Question: Which river flows north?\nAnswer:"
 D = SHARED + "\nQuestion: Which river flows south?\nAnswer:"
 
 
@@ -84,7 +84,7 @@ def test_the_same_prompt_gives_the_same_text_cold_and_warm(smol):
     cold = smol.generate(C, params)
     assert cold.prompt_tokens_evaluated == cold.prompt_tokens
     smol.reset()
-    smol.generate(B, params)
+    smol.generate(E, params)        # C's first half, then another question
     warm = smol.generate(C, params)
     assert warm.text == cold.text
     # and the reuse is real: whole blocks of the shared prefix were not evaluated again
