@@ -153,12 +153,12 @@ async def test_real_smollm2_run_through_the_ui_fills_the_live_panels(db_path):
         await pilot.press("n")
         await wait_for_workers(pilot)
         screen = app.screen
-        screen.query_one("#run-sample", Input).value = "2"
+        screen.query_one("#run-sample", Input).value = "1"
         screen.query_one("#run-max-tokens", Input).value = "16"
         screen.query_one("#run-name", Input).value = "ui-smol"
         await pilot.pause(0.5)
         await wait_for_workers(pilot)
-        assert "Plan: 6 items = 2 queries × 1 system × 3 settings" in text_of(
+        assert "Plan: 3 items = 1 queries × 1 system × 3 settings" in text_of(
             screen.query_one("#run-plan", Static))
         await pilot.press("ctrl+s")
         await pilot.pause()
@@ -166,19 +166,19 @@ async def test_real_smollm2_run_through_the_ui_fills_the_live_panels(db_path):
         await wait_for_run(pilot, timeout=240)
         live = app.screen
         assert app.run_controller.summary.status == "done", app.notes
-        assert text_of(live.query_one("#live-counts", Static)).startswith("6/6 items")
-        assert "ui-smol · demo@1 · sample of 2 of 60 queries (seed 0) · llama.cpp on CPU · " \
+        assert text_of(live.query_one("#live-counts", Static)).startswith("3/3 items")
+        assert "ui-smol · demo@1 · sample of 1 of 60 queries (seed 0) · llama.cpp on CPU · " \
                "done" in text_of(live.query_one("#live-title", Static))   # the backend named
         accuracy = live.query_one("#live-accuracy", DataTable)
         assert [c.label.plain for c in accuracy.columns.values()] == ["setting", SMOL]
         for setting in ("base", "oracle", "mixed"):
-            assert cells(accuracy, setting)[1].endswith("n=2")
+            assert cells(accuracy, setting)[1].endswith("n=1")
         panel = live.query_one(AdaptabilityPanel)
         lines = option_texts(panel)
         assert lines[0].startswith(f"{SMOL}/mirage@1 · mixed")
         for label in ("NV", "CA", "CI", "CM"):
-            assert any(line.startswith(f"{label} ") and line.endswith("n=2") for line in lines)
-        assert any(m.startswith("Run ui-smol is done: 6/6 items") for m, _ in app.notes)
+            assert any(line.startswith(f"{label} ") and line.endswith("n=1") for line in lines)
+        assert any(m.startswith("Run ui-smol is done: 3/3 items") for m, _ in app.notes)
 
 
 # --------------------------------------------------------------------------- responsiveness
