@@ -160,6 +160,28 @@ def test_with_almost_no_right_answer_accuracy_cannot_rank_either(store):
     assert check.gold_pairs.n == 4 and check.gold_pairs.value == 1.0
 
 
+def test_systems_as_accurate_overall_are_not_ranked_by_accuracy(store):
+    """Right on different queries, as often overall: a rank correlation with equal accuracies
+    is undefined (scipy warns and gives nan), so the check says why instead."""
+    halves = {"gen-a": lambda i: i % 2 == 0, "gen-b": lambda i: i % 2 == 1,
+              "gen-c": lambda i: i % 2 == 0}
+    scripted_run(store, "halves", right=halves)
+    check, _ = checked(store, "halves", "reference:answer-match", "h")
+    assert not check.can_rank and check.spearman is None and check.kendall is None
+    assert check.why_not == ("the accuracy cannot rank these 3 systems: each scores "
+                             "em_loose 50%")
+
+
+def test_a_judge_that_ties_every_pair_does_not_rank(store):
+    tie = lambda s: "C" if "Answer A" in s else "0"     # noqa: E731
+    scripted_run(store, "ties")
+    check, ratings = checked(store, "ties", ScriptedJudge(tie), "t")
+    assert len({s.elo for s in ratings.systems}) == 1
+    assert not check.can_rank and check.spearman is None
+    assert check.why_not == f"the ratings do not rank these 4 systems: each is rated " \
+                            f"{ratings.systems[0].elo:.0f}"
+
+
 def test_cochrans_q_by_hand():
     # 4 queries × 3 systems: columns 4, 2, 0 right; rows 2, 2, 1, 1
     x = [[1, 1, 0], [1, 1, 0], [1, 0, 0], [1, 0, 0]]

@@ -134,6 +134,12 @@ def cross_check(store: Store, run: RunInfo, battles, ratings: Ratings) -> CrossC
     elif correct < MIN_CORRECT:
         why = (f"the accuracy cannot rank these {len(rated)} systems: {correct} of their "
                f"answers match the gold ({spread})")
+    elif low == high:       # a rank correlation with a constant is undefined (scipy: nan)
+        why = (f"the accuracy cannot rank these {len(rated)} systems: each scores "
+               f"{METRIC} {100 * low:.0f}%")
+    elif len({s.elo for s in rated}) == 1:
+        why = (f"the ratings do not rank these {len(rated)} systems: each is rated "
+               f"{rated[0].elo:.0f}")
     if why is not None:
         return CrossCheck(METRIC, len(rated), accuracy, False, why, None, None,
                           tested[1] if tested else None, gold)
