@@ -50,7 +50,7 @@ def test_walkthrough_at_80x24(small_session):
     assert "3/3 items" in screen                               # the ETA line, not cut
     # drill down: Enter on the adaptability panel's first line → the Inspector; l → Live
     _keys(s, "Down", "Enter")
-    wait_for(s, "match", timeout=60)                          # "N items match"
+    wait_for(s, ("items match", "item matches"), timeout=60)  # the Inspector's status line
     # issue 27: from the Inspector's item, n → New run (its first field focused) → ctrl+s:
     # the new run shows on Live, not the Inspector's item it was started from
     _keys(s, "x")                                              # the bar's items may be none

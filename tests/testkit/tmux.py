@@ -21,13 +21,15 @@ def tmux(*args: str) -> str:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True).stdout
 
 
-def wait_for(session: str, text: str, timeout: float = 90.0) -> str:
-    """The screen once ``text`` is on it; an AssertionError with the screen after ``timeout``."""
+def wait_for(session: str, text: str | tuple[str, ...], timeout: float = 90.0) -> str:
+    """The screen once ``text`` (or any of a tuple of texts) is on it; an AssertionError with
+    the screen after ``timeout``."""
     deadline = time.monotonic() + timeout
     screen = ""
+    texts = (text,) if isinstance(text, str) else text
     while time.monotonic() < deadline:
         screen = tmux("capture-pane", "-p", "-t", session)
-        if text in screen:
+        if any(t in screen for t in texts):
             return screen
         time.sleep(0.3)
     raise AssertionError(f"{text!r} did not appear within {timeout}s; screen was:\n{screen}")
