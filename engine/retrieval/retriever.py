@@ -191,8 +191,6 @@ class Retriever:
         return [(rowids[i], float(score)) for i, score in order]
 
 
-
-
 class _Retrieval(Job):
     """Ranking the queries :meth:`Retriever.retrieve` found no stored ranking for, as a
     :class:`~engine.jobs.Job`: the pool indexed first when vectors are missing (indexing's own

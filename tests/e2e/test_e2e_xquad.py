@@ -5,7 +5,6 @@ with SIGKILL half-way and resumed must give the same numbers without regeneratin
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ import pytest
 
 from engine.store import Store
 from testkit.paths import ROOT, SHARED_DATA
+from testkit.store import copy_workspace
 
 DATA = SHARED_DATA / "xquad"
 SETTINGS = "base,oracle,mixed,retrieved@1,retrieved@3"
@@ -55,22 +55,13 @@ def indexed(tmp_path_factory) -> Path:
     return db
 
 
-def _copy_of(db: Path, target: Path) -> Path:
-    """A consistent copy of a workspace (SQLite's online backup), so each run starts alike."""
-    src, dst = sqlite3.connect(db), sqlite3.connect(target)
-    src.backup(dst)
-    src.close()
-    dst.close()
-    return target
-
-
 def _report(db: Path) -> dict:
     return json.loads(_cli("report", "e2e", "--json", db=db).stdout)
 
 
 @pytest.fixture(scope="module")
 def uninterrupted(indexed, tmp_path_factory):
-    db = _copy_of(indexed, tmp_path_factory.mktemp("whole") / "whole.db")
+    db = copy_workspace(indexed, tmp_path_factory.mktemp("whole") / "whole.db")
     _cli("run", *RUN_ARGS, db=db)
     return db, _report(db)
 
@@ -109,7 +100,7 @@ def test_a_whole_run_reports_consistent_adaptability(uninterrupted):
 def test_killed_and_resumed_run_gives_the_same_numbers_without_regenerating(
         uninterrupted, indexed, tmp_path):
     _, whole = uninterrupted
-    db = _copy_of(indexed, tmp_path / "killed.db")
+    db = copy_workspace(indexed, tmp_path / "killed.db")
     store = Store(db)
     proc = subprocess.Popen([sys.executable, "-m", "mirage_tui.cli", "run", *RUN_ARGS,
                              "--db", str(db)], cwd=ROOT, stdout=subprocess.DEVNULL,
