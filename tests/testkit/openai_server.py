@@ -56,6 +56,16 @@ class FakeState:
             return " ".join(context.split()[1:5])
         return "I don't know"
 
+    def completion(self, body: dict, prompt: str, chat: bool) -> dict:
+        """The 200 body of a chat or text completion for ``prompt`` (a subclass shapes it)."""
+        text = self.reply(prompt)
+        choice = ({"message": {"role": "assistant", "content": text}} if chat
+                  else {"text": text})
+        return {"id": "x", "model": body.get("model"), "choices": [
+            {"index": 0, "finish_reason": "stop", **choice}],
+            "usage": {"prompt_tokens": len(prompt) // 4,
+                      "completion_tokens": len(text.split())}}
+
 
 def _refusal(state: FakeState, prompt_tokens: int, max_tokens: int) -> dict:
     if state.refusal == "llamacpp":
@@ -145,13 +155,7 @@ def _handler(state: FakeState):
                         return
                 prompt = ("\n".join(str(m.get("content")) for m in body.get("messages") or [])
                           if chat else str(body.get("prompt")))
-                text = state.reply(prompt)
-                choice = ({"message": {"role": "assistant", "content": text}} if chat
-                          else {"text": text})
-                self._send(200, {"id": "x", "model": body.get("model"), "choices": [
-                    {"index": 0, "finish_reason": "stop", **choice}],
-                    "usage": {"prompt_tokens": len(prompt) // 4,
-                              "completion_tokens": len(text.split())}})
+                self._send(200, state.completion(body, prompt, chat))
             else:
                 self._send(404, None)
 
@@ -175,8 +179,11 @@ class _Server(http.server.ThreadingHTTPServer):
 
 
 @contextmanager
-def fake_openai_server(models=("fake-model",), props: dict | None = None):
-    state = FakeState(list(models), props)
+def fake_openai_server(models=("fake-model",), props: dict | None = None,
+                       state: FakeState | None = None):
+    """The server on a free loopback port, answering as ``state`` (a FakeState of ``models``
+    and ``props`` unless given)."""
+    state = FakeState(list(models), props) if state is None else state
     httpd = _Server(("127.0.0.1", 0), _handler(state))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
