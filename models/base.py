@@ -97,6 +97,9 @@ class ModelIdentity:
 
 @dataclass
 class Generation:
+    """One reply. ``text`` is THE ANSWER, what every scorer, detector and judge reads: a
+    reasoning model's thinking is apart in ``reasoning`` (:func:`models.reasoning.split_reply`)."""
+
     text: str
     prompt_tokens: int
     completion_tokens: int
@@ -106,6 +109,9 @@ class Generation:
     device: str                    # 'cpu', 'cuda:0', 'http', ...
     prompt_text: str = ""          # the exact text sent (chat template applied)
     extra: dict = field(default_factory=dict)
+    reasoning: str = ""            # the thinking apart from the answer (models/reasoning.py)
+    reasoning_tokens: int = 0      # its tokens: the backend's count, else the tokenizer's
+    thinking_cut: bool = False     # the thinking never closed: no answer came (``text`` "")
 
     @property
     def tokens_per_s(self) -> float:

@@ -103,7 +103,9 @@ def write_item(store: Store, run_id: int, key: ItemKey, gen_key: str, prompt,
         generation = (model_key, model_name, prompt.text, params, generation.text,
                       generation.prompt_tokens, generation.completion_tokens,
                       generation.prompt_tokens_evaluated, generation.seconds,
-                      generation.finish_reason, generation.device)
+                      generation.finish_reason, generation.device,
+                      checked_text(model_name or model_key or key[0], generation.reasoning),
+                      int(generation.reasoning_tokens), int(generation.thinking_cut))
     if scores is not None:
         scores = [(s.metric, s.value, s.detail) for s in scores] + [
             (SCORER_MARK, None, SCORER_VERSION)]

@@ -19,17 +19,18 @@ def save_item(db, run_id: int, key: ItemKey, gen_key: str, context: str, truncat
               generation: tuple | None, scores: list[tuple] | None, at: str) -> None:
     """Inside the caller's write transaction: the generation row (``generation``: model key,
     model name, prompt, params, text, prompt tokens, completion tokens, prompt tokens
-    evaluated, seconds, finish reason, device; stored once per key), the run item (replacing an
-    earlier row, an error too), its scores replaced as a whole (``scores``: metric, value,
-    detail), the run's update time."""
+    evaluated, seconds, finish reason, device, reasoning, reasoning tokens, cut while thinking;
+    stored once per key), the run item (replacing an earlier row, an error too), its scores
+    replaced as a whole (``scores``: metric, value, detail), the run's update time."""
     system, setting, query = key
     conn = db.conn
     if generation is not None:
         conn.execute(
             "INSERT INTO generations (key, model_key, model_name, prompt, "
             "params, text, prompt_tokens, completion_tokens, prompt_tokens_evaluated, "
-            "seconds, finish_reason, device, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+            "seconds, finish_reason, device, reasoning, reasoning_tokens, thinking_cut, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (key) DO NOTHING",
             (gen_key, *generation, at))
     conn.execute(
         "INSERT OR REPLACE INTO run_items (run_id, system, setting, query_rowid, "

@@ -196,6 +196,21 @@ def m016_run_stops(db: sqlite_utils.Database) -> None:
     )
 
 
+def m017_reasoning(db: sqlite_utils.Database) -> None:
+    """A reasoning model's thinking kept apart from its answer (:mod:`models.reasoning`):
+    ``generations.text`` stays the answer every scorer reads; the thinking, its token count
+    and whether it never closed (the answer cut while thinking) sit beside it. Generations
+    stored before read as having no reasoning."""
+    db.executescript(
+        """
+        ALTER TABLE generations ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
+        ALTER TABLE generations ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+        -- 1: the thinking never closed (no answer came), 0: an answer, or no thinking
+        ALTER TABLE generations ADD COLUMN thinking_cut INTEGER NOT NULL DEFAULT 0;
+        """
+    )
+
+
 STEPS = (
     m008_score_values_index,
     m009_model_checks,
@@ -206,4 +221,5 @@ STEPS = (
     m014_fitted_judges,
     m015_claims,
     m016_run_stops,
+    m017_reasoning,
 )
