@@ -74,17 +74,21 @@ def configured_tags() -> tuple[tuple[str, str], ...]:
 
 
 def split_reply(content: str, reasoning_field: str | None = None, *,
-                opened: bool = False,
+                opened: bool = False, finish_reason: str | None = None,
                 tags: tuple[tuple[str, str], ...] | None = None) -> Split:
     """``content`` apart (module docstring); ``reasoning_field`` (the server's own) comes
-    first in the reasoning; ``opened``: the prompt ended inside a thinking block."""
+    first in the reasoning; ``opened``: the prompt ended inside a thinking block. With
+    ``finish_reason`` ``'length'``, a reply with reasoning and no answer is cut while thinking
+    too (a server that returns the thinking in its own field and an empty content)."""
     pairs = configured_tags() if tags is None else tags
     field_text = (reasoning_field or "").strip()
     inline = _split_harmony(content) if _HARMONY_CHANNEL in content else None
     if inline is None:
         inline = _split_tags(content, pairs, opened)
     reasoning = "\n\n".join(part for part in (field_text, inline.reasoning) if part)
-    return Split(inline.answer, reasoning, inline.cut)
+    cut = inline.cut or (finish_reason == "length" and bool(reasoning)
+                         and not inline.answer.strip())
+    return Split(inline.answer, reasoning, cut)
 
 
 def _split_tags(content: str, pairs, opened: bool) -> Split:

@@ -57,7 +57,8 @@ from models.base import (ContextOverflow, Generation, ModelError, Prompt, Sampli
 from models.env_settings import env_seconds
 from models.host import registry
 from models.http.errors import context_refusal, server_message
-from models.replies import checked_text
+from models.reasoning import prompt_opens_thinking
+from models.replies import apart, checked_text
 
 BINARY_ENV = "MIRAGE_LLAMA_SERVER"
 LABEL_TOP_N = 100
@@ -216,7 +217,7 @@ def _make_class():
                               "seed": params.seed, "stop": stops, "cache_prompt": True})
             t = out.get("timings") or {}
             seconds = (t.get("prompt_ms", 0.0) + t.get("predicted_ms", 0.0)) / 1000
-            return Generation(
+            generation = Generation(
                 text=checked_text(self.name, out.get("content"), "llama-server"),
                 prompt_tokens=len(rendered.tokens),
                 completion_tokens=int(out.get("tokens_predicted") or 0),
@@ -229,6 +230,8 @@ def _make_class():
                        "generation_tokens_per_s": t.get("predicted_per_second", 0.0),
                        "n_ctx": self.n_ctx, "n_threads": self.n_threads,
                        "slots": self.slots})
+            return apart(generation, self.name, opened=prompt_opens_thinking(rendered.text),
+                         count_tokens=self.count_tokens)
 
         def label_probs(self, prompt: Prompt, labels: Sequence[str], *,
                         cancel: threading.Event | None = None) -> dict[str, float]:

@@ -196,17 +196,20 @@ class Host:
         prompt = checked_prompt(body["messages"] if chat else body["prompt"],
                                 "messages" if chat else "prompt")
         g = self.generator.generate(prompt, params)
-        choice = ({"index": 0, "message": {"role": "assistant", "content": g.text},
-                   "finish_reason": g.finish_reason} if chat else
-                  {"index": 0, "text": g.text, "finish_reason": g.finish_reason,
-                   "logprobs": None})
+        message = {"role": "assistant", "content": g.text}
+        if g.reasoning:                 # the thinking apart, as llama-server's deepseek format
+            message["reasoning_content"] = g.reasoning
+        choice = ({"index": 0, "message": message, "finish_reason": g.finish_reason} if chat
+                  else {"index": 0, "text": g.text, "finish_reason": g.finish_reason,
+                        "logprobs": None})
+        usage = {"prompt_tokens": g.prompt_tokens, "completion_tokens": g.completion_tokens,
+                 "total_tokens": g.prompt_tokens + g.completion_tokens}
+        if g.reasoning_tokens:
+            usage["completion_tokens_details"] = {"reasoning_tokens": g.reasoning_tokens}
         return {"id": f"mirage-{time.time_ns()}",
                 "object": "chat.completion" if chat else "text_completion",
                 "created": int(time.time()), "model": self.generator.name,
-                "choices": [choice],
-                "usage": {"prompt_tokens": g.prompt_tokens,
-                          "completion_tokens": g.completion_tokens,
-                          "total_tokens": g.prompt_tokens + g.completion_tokens}}
+                "choices": [choice], "usage": usage}
 
     def models(self) -> dict:
         ident = self.generator.identity

@@ -55,7 +55,8 @@ from .errors import (AUTH_STATUSES, HttpAuthError, HttpStatusError,  # noqa: F40
                      retry_after, server_message)
 from .identity import probe_identity
 from .label_probs import LogprobLabels
-from ..replies import checked_text
+from ..reasoning import prompt_opens_thinking
+from ..replies import apart, checked_text
 from ..urls import split_credentials
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -335,15 +336,25 @@ class HttpGenerator(LogprobLabels):
         url = self._url(path)
         try:
             choice = response["choices"][0]
-            text = choice["message"]["content"] if self.chat else choice["text"]
+            message = choice["message"] if self.chat else {}
+            text = message["content"] if self.chat else choice["text"]
+            # vLLM, llama-server --reasoning-format, LM Studio: the thinking in its own field
+            # (newer vLLM: "reasoning"), the content null while the thinking was cut
+            thought = next((message[k] for k in ("reasoning_content", "reasoning")
+                            if message.get(k) is not None), None)
+            if text is None and isinstance(thought, str):
+                text = ""
             usage = response.get("usage") or {}
             prompt_tokens = int(usage["prompt_tokens"])
             completion_tokens = int(usage["completion_tokens"])
-        except (KeyError, IndexError, TypeError, ValueError) as e:
+            details = usage.get("completion_tokens_details")
+            thought_tokens = details.get("reasoning_tokens") if isinstance(details, dict) \
+                else None
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
             raise ReplyError(f"{self.model}: POST {url}: unexpected response "
                              f"({type(e).__name__}: {e}): "
                              f"{json.dumps(response, ensure_ascii=True)[:300]}") from e
-        return Generation(
+        generation = Generation(
             text=checked_text(self.model, text, f"POST {url}"),
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
@@ -356,6 +367,21 @@ class HttpGenerator(LogprobLabels):
                    "id": response.get("id")})
 
     # ------------------------------------------------------------------ tokens
+        return apart(generation, self.model, reasoning_field=thought,
+                     opened=not self.chat and prompt_opens_thinking(sent),
+                     reasoning_tokens=thought_tokens, count_tokens=self._reasoning_tokens)
+
+    def _reasoning_tokens(self, text: str) -> int:
+        """The reasoning's tokens when the server did not count them: its tokenizer, else
+        the estimate of :meth:`count_tokens` (UTF-8 bytes / 3; also for a completions API
+        whose tokenizer is unknown, which :meth:`count_tokens` would ask a generation of, and
+        when the tokenizer fails: that is not the reply's fault)."""
+        if self.chat or self._tokenize:
+            try:
+                return self.count_tokens(text)
+            except ModelError:
+                pass
+        return math.ceil(len(text.encode("utf-8")) / CHARS_PER_TOKEN)
 
     def count_tokens(self, text: str) -> int:
         """Tokens in ``text`` by the server's own tokenizer.

@@ -71,7 +71,8 @@ from models import packaged
 from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, Prompt,
                          RequestCancelled, SamplingParams)
 from models.control_tokens import usable_markers
-from models.replies import checked_text
+from models.reasoning import prompt_opens_thinking
+from models.replies import apart, checked_text
 from models.few_shot import FEW_SHOT_STOP, FEW_SHOT_VERSION, render_few_shot
 from models.gguf import GGUFInfo, read_gguf
 from models.llama.log import log_mark, recent_log, set_log_file
@@ -290,7 +291,7 @@ class LlamaGenerator:
                 text = self._detok(completion)
             done = time.perf_counter()
         prompt_s, gen_s = prompt_done - started, done - prompt_done
-        return Generation(
+        generation = Generation(
             text=checked_text(self.name, text), prompt_tokens=len(tokens),
             completion_tokens=len(completion),
             prompt_tokens_evaluated=evaluated, seconds=done - started, finish_reason=finish,
@@ -307,6 +308,9 @@ class LlamaGenerator:
         over the first token of each label written with and without a leading space, then
         normalised over the labels. Labels whose first tokens collide are refused. ``cancel``
         as in :meth:`generate` (checked between prompt blocks)."""
+        # the thinking apart (a template that opened <think> leaves only </think> to reply)
+        return apart(generation, self.name, opened=prompt_opens_thinking(rendered.text),
+                     count_tokens=self.count_tokens)
         cancel = cancel if cancel is not None else self._cut
         if not labels:
             raise ValueError("label_probs needs at least one label")
