@@ -30,6 +30,8 @@ from engine.store import items as stored
 from engine.store.item_queries import count_of, count_sql, page_rows, page_sql
 
 _PATTERN = re.compile(r"^b[01]o[01]m[01]$")
+CUT_FILTERS = ("limit", "thinking")
+"""``cut``: answers cut at the token limit; only those cut while thinking."""
 
 
 @dataclass
@@ -93,6 +95,9 @@ class SettingRow:
     seconds: float | None = None
     finish_reason: str | None = None
     scorer_version: str | None = None
+    reasoning: str = ""         # a reasoning model's thinking, apart from the response
+    reasoning_tokens: int = 0
+    thinking_cut: bool = False  # the thinking never closed: the response is empty
 
 
 @dataclass
@@ -147,7 +152,10 @@ def inspector_facets(store: Store, run: RunInfo) -> dict:
 
 
 def _check_filters(category: str | None, pattern: str | None, metric: str | None,
-                   min_value: float | None, max_value: float | None) -> None:
+                   min_value: float | None, max_value: float | None,
+                   cut: str | None = None) -> None:
+    if cut is not None and cut not in CUT_FILTERS:
+        raise ValueError(f"unknown cut filter {cut!r} (one of {', '.join(CUT_FILTERS)})")
     if category is not None and category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r} (one of {', '.join(CATEGORIES)})")
     if pattern is not None and not _PATTERN.match(pattern):
@@ -164,7 +172,7 @@ def items_for(store: Store, run: RunInfo, system: str | None = None,
               mixed_setting: str | None = None, limit: int = 200,
               offset: int = 0, search: str | None = None,
               after: tuple | None = None, sort: str | None = None,
-              descending: bool = False) -> list[ItemRow]:
+              descending: bool = False, cut: str | None = None) -> list[ItemRow]:
     """A page of the run's items matching every filter given, ordered by system, query and
     setting, or by ``sort`` (one of :data:`SORT_KEYS`, those three as the tiebreaker);
     ``descending`` reverses the whole order. ``metric`` with ``min_value``/``max_value``
@@ -172,15 +180,17 @@ def items_for(store: Store, run: RunInfo, system: str | None = None,
     value are dropped by a range). ``search`` keeps items whose question or response contains
     the text, case-insensitive (or whose query id is it). ``after`` (:func:`item_cursor` of
     the last row shown) pages by key: the next page starts right after that row, as fast deep
-    in the run as at its start; ``offset`` skips rows instead (slower deep in a big run)."""
-    _check_filters(category, pattern, metric, min_value, max_value)
+    in the run as at its start; ``offset`` skips rows instead (slower deep in a big run).
+    ``cut`` (one of :data:`CUT_FILTERS`) keeps the answers cut at the token limit
+    (``'limit'``), or only those cut while the model was still thinking (``'thinking'``)."""
+    _check_filters(category, pattern, metric, min_value, max_value, cut)
     _check_sort(sort)
     text, params = page_query(store, run.id, after=after, limit=limit, offset=offset,
                               sort=sort, descending=descending,
                               system=system, setting=setting, category=category,
                               pattern=pattern, language=language, source=source,
                               metric=metric, min_value=min_value, max_value=max_value,
-                              mixed_setting=mixed_setting, search=search)
+                              mixed_setting=mixed_setting, search=search, cut=cut)
     return [item_row(r, metric) for r in page_rows(store, (text, params))]
 
 
@@ -213,7 +223,7 @@ def count_items_for(store: Store, run: RunInfo, **filters) -> int:
     """How many of the run's items match the filters of :func:`items_for` (one aggregate
     query; ``limit``, ``offset`` and ``after`` do not apply)."""
     _check_filters(filters.get("category"), filters.get("pattern"), filters.get("metric"),
-                   filters.get("min_value"), filters.get("max_value"))
+                   filters.get("min_value"), filters.get("max_value"), filters.get("cut"))
     return count_of(store, count_query(store, run.id, **filters))
 
 
@@ -245,7 +255,8 @@ def item_detail(store: Store, run: RunInfo, system: str, query_id: str | int) ->
             r["setting"], json.loads(r["context"]) if r["context"] else None, r["prompt"],
             r["text"], scores, bool(r["truncated"]), r["error"], r["generation_key"],
             r["model_name"], r["prompt_tokens"], r["completion_tokens"], r["seconds"],
-            r["finish_reason"], version))
+            r["finish_reason"], version, r["reasoning"] or "", r["reasoning_tokens"] or 0,
+            bool(r["thinking_cut"])))
     return ItemDetail(run.name, system, q["id"], q["query_id"], q["text"], q["language"],
                       q["source"], json.loads(q["answers"]), q["reference_answer"],
                       _chunks(store, q["id"], settings), settings,

@@ -40,7 +40,7 @@ def items_sql(store: Store, run_id: int, system: str | None = None,
               source: str | None = None, metric: str | None = None,
               min_value: float | None = None, max_value: float | None = None,
               mixed_setting: str | None = None, search: str | None = None,
-              search_first: bool | None = None) -> ItemQuery:
+              search_first: bool | None = None, cut: str | None = None) -> ItemQuery:
     """The inspector's filters as one indexed query over the run's items
     (:func:`engine.store.item_queries.item_query`): settings ranked in
     :func:`~engine.results.records.setting_order`, each item's mixed-like setting for its
@@ -55,4 +55,4 @@ def items_sql(store: Store, run_id: int, system: str | None = None,
                       patterns=wanted_patterns(category, pattern), system=system,
                       setting=setting, language=language, source=source, metric=metric,
                       min_value=min_value, max_value=max_value, mixed_setting=mixed_setting,
-                      search=search, search_first=search_first)
+                      search=search, search_first=search_first, cut=cut)

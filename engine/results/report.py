@@ -36,6 +36,7 @@ from engine.metrics.retrieval import DEFAULT_KS
 from engine.results.records import (LOOSE_METRIC, RunColumns, column_counts, is_mixed_like,
                                     load_columns, metric_order, parse_retrieved,
                                     retriever_name, setting_order, split_system)
+from engine.results.replies import reply_table
 from engine.results.retrieval_table import group_key, retrievers, retrieval_table
 from engine.runs.header import RunHeader, Selection
 from engine.runs.lookup import RunNotFound
@@ -72,15 +73,19 @@ class RunReport:
     seed: int = SEED
     definitions: dict = field(default_factory=dict)     # Definitions.as_json() + answer_match_rows
     retrieval_by_gold: dict[str, list[dict]] = field(default_factory=dict)
+    replies: list[dict] = field(default_factory=list)   # engine.results.replies.reply_table
 
     def as_json(self) -> dict[str, Any]:
-        return {"run": self.run, "status": self.status, "partial": self.partial,
-                "dataset": self.dataset, "header": self.header.as_dict(), "config": self.config,
-                "definitions": self.definitions,
-                "items": dict(self.items), "sample": self.sample, "n_boot": self.n_boot,
-                "seed": self.seed, "systems": self.systems, "accuracy": self.accuracy,
-                "metrics": self.metrics, "retrieval": self.retrieval,
-                "retrieval_by_gold": self.retrieval_by_gold, "notes": self.notes}
+        out = {"run": self.run, "status": self.status, "partial": self.partial,
+               "dataset": self.dataset, "header": self.header.as_dict(), "config": self.config,
+               "definitions": self.definitions,
+               "items": dict(self.items), "sample": self.sample, "n_boot": self.n_boot,
+               "seed": self.seed, "systems": self.systems, "accuracy": self.accuracy,
+               "metrics": self.metrics, "retrieval": self.retrieval,
+               "retrieval_by_gold": self.retrieval_by_gold, "notes": self.notes}
+        if self.replies:                # a run with no cut answer and no reasoning: none
+            out["replies"] = self.replies
+        return out
 
 
 # --------------------------------------------------------------------------- the report
@@ -140,7 +145,8 @@ def build_report(store: Store, run: RunInfo, n_boot: int = N_BOOT, seed: int = S
         sample=_sample_note(run, len(queries)), systems=systems, accuracy=accuracy,
         metrics=metrics, retrieval=by_gold[definitions.gold], notes=notes, n_boot=n_boot,
         seed=seed, definitions={**definitions.as_json(), "answer_match_rows": widened},
-        retrieval_by_gold=by_gold)
+        retrieval_by_gold=by_gold,
+        replies=[] if summary_only else reply_table(store, run.id, n_boot, seed))
 
 
 class _QueryFacts:

@@ -224,6 +224,23 @@ def _accuracy_table(report: dict, width: int | None) -> list[str]:
     return ["Accuracy per setting (EM_loose)"] + table(rows, right={3}, width=width)
 
 
+def _replies_table(report: dict, width: int | None) -> list[str]:
+    """Answers cut at the token limit and reasoning tokens per system (only a run with a cut
+    answer or a reasoning model's thinking has them)."""
+    entries = report.get("replies") or []
+    if not entries:
+        return []
+    rows = [["System", "Cut at the limit", "While thinking", "Reasoning tokens (mean)", "n"]]
+    for e in entries:
+        rate, tokens = e["cut_rate"], e["reasoning_tokens"]
+        rows.append([e["system"], f"{e['cut']} ({pct(rate['value'], rate['lo'], rate['hi'])})",
+                     str(e["cut_while_thinking"]),
+                     num(tokens["value"], tokens["lo"], tokens["hi"]), str(e["n"])])
+    return (["Replies: answers cut at the token limit (scored as given: an answer cut while "
+             "thinking is empty) and the thinking's tokens (95% CIs; n = answers)"]
+            + table(rows, right={2, 4}, width=width))
+
+
 def _metrics_tables(report: dict, width: int | None) -> list[str]:
     lines = []
     for system, settings in report["metrics"].items():
@@ -252,7 +269,8 @@ def format_report(report: Any, by: str | None = None, width: int | None = None) 
     parts = [_title(data), _adaptability_table(data, by, width)]
     if data["systems"]:
         parts.append(_patterns(data))
-    parts += [_retrieval_table(data, by, width), _accuracy_table(data, width)]
+    parts += [_retrieval_table(data, by, width), _accuracy_table(data, width),
+              _replies_table(data, width)]
     if data.get("notes"):
         parts.append(["Notes"] + [f"  {note}" for note in data["notes"]])
     text = "\n\n".join("\n".join(p) for p in parts if p)

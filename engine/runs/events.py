@@ -71,3 +71,5 @@ class RunSummary:
     stop_reason: str | None = None          # adaptive runs: why sampling stopped
     half_widths: dict[str, float] = field(default_factory=dict)
     devices: list[str] = field(default_factory=list)
+    cut: int = 0                 # answers cut at the token limit (stored items, cached too)
+    cut_while_thinking: int = 0  # of them, cut before the thinking closed (no answer)

@@ -61,7 +61,7 @@ from engine.runs.plan import Plan, PlanItem
 from engine.runs.prompting import load_chunks, load_queries, params_json, sampling_params
 from engine.runs.run_models import RunModels
 from engine.runs.sampling import ci_half_widths, difference_interval
-from engine.runs.tally import RunTally
+from engine.runs.tally import RunTally, cut_totals
 from engine.store import Store
 from engine.units import fmt_delta_interval, fmt_points
 
@@ -369,4 +369,15 @@ class _Runner(RunModels, Job):
             prompt_tokens_evaluated=t.tokens["evaluated"],
             completion_tokens=t.tokens["completion"], generation_seconds=t.gen_seconds,
             stop_reason=self.stop_reason, half_widths=self.half_widths,
-            devices=sorted(t.devices))
+            devices=sorted(t.devices), **self._cut())
+
+    def _cut(self) -> dict:
+        """The run's answers cut at the token limit, from its stored items (none before the
+        run has a row)."""
+        if self.run_id is None:
+            return {}
+        try:
+            cut, thinking = cut_totals(self.store, self.run_id)
+        except sqlite3.Error:           # a failing store: the summary says why it failed
+            return {}
+        return {"cut": cut, "cut_while_thinking": thinking}

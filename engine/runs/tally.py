@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from engine.jobs import per_second
+from engine.store import Store
+from engine.store.items import cut_counts
 
 
 class RunTally:
@@ -62,3 +64,17 @@ class RunTally:
     @property
     def prompt_tokens_per_s(self) -> float:
         return per_second(self.tokens["evaluated"], self.prompt_seconds)
+
+
+def cut_totals(store: Store, run_id: int) -> tuple[int, int]:
+    """``(answers cut at the token limit, of them cut while thinking)`` over the run's stored
+    items, those taken from the cache too (the run's summary, Live, the Runs summary).
+    Prompts cut to fit the context are another count (``truncated``)."""
+    counts = cut_counts(store, run_id).values()
+    return sum(c[1] for c in counts), sum(c[2] for c in counts)
+
+
+def cut_words(cut: int, thinking: int) -> str:
+    """``3 cut at the token limit (2 while thinking)``; the bracket only when some were."""
+    return f"{cut} cut at the token limit" + (f" ({thinking} while thinking)" if thinking
+                                                 else "")

@@ -33,6 +33,11 @@ def _case(column: str, mapping: dict[str, object], default: str = "NULL") -> str
     return f"CASE {column} {whens} ELSE {default} END"
 
 
+CUT_TERMS = {"limit": "(g.finish_reason = 'length' OR g.thinking_cut = 1)",
+             "thinking": "g.thinking_cut = 1"}
+"""The inspector's ``cut`` filter: each value's ``WHERE`` term over the item's generation."""
+
+
 @dataclass
 class ItemQuery:
     """The SQL behind one inspector filter (see :func:`item_query`): ``FROM ... WHERE ...``
@@ -56,13 +61,15 @@ def item_query(store: Store, run_id: int, *, ranks: dict[str, int],
                source: str | None = None, metric: str | None = None,
                min_value: float | None = None, max_value: float | None = None,
                mixed_setting: str | None = None, search: str | None = None,
-               search_first: bool | None = None) -> ItemQuery:
+               search_first: bool | None = None, cut: str | None = None) -> ItemQuery:
     """The inspector's filters as one indexed query over the run's items: every filter is a
     ``WHERE`` term, each ``loose_metric`` label (base, oracle, the mixed-like setting:
     ``mixed_setting``, else the item's own mixed-like setting, else its system's
     ``default_mixed``) a primary-key look-up, and the order ``(system, query_rowid, setting
     rank)`` walks the ``run_items_order`` index, so a page stops after its rows. ``patterns``
-    keeps the items whose (b, o, m) pattern is one of them (None: no such filter).
+    keeps the items whose (b, o, m) pattern is one of them (None: no such filter). ``cut``
+    keeps answers cut at the token limit (``'limit'``: ``finish_reason`` 'length' or thinking
+    that never closed) or only those cut while thinking (``'thinking'``).
 
     A text search of three characters or more is looked up in the trigram indexes. When they
     hold few matches (at most :data:`SEARCH_FIRST_LIMIT`, or ``search_first`` True: a count
@@ -113,6 +120,8 @@ def item_query(store: Store, run_id: int, *, ranks: dict[str, int],
         if metric is not None and bound is not None:
             where.append(f"sm.value {op} ?")
             params.append(bound)
+    if cut is not None:
+        where.append(CUT_TERMS[cut])
     if patterns is not None:
         where.append(f"({labels}) IN ({', '.join('?' * len(patterns)) or 'NULL'})")
         params += patterns

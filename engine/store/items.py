@@ -175,7 +175,8 @@ def setting_rows(store: Store, run_id: int, system: str, query_rowid: int) -> li
     return store.query(
         "SELECT ri.setting, ri.context, ri.truncated, ri.error, ri.generation_key, g.prompt, "
         "g.text, g.model_name, g.prompt_tokens, g.completion_tokens, g.seconds, "
-        "g.finish_reason FROM run_items ri LEFT JOIN generations g ON g.key = ri.generation_key "
+        "g.finish_reason, g.reasoning, g.reasoning_tokens, g.thinking_cut "
+        "FROM run_items ri LEFT JOIN generations g ON g.key = ri.generation_key "
         "WHERE ri.run_id = ? AND ri.system = ? AND ri.query_rowid = ?",
         (run_id, system, query_rowid))
 
@@ -199,3 +200,28 @@ def chunk_rows(store: Store, rowids: Sequence[int]) -> list[sqlite3.Row]:
     """``id, chunk_id, title, text`` of the chunks among ``rowids``."""
     return store.query("SELECT id, chunk_id, title, text FROM chunks WHERE id IN "
                        f"({', '.join('?' * len(rowids))})", tuple(rowids))
+
+
+def reply_facts(store: Store, run_id: int) -> list[sqlite3.Row]:
+    """``system, setting, query_rowid, cut, thinking_cut, reasoning_tokens, reasoning`` (the
+    last 1 when it has reasoning text) of each of the run's items with a generation: ``cut``
+    1 when the answer was cut at the token limit (``finish_reason`` 'length') or its thinking
+    never closed."""
+    return store.query(
+        "SELECT ri.system, ri.setting, ri.query_rowid, "
+        "(g.finish_reason = 'length' OR g.thinking_cut = 1) AS cut, g.thinking_cut, "
+        "g.reasoning_tokens, g.reasoning != '' AS reasoning FROM run_items ri "
+        "JOIN generations g ON g.key = ri.generation_key WHERE ri.run_id = ?", (run_id,))
+
+
+def cut_counts(store: Store, run_id: int) -> dict[str, tuple[int, int, int]]:
+    """``{system: (answers, cut at the token limit, of them cut while thinking)}`` of the
+    run's items with a generation (one aggregate query: Live, the Runs summary, the run's
+    summary line)."""
+    rows = store.query(
+        "SELECT ri.system, COUNT(*), "
+        "COALESCE(SUM(g.finish_reason = 'length' OR g.thinking_cut = 1), 0), "
+        "COALESCE(SUM(g.thinking_cut = 1), 0) FROM run_items ri "
+        "JOIN generations g ON g.key = ri.generation_key WHERE ri.run_id = ? "
+        "GROUP BY ri.system", (run_id,))
+    return {r[0]: (int(r[1]), int(r[2]), int(r[3])) for r in rows}

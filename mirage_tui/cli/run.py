@@ -200,8 +200,8 @@ def run(args, store) -> int:
 
 def _print_summary(s, last_event) -> None:
     print(f"run {s.run}: {s.status} — {s.done}/{s.total} items ({s.generated} generated, "
-          f"{s.cached} from the store, {s.errors} errors, {s.truncated} truncated) in "
-          f"{duration(s.seconds)}")
+          f"{s.cached} from the store, {s.errors} errors, {s.truncated} truncated, "
+          f"{cut_words(s.cut, s.cut_while_thinking)}) in {duration(s.seconds)}")
     if s.generated:
         print(f"  prompt tokens {s.prompt_tokens:,} (evaluated {s.prompt_tokens_evaluated:,} "
               f"after prefix reuse), generated {s.completion_tokens:,} tokens")
@@ -219,6 +219,8 @@ def _print_summary(s, last_event) -> None:
 
 def _dry_run(store, plan, as_json: bool) -> int:
     from engine.runs.estimates import estimate_remaining, in_flight_words
+    from engine.runs.tally import cut_words
+
     from engine.runs.rows import stored_status
 
     status = stored_status(store, plan)

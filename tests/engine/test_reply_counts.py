@@ -1,0 +1,93 @@
+"""Answers cut at the token limit (and while thinking) and reasoning tokens, counted from a
+run's stored rows: the store's counts, the Inspector's ``cut`` filter, one item's reasoning,
+the report's replies table and compare's warning."""
+
+from __future__ import annotations
+
+import pytest
+from testkit.toy_run import A, B, build_toy
+
+from engine.results.inspector import count_items_for, item_detail, items_for
+from engine.results.replies import cut_rate_warning, reply_table
+from engine.results.report import build_report
+from engine.results.text import format_report
+from engine.runs.lookup import load_run
+from engine.runs.tally import cut_totals, cut_words
+from engine.store import Store
+from engine.store.items import cut_counts
+
+
+def _think(store: Store, system: str, setting: str, qid: str, *, cut: bool = False,
+           thinking: bool = False, tokens: int = 0) -> None:
+    """Make one toy item's generation a reasoning model's (tests write rows directly)."""
+    with store.write() as db:
+        db.conn.execute(
+            "UPDATE generations SET finish_reason = ?, thinking_cut = ?, reasoning = ?, "
+            "reasoning_tokens = ? WHERE key = ?",
+            ("length" if cut else "stop", int(thinking), "hmm " * tokens if tokens else "",
+             tokens, f"{system}|{setting}|{qid}"))
+
+
+@pytest.fixture
+def toy(tmp_path):
+    return build_toy(Store(tmp_path / "toy.db"))
+
+
+def test_a_run_with_no_cut_and_no_reasoning_reports_as_before(toy):
+    run = load_run(toy, "toy-run")
+    assert reply_table(toy, run.id) == []
+    assert "replies" not in build_report(toy, run, n_boot=50).as_json()
+    assert "Replies" not in format_report(build_report(toy, run, n_boot=50))
+    assert cut_totals(toy, run.id) == (0, 0)
+    assert cut_words(0, 0) == "0 cut at the token limit"
+    assert count_items_for(toy, run, cut="limit") == 0
+
+
+def test_cut_answers_counted_everywhere(toy):
+    run = load_run(toy, "toy-run")
+    _think(toy, A, "base", "q1", cut=True, thinking=True, tokens=40)
+    _think(toy, A, "oracle", "q2", cut=True, tokens=10)
+    _think(toy, A, "mixed", "q3", tokens=20)
+    _think(toy, B, "base", "q0", cut=True)
+    counts = cut_counts(toy, run.id)
+    assert counts[A][1:] == (2, 1) and counts[B][1:] == (1, 0)
+    assert cut_totals(toy, run.id) == (3, 1)
+    assert cut_words(3, 1) == "3 cut at the token limit (1 while thinking)"
+
+    limit = items_for(toy, run, cut="limit")
+    assert {(r.system, r.setting, r.query_id) for r in limit} == {
+        (A, "base", "q1"), (A, "oracle", "q2"), (B, "base", "q0")}
+    assert [(r.system, r.setting) for r in items_for(toy, run, cut="thinking")] == [(A, "base")]
+    assert count_items_for(toy, run, cut="thinking", system=B) == 0
+    with pytest.raises(ValueError, match="unknown cut filter 'nope'"):
+        items_for(toy, run, cut="nope")
+
+    detail = item_detail(toy, run, A, "q1")
+    base = next(s for s in detail.settings if s.setting == "base")
+    assert (base.reasoning, base.reasoning_tokens, base.thinking_cut) == ("hmm " * 40, 40, True)
+
+    table = {e["system"]: e for e in reply_table(toy, run.id, n_boot=50)}
+    a, b = table[A], table[B]
+    assert (a["n"], a["cut"], a["cut_while_thinking"], a["reasoning"]) == (34, 2, 1, 3)
+    assert a["reasoning_tokens"]["n"] == 34
+    assert a["reasoning_tokens"]["value"] == pytest.approx(70 / 34)
+    assert a["cut_rate"]["lo"] < 2 / 34 < a["cut_rate"]["hi"]
+    assert (b["cut"], b["cut_while_thinking"], b["reasoning_tokens"]["value"]) == (1, 0, 0.0)
+    report = build_report(toy, run, n_boot=50)
+    assert report.as_json()["replies"] == reply_table(toy, run.id, n_boot=50)
+    text = format_report(report)
+    assert "Replies: answers cut at the token limit" in text
+    line = next(ln for ln in text.splitlines() if ln.startswith(A) and "2 (" in ln)
+    assert line.split()[-1] == "34"
+
+
+def test_compare_warns_when_cut_rates_differ():
+    counts = {"a": (20, 0, 0), "b": (20, 12, 11), "c": (20, 1, 0)}
+    warning = cut_rate_warning("a", "b", counts)
+    assert warning == ("warning: answers cut at the token limit differ: a 0/20 (0 while "
+                       "thinking), b 12/20 (11 while thinking); the difference may be the "
+                       "token budget's, not the models' (raise --max-tokens)")
+    assert cut_rate_warning("a", "a", counts) is None               # none cut on either side
+    assert cut_rate_warning("b", "c", counts) is not None           # intervals apart
+    assert cut_rate_warning("c", "c", counts) is None               # the same rate
+    assert cut_rate_warning("a", "c", counts) is not None           # some against none
