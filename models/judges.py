@@ -29,6 +29,7 @@ from typing import Mapping, Sequence
 from .base import ContextOverflow, Generator, ModelError, Prompt, SamplingParams
 from .control_tokens import markers_of, neutralise_fields
 from .judge_templates import JudgeTemplate, get_template
+from .reasoning import split_reply
 
 Label = str | int
 
@@ -303,7 +304,12 @@ class _Judge:
         stop = () if self.generator.chat else ("]", "\n")
         params = SamplingParams(max_tokens=self.max_tokens, temperature=0.0, seed=self.seed,
                                 stop=stop)
-        text = self.generator.generate(prompt, params).text
+        reply = self.generator.generate(prompt, params)
+        # a judge that is itself a reasoning model: its verdict is read after its thinking
+        # (the adapters split already; a generator that did not is split here), never from
+        # the first token of <think>; a judge cut while thinking gave no verdict
+        text = reply.text if getattr(reply, "thinking_cut", False) \
+            else split_reply(reply.text).answer
         label = self._parse(text)
         return Verdict(label=label, probs=None, method="parsed", raw=text,
                        parse_failed=label is None, template=self.template.id,
