@@ -4,7 +4,9 @@ One row per run item (system × setting × query), in the report's order (system
 with the item's query, golds, context, exact prompt, response and generation facts, then two
 columns per metric that any item of the run has: ``<metric>`` (the value; empty / null when the
 metric does not apply or the item has no generation) and ``<metric>_detail`` (why); the run
-engine's ``_scorer`` marker becomes the ``scorer_version`` column.
+engine's ``_scorer`` marker becomes the ``scorer_version`` column. A run with a reasoning
+model's thinking has three more columns after ``response`` (the scored answer):
+``reasoning``, ``reasoning_tokens`` and ``thinking_cut`` (the thinking never closed).
 
 Conventions (one per format, so a file is never ambiguous):
 
@@ -57,6 +59,7 @@ from engine.store.database import batched
 from engine.store.exports import (
     GENERATION_COLUMNS,
     VIEW_EXTRA,
+    run_has_reasoning,
     export_items,
     export_scores,
     scores_of_generations,
@@ -72,6 +75,19 @@ ITEM_COLUMNS = ("run", "system", "generator", "template", "setting", "retriever"
                 "generation_key", "model_name", "prompt", "response", "prompt_tokens",
                 "completion_tokens", "prompt_tokens_evaluated", "seconds", "finish_reason",
                 "device", "truncated", "error", "scorer_version")
+REASONING_COLUMNS = ("reasoning", "reasoning_tokens", "thinking_cut")
+"""After ``response`` in a run with a reasoning model's thinking (its own fields, never part
+of the response); a run without any has none of them, as before."""
+
+
+def item_columns(store: Store, run: RunInfo) -> list[str]:
+    """:data:`ITEM_COLUMNS`, with :data:`REASONING_COLUMNS` after ``response`` when the run
+    holds reasoning."""
+    columns = list(ITEM_COLUMNS)
+    if run_has_reasoning(store, run.id):
+        at = columns.index("response") + 1
+        columns[at:at] = REASONING_COLUMNS
+    return columns
 
 
 def header_path(data_path: str | os.PathLike) -> Path:
@@ -144,7 +160,7 @@ def iter_export_rows(store: Store, run: RunInfo) -> tuple[list[str], Iterator[di
     their scores side by side in the same order (system, query, setting), so memory stays
     bounded however big the run is."""
     metrics = run_metrics(store, run.id)
-    columns = list(ITEM_COLUMNS) + [c for m in metrics for c in (m, f"{m}_detail")]
+    columns = item_columns(store, run) + [c for m in metrics for c in (m, f"{m}_detail")]
     rank, _ = setting_rank_sql(s for names in run_settings(store, run.id).values()
                                for s in names)
     items, scores = export_items(store, run.id, rank), export_scores(store, run.id, rank)
@@ -167,10 +183,10 @@ def iter_view_rows(store: Store, run: RunInfo, filters: dict | None = None,
 
     filters = dict(filters or {})
     _check_filters(filters.get("category"), filters.get("pattern"), filters.get("metric"),
-                   filters.get("min_value"), filters.get("max_value"))
+                   filters.get("min_value"), filters.get("max_value"), filters.get("cut"))
     _check_sort(sort)
     metrics = run_metrics(store, run.id)
-    columns = list(ITEM_COLUMNS) + [c for m in metrics for c in (m, f"{m}_detail")]
+    columns = item_columns(store, run) + [c for m in metrics for c in (m, f"{m}_detail")]
     return columns, _view_rows(store, run, columns, metrics, filters, sort, descending)
 
 
@@ -228,6 +244,7 @@ def _row(run: str, columns: list[str], metrics: list[str], r, scores: list) -> d
         "scorer_version": scorer}
     for key_ in GENERATION_COLUMNS:
         row[key_] = r[key_]
+    row["thinking_cut"] = None if r["thinking_cut"] is None else bool(r["thinking_cut"])
     row["response"] = r["response"]
     for m in metrics:
         row[m] = values.get(m)

@@ -10,8 +10,10 @@ from typing import Iterable, Iterator
 from engine.store.database import Store
 
 GENERATION_COLUMNS = ("model_name", "prompt", "prompt_tokens", "completion_tokens",
-                      "prompt_tokens_evaluated", "seconds", "finish_reason", "device")
-"""The generation's columns an export carries, by name."""
+                      "prompt_tokens_evaluated", "seconds", "finish_reason", "device",
+                      "reasoning", "reasoning_tokens", "thinking_cut")
+"""The generation's columns an export carries, by name (the last three only for a run
+with reasoning: :func:`run_has_reasoning`)."""
 
 VIEW_EXTRA = "ri.context, q.answers, " + ", ".join(f"g.{c}" for c in GENERATION_COLUMNS)
 """What an export of an inspector view reads beside the view's own columns."""
@@ -27,6 +29,14 @@ def export_items(store: Store, run_id: int, rank: str) -> Iterator[sqlite3.Row]:
         "FROM run_items ri JOIN queries q ON q.id = ri.query_rowid "
         "LEFT JOIN generations g ON g.key = ri.generation_key "
         f"WHERE ri.run_id = ? ORDER BY ri.system, ri.query_rowid, {rank}", (run_id,))
+
+
+def run_has_reasoning(store: Store, run_id: int) -> bool:
+    """Whether any of the run's generations holds reasoning or was cut while thinking."""
+    return bool(store.query(
+        "SELECT 1 FROM run_items ri JOIN generations g ON g.key = ri.generation_key "
+        "WHERE ri.run_id = ? AND (g.reasoning != '' OR g.reasoning_tokens > 0 "
+        "OR g.thinking_cut = 1) LIMIT 1", (run_id,)))
 
 
 def export_scores(store: Store, run_id: int, rank: str) -> Iterator[sqlite3.Row]:

@@ -91,3 +91,29 @@ def test_compare_warns_when_cut_rates_differ():
     assert cut_rate_warning("b", "c", counts) is not None           # intervals apart
     assert cut_rate_warning("c", "c", counts) is None               # the same rate
     assert cut_rate_warning("a", "c", counts) is not None           # some against none
+
+
+def test_exports_carry_reasoning_in_its_own_columns_only_when_a_run_has_it(toy, tmp_path):
+    from engine.results.export import export_rows, export_run, iter_view_rows
+
+    run = load_run(toy, "toy-run")
+    columns, _ = export_rows(toy, run)
+    assert "reasoning" not in columns
+    _think(toy, A, "base", "q1", cut=True, thinking=True, tokens=3)
+    columns, rows = export_rows(toy, run)
+    at = columns.index("response")
+    assert columns[at + 1:at + 4] == ["reasoning", "reasoning_tokens", "thinking_cut"]
+    row = next(r for r in rows if (r["system"], r["setting"], r["query_id"]) == (A, "base", "q1"))
+    assert (row["response"], row["reasoning"], row["reasoning_tokens"], row["thinking_cut"]) == \
+        ("I do not know.", "hmm hmm hmm ", 3, True)
+    other = next(r for r in rows if r["system"] == B)
+    assert (other["reasoning"], other["reasoning_tokens"], other["thinking_cut"]) == ("", 0, False)
+    view_columns, view = iter_view_rows(toy, run, {"cut": "thinking"})
+    assert view_columns == columns
+    assert [(r["system"], r["setting"], r["reasoning_tokens"]) for r in view] == [(A, "base", 3)]
+    export_run(toy, run, "jsonl", tmp_path / "run.jsonl")
+    assert '"reasoning": "hmm hmm hmm ", "reasoning_tokens": 3, "thinking_cut": true' in \
+        (tmp_path / "run.jsonl").read_text()
+    export_run(toy, run, "csv", tmp_path / "run.csv")
+    assert ",response,reasoning,reasoning_tokens,thinking_cut," in \
+        (tmp_path / "run.csv").read_text().splitlines()[0]
