@@ -162,6 +162,11 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
     ],
     "config": [
         ("config", "the settings in effect and the file they come from"),
+    "runs resplit": [
+        ("runs resplit qwen3-run", "an older run whose answers hold <think>…</think>: the "
+                                   "thinking apart, the answers rescored"),
+        ("runs resplit qwen3-run --json", "the counts as JSON"),
+    ],
         ("config --init", "write a commented config.toml (never overwrites)"),
     ],
 }

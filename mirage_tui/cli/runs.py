@@ -4,12 +4,16 @@
     mirage-tui runs rename OLD NEW
     mirage-tui runs delete NAME [--purge-generations]
     mirage-tui runs log NAME [--json]
+    mirage-tui runs resplit NAME [--json]
 
 ``rename`` and ``delete`` refuse a run that is running (its owner process is alive) and work
 in one transaction (:mod:`engine.runs.manage`). ``delete`` keeps the run's generations in the
 shared generation cache (another run, or the same configuration run again, finds them there)
 unless ``--purge-generations`` asks to drop those no other run uses. ``log`` prints the run's
-log: sessions, model loads, retries, item errors and how each session ended.
+log: sessions, model loads, retries, item errors and how each session ended. ``resplit``
+re-splits a run stored before a reasoning model's thinking was kept apart (its texts hold
+``<think>…</think>`` inline) and rescores its items on the answers
+(:mod:`engine.runs.resplit`).
 """
 
 from __future__ import annotations
@@ -48,10 +52,16 @@ def add_parsers(sub) -> None:
     p.add_argument("name", metavar="NAME", help="the run's name")
     p.add_argument("--json", action="store_true", help="one JSON object a line")
 
+    p = rsub.add_parser("resplit", help="keep an older run's inline <think> apart from its "
+                                        "answers, and rescore them")
+    db_option(p)
+    p.add_argument("name", metavar="NAME", help="the run's name")
+    p.add_argument("--json", action="store_true", help="print the counts as a JSON object")
+
 
 def run(args, store) -> int:
     return {"list": _list, "rename": _rename, "delete": _delete,
-            "log": _log}[args.runs_command](args, store)
+            "log": _log, "resplit": _resplit}[args.runs_command](args, store)
 
 
 def _list(args, store) -> int:
@@ -103,4 +113,22 @@ def _log(args, store) -> int:
             print(f"{line.at}  {line.kind:<7}  {line.message}")
     if not lines and not args.json:
         print(f"run {args.name} has no log yet (runs from before the log was kept have none)")
+    return 0
+
+
+def _resplit(args, store) -> int:
+    from engine.runs.resplit import resplit_run
+
+    done = resplit_run(store, args.name)
+    if args.json:
+        print(json.dumps(asdict(done), ensure_ascii=False))
+        return 0
+    if not done.split:
+        print(f"run {visible_line(done.run)}: none of its {done.checked:,} stored answers "
+              "holds thinking inline; nothing changed")
+        return 0
+    cut = f" ({done.cut_while_thinking:,} cut while thinking)" if done.cut_while_thinking else ""
+    print(f"run {visible_line(done.run)}: {done.split:,} of {done.checked:,} stored answers "
+          f"held thinking inline{cut}: re-split, and {done.rescored:,} items rescored on the "
+          "answers (`mirage-tui report` shows the new numbers)")
     return 0

@@ -117,3 +117,37 @@ def test_exports_carry_reasoning_in_its_own_columns_only_when_a_run_has_it(toy, 
     export_run(toy, run, "csv", tmp_path / "run.csv")
     assert ",response,reasoning,reasoning_tokens,thinking_cut," in \
         (tmp_path / "run.csv").read_text().splitlines()[0]
+
+
+def test_resplit_keeps_an_older_runs_inline_thinking_apart_and_rescores(toy):
+    from engine.runs.resplit import resplit_run
+
+    run = load_run(toy, "toy-run")
+    key = f"{B}|base|q1"                      # scored wrong: "I do not know."
+    with toy.write() as db:
+        db.conn.execute("UPDATE generations SET text = ? WHERE key = ?",
+                        ("<think>\nThe gold is ans1 surely.\n</think>\n\nIt is ans1.", key))
+        db.conn.execute("UPDATE generations SET text = ?, finish_reason = 'length' "
+                        "WHERE key = ?", ("<think>Let me think about", f"{B}|base|q2"))
+
+    def stored(k):
+        return tuple(toy.query("SELECT text, reasoning, reasoning_tokens, thinking_cut FROM "
+                               "generations WHERE key = ?", (k,))[0])
+
+    def em(k, q):
+        return toy.query("SELECT value FROM scores WHERE generation_key = ? AND query_rowid = ? "
+                         "AND metric = 'em_loose'", (k, q))[0][0]
+
+    assert em(key, 101) == 0.0
+    done = resplit_run(toy, "toy-run")
+    assert (done.split, done.cut_while_thinking, done.rescored) == (2, 1, 2)
+    assert done.checked == 61 - 1            # every generation but the failed item's
+    assert stored(key) == ("It is ans1.", "The gold is ans1 surely.", 8, 0)
+    assert em(key, 101) == 1.0               # scored on the answer now
+    assert stored(f"{B}|base|q2") == ("", "Let me think about", 6, 1)
+    assert em(f"{B}|base|q2", 102) == 0.0
+    assert cut_totals(toy, run.id) == (1, 1)
+    # a second resplit changes nothing
+    again = resplit_run(toy, "toy-run")
+    assert (again.split, again.rescored) == (0, 0)
+    assert stored(key) == ("It is ans1.", "The gold is ans1 surely.", 8, 0)
