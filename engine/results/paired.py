@@ -40,7 +40,8 @@ from engine.paired_stats import (holm, mcnemar_exact, mcnemar_sample_size,
 from engine.results.paired_words import verdict_line
 from engine.stats import PAIRED_N_BOOT
 from engine.store.generations import generation_texts
-from engine.store.items import query_texts
+from engine.results.replies import cut_rate_warning
+from engine.store.items import cut_flags, query_texts
 
 DEFAULT_METRICS = (LOOSE_METRIC, "f1_mirage", "char3_recall", DEFAULT_LANGUAGE_METRIC)
 """The rows shown unless ``metrics`` names others (``all``: every stored one)."""
@@ -144,6 +145,7 @@ class PairedComparison:
     items: list[dict] = field(default_factory=list)     # one row per shared item
     arena: list[dict] = field(default_factory=list)     # engine.arena.ratings.duel, per setting
     differences: list[SettingDifference] = field(default_factory=list)  # generation settings
+    cut_warning: str | None = None      # answers cut at the token limit at unlike rates
 
     @property
     def warning(self) -> str | None:
@@ -184,7 +186,8 @@ class PairedComparison:
                                 for by in ("setting", "language", "source")},
                 "transitions": self.transitions, "arena": self.arena,
                 "generation_differences": [d.as_json() for d in self.differences],
-                "warning": self.warning, "verdict": verdict_line(self)}
+                "warning": self.warning, "verdict": verdict_line(self)} | (
+                    {"cut_warning": self.cut_warning} if self.cut_warning else {})
 
 
 def _binary(metric: str, values: np.ndarray) -> bool:
@@ -312,7 +315,23 @@ def compare_pair(store, pairing: Pairing, metrics: Iterable[str] | None = None, 
                            delta)
     out.items = _item_rows(pairing, wanted)
     out.differences = pairing.differences
+    out.cut_warning = _cut_warning(store, pairing)
     return out
+
+
+def _cut_warning(store, pairing: Pairing) -> str | None:
+    """:func:`engine.results.replies.cut_rate_warning` over the shared items' generations."""
+    sides = {"A": pairing.items_a, "B": pairing.items_b}
+    keys = [i.generation_key for items in sides.values() for i in items.values()
+            if i.generation_key]
+    flags = cut_flags(store, keys)
+    shared = set(pairing.shared)
+    counts = {}
+    for name, items in sides.items():
+        mine = [flags[i.generation_key] for k, i in items.items()
+                if k in shared and i.generation_key in flags]
+        counts[name] = (len(mine), sum(f[0] for f in mine), sum(f[1] for f in mine))
+    return cut_rate_warning("A", "B", counts)
 
 
 def _num(x) -> float | None:

@@ -53,6 +53,8 @@ def format_comparison(c, flips: int = 5, width: int | None = None) -> str:
            "permutation; Holm across the rows.", ""]
     if c.warning:
         out[-1:] = [f"Warning: {c.warning}.", ""]
+    if c.cut_warning:
+        out[-1:] = [f"Warning: {c.cut_warning}.", ""]
     rows = [["metric", "setting", "n", "A", "B", "Δ [95% CI]", "p", "Holm p", "verdict"]]
     for r in c.rows:
         rows.append([r.metric, r.setting, str(r.n), fmt_value(r.a, r.metric),

@@ -45,7 +45,7 @@ def reply_table(store: Store, run_id: int, n_boot: int = N_BOOT, seed: int = SEE
 
 
 def cut_rate_warning(a: str, b: str, counts: dict[str, tuple[int, int, int]]) -> str | None:
-    """A warning when systems ``a`` and ``b`` had answers cut at the token limit at rates
+    """A warning (one sentence) when systems ``a`` and ``b`` had answers cut at the token limit at rates
     whose 95% intervals do not overlap, or when one had some cut and the other none: their
     difference may be the budget's, not the models' (``counts``: :func:`cut_counts`)."""
     (na, ca, ta), (nb, cb, tb) = counts.get(a, (0, 0, 0)), counts.get(b, (0, 0, 0))
@@ -55,6 +55,6 @@ def cut_rate_warning(a: str, b: str, counts: dict[str, tuple[int, int, int]]) ->
     lo_b, hi_b = clopper_pearson(cb, nb)
     if (ca and cb) and not (hi_a < lo_b or hi_b < lo_a):
         return None
-    return (f"warning: answers cut at the token limit differ: {a} {ca}/{na} "
+    return (f"answers cut at the token limit differ: {a} {ca}/{na} "
             f"({ta} while thinking), {b} {cb}/{nb} ({tb} while thinking); the difference "
             "may be the token budget's, not the models' (raise --max-tokens)")

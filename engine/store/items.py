@@ -225,3 +225,11 @@ def cut_counts(store: Store, run_id: int) -> dict[str, tuple[int, int, int]]:
         "JOIN generations g ON g.key = ri.generation_key WHERE ri.run_id = ? "
         "GROUP BY ri.system", (run_id,))
     return {r[0]: (int(r[1]), int(r[2]), int(r[3])) for r in rows}
+
+
+def cut_flags(store: Store, keys: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """``{generation key: (cut at the token limit, cut while thinking)}`` (each 0 or 1) of
+    the stored generations among ``keys``."""
+    return {r[0]: (int(r[1]), int(r[2])) for r in store.query_in(
+        "SELECT key, (finish_reason = 'length' OR thinking_cut = 1), thinking_cut "
+        "FROM generations WHERE key IN ({marks})", sorted(set(keys)))}

@@ -84,7 +84,7 @@ def test_cut_answers_counted_everywhere(toy):
 def test_compare_warns_when_cut_rates_differ():
     counts = {"a": (20, 0, 0), "b": (20, 12, 11), "c": (20, 1, 0)}
     warning = cut_rate_warning("a", "b", counts)
-    assert warning == ("warning: answers cut at the token limit differ: a 0/20 (0 while "
+    assert warning == ("answers cut at the token limit differ: a 0/20 (0 while "
                        "thinking), b 12/20 (11 while thinking); the difference may be the "
                        "token budget's, not the models' (raise --max-tokens)")
     assert cut_rate_warning("a", "a", counts) is None               # none cut on either side
@@ -151,3 +151,19 @@ def test_resplit_keeps_an_older_runs_inline_thinking_apart_and_rescores(toy):
     again = resplit_run(toy, "toy-run")
     assert (again.split, again.rescored) == (0, 0)
     assert stored(key) == ("It is ans1.", "The gold is ans1 surely.", 8, 0)
+
+
+def test_compare_says_when_the_two_sides_were_cut_at_unlike_rates(toy):
+    from engine.results.paired import compare_pair
+    from engine.results.paired_text import format_comparison
+    from engine.results.pairing import pair
+
+    alike = compare_pair(toy, pair(toy, f"toy-run:{A}", f"toy-run:{B}"), n_boot=50, n_perm=99)
+    assert alike.cut_warning is None and "cut_warning" not in alike.as_json()
+    for qid in ("q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7"):
+        _think(toy, B, "mixed", qid, cut=True, thinking=True, tokens=5)
+    c = compare_pair(toy, pair(toy, f"toy-run:{A}", f"toy-run:{B}"), n_boot=50, n_perm=99)
+    assert c.cut_warning.startswith("answers cut at the token limit differ: A 0/")
+    assert "B 8/" in c.cut_warning and "(8 while thinking)" in c.cut_warning
+    assert c.as_json()["cut_warning"] == c.cut_warning
+    assert f"Warning: {c.cut_warning}." in format_comparison(c)
