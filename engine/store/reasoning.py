@@ -1,5 +1,5 @@
 """A stored generation's text re-split into its answer and its reasoning (``mirage-tui runs
-resplit``, :mod:`engine.runs.resplit`): generations stored before replies were split (the
+resplit``, :mod:`engine.results.resplit`): generations stored before replies were split (the
 ``generations`` table, migration m017's columns) and their scores replaced."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ unless ``--purge-generations`` asks to drop those no other run uses. ``log`` pri
 log: sessions, model loads, retries, item errors and how each session ended. ``resplit``
 re-splits a run stored before a reasoning model's thinking was kept apart (its texts hold
 ``<think>…</think>`` inline) and rescores its items on the answers
-(:mod:`engine.runs.resplit`).
+(:mod:`engine.results.resplit`).
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def _log(args, store) -> int:
 
 
 def _resplit(args, store) -> int:
-    from engine.runs.resplit import resplit_run
+    from engine.results.resplit import resplit_run
 
     done = resplit_run(store, args.name)
     if args.json:

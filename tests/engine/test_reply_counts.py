@@ -120,7 +120,7 @@ def test_exports_carry_reasoning_in_its_own_columns_only_when_a_run_has_it(toy, 
 
 
 def test_resplit_keeps_an_older_runs_inline_thinking_apart_and_rescores(toy):
-    from engine.runs.resplit import resplit_run
+    from engine.results.resplit import resplit_run
 
     run = load_run(toy, "toy-run")
     key = f"{B}|base|q1"                      # scored wrong: "I do not know."
