@@ -65,6 +65,8 @@ SETTINGS: dict[str, EnvSetting] = {s.name: s for s in (
 
 def _raw(name: str) -> str | None:
     value = os.environ.get(name)
+    EnvSetting("MIRAGE_THINK_TAGS", "more tag pairs around a reasoning model's thinking: "
+               "OPEN:CLOSE[,OPEN:CLOSE] (models/reasoning.py)"),
     return None if value is None or not value.strip() else value.strip()
 
 
