@@ -8,14 +8,12 @@ public names its own styles (and ``styles.tcss``) select them by."""
 
 from __future__ import annotations
 
+from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Footer as TextualFooter
 
 KEPT = {"quit", "app.quit", "toggle_help", "app.toggle_help"}
 """The actions whose keys a footer keeps at any width."""
-MAX_LAYOUT_WAITS = 5
-"""Refreshes a footer waits for its keys to be laid out before it gives up until the next
-resize or compose."""
 KEPT_KEYS = {"question_mark"}
 """Keys a footer keeps whatever a screen binds them to: ``?`` shows the keys everywhere (on
 Compare it explains the verdict beside them)."""
@@ -33,18 +31,24 @@ def _kept(widget: Widget, is_key: bool) -> bool:
     return bool(actions & KEPT) or any(f"key:{k}" in actions for k in KEPT_KEYS)
 
 
+def item_width(widget: Widget) -> int:
+    """The cells a footer key, key group or label takes, margins included, from its text and
+    styles: known as soon as it is mounted, shown or not, laid out or not. (Read from its
+    region after a layout, the footer waited for one; where the keys were composed again
+    faster than they were laid out, it gave up and Keys and Quit went past the right edge.)"""
+    most = Size(10_000, 1)
+    margin = widget.styles.margin
+    return (widget.get_content_width(most, most) + widget.styles.gutter.width
+            + margin.left + margin.right)
+
+
 class Footer(TextualFooter):
     """Textual's footer that fits its width by leaving keys out whole (:data:`KEPT` never)."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._widths: dict[int, int] = {}
-        self._waits = 0
-
     async def recompose(self) -> None:
         await super().recompose()
-        self._widths, self._waits = {}, 0
-        self.call_after_refresh(self._fit)
+        self._fit()
+        self.call_after_refresh(self._fit)      # again once its styles surely apply
 
     def on_resize(self) -> None:
         self._fit()
@@ -63,31 +67,14 @@ class Footer(TextualFooter):
                 items.append([widget])
         return items
 
-    def _width(self, widget) -> int:
-        if id(widget) not in self._widths:
-            margin = widget.styles.margin
-            self._widths[id(widget)] = widget.region.width + margin.left + margin.right
-        return self._widths[id(widget)]
-
     def _fit(self) -> None:
         """Show the keys that fit, leaving out the last ones not :data:`KEPT` first."""
-        if not self.is_attached or not self.children:
-            return
+        if not self.is_attached or not self.children or not self.size.width:
+            return          # not laid out yet: its first resize fits it
         items = self._items()
-        if any(id(w) not in self._widths and not w.display for item in items for w in item):
-            return          # not measured while shown: wait for the next compose
-        if any(not w.region.width and w.display for item in items for w in item):
-            # not laid out yet: look again after the next refresh, a few times at most (a
-            # footer that never gets laid out, on a screen not shown, must not keep the app's
-            # message loop busy; the next resize or compose fits it)
-            if self._waits < MAX_LAYOUT_WAITS:
-                self._waits += 1
-                self.call_after_refresh(self._fit)
-            return
-        self._waits = 0
         palette = [w for w in self.children if w.has_class("-command-palette")]
-        room = self.size.width - sum(self._width(w) for w in palette)
-        widths = [sum(self._width(w) for w in item) for item in items]
+        room = self.size.width - sum(item_width(w) for w in palette)
+        widths = [sum(item_width(w) for w in item) for item in items]
         shown = [True] * len(items)
         keys = set(self.query_children("FooterKey"))
         for i in reversed(range(len(items))):
