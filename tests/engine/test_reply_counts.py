@@ -167,3 +167,23 @@ def test_compare_says_when_the_two_sides_were_cut_at_unlike_rates(toy):
     assert "B 8/" in c.cut_warning and "(8 while thinking)" in c.cut_warning
     assert c.as_json()["cut_warning"] == c.cut_warning
     assert f"Warning: {c.cut_warning}." in format_comparison(c)
+
+
+def test_the_run_page_shows_reasoning_folded_and_the_replies_table(toy):
+    import re
+
+    from engine.results.html.assets import REASONING_SCRIPT, SCRIPT
+    from engine.results.html.items import unpack
+    from engine.results.html.run_page import run_page
+
+    run = load_run(toy, "toy-run")
+    plain = run_page(toy, run, n_boot=50)
+    assert SCRIPT in plain and "Reasoning (" not in plain and "Replies cut" not in plain
+    _think(toy, A, "base", "q1", cut=True, thinking=True, tokens=3)
+    page = run_page(toy, run, n_boot=50)
+    assert REASONING_SCRIPT in page and "<h2>Replies cut and reasoning</h2>" in page
+    packed = re.search(r'id="item-data">([^<]*)<', page)
+    items = unpack(packed.group(1).strip())["items"]
+    thought = [i for i in items if "rs" in i]
+    assert [(i["rs"], i["rt"], i["tc"], i["r"]) for i in thought] == \
+        [("hmm hmm hmm ", 3, 1, "I do not know.")]

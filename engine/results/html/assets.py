@@ -159,3 +159,13 @@ unpack(holder.textContent.trim()).then(function(d){
  "The item data could not be read in this browser ("+err+").";});
 })();
 """
+
+_RESPONSE_LINE = ('box.appendChild(el("h3","Response"));box.appendChild(el("pre",it.er?'
+                  '"error: "+it.er:(it.r===null?"(none)":it.r)));')
+REASONING_SCRIPT = SCRIPT.replace(_RESPONSE_LINE, _RESPONSE_LINE + (
+    '\n if(it.rs!==undefined){var th=el("details");th.appendChild(el("summary","Reasoning ("'
+    '+it.rt+" tokens"+(it.tc?"; cut while thinking: no answer came":"")+"; never scored)"));'
+    'th.appendChild(el("pre",it.rs||"(not shown by the server)"));box.appendChild(th);}'))
+"""The script of a page whose items hold a reasoning model's thinking: each item shows it
+folded under its response, with its token count (a page without any keeps :data:`SCRIPT`)."""
+assert REASONING_SCRIPT != SCRIPT, "the item browser's response line moved"

@@ -2,8 +2,8 @@
 (:func:`engine.results.inspector.items_for`, with their category and (b, o, m) pattern) and
 each one opened as the Inspector opens it (:func:`engine.results.inspector.item_detail`: the
 query, its golds, the pool with the oracle marked, the exact prompt, the response, every
-score), packed compactly: systems, settings, languages and categories as indexes, each query
-and its pool once.
+score, a reasoning model's thinking), packed compactly: systems, settings, languages and
+categories as indexes, each query and its pool once.
 
 Beyond ``limit`` items, or beyond ``max_bytes`` packed (long passages pack less well), the page
 carries a seeded sample of the run's queries (every item of a sampled query, so a query's base,
@@ -113,6 +113,10 @@ def _collect(store: Store, run: RunInfo, wanted: set[int] | None, limit: int) ->
                 "r": r.response, "er": r.error,
                 "pr": s.prompt if s else None, "cx": (s.context or []) if s else [],
                 "sc": [[x.metric, x.value, x.detail] for x in s.scores] if s else []})
+            if s and (s.reasoning or s.reasoning_tokens or s.thinking_cut):
+                # a reasoning model's thinking (only then: other pages stay as they were)
+                items[-1].update({"rs": s.reasoning, "rt": s.reasoning_tokens,
+                                  "tc": int(s.thinking_cut)})
     return {"systems": systems, "settings": settings, "languages": languages,
             "categories": list(CATEGORIES),
             "category_names": [category_label(c).split(":")[0] for c in CATEGORIES],

@@ -15,7 +15,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence
 
-from engine.results.html.assets import SCRIPT, STYLE
+from engine.results.html.assets import REASONING_SCRIPT, SCRIPT, STYLE
 from engine.results.html.items import pack
 from engine.results.text import pct
 from engine.text_safety import html_text
@@ -136,4 +136,11 @@ def page(title: str, subtitle: str, sections: Sequence[str], data: dict,
         "One file: styles, script and data are inline; nothing is fetched. Percentages with "
         "95% CIs in brackets and n.</footer>"
         + json_script("report-data", data)
-        + f"<script>{SCRIPT}</script></main></body></html>")
+        + f"<script>{_script(items)}</script></main></body></html>")
+
+
+def _script(items: dict | None) -> str:
+    """The page's script: with each item's thinking folded under its response when any item
+    holds some."""
+    thinks = items is not None and any("rs" in i for i in items.get("items", ()))
+    return REASONING_SCRIPT if thinks else SCRIPT

@@ -13,7 +13,7 @@ from engine.results.html.items import ITEM_LIMIT, item_data
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
 from engine.results.html.svg import Interval, bar_chart
 from engine.results.report import build_report
-from engine.results.text import backend_text, short_setting
+from engine.results.text import backend_text, num, short_setting
 from engine.runs.header import RunHeader
 from engine.stats import N_BOOT, SEED
 from engine.store import Store
@@ -176,9 +176,29 @@ def _breakdowns(report: dict) -> str:
             + "".join(out))
 
 
+def _replies(report: dict) -> str:
+    """Answers cut at the token limit and the thinking's tokens per system (only a run with a
+    cut answer or a reasoning model's thinking has them: engine.results.replies)."""
+    entries = report.get("replies") or []
+    if not entries:
+        return ""
+    rows = [[e["system"], f"{e['cut']} of {e['n']}", figure(e["cut_rate"]),
+             str(e["cut_while_thinking"]), num(e["reasoning_tokens"]["value"],
+                                               e["reasoning_tokens"]["lo"],
+                                               e["reasoning_tokens"]["hi"])
+             + f", n={e['reasoning_tokens']['n']}"] for e in entries]
+    return ("<h2>Replies cut and reasoning</h2>"
+            + notes(["Answers cut at the token limit are scored as given: one cut while the "
+                     "model was still thinking is empty. Each item's thinking is in the item "
+                     "browser, folded under its response, and never scored."])
+            + table(["system", "cut at the limit", "cut %", "while thinking",
+                     "reasoning tokens (mean)"], rows, numeric=(1, 2, 3, 4)))
+
+
 def run_sections(report: dict) -> list[str]:
     return ["<h2>Run</h2>" + definition_list(run_header_pairs(report)),
             "<h2>Answers per system and setting</h2>" + _metric_table(report),
+            _replies(report),
             _adaptability(report), _retrieval(report), _breakdowns(report),
             ("<h2>Notes</h2>" + notes(report["notes"])) if report["notes"] else ""]
 
