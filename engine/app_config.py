@@ -8,6 +8,7 @@ user config folder, ``$MIRAGE_CONFIG_DIR`` instead when set). Every key is optio
     generators = ["smollm2-135m-instruct"] # New run's and `run`'s generator(s)
     judge = "smollm2-135m-instruct"        # `arena judge` and `judge calibrate`
     embedder = "minilm-l6-v2"              # retriever of retrieved@k; `index`, `retrieve`
+    thinking = "off"                       # New run's and `run`'s thinking mode(s)
     theme = "nord"                         # a Textual theme
 
     [keys]                                 # on every screen: action = "key"
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from engine.suggest import did_you_mean
+from models.thinking import MODES as THINKING_MODES
 
 CONFIG_FILE = "config.toml"
 GLOBAL_KEYS = "*"
@@ -46,6 +48,7 @@ DEFAULT_FILE = '''\
 # database = "~/evals/workspace.db"        # the workspace (default: the user data folder)
 # dataset = "demo"                         # New run's and `run`'s dataset (NAME or NAME@VERSION)
 # generators = ["smollm2-135m-instruct"]   # New run's and `run`'s generator(s)
+# thinking = "auto"                        # New run's and `run`'s: auto, on, off or "on,off"
 # judge = "smollm2-135m-instruct"          # `arena judge` and `judge calibrate` (--judge)
 # embedder = "minilm-l6-v2"                # retriever of retrieved@k; `index`, `retrieve`
 # theme = "textual-dark"                   # a Textual theme: textual-dark, textual-light,
@@ -70,6 +73,8 @@ class AppConfig:
     judge: str | None = None
     embedder: str | None = None
     theme: str | None = None
+    thinking: str | None = None
+    """New run's and `run`'s thinking mode(s) (``off``, ``on,off``; :mod:`models.thinking`)"""
     keys: dict[str, dict[str, str]] = field(default_factory=dict)
     """scope (a screen, or :data:`GLOBAL_KEYS`) → action → key"""
     path: Path | None = None
@@ -90,7 +95,7 @@ class AppConfig:
 
 
 _STRINGS = ("database", "dataset", "judge", "embedder", "theme")
-_KNOWN = ("database", "dataset", "generators", "judge", "embedder", "theme", "keys")
+_KNOWN = ("database", "dataset", "generators", "judge", "embedder", "theme", "thinking", "keys")
 
 
 def config_path() -> Path:
@@ -141,8 +146,23 @@ def _take(config: AppConfig, key: str, value) -> str | None:
             return (f"generators: expected a list of model names such as "
                     f"[\"smollm2-135m-instruct\"], got {value!r}; using the default")
         config.generators = [v.strip() for v in value]
+    elif key == "thinking":
+        return _take_thinking(config, value)
     else:
         return _take_keys(config, value)
+    return None
+
+
+def _take_thinking(config: AppConfig, value) -> str | None:
+    modes = value.split(",") if isinstance(value, str) else value
+    if not isinstance(modes, list) or not all(isinstance(m, str) for m in modes):
+        return f"thinking: expected auto, on, off or \"on,off\", got {value!r}; using auto"
+    modes = [m.strip().lower() for m in modes if m.strip()]
+    for mode in modes:
+        if mode not in THINKING_MODES:
+            return (f"thinking: unknown mode {mode!r}{did_you_mean(mode, THINKING_MODES)} "
+                    f"(use {', '.join(THINKING_MODES)}); using auto")
+    config.thinking = ",".join(dict.fromkeys(modes)) or None
     return None
 
 

@@ -68,7 +68,9 @@ class ContextOverflow(ModelError):
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """How to sample. Greedy (temperature 0) by default; the seed is always recorded."""
+    """How to sample. Greedy (temperature 0) by default; the seed is always recorded.
+    ``thinking``: the model's thinking mode (:mod:`models.thinking`: auto, on, off); ``auto``
+    is left out of :meth:`key`, so keys of requests that ask for no mode are as they were."""
 
     max_tokens: int = 128
     temperature: float = 0.0
@@ -76,9 +78,13 @@ class SamplingParams:
     top_k: int = 40
     seed: int = 0
     stop: tuple[str, ...] = ()
+    thinking: str = "auto"
 
     def key(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if self.thinking == "auto":
+            del out["thinking"]
+        return out
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from models import endpoints, packaged
 from models.base import Embedder, Generator, ModelError
 from models.suggest import did_you_mean
 from models.gguf import GGUFInfo, read_gguf
+from models.thinking import ENDPOINT, NO_SWITCH, ThinkingSwitch, template_switch
 
 MODELS_ENV = "MIRAGE_MODELS"
 MAX_DEPTH = 4                      # folder levels below each root that are scanned
@@ -439,3 +440,15 @@ def load_embedder(name_or_path: str | os.PathLike, **opts) -> Embedder:
     except ImportError as exc:
         raise ModelError(f"{name_or_path}: embedders are not available ({exc})") from None
     return load(name_or_path, **opts)
+
+
+def thinking_switch(text: str | os.PathLike) -> ThinkingSwitch:
+    """How the model ``text`` names switches its thinking (:mod:`models.thinking`): read from
+    its GGUF's ``tokenizer.chat_template`` (the header only, read once per file version), the
+    request field of an endpoint; no switch for a model not on disk."""
+    ref = resolve_model(text)
+    if ref.kind == "endpoint":
+        return ENDPOINT
+    if ref.path is None or not ref.path.is_file():
+        return NO_SWITCH
+    return template_switch(_header(ref.path).chat_template)

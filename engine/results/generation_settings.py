@@ -1,4 +1,5 @@
-"""Where two compared systems were generated differently: max tokens, prompt template,
+"""Where two compared systems were generated differently: thinking mode, max tokens (a
+system that thinks has its own budget: the header's ``thinking``), prompt template,
 sampling (temperature, top p, top k), seed and backend (llama.cpp in process or hosted,
 llama-server, an HTTP endpoint).
 
@@ -18,7 +19,7 @@ from engine.results.records import split_system
 from engine.runs.header import ModelRecord, Sampling
 from engine.store.runs import RunInfo
 
-LABELS = {"max_tokens": "max tokens", "template": "prompt template",
+LABELS = {"thinking": "thinking", "max_tokens": "max tokens", "template": "prompt template",
           "temperature": "temperature", "top_p": "top p", "top_k": "top k", "seed": "seed",
           "backend": "backend"}
 """The settings compared, in the order a warning names them."""
@@ -45,7 +46,9 @@ def generation_settings(run: RunInfo, system: str) -> dict[str, str]:
     config = run.config if isinstance(run.config, dict) else {}
     sampling = run.header.sampling or Sampling()
     model = run.header.models.get(generator) or ModelRecord()
-    out = {"max_tokens": _first(sampling.max_tokens, config.get("max_tokens")),
+    thinking = run.header.thinking_of(system)
+    out = {"thinking": thinking.mode,
+           "max_tokens": _first(thinking.max_tokens, config.get("max_tokens")),
            "template": template or config.get("template"),
            "temperature": sampling.temperature, "top_p": sampling.top_p,
            "top_k": sampling.top_k, "seed": _first(sampling.seed, config.get("seed")),

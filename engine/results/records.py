@@ -56,7 +56,9 @@ def setting_order(setting: str) -> tuple:
 
 
 def split_system(system: str) -> tuple[str, str | None]:
-    """``(generator, template)`` of a ``generator/template`` system label."""
+    """``(generator, template)`` of a ``generator/template`` system label (a thinking mode's
+    `` | think`` / `` | no-think`` after it is not part of the template)."""
+    system = system.split(" | ", 1)[0]
     generator, sep, template = system.rpartition("/")
     return (generator, template) if sep and generator else (system, None)
 

@@ -10,6 +10,7 @@ did makes later fits leave that much room (the slack)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from engine.runs.prompting import (PromptTooLong, context_length, context_rowids, fit_prompt,
                                    generation_key)
@@ -33,9 +34,9 @@ class ItemAnswers:
     """Prompts and generations of a run's items (module docstring); ``contexts`` holds each
     item's context while it is in flight, for its error row."""
 
-    def __init__(self, store: Store, template, params: SamplingParams, max_tokens: int):
-        self.store, self.template, self.params, self.max_tokens = \
-            store, template, params, max_tokens
+    def __init__(self, store: Store, template, params_of: Callable[[object], SamplingParams]):
+        self.store, self.template, self.params_of = store, template, params_of
+        #                                               params_of(system): its sampling
         self.contexts: dict[tuple, list[int]] = {}    # item key -> context, while in flight
         self.slack: dict[str, int] = {}               # generator -> tokens its server counted
         #                                               beyond the run's estimate (refusals)
@@ -48,18 +49,19 @@ class ItemAnswers:
         propagate (the in-flight policy retries, records or stops); a refusal of an overlong
         prompt that teaches a smaller fit is fitted again and asked once more."""
         name = item.system.generator
+        params = self.params_of(item.system)
         limit = self.limit(generator, name)
         try:
             context = context_rowids(item.kind, facts,
                                      ranked.get(item.retriever, {}).get(item.query_rowid),
                                      item.k)
             prompt = fit_prompt(generator, self.template, facts, item.kind, context, chunks,
-                                self.max_tokens, n_ctx=limit)
+                                params.max_tokens, n_ctx=limit, thinking=params.thinking)
         except (LookupError, PromptTooLong) as exc:
             return Answer(None, None, None, None, str(exc))
         self.contexts[key] = prompt.context
         try:
-            return self.ask(generator, model_key, prompt)
+            return self.ask(generator, model_key, prompt, params)
         except ContextOverflow as exc:
             self._learn(generator, name, exc, prompt)
             refit = self.limit(generator, name)
@@ -67,24 +69,25 @@ class ItemAnswers:
                 raise                       # nothing learned: the same prompt would fail
         try:
             prompt = fit_prompt(generator, self.template, facts, item.kind, context, chunks,
-                                self.max_tokens, n_ctx=refit)
+                                params.max_tokens, n_ctx=refit, thinking=params.thinking)
         except PromptTooLong as exc:
             return Answer(None, None, None, None, str(exc))
         self.contexts[key] = prompt.context
         try:
-            return self.ask(generator, model_key, prompt)
+            return self.ask(generator, model_key, prompt, params)
         except ContextOverflow as again:
             raise ContextOverflow(f"{again} (asked again after fitting the prompt to {refit} "
                                   "tokens)", again.prompt_tokens, again.context_length) \
                 from again
 
-    def ask(self, generator, model_key: str, prompt) -> Answer:
-        """The prompt's generation: stored already (by any run), or asked now."""
-        gen_key = generation_key(model_key, prompt.text, self.params)
+    def ask(self, generator, model_key: str, prompt, params: SamplingParams) -> Answer:
+        """The prompt's generation: stored already (by any run), or asked now. The key holds
+        ``params`` (its thinking mode too), so an answer of one mode never serves another."""
+        gen_key = generation_key(model_key, prompt.text, params)
         text = generation_text(self.store, gen_key)
         if text is not None:
             return Answer(prompt, gen_key, text, None)
-        generation = generator.generate(prompt.messages, self.params)
+        generation = generator.generate(prompt.messages, params)
         return Answer(prompt, gen_key, generation.text, generation)
 
     def limit(self, generator, name: str) -> int:

@@ -20,6 +20,8 @@ A run file (every key but ``dataset`` and ``generators`` is optional)::
     adaptive_target = 0.03                # sample until every 95% CI half-width is below
     budget = 1000                         # ... or this many queries were used
     max_tokens = 64
+    thinking = "auto"                     # auto | on | off, or "on,off" (each generator both)
+    thinking_budget = 1024                # tokens of a generator that thinks (default 1024)
     n_ctx = 4096
     threads = 2
     concurrency = 4                       # requests in flight (default: from the generator)
@@ -29,6 +31,14 @@ A run file (every key but ``dataset`` and ``generators`` is optional)::
     language_detector = "langid"          # langid | fasttext
     # parity = "bergen"                   # mirage | bergen: fixes the choices above to the
                                           # reference's (asking for others is an error)
+
+Thinking (:mod:`models.thinking`): each generator runs once per mode of ``thinking``; a
+mode other than ``auto`` uses the model's own switch and names the system
+(``qwen3/mirage@1 | no-think``), so one run compares a model thinking and not. A generator
+that thinks (its chat template opens a think block, or ``on`` was asked) gets
+``thinking_budget`` new tokens (default :data:`DEFAULT_THINKING_BUDGET`, or ``max_tokens``
+when that is larger) instead of ``max_tokens``, the answer budget of models that do not think.
+``auto`` and no budget leave the run's name, key and stored configuration as they were.
 
 Re-running a run of the same name resumes it when the fields that decide its results
 (:data:`IDENTITY_FIELDS`) are the same; ``threads``, ``concurrency``, ``max_errors``,
@@ -52,13 +62,18 @@ from pathlib import Path
 from engine.inflight import parse_max_errors
 from engine.metrics.definitions import DefinitionError, resolve as resolve_definitions
 from engine.prompts import get_template
+from engine.suggest import did_you_mean
 from models.endpoints import without_credentials
 from models.rerankers import RerankerSpec
+from models.thinking import MODES as THINKING_MODES
 
 BASIC_SETTINGS = ("base", "oracle", "mixed")
 _RETRIEVED = re.compile(r"^retrieved@(\d+)$")
 IDENTITY_FIELDS = ("dataset", "generators", "settings", "retrievers", "reranker",
                    "rerank_depth", "template", "sample", "seed", "max_tokens", "n_ctx")
+THINKING_FIELDS = ("thinking", "thinking_budget")
+"""Identity fields that count only when set (``auto``, no budget): a run that asks for no
+thinking mode is named and checked as before they existed."""
 
 
 class ConfigError(ValueError):
@@ -103,6 +118,8 @@ class RunConfig:
     adaptive_batch: int | None = None
     budget: int | None = None
     max_tokens: int = DEFAULT_MAX_TOKENS
+    thinking: str = "auto"
+    thinking_budget: int | None = None
     n_ctx: int | None = None
     threads: int | None = None
     concurrency: int | None = None
@@ -158,7 +175,9 @@ class RunConfig:
             self.max_errors = parse_max_errors(self.max_errors)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-        for name in ("sample", "budget", "adaptive_batch", "n_ctx", "threads", "concurrency"):
+        self.thinking = ",".join(thinking_modes(self.thinking))
+        for name in ("sample", "budget", "adaptive_batch", "n_ctx", "threads", "concurrency",
+                     "thinking_budget"):
             if getattr(self, name) is not None:
                 self._positive(name)
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
@@ -206,28 +225,43 @@ class RunConfig:
     def adaptive(self) -> bool:
         return self.adaptive_target is not None or self.adaptive_until == "difference"
 
+    @property
+    def thinking_modes(self) -> list[str]:
+        """The thinking modes each generator runs in (``["auto"]`` unless asked)."""
+        return self.thinking.split(",")
+
     def identity(self) -> dict:
-        """The fields that decide what every item of the run is (compared on resume)."""
-        return {name: getattr(self, name) for name in IDENTITY_FIELDS}
+        """The fields that decide what every item of the run is (compared on resume); the
+        thinking fields only when set (:data:`THINKING_FIELDS`)."""
+        out = {name: getattr(self, name) for name in IDENTITY_FIELDS}
+        out.update({name: getattr(self, name) for name in THINKING_FIELDS
+                    if getattr(self, name) != _default(name)})
+        return out
 
     def default_name(self) -> str:
         """The run's name when none is given: :func:`run_name` of its identity."""
         return run_name(self.identity())
 
     def as_json(self) -> dict:
-        return asdict(self)
+        """Every field; the thinking fields only when set (stored configurations of runs
+        that ask for no mode stay as they were)."""
+        out = asdict(self)
+        for name in THINKING_FIELDS:
+            if out[name] == _default(name):
+                del out[name]
+        return out
 
     def differences(self, stored: dict) -> list[str]:
         """Identity fields whose stored value differs from this config's (settings compared
         in their canonical order: an older run may have stored them as typed)."""
-        mine = self.identity()
-        theirs = {k: stored.get(k, _default(k)) for k in IDENTITY_FIELDS}
+        mine = {k: getattr(self, k) for k in IDENTITY_FIELDS + THINKING_FIELDS}
+        theirs = {k: stored.get(k, _default(k)) for k in IDENTITY_FIELDS + THINKING_FIELDS}
         if isinstance(theirs["settings"], list):
             try:
                 theirs["settings"] = canonical_settings(theirs["settings"])
             except (TypeError, ValueError):
                 pass
-        return [k for k in IDENTITY_FIELDS if theirs[k] != mine[k]]
+        return [k for k in IDENTITY_FIELDS + THINKING_FIELDS if theirs[k] != mine[k]]
 
     # ----------------------------------------------------------------------- loading
 
@@ -258,6 +292,30 @@ class RunConfig:
             return cls.from_dict(data, **overrides)
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}") from None
+
+
+DEFAULT_THINKING_BUDGET = 1024
+"""New tokens of a generator that thinks when the run sets no ``thinking_budget``: room for
+the few hundred tokens small reasoning models think on a RAG question, then the answer."""
+
+
+def thinking_modes(value) -> list[str]:
+    """The modes of a ``thinking`` value (``"on,off"``, a list, ``"auto"``), each once in
+    the order given; ConfigError naming the value, with a did-you-mean, for an unknown one."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"thinking: expected auto, on, off or a list of them, got {value!r}")
+    modes = list(dict.fromkeys(v.strip().lower() for v in value if v.strip()))
+    if not modes:
+        raise ConfigError("thinking: expected auto, on, off or a list of them (got nothing)")
+    for mode in modes:
+        if mode not in THINKING_MODES:
+            raise ConfigError(f"thinking: unknown mode {mode!r}"
+                              f"{did_you_mean(mode, THINKING_MODES)} (use "
+                              f"{', '.join(THINKING_MODES)}; a list such as on,off runs each "
+                              "generator in both)")
+    return modes
 
 
 def canonical_settings(settings: list[str]) -> list[str]:
@@ -294,6 +352,8 @@ def config_toml(config: RunConfig, comment: str = "") -> str:
     for f in fields(RunConfig):
         value = getattr(config, f.name)
         if value is None or (isinstance(value, list) and not value and f.name != "settings"):
+            continue
+        if f.name in THINKING_FIELDS and value == _default(f.name):
             continue
         lines.append(f"{f.name} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"

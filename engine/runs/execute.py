@@ -58,7 +58,7 @@ from engine.runs.header import RunHeader, Session
 from engine.runs.live_eta import LiveEta
 from engine.runs.log import log_event
 from engine.runs.plan import Plan, PlanItem
-from engine.runs.prompting import load_chunks, load_queries, params_json, sampling_params
+from engine.runs.prompting import load_chunks, load_queries, params_json
 from engine.runs.run_models import RunModels
 from engine.runs.sampling import ci_half_widths, difference_interval
 from engine.runs.tally import RunTally, cut_totals
@@ -105,14 +105,12 @@ class _Runner(RunModels, Job):
         super().__init__(progress, cancel, min_interval)
         self.store, self.plan, self.config = store, plan, plan.config
         self.template = get_template(self.config.template)
-        self.params = sampling_params(self.config.max_tokens, self.config.seed)
-        self.params_json = params_json(self.params)
         self.generators, self.retrievers = generators, retrievers
         self.run_id: int | None = None
         self.header = RunHeader()
         self.finished: dict[tuple, str | None] = {}   # item key -> generation key (None: todo)
         self.tally = RunTally()
-        self.answers = ItemAnswers(store, self.template, self.params, self.config.max_tokens)
+        self.answers = ItemAnswers(store, self.template, plan.params)
         self.queries_used = 0
         self.current: tuple[str | None, str | None] = (None, None)
         self.stop_reason: str | None = None
@@ -265,7 +263,7 @@ class _Runner(RunModels, Job):
                                       cited=self.template.cited)
         rows.write_item(self.store, self.run_id, key, gen_key, prompt, generation, scores,
                         model_key=model_key, model_name=getattr(generator, "name", key[0]),
-                        params=self.params_json)
+                        params=params_json(self.plan.params(item.system)))
         self.finished[key] = gen_key
         self.tally.item(generation, prompt.truncated, took)
         self.mark = moment

@@ -235,6 +235,18 @@ class Sampling(Part):
 
 
 @dataclass(frozen=True)
+class ThinkingRecord(Part):
+    """A system's thinking as planned (:mod:`models.thinking`): the mode asked, the model's
+    switch, whether it thinks (None: not known before its replies) and its new-token budget.
+    A header without one for a system: mode auto, the run's ``max_tokens``."""
+
+    mode: str = "auto"
+    switch: str | None = None
+    thinks: bool | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
 class Selection(Part):
     mode: str | None = None                 # all | sample | adaptive
     stratified_by: tuple[str, ...] = ()
@@ -338,7 +350,8 @@ class RunHeader(Part):
               "selection": ("one", Selection), "ordering": ("one", Ordering),
               "models": ("map", ModelRecord), "retrievers": ("map", RetrieverRecord),
               "reranker": ("one", RerankerRecord), "sessions": ("list", Session),
-              "adaptive": ("one", Adaptive), "adaptive_difference": ("one", AdaptiveDifference)}
+              "adaptive": ("one", Adaptive), "adaptive_difference": ("one", AdaptiveDifference),
+              "thinking": ("map", ThinkingRecord)}
 
     dataset: DatasetRecord | None = None
     templates: Mapping[str, TemplateRecord] = field(default_factory=_empty)
@@ -362,6 +375,16 @@ class RunHeader(Part):
     adaptive_difference: AdaptiveDifference | None = None
     message: str | None = None              # why the newest session ended as it did
     device: str | None = None               # the one device of headers before ``devices``
+    thinking: Mapping[str, ThinkingRecord] = field(default_factory=_empty)  # by system label;
+    #                                         written only when a system thinks or asks a mode
+
+    def thinking_of(self, system: str) -> ThinkingRecord:
+        """System ``system``'s thinking as recorded; an older header's default (auto, the
+        run's max tokens) when not recorded."""
+        found = self.thinking.get(system)
+        if found is not None:
+            return found
+        return ThinkingRecord(max_tokens=self.sampling.max_tokens if self.sampling else None)
 
     # ------------------------------------------------------------------- reading, writing
 
@@ -384,10 +407,12 @@ class RunHeader(Part):
 
     @classmethod
     def for_plan(cls, plan: Plan) -> "RunHeader":
-        """The header of a new run of ``plan`` (no session yet)."""
+        """The header of a new run of ``plan`` (no session yet); ``thinking`` only when a
+        system thinks or asks a mode (the headers of other runs are as they were)."""
         config = plan.config
         name, _, version = plan.dataset.rpartition("@")
         template = get_template(config.template)
+        thinking = _thinking_json(plan)
         return cls.from_json({
             "dataset": {"name": name, "version": int(version),
                         "content_hash": plan.dataset_hash, "queries": plan.dataset_queries},
@@ -412,6 +437,7 @@ class RunHeader(Part):
             "packages": package_versions(),
             "machine": machine(),
             "sessions": [],
+            **({"thinking": thinking} if thinking else {}),
         })
 
     # ------------------------------------------------------------------- a run's updates
@@ -498,3 +524,17 @@ class RunHeader(Part):
 
     def with_message(self, message: str) -> "RunHeader":
         return self._set(message=message)
+
+
+def _thinking_json(plan: Plan) -> dict:
+    """Each system's :class:`ThinkingRecord` as JSON, when any system thinks or asks a mode."""
+    out = {}
+    for system in plan.systems:
+        switch = plan.switches.get(system.generator)
+        out[system.label] = {"mode": system.thinking,
+                             "switch": switch.kind if switch else None,
+                             "thinks": plan.thinks(system),
+                             "max_tokens": plan.max_tokens(system)}
+    if all(r["mode"] == "auto" and not r["thinks"] for r in out.values()):
+        return {}
+    return out

@@ -15,23 +15,34 @@ it: tokens evaluated and time against the same prompts grouped by setting).
 Nothing here writes to the store or loads a model; ``plan_run`` only checks that the dataset
 and the named models exist (naming what is available when one does not) and that a stored run
 it is given may be resumed with this configuration (:func:`check_same_run`).
+
+Thinking (:mod:`models.thinking`): each generator is planned once per thinking mode of the
+configuration; its switch is read from its chat template (:func:`generator_switch`, the GGUF
+header only), which decides whether it thinks and so its budget (:meth:`Plan.max_tokens`);
+:func:`thinking_notes` and :func:`thinking_lines` are what the plan says about it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
 from engine.datasets.catalog import DatasetNotFound, resolve
-from engine.runs.config import BASIC_SETTINGS, ConfigError, RunConfig
+from engine.model_speeds import model_names
+from engine.runs.config import (BASIC_SETTINGS, DEFAULT_THINKING_BUDGET, ConfigError,
+                                RunConfig)
+from engine.runs.prompting import sampling_params
 from engine.runs.sampling import adaptive_batch_size, stratified_order
 from engine.store import Store
 from engine.store import runs as run_table
+from engine.store.generations import measured_thinking
 from engine.store.run_items import dataset_queries
 from engine.store.runs import RunInfo
 from engine.suggest import did_you_mean
+from models.base import SamplingParams
 from models.rerankers import RerankerSpec
+from models.thinking import LABELS as THINKING_LABELS, NO_SWITCH, ThinkingSwitch
 
 SETTING_ORDER = ("base", "retrieved", "mixed", "oracle")
 
@@ -44,10 +55,14 @@ class RunConfigMismatch(ConfigError):
 class System:
     generator: str
     template: str            # template id, e.g. 'mirage@1'
+    thinking: str = "auto"   # the thinking mode it is asked in (models.thinking)
 
     @property
     def label(self) -> str:
-        return f"{self.generator}/{self.template}"
+        """``generator/template``, and `` | think`` or `` | no-think`` for a mode other than
+        auto (what its items are stored under)."""
+        label = f"{self.generator}/{self.template}"
+        return label if self.thinking == "auto" else f"{label} | {THINKING_LABELS[self.thinking]}"
 
 
 @dataclass(frozen=True)
@@ -73,6 +88,30 @@ class Plan:
     retriever_labels: dict[str, str] = field(default_factory=dict)
     existing_run: RunInfo | None = None   # the stored run of this name, as looked up
     replace_existing: bool = False
+    switches: dict[str, ThinkingSwitch] = field(default_factory=dict)   # generator -> its
+    #                                     thinking switch, read from its chat template
+
+    def thinks(self, system: System) -> bool | None:
+        """Whether ``system`` thinks: its chat template opens a think block in its mode, or
+        ``on`` was asked of a model with a switch; None when not known before its replies (an
+        endpoint in auto)."""
+        switch = self.switches.get(system.generator)
+        if switch is None:
+            return None
+        return switch.thinks_in(system.thinking)
+
+    def max_tokens(self, system: System) -> int:
+        """New tokens an answer of ``system`` may take: the thinking budget when it thinks
+        (``thinking_budget``, else the larger of ``max_tokens`` and
+        :data:`DEFAULT_THINKING_BUDGET`), else ``max_tokens``."""
+        config = self.config
+        if self.thinks(system):
+            return config.thinking_budget or max(config.max_tokens, DEFAULT_THINKING_BUDGET)
+        return config.max_tokens
+
+    def params(self, system: System) -> SamplingParams:
+        """The sampling ``system``'s items are generated (and cached) with."""
+        return sampling_params(self.max_tokens(system), self.config.seed, system.thinking)
 
     def setting_of(self, item: PlanItem) -> str:
         """The stored setting name: ``base``, ``oracle``, ``mixed``, ``retrieved@k:{label}``."""
@@ -204,10 +243,12 @@ def plan_run(store: Store, config: RunConfig, run: RunInfo | None, *, force_new:
         check_same_run(config, run, dataset_id)
     return Plan(config=config, dataset_id=dataset_id, dataset=f"{d['name']}@{d['version']}",
                 dataset_hash=d["content_hash"], dataset_queries=len(rows),
-                systems=[System(g, config.template) for g in config.generators],
+                systems=[System(g, config.template, mode) for g in config.generators
+                         for mode in config.thinking_modes],
                 queries=queries, first_batch=first, batch_size=batch,
                 retriever_labels=retriever_labels(config, None if force_new else run),
-                existing_run=run, replace_existing=force_new)
+                existing_run=run, replace_existing=force_new,
+                switches={g: generator_switch(g) for g in config.generators})
 
 
 def check_same_run(config: RunConfig, run: RunInfo, dataset_id: int) -> None:
@@ -294,6 +335,19 @@ def check_embedder(name: str) -> None:
         f"{', '.join(sorted(names)) or 'none'}"))
 
 
+def generator_switch(name: str) -> ThinkingSwitch:
+    """The thinking switch of generator ``name`` (:func:`models.catalog.thinking_switch`: its
+    GGUF's chat template, or an endpoint's request field); no switch for a name that names no
+    model (the model check says so)."""
+    from models.base import ModelError
+    from models.catalog import thinking_switch
+
+    try:
+        return thinking_switch(name)
+    except (ModelError, OSError, ValueError):
+        return NO_SWITCH
+
+
 def check_run_models(config: RunConfig) -> None:
     for name in config.generators:
         check_generator(name)
@@ -304,3 +358,116 @@ def check_run_models(config: RunConfig) -> None:
         check_generator(reranker.target, "reranker judge")
     elif reranker is not None and not Path(reranker.target).expanduser().is_dir():
         raise LookupError(f"reranker {config.reranker!r}: no such folder")
+
+# --------------------------------------------------------------------------- thinking
+
+# What a plan says about thinking (``run --dry-run``'s text and JSON, New run's preview): for
+# each system whether its model thinks (its chat template, or for an endpoint its stored
+# replies), the switch a mode uses, its budget (:meth:`Plan.max_tokens`), and a warning when
+# the model thinks and the budget is under MIN_THINKING_BUDGET, or under the mean reasoning
+# tokens its stored generations of that mode measured plus ANSWER_ROOM. A plan whose systems
+# neither think nor ask for a mode says nothing (its output is as before modes existed).
+
+MIN_THINKING_BUDGET = 256
+"""Fewer new tokens than this rarely hold a small reasoning model's thinking and answer."""
+
+ANSWER_ROOM = 32
+"""Tokens left for the answer after the measured thinking."""
+
+
+@dataclass(frozen=True)
+class ThinkingNote:
+    system: str                     # the system's label
+    generator: str
+    mode: str                       # auto | on | off
+    switch: str | None              # models.thinking.SWITCHES, None when not read
+    thinks: bool | None             # None: not known before its first replies
+    max_tokens: int                 # the budget of new tokens it gets
+    measured: int                   # stored generations of this model in this mode
+    measured_thinking: int          # ... that thought
+    mean_reasoning_tokens: float | None
+    cut_while_thinking: int
+    warning: str | None
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def thinking_notes(store: Store | None, plan: Plan) -> list[ThinkingNote]:
+    """One note per system, when any system thinks (or was seen thinking) or asks a mode;
+    an empty list otherwise."""
+    notes = [_note(store, plan, system) for system in plan.systems]
+    if all(n.mode == "auto" and not n.thinks and not n.measured_thinking for n in notes):
+        return []
+    return notes
+
+
+def _note(store: Store | None, plan: Plan, system: System) -> ThinkingNote:
+    switch = plan.switches.get(system.generator)
+    thinks = plan.thinks(system)
+    budget = plan.max_tokens(system)
+    n = seen = cut = 0
+    mean = None
+    if store is not None:
+        for name in _stored_names(system.generator):
+            n, seen, mean, cut = measured_thinking(store, name, system.thinking)
+            if n:
+                break
+    if thinks is None and n:
+        thinks = seen > 0 or None         # an endpoint: what its replies showed
+    return ThinkingNote(system.label, system.generator, system.thinking,
+                        switch.kind if switch else None, thinks, budget, n, seen, mean, cut,
+                        _warning(plan, system, switch, thinks, budget, mean))
+
+
+def _stored_names(generator: str) -> tuple[str, ...]:
+    """The names ``generator``'s generations are stored under: a local model's
+    (:func:`engine.model_speeds.model_names`), an endpoint's model id."""
+    from models.catalog import resolved_endpoint
+
+    endpoint = resolved_endpoint(generator)
+    if endpoint is not None:
+        return tuple(n for n in (endpoint.model, generator) if n)
+    return model_names(generator)
+
+
+def _warning(plan: Plan, system: System, switch, thinks, budget: int, mean) -> str | None:
+    if system.thinking != "auto" and switch is not None and not switch.switchable:
+        return (f"{system.generator}: no thinking switch in its chat template; --thinking "
+                f"{system.thinking} has no effect")
+    if not thinks:
+        return None
+    if mean is not None and budget < mean + ANSWER_ROOM:
+        return (f"{system.generator}: its stored replies thought ~{mean:.0f} tokens; a budget "
+                f"of {budget} is likely too small to finish thinking (raise --thinking-budget)")
+    if budget < MIN_THINKING_BUDGET:
+        return (f"{system.generator} thinks: a budget of {budget} tokens is likely too small to "
+                f"finish thinking (default {DEFAULT_THINKING_BUDGET}; raise --thinking-budget)")
+    return None
+
+
+def thinking_lines(notes: list[ThinkingNote]) -> list[str]:
+    """The plan's thinking lines (none for an empty list): a header line, then one per
+    system and its warning."""
+    if not notes:
+        return []
+    out = ["thinking:"]
+    for n in notes:
+        state = {True: "thinks", False: "does not think",
+                 None: "thinking not known until its first replies"}[n.thinks]
+        words = [f"{n.system}: {state}", f"budget {n.max_tokens} tokens"]
+        if n.mode != "auto":
+            words.insert(1, f"mode {n.mode} ({_switch_words(n.switch)})")
+        if n.measured_thinking:
+            words.append(f"{n.measured_thinking} of {n.measured} stored replies thought, "
+                         f"~{n.mean_reasoning_tokens or 0:.0f} reasoning tokens on average"
+                         + (f", {n.cut_while_thinking} cut while thinking"
+                            if n.cut_while_thinking else ""))
+        out.append("  " + "; ".join(words))
+        if n.warning:
+            out.append(f"  warning: {n.warning}")
+    return out
+
+
+def _switch_words(switch: str | None) -> str:
+    return ThinkingSwitch(switch, None).describe() if switch else "switch not read"

@@ -100,10 +100,12 @@ def context_rowids(kind: str, facts: QueryFacts, ranked: Sequence[int] | None = 
     return list(ranked[:k])
 
 
-def render(generator, messages: list[dict]) -> tuple[str, int]:
-    """The exact prompt text and its token count as the generator will see them."""
+def render(generator, messages: list[dict], thinking: str = "auto") -> tuple[str, int]:
+    """The exact prompt text and its token count as the generator will see them, in thinking
+    mode ``thinking`` (a chat template renders its switch: :mod:`models.thinking`)."""
     if hasattr(generator, "render"):
-        rendered = generator.render(messages)
+        rendered = (generator.render(messages) if thinking == "auto"
+                    else generator.render(messages, thinking))
         return rendered.text, len(rendered.tokens)
     text = json.dumps(messages, ensure_ascii=False, sort_keys=True)
     return text, generator.count_tokens(text)
@@ -115,9 +117,10 @@ def context_length(generator) -> int:
 
 def fit_prompt(generator, template: Template, facts: QueryFacts, kind: str,
                context: list[int] | None, chunks: dict[int, str],
-               max_tokens: int, n_ctx: int | None = None) -> FittedPrompt:
+               max_tokens: int, n_ctx: int | None = None,
+               thinking: str = "auto") -> FittedPrompt:
     """The item's prompt under the truncation rule (module docstring), fitted to ``n_ctx``
-    (default: the generator's context)."""
+    (default: the generator's context), rendered in thinking mode ``thinking``."""
     n_ctx = n_ctx or context_length(generator)
     markers = markers_of(generator)
 
@@ -127,7 +130,7 @@ def fit_prompt(generator, template: Template, facts: QueryFacts, kind: str,
             neutralise(facts.text, markers),
             None if kept is None else [neutralise(chunks[c], markers) for c in kept],
             language=facts.language, oracle=kind == "oracle")
-        text, tokens = render(generator, messages)
+        text, tokens = render(generator, messages, thinking)
         return FittedPrompt(messages, text, tokens, kept or [],
                             kept is not None and len(kept) < len(context))
 
@@ -158,11 +161,12 @@ def fit_prompt(generator, template: Template, facts: QueryFacts, kind: str,
     return best
 
 
-def sampling_params(max_tokens: int, seed: int) -> SamplingParams:
+def sampling_params(max_tokens: int, seed: int, thinking: str = "auto") -> SamplingParams:
     """Greedy decoding with the run's seed and token cap (METRICS.md §1: mirage-tui's choice
-    instead of the reference's temperature 0.1 / top_p 0.1)."""
+    instead of the reference's temperature 0.1 / top_p 0.1), in the system's thinking mode
+    (part of the cache key unless ``auto``)."""
     return SamplingParams(max_tokens=max_tokens, temperature=0.0, top_p=1.0, top_k=40,
-                          seed=seed, stop=())
+                          seed=seed, stop=(), thinking=thinking)
 
 
 def params_json(params: SamplingParams) -> str:

@@ -158,8 +158,7 @@ def stored_status(store: Store, plan: Plan, *, generators: dict | None = None,
     up only when the run has stored them (their context needs the retrieval)."""
     from engine.prompts import get_template
     from engine.runs.prompting import (PromptTooLong, context_rowids, fit_prompt,
-                                       generation_key, load_chunks, load_queries,
-                                       sampling_params)
+                                       generation_key, load_chunks, load_queries)
 
     items = plan.items
     done: dict[ItemKey, str | None] = {}
@@ -177,7 +176,6 @@ def stored_status(store: Store, plan: Plan, *, generators: dict | None = None,
         from models.catalog import load_generator
 
         template = get_template(plan.config.template)
-        params = sampling_params(plan.config.max_tokens, plan.config.seed)
         facts = load_queries(store, sorted({i.query_rowid for i in rest}))
         chunks = load_chunks(store, {c for f in facts.values() for c in f.oracle + f.pool})
         loaded = dict(generators or {})
@@ -188,9 +186,10 @@ def stored_status(store: Store, plan: Plan, *, generators: dict | None = None,
                                               n_threads=plan.config.threads)
             generator, query = loaded[name], facts[item.query_rowid]
             try:
+                params = plan.params(item.system)
                 prompt = fit_prompt(generator, template, query, item.kind,
                                     context_rowids(item.kind, query), chunks,
-                                    plan.config.max_tokens)
+                                    params.max_tokens, thinking=params.thinking)
             except (LookupError, PromptTooLong):
                 continue
             if generation_text(store, generation_key(generator.identity.key(), prompt.text,

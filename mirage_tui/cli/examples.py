@@ -71,6 +71,8 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ("run --dataset demo --generator smollm2 --settings base,retrieved@3 --retriever minilm",
          "base and top-3 retrieved contexts (add --dry-run: the plan and a time estimate)"),
         ("run --config run.toml", "a run file (New run's ctrl+o saves one)"),
+        ("run --dataset demo --generator qwen3-0.6b --thinking on,off --dry-run",
+         "a reasoning model thinking and not, as two systems (the plan gives each budget)"),
         ("run --resume demo-smol", "resume a stopped run with its own configuration"),
     ],
     "compare": [

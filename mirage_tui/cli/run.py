@@ -67,7 +67,15 @@ def add_parsers(sub) -> None:
     p.add_argument("--adaptive-batch", type=int, metavar="N",
                    help="queries per adaptive batch (default max(20, 10%% of the budget))")
     p.add_argument("--budget", type=int, metavar="N", help="most queries adaptive may use")
-    p.add_argument("--max-tokens", type=int, metavar="N", help="tokens per answer (64)")
+    p.add_argument("--max-tokens", type=int, metavar="N",
+                   help="tokens per answer of a model that does not think (64)")
+    p.add_argument("--thinking", metavar="MODE[,MODE]",
+                   help="auto (the model's default), on or off: a reasoning model's own switch "
+                        "(chat-template enable_thinking, chat_template_kwargs for an endpoint); "
+                        "on,off runs each generator both ways, as two systems")
+    p.add_argument("--thinking-budget", type=int, metavar="N",
+                   help="tokens per answer of a model that thinks (default 1024, or "
+                        "--max-tokens when larger)")
     p.add_argument("--n-ctx", type=int, metavar="N", help="context window (model default)")
     p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads")
     in_flight_options(p)
@@ -136,7 +144,7 @@ def _resumed_config(args, store):
 _CONFIG_FLAGS = ("config", "dataset", "generator", "settings", "retriever", "reranker",
                  "rerank_depth", "template", "sample", "seed", "name", "adaptive_target",
                  "adaptive_until", "adaptive_batch", "budget", "max_tokens", "n_ctx",
-                 "force_new")
+                 "thinking", "thinking_budget", "force_new")
 
 
 def _config(args, store):
@@ -154,7 +162,9 @@ def _config(args, store):
                  "name": args.name, "adaptive_target": args.adaptive_target,
                  "adaptive_until": args.adaptive_until,
                  "adaptive_batch": args.adaptive_batch, "budget": args.budget,
-                 "max_tokens": args.max_tokens, "n_ctx": args.n_ctx, "threads": args.threads,
+                 "max_tokens": args.max_tokens, "thinking": args.thinking,
+                 "thinking_budget": args.thinking_budget,
+                 "n_ctx": args.n_ctx, "threads": args.threads,
                  "concurrency": args.concurrency, "max_errors": args.max_errors,
                  "parity": args.parity, "gold": args.gold, "language_rule": args.language_rule,
                  "language_detector": args.language_detector}
@@ -168,6 +178,10 @@ def _config(args, store):
             overrides["dataset"] = args.dataset or settings.dataset
             overrides["generators"] = overrides["generators"] or \
                 _canonical_generators(",".join(settings.generators) or None)
+        if not args.thinking:                           # config.toml's default mode, if any
+            from engine.app_config import load_app_config
+
+            overrides["thinking"] = load_app_config().thinking
         if not overrides["dataset"] or not overrides["generators"]:
             raise CliError("run needs --dataset and --generator (or --config FILE, or dataset "
                            "and generators in config.toml)")
@@ -221,6 +235,7 @@ def _dry_run(store, plan, as_json: bool) -> int:
     from engine.runs.estimates import estimate_remaining, in_flight_words
     from engine.runs.tally import cut_words
 
+    from engine.runs.plan import thinking_lines, thinking_notes
     from engine.runs.rows import stored_status
 
     status = stored_status(store, plan)
@@ -230,6 +245,9 @@ def _dry_run(store, plan, as_json: bool) -> int:
             "stored": status["run_items"], "cached": status["cache_hits"],
             "cache_checked": status["checked"], "estimate_seconds": guess["seconds"],
             "estimate": guess["generators"]}
+    notes = thinking_notes(store, plan)
+    if notes:
+        data["thinking"] = [n.as_json() for n in notes]
     if as_json:
         print(json.dumps(data, ensure_ascii=False))
         return 0
@@ -262,4 +280,6 @@ def _dry_run(store, plan, as_json: bool) -> int:
               f"{g['gen_tps']:.0f} generated tok/s ({g['speed']}"
               + (f"; {g['load_note']}" if g.get("load_note") else "") + "); load "
               f"{duration(g['load_seconds'])} ({g['load']})" + (f"; {flight}" if flight else ""))
+    for line in thinking_lines(notes):
+        print(f"  {line}")
     return 0

@@ -29,12 +29,12 @@ from textual.widgets import (Button, Header, Input, Label, Select, SelectionList
 
 from engine.datasets.demo_pool import DEMO_NAME
 from engine.runs import ConfigError, RunConfig
-from engine.runs.config import DEFAULT_MAX_TOKENS
+from engine.runs.config import DEFAULT_MAX_TOKENS, DEFAULT_THINKING_BUDGET
 from engine.runs.plan import Plan
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.new_run_text import (name_hint, optional_float, optional_int,
-                                            parse_ks, plan_summary)
+                                            parse_ks, plan_summary, thinking_text)
 from mirage_tui.screens.new_run_toml import SaveTomlKeys
 from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.ticks import TickList  # ticked vs unticked by glyph, not colour
@@ -42,6 +42,8 @@ from mirage_tui.widgets.ticks import TickList  # ticked vs unticked by glyph, no
 TEMPLATES = (("mirage (MIRAGE reference prompts)", "mirage"),
              ("bergen (system prompt in the query's language)", "bergen"),
              ("mirage-bench (cited answers in the query's language)", "mirage-bench"))
+THINKING = (("auto (the model's default)", "auto"), ("on", "on"), ("off", "off"),
+            ("on and off (two systems each)", "on,off"))
 BASIC = ("base", "oracle", "mixed")
 RETRIEVED = "retrieved"
 DEFAULT_SAMPLE = "20"
@@ -211,6 +213,12 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
                         str(DEFAULT_MAX_TOKENS), id="run-max-tokens", classes="short",
                         compact=True,
                         type="integer"), "per answer")
+                    yield from self._row("thinking", Select(
+                        THINKING, value="auto", allow_blank=False, id="run-thinking",
+                        compact=True))
+                    yield from self._row("think budget", Input(
+                        "", placeholder=str(DEFAULT_THINKING_BUDGET), id="run-thinking-budget",
+                        classes="short", compact=True, type="integer"), "if it thinks")
                     yield from self._row("threads", Input(
                         "", placeholder="auto", id="run-threads", classes="short",
                         compact=True, type="integer"), "llama.cpp")
@@ -312,6 +320,10 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
                 [(f"{name}" + (" (packaged)" if packaged else ""), name, name in chosen)
                  for name, packaged in choices.generators]
                 + [(f"{name} (endpoint)", name, name in chosen) for name in choices.endpoints])
+        thinking = self.query_one("#run-thinking", Select)
+        if self.app_settings.thinking in {value for _, value in THINKING}:
+            with thinking.prevent(Select.Changed):          # config.toml's mode
+                thinking.value = self.app_settings.thinking
         retrievers = self.query_one("#run-retrievers", SelectionList)
         with retrievers.prevent(SelectionList.SelectedChanged):
             retrievers.clear_options()
@@ -350,6 +362,9 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
             seed=optional_int(self.query_one("#run-seed", Input).value, "seed") or 0,
             max_tokens=optional_int(self.query_one("#run-max-tokens", Input).value,
                                      "max tokens") or 64,
+            thinking=str(self.query_one("#run-thinking", Select).value),
+            thinking_budget=optional_int(self.query_one("#run-thinking-budget", Input).value,
+                                         "think budget"),
             threads=optional_int(self.query_one("#run-threads", Input).value, "threads"),
             concurrency=optional_int(self.query_one("#run-concurrency", Input).value,
                                       "in flight"),
@@ -401,7 +416,7 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
             seen = runs_fingerprint(store)        # before the look-up: a change after it shows
             plan = plan_run(store, config, find_run(store, config.name))
             guess = estimate_remaining(store, plan)
-            hint = name_hint(store, config)
+            hint = name_hint(store, config) + thinking_text(store, plan)
         except Exception as exc:  # noqa: BLE001 - ConfigError, LookupError, DatasetNotFound
             self.post_message(self.Planned(token, "", str(exc)))
             return

@@ -76,3 +76,13 @@ def plan_summary(plan, guess: dict) -> str:
         lines.append(f"Run {c.name} exists ({plan.existing_run.status}): starting resumes "
                      f"it; its {guess['finished']} finished items are skipped")
     return "\n".join(lines)
+
+
+def thinking_text(store, plan) -> str:
+    """The plan's thinking lines (:func:`engine.runs.plan.thinking_notes`: who thinks, the
+    budget each gets, a warning when it is likely too small), or "" when no system thinks or
+    asks a mode."""
+    from engine.runs.plan import thinking_lines, thinking_notes
+
+    lines = thinking_lines(thinking_notes(store, plan))
+    return "".join(f"\n{line}" for line in lines)

@@ -250,8 +250,11 @@ class HostedGenerator:
     def count_tokens(self, text: str) -> int:
         return int(self._call("POST", "/mirage/count_tokens", {"text": text})["tokens"])
 
-    def render(self, prompt: Prompt) -> HostedRender:
-        out = self._call("POST", "/mirage/render", {"prompt": _wire(prompt)})
+    def render(self, prompt: Prompt, thinking: str = "auto") -> HostedRender:
+        body = {"prompt": _wire(prompt)}
+        if thinking != "auto":          # a request of no mode is the one it always was
+            body["thinking"] = thinking
+        out = self._call("POST", "/mirage/render", body)
         return HostedRender(out["text"], out["tokens"], out["mode"], tuple(out["stop"]))
 
     def close(self) -> None:

@@ -4,12 +4,14 @@ A POST must say ``Content-Type: application/json`` (415 otherwise, so a web page
 a "simple" text/plain request at it), send a ``Content-Length`` (411) and fit
 ``MAX_BODY_BYTES`` (413, refused before anything is read); the token is checked first
 (:meth:`models.host.server.Host.check_token`: 401, 403). Then each field: ``checked_prompt``,
-``sampling_params``, ``labels_of``, ``required_field``, ``request_id``; a client's mistake (a
+``sampling_params`` (its ``thinking`` mode: ``thinking_mode``), ``labels_of``,
+``required_field``, ``request_id``; a client's mistake (a
 body that is not a JSON object, a malformed message, a value of the wrong type) is a 400
 naming it, a request its client cancelled a 409, a model's failure a 500 (``error_body``).
 Every answer is JSON, escaped ASCII.
 
-Standard library and :mod:`models.base` only (the host process imports no more:
+Standard library, :mod:`models.base` and :mod:`models.thinking`'s modes only (the host
+process imports no more:
 :mod:`models.host.server`).
 """
 
@@ -25,6 +27,7 @@ from dataclasses import fields
 from http.server import BaseHTTPRequestHandler
 
 from models.base import ContextOverflow, ModelError, ReplyError, RequestCancelled, SamplingParams
+from models.thinking import MODES
 
 _PARAM_FIELDS = {f.name for f in fields(SamplingParams)}
 MAX_BODY_BYTES = 8 << 20        # a prompt of a 128k context is ~1 MB of JSON
@@ -70,7 +73,17 @@ def sampling_params(raw) -> SamplingParams:
         if not isinstance(stop, (list, tuple)) or not all(isinstance(x, str) for x in stop):
             raise ValueError("'stop' must be a string or a list of strings")
         raw["stop"] = tuple(stop)
+    raw["thinking"] = thinking_mode(raw)
     return SamplingParams(**raw)
+
+
+def thinking_mode(body: dict) -> str:
+    """A render request's ``thinking`` mode (``auto`` when absent; ValueError naming the field
+    for anything but a mode)."""
+    mode = body.get("thinking", "auto")
+    if mode not in MODES:
+        raise ValueError(f"'thinking' must be one of {', '.join(MODES)} (got {mode!r:.40})")
+    return mode
 
 
 def checked_prompt(value, field: str = "prompt"):

@@ -197,8 +197,8 @@ def _make_class():
                 return TransientModelError(message)
             return ModelError(message)
 
-        def _tokens(self, prompt: Prompt, max_tokens: int):
-            rendered = self.render(prompt)
+        def _tokens(self, prompt: Prompt, max_tokens: int, thinking: str = "auto"):
+            rendered = self.render(prompt, thinking)
             if len(rendered.tokens) + max_tokens > self.n_ctx:
                 raise ContextOverflow(
                     f"{self.path.name}: the prompt is {len(rendered.tokens)} tokens and "
@@ -208,7 +208,7 @@ def _make_class():
 
         def generate(self, prompt: Prompt, params: SamplingParams = SamplingParams(), *,
                      cancel: threading.Event | None = None) -> Generation:
-            rendered = self._tokens(prompt, params.max_tokens)
+            rendered = self._tokens(prompt, params.max_tokens, params.thinking)
             self._check_cancel(cancel, 0, params.max_tokens)
             stops = list(dict.fromkeys(tuple(params.stop) + rendered.stop))
             out = self._post({"prompt": rendered.tokens, "n_predict": params.max_tokens,

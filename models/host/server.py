@@ -64,7 +64,8 @@ from models.base import ModelError, RequestCancelled
 from models.env_settings import env_seconds
 from models.host import budget, registry
 from models.host.edge import (Refused, checked_prompt, is_int, labels_of, make_handler,
-                              request_id, request_ids, required_field, sampling_params)
+                              request_id, request_ids, required_field, sampling_params,
+                              thinking_mode)
 
 GRACE_ENV = "MIRAGE_HOST_GRACE"         # models.env_settings: its range and default
 EARLY_CANCELS = 1024                    # cancels kept for requests that have not come yet
@@ -239,7 +240,8 @@ class Host:
             "/mirage/cancel": lambda: self.cancel(request_ids(body)),
             "/mirage/count_tokens": lambda: {"tokens": g.count_tokens(
                 required_field(body, "text", str, "a string"))},
-            "/mirage/render": lambda: _render_json(g.render(checked_prompt(body.get("prompt")))),
+            "/mirage/render": lambda: _render_json(g.render(checked_prompt(body.get("prompt")),
+                                                            thinking_mode(body))),
             "/mirage/threads": lambda: self.set_threads(body.get("threads")),
         }
         return posts.get(path)

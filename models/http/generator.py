@@ -50,6 +50,7 @@ import httpx
 
 from ..base import (ContextOverflow, Generation, Message, ModelError, ModelIdentity,
                     ModelUnusable, Prompt, ReplyError, SamplingParams, TransientModelError)
+from ..thinking import endpoint_fields
 from .errors import (AUTH_STATUSES, HttpAuthError, HttpStatusError,  # noqa: F401
                      HttpTransientStatusError, HttpTransportError, context_refusal,
                      retry_after, server_message)
@@ -318,6 +319,7 @@ class HttpGenerator(LogprobLabels):
                       "top_k": params.top_k, "seed": params.seed, "stream": False}
         if params.stop:
             body["stop"] = list(params.stop)
+        body.update(endpoint_fields(params.thinking, self.model))   # nothing for auto
         if self.chat:
             messages = _as_messages(prompt)
             body["messages"] = messages

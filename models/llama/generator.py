@@ -76,6 +76,7 @@ from models.replies import apart, checked_text
 from models.few_shot import FEW_SHOT_STOP, FEW_SHOT_VERSION, render_few_shot
 from models.gguf import GGUFInfo, read_gguf
 from models.llama.log import log_mark, recent_log, set_log_file
+from models.thinking import soft_switched, template_switch, template_variables
 
 DEFAULT_MAX_CTX = 4096
 PROMPT_BLOCK = 64         # n_batch: prompts are evaluated in blocks of this many tokens, and a
@@ -151,6 +152,7 @@ class LlamaGenerator:
         self._control_tokens: tuple[str, ...] | None = None
         self.chat = self.info.has_chat_template
         self._formatter = self._chat_formatter() if self.chat else None
+        self.thinking_switch = template_switch(self.info.chat_template)
 
     # ----------------------------------------------------------------------- loading
 
@@ -215,13 +217,18 @@ class LlamaGenerator:
         """Tokens of ``text`` as part of a prompt (no BOS, special tokens not parsed)."""
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
-    def render(self, prompt: Prompt) -> RenderedPrompt:
-        """What ``generate(prompt)`` would send: the exact text, its tokens, the mode."""
+    def render(self, prompt: Prompt, thinking: str = "auto") -> RenderedPrompt:
+        """What ``generate(prompt)`` would send: the exact text, its tokens, the mode.
+        ``thinking`` (on, off) is passed to the chat template through the model's own switch
+        (:mod:`models.thinking`); ``auto`` renders the template as it comes."""
         if isinstance(prompt, str):
             text, mode, stop = prompt, "raw", ()
         elif self._formatter is not None:
+            switch = self.thinking_switch
             try:
-                text = self._formatter(messages=list(prompt)).prompt
+                text = self._formatter(
+                    messages=soft_switched(list(prompt), switch, thinking),
+                    **template_variables(switch, thinking)).prompt
             except Exception as exc:  # noqa: BLE001 - templates raise their own errors
                 raise ModelError(f"{self.path}: its chat template rejected the messages "
                                  f"({exc})") from None
@@ -247,7 +254,7 @@ class LlamaGenerator:
         cancel = cancel if cancel is not None else self._cut
         if params.max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1 (got {params.max_tokens})")
-        rendered = self.render(prompt)
+        rendered = self.render(prompt, params.thinking)
         tokens = rendered.tokens
         if len(tokens) + params.max_tokens > self.n_ctx:
             raise ContextOverflow(

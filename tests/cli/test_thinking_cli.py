@@ -1,0 +1,174 @@
+"""``run --thinking auto|on|off`` (and ``on,off``): the mode reaches an endpoint as
+``chat_template_kwargs``, names the systems, is recorded in the run header and the generation
+cache key (an answer of one mode never serves the other), and the plan says who thinks, what
+budget each gets and warns when it is likely too small. ``auto`` sends and records nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from testkit.reasoning_server import reasoning_server
+from testkit.runs import cli_run
+
+from engine.datasets.demo_pool import ensure_demo
+from engine.runs.header import RunHeader
+from engine.store import Store
+
+
+def _workspace(tmp_path):
+    db = tmp_path / "w.db"
+    store = Store(db)
+    ensure_demo(store)
+    store.close()
+    return db
+
+
+def _header(db, name: str) -> RunHeader:
+    store = Store(db)
+    try:
+        return RunHeader.from_json(store.query("SELECT header FROM runs WHERE name = ?",
+                                               (name,))[0][0])
+    finally:
+        store.close()
+
+
+def _systems(db, name: str) -> dict[str, int]:
+    store = Store(db)
+    try:
+        return {r[0]: r[1] for r in store.query(
+            "SELECT i.system, COUNT(*) FROM run_items i JOIN runs r ON r.id = i.run_id "
+            "WHERE r.name = ? AND i.error IS NULL GROUP BY i.system", (name,))}
+    finally:
+        store.close()
+
+
+def test_on_and_off_are_two_systems_sent_their_switch_and_never_share_a_cached_answer(
+        tmp_path):
+    db = _workspace(tmp_path)
+    with reasoning_server() as server:
+        model = f"{server.url}#think-inline"
+        both = cli_run("--dataset", "demo", "--generator", model, "--settings", "oracle",
+                       "--sample", "2", "--thinking", "on,off", "--name", "both", db=db)
+        assert both.returncode == 0, both.stderr
+        sent = [b.get("chat_template_kwargs") for b in server.bodies]
+        assert sorted(map(json.dumps, sent)) == sorted(
+            [json.dumps({"enable_thinking": True})] * 2
+            + [json.dumps({"enable_thinking": False})] * 2)
+        thinking_budgets = {b["max_tokens"] for b in server.bodies
+                            if b["chat_template_kwargs"]["enable_thinking"]}
+        assert thinking_budgets == {1024}           # on: the thinking budget, not 64
+        assert {b["max_tokens"] for b in server.bodies
+                if not b["chat_template_kwargs"]["enable_thinking"]} == {64}
+        server.bodies.clear()
+        # the same model in auto: nothing switched is sent, nothing cached is served
+        auto = cli_run("--dataset", "demo", "--generator", model, "--settings", "oracle",
+                       "--sample", "2", "--name", "auto", db=db)
+        assert auto.returncode == 0, auto.stderr
+        assert len(server.bodies) == 2
+        assert all("chat_template_kwargs" not in b for b in server.bodies)
+        server.bodies.clear()
+        # off again in another run: served from the cache, the model not asked
+        again = cli_run("--dataset", "demo", "--generator", model, "--settings", "oracle",
+                        "--sample", "2", "--thinking", "OFF", "--name", "off", "--json", db=db)
+        assert again.returncode == 0, again.stderr
+        assert server.bodies == []
+        assert json.loads(again.stdout)["cached"] == 2
+    assert _systems(db, "both") == {f"{model}/mirage@1 | think": 2,
+                                    f"{model}/mirage@1 | no-think": 2}
+    assert _systems(db, "auto") == {f"{model}/mirage@1": 2}
+    header = _header(db, "both")
+    on = header.thinking_of(f"{model}/mirage@1 | think")
+    off = header.thinking_of(f"{model}/mirage@1 | no-think")
+    assert (on.mode, on.switch, on.thinks, on.max_tokens) == ("on", "endpoint", True, 1024)
+    assert (off.mode, off.thinks, off.max_tokens) == ("off", False, 64)
+    # a run that asks for no mode records none: its header reads the old default
+    assert _header(db, "auto").thinking == {}
+    assert _header(db, "auto").thinking_of(f"{model}/mirage@1").mode == "auto"
+    store = Store(db)
+    try:
+        config = json.loads(store.query("SELECT config FROM runs WHERE name = 'auto'")[0][0])
+        params = {r[0] for r in store.query("SELECT params FROM generations")}
+    finally:
+        store.close()
+    assert "thinking" not in config and "thinking_budget" not in config
+    assert sum('"thinking"' not in p for p in params) == 1     # auto's: as before modes
+    assert any('"thinking": "on"' in p for p in params)
+
+
+def test_a_wrong_mode_is_one_line_with_a_did_you_mean(tmp_path):
+    db = _workspace(tmp_path)
+    for typed, near in (("of", "off"), ("on,nope", None), ("think", None), ("Auot", "auto")):
+        out = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct",
+                      "--thinking", typed, "--dry-run", db=db)
+        assert out.returncode != 0
+        assert out.stderr.count("\n") == 1, out.stderr
+        assert "thinking: unknown mode" in out.stderr and "Traceback" not in out.stderr
+        if near:
+            assert f"did you mean {near!r}?" in out.stderr
+    bad_budget = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct",
+                         "--thinking-budget", "0", "--dry-run", db=db)
+    assert bad_budget.returncode != 0 and "thinking_budget" in bad_budget.stderr.replace(
+        "-", "_") and bad_budget.stderr.count("\n") == 1
+
+
+def test_the_plan_says_who_thinks_its_budget_and_warns_when_too_small(tmp_path):
+    db = _workspace(tmp_path)
+    with reasoning_server() as server:
+        model = f"{server.url}#think-field"
+        small = cli_run("--dataset", "demo", "--generator", model, "--sample", "2",
+                        "--thinking", "on", "--thinking-budget", "40", "--dry-run", db=db)
+        assert small.returncode == 0, small.stderr
+        assert f"{model}/mirage@1 | think: thinks; mode on (chat_template_kwargs" in small.stdout
+        assert "budget 40 tokens" in small.stdout
+        assert "warning:" in small.stdout and "likely too small to finish thinking" in \
+            small.stdout
+        as_json = json.loads(cli_run("--dataset", "demo", "--generator", model, "--sample",
+                                     "2", "--thinking", "on", "--thinking-budget", "40",
+                                     "--dry-run", "--json", db=db).stdout)
+        (note,) = as_json["thinking"]
+        assert (note["mode"], note["thinks"], note["max_tokens"]) == ("on", True, 40)
+        assert "too small" in note["warning"]
+        # auto, an endpoint never asked: not known until its first replies, no warning
+        first = cli_run("--dataset", "demo", "--generator", model, "--sample", "2",
+                        "--settings", "oracle", "--max-tokens", "30", "--name", "seen",
+                        db=db)
+        assert first.returncode == 0, first.stderr
+        # its replies thought: the next plan of that model says so, and warns at 30 tokens
+        after = cli_run("--dataset", "demo", "--generator", model, "--sample", "2",
+                        "--max-tokens", "30", "--dry-run", db=db)
+    assert "thinks; budget 30 tokens; 2 of 2 stored replies thought" in after.stdout
+    assert "warning:" in after.stdout
+
+
+def test_a_model_without_a_switch_says_so_and_auto_plans_say_nothing(tmp_path):
+    db = _workspace(tmp_path)
+    off = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct", "--sample", "2",
+                  "--thinking", "off", "--dry-run", db=db)
+    assert off.returncode == 0, off.stderr
+    assert "systems: smollm2-135m-instruct/mirage@1 | no-think" in off.stdout
+    assert ("smollm2-135m-instruct: no thinking switch in its chat template; --thinking off "
+            "has no effect") in off.stdout
+    auto = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct", "--sample",
+                   "2", "--dry-run", "--json", db=db)
+    assert "thinking" not in json.loads(auto.stdout)
+
+
+def test_config_toml_sets_the_default_mode_and_a_flag_overrides_it(tmp_path):
+    db = _workspace(tmp_path)
+    (tmp_path / "config.toml").write_text('thinking = "on,off"\n', encoding="utf-8")
+    env = {**os.environ, "MIRAGE_CONFIG_DIR": str(tmp_path)}
+    from_file = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct",
+                        "--sample", "2", "--dry-run", "--json", db=db, env=env)
+    assert json.loads(from_file.stdout)["systems"] == [
+        "smollm2-135m-instruct/mirage@1 | think", "smollm2-135m-instruct/mirage@1 | no-think"]
+    flag = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct", "--sample",
+                   "2", "--thinking", "auto", "--dry-run", "--json", db=db, env=env)
+    assert json.loads(flag.stdout)["systems"] == ["smollm2-135m-instruct/mirage@1"]
+    run_file = tmp_path / "run.toml"
+    run_file.write_text('dataset = "demo"\ngenerators = ["smollm2-135m-instruct"]\n'
+                        'thinking = "off"\nthinking_budget = 300\nsample = 2\n',
+                        encoding="utf-8")
+    from_run_file = json.loads(cli_run("--config", run_file, "--dry-run", "--json",
+                                       db=db, env=env).stdout)
+    assert from_run_file["systems"] == ["smollm2-135m-instruct/mirage@1 | no-think"]
