@@ -178,12 +178,41 @@ def estimate(store: Store | None, plan: Plan, speeds: Mapping[str, Speed],
                            for name, g in per_generator.items()}}
 
 
+def likely_cached(store: Store | None, plan: Plan, queries: list[int] | None = None
+                  ) -> set[PlanItem]:
+    """The items of ``queries`` (default: the first batch) whose generation the cache likely
+    holds: another run's item of the same system (generator, template, retriever), setting
+    and query, generated with the same sampling. Found without loading a model (an exact
+    look-up renders each prompt: :func:`engine.runs.rows.stored_status`); such an item costs
+    no model time, so a plan of items all in the store is estimated at ~0 s."""
+    queries = plan.queries[:plan.first_batch] if queries is None else queries
+    if store is None or not queries:
+        return set()
+    stored = {(r["system"], r["setting"], r["query_rowid"], r["params"])
+              for r in speed_rows.stored_item_params(store, queries)}
+    if not stored:
+        return set()
+    from engine.runs.prompting import params_json, sampling_params
+
+    out = set()
+    for item in plan.items_for(queries):
+        params = (plan.params(item.system) if hasattr(plan, "params")
+                  else sampling_params(plan.config.max_tokens, plan.config.seed))
+        if (item.system.label, plan.setting_of(item), item.query_rowid,
+                params_json(params)) in stored:
+            out.add(item)
+    return out
+
+
 def estimate_remaining(store: Store, plan: Plan, speeds: Mapping[str, Speed] | None = None,
-                       skip: Iterable[PlanItem] = ()) -> dict:
+                       skip: Iterable[PlanItem] = (), cache_looked_up: bool = False) -> dict:
     """The estimate of the items of the first batch the run has not finished yet (all of them
     for a new run; ``skip``: more items known to need no model, e.g. cache hits), at the
-    measured speeds corrected for the machine's load now (:func:`speeds_now`). The one
-    estimator behind New run, ``run --dry-run`` and the Live ETA."""
+    measured speeds corrected for the machine's load now (:func:`speeds_now`). Items the
+    generation cache likely holds (:func:`likely_cached`) are free too, unless
+    ``cache_looked_up`` (``skip`` holds the exact hits; retrieved items were not looked up):
+    ``cached`` counts them. The one estimator behind New run, ``run --dry-run`` and the Live
+    ETA."""
     from engine.runs.rows import finished_items
 
     speeds = speeds_now(store, plan.config.generators) if speeds is None else speeds
@@ -192,8 +221,12 @@ def estimate_remaining(store: Store, plan: Plan, speeds: Mapping[str, Speed] | N
         done = finished_items(store, plan.existing_run.id)
     finished = [i for i in plan.items
                 if done.get((i.system.label, plan.setting_of(i), i.query_rowid))]
-    guess = estimate(store, plan, speeds, [*finished, *skip])
+    skipped = {*finished, *skip}
+    cached = [i for i in likely_cached(store, plan) if i not in skipped
+              and (not cache_looked_up or i.kind == "retrieved")]
+    guess = estimate(store, plan, speeds, [*skipped, *cached])
     guess["finished"] = len(finished)
+    guess["cached"] = len(cached)
     return guess
 
 

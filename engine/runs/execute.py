@@ -55,7 +55,7 @@ from engine.runs.answering import Answer, ItemAnswers
 from engine.runs.contexts import keep_learned_context
 from engine.runs.events import RunSummary, run_event
 from engine.runs.header import RunHeader, Session
-from engine.runs.live_eta import LiveEta
+from engine.runs.live_eta import SMOOTH_S, LiveEta
 from engine.runs.log import log_event
 from engine.runs.plan import Plan, PlanItem
 from engine.runs.prompting import load_chunks, load_queries, params_json
@@ -154,7 +154,7 @@ class _Runner(RunModels, Job):
                 for query, value in by_query.items():
                     if self.finished.get((system, setting, query)):
                         self.tally.label(system, setting, value)
-        self.live_eta = LiveEta(self.store, self.plan)
+        self.live_eta = LiveEta(self.store, self.plan, smooth_s=SMOOTH_S)
 
     def _run_batch(self, queries: list[int]) -> None:
         items = self.plan.items_for(queries)

@@ -10,16 +10,22 @@ ends the pace is the ``prior`` (another stream's, else 1: the estimate as New ru
 
 :class:`LiveEta` keeps one :class:`Pace` per generator of a run, plus each generator's load
 until it starts, and says when the run goes well below its model check's speed (a busy
-machine): :meth:`LiveEta.busy_note`.
+machine): :meth:`LiveEta.busy_note`. It is a model of the work left: each item left (per model
+and setting) at its model time, from the run's own timers blended with the estimate before
+the run, plus the time an item takes beyond its model's, measured over every model's items and
+added, never multiplied (:meth:`LiveEta.overhead`); items the generation cache holds cost
+nothing; what an item's end changes fades in over seconds (:data:`SMOOTH_S`).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Callable, Hashable
 
 from engine.model_speeds import Speed, latest_model_speed, planned_backend, speeds_now
-from engine.runs.estimates import call_seconds, item_seconds, load_seconds, parallel_factor
+from engine.runs.estimates import (call_seconds, item_seconds, likely_cached, load_seconds,
+                                   parallel_factor)
 from engine.runs.plan import Plan, PlanItem
 from engine.store import Store
 
@@ -30,6 +36,11 @@ item on a busy machine is one noisy sample, a speed measured in this workspace m
 36: after its first item, a run's ETA swung from 0.81× to 1.36× of the time left). A speed
 only assumed weighs nothing. Judging's pace weighs its first battles the same way
 (:attr:`Pace.prior_steps`)."""
+
+SMOOTH_S = 15.0
+"""What an item's end changes in a run's Live ETA fades in with this time constant (seconds),
+once :data:`SMOOTH_AFTER` of its items are done (:attr:`LiveEta.seconds`)."""
+SMOOTH_AFTER = 0.05
 
 BUSY_FACTOR = 2.5
 """Measured this many times slower than the model check: Live says the machine may be busy."""
@@ -109,8 +120,11 @@ class LiveEta:
     item now running has run."""
 
     def __init__(self, store: Store, plan: Plan, min_items: int = 1,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter,
+                 smooth_s: float = 0.0) -> None:
         self.store, self.plan, self.clock = store, plan, clock
+        self.smooth_s = smooth_s                     # SMOOTH_S in a run; 0: the raw figure
+        self.offset, self.offset_at = 0.0, 0.0       # shown minus raw, since (_fading)
         # corrected for the load now (a probe New run made just now, else the load average)
         self.speeds = speeds_now(store, plan.config.generators, wait=False)
         self.paces = {name: Pace(clock, min_items) for name in plan.config.generators}
@@ -126,6 +140,8 @@ class LiveEta:
         self.first: dict[str, list[float]] = {}      # name -> [wall s, first estimates' s]
         self.timed: dict[str, list[float]] = {}      # name -> this run's timed generations:
         #   [estimated prompt tokens, evaluated, prompt s, generated, generation s, wall s, n]
+        self.model_time: dict[str, list[float]] = {}  # name -> [estimated, measured] model s
+        self.finished = 0                            # items done, from the store or a model
         self.added = False
 
     @property
@@ -136,8 +152,12 @@ class LiveEta:
     def add(self, queries: list[int]) -> None:
         """A batch's queries join the run (its items are left to do until :meth:`done`)."""
         self.added = True
+        cached = likely_cached(self.store, self.plan, queries)
         for item, tokens, seconds in item_seconds(self.store, self.plan, self.speeds, queries):
             name = item.system.generator
+            if item in cached:                 # from the store: no model call, no time
+                self.paces[name].add(item, 0.0)
+                continue
             self.tokens[item] = tokens
             self.prior[item] = seconds / self.factor[name]
             self.paces[name].add(item, seconds / self.factor[name])
@@ -160,7 +180,16 @@ class LiveEta:
         ``generation``: its :class:`~models.base.Generation`, whose prompt and generation
         times (``extra``) give this run's own speeds from the first item (:meth:`_respeed`)."""
         name = item.system.generator
+        shown = self.seconds if self.smooth_s > 0 and self.added else None
         cost = self.paces[name].done(item, seconds)
+        if cost is not None:
+            self.finished += 1
+        self._done(item, name, cost, seconds, generation)
+        if shown is not None and cost is not None:
+            self._smooth_from(shown)
+
+    def _done(self, item: PlanItem, name: str, cost: float | None, seconds: float | None,
+              generation) -> None:
         if cost is None or seconds is None:
             return
         first = self.first.setdefault(name, [0.0, 0.0])
@@ -174,43 +203,106 @@ class LiveEta:
                                        extra["prompt_seconds"], generation.completion_tokens,
                                        extra["generation_seconds"], seconds, 1)):
                 timed[i] += value
+            both = self.model_time.setdefault(name, [0.0, 0.0])
+            both[0] += self.prior.get(item, cost)
+            both[1] += (extra["prompt_seconds"] + extra["generation_seconds"]) / self.factor[name]
             self._respeed(name)
+            self._carry_over()
 
     def _respeed(self, name: str) -> None:
         """The items left of ``name`` at this run's own speeds (prompt and generated tokens a
         second, each from its own timer), its prompts' measured size against their estimate,
-        its mean answer and its wall time against model time (requests in flight, the run's
-        own work), weighed with their estimate before the run (:data:`PRIOR_ITEMS`)."""
+        and its mean answer, weighed with their estimate before the run (:data:`PRIOR_ITEMS`);
+        plus the seconds an item takes beyond its model's (:meth:`overhead`)."""
         guessed, evaluated, prompt_s, generated, gen_s, wall, n = self.timed[name]
         speed = Speed(evaluated / prompt_s, max(generated, 1) / gen_s, "this run")
         scale = evaluated / guessed if guessed > 0 else 1.0
         answer = min(generated / n, self.plan.config.max_tokens)
         pace = self.paces[name]
-        overhead = wall / ((prompt_s + gen_s) / self.factor[name])   # wall per model second
+        overhead = self.overhead()
         weight = 0.0 if self.speeds[name].source.startswith("assumed") else PRIOR_ITEMS
         for item in pace.left:
-            own = overhead * call_seconds(self.tokens.get(item, 0.0) * scale, answer,
-                                          speed) / self.factor[name]
-            prior = self.prior.get(item, own)
-            pace.left[item] = (weight * prior + n * own) / (weight + n)
+            if item not in self.prior:
+                continue                                   # from the store: free
+            own = call_seconds(self.tokens.get(item, 0.0) * scale, answer,
+                               speed) / self.factor[name]
+            pace.left[item] = (weight * self.prior[item] + n * own) / (weight + n) + overhead
         pace.spent, pace.expected, pace.steps = wall, wall, n      # its pace is in the costs
 
+    def overhead(self) -> float:
+        """Seconds an item takes beyond its model's time (its prompt fitted, its answer
+        scored and stored), a mean over every generator's timed items: the same work whatever
+        the model, so it is added per item, never multiplied into a slower model's time (a
+        135M model's short items once made a 270M model's look 75% longer)."""
+        extra = sum(t[5] for t in self.timed.values()) - sum(
+            m[1] for m in self.model_time.values())
+        n = sum(t[6] for t in self.timed.values())
+        return max(0.0, extra / n) if n else 0.0
+
+    def _carry_over(self) -> None:
+        """A generator with no item timed yet: its items at their estimate before the run,
+        times the model pace the others measured (:meth:`_model_pace`) when slower (a busy
+        machine slows every model), plus :meth:`overhead`."""
+        pace_now, overhead = self._model_pace(), self.overhead()
+        for name, pace in self.paces.items():
+            if name in self.timed or pace.steps:
+                continue
+            for item in pace.left:
+                if item in self.prior:
+                    pace.left[item] = self.prior[item] * pace_now + overhead
+
+    def _model_pace(self) -> float:
+        """Model seconds measured (the models' own timers) against their estimate before the
+        run, over the generators timed so far, when above 1; its square root: part of a
+        model's error is the model's own (its prompts' size, its answers' length), part the
+        machine's, which another model shares."""
+        estimated = sum(m[0] for m in self.model_time.values())
+        measured = sum(m[1] for m in self.model_time.values())
+        return max(1.0, measured / estimated) ** 0.5 if estimated > 0 else 1.0
+
     def _prior(self) -> float | None:
-        """The pace a generator not measured yet is taken at: the others' wall time against
-        their first estimates, when slower (a busy machine slows every model; a model that
-        beats its own estimate says nothing of another's)."""
+        """The pace a generator not measured yet is taken at where no model reports its
+        timers: the others' wall time against their first estimates, when slower (a busy
+        machine slows every model; a model that beats its own estimate says nothing of
+        another's); with timers :meth:`_carry_over` has costed its items already."""
+        if self.timed:
+            return None
         spent = sum(f[0] for f in self.first.values())
         expected = sum(f[1] for f in self.first.values())
         return max(1.0, spent / expected) if expected > 0 else None
 
     @property
     def seconds(self) -> float | None:
-        """Seconds left; None before the first batch joined (nothing planned yet)."""
+        """Seconds left; None before the first batch joined (nothing planned yet). With
+        ``smooth_s``, what an item's end changes in the figure once :data:`SMOOTH_AFTER` of
+        the items are done is not shown at once: it fades in with that time constant
+        (:meth:`_fading`), while the figure counts down and grows with an overrunning item as
+        before: a new model's first items or one slow item move it over seconds, never
+        halve it at once."""
         if not self.added:
             return None
+        return max(0.0, self._raw() + self._fading())
+
+    def _raw(self) -> float:
         prior = self._prior()
-        return sum(pace.seconds(None if pace.steps else prior) + (self.loads[name] if pace.left else 0.0)
+        return sum(pace.seconds(None if pace.steps else prior)
+                   + (self.loads[name] if pace.left else 0.0)
                    for name, pace in self.paces.items())
+
+    def _fading(self) -> float:
+        """What is left of the change the last items' ends made (shown minus the raw figure),
+        fading with the time constant ``smooth_s``."""
+        if not self.offset:
+            return 0.0
+        return self.offset * math.exp(-max(0.0, self.clock() - self.offset_at) / self.smooth_s)
+
+    def _smooth_from(self, before: float) -> None:
+        """An item's end changed the figure from ``before`` (as shown): keep showing that, and
+        let the change fade in (:meth:`_fading`), once enough items are done."""
+        total = self.finished + sum(len(pace.left) for pace in self.paces.values())
+        if self.smooth_s <= 0 or not total or self.finished < SMOOTH_AFTER * total:
+            return
+        self.offset, self.offset_at = before - self._raw(), self.clock()
 
     def slowdown(self, generator: str) -> float | None:
         """How many times slower ``generator`` runs than its model check (None: no check,

@@ -153,7 +153,8 @@ def stored_status(store: Store, plan: Plan, *, generators: dict | None = None,
                   load_models: bool = True) -> dict:
     """What a dry run reports about the first batch: ``run_items`` (items this run has
     stored), ``cache_hits`` (other items whose exact generation the cache already holds),
-    ``stored_items`` (both, as plan items) and ``checked`` (what was looked up). Cache hits
+    ``stored_items`` (both, as plan items), ``checked`` (what was looked up, in words) and
+    ``looked_up`` (whether the cache was: the models were loaded). Cache hits
     are found by rendering prompts, which loads the generators; retrieved items are looked
     up only when the run has stored them (their context needs the retrieval)."""
     from engine.prompts import get_template
@@ -198,4 +199,4 @@ def stored_status(store: Store, plan: Plan, *, generators: dict | None = None,
         checked = ("base, oracle and mixed prompts rendered and looked up; retrieved items "
                    "once retrieved")
     return {"run_items": len(stored), "cache_hits": len(hits), "stored_items": stored + hits,
-            "checked": checked}
+            "checked": checked, "looked_up": bool(rest and load_models)}

@@ -66,6 +66,20 @@ def timed_generations(store: Store, model: str, limit: int) -> list[sqlite3.Row]
         "ORDER BY g.created_at DESC LIMIT ?", (model, limit))
 
 
+def stored_item_params(store: Store, queries: Sequence[int]) -> list[sqlite3.Row]:
+    """``system, setting, query_rowid, params`` of every run item of ``queries`` that holds a
+    generation (any run's): what the generation cache may answer a plan's items from."""
+    queries = tuple(dict.fromkeys(queries))
+    out: list[sqlite3.Row] = []
+    for start in range(0, len(queries), 500):         # well within SQLite's variables
+        part = queries[start:start + 500]
+        out += store.query(
+            "SELECT DISTINCT ri.system, ri.setting, ri.query_rowid, g.params FROM run_items ri "
+            "JOIN generations g ON g.key = ri.generation_key "
+            f"WHERE ri.query_rowid IN ({', '.join('?' * len(part))})", part)
+    return out
+
+
 def run_session_loads(store: Store, run_id: int) -> list:
     """The machine loads the sessions of run ``run_id``'s header recorded
     (:meth:`engine.machine_load.MachineLoad.as_json`, as stored), newest session first."""

@@ -240,7 +240,8 @@ def _dry_run(store, plan, as_json: bool) -> int:
 
     status = stored_status(store, plan)
     # the estimator New run and the Live ETA use; the cache hits found here need no model
-    guess = estimate_remaining(store, plan, skip=status["stored_items"])
+    guess = estimate_remaining(store, plan, skip=status["stored_items"],
+                               cache_looked_up=status["looked_up"])
     data = {**plan.summary(), "run_exists": plan.existing_run is not None,
             "stored": status["run_items"], "cached": status["cache_hits"],
             "cache_checked": status["checked"], "estimate_seconds": guess["seconds"],

@@ -44,9 +44,11 @@ def estimate_line(guess: dict) -> str:
         f"~{g['answer_tokens']:.0f} tokens an answer, {_speed_source(g['speed'])}"
         f"{_load_note(g)}{_load(g)}{_in_flight(g)}"
         for name, g in guess["generators"].items() if g["items"])
-    items = guess["items"]
+    items, cached = guess["items"], guess.get("cached", 0)
+    free = (f", {cached} more likely in the generation cache (no model time)" if cached
+            else "")
     return (f"Estimate: about {duration(guess['seconds'])} for {items} item"
-            f"{'s' if items != 1 else ''} left" + (f" ({speeds})" if speeds else ""))
+            f"{'s' if items != 1 else ''} left{free}" + (f" ({speeds})" if speeds else ""))
 
 
 def _speed_source(source: str) -> str:

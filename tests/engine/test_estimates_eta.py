@@ -15,19 +15,10 @@ from engine.runs.estimates import (estimate_remaining, load_seconds, parallel_fa
                                    record_model_check)
 from engine.runs.live_eta import LiveEta, Pace
 from testkit.runs import config
+from testkit.timed import Clock
 
 TIMED = "timed-model"
 ENDPOINT = "http://127.0.0.1:9/v1"
-
-
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture(autouse=True)

@@ -26,3 +26,13 @@ class TimedGenerator(ScriptedGenerator):
         # another sha: another model to the generation cache
         super().__init__(name, sha=sha, usage=usage, speed=(prompt_tps, gen_tps), gate=gate,
                          open_calls=open_calls)
+
+
+class Clock:
+    """A clock a test moves by hand (``clock.now += 5``), for the estimators' ``clock=``."""
+
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
