@@ -162,13 +162,13 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ("runs log demo-smol", "sessions, model loads, retries, errors, ends"),
         ("runs log demo-smol --json", "the same as JSON lines"),
     ],
-    "config": [
-        ("config", "the settings in effect and the file they come from"),
     "runs resplit": [
         ("runs resplit qwen3-run", "an older run whose answers hold <think>…</think>: the "
                                    "thinking apart, the answers rescored"),
         ("runs resplit qwen3-run --json", "the counts as JSON"),
     ],
+    "config": [
+        ("config", "the settings in effect and the file they come from"),
         ("config --init", "write a commented config.toml (never overwrites)"),
     ],
 }

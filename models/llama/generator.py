@@ -308,6 +308,9 @@ class LlamaGenerator:
                    "prompt_tokens_per_s": evaluated / prompt_s if prompt_s > 0 else 0.0,
                    "generation_tokens_per_s": len(completion) / gen_s if gen_s > 0 else 0.0,
                    "n_ctx": self.n_ctx, "n_threads": self.n_threads})
+        # the thinking apart (a template that opened <think> leaves only </think> to reply)
+        return apart(generation, self.name, opened=prompt_opens_thinking(rendered.text),
+                     count_tokens=self.count_tokens)
 
     def label_probs(self, prompt: Prompt, labels: Sequence[str], *,
                     cancel: threading.Event | None = None) -> dict[str, float]:
@@ -315,9 +318,6 @@ class LlamaGenerator:
         over the first token of each label written with and without a leading space, then
         normalised over the labels. Labels whose first tokens collide are refused. ``cancel``
         as in :meth:`generate` (checked between prompt blocks)."""
-        # the thinking apart (a template that opened <think> leaves only </think> to reply)
-        return apart(generation, self.name, opened=prompt_opens_thinking(rendered.text),
-                     count_tokens=self.count_tokens)
         cancel = cancel if cancel is not None else self._cut
         if not labels:
             raise ValueError("label_probs needs at least one label")
