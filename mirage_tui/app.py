@@ -20,6 +20,7 @@ the controller's messages) is :mod:`mirage_tui.app_runs`, mixed in.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -147,6 +148,7 @@ class MirageApp(AppRuns, ScreenNavigation):
         self.quick_judging = QuickJudging(self)
         self.has_runs = False
         self.quit_when_idle = False
+        self.hosts_left: list[str] = []     # run_app prints them after the app ends
 
     def on_mount(self) -> None:
         if self.settings.theme:
@@ -278,7 +280,9 @@ class MirageApp(AppRuns, ScreenNavigation):
                 self.quit_when_idle = True
                 controller.cancel(QUIT)     # the next launch offers it (engine.runs.stops)
                 self.notify("Stopping the run, then quitting. It stays resumable: the next "
-                            "launch offers it.", markup=False)
+                            "launch offers it." + "".join(
+                                f" The {line[0].lower()}{line[1:]}."
+                                for line in hosts_after_quitting()), markup=False)
             elif answer == "wait":
                 self.quit_when_idle = True
                 self.notify("mirage-tui quits when the run is done.", markup=False)
@@ -293,10 +297,23 @@ class MirageApp(AppRuns, ScreenNavigation):
         # however the app ends, a running run (or any other job) stops (its item cut) and
         # stays resumable
         await stop_jobs()
+        # what becomes of the model hosts this process leased, said once the screen is gone
+        self.hosts_left = hosts_after_quitting()
+
+
+def hosts_after_quitting() -> list[str]:
+    """What becomes of the model hosts this process leased once it ends, a line each
+    (:func:`models.host.supervisor.hosts_after_quitting`); none when it never reached a host
+    (the supervisor not even imported: nothing to import while quitting)."""
+    supervisor = sys.modules.get("models.host.supervisor")
+    return supervisor.hosts_after_quitting() if supervisor is not None else []
 
 
 def run_app(db_path: Path | str | None = None, settings: AppConfig | None = None) -> None:
     """Start the TUI on the workspace at ``db_path`` (created when absent; ``None``: the
     default workspace, ``$MIRAGE_DB`` or the user data directory) with the app's settings
     (``settings``: config.toml, :mod:`engine.app_config`)."""
-    MirageApp(db_path, settings=settings).run()
+    app = MirageApp(db_path, settings=settings)
+    app.run()
+    for line in app.hosts_left:      # on the terminal, after the screen is gone
+        print(f"mirage-tui: {line}", flush=True)

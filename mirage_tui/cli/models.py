@@ -5,8 +5,9 @@
     mirage-tui models hosts [--json] [--stop [NAME]]
 
 ``hosts`` lists the live model hosts of this machine (``models/host/``: one process per loaded
-model, shared by the TUI and the CLI) with their model, URL, pid, threads, client processes and
-log file; ``--stop`` stops them all, or those whose name contains NAME.
+model, shared by the TUI and the CLI) with their model, URL, pid, threads, client processes,
+idle grace (how long a host lives on once no process uses it, and what is left of it) and log
+file; ``--stop`` stops them all, or those whose name contains NAME.
 
 ``list`` also shows the configured endpoints (endpoints.toml; the name of a key's environment
 variable, never the key) and the models of servers running on the usual loopback ports
@@ -74,14 +75,25 @@ def _hosts(args) -> int:
     if not hosts:
         print(f"no model host is running (registry: {data_dir() / 'hosts'})")
         return 0
-    _print_table([("MODEL", "URL", "PID", "THREADS", "BACKEND", "CLIENTS", "LOG")] + [
+    _print_table([("MODEL", "URL", "PID", "THREADS", "BACKEND", "CLIENTS", "IDLE GRACE",
+                   "LOG")] + [
         (h["name"], h["url"], str(h["pid"]), str(h["threads"]), h["backend"],
-         ",".join(map(str, h["clients"])) or "-", h["log"]) for h in hosts])
+         ",".join(map(str, h["clients"])) or "-", _grace_cell(h), h["log"]) for h in hosts])
     return 0
 
 
 def _print_table(rows: list[tuple]) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+def _grace_cell(host: dict) -> str:
+    """``in use (10 s once idle)``, ``7 s left of 10 s``; ``?`` for a host that does not say."""
+    grace, left = host.get("grace_s"), host.get("grace_left_s")
+    if grace is None:
+        return "?"
+    if host["clients"]:
+        return f"in use ({grace:g} s once idle)"
+    return f"{left:.0f} s left of {grace:g} s"
+
+
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
 

@@ -258,6 +258,18 @@ class Host:
 
     # ----------------------------------------------------------------- lifetime
 
+    def _say_idle_since(self, since: float | None) -> None:
+        """Keep in the registry entry since when no client holds a lease (``idle_since``,
+        None: in use), beside the grace period: ``models hosts`` and a quitting app say how
+        long the host stays up."""
+        if self.entry.extra.get("idle_since") == since:
+            return
+        self.entry.extra = {**self.entry.extra, "idle_since": since}
+        with contextlib.suppress(OSError):
+            current = registry.read_entry(self.entry.key)
+            if current is not None and current.pid == os.getpid():   # never another host's
+                registry.write_entry(self.entry)
+
     def watch(self, poll: float = 0.25) -> None:
         """End the host when no live client has held a lease for ``grace`` seconds."""
         last_client = last_budget = time.monotonic()
@@ -270,6 +282,9 @@ class Host:
                     _log(f"thread budget: {exc}")
             if registry.live_leases(self.entry.key):
                 last_client = time.monotonic()
+                self._say_idle_since(None)
+            elif self.entry.extra.get("idle_since") is None and not self.stopping.is_set():
+                self._say_idle_since(time.time() - (time.monotonic() - last_client))
             elif time.monotonic() - last_client > self.grace:
                 # under the registry lock, so a client that finds this entry has its lease
                 # seen here first, and one that comes later finds no entry and starts a host
@@ -350,7 +365,7 @@ def serve(args) -> int:
         pid_started=registry.process_start_time(os.getpid()), threads=generator.n_threads,
         n_ctx=identity.context_length, backend=identity.backend, started=time.time(),
         log=str(args.log or ""), slots=getattr(generator, "slots", 1),
-        token=secrets.token_urlsafe(32))
+        extra={"grace": args.grace, "idle_since": None}, token=secrets.token_urlsafe(32))
     host = Host(generator, entry, args.grace)
     server.RequestHandlerClass = make_handler(host, _log)
     host.server = server

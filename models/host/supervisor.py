@@ -250,11 +250,60 @@ def stop_host(entry: registry.HostEntry, timeout: float = 10.0) -> None:
 
 
 def list_hosts() -> list[dict]:
-    """The live hosts: model, url, pid, threads, clients (pids), log, ... (not the token)."""
+    """The live hosts: model, url, pid, threads, clients (pids), log, ... (not the token);
+    ``grace_s``, the seconds it lives on once no client holds it, and ``grace_left_s``,
+    what is left of them now (None: a client holds it, or a host that does not say)."""
     from dataclasses import asdict
 
-    return [{**{k: v for k, v in asdict(e).items() if k != "token"}, "clients": e.clients()}
-            for e in registry.live_entries()]
+    out = []
+    for e in registry.live_entries():
+        clients = e.clients()
+        out.append({**{k: v for k, v in asdict(e).items() if k != "token"},
+                    "clients": clients, "grace_s": host_grace(e),
+                    "grace_left_s": None if clients else grace_left(e)})
+    return out
+
+
+def host_grace(entry: registry.HostEntry) -> float | None:
+    """Seconds the host of ``entry`` lives on without a live client (its ``--grace``, kept
+    in its entry; None for a host that does not say)."""
+    grace = entry.extra.get("grace") if isinstance(entry.extra, dict) else None
+    return float(grace) if isinstance(grace, (int, float)) else None
+
+
+def grace_left(entry: registry.HostEntry, now: float | None = None) -> float | None:
+    """Seconds the host of ``entry`` has left before it stops for want of a client: its grace
+    from when it saw its last client go (``idle_since`` in its entry), the whole grace when
+    it has not noticed yet; None when it does not say."""
+    grace = host_grace(entry)
+    if grace is None:
+        return None
+    since = entry.extra.get("idle_since")
+    if not isinstance(since, (int, float)):
+        return grace
+    return max(0.0, grace - ((time.time() if now is None else now) - since))
+
+
+def hosts_after_quitting() -> list[str]:
+    """What becomes of the hosts this process holds once it ends, a line each: ``model host
+    smollm2-135m-instruct stays up 10 s for other runs (pid 4242; mirage-tui models hosts
+    --stop ends it now)``, or that other processes go on using it."""
+    lines = []
+    for key in list(_LEASED):
+        entry = registry.read_entry(key)
+        if entry is None or not entry.alive():
+            continue
+        others = [pid for pid in entry.clients() if pid != os.getpid()]
+        if others:
+            lines.append(f"model host {entry.name} goes on serving {len(others)} other "
+                         f"process{'es' if len(others) > 1 else ''} (pid {entry.pid})")
+            continue
+        grace = host_grace(entry)
+        grace = env_seconds(GRACE_ENV) if grace is None else grace   # an older host's: ours
+        stays = f"stays up {grace:g} s"
+        lines.append(f"model host {entry.name} {stays} for other runs (pid {entry.pid}; "
+                     "mirage-tui models hosts --stop ends it now)")
+    return lines
 
 
 def stop_hosts(name: str | None = None) -> list[registry.HostEntry]:
