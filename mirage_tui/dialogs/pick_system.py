@@ -1,5 +1,6 @@
-"""The inspector's "side by side" dialog: the run's other systems; Enter picks one to show
-beside the first (dismisses with its name, None on Escape)."""
+"""A list to pick one from, in sight: the inspector's "side by side" dialog (the run's other
+systems; Enter picks one to show beside the first) and the Leaderboard's arenas and runs.
+Dismisses with the label picked, None on Escape."""
 
 from __future__ import annotations
 
@@ -24,10 +25,11 @@ class PickSystemScreen(BaseModal[str | None]):
     #pick-systems { height: auto; max-height: 16; }
     """
 
-    def __init__(self, systems: list[str], title: str) -> None:
+    def __init__(self, systems: list[str], title: str, *, highlighted: int = 0) -> None:
         super().__init__()
         self.systems = systems
         self.title_text = title
+        self.highlighted = highlighted
 
     def compose(self) -> ComposeResult:
         with Vertical(id="pick-dialog"):
@@ -35,7 +37,9 @@ class PickSystemScreen(BaseModal[str | None]):
             yield OptionList(*[Text(s) for s in self.systems], id="pick-systems")
 
     def on_mount(self) -> None:
-        self.query_one(OptionList).focus()
+        options = self.query_one(OptionList)
+        options.highlighted = min(self.highlighted, len(self.systems) - 1)
+        options.focus()
 
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:

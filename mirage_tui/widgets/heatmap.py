@@ -1,7 +1,10 @@
 """A pairwise win-fraction heatmap (FastChat's arena heatmap, in cells of a terminal).
 
-Rows and columns are systems in leaderboard order, labelled by number with a legend below
-(names are too long for column headers at 80 columns). Cell (i, j) is the share of i's battles
+Rows and columns are systems in leaderboard order. Each row is labelled with its number and
+its system's name (fitted by :func:`engine.text_fit.labels_apart`: what differs kept, what
+all share said once below), each column with the number of its row (names are too long for
+6-cell column headers); where the width leaves no room for names beside the grid (12 systems
+at 80 columns), the rows keep their numbers and the names follow as a legend. Cell (i, j) is the share of i's battles
 against j that i won, ties counting half; ``·`` where they never met. Each cell's background
 comes from a red → grey → blue scale and its text colour is picked for contrast against that
 background, so it reads the same in light and dark themes. ``show_counts`` swaps the fractions
@@ -16,10 +19,12 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from engine.text_fit import labels_apart
+from engine.text_fit import cell_len, labels_apart
 from engine.units import fmt_value
 
 CELL = 6
+LEAST_NAME = 10
+"""Cells a row's name needs beside the grid; with less room the names go below, a legend."""
 LOW = (178, 34, 34)      # the row system lost every battle
 MID = (136, 136, 136)    # even
 HIGH = (33, 102, 172)    # the row system won every battle
@@ -48,14 +53,24 @@ def heatmap_text(names: list[str], fractions: list[list[float | None]],
                  width: int | None = None) -> Text:
     """The grid, the colour scale and the legend as one Text (rows in ``names`` order)."""
     n = len(names)
-    label_w = len(str(n)) + 1
+    number_w = len(str(n)) + 1
+    room = (width - number_w - 2 - n * CELL) if width is not None else 10**6
+    beside = room >= LEAST_NAME
+    apart = labels_apart(names, room if beside else max(8, width - number_w - 1))
+    shown = [apart.shown[" ".join(name.split())] for name in names]
+    label_w = number_w + (1 + max(cell_len(x) for x in shown) if beside else 0)
+
+    def label(i: int) -> str:
+        text = f"{i + 1:>{number_w}}" + (f" {shown[i]}" if beside else "")
+        return text + " " * (label_w - cell_len(text))
+
     out = Text()
     out.append(" " * (label_w + 1))
     for j in range(n):
         out.append(f"{j + 1:^{CELL}}", style="bold")
     out.append("\n")
     for i in range(n):
-        out.append(f"{i + 1:>{label_w}} ", style="bold")
+        out.append(label(i) + " ", style="bold")
         for j in range(n):
             if i == j:
                 out.append(f"{'—':^{CELL}}", style="dim")
@@ -64,8 +79,8 @@ def heatmap_text(names: list[str], fractions: list[list[float | None]],
             if fraction is None:
                 out.append(f"{'·':^{CELL}}", style="dim")
                 continue
-            shown = str(counts[i][j]) if show_counts else fmt_value(fraction)   # percent
-            out.append(f"{shown:^{CELL}}", style=_cell_style(fraction))
+            value = str(counts[i][j]) if show_counts else fmt_value(fraction)   # percent
+            out.append(f"{value:^{CELL}}", style=_cell_style(fraction))
         out.append("\n")
     out.append("scale ", style="dim")
     for step in range(11):
@@ -75,10 +90,10 @@ def heatmap_text(names: list[str], fractions: list[list[float | None]],
             "share of the row's battles against the column it won (ties ½)")
     out.append(f"cell: {what}; · never met; c toggles counts\n", style="dim")
     # the names by what differs, what they all share said once (issue 36: names cut at the
-    # edge read the same)
-    apart = labels_apart(names, max(8, width - label_w - 1) if width is not None else 10**6)
-    for i, name in enumerate(names):
-        out.append(f"{i + 1:>{label_w}} {apart.shown[' '.join(name.split())]}\n")
+    # edge read the same); below as a legend when they have no room beside the rows
+    if not beside:
+        for i in range(n):
+            out.append(f"{i + 1:>{number_w}} {shown[i]}\n")
     if apart.caption():
         out.append(f"systems {apart.caption()}\n", style="dim")
     out.rstrip()

@@ -36,8 +36,15 @@ async def test_heatmap_text_cells_scale_and_legend():
     assert lines[2].split() == ["2", "25.0", "—", "50.0"]
     # the legend within 14 cells, each name elided in the middle (its tail tells it apart)
     assert "\n 1 alpha…mixed\n" in text and " 3 gamma" in text
-    with_counts = heatmap_text(names, fractions, counts, show_counts=True).plain
+    with_counts = heatmap_text(names, fractions, counts, show_counts=True, width=14).plain
     assert with_counts.splitlines()[1].split() == ["1", "—", "8", "·"]
+    # with room beside the grid, each row is labelled with its system's name (the columns
+    # with the rows' numbers), no legend below
+    wide = heatmap_text(names, fractions, counts, width=60).plain.splitlines()
+    assert wide[1].startswith(" 1 alpha-system | mixed ") and wide[1].split()[-3:] == [
+        "—", "75.0", "·"]
+    assert wide[3].startswith(" 3 gamma ") and wide[0].split() == ["1", "2", "3"]
+    assert not [line for line in wide[4:] if line.startswith(" 1 ")]
     assert "battles between row and column" in with_counts
     # red at 0, grey at 0.5, blue at 1; text picked for contrast on each
     assert fraction_colour(0.0) == (178, 34, 34) and fraction_colour(1.0) == (33, 102, 172)
@@ -61,7 +68,7 @@ async def test_leaderboard_ratings_heatmap_and_inspector(workspace):
     async with app.run_test(size=(100, 30)) as pilot:
         await open_screen(pilot, LeaderboardScreen("alpha"))
         screen = app.screen
-        assert screen.query_one("#lb-arena", Select).value == "duel"
+        assert screen.arena == "duel"
         table = screen.query_one("#ratings", DataTable)
         assert table.row_count == 4
         for r in expected.systems:
@@ -78,8 +85,9 @@ async def test_leaderboard_ratings_heatmap_and_inspector(workspace):
         assert "judge smollm2-135m-instruct" in status and "17 battles rated" in status
         assert "(1 unparsed left out)" in status
         assert "200 tournaments" in status
-        # over the table: who judged it and how far to trust that judge (never calibrated),
-        # the rule the default would follow, and the cross-check against accuracy (issue 34)
+        # under the table, one line each: who judged it and how far to trust that judge
+        # (never calibrated), the rule the default would follow, and the cross-check against
+        # accuracy (issue 34); the ranking first
         judge = screen.query_one("#lb-judge", Static)
         header = text_of(judge).splitlines()
         assert header[0] == ("judged by smollm2-135m-instruct, judge not calibrated "
@@ -88,7 +96,7 @@ async def test_leaderboard_ratings_heatmap_and_inspector(workspace):
         assert header[1].startswith("judge named for this arena; the default for this data "
                                     "would be reference:answer-match")
         assert header[2].startswith("cross-check with em_loose")
-        assert judge.region.y < table.region.y and judge.region.height >= 1
+        assert judge.region.y > table.region.y and judge.region.height == 3
 
         heatmap = screen.query_one("#lb-heatmap", WinFractionHeatmap)
         grid = heatmap.text().plain
@@ -96,13 +104,13 @@ async def test_leaderboard_ratings_heatmap_and_inspector(workspace):
         for i, name in enumerate(names, start=1):
             assert f"{i} {name}" in grid
         i, j = names.index(f"{B} | mixed"), names.index(f"{A} | mixed")
-        row = grid.splitlines()[1 + i].split()
-        assert row[1 + j] == "75.0"  # fake-b's mixed won 4, lost 1, tied 1 of 6: 4.5/6
+        row = grid.splitlines()[1 + i].split()[-4:]     # the cells after the row's name
+        assert row[j] == "75.0"  # fake-b's mixed won 4, lost 1, tied 1 of 6: 4.5/6
         await pilot.press("c")
-        assert heatmap.text().plain.splitlines()[1 + i].split()[1 + j] == "6"
+        assert heatmap.text().plain.splitlines()[1 + i].split()[-4:][j] == "6"
         app.theme = "textual-light"  # cells carry their own colours: same text, no error
         await pilot.pause()
-        assert heatmap.text().plain.splitlines()[1 + i].split()[1 + j] == "6"
+        assert heatmap.text().plain.splitlines()[1 + i].split()[-4:][j] == "6"
         app.theme = "textual-dark"
 
         # the surrogate has no features yet: it says so and how to get them
@@ -216,7 +224,7 @@ async def test_judging_from_the_leaderboard(workspace, monkeypatch):
         # same two answers twice are one judge call (the judgments cache)
         assert 1 <= len(judge.calls) <= 6
         assert any("Arena pairwise:scripted-judge: done, 6/6 battles" in m for m, _ in app.notes)
-        assert screen.query_one("#lb-arena", Select).value == "pairwise:scripted-judge"
+        assert screen.arena == "pairwise:scripted-judge"
         assert screen.query_one("#ratings", DataTable).row_count == 3
         assert not app.errors()
 

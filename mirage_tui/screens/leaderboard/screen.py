@@ -1,6 +1,12 @@
 """The leaderboard screen: pick the run and the arena, read its ratings, heatmap and surrogate;
 judge, compute the surrogate's features, cancel either; Enter inspects a system.
 
+The ranking comes first: over it only the title, one status line (the run and the arena,
+named there only) and the table's header; the judge's trust, its rule and the cross-check
+follow the table in one line each, in full behind ``t``. ``a`` picks another arena or run in
+a list that opens in sight; ``m`` and ``s`` bring the heatmap and the surrogate's ranking into
+view in the scrolling pane (Tab reaches it too).
+
 The workers ask the engine through :mod:`.data` and post :mod:`.messages`; what is drawn is
 written by :mod:`.board`. Judging and the features run through the screen's own
 :class:`~mirage_tui.jobs.JobController` (:mod:`.jobs`, mixed in).
@@ -12,8 +18,8 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Header, ProgressBar, Select, Static
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Header, ProgressBar, Static
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.jobs import JobController
@@ -21,12 +27,14 @@ from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.leaderboard import jobs
 from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, RATING_PRIORITY,
                                                   arena_line, no_arena, rating_rows,
-                                                  ratings_notes, ratings_status)
+                                                  ratings_notes)
 from mirage_tui.screens.leaderboard.data import arena_choices, judge_line, rate, surrogate
 from mirage_tui.screens.leaderboard.messages import (BoardLoaded, ChoicesLoaded, PageExported,
                                                      SurrogateLoaded)
+from mirage_tui.screens.leaderboard.status import details_text, status_line
 from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.heatmap import WinFractionHeatmap
+from mirage_tui.widgets.one_line import OneLineEach
 from mirage_tui.widgets.tables import (highlighted_key, refill_fitting, scrollbar_to_come,
                                        title_naming)
 
@@ -42,8 +50,11 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
         Binding("v", "compare", "Compare the mark", show=False),
         Binding("j", "judge", "Judge"),
         *jobs.BINDINGS,
+        Binding("t", "details", "Trust"),
+        Binding("m", "show_heatmap", "Heatmap"),
+        Binding("s", "show_surrogate", "Surrogate"),
         Binding("c", "toggle_counts", "Counts"),
-        Binding("u", "surrogate_features", "Surrogate"),
+        Binding("u", "surrogate_features", "Features"),
         Binding("a", "pick_arena", "Arena"),
         Binding("r", "refresh", "Refresh"),
         Binding("h", "calibration", "Calibration"),
@@ -54,12 +65,19 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
         PaletteCommand("leaderboard: judge an arena…",
                        "Judge the run's systems pairwise with a judge model (j)", "judge"),
         *jobs.PALETTE,
+        PaletteCommand("leaderboard: trust, rule and cross-check in full",
+                       "Who judged, how far people agree, the rule that chose the judge and "
+                       "the ranking against accuracy, whole (t)", "details"),
+        PaletteCommand("leaderboard: heatmap", "Scroll to the win-fraction heatmap (m)",
+                       "show_heatmap"),
+        PaletteCommand("leaderboard: surrogate ranking",
+                       "Scroll to the surrogate judge's ranking (s)", "show_surrogate"),
         PaletteCommand("leaderboard: counts or shares", "Switch the heatmap between win "
                        "shares and battle counts (c)", "toggle_counts"),
         PaletteCommand("leaderboard: surrogate features",
-                       "Show the surrogate's features (u)", "surrogate_features"),
-        PaletteCommand("leaderboard: pick an arena", "Choose another arena of the run (a)",
-                       "pick_arena"),
+                       "Compute the surrogate's features (u)", "surrogate_features"),
+        PaletteCommand("leaderboard: pick an arena or a run",
+                       "Choose another arena of the run, or another run (a)", "pick_arena"),
         PaletteCommand("leaderboard: mark selected", "Mark the highlighted system to compare "
                        "(space)", "mark"),
         PaletteCommand("leaderboard: compare with the mark",
@@ -73,14 +91,12 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
     PALETTE_AFTER = "show_leaderboard"
 
     DEFAULT_CSS = """
-    LeaderboardScreen #lb-pickers { height: 1; padding: 0 1; }
-    LeaderboardScreen #lb-run { width: 1fr; margin-right: 1; }
-    LeaderboardScreen #lb-arena { width: 1fr; }
     LeaderboardScreen #lb-status { height: auto; max-height: 3; padding: 0 1;
         color: $text-muted; }
     LeaderboardScreen #lb-progress { height: 1; padding: 0 1; }
     LeaderboardScreen #lb-body { height: 1fr; }
-    LeaderboardScreen #lb-judge { height: auto; padding: 0 1; text-style: bold; }
+    LeaderboardScreen #lb-body:focus { background-tint: $accent 5%; }
+    LeaderboardScreen #lb-judge { height: auto; padding: 0 1; }
     LeaderboardScreen #ratings { height: auto; max-height: 100%; border: round $primary 50%; }
     LeaderboardScreen #ratings:focus { border: round $accent; }
     LeaderboardScreen .lb-block { height: auto; padding: 0 1; margin-top: 1; }
@@ -92,6 +108,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
         self.run_name = run_name
         self.arena = arena
         self.arenas: list = []
+        self.runs: list[str] = []
         self.ratings = None
         self.generation = 0
         self.start_jobs()
@@ -100,16 +117,13 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with Horizontal(id="lb-pickers"):
-            yield Select([], prompt="run", id="lb-run", compact=True)
-            yield Select([], prompt="arena", id="lb-arena", compact=True)
-        yield Static("Loading…", id="lb-status", markup=False)
+        yield OneLineEach("Loading…", id="lb-status")
         yield ProgressBar(id="lb-progress", show_eta=False)
         with VerticalScroll(id="lb-body"):
-            yield Static("", id="lb-judge", markup=False)
             ratings = DataTable(id="ratings", cursor_type="row", zebra_stripes=True)
             ratings.border_title = "Ratings"
             yield ratings
+            yield OneLineEach("", id="lb-judge")
             yield Static("", id="lb-notes", classes="lb-block", markup=False)
             yield WinFractionHeatmap(id="lb-heatmap")
             yield Static("", id="lb-surrogate", classes="lb-block", markup=False)
@@ -147,19 +161,8 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
     @on(ChoicesLoaded)
     def _choices_loaded(self, message: ChoicesLoaded) -> None:
         self.run_name, self.arena, self.arenas = message.run, message.arena, message.arenas
-        runs = self.query_one("#lb-run", Select)
-        with runs.prevent(Select.Changed):
-            names = list(message.runs) + ([message.run] if message.run and
+        self.runs = list(message.runs) + ([message.run] if message.run and
                                           message.run not in message.runs else [])
-            runs.set_options([(Text(n), n) for n in names])
-            if message.run is not None:
-                runs.value = message.run
-        arenas = self.query_one("#lb-arena", Select)
-        with arenas.prevent(Select.Changed):
-            arenas.set_options([(Text(f"{a.name} ({a.mode}, {a.battles} battles)"), a.name)
-                                for a in message.arenas])
-            if message.arena is not None:
-                arenas.value = message.arena
         if message.run is None:
             self._empty(NO_RUNS)
         elif message.arena is None:
@@ -171,26 +174,64 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
         self.generation += 1
         self.ratings = None
         self.query_one("#ratings", DataTable).clear()
-        self.query_one("#lb-status", Static).update(text)
+        self.query_one("#lb-status", OneLineEach).show(text, one_line=False)
         self.query_one("#lb-notes", Static).update("")
-        self.query_one("#lb-judge", Static).update("")
+        self.query_one("#lb-judge", OneLineEach).update("")
         self.query_one("#lb-heatmap", WinFractionHeatmap).set_ratings(None)
         self.query_one("#lb-surrogate", Static).update("")
 
-    @on(Select.Changed, "#lb-run")
-    def _run_picked(self, event: Select.Changed) -> None:
-        if event.value != Select.NULL and event.value != self.run_name:
-            self.run_name, self.arena = str(event.value), None
-            self.action_refresh()
-
-    @on(Select.Changed, "#lb-arena")
-    def _arena_picked(self, event: Select.Changed) -> None:
-        if event.value != Select.NULL and event.value != self.arena:
-            self.arena = str(event.value)
-            self._load_board()
-
     def action_pick_arena(self) -> None:
-        self.query_one("#lb-arena", Select).focus()
+        """``a``: the run's arenas, then the other runs, in a list that opens in sight (a
+        menu in the one-row picker bar above opened out of sight)."""
+        from mirage_tui.dialogs.pick_system import PickSystemScreen
+
+        choices = [(f"arena {a.name} ({a.mode}, {a.battles} battles)", ("arena", a.name))
+                   for a in self.arenas]
+        choices += [(f"run {name}", ("run", name)) for name in reversed(self.runs)
+                    if name != self.run_name]
+        if not choices:
+            self.notify("No run or arena to pick yet.", timeout=3)
+            return
+        current = next((i for i, (_, (kind, name)) in enumerate(choices)
+                        if kind == "arena" and name == self.arena), 0)
+
+        def picked(label: str | None) -> None:
+            kind, name = dict(choices).get(label, (None, None)) if label else (None, None)
+            if kind == "arena" and name != self.arena:
+                self.arena = name
+                self._load_board()
+            elif kind == "run" and name != self.run_name:
+                self.run_name, self.arena = name, None
+                self.action_refresh()
+
+        self.app.push_screen(PickSystemScreen([label for label, _ in choices],
+                                              f"Arenas of {self.run_name}, then other runs "
+                                              "(Enter picks, Esc keeps this one)",
+                                              highlighted=current), picked)
+
+    def action_details(self) -> None:
+        """``t``: the status, the judge's trust, its rule and the cross-check, whole."""
+        from mirage_tui.dialogs.choice import Choice, ChoiceModal
+
+        status = self.query_one("#lb-status", OneLineEach)
+        judge = self.query_one("#lb-judge", OneLineEach)
+        body = details_text(str(status.content), str(judge.content), self.ratings)
+        self.app.push_screen(ChoiceModal(f"How far to trust {self.arena or 'this arena'}",
+                                         body, [Choice("close", "Close", "c", "primary")]))
+
+    def _show_in_body(self, selector: str) -> None:
+        body = self.query_one("#lb-body", VerticalScroll)
+        body.focus()
+        body.scroll_to_widget(self.query_one(selector), top=True, animate=False)
+
+    def action_show_heatmap(self) -> None:
+        """``m``: the heatmap in view (the pane takes the focus: arrows and PageDown
+        scroll it, Escape goes back to the table)."""
+        self._show_in_body("#lb-heatmap")
+
+    def action_show_surrogate(self) -> None:
+        """``s``: the surrogate judge's ranking in view (as ``m``)."""
+        self._show_in_body("#lb-surrogate")
 
     # ------------------------------------------------------------------ ratings + surrogate
 
@@ -204,8 +245,8 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
         self.generation += 1
         info = self._arena_info()
         if info is not None:
-            self.query_one("#lb-status", Static).update(arena_line(info) +
-                                                        " · computing the ratings…")
+            self.query_one("#lb-status", OneLineEach).show(
+                f"{self.run_name} · {arena_line(info)} · computing the ratings…")
         self.query_one("#lb-surrogate", Static).update("")
         self.load_board(store, self.run_name, self.arena, self.generation)
 
@@ -230,15 +271,17 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
         line = arena_line(info) if info is not None else (self.arena or "")
         heatmap = self.query_one("#lb-heatmap", WinFractionHeatmap)
         self.ratings = r = message.ratings
-        self.query_one("#lb-judge", Static).update(message.judge_line)
+        self.query_one("#lb-judge", OneLineEach).update(message.judge_line)
         if r is None:
             self.query_one("#ratings", DataTable).clear()
-            self.query_one("#lb-status", Static).update(f"{line} · no ratings: {message.error}")
+            self.query_one("#lb-status", OneLineEach).show(
+                f"{self.run_name} · {line} · no ratings: {message.error}", one_line=False)
             self.query_one("#lb-notes", Static).update("")
             heatmap.set_ratings(None)
             return
         self._fill_ratings()         # the cursor stays on the system it was on
-        self.query_one("#lb-status", Static).update(ratings_status(self.arena, info, r))
+        self.query_one("#lb-status", OneLineEach).show(status_line(self.run_name, self.arena,
+                                                                   info, r))
         self.query_one("#lb-notes", Static).update(ratings_notes(r))
         heatmap.set_ratings(r)
         self.query_one("#lb-surrogate", Static).update(Text("Surrogate judge: computing…",
@@ -381,7 +424,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
         self.app.push_screen(CalibrationScreen(info.judge if info is not None else None))
 
     def action_back(self) -> None:
-        if self.focused is not None and self.focused.id in ("lb-run", "lb-arena"):
+        if self.focused is not None and self.focused.id == "lb-body":
             self.query_one("#ratings", DataTable).focus()
         else:
             self.go_back()      # pop a pushed screen, else the previous mode
@@ -391,7 +434,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     @on(WorkerFailed)
     def _failed(self, message: WorkerFailed) -> None:
-        self.query_one("#lb-status", Static).update(
-            f"Could not load {message.what}: {message.error}")
+        self.query_one("#lb-status", OneLineEach).show(
+            f"Could not load {message.what}: {message.error}", one_line=False)
         self.app.notify(message.error, title=f"Could not load {message.what}",
                         severity="error", markup=False, timeout=10)
