@@ -60,13 +60,13 @@ SETTINGS: dict[str, EnvSetting] = {s.name: s for s in (
     EnvSetting("MIRAGE_THREAD_BUDGET_DIR", "the folder of the thread budget"),
     EnvSetting("MIRAGE_CPUINFO", "a /proc/cpuinfo text standing in for this CPU's (tests)"),
     EnvSetting("MIRAGE_CPU_MACHINE", "a machine name standing in for this one's (tests)"),
+    EnvSetting("MIRAGE_THINK_TAGS", "more tag pairs around a reasoning model's thinking: "
+               "OPEN:CLOSE[,OPEN:CLOSE] (models/reasoning.py)"),
 )}
 
 
 def _raw(name: str) -> str | None:
     value = os.environ.get(name)
-    EnvSetting("MIRAGE_THINK_TAGS", "more tag pairs around a reasoning model's thinking: "
-               "OPEN:CLOSE[,OPEN:CLOSE] (models/reasoning.py)"),
     return None if value is None or not value.strip() else value.strip()
 
 

@@ -213,6 +213,8 @@ def run(args, store) -> int:
 # --------------------------------------------------------------------------- output
 
 def _print_summary(s, last_event) -> None:
+    from engine.runs.tally import cut_words
+
     print(f"run {s.run}: {s.status} — {s.done}/{s.total} items ({s.generated} generated, "
           f"{s.cached} from the store, {s.errors} errors, {s.truncated} truncated, "
           f"{cut_words(s.cut, s.cut_while_thinking)}) in {duration(s.seconds)}")
@@ -233,7 +235,6 @@ def _print_summary(s, last_event) -> None:
 
 def _dry_run(store, plan, as_json: bool) -> int:
     from engine.runs.estimates import estimate_remaining, in_flight_words
-    from engine.runs.tally import cut_words
 
     from engine.runs.plan import thinking_lines, thinking_notes
     from engine.runs.rows import stored_status
