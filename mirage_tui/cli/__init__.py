@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mirage-tui: error: {problem}", file=sys.stderr)
         return 2
     from engine.datasets.catalog import DatasetNotFound
+    from engine.counts import ResampleMemoryError
     from engine.datasets.formats.base import DatasetFormatError
     from engine.runs.owner import Busy
     from engine.store import StorageError, Store, default_db_path
@@ -159,9 +160,14 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(storage_error(db_path, exc) or f"database error ({db_path}): {exc}")
     except BrokenPipeError:
         return _closed_pipe()
+    except ResampleMemoryError as exc:      # named by the option that asked for them
+        return _fail(exc.line("--boot" if hasattr(args, "boot") else "--n-boot"))
     except StdoutError as exc:
         return _stdout_failed(exc)
     except KeyboardInterrupt:
+    except MemoryError as exc:              # what no estimate foresaw: one line all the same
+        return _fail(f"not enough memory ({exc or 'an allocation failed'}); ask for fewer "
+                     "resamples (--boot, --n-boot) or a smaller --sample")
         print("mirage-tui: interrupted", file=sys.stderr)
         return 130
     finally:
