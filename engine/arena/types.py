@@ -34,8 +34,8 @@ class SystemRating:
     system: str
     rank: int               # 1 + systems whose CI lower bound beats this one's upper bound
     elo: float              # 400·θ/ln 10 + 1000 (θ: the BT log-strength, centred)
-    elo_lo: float           # 2.5th percentile over bootstrap tournaments
-    elo_hi: float           # 97.5th percentile
+    elo_lo: float | None    # 2.5th percentile over bootstrap tournaments (None: too few
+    elo_hi: float | None    # queries for an interval); 97.5th percentile
     battles: int            # parsed battles this system took part in
     wins: int
     ties: int
@@ -54,6 +54,17 @@ class SystemRating:
                 "wins": self.wins, "ties": self.ties, "losses": self.losses,
                 "win_rate": self.win_rate, "win_rate_lo": self.win_rate_lo,
                 "win_rate_hi": self.win_rate_hi}
+
+
+NO_INTERVAL = "–"
+"""What an Elo CI column shows where there is no interval (too few queries to resample)."""
+
+
+def elo_ci_text(elo: float, lo: float | None, hi: float | None, minus: str = "-") -> str:
+    """``+39/-12``: an Elo's 95% CI as distances from it; :data:`NO_INTERVAL` without one."""
+    if lo is None or hi is None:
+        return NO_INTERVAL
+    return f"+{hi - elo:.0f}/{minus}{elo - lo:.0f}"
 
 
 @dataclass

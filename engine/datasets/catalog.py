@@ -85,6 +85,13 @@ def resolve(store: Store, ref: str) -> int:
     return dataset_id
 
 
+def resolved_ref(store: Store, ref: str) -> str:
+    """``name@version`` of the dataset ``ref`` names (:func:`resolve`): one spelling per
+    dataset, what a claim on work over it is keyed on (``people`` and ``people@1`` are one)."""
+    row = stored.dataset_identity(store, resolve(store, ref))
+    return f"{row['name']}@{row['version']}"
+
+
 def list_datasets(store: Store, latest_only: bool = False) -> list[DatasetSummary]:
     rows = stored.dataset_rows(store)
     if latest_only:

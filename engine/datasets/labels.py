@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.datasets.catalog import DatasetNotFound, resolve
-from engine.datasets.formats.pairwise_labels import UNNAMED
+from engine.datasets.formats.pairwise_labels import UNNAMED, annotator_key
 from engine.store import Store, json_column
 from engine.store.datasets import dataset_identity
 from engine.store.labels import (human_label_rows, label_aspects, label_pair_rows,
@@ -41,7 +41,10 @@ class LabelledPair:
 def load_label_pairs(store: Store, dataset: str) -> list[LabelledPair]:
     """Every pair of the labels dataset ``dataset`` (``name`` or ``name@version``), in file
     order, with its labels. :class:`DatasetNotFound` for an unknown name or a dataset of
-    another kind."""
+    another kind. One person is one annotator (:func:`annotator_key`): labels stored under two
+    spellings of one name (a workspace imported before names were compared so, or verdicts
+    typed under another spelling) are that person's one label, the latest stored, under the
+    first spelling."""
     dataset_id = resolve(store, dataset)
     row = dataset_identity(store, dataset_id)
     if row["kind"] != "labels":
@@ -50,8 +53,10 @@ def load_label_pairs(store: Store, dataset: str) -> list[LabelledPair]:
                               "ragchecker-meta or pairwise-labels)")
     rows = label_pair_rows(store, dataset_id)
     labels: dict[int, dict[str, dict[str, int]]] = {}
+    spelling: dict[str, str] = {}
     for r in human_label_rows(store, dataset_id):
-        labels.setdefault(r[0], {}).setdefault(r["aspect"], {})[r["annotator"]] = r["label"]
+        name = spelling.setdefault(annotator_key(r["annotator"]), r["annotator"])
+        labels.setdefault(r[0], {}).setdefault(r["aspect"], {})[name] = r["label"]
     return [LabelledPair(r["id"], r["pair_id"], r["query"], r["answer_a"], r["answer_b"],
                          r["reference"], r["domain"], json_column(r["metadata"], {}) or {},
                          labels.get(r["id"], {})) for r in rows]

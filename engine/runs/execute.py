@@ -92,7 +92,17 @@ def execute(store: Store, plan: Plan, *, progress: Callable[[JobEvent], None] | 
     """Run the plan (see the module docstring) and say how it ended. ``generators`` and
     ``retrievers`` map configured names to ready objects; others are loaded from the catalog
     (generators: ``models.catalog.load_generator`` with the run's n_ctx and threads) and from
-    :class:`engine.retrieval.Retriever` (which indexes the pool on first use)."""
+    :class:`engine.retrieval.Retriever` (which indexes the pool on first use).
+
+    A ``MIRAGE_*`` variable out of its range is refused here, before the run's row exists
+    (:class:`models.env_settings.EnvSettingError`, one line naming it), when a generator is
+    to be loaded: found only as the model loaded, it left a ``failed`` run behind."""
+    if any(name not in (generators or {}) for name in plan.config.generators):
+        from models.env_settings import EnvSettingError, check_all
+
+        problems = check_all()
+        if problems:
+            raise EnvSettingError(problems[0])
     return _Runner(store, plan, progress, cancel, dict(generators or {}),
                    dict(retrievers or {}), min_interval).run()
 

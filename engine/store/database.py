@@ -22,6 +22,15 @@ A missing folder is created only when asked (``create_folder=True``, the default
 engine's own callers and the default workspace); the CLI passes ``False`` for a path the user
 typed, so a typo is refused with a message rather than a new workspace somewhere unexpected.
 ``Store.created`` says whether opening made a new database file.
+
+A path that is no regular file (``MIRAGE_DB=/dev/null``, a FIFO) is refused as not a workspace
+file, before SQLite tries it (``/dev/null`` read as "the disk is full"). An empty (0-byte) file
+is what SQLite calls a new database; one the user named (``empty_file_ok=False``, the CLI's
+choice for a typed path) is refused instead, since a 0-byte file given by name is more likely a
+slip (another file, a truncated copy) than a wish for a workspace. A workspace that exists but
+cannot be written (a read-only mount, a 0444 file or a read-only folder for a user other than
+root) opens for reading only: ``Store.read_only`` is True, nothing is migrated, and every write
+is refused with one line (:data:`READ_ONLY_CAUSE`).
 """
 
 from __future__ import annotations
@@ -39,6 +48,12 @@ import sqlite_utils
 from engine.store.migrations.schema import SCHEMA_VERSION, migrate
 
 ENV_DB = "MIRAGE_DB"
+
+READ_ONLY_CAUSE = ("the workspace is read-only here (opened for reading only); nothing was "
+                   "written")
+"""Why a write to a read-only workspace is refused."""
+_NOT_FILES = (("is_char_device", "a character device"), ("is_block_device", "a block device"),
+              ("is_fifo", "a FIFO (named pipe)"), ("is_socket", "a socket"))
 
 IN_BATCH = 500
 """Values per ``IN (...)`` lookup: SQLite caps the parameters of one statement."""
@@ -161,14 +176,49 @@ def storage_error(path: str | os.PathLike, exc: BaseException,
                         resumable=primary in _RESUMABLE)
 
 
+def _check_file(path: Path, empty_file_ok: bool) -> None:
+    """Refuse what is no workspace file: a device, a FIFO or a socket, and (unless
+    ``empty_file_ok``) an empty file (module docstring)."""
+    if not path.exists():
+        return
+    for test, kind in _NOT_FILES:
+        if getattr(path, test)():
+            raise StorageError(path, f"is {kind}, not a workspace file; give the path of a "
+                               "workspace file (a new name makes one)")
+    if not empty_file_ok and path.is_file() and path.stat().st_size == 0:
+        raise StorageError(path, "is an empty file (0 bytes), not a mirage-tui workspace; "
+                           "give another name for a new workspace, or delete the file to "
+                           "make one there")
+
+
+def _read_only(path: Path) -> bool:
+    """Whether the workspace ``path`` exists but this process cannot write it or its folder
+    (a read-only mount says so to root too)."""
+    try:
+        return path.is_file() and not (os.access(path, os.W_OK) and
+                                       os.access(path.parent, os.W_OK))
+    except OSError:                     # refused as a name by check_place already
+        return False
+
+
+def _read_only_uri(path: Path) -> str:
+    """The URI that opens ``path`` for reading only; ``immutable`` where its folder cannot be
+    written (no ``-shm`` file can be made there, so SQLite must not look for one)."""
+    from urllib.parse import quote
+
+    extra = "" if os.access(path.parent, os.W_OK) else "&immutable=1"
+    return f"file:{quote(str(path))}?mode=ro{extra}"
+
+
 class Store:
     """A workspace database. Cheap to create; connections are opened per thread on demand."""
 
     def __init__(self, path: str | os.PathLike | None = None, *, create_folder: bool = True,
-                 timeout: float = BUSY_TIMEOUT):
+                 timeout: float = BUSY_TIMEOUT, empty_file_ok: bool = True):
         self.path = Path(path).expanduser() if path is not None else default_db_path()
         self.timeout = timeout
-        self.check_place(self.path, create_folder)
+        self.check_place(self.path, create_folder, empty_file_ok)
+        self.read_only = _read_only(self.path)
         self.created = not self.path.exists()
         self._key = str(self.path.resolve())
         self._local = threading.local()
@@ -177,12 +227,17 @@ class Store:
             conn = self._connect()
             try:
                 self._check_version(conn)
-                migrate(conn)
+                if not self.read_only:
+                    migrate(conn)
+                elif conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                    raise StorageError(self.path, "is read-only here and written by an older "
+                                       "mirage-tui: open it once where it can be written, to "
+                                       "upgrade it")
             finally:
                 conn.close()
 
     @staticmethod
-    def check_place(path: Path, create_folder: bool) -> None:
+    def check_place(path: Path, create_folder: bool, empty_file_ok: bool = True) -> None:
         """Refuse a path whose folder is missing (unless asked to create it) or that is not
         a file, before SQLite makes something of it."""
         folder = path.parent
@@ -198,6 +253,7 @@ class Store:
                 raise storage_error(path, exc) from None
         if path.is_dir():
             raise StorageError(path, "is a folder, not a database file")
+        _check_file(path, empty_file_ok)
 
     def _check_version(self, conn: sqlite3.Connection) -> None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -224,9 +280,14 @@ class Store:
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a transaction is exactly
         # what the code says it is.
         with self._storage_errors(os_errors=True):
-            conn = sqlite3.connect(self._key, timeout=self.timeout, isolation_level=None)
+            if self.read_only:          # no write at all: not even the journal mode
+                conn = sqlite3.connect(_read_only_uri(Path(self._key)), timeout=self.timeout,
+                                       isolation_level=None, uri=True)
+            else:
+                conn = sqlite3.connect(self._key, timeout=self.timeout, isolation_level=None)
             try:
-                conn.execute("PRAGMA journal_mode = WAL")
+                if not self.read_only:
+                    conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA foreign_keys = ON")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 # an INSERT OR REPLACE fires the delete triggers of the row it replaces (the
@@ -259,6 +320,8 @@ class Store:
     @contextmanager
     def write(self) -> Iterator[sqlite_utils.Database]:
         """One write transaction: all of the block's writes land, or none do."""
+        if self.read_only:
+            raise StorageError(self.path, READ_ONLY_CAUSE)
         with self._lock:
             conn = self.conn
             if conn.in_transaction:  # nested use joins the outer transaction

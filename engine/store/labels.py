@@ -34,10 +34,10 @@ def label_pair_rows(store: Store, dataset_id: int) -> list[sqlite3.Row]:
 
 def human_label_rows(store: Store, dataset_id: int) -> list[sqlite3.Row]:
     """(``pair_rowid``, ``annotator``, ``aspect``, ``label``) of every label on the dataset's
-    pairs."""
+    pairs, in the order they were stored."""
     return store.query("SELECT l.pair_rowid, l.annotator, l.aspect, l.label FROM human_labels "
-                       "l JOIN label_pairs p ON p.id = l.pair_rowid WHERE p.dataset_id = ?",
-                       (dataset_id,))
+                       "l JOIN label_pairs p ON p.id = l.pair_rowid WHERE p.dataset_id = ? "
+                       "ORDER BY l.rowid", (dataset_id,))
 
 
 def labels_dataset_rows(store: Store) -> list[sqlite3.Row]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sqlite3
 import sys
 
@@ -106,7 +107,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mirage-tui: error: {problem}", file=sys.stderr)
         return 2
     from engine.datasets.catalog import DatasetNotFound
-    from engine.counts import ResampleMemoryError
     from engine.datasets.formats.base import DatasetFormatError
     from engine.runs.owner import Busy
     from engine.store import StorageError, Store, default_db_path
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     typed = chosen is not None
     if args.command is None:
         try:
-            Store.check_place(db_path, create_folder=not typed)
+            Store.check_place(db_path, create_folder=not typed, empty_file_ok=not typed)
         except StorageError as exc:
             return _fail(exc)
         from mirage_tui.app import run_app
@@ -141,15 +141,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"mirage-tui: warning: {problem}", file=sys.stderr)
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = CheckedStdout(out), VisibleStream(err)
+    from mirage_tui.cli.common import install_terminate
+
+    previous_term = install_terminate()
     try:
         from importlib import import_module
 
         store = None
         if args.command not in _NO_STORE:
-            store = Store(db_path, create_folder=not typed)
+            store = Store(db_path, create_folder=not typed, empty_file_ok=not typed)
             if store.created and typed and err.isatty():
                 print(f"mirage-tui: note: created a new workspace at {db_path}",
                       file=sys.stderr)
+            if store.read_only:
+                print(f"mirage-tui: note: {db_path} cannot be written here: opened for "
+                      "reading only (a command that writes is refused)", file=sys.stderr)
         code = import_module(_GROUPS[args.command]).run(args, store)
         sys.stdout.flush()              # a full or closed stdout is found here, not at exit
         return code
@@ -160,14 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(storage_error(db_path, exc) or f"database error ({db_path}): {exc}")
     except BrokenPipeError:
         return _closed_pipe()
-    except ResampleMemoryError as exc:      # named by the option that asked for them
-        return _fail(exc.line("--boot" if hasattr(args, "boot") else "--n-boot"))
     except StdoutError as exc:
         return _stdout_failed(exc)
     except KeyboardInterrupt:
-    except MemoryError as exc:              # what no estimate foresaw: one line all the same
-        return _fail(f"not enough memory ({exc or 'an allocation failed'}); ask for fewer "
-                     "resamples (--boot, --n-boot) or a smaller --sample")
         print("mirage-tui: interrupted", file=sys.stderr)
         return 130
     finally:
@@ -178,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         except StdoutError:
             _detach_stdout()
         sys.stdout, sys.stderr = out, err
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
 
 
 def _fail(exc) -> int:

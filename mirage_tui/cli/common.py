@@ -22,46 +22,6 @@ _INVALID_CHOICE = re.compile(
     r"argument (?:\S+/)?(\S+): invalid choice: '(.*)' \(choose from (.*)\)$")
 
 
-_ARGUMENT = re.compile(r"argument (?:\S+/)?(\S+): (.*)$")
-
-
-def count_type(count):
-    """An argparse ``type`` for a count (:mod:`engine.counts`): the whole number typed, within
-    the count's range, checked before any work; else one line naming the option and the
-    range (``--boot 1000000000 is out of range: a whole number from 1 to 100,000 (...)``),
-    with the number meant when it was typed another way (``'1e3' ...; did you mean 1000?``)."""
-    from engine.counts import CountError, parse_count
-
-    def parse(text: str) -> int:
-        try:
-            return parse_count(text, count)
-        except CountError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    parse.__name__ = "count"
-    parse.count = count                 # the docs' table is checked against it
-    return parse
-
-
-def fraction_type(low_open: float = 0.0, high_open: float = 1.0, what: str = "a fraction"):
-    """An argparse ``type`` for a number strictly between ``low_open`` and ``high_open``
-    (``inf``, ``nan`` and text refused in one line naming the option)."""
-    import math
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and low_open < value < high_open):
-            raise argparse.ArgumentTypeError(
-                f"{text.strip()!r} is not {what} between {low_open:g} and {high_open:g}")
-        return value
-
-    parse.__name__ = "fraction"
-    return parse
-
-
 class Parser(argparse.ArgumentParser):
     """An argument parser whose invalid-choice error is one line with the nearest choice:
     ``mirage-tui: unknown command 'reprot'; did you mean 'report'?``. Its subparsers are of
@@ -72,9 +32,6 @@ class Parser(argparse.ArgumentParser):
             self._unknown_option(message)
         match = _INVALID_CHOICE.match(message)
         if match is None:
-            argument = _ARGUMENT.match(message)
-            if argument is not None:        # a bad value: one line naming the option
-                self.exit(2, f"{self.prog}: {argument[1]} {argument[2]}\n")
             super().error(message)
         what, word, listed = match.groups()
         choices = re.findall(r"'([^']*)'", listed)
@@ -177,19 +134,13 @@ def no_overwrite(args, *paths) -> None:
     already at any of ``paths`` (None skipped) stops the command, before any work, with one
     line naming it (:func:`engine.output_files.refuse_existing`); a path whose folder does
     not exist, or where no file can go, is refused with or without ``--force``. ``-`` is
-    standard output. With ``--force`` a symbolic link at a path is replaced itself, never
-    what it points to, and a note says so."""
-    from engine.output_files import is_stdout, link_target, refuse_existing, writable_target
+    standard output."""
+    from engine.output_files import is_stdout, refuse_existing, writable_target
 
     if getattr(args, "force", False):
         for path in paths:              # a missing folder or a device: refused all the same
             if path is not None and not is_stdout(path):
                 writable_target(path)
-                pointed = link_target(path)
-                if pointed is not None:
-                    print(f"mirage-tui: note: {path} is a symbolic link to {pointed}; the "
-                          f"link is replaced by the file, {pointed} is left as it was",
-                          file=sys.stderr)
         return
     refuse_existing(paths)
 
@@ -197,9 +148,7 @@ def no_overwrite(args, *paths) -> None:
 def in_flight_options(parser: argparse.ArgumentParser, what: str = "generator") -> None:
     """``--concurrency`` and ``--max-errors``: how many model requests go out at once, and how
     many may fail before the job stops (engine/inflight.py)."""
-    from engine.counts import CONCURRENCY
-
-    parser.add_argument("--concurrency", type=count_type(CONCURRENCY), metavar="N",
+    parser.add_argument("--concurrency", type=int, metavar="N",
                         help=f"{what} requests in flight at once (default: the {what}'s own: "
                              "a host's slots, 8 for an HTTP endpoint, 1 in-process)")
     parser.add_argument("--max-errors", metavar="N|P%",
@@ -207,22 +156,59 @@ def in_flight_options(parser: argparse.ArgumentParser, what: str = "generator") 
                              "than P%% of those attempted (default 10%%, at least 5)")
 
 
-def exit_now(printer) -> None:
-    """The second Ctrl-C: the job has recorded how it ended (every stored item, battle or
-    verdict is one whole transaction); exit 130 now, in one line, without waiting for worker
-    threads still inside a model call (the interpreter would join them at exit); the exit
-    handlers (the model hosts' leases) run first."""
+TERMINATED = 143
+"""The exit status after SIGTERM (128 + 15), as the shell reports a process it ended."""
+
+
+def exit_now(printer, code: int = 130, why: str = "interrupted") -> None:
+    """The second Ctrl-C (or SIGTERM): the job has recorded how it ended (every stored item,
+    battle or verdict is one whole transaction); exit ``code`` now, in one line, without
+    waiting for worker threads still inside a model call (the interpreter would join them at
+    exit); the exit handlers (the model hosts' leases) run first."""
     import atexit
 
     printer.close()
-    print("mirage-tui: interrupted; run the same command again to resume", file=sys.stderr)
+    print(f"mirage-tui: {why}; run the same command again to resume", file=sys.stderr)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(130)
+    os._exit(code)
+
+
+def install_terminate():
+    """SIGTERM outside a job (:func:`interruptible` has its own): one line and exit 143,
+    raised where the process is, so a write in progress rolls back. Before, the process ended
+    with 143 and not a word."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        sys.stderr.write("\nmirage-tui: terminated (SIGTERM)\n")
+        raise SystemExit(TERMINATED)
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def _install_graceful_terminate(cancel: threading.Event, terminated: threading.Event,
+                                printer):
+    """In a job, SIGTERM is a cancel that says so (the job stops as after Ctrl-C and can be
+    resumed; the command then exits 143); a second SIGTERM exits at once."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        if terminated.is_set():
+            exit_now(printer, TERMINATED, "terminated (SIGTERM)")
+        terminated.set()
+        cancel.set()
+        sys.stderr.write("\nmirage-tui: terminated (SIGTERM): stopping; run the same command "
+                         "again to resume\n")
+
+    return signal.signal(signal.SIGTERM, handler)
 
 
 def install_interrupt(cancel: threading.Event):
@@ -248,8 +234,9 @@ def interruptible(printer):
     """A long command's job, Ctrl-C aware: yields the cancel event the job takes (the first
     Ctrl-C sets it: :func:`install_interrupt`); the second exits 130 at once
     (:func:`exit_now`); at the end ``printer`` is closed and the previous handler is back."""
-    cancel = threading.Event()
+    cancel, terminated = threading.Event(), threading.Event()
     previous = install_interrupt(cancel)
+    previous_term = _install_graceful_terminate(cancel, terminated, printer)
     try:
         yield cancel
     except KeyboardInterrupt:
@@ -258,3 +245,7 @@ def interruptible(printer):
         printer.close()
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
+    if terminated.is_set():             # the job stopped and is resumable; said above
+        raise SystemExit(TERMINATED)

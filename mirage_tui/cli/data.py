@@ -21,10 +21,10 @@ from engine.datasets.catalog import (
     list_queries,
 )
 from engine.datasets.formats import FORMATS
+from engine.datasets.formats.pairwise_labels import UNNAMED
 from engine.store import Store
 from engine.text_safety import visible_line
-from engine import counts
-from mirage_tui.cli.common import count_type, db_option
+from mirage_tui.cli.common import db_option
 from mirage_tui.cli.progress import ProgressPrinter
 
 
@@ -48,8 +48,7 @@ def add_parsers(sub) -> None:
     db_option(p)
     p.add_argument("dataset", help="NAME or NAME@VERSION")
     p.add_argument("query_id", nargs="?")
-    p.add_argument("--limit", type=count_type(counts.LIMIT),
-                   default=20, help="queries to list (default 20)")
+    p.add_argument("--limit", type=int, default=20, help="queries to list (default 20)")
     p.add_argument("--json", action="store_true")
 
     p = data_sub.add_parser("attach", help="add a distractor collection to a dataset's pool")
@@ -142,6 +141,8 @@ def cmd_show(store: Store, args) -> int:
             print(f"      {text[:300]}{'…' if len(text) > 300 else ''}")
         return 0
     summary = get_dataset(store, args.dataset)
+    if summary.kind == "labels":
+        return _show_labels(store, args, summary)
     queries = list_queries(store, args.dataset, limit=args.limit)
     if args.json:
         print(json.dumps({**summary.as_json(), "first_queries": queries}, ensure_ascii=False))
@@ -160,6 +161,44 @@ def cmd_show(store: Store, args) -> int:
               f"{visible_line(q['text'])[:70]}")
     if summary.queries > len(queries):
         print(f"  … {summary.queries - len(queries):,} more (--limit N)")
+    return 0
+
+
+def _show_labels(store: Store, args, summary) -> int:
+    """A labels dataset: its answer pairs (the first ``--limit``), each with its query and
+    every person's label by aspect (``-2`` A much better … ``2`` B much better)."""
+    from engine.datasets.labels import load_label_pairs
+
+    pairs = load_label_pairs(store, args.dataset)
+    shown = pairs[:args.limit]
+    people = {name for p in pairs for by in p.labels.values() for name in by
+              if not name.startswith(UNNAMED)}
+    if args.json:
+        print(json.dumps({**summary.as_json(), "pairs": len(pairs), "annotators": len(people),
+                          "first_pairs": [
+                              {"pair_id": p.pair_id, "query": p.query, "domain": p.domain,
+                               "answer_a": p.answer_a, "answer_b": p.answer_b,
+                               "reference": p.reference, "labels": p.labels}
+                              for p in shown]}, ensure_ascii=False))
+        return 0
+    aspects = sorted({a for p in pairs for a in p.labels})
+    labels = sum(len(by) for p in pairs for by in p.labels.values())
+    print(f"{visible_line(summary.label)}  (labels, {summary.format}, imported "
+          f"{summary.created_at})")
+    print(f"  {len(pairs):,} answer pairs, {labels:,} labels, {len(people):,} annotator(s); "
+          f"aspects: {', '.join(aspects) or '-'}; a label runs from -2 (A much better) to 2 "
+          "(B much better)")
+    for p in shown:
+        domain = f" [{visible_line(p.domain)}]" if p.domain else ""
+        print(f"  {visible_line(p.pair_id)}{domain}  Q: {visible_line(p.query)[:70]}")
+        print(f"      A: {visible_line(' '.join(p.answer_a.split()))[:70]}")
+        print(f"      B: {visible_line(' '.join(p.answer_b.split()))[:70]}")
+        for aspect, by in sorted(p.labels.items()):
+            said = ", ".join(f"{visible_line(name)} {label:+d}" if label else
+                             f"{visible_line(name)} 0" for name, label in sorted(by.items()))
+            print(f"      {aspect}: {said}")
+    if len(pairs) > len(shown):
+        print(f"  … {len(pairs) - len(shown):,} more (--limit N)")
     return 0
 
 

@@ -27,8 +27,7 @@ from engine.metrics.definitions import GOLD_DEFINITIONS, NO_PARITY, PARITY_MODES
 from engine.metrics.language import DETECTORS, RULES
 from engine.output_files import is_stdout
 from engine.stats import N_BOOT, SEED
-from engine import counts
-from mirage_tui.cli.common import count_type, db_option, force_option, no_overwrite
+from mirage_tui.cli.common import db_option, force_option, no_overwrite
 
 COMMANDS = ("report", "export")
 
@@ -47,10 +46,10 @@ def add_parsers(sub) -> None:
     force_option(p, "an existing --html file")
     p.add_argument("--by", choices=("language", "source"),
                    help="split the tables by query language or source")
-    p.add_argument("--n-boot", type=count_type(counts.RESAMPLES), default=N_BOOT, metavar="N",
+    p.add_argument("--n-boot", type=int, default=N_BOOT, metavar="N",
                    help="bootstrap resamples for the 95%% CIs of scores; rates use exact "
                         f"Clopper-Pearson intervals (default {N_BOOT}, as in the app)")
-    p.add_argument("--seed", type=count_type(counts.SEED), default=SEED, metavar="S",
+    p.add_argument("--seed", type=int, default=SEED, metavar="S",
                    help=f"bootstrap seed (default {SEED})")
     p.add_argument("--parity", choices=(*PARITY_MODES, NO_PARITY),
                    help="a reference's choices: mirage (the file's retrieval gold) or bergen "
@@ -118,8 +117,11 @@ def written_line(what: str, path: Path) -> str:
     """``wrote the run report to /abs/path.html (123 KB)``: where an HTML page went."""
     if is_stdout(path):
         return f"wrote the {what} to standard output"
-    size = path.stat().st_size
-    return f"wrote the {what} to {path.resolve()} ({max(1, round(size / 1024)):,} KB)"
+    from engine.text_safety import visible_line
+
+    size = path.stat().st_size          # a name's line break or escape shown, never obeyed
+    return (f"wrote the {what} to {visible_line(path.resolve())} "
+            f"({max(1, round(size / 1024)):,} KB)")
 
 
 def said_to(json_out: bool, *paths) -> TextIO:
@@ -139,11 +141,14 @@ def _export(args, store) -> int:
                  else None)
     path = export_run(store, run_info, format=args.format, out=out)
     n = count_items(store, run_info)
-    where = f"{path}" + (f" (header: {header_path(path)})" if args.format == "csv" else "")
+    from engine.text_safety import visible_line
+
+    where = visible_line(path) + (f" (header: {visible_line(header_path(path))})"
+                                  if args.format == "csv" else "")
     note = partial_note(run_header(store, run_info))
     if is_stdout(path):
         where = "standard output" + (" (no header file: --format jsonl carries it)"
                                      if args.format == "csv" else "")
-    print(f"exported {n:,} items of run {args.run} to {where}"
+    print(f"exported {n:,} items of run {visible_line(args.run)} to {where}"
           + (f" — {note}" if note else ""), file=said_to(False, path))
     return 0

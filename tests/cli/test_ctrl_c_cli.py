@@ -10,15 +10,13 @@ how the process ended."""
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
 from engine.store import Store
 from testkit.labels import write_labels
-from testkit.paths import ROOT
+from testkit.signals import stopped_by
 
 STALLING_CLI = textwrap.dedent("""
     import sys
@@ -71,23 +69,8 @@ FIT = ["judge", "fit", "mine", "--labels", "many", "--features", "length", "--ju
 def _interrupted(script: str, command: list[str], db, twice: bool) -> tuple[int, str]:
     """Run ``command`` with ``script``'s judge; once it says ``stalled``, Ctrl-C (``twice``:
     again once it said it is cancelling); its exit status and stderr."""
-    proc = subprocess.Popen([sys.executable, "-c", script, *command, "--db", str(db)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "stalled"
-        proc.send_signal(signal.SIGINT)
-        said = []
-        while twice and (not said or "mirage-tui: cancelling" not in said[-1]):
-            said.append(proc.stderr.readline())
-            assert said[-1], "".join(said)
-        if twice:
-            proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)    # a guard against a hang, not a measure
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    return proc.returncode, "".join(said) + err
+    return stopped_by(script, [*command, "--db", str(db)], signal.SIGINT, twice=twice,
+                      marker="mirage-tui: cancelling")
 
 
 @pytest.mark.parametrize("command", [

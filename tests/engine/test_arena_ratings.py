@@ -14,7 +14,7 @@ from engine.arena.ratings.tournaments import (bootstrap_thetas, bootstrap_thetas
                                               encode_battles, per_query_wins, resample_counts,
                                               total_wins, tournament_win_rates)
 from engine.arena.types import Battle
-from engine.stats import resample_indices
+from engine.stats import clopper_pearson, resample_indices
 
 BOOT = 50   # enough tournaments for the properties below, few enough to stay fast
 
@@ -309,10 +309,11 @@ def test_bad_battles_are_refused():
 
 
 def test_one_query_and_no_bootstrap():
+    # resampling one query (or two) cannot vary the battles: no Elo CI, every rank shared
     one = compute_ratings([Battle(0, "A", "B", "a"), Battle(0, "B", "C", "tie")], n_boot=BOOT)
-    assert all(s.elo_lo == pytest.approx(s.elo) == pytest.approx(s.elo_hi)
-               for s in one.systems)
-    assert any(n.startswith("one query only") for n in one.notes)
+    assert all(s.elo_lo is None and s.elo_hi is None and s.rank == 1 for s in one.systems)
+    assert any(n.startswith("1 query only: too few queries for an interval") for n in one.notes)
+    assert "  –  " in format_leaderboard(one)
     none = compute_ratings(chain_battles(3), n_boot=0)
     assert all(s.elo_lo == s.elo == s.elo_hi for s in none.systems)
     assert any("n_boot=0" in n for n in none.notes)
@@ -379,12 +380,16 @@ def test_a_balanced_record_has_a_ci_around_its_win_rate():
         assert 0.0 <= s.win_rate_lo and s.win_rate_hi <= 1.0
 
 
-def test_a_perfect_record_has_the_ci_one_one():
+def test_a_perfect_record_has_an_exact_ci_never_zero_wide():
+    # every tournament gives 100%: the percentiles are [1, 1]; the interval is Clopper–Pearson
     r = by_name(compute_ratings(chain_battles(), n_boot=BOOT))
-    assert (r["A"].win_rate, r["A"].win_rate_lo, r["A"].win_rate_hi) == (1.0, 1.0, 1.0)
-    assert (r["C"].win_rate, r["C"].win_rate_lo, r["C"].win_rate_hi) == (0.0, 0.0, 0.0)
+    lo, hi = clopper_pearson(20, 20)
+    assert (r["A"].win_rate, r["A"].win_rate_hi) == (1.0, 1.0) and hi == 1.0
+    assert r["A"].win_rate_lo == pytest.approx(lo) and lo < 1.0
+    assert (r["C"].win_rate, r["C"].win_rate_lo) == (0.0, 0.0)
+    assert r["C"].win_rate_hi == pytest.approx(clopper_pearson(0, 20)[1])
     data = r["A"].as_json()
-    assert (data["win_rate"], data["win_rate_lo"], data["win_rate_hi"]) == (1.0, 1.0, 1.0)
+    assert (data["win_rate"], data["win_rate_hi"]) == (1.0, 1.0) and data["win_rate_lo"] < 1.0
 
 
 def test_win_rate_cis_without_bootstrap_are_the_point_values():
@@ -402,7 +407,8 @@ def test_a_tournament_without_a_systems_battles_leaves_it_out():
     # a system seen in only a few queries still gets a CI from the tournaments that drew it
     battles = spread_battles() + [Battle(0, "A", "X", "a")]
     x = by_name(compute_ratings(battles, n_boot=BOOT))["X"]
-    assert x.battles == 1 and (x.win_rate, x.win_rate_lo, x.win_rate_hi) == (0.0, 0.0, 0.0)
+    assert x.battles == 1 and (x.win_rate, x.win_rate_lo) == (0.0, 0.0)
+    assert x.win_rate_hi == pytest.approx(clopper_pearson(0, 1)[1])   # 0 of 1: [0, 0.975]
 
 
 def test_equal_ratings_share_rank_one_despite_rounding():

@@ -134,8 +134,12 @@ def test_a_judge_that_prefers_wrong_answers_is_flagged_in_words(run_r):
     check, _ = checked(store, "r", ScriptedJudge(prefer_wrong), "wrong")
     assert check.can_rank and check.spearman == pytest.approx(-1.0) and check.disagrees
     assert check.gold_pairs.value == 0.0 and check.gold_pairs.n == 240
-    assert "The ranking DISAGREES with accuracy (ρ < 0.5)" in check.line
-    assert check.as_json()["disagrees"] is True
+    # significant both ways: the accuracies differ (Cochran's Q) and ρ is not positive
+    assert ("; the ranking disagrees with accuracy (ρ -1.00, p<0.001, n=4 systems, while the "
+            "accuracies differ: Cochran's Q p<0.001 over 60 queries): the judge may reward "
+            "something other than right answers") in check.line
+    assert "DISAGREES" not in check.line
+    assert check.as_json()["disagrees"] is True and check.as_json()["verdict"] == "disagrees"
 
 
 def test_when_no_system_is_ever_right_accuracy_cannot_rank_them(store):
@@ -144,7 +148,8 @@ def test_when_no_system_is_ever_right_accuracy_cannot_rank_them(store):
     check, _ = checked(store, "zero", ScriptedJudge(prefer_wrong), "z")
     assert not check.can_rank and check.spearman is None and check.kendall is None
     assert check.line == ("cross-check with em_loose: the accuracy cannot rank these 3 systems: "
-                          "on every query they all score the same (em_loose from 0% to 0%); "
+                          "on every query they all score the same (em_loose from 0% to 0%, "
+                          "n=60 queries); "
                           "no pair where exactly one answer matches the gold")
 
 
@@ -156,7 +161,7 @@ def test_with_almost_no_right_answer_accuracy_cannot_rank_either(store):
     check, _ = checked(store, "rare", "reference:answer-match", "m")
     assert not check.can_rank and check.spearman is None
     assert check.why_not == ("the accuracy cannot rank these 3 systems: 2 of their answers "
-                             "match the gold (em_loose from 0% to 3%)")
+                             "match the gold (em_loose from 0% to 3%, n=60 queries)")
     assert check.gold_pairs.n == 4 and check.gold_pairs.value == 1.0
 
 
@@ -169,7 +174,7 @@ def test_systems_as_accurate_overall_are_not_ranked_by_accuracy(store):
     check, _ = checked(store, "halves", "reference:answer-match", "h")
     assert not check.can_rank and check.spearman is None and check.kendall is None
     assert check.why_not == ("the accuracy cannot rank these 3 systems: each scores "
-                             "em_loose 50%")
+                             "em_loose 50%, n=60 queries")
 
 
 def test_a_judge_that_ties_every_pair_does_not_rank(store):
@@ -208,5 +213,9 @@ def test_arena_ratings_json_carries_the_cross_check_and_the_html_shows_it(run_r,
                           "--html", str(page)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     html = page.read_text()
-    assert '<p class="cross-check">cross-check with em_loose over 4 systems' in html
+    # the answer-match judge decides by EM_loose: its agreement is said as by construction
+    assert data["cross_check"]["by_construction"] is True
+    assert ('<p class="cross-check">cross-check with em_loose: no evidence here: the judge '
+            "reference:answer-match decides by the run&#x27;s own EM_loose, so its ranking "
+            "agrees with accuracy by construction</p>") in html
     assert '<p class="judge-rule">the default judge for this data' in html

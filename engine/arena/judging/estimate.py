@@ -16,7 +16,8 @@ from typing import Hashable, Iterable, Mapping
 
 from engine.arena.judges.kinds import is_offline_judge
 from engine.arena.judges.orders import ORDERS
-from engine.arena.judging.plan import choose_contestants, plan_jobs, run_contestants
+from engine.arena.judging.plan import (choose_contestants, plan_jobs, reference_contestant,
+                                       run_contestants)
 from engine.store.runs import RunInfo
 from engine.model_speeds import (JUDGE_TEMPLATE_TOKENS, judge_call_tokens, judge_prefix_bytes,
                                  planned_backend, prompt_cache, speeds_now)
@@ -136,6 +137,7 @@ def judging_estimate(store: Store, run: RunInfo, judge: str, queries: int | None
     battles :func:`engine.arena.judging.job.judge_arena` would plan with the same arguments."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+    reference = reference_contestant(store, run, reference)
     contestants = choose_contestants(store, run, pairs, systems, reference)
     jobs, _, _ = plan_jobs(store, run.id, mode="pairwise" if pairs == "all" else "reference",
                            contestants=contestants, reference=reference, queries=queries,

@@ -51,6 +51,7 @@ from engine.arena.judging.plan import (
     Matchup,
     QueryJob,
     choose_contestants,
+    reference_contestant,
     plan_jobs,
     shown_order,
 )
@@ -102,6 +103,7 @@ def judge_arena(store: Store, run: RunInfo, judge: str | Generator, *, pairs: st
         budget = ErrorBudget(parse_max_errors(max_errors))
     except ValueError as exc:
         raise ArenaError(str(exc)) from None
+    reference = reference_contestant(store, run, reference)     # one spelling from here on
     contestants = choose_contestants(store, run, pairs, systems, reference)
     mode = "pairwise" if pairs == "all" else "reference"
     plan = plan_jobs(store, run.id, mode=mode, contestants=contestants, reference=reference,

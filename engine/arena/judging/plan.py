@@ -193,6 +193,15 @@ def choose_contestants(store: Store, run, pairs: str, systems: list[str] | None,
     return chosen
 
 
+def reference_contestant(store: Store, run, reference: str | None) -> str | None:
+    """The stored name of the reference contestant ``reference`` names (``gemma3 | mixed``
+    is ``gemma3-270m-it/… | mixed``), None for None: the one spelling an arena's name, its
+    configuration and its claim are made of. ArenaError when it names none or several."""
+    if reference is None:
+        return None
+    return _named_contestant(run, run_contestants(store, run.id), reference)
+
+
 def _named_contestant(run, found: list[str], wanted: str) -> str:
     """The contestant ``wanted`` (``SYSTEM | SETTING``) names, among those in that setting,
     SYSTEM by any part ``--generator`` accepts (``gemma3 | mixed``); ArenaError when none or

@@ -6,7 +6,16 @@
   replacement, :mod:`engine.arena.ratings.tournaments`).
 - Win rate: (wins + ties/2) / battles, with the 2.5/97.5 percentiles of the same quantity over
   the same tournaments as its 95% CI (a tournament that drew none of a system's battles is left
-  out of that system's percentiles).
+  out of that system's percentiles). Where those percentiles have zero width (every battle
+  won, lost or tied: each tournament gives the same rate) the interval is the Clopper–Pearson
+  interval of round(wins + ties/2) of the battles instead, so 3 wins of 3 battles is
+  ``100.0% [29.2, 100.0] n=3``, not ``[100.0, 100.0]``; over too few queries (below) it is
+  that exact interval for every system.
+- Too few queries: a bootstrap over fewer than :data:`MIN_INTERVAL_QUERIES` queries has at most
+  3 distinct resamples (2 queries: both twice, or each once), so its percentiles are not an
+  interval (``+39/-0``). Then no Elo CI is given (``–``, None in JSON; a note says "too few
+  queries for an interval") and every system shares rank 1; the win rates get their exact
+  intervals.
 - Rank: 1 + the number of systems whose CI lower bound is above this system's upper bound, so
   systems whose CIs overlap share a rank (FastChat's CI-aware rank).
 - Ties count as half wins in the fit and in the win rates; battles whose verdict could not be
@@ -24,12 +33,14 @@ from engine.arena.ratings.bradley_terry import DEFAULT_ALPHA, bradley_terry_fit_
 from engine.arena.ratings.tournaments import (DEFAULT_TOURNAMENTS, EncodedBattles, encode_battles,
                                               fit_tournaments, total_wins, tournament_win_rates,
                                               tournament_wins)
-from engine.arena.types import Battle, Ratings, SystemRating
-from engine.stats import Estimate
+from engine.arena.types import Battle, Ratings, SystemRating, elo_ci_text
+from engine.stats import Estimate, clopper_pearson_many
 
 
 # Elo points: bounds that differ by float rounding only (all-tie arenas) do not separate ranks
 RANK_TOLERANCE = 1e-6
+MIN_INTERVAL_QUERIES = 3
+"""Fewer queries than this give no Elo interval (module docstring)."""
 
 def compute_ratings(battles: Sequence[Battle], *, n_boot: int = DEFAULT_TOURNAMENTS,
                     seed: int = 0, alpha: float = DEFAULT_ALPHA) -> Ratings:
@@ -58,12 +69,19 @@ def compute_ratings(battles: Sequence[Battle], *, n_boot: int = DEFAULT_TOURNAME
     else:
         lo, hi = elo.copy(), elo.copy()
         rate_lo, rate_hi = rate.copy(), rate.copy()
+    interval = not (n_boot and enc.n_queries < MIN_INTERVAL_QUERIES)
+    if n_boot:
+        rate_lo, rate_hi = _exact_where_degenerate(
+            rate_lo, rate_hi, decisive_i.sum(axis=1) + 0.5 * tie_count.sum(axis=1),
+            meetings.sum(axis=1), every=not interval)
 
     rows = []
     for k, name in enumerate(enc.systems):
+        rank = 1 + int(np.sum(lo > hi[k] + RANK_TOLERANCE)) if interval else 1
         rows.append(SystemRating(
-            system=name, rank=1 + int(np.sum(lo > hi[k] + RANK_TOLERANCE)), elo=float(elo[k]),
-            elo_lo=float(lo[k]), elo_hi=float(hi[k]), battles=int(meetings[k].sum()),
+            system=name, rank=rank, elo=float(elo[k]),
+            elo_lo=float(lo[k]) if interval else None,
+            elo_hi=float(hi[k]) if interval else None, battles=int(meetings[k].sum()),
             wins=int(decisive_i[k].sum()), ties=int(tie_count[k].sum()),
             losses=int(decisive_j[k].sum()), win_rate_lo=_or_none(rate_lo[k]),
             win_rate_hi=_or_none(rate_hi[k])))
@@ -91,7 +109,7 @@ def format_leaderboard(ratings: Ratings) -> str:
     """A plain-text table: rank, system, Elo, +x/-y (95% CI), battles, win rate with its 95%
     CI and n; then the notes and how the numbers were made."""
     name_width = max([len("system")] + [len(r.system) for r in ratings.systems])
-    cis = [f"+{r.elo_hi - r.elo:.0f}/-{r.elo - r.elo_lo:.0f}" for r in ratings.systems]
+    cis = [elo_ci_text(r.elo, r.elo_lo, r.elo_hi) for r in ratings.systems]
     ci_width = max([len("95% CI")] + [len(c) for c in cis])
     lines = [f"{'rank':>4}  {'system':<{name_width}}  {'Elo':>5}  {'95% CI':<{ci_width}}  "
              f"{'battles':>7}  win rate"]
@@ -115,6 +133,16 @@ def _percentiles_where_drawn(rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     if drawn.any():
         lo[drawn], hi[drawn] = np.nanpercentile(rates[:, drawn], [2.5, 97.5], axis=0)
     return lo, hi
+
+
+def _exact_where_degenerate(lo: np.ndarray, hi: np.ndarray, won: np.ndarray,
+                            battles: np.ndarray, every: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The win rates' percentile ends, replaced by the Clopper–Pearson interval of
+    round(``won``) of ``battles`` where they have zero width or were never drawn (NaN), or
+    for ``every`` system (too few queries: module docstring)."""
+    cp_lo, cp_hi = clopper_pearson_many(np.minimum(np.rint(won), battles), battles)
+    exact = np.ones(len(lo), dtype=bool) if every else ~(hi - lo > 0)
+    return np.where(exact, cp_lo, lo), np.where(exact, cp_hi, hi)
 
 
 def _or_none(x: float) -> float | None:
@@ -168,8 +196,11 @@ def _notes(battles: Sequence[Battle], enc: EncodedBattles, rows: list[SystemRati
         notes.append(f"I-LSR did not converge: the fit fell back to the penalised MAP "
                      f"(alpha={alpha:g}), as MIRAGE-Bench's reference code does")
     if n_boot == 0:
-        notes.append("no bootstrap (n_boot=0): the CIs are the point values")
-    elif enc.n_queries == 1:
-        notes.append("one query only: resampling queries cannot vary the battles, so the CIs "
-                     "collapse to the point values")
+        notes.append("no bootstrap (n_boot=0): the Elo CIs are the point values")
+    elif enc.n_queries < MIN_INTERVAL_QUERIES:
+        notes.append(f"{enc.n_queries} {'query' if enc.n_queries == 1 else 'queries'} only: "
+                     "too few queries for an interval (resampling them cannot vary the battles "
+                     f"enough; at least {MIN_INTERVAL_QUERIES}), so no Elo CI is given and every "
+                     "system shares rank 1; the win rates' CIs are exact (Clopper–Pearson) over "
+                     "the battles")
     return notes

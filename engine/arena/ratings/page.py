@@ -11,6 +11,7 @@ from __future__ import annotations
 from engine.arena.ratings.battles import ArenaNotFound, battles_of, list_arenas, resolve_arena
 from engine.arena.ratings.leaderboard import compute_ratings, rank_line
 from engine.arena.ratings.tournaments import DEFAULT_TOURNAMENTS
+from engine.arena.types import elo_ci_text
 from engine.arena.trust.default_judge import arena_header
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
 from engine.results.html.run_page import run_page
@@ -102,7 +103,7 @@ def arena_sections(store: Store, run: RunInfo, arena_name: str | None = None, *,
     data = data or arena_data(store, run, arena_name, seed=seed)
     a, r = data["arena"], data["ratings"]
     rows = [[s["rank"], s["system"], f"{s['elo']:.0f}",
-             f"+{s['elo_hi'] - s['elo']:.0f}/−{s['elo'] - s['elo_lo']:.0f}", s["battles"],
+             elo_ci_text(s["elo"], s["elo_lo"], s["elo_hi"], minus="−"), s["battles"],
              figure({"value": s["win_rate"], "lo": s["win_rate_lo"], "hi": s["win_rate_hi"],
                      "n": s["battles"]})] for s in r["systems"]]
     h = f"h{heading_level}"

@@ -49,7 +49,7 @@ from engine.arena.judges.cache import cached_verdict
 from engine.arena.judges.orders import ORDERS, canonical_winner, shown_score
 from engine.arena.types import ArenaError
 from engine.arena.judges.reference import needs_reference_message
-from engine.datasets.catalog import resolve
+from engine.datasets.catalog import resolve, resolved_ref
 from engine.datasets.labels import LabelledPair, load_label_pairs
 from engine.inflight import (ErrorBudget, Policy, Request, default_concurrency, in_flight,
                              parse_max_errors, watchdog_for)
@@ -181,7 +181,10 @@ def calibrate_judge(store: Store, labels: str, judge: str | Generator, *,
                         watchdog=watchdog_for(generator), seed=seed)
     job.pace = labelled_pace(store, judge if isinstance(judge, str) else pairwise.judge_name,
                              pairs, order, job.policy.concurrency)
-    name = f"{pairwise.judge_name} on {labels} ({aspect}, {order} order, {template})"
+    # claimed under what the names resolve to (the judge's own name, the labels' name@version),
+    # so two spellings of one calibration are one claim and never both run
+    name = (f"{pairwise.judge_name} on {resolved_ref(store, labels)} ({aspect}, {order} order, "
+            f"{template})")
     with owner.held(store, owner.CALIBRATION, name, f"calibration of {name} is running"):
         return job.run()
 

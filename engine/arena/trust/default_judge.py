@@ -172,8 +172,8 @@ class JudgeTrust:
         c = self.calibration
         if c is None and judge == SHORT_ANSWER_JUDGE:
             return (f"judged by {judge}: the run's own EM_loose, then F1, against the gold "
-                    "answers (no people's labels for short answers; the cross-check compares "
-                    "the ranking with accuracy)")
+                    "answers (no people's labels for short answers; it agrees with accuracy "
+                    "by construction)")
         if c is None:
             how = ("mirage-tui judge calibrate --judge "
                    f"{self.judge if self.judge else 'JUDGE'} --labels DATASET")
@@ -235,4 +235,4 @@ def arena_header(store: Store, run: RunInfo, info, battles, ratings) -> ArenaHea
     from engine.arena.trust.cross_check import cross_check
 
     return ArenaHeader(judge_trust(store, info), judge_rule(store, run, info),
-                       cross_check(store, run, battles, ratings))
+                       cross_check(store, run, battles, ratings, info.judge))

@@ -12,7 +12,8 @@ The pair is the one the person chose, judged in some arena or in none. It is sto
 order it already has (a verdict stored earlier on it, else a battle of the run on that query,
 else the two contestants sorted), the label turned with it, so that it sits beside the judge's
 battle; verdicts stored before keep their pair and order. Entering a verdict again replaces
-that person's earlier one on the same pair; the judge's battle rows are never touched.
+that person's earlier one on the same pair (one person however the name is spelled: the first
+spelling is kept); the judge's battle rows are never touched.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from engine.arena.types import arena_system
+from engine.datasets.formats.pairwise_labels import annotator_key
 from engine.datasets.labels import labels_dataset_name
 from engine.store.runs import RunInfo
 from engine.store import Store
@@ -87,13 +89,26 @@ def record_human_verdict(store: Store, run: RunInfo, query_rowid: int, system_a:
         verdict = {"a": "b", "b": "a"}.get(verdict, verdict)
     query = query_text_source(store, query_rowid)
     name = labels_dataset_name(run.name)
+    annotator = _spelled_as_stored(store, run, annotator or who())
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     digest = hashlib.sha256(f"app-verdicts\0{run.name}".encode()).hexdigest()
     save_app_verdict(store, name, digest, f"verdicts entered in the app on run {run.name}",
                      pair_id(query_rowid, system_a, system_b), query["text"], query["source"],
-                     answers[system_a], answers[system_b], annotator or who(),
+                     answers[system_a], answers[system_b], annotator,
                      VERDICTS[verdict], (note or "").strip() or None, now)
     return name
+
+
+def _spelled_as_stored(store: Store, run: RunInfo, annotator: str) -> str:
+    """The spelling this person's verdicts on the run are stored under (the first one given:
+    ``Alice`` after ``alice`` is ``alice``, :func:`annotator_key`), else ``annotator``
+    trimmed; so a verdict entered again under another spelling replaces the earlier one."""
+    key = annotator_key(annotator)
+    same = [v for verdicts in human_verdicts_of_run(store, run).values() for v in verdicts
+            if annotator_key(v.annotator) == key]
+    if same:
+        return min(same, key=lambda v: v.created_at or "").annotator
+    return annotator.strip() or annotator
 
 
 def human_verdicts_of_run(store: Store, run: RunInfo, query_rowid: int | None = None

@@ -18,6 +18,11 @@ Two layouts, one reader:
   pair's mean, but it is no annotator (stored as :data:`UNNAMED` ``k`` per pair and aspect), so
   it neither adds to the annotators counted nor makes a pair one the human ceiling rests on.
 
+One person is one annotator however the name is spelled: names are compared by
+:func:`annotator_key` (Unicode NFKC, case-folded, invisible format characters dropped, blanks
+collapsed), so ``alice``, ``Alice``, `` alice `` and ``ＡＬＩＣＥ`` are one person, stored under
+the first spelling the file gives (outer blanks trimmed).
+
 A label runs from -2 (answer A much better) to 2 (answer B much better), 0 a tie; ``A``,
 ``B`` and ``tie`` are read as -1, 1 and 0. Anything else, a missing field, a pair id reused for
 another query or answers, or one annotator labelling one pair and aspect twice is refused with
@@ -33,6 +38,7 @@ import csv
 import io
 import json
 import math
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +54,15 @@ _WORD_LABELS = {"a": -1, "b": 1, "tie": 0}
 UNNAMED = "(no annotator)"
 """The stored name of a label whose row named no annotator (``(no annotator) 1``, ...): no file
 annotator may start with it."""
+
+
+def annotator_key(name: str) -> str:
+    """Who ``name`` is, for counting people: NFKC, case-folded (NFKC again after it), format
+    characters (zero-width spaces, joiners) dropped and every run of blanks one space, trimmed.
+    Two spellings with one key are one person."""
+    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return " ".join(text.split())
 
 
 @dataclass
@@ -141,6 +156,7 @@ class _Pairs:
         self.first: dict[str, Any] = {}
         self.seen: set[tuple[str, str | None, str, int]] = set()
         self.repeats = 0
+        self.spelling: dict[str, str] = {}      # annotator_key -> the first spelling
 
     def add(self, record: Any, pair: PairRecord, labels: list[tuple[str | None, str, int,
                                                                     str | None]]) -> None:
@@ -156,7 +172,9 @@ class _Pairs:
                         f"record {self.first[pair.pair_id]}", record=record, field=name)
         taken = {(lab.annotator, lab.aspect) for lab in known.labels}
         for annotator, aspect, label, note in labels:
-            if annotator is not None and annotator.startswith(UNNAMED):
+            annotator = self._person(annotator)
+            if annotator is not None and annotator_key(annotator).startswith(
+                    annotator_key(UNNAMED)):
                 raise DatasetFormatError(self.path, f"{UNNAMED!r} is kept for rows that name "
                                          "no annotator", record=record, field="annotator")
             if not self.unnamed_are_people:
@@ -175,6 +193,16 @@ class _Pairs:
                     f"{aspect!r} with another label", record=record, field="annotator")
             taken.add((annotator, aspect))
             known.labels.append(LabelRecord(annotator, aspect, label, note))
+
+    def _person(self, annotator: str | None) -> str | None:
+        """The stored spelling of ``annotator``: the first one this file gave that person
+        (:func:`annotator_key`); None for a name of blanks or invisible characters only."""
+        if annotator is None:
+            return None
+        key = annotator_key(annotator)
+        if not key:
+            return None
+        return self.spelling.setdefault(key, annotator.strip())
 
     def parsed(self, fmt: str) -> ParsedDataset:
         out = ParsedDataset(kind="labels", format=fmt)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from engine.arena.types import elo_ci_text
 from engine.stats import Estimate
 from engine.text_fit import cell_len, labels_apart
 from mirage_tui.widgets.safe_text import SystemColumn, apart_width
@@ -49,7 +50,7 @@ def rating_cells(s) -> dict[str, Text]:
     rate = Estimate(s.win_rate, s.win_rate_lo, s.win_rate_hi, s.battles).format_pct()
     return dict(zip(RATING_COLUMNS, (
         Text(str(s.rank), justify="right"), Text(s.system), Text(f"{s.elo:.0f}", justify="right"),
-        Text(f"+{s.elo_hi - s.elo:.0f}/-{s.elo - s.elo_lo:.0f}"),
+        Text(elo_ci_text(s.elo, s.elo_lo, s.elo_hi)),
         Text(str(s.battles), justify="right"), Text(f"{s.wins}/{s.ties}/{s.losses}"),
         Text(rate, justify="right"))))
 
