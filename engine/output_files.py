@@ -5,8 +5,20 @@ is renamed over the target only when everything was written and flushed to disk,
 the target is a regular file or does not exist yet. A device (``/dev/full``, ``/dev/null``), a
 FIFO, a socket or a folder at the path, or a symlink to one, is refused before anything is
 written: renaming over it would replace the device node or the pipe with a regular file, and
-writing into it is not what an export means. A symlink to a regular file is written through
-(its target is replaced, the link stays). A write error (a full disk, a file-size limit, an
+writing into it is not what an export means.
+
+Nothing is ever written through a link. A symbolic link at the path (to a regular file, to
+another link, or dangling) is itself replaced by the new file: the rename replaces the
+directory entry, never what the link points to, so a link planted in a shared folder cannot
+turn an export into a write over another file (:func:`link_target` names where it pointed, for
+the command line's note). Links in the folders of the path are followed: those are folders the
+user named. A file the user may not write is never replaced, even by root (whom ``os.access``
+always lets write): a file without a write bit for its owner when the user owns it, without
+any write bit at all, or that ``os.access`` says is not writable, is refused
+(``... is read-only (mode 0444)``). A file with other names (hard links, ``st_nlink`` > 1) is
+refused too: replacing one name would leave the others holding the old text. The temporary
+file is created with ``O_CREAT | O_EXCL | O_NOFOLLOW`` beside the target, so nothing there
+(a link raced in included) is opened, and renamed over the target atomically. A write error (a full disk, a file-size limit, an
 I/O error) removes the temporary file and leaves the target as it was. Every refusal and
 every failure is an :class:`OutputFileError`: one line naming the path and the cause. A path
 whose folder does not exist is refused (``no folder F; create it first``), never created: a
@@ -115,27 +127,66 @@ def _kind(mode: int) -> str:
 
 
 def writable_target(out: str | os.PathLike) -> Path:
-    """The file that writing ``out`` would replace: ``out`` itself, or the regular file a
-    symlink at ``out`` points to. Refused (:class:`OutputFileError`) when what is there, or
-    what a symlink there points to, is not a regular file."""
+    """The path that writing ``out`` replaces: ``out`` itself, never what a symlink there
+    points to (module docstring). Refused (:class:`OutputFileError`) when what is there, or
+    what a symlink there points to, is not a regular file; when the folder is missing; when
+    the file there is read-only (:func:`_read_only`) or has other names (hard links)."""
     path = Path(out)
     try:
-        info = os.stat(path)                # follows symlinks: a link to a FIFO is a FIFO
+        info = os.lstat(path)               # the entry itself: a link is not followed
     except FileNotFoundError:
-        target = Path(os.path.realpath(path)) if path.is_symlink() else path
-        folder = target.parent
+        folder = path.parent
         if not folder.is_dir():
             raise OutputFileError(f"no folder {folder}; create it first" if not
                                   os.path.lexists(folder) else f"{path}: {folder} is not a "
                                   "folder") from None
-        return target
+        return path
     except OSError as exc:
         raise OutputFileError(f"{path}: cannot write here: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            pointed = os.stat(path)         # a link to a FIFO is refused as a FIFO is
+        except OSError:                     # dangling, or a loop: the link is replaced
+            return path
+        if not stat.S_ISREG(pointed.st_mode):
+            raise OutputFileError(f"{path} is {_kind(pointed.st_mode)} (via the symlink "
+                                  f"{path}), not a regular file; give the path of a file to "
+                                  "write")
+        return path
     if not stat.S_ISREG(info.st_mode):
-        via = f" (via the symlink {path})" if path.is_symlink() else ""
-        raise OutputFileError(f"{path} is {_kind(info.st_mode)}{via}, not a regular file; "
+        raise OutputFileError(f"{path} is {_kind(info.st_mode)}, not a regular file; "
                               "give the path of a file to write")
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
+    if _read_only(path, info):
+        raise OutputFileError(f"{path} is read-only (mode {stat.S_IMODE(info.st_mode):04o}); "
+                              "not replaced: make it writable (chmod u+w) or write to "
+                              "another path")
+    if info.st_nlink > 1:
+        raise OutputFileError(f"{path} has {info.st_nlink} names (hard links); not replaced: "
+                              "the other names would keep the old contents; remove it first "
+                              "or write to another path")
+    return path
+
+
+def _read_only(path: Path, info: os.stat_result) -> bool:
+    """Whether the user may not write the regular file ``path``: judged by its mode bits as
+    well as ``os.access``, which lets root write anything."""
+    mode = info.st_mode
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        return True
+    if hasattr(os, "geteuid") and info.st_uid == os.geteuid() and not mode & stat.S_IWUSR:
+        return True
+    return not os.access(path, os.W_OK)
+
+
+def link_target(out: str | os.PathLike | None) -> str | None:
+    """Where the symbolic link at ``out`` points (as written in the link), or None when no
+    link is there: what a replacing write leaves as it was (the link itself is replaced)."""
+    if out is None or is_stdout(out) or not os.path.islink(out):
+        return None
+    try:
+        return os.readlink(out)
+    except OSError:
+        return "?"
 
 
 def existing_outputs(paths: Iterable[str | os.PathLike | None]) -> list[Path]:
@@ -161,6 +212,11 @@ def refuse_existing(paths: Iterable[str | os.PathLike | None], *,
     nothing when every path is free."""
     for out in paths:
         if existing_outputs([out]):
+            pointed = link_target(out)
+            if pointed is not None:
+                raise OutputFileError(f"{out} is a symbolic link to {pointed}; {way_out} "
+                                      f"(the link is replaced, {pointed} is left as it was), "
+                                      "or write to another path")
             raise OutputFileError(f"{out} exists; {way_out}, or write to another path")
 
 
@@ -187,14 +243,30 @@ def _failure(path: Path, exc: OSError) -> OutputFileError:
     return OutputFileError(f"{path}: cannot write: {cause}; nothing was written there")
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
 def _temp_beside(target: Path) -> tuple[Path, int]:
     while True:
         tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
         try:
             # 0o666 less the umask: the mode a plain open() would have given a new file
-            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW,
+                                0o666)
         except FileExistsError:
             continue
+
+
+def _keep_mode(fd: int, target: Path) -> None:
+    """The new file (open as ``fd``) gets the mode of the regular file it replaces; a link
+    replaced, or a new file, keeps the mode it was created with. ``fchmod``: by descriptor,
+    so nothing put at the temporary name meanwhile is changed."""
+    try:
+        kept = os.lstat(target)
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(kept.st_mode):
+        os.fchmod(fd, stat.S_IMODE(kept.st_mode))
 
 
 @contextmanager
@@ -221,13 +293,13 @@ def output_file(out: str | os.PathLike, *, newline: str | None = "",
             with open(fd, "w", encoding="utf-8", newline=newline) as fh:
                 yield fh
                 fh.flush()
+                if not keep_existing:
+                    _keep_mode(fh.fileno(), target)
                 os.fsync(fh.fileno())
             if keep_existing:                # nothing at ``out`` is replaced
                 _link_new(tmp, target, path)
             else:
-                if target.exists():
-                    os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
-                os.replace(tmp, target)
+                os.replace(tmp, target)      # replaces a link there, never its target
         except OSError as exc:
             raise _failure(path, exc) from None
     finally:

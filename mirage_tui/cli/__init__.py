@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"mirage-tui: error: {problem}", file=sys.stderr)
         return 2
+    from engine.counts import ResampleMemoryError
     from engine.datasets.catalog import DatasetNotFound
     from engine.datasets.formats.base import DatasetFormatError
     from engine.runs.owner import Busy
@@ -159,9 +160,14 @@ def main(argv: list[str] | None = None) -> int:
         code = import_module(_GROUPS[args.command]).run(args, store)
         sys.stdout.flush()              # a full or closed stdout is found here, not at exit
         return code
+    except ResampleMemoryError as exc:      # named by the option that asked for them
+        return _fail(exc.line("--boot" if hasattr(args, "boot") else "--n-boot"))
     except (CliError, DatasetFormatError, DatasetNotFound, LookupError, StorageError,
             ValueError, ModelError, Busy) as exc:
         return _fail(exc)
+    except MemoryError as exc:              # what no estimate foresaw: one line all the same
+        return _fail(f"not enough memory ({exc or 'an allocation failed'}); ask for fewer "
+                     "resamples (--boot, --n-boot) or a smaller --sample")
     except sqlite3.Error as exc:
         return _fail(storage_error(db_path, exc) or f"database error ({db_path}): {exc}")
     except BrokenPipeError:

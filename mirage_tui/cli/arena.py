@@ -26,7 +26,8 @@ from pathlib import Path
 
 from engine.stats import SEED, TOURNAMENTS
 from engine.text_safety import visible_line
-from mirage_tui.cli.common import (CliError, db_option, force_option, from_settings,
+from engine import counts
+from mirage_tui.cli.common import (CliError, count_type, db_option, force_option, from_settings,
                                    in_flight_options, interruptible, no_overwrite)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
@@ -57,18 +58,20 @@ def add_parsers(sub) -> None:
     p.add_argument("--reference", metavar="SYSTEM",
                    help="with --pairs reference: a contestant to judge against instead of "
                         "the dataset's reference answers ('SYSTEM | SETTING')")
-    p.add_argument("--queries", type=int, metavar="N",
+    p.add_argument("--queries", type=count_type(counts.QUERIES), metavar="N",
                    help="a seeded sample of N queries, stratified by source and language")
     p.add_argument("--order", choices=("random", "both", "debiased"),
                    help="random: a seeded A/B order per battle; both: judge both orders, "
                         "a disagreement is a tie; debiased: judge both orders and average each "
                         "side's label probability over them (cancels a position preference). "
                         "Default: random, or the default judge's own order")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    p.add_argument("--seed", type=count_type(counts.SEED),
+                   default=0, metavar="S", help="seed (default 0)")
     p.add_argument("--settings", metavar="LIST",
                    help="judge only contestants in these settings, e.g. base,oracle,retrieved@3 "
                         "(default: every setting of the run)")
-    p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for the judge")
+    p.add_argument("--threads", type=count_type(counts.THREADS),
+                   metavar="N", help="llama.cpp threads for the judge")
     in_flight_options(p, "judge")
     p.add_argument("--name", help="arena name (default pairwise:JUDGE or reference:JUDGE)")
     p.add_argument("--dry-run", action="store_true",
@@ -81,9 +84,9 @@ def add_parsers(sub) -> None:
     p.add_argument("run", help="run name")
     p.add_argument("--arena", metavar="NAME", help="arena (default: the only or latest "
                                                    "pairwise one)")
-    p.add_argument("--boot", type=int, default=TOURNAMENTS, metavar="N",
+    p.add_argument("--boot", type=count_type(counts.TOURNAMENTS), default=TOURNAMENTS, metavar="N",
                    help=f"bootstrap tournaments (default {TOURNAMENTS}, as on the Leaderboard)")
-    p.add_argument("--seed", type=int, default=SEED, metavar="S",
+    p.add_argument("--seed", type=count_type(counts.SEED), default=SEED, metavar="S",
                    help=f"bootstrap seed ({SEED})")
     p.add_argument("--json", action="store_true", help="print the ratings as JSON")
     p.add_argument("--html", type=Path, metavar="FILE",
@@ -99,10 +102,11 @@ def add_parsers(sub) -> None:
     p.add_argument("--judge", metavar="MODEL",
                    help="model for the judged features (support, reranker, overlap, fluency); "
                         "without it only the model-free features are used")
-    p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for --judge")
-    p.add_argument("--boot", type=int, default=TOURNAMENTS, metavar="N",
+    p.add_argument("--threads", type=count_type(counts.THREADS),
+                   metavar="N", help="llama.cpp threads for --judge")
+    p.add_argument("--boot", type=count_type(counts.TOURNAMENTS), default=TOURNAMENTS, metavar="N",
                    help=f"bootstrap rounds (default {TOURNAMENTS}, as on the Leaderboard)")
-    p.add_argument("--seed", type=int, default=SEED, metavar="S")
+    p.add_argument("--seed", type=count_type(counts.SEED), default=SEED, metavar="S")
     p.add_argument("--json", action="store_true")
 
     p = asub.add_parser("export", help="write an arena's battles or ratings as CSV or JSONL")
@@ -114,9 +118,9 @@ def add_parsers(sub) -> None:
                    help="output file (default ./RUN.arena-WHAT.FORMAT)")
     force_option(p)
     p.add_argument("--what", choices=("battles", "ratings"), default="battles")
-    p.add_argument("--boot", type=int, default=TOURNAMENTS, metavar="N",
+    p.add_argument("--boot", type=count_type(counts.TOURNAMENTS), default=TOURNAMENTS, metavar="N",
                    help=f"bootstrap tournaments for --what ratings ({TOURNAMENTS})")
-    p.add_argument("--seed", type=int, default=SEED, metavar="S")
+    p.add_argument("--seed", type=count_type(counts.SEED), default=SEED, metavar="S")
 
     p = asub.add_parser("list", help="a run's arenas")
     db_option(p)

@@ -22,6 +22,46 @@ _INVALID_CHOICE = re.compile(
     r"argument (?:\S+/)?(\S+): invalid choice: '(.*)' \(choose from (.*)\)$")
 
 
+_ARGUMENT = re.compile(r"argument (?:\S+/)?(\S+): (.*)$")
+
+
+def count_type(count):
+    """An argparse ``type`` for a count (:mod:`engine.counts`): the whole number typed, within
+    the count's range, checked before any work; else one line naming the option and the
+    range (``--boot 1000000000 is out of range: a whole number from 1 to 100,000 (...)``),
+    with the number meant when it was typed another way (``'1e3' ...; did you mean 1000?``)."""
+    from engine.counts import CountError, parse_count
+
+    def parse(text: str) -> int:
+        try:
+            return parse_count(text, count)
+        except CountError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = "count"
+    parse.count = count                 # the docs' table is checked against it
+    return parse
+
+
+def fraction_type(low_open: float = 0.0, high_open: float = 1.0, what: str = "a fraction"):
+    """An argparse ``type`` for a number strictly between ``low_open`` and ``high_open``
+    (``inf``, ``nan`` and text refused in one line naming the option)."""
+    import math
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and low_open < value < high_open):
+            raise argparse.ArgumentTypeError(
+                f"{text.strip()!r} is not {what} between {low_open:g} and {high_open:g}")
+        return value
+
+    parse.__name__ = "fraction"
+    return parse
+
+
 class Parser(argparse.ArgumentParser):
     """An argument parser whose invalid-choice error is one line with the nearest choice:
     ``mirage-tui: unknown command 'reprot'; did you mean 'report'?``. Its subparsers are of
@@ -32,6 +72,9 @@ class Parser(argparse.ArgumentParser):
             self._unknown_option(message)
         match = _INVALID_CHOICE.match(message)
         if match is None:
+            argument = _ARGUMENT.match(message)
+            if argument is not None:        # a bad value: one line naming the option
+                self.exit(2, f"{self.prog}: {argument[1]} {argument[2]}\n")
             super().error(message)
         what, word, listed = match.groups()
         choices = re.findall(r"'([^']*)'", listed)
@@ -134,13 +177,19 @@ def no_overwrite(args, *paths) -> None:
     already at any of ``paths`` (None skipped) stops the command, before any work, with one
     line naming it (:func:`engine.output_files.refuse_existing`); a path whose folder does
     not exist, or where no file can go, is refused with or without ``--force``. ``-`` is
-    standard output."""
-    from engine.output_files import is_stdout, refuse_existing, writable_target
+    standard output. With ``--force`` a symbolic link at a path is replaced itself, never
+    what it points to, and a note says so."""
+    from engine.output_files import is_stdout, link_target, refuse_existing, writable_target
 
     if getattr(args, "force", False):
         for path in paths:              # a missing folder or a device: refused all the same
             if path is not None and not is_stdout(path):
                 writable_target(path)
+                pointed = link_target(path)
+                if pointed is not None:
+                    print(f"mirage-tui: note: {path} is a symbolic link to {pointed}; the "
+                          f"link is replaced by the file, {pointed} is left as it was",
+                          file=sys.stderr)
         return
     refuse_existing(paths)
 
@@ -148,7 +197,9 @@ def no_overwrite(args, *paths) -> None:
 def in_flight_options(parser: argparse.ArgumentParser, what: str = "generator") -> None:
     """``--concurrency`` and ``--max-errors``: how many model requests go out at once, and how
     many may fail before the job stops (engine/inflight.py)."""
-    parser.add_argument("--concurrency", type=int, metavar="N",
+    from engine.counts import CONCURRENCY
+
+    parser.add_argument("--concurrency", type=count_type(CONCURRENCY), metavar="N",
                         help=f"{what} requests in flight at once (default: the {what}'s own: "
                              "a host's slots, 8 for an HTTP endpoint, 1 in-process)")
     parser.add_argument("--max-errors", metavar="N|P%",

@@ -20,7 +20,9 @@ import math
 from pathlib import Path
 
 from engine.stats import PAIRED_N_BOOT, SEED
-from mirage_tui.cli.common import CliError, db_option, force_option, no_overwrite, text_width
+from engine import counts
+from mirage_tui.cli.common import (CliError, count_type, db_option, force_option, fraction_type,
+                                   no_overwrite, text_width)
 
 COMMANDS = ("compare",)
 
@@ -43,14 +45,16 @@ def add_parsers(sub) -> None:
                         "flipped items; opens offline) instead of printing the text (with "
                         "--json the JSON still goes to stdout)")
     force_option(p, "existing --csv and --html files")
-    p.add_argument("--n-boot", type=int, default=PAIRED_N_BOOT, metavar="N",
+    p.add_argument("--n-boot", type=count_type(counts.RESAMPLES),
+                   default=PAIRED_N_BOOT, metavar="N",
                    help=f"bootstrap resamples (default {PAIRED_N_BOOT}, as on the Compare "
                         "screen)")
-    p.add_argument("--seed", type=int, default=SEED, metavar="S",
+    p.add_argument("--seed", type=count_type(counts.SEED), default=SEED, metavar="S",
                    help=f"seed (default {SEED})")
-    p.add_argument("--delta", type=float, metavar="POINTS",
+    p.add_argument("--delta", type=fraction_type(0, 100, "a difference in points"),
+                   metavar="POINTS",
                    help="also size the sample to detect this difference (points)")
-    p.add_argument("--flips", type=int, default=5, metavar="N",
+    p.add_argument("--flips", type=count_type(counts.FLIPS), default=5, metavar="N",
                    help="flipped items to show per direction (default 5)")
     p.add_argument("--fail-if-worse", metavar="METRIC:DELTA",
                    help="exit 1 when B is significantly worse than A on METRIC by more "

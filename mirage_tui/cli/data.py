@@ -24,7 +24,8 @@ from engine.datasets.formats import FORMATS
 from engine.datasets.formats.pairwise_labels import UNNAMED
 from engine.store import Store
 from engine.text_safety import visible_line
-from mirage_tui.cli.common import db_option
+from engine import counts
+from mirage_tui.cli.common import count_type, db_option
 from mirage_tui.cli.progress import ProgressPrinter
 
 
@@ -48,7 +49,8 @@ def add_parsers(sub) -> None:
     db_option(p)
     p.add_argument("dataset", help="NAME or NAME@VERSION")
     p.add_argument("query_id", nargs="?")
-    p.add_argument("--limit", type=int, default=20, help="queries to list (default 20)")
+    p.add_argument("--limit", type=count_type(counts.LIMIT),
+                   default=20, help="queries to list (default 20)")
     p.add_argument("--json", action="store_true")
 
     p = data_sub.add_parser("attach", help="add a distractor collection to a dataset's pool")

@@ -20,7 +20,8 @@ from engine.metrics.definitions import DEFAULT_GOLD, GOLD_DEFINITIONS, gold_line
 from engine.stats import N_BOOT, SEED
 from engine.units import fmt_interval
 from engine.retrieval import Retriever, index_dataset, report_json, retrieval_report_for
-from mirage_tui.cli.common import db_option, from_settings
+from engine import counts
+from mirage_tui.cli.common import count_type, db_option, from_settings
 from mirage_tui.cli.progress import ProgressPrinter
 
 METRIC_ROWS = (("P", "p"), ("R", "r"), ("F1", "f1"), ("NDCG", "ndcg"),
@@ -34,7 +35,7 @@ def add_parsers(sub) -> None:
     p.add_argument("dataset", help="NAME or NAME@VERSION")
     p.add_argument("--embedder", help="an embedder from `mirage-tui models list` (default: "
                                       "embedder in config.toml)")
-    p.add_argument("--batch-size", type=int, default=64,
+    p.add_argument("--batch-size", type=count_type(counts.BATCH_SIZE), default=64,
                    help="texts per embedding call and per stored transaction (default 64)")
     p.add_argument("--json", action="store_true", help="print the index report as JSON")
 
@@ -46,13 +47,14 @@ def add_parsers(sub) -> None:
     p.add_argument("--reranker", metavar="KIND:NAME",
                    help="rerank the dense top --rerank-depth: judge:GENERATOR (a local LLM "
                         "judge) or cross-encoder:FOLDER")
-    p.add_argument("--rerank-depth", type=int, default=20,
+    p.add_argument("--rerank-depth", type=count_type(counts.DEPTH), default=20,
                    help="dense candidates given to the reranker (default 20)")
-    p.add_argument("--depth", type=int, default=5, help="chunks kept per query (default 5)")
+    p.add_argument("--depth", type=count_type(counts.DEPTH),
+                   default=5, help="chunks kept per query (default 5)")
     p.add_argument("--by", choices=("language", "source"), help="one table per group")
-    p.add_argument("--n-boot", type=int, default=N_BOOT,
+    p.add_argument("--n-boot", type=count_type(counts.RESAMPLES), default=N_BOOT,
                    help=f"bootstrap resamples (default {N_BOOT}, as every report)")
-    p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument("--seed", type=count_type(counts.SEED), default=SEED)
     p.add_argument("--gold", choices=GOLD_DEFINITIONS, default=DEFAULT_GOLD,
                    help="relevant chunks: oracle (supporting in the file, MIRAGE's definition; "
                         "default) or oracle+answer-match (plus siblings containing an answer)")

@@ -29,7 +29,8 @@ import sys
 from pathlib import Path
 
 from engine.stats import N_BOOT
-from mirage_tui.cli.common import (CliError, db_option, force_option, from_settings,
+from engine import counts
+from mirage_tui.cli.common import (CliError, count_type, db_option, force_option, from_settings,
                                    in_flight_options, interruptible, no_overwrite)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
@@ -59,13 +60,16 @@ def add_parsers(sub) -> None:
                         "disagreement is a tie (position bias: the flip rate); debiased: both "
                         "orders, each side's probability averaged over them (the arena's)")
     p.add_argument("--both-orders", action="store_true", help="the same as --order both")
-    p.add_argument("--sample", type=int, metavar="N", help="a seeded sample of N pairs")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    p.add_argument("--sample", type=count_type(counts.SAMPLE),
+                   metavar="N", help="a seeded sample of N pairs")
+    p.add_argument("--seed", type=count_type(counts.SEED),
+                   default=0, metavar="S", help="seed (default 0)")
     p.add_argument("--template", default=None, metavar="NAME",
                    help="pairwise judge template (default ragqa_arena_pairwise)")
-    p.add_argument("--boot", type=int, default=N_BOOT, metavar="N",
+    p.add_argument("--boot", type=count_type(counts.RESAMPLES), default=N_BOOT, metavar="N",
                    help=f"bootstrap resamples for the CIs (default {N_BOOT}, as in the app)")
-    p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for the judge")
+    p.add_argument("--threads", type=count_type(counts.THREADS),
+                   metavar="N", help="llama.cpp threads for the judge")
     in_flight_options(p, "judge")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -85,7 +89,7 @@ def add_parsers(sub) -> None:
     p.add_argument("first", metavar="A", help="calibration id (A), or a judge's name (its "
                    "newest calibration)")
     p.add_argument("second", metavar="B", help="calibration id (B), or a judge's name")
-    p.add_argument("--boot", type=int, default=N_BOOT, metavar="N",
+    p.add_argument("--boot", type=count_type(counts.RESAMPLES), default=N_BOOT, metavar="N",
                    help=f"bootstrap resamples (default {N_BOOT})")
     p.add_argument("--json", action="store_true")
     _add_fit_parsers(jsub)
@@ -124,7 +128,8 @@ def _add_fit_parsers(jsub) -> None:
                         f"--method {STANDARDIZED_SUM} {','.join(BLEND_FEATURES)}); {listed}")
     p.add_argument("--template", default=None, metavar="NAME",
                    help="the LLM feature's template (default ragqa_arena_pairwise)")
-    p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads for --judge")
+    p.add_argument("--threads", type=count_type(counts.THREADS),
+                   metavar="N", help="llama.cpp threads for --judge")
     p.add_argument("--force", action="store_true", help="replace a fitted judge of this name")
     p.add_argument("--json", action="store_true", help="print the fit as JSON")
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import sys
 
-from mirage_tui.cli.common import db_option, without_key
+from engine import counts
+from mirage_tui.cli.common import count_type, db_option, without_key
 
 
 def add_parsers(sub) -> None:
@@ -39,7 +40,8 @@ def add_parsers(sub) -> None:
     p = models_sub.add_parser("check", help="load a model and time one short run")
     db_option(p)
     p.add_argument("name", help="a name from `models list`, a GGUF path or an endpoint spec")
-    p.add_argument("--max-tokens", type=int, default=16, help="tokens to generate (default 16)")
+    p.add_argument("--max-tokens", type=count_type(counts.MAX_TOKENS),
+                   default=16, help="tokens to generate (default 16)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 

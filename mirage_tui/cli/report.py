@@ -27,7 +27,8 @@ from engine.metrics.definitions import GOLD_DEFINITIONS, NO_PARITY, PARITY_MODES
 from engine.metrics.language import DETECTORS, RULES
 from engine.output_files import is_stdout
 from engine.stats import N_BOOT, SEED
-from mirage_tui.cli.common import db_option, force_option, no_overwrite
+from engine import counts
+from mirage_tui.cli.common import count_type, db_option, force_option, no_overwrite
 
 COMMANDS = ("report", "export")
 
@@ -46,10 +47,10 @@ def add_parsers(sub) -> None:
     force_option(p, "an existing --html file")
     p.add_argument("--by", choices=("language", "source"),
                    help="split the tables by query language or source")
-    p.add_argument("--n-boot", type=int, default=N_BOOT, metavar="N",
+    p.add_argument("--n-boot", type=count_type(counts.RESAMPLES), default=N_BOOT, metavar="N",
                    help="bootstrap resamples for the 95%% CIs of scores; rates use exact "
                         f"Clopper-Pearson intervals (default {N_BOOT}, as in the app)")
-    p.add_argument("--seed", type=int, default=SEED, metavar="S",
+    p.add_argument("--seed", type=count_type(counts.SEED), default=SEED, metavar="S",
                    help=f"bootstrap seed (default {SEED})")
     p.add_argument("--parity", choices=(*PARITY_MODES, NO_PARITY),
                    help="a reference's choices: mirage (the file's retrieval gold) or bergen "

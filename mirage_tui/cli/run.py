@@ -26,8 +26,9 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from mirage_tui.cli.common import (CliError, db_option, in_flight_options, interruptible,
-                                   without_key)
+from engine import counts
+from mirage_tui.cli.common import (CliError, count_type, db_option, fraction_type,
+                                   in_flight_options, interruptible, without_key)
 from mirage_tui.cli.progress import ProgressPrinter, accuracy_line
 from mirage_tui.durations import duration
 
@@ -52,32 +53,37 @@ def add_parsers(sub) -> None:
                         "(default base,oracle,mixed)")
     p.add_argument("--retriever", metavar="NAME[,NAME]", help="embedders for retrieved@k")
     p.add_argument("--reranker", metavar="judge:NAME", help="rerank retrieved candidates")
-    p.add_argument("--rerank-depth", type=int, metavar="N", help="candidates to rerank (20)")
+    p.add_argument("--rerank-depth", type=count_type(counts.DEPTH),
+                   metavar="N", help="candidates to rerank (20)")
     p.add_argument("--template", help="mirage (default), bergen or mirage-bench")
-    p.add_argument("--sample", type=int, metavar="N",
+    p.add_argument("--sample", type=count_type(counts.SAMPLE), metavar="N",
                    help="a seeded sample of N queries, stratified by source and language")
-    p.add_argument("--seed", type=int, metavar="S", help="sampling and generation seed (0)")
+    p.add_argument("--seed", type=count_type(counts.SEED),
+                   metavar="S", help="sampling and generation seed (0)")
     p.add_argument("--name", help="run name (default: derived from the configuration)")
     p.add_argument("--adaptive-until", choices=("precision", "difference"),
                    help="adaptive sampling stops when every CI is narrow enough (precision, "
                         "with --adaptive-target) or when the paired CI of the second "
                         "generator's EM minus the first's excludes 0 (difference)")
-    p.add_argument("--adaptive-target", type=float, metavar="W",
+    p.add_argument("--adaptive-target", type=fraction_type(what="a CI half-width"), metavar="W",
                    help="sample until every 95%% CI half-width is below W (e.g. 0.03)")
-    p.add_argument("--adaptive-batch", type=int, metavar="N",
+    p.add_argument("--adaptive-batch", type=count_type(counts.ADAPTIVE_BATCH), metavar="N",
                    help="queries per adaptive batch (default max(20, 10%% of the budget))")
-    p.add_argument("--budget", type=int, metavar="N", help="most queries adaptive may use")
-    p.add_argument("--max-tokens", type=int, metavar="N",
-                   help="tokens per answer of a model that does not think (64)")
+    p.add_argument("--budget", type=count_type(counts.BUDGET),
+                   metavar="N", help="most queries adaptive may use")
+    p.add_argument("--max-tokens", type=count_type(counts.MAX_TOKENS),
+                   metavar="N", help="tokens per answer of a model that does not think (64)")
     p.add_argument("--thinking", metavar="MODE[,MODE]",
                    help="auto (the model's default), on or off: a reasoning model's own switch "
                         "(chat-template enable_thinking, chat_template_kwargs for an endpoint); "
                         "on,off runs each generator both ways, as two systems")
-    p.add_argument("--thinking-budget", type=int, metavar="N",
+    p.add_argument("--thinking-budget", type=count_type(counts.MAX_TOKENS), metavar="N",
                    help="tokens per answer of a model that thinks (default 1024, or "
                         "--max-tokens when larger)")
-    p.add_argument("--n-ctx", type=int, metavar="N", help="context window (model default)")
-    p.add_argument("--threads", type=int, metavar="N", help="llama.cpp threads")
+    p.add_argument("--n-ctx", type=count_type(counts.N_CTX),
+                   metavar="N", help="context window (model default)")
+    p.add_argument("--threads", type=count_type(counts.THREADS),
+                   metavar="N", help="llama.cpp threads")
     in_flight_options(p)
     p.add_argument("--parity", choices=("mirage", "bergen", "none"),
                    help="record a reference's choices for the report: mirage (the file's "
