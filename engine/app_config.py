@@ -26,7 +26,9 @@ back to the default. Which themes, screens and actions exist is the app's to say
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -36,6 +38,8 @@ from engine.suggest import did_you_mean
 from models.thinking import MODES as THINKING_MODES
 
 CONFIG_FILE = "config.toml"
+MAX_BYTES = 1 << 20
+"""A config.toml larger than this is refused unread (one problem line)."""
 GLOBAL_KEYS = "*"
 """The scope of ``[keys]`` entries that hold on every screen."""
 
@@ -82,6 +86,15 @@ class AppConfig:
     """One line per problem found in the file (each already names the file and the key)."""
 
     @property
+    def found(self) -> bool:
+        """Whether the file is there (False for a name the system refuses: too long, a part
+        of it a file; the problem is in ``problems``)."""
+        try:
+            return self.path is not None and self.path.exists()
+        except OSError:
+            return False
+
+    @property
     def database_path(self) -> Path | None:
         return Path(self.database).expanduser() if self.database else None
 
@@ -110,23 +123,57 @@ def load_app_config(path: Path | None = None) -> AppConfig:
     path = Path(path) if path is not None else config_path()
     config = AppConfig(path=path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = _read_small_file(path)
     except FileNotFoundError:
         return config
     except OSError as exc:
-        config.problems.append(f"{path}: cannot read it ({exc.strerror}); using the built-in "
-                               "defaults")
+        config.problems.append(f"{path}: cannot read it ({exc.strerror or exc}"
+                               f"{folder_note(exc)}); using the built-in defaults")
+        return config
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        config.problems.append(f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                               f"{exc.start}); using the built-in defaults")
         return config
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         config.problems.append(f"{path}: not valid TOML ({exc}); using the built-in defaults")
         return config
+    except RecursionError:              # tomllib recurses once per nested array or table
+        config.problems.append(f"{path}: not valid TOML (nested too deeply); using the "
+                               "built-in defaults")
+        return config
     for key, value in data.items():
         problem = _take(config, key, value)
         if problem:
             config.problems.append(f"{path}: {problem}")
     return config
+
+
+def folder_note(exc: OSError) -> str:
+    """``"; the folder is $MIRAGE_CONFIG_DIR='…'"`` when that variable chose a folder the
+    system refuses (a file, a name too long), else ``""``."""
+    from models.endpoints import CONFIG_ENV
+
+    value = os.environ.get(CONFIG_ENV)
+    if not value or exc.errno not in (errno.ENOTDIR, errno.EEXIST, errno.ENAMETOOLONG,
+                                      errno.EACCES):
+        return ""
+    return f"; the folder is ${CONFIG_ENV}={value!r}"
+
+
+def _read_small_file(path: Path) -> bytes:
+    """The file's bytes; an OSError for anything but a regular file of at most
+    :data:`MAX_BYTES` (a FIFO would block the command, a device never end)."""
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file")
+    if info.st_size > MAX_BYTES:
+        raise OSError(errno.EFBIG, f"{info.st_size} bytes, more than a settings file's "
+                                   f"{MAX_BYTES}")
+    return path.read_bytes()
 
 
 def _take(config: AppConfig, key: str, value) -> str | None:

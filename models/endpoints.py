@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tomllib
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
@@ -185,6 +186,8 @@ def configured(path: Path | None = None) -> dict[str, Endpoint]:
     """The named endpoints of the config file (none when it does not exist)."""
     path = config_path() if path is None else Path(path)
     try:
+        if not stat.S_ISREG(path.stat().st_mode):   # a FIFO would block every command
+            raise ModelError(f"{path}: cannot read the endpoints config (not a regular file)")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
@@ -194,6 +197,8 @@ def configured(path: Path | None = None) -> dict[str, Endpoint]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ModelError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ModelError(f"{path}: not valid TOML: nested too deeply") from None
     tables = data.get("endpoints", {})
     if not isinstance(tables, dict):
         raise ModelError(f"{path}:{_line_of(text, None, 'endpoints')}: 'endpoints' must be "

@@ -6,6 +6,7 @@ done (scripts/setup.sh calls it; stdlib only).
     python scripts/llama_check.py probe [--gpu] [--model GGUF]   (in the venv: load, generate)
     python scripts/llama_check.py plan                     the builds it would try here
     python scripts/llama_check.py cpu-args [--baseline]    the CPU build's CMake flags
+    python scripts/llama_check.py settings                 check the variables below (exit 2)
 
 ``install`` takes the builds from ``LLAMA_BUILD`` / ``LLAMA_CMAKE_ARGS`` / ``LLAMA_BUILD_WHY``
 (scripts/llama_build_flags.sh sets them: ``user``, ``cuda`` or ``cpu``) and tries them in order:
@@ -26,8 +27,9 @@ says what was built and why.
 Environment: ``MIRAGE_WHEEL_CACHE`` (default ``$XDG_CACHE_HOME/mirage-tui/llama-wheels``),
 ``MIRAGE_LLAMA_SOURCE`` (an sdist or folder to build instead of PyPI's, e.g. the GPU pack's),
 ``MIRAGE_LLAMA_PIP_ARGS`` (more pip flags, e.g. ``--no-index --no-build-isolation``),
-``MIRAGE_CPUINFO`` (another ``/proc/cpuinfo``, for tests), ``SETUP_DRY_RUN=1`` (print what
-would run).
+``MIRAGE_CPUINFO`` (another ``/proc/cpuinfo``, for tests), ``MIRAGE_LLAMA_CHECK_TIMEOUT``
+(seconds the check waits, 1 to 86400, default 300; anything else stops set-up with one line
+and exit status 2), ``SETUP_DRY_RUN=1`` (print what would run).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import math
 import os
 import shlex
 import shutil
@@ -62,7 +65,32 @@ lb = _load_llama_build()
 PACKAGE = f"llama-cpp-python=={lb.LLAMA_CPP_PYTHON_VERSION}"
 PROMPT = "The capital of France is"
 PROBE_TOKENS = 8
-PROBE_TIMEOUT_S = float(os.environ.get("MIRAGE_LLAMA_CHECK_TIMEOUT") or 300)
+TIMEOUT_ENV = "MIRAGE_LLAMA_CHECK_TIMEOUT"
+TIMEOUT_RANGE = (1.0, 86400.0)
+
+
+class SettingError(ValueError):
+    """A set-up variable holding a value it cannot use (one line naming the variable)."""
+
+
+def probe_timeout() -> float:
+    """``$MIRAGE_LLAMA_CHECK_TIMEOUT``: the seconds the check waits for its text (default 300);
+    anything but a number of seconds in :data:`TIMEOUT_RANGE` is a :class:`SettingError`."""
+    value = (os.environ.get(TIMEOUT_ENV) or "").strip()
+    if not value:
+        return 300.0
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    low, high = TIMEOUT_RANGE
+    if not low <= seconds <= high:                  # nan and inf fail it too
+        raise SettingError(f"${TIMEOUT_ENV}={value[:40]!r}: expected a number of seconds from "
+                           f"{low:g} to {high:g} (how long the llama.cpp check waits; unset "
+                           "it for 300)")
+    return seconds
+
+
 STAMP = ".mirage-llama.json"
 
 
@@ -181,9 +209,9 @@ def check(venv: Path, build, log: Path) -> dict:
     with open(log, "wb") as err:
         try:
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err,
-                                  timeout=PROBE_TIMEOUT_S, cwd=tempfile.gettempdir())
+                                  timeout=probe_timeout(), cwd=tempfile.gettempdir())
         except subprocess.TimeoutExpired:
-            raise CheckFailed(f"it gave no answer within {PROBE_TIMEOUT_S:g} s") from None
+            raise CheckFailed(f"it gave no answer within {probe_timeout():g} s") from None
     text = log.read_text(errors="replace")
     if proc.returncode != 0:
         sig = lb.signal_name(proc.returncode)
@@ -207,10 +235,13 @@ def check(venv: Path, build, log: Path) -> dict:
 # ------------------------------------------------------------------ building and installing
 
 def read_stamp(venv: Path) -> dict:
+    """What set-up recorded of the build it installed here; ``{}`` when the stamp is missing,
+    unreadable or anything but a JSON object (then nothing installed is trusted)."""
     try:
-        return json.loads((venv / STAMP).read_text())
-    except (OSError, ValueError):
+        stamp = json.loads((venv / STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return {}
+    return stamp if isinstance(stamp, dict) else {}
 
 
 def installed(venv: Path) -> bool:
@@ -221,9 +252,23 @@ def installed(venv: Path) -> bool:
                            "sys.exit(u.find_spec('llama_cpp') is None)"]).returncode == 0
 
 
+WHEEL_PREFIX = f"llama_cpp_python-{lb.LLAMA_CPP_PYTHON_VERSION}-"
+
+
 def cached_wheel(key: str) -> Path | None:
-    wheels = sorted((wheel_cache() / key).glob("*.whl"))
-    return wheels[0] if wheels else None
+    """The wheel set-up built under ``key``: the file its ``build.json`` names, else the one
+    llama-cpp-python wheel of the pinned version; any other ``*.whl`` there (a stray, another
+    version) is never picked, and two candidates are none (it is built again)."""
+    folder = wheel_cache() / key
+    try:
+        named = json.loads((folder / "build.json").read_text(encoding="utf-8")).get("wheel")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        named = None
+    if isinstance(named, str) and Path(named).name == named and named.endswith(".whl") \
+            and (folder / named).is_file():
+        return folder / named
+    wheels = [p for p in folder.glob(f"{WHEEL_PREFIX}*.whl") if p.is_file()]
+    return wheels[0] if len(wheels) == 1 else None
 
 
 def build_wheel(venv: Path, build, key: str) -> Path | None:
@@ -248,7 +293,7 @@ def build_wheel(venv: Path, build, key: str) -> Path | None:
     shutil.rmtree(out, ignore_errors=True)
     (target / "build.json").write_text(json.dumps(
         {"cmake_args": build.cmake_args, "what": build.what, "source": source(),
-         "built": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=2))
+         "wheel": final.name, "built": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=2))
     return final
 
 
@@ -383,9 +428,17 @@ def main(argv: list[str] | None = None) -> int:
     p_probe.add_argument("--model")
     p_probe.add_argument("--gpu", action="store_true")
     sub.add_parser("plan")
+    sub.add_parser("settings", help="check set-up's variables (one line each; exit 2)")
     p_args = sub.add_parser("cpu-args")
     p_args.add_argument("--baseline", action="store_true")
     args = parser.parse_args(argv)
+    try:
+        probe_timeout()                  # before any work, not after a five-minute build
+    except SettingError as exc:
+        print(f"setup: error: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "settings":
+        return 0
     if args.command == "probe":
         return probe_main(args.model, args.gpu)
     cpu = lb.Cpu.read(os.environ.get("MIRAGE_CPUINFO"))

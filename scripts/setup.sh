@@ -21,6 +21,8 @@ LLAMA_SAFE=()
 if [ "${1:-}" = "--llama-safe" ]; then LLAMA_SAFE=(--safe); shift; fi
 VENV="${1:-.venv}"
 PYTHON="${PYTHON:-python3}"
+# a variable set-up cannot use stops it here, in one line, before anything is installed
+"$PYTHON" scripts/llama_check.py settings || exit 2
 # shellcheck source=scripts/llama_build_flags.sh
 source scripts/llama_build_flags.sh
 run() { llama_run "$@"; }
@@ -40,6 +42,7 @@ llama_build_plan
 export LLAMA_BUILD LLAMA_CMAKE_ARGS LLAMA_BUILD_WHY
 if [ -x "$VENV/bin/python" ]; then CHECK_PY="$VENV/bin/python"; else CHECK_PY="$PYTHON"; fi
 "$CHECK_PY" scripts/llama_check.py install "$VENV" "${LLAMA_SAFE[@]}" || {
+  status=$?; [ "$status" -eq 2 ] && exit 2             # a bad setting, said in one line above
   echo "setup: stopped: llama.cpp cannot generate on this machine (above)" >&2; exit 1; }
 if [ -z "${SETUP_DRY_RUN:-}" ] && [ "$LLAMA_BUILD" = cuda ] \
    && ! grep -q '"kind": "cuda"' "$VENV/.mirage-llama.json" 2>/dev/null; then

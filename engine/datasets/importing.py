@@ -86,9 +86,18 @@ class _Importing(Job):
         self.result: ImportResult | None = None
 
     def work(self) -> None:
+        try:
+            self._work()
+        except OSError as exc:          # a name too long, no permission, a file gone meanwhile
+            raise DatasetFormatError(exc.filename or self.path,
+                                     f"cannot read it ({exc.strerror or exc})") from None
+
+    def _work(self) -> None:
         store, path = self.store, self.path
         if not path.exists():
             raise DatasetFormatError(path, "no such file or folder")
+        if not path.is_file() and not path.is_dir():    # reading a FIFO would wait forever
+            raise DatasetFormatError(path, "neither a file nor a folder (a FIFO, a device?)")
         fmt = self.format or detect_format(path)
         if fmt not in FORMATS:
             raise DatasetFormatError(path, f"unknown format {fmt!r} (known: "

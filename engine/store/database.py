@@ -219,8 +219,11 @@ class Store:
         self.timeout = timeout
         self.check_place(self.path, create_folder, empty_file_ok)
         self.read_only = _read_only(self.path)
-        self.created = not self.path.exists()
-        self._key = str(self.path.resolve())
+        try:                            # a name too long, a folder not searchable: one line
+            self.created = not self.path.exists()
+            self._key = str(self.path.resolve())
+        except OSError as exc:
+            raise storage_error(self.path, exc) from None
         self._local = threading.local()
         self._lock = _write_lock(self._key)
         with self._lock, self._storage_errors(os_errors=True):
@@ -239,7 +242,16 @@ class Store:
     @staticmethod
     def check_place(path: Path, create_folder: bool, empty_file_ok: bool = True) -> None:
         """Refuse a path whose folder is missing (unless asked to create it) or that is not
-        a file, before SQLite makes something of it."""
+        a file, before SQLite makes something of it; a name the system refuses (too long, a
+        folder not searchable) is one line too."""
+        try:
+            Store._check_place(path, create_folder)
+            _check_file(path, empty_file_ok)
+        except OSError as exc:
+            raise storage_error(path, exc) from None
+
+    @staticmethod
+    def _check_place(path: Path, create_folder: bool) -> None:
         folder = path.parent
         if folder.exists() and not folder.is_dir():
             raise StorageError(path, f"{folder} is not a folder")
@@ -253,7 +265,6 @@ class Store:
                 raise storage_error(path, exc) from None
         if path.is_dir():
             raise StorageError(path, "is a folder, not a database file")
-        _check_file(path, empty_file_ok)
 
     def _check_version(self, conn: sqlite3.Connection) -> None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]

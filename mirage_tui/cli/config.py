@@ -30,8 +30,8 @@ def add_parsers(sub) -> None:
 
 
 def run(args, store=None) -> int:
-    from engine.app_config import (config_path, effective_database, init_config_file,
-                                   load_app_config)
+    from engine.app_config import (config_path, effective_database, folder_note,
+                                   init_config_file, load_app_config)
 
     if args.init:
         path = config_path()
@@ -44,7 +44,8 @@ def run(args, store=None) -> int:
         except OutputFileError as exc:
             raise CliError(str(exc)) from None
         except OSError as exc:      # its folder could not be made
-            raise CliError(f"{path}: cannot write it ({exc.strerror})") from None
+            raise CliError(f"{path}: cannot write it ({exc.strerror}{folder_note(exc)})") \
+                from None
         print(f"wrote {path} (every setting commented out; remove the '# ' to set one)")
         return 0
     from textual.theme import BUILTIN_THEMES
@@ -68,12 +69,12 @@ def run(args, store=None) -> int:
         shown = ", ".join(value) if isinstance(value, list) else value
         rows[key] = (shown or _DEFAULTS[key], str(config.path) if value else "default")
     if args.json:
-        print(json.dumps({"file": str(config.path), "exists": config.path.exists(),
+        print(json.dumps({"file": str(config.path), "exists": config.found,
                           "settings": {k: {"value": v, "from": f} for k, (v, f) in rows.items()},
                           "keys": config.keys, "actions": actions,
                           "problems": problems}, ensure_ascii=False))
     else:
-        state = "" if config.path.exists() else " (not there: built-in defaults; " \
+        state = "" if config.found else " (not there: built-in defaults; " \
             "`mirage-tui config --init` writes one)"
         print(f"config file: {config.path}{state}")
         width = max(len(k) for k in rows)

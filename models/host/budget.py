@@ -86,15 +86,12 @@ def budget_dir() -> Path:
     """The folder of the budget (module docstring), created 0700."""
     env = os.environ.get(BUDGET_DIR_ENV)
     if env:
-        folder = Path(env).expanduser()
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return folder
+        return registry.make_folder(Path(env).expanduser(), BUDGET_DIR_ENV)
     folder = DEFAULT_PARENT / f"mirage-tui-{os.getuid()}-threads"
     if _own_folder(folder):
         return folder
-    fallback = registry.hosts_dir() / "threads"
-    fallback.mkdir(mode=0o700, exist_ok=True)
-    return fallback
+    return registry.make_folder(registry.hosts_dir() / "threads", registry.DATA_DIR_ENV,
+                                parents=False)
 
 
 def join(entry: BudgetEntry) -> None:

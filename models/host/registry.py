@@ -21,6 +21,7 @@ Standard library only: the host process imports this module too.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -28,6 +29,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from stat import S_ISDIR
 from typing import Iterator
 
 DATA_DIR_ENV = "MIRAGE_DATA_DIR"
@@ -37,20 +39,61 @@ def data_dir() -> Path:
     """``$MIRAGE_DATA_DIR`` if set, else platformdirs' user data dir for mirage-tui."""
     env = os.environ.get(DATA_DIR_ENV)
     if env:
-        return Path(env).expanduser()
+        return check_folder(Path(env).expanduser(), DATA_DIR_ENV)
     import platformdirs
 
     return Path(platformdirs.user_data_dir("mirage-tui"))
 
 
+class FolderSettingError(OSError, ValueError):
+    """A folder the program keeps its files in cannot be made or used (one line naming the
+    variable that chose it, when one did). An OSError for the host's own handlers, a
+    ValueError for the CLI's one-line errors (like ``io.UnsupportedOperation``)."""
+
+
+def _folder_error(folder: Path, variable: str | None, exc: OSError) -> FolderSettingError:
+    reason = {errno.EEXIST: "it is a file, not a folder",
+              errno.ENOTDIR: "a part of it is a file, not a folder"}.get(
+                  exc.errno, exc.strerror or str(exc))
+    value = os.environ.get(variable) if variable else None
+    if value:
+        what = "it" if folder == Path(value).expanduser() else str(folder)
+        return FolderSettingError(f"${variable}={value!r}: cannot use {what} as a folder "
+                                  f"({reason}); set it to a folder, or unset it")
+    return FolderSettingError(f"{folder}: cannot make this folder ({reason})")
+
+
+def check_folder(folder: Path, variable: str | None = None) -> Path:
+    """``folder`` when it is a folder or not there yet (nothing made); a
+    :class:`FolderSettingError` naming ``variable`` when something else is there or the
+    system refuses the name (too long)."""
+    try:
+        info = folder.stat()
+    except FileNotFoundError:
+        return folder
+    except OSError as exc:
+        raise _folder_error(folder, variable, exc) from None
+    if not S_ISDIR(info.st_mode):
+        raise _folder_error(folder, variable, FileExistsError(errno.EEXIST, "")) from None
+    return folder
+
+
+def make_folder(folder: Path, variable: str | None = None, parents: bool = True) -> Path:
+    """``folder``, made 0700 when missing; a :class:`FolderSettingError` naming ``variable``
+    (``$MIRAGE_DATA_DIR``, ...) when it is set and the folder cannot be made: a file in its
+    place, a name too long, no permission."""
+    try:
+        folder.mkdir(mode=0o700, parents=parents, exist_ok=True)
+    except OSError as exc:
+        raise _folder_error(folder, variable, exc) from None
+    return folder
+
+
 def hosts_dir() -> Path:
     """``<data dir>/hosts``, created 0700 (the data dir too, when it is created here); a
     ``hosts`` folder of ours with a looser mode is tightened."""
-    base = data_dir()
-    if not base.is_dir():
-        base.mkdir(mode=0o700, parents=True, exist_ok=True)
-    folder = base / "hosts"
-    folder.mkdir(mode=0o700, exist_ok=True)
+    base = make_folder(data_dir(), DATA_DIR_ENV)
+    folder = make_folder(base / "hosts", DATA_DIR_ENV, parents=False)
     info = folder.stat()
     if info.st_mode & 0o077 and info.st_uid == os.getuid():
         folder.chmod(0o700)

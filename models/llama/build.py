@@ -23,6 +23,7 @@ import platform
 import re
 import shlex
 import signal
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,8 +64,9 @@ class Cpu:
         """This CPU (``MIRAGE_CPUINFO`` and ``MIRAGE_CPU_MACHINE`` stand in for another's)."""
         cpuinfo = cpuinfo or os.environ.get("MIRAGE_CPUINFO")
         path = Path(cpuinfo) if cpuinfo else CPUINFO
-        try:
-            text = path.read_text(errors="replace")
+        try:                            # a FIFO would block; a device never end
+            text = path.read_text(errors="replace") if not stat.S_ISFIFO(
+                path.stat().st_mode) else ""
         except OSError:
             text = ""
         flags: frozenset[str] = frozenset()

@@ -189,6 +189,8 @@ def _parse_json(path: Path) -> Any:
         what = "truncated JSON (the file ends early)" if truncated \
             else f"invalid JSON: {exc.msg.removesuffix(' at')}"
         raise DatasetFormatError(path, f"{what} at line {exc.lineno}, column {exc.colno}") from None
+    except RecursionError:              # json recurses once per nested list or object
+        raise DatasetFormatError(path, "invalid JSON: nested too deeply") from None
 
 
 def each_file(paths: list[Path], steps: StepCount | None) -> Iterator[Path]:
@@ -212,6 +214,9 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DatasetFormatError(path, f"invalid JSON at column {exc.colno}: {exc.msg}",
+                                     record=f"at line {lineno}") from None
+        except RecursionError:
+            raise DatasetFormatError(path, "invalid JSON: nested too deeply",
                                      record=f"at line {lineno}") from None
         if not isinstance(obj, dict):
             raise DatasetFormatError(path, f"expected a JSON object, got {type(obj).__name__}",

@@ -8,6 +8,10 @@ MIRAGE's "top-5 chunks by title" construction (``../shared/docs/METRICS.md`` §1
 README). An article with more than five paragraphs gives each question the window of five
 consecutive paragraphs around its own, so every pool has MIRAGE's size.
 
+Every gold answer must be in the paragraph it was asked on (a span of it, as in SQuAD; case
+and blanks forgiven): one that is not is refused with the file, the question and the answer.
+An ``answer_start`` that does not point at its text is counted and warned (it is not used).
+
 The language comes from the file name (``xquad.de.json`` -> ``de``) or a top-level
 ``language`` field. A folder imports every SQuAD-shaped ``*.json`` in it as one multilingual
 dataset; ids are prefixed with the language (``de/56beb4343aeaaa14008c925b``) because XQuAD
@@ -84,7 +88,7 @@ def _parse_file(path: Path, out: ParsedDataset) -> str | None:
         out.warnings.append(f"{path.name}: no language in the file name or the file; "
                             "queries are stored without one")
     prefix = f"{lang}/" if lang else f"{path.stem}/"
-    derived = skipped = 0
+    derived = skipped = misplaced = 0
     for a_index, article in enumerate(doc["data"]):
         where = f"data[{a_index}]"
         if not isinstance(article, dict) or not isinstance(article.get("paragraphs"), list):
@@ -120,6 +124,8 @@ def _parse_file(path: Path, out: ParsedDataset) -> str | None:
                     raise DatasetFormatError(path, "missing", record=f"{q_where} (id {qid})",
                                              field="answers")
                 answers = _answer_texts(path, f"{q_where} (id {qid})", raw)
+                misplaced += _check_in_passage(path, f"{q_where} (id {qid})", raw,
+                                               contexts[p_index])
                 if not answers:
                     skipped += 1  # SQuAD 2.0 unanswerable: nothing to score against
                     continue
@@ -142,8 +148,43 @@ def _parse_file(path: Path, out: ParsedDataset) -> str | None:
             "marked supporting (support_source='answer-match')")
     if skipped:
         out.warnings.append(f"{path.name}: {skipped} question(s) without answers were skipped")
+    if misplaced:
+        out.warnings.append(f"{path.name}: {misplaced} answer(s) whose answer_start does not "
+                            "point at their text (the text is elsewhere in the passage; the "
+                            "offset is not used)")
+        out.counts["answer_start_off"] = out.counts.get("answer_start_off", 0) + misplaced
     out.counts["answer_match_support"] = out.counts.get("answer_match_support", 0) + derived
     return lang
+
+
+def _check_in_passage(path: Path, where: str, raw, context: str) -> int:
+    """Refuse a gold answer that is nowhere in the paragraph it was asked on (SQuAD's answers
+    are spans of it: another text is a mistake of the file, and would be scored as gold); the
+    number of answers found but not at their ``answer_start`` (warned, not refused: the
+    offset is not used). Case and runs of blanks are forgiven; every real XQuAD answer is at
+    its offset exactly."""
+    listed = isinstance(raw, list)
+    folded = None
+    off = 0
+    for i, ans in enumerate(raw if listed else [raw]):
+        key = f"answers[{i}].text" if isinstance(ans, dict) else \
+            f"answers[{i}]" if listed else "answers"
+        texts = ans.get("text") if isinstance(ans, dict) else ans
+        for text in texts if isinstance(texts, list) else [texts]:
+            text = str(text)
+            if not text.strip():
+                continue
+            if text not in context:
+                folded = folded if folded is not None else " ".join(context.casefold().split())
+                if " ".join(text.casefold().split()) not in folded:
+                    raise DatasetFormatError(
+                        path, f"the answer {text[:40]!r} is not in the paragraph it was asked "
+                        "on", record=where, field=key)
+            start = ans.get("answer_start") if isinstance(ans, dict) else None
+            if isinstance(start, int) and not isinstance(start, bool) and \
+                    context[start:start + len(text)] != text:
+                off += 1
+    return off
 
 
 def _answer_texts(path: Path, where: str, raw) -> list[str]:
