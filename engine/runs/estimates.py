@@ -4,9 +4,11 @@ measurement in this workspace, corrected for the load now).
 
 The stored generations also give the tokens of an item: the mean prompt tokens evaluated per
 setting (``base``, ``oracle``, ``mixed``, ``retrieved@k``: the prompt cache makes these differ)
-and the mean tokens of an answer (capped at ``max_tokens``). Without them prompt tokens are
-guessed from text length (:data:`~engine.model_speeds.CHARS_PER_TOKEN` bytes a token) and every
-answer is taken to be ``max_tokens`` long (an upper bound).
+and the mean tokens of an answer (capped at the system's budget: ``max_tokens``, or the
+thinking budget of a system that thinks). Without them prompt tokens are guessed from text
+length (:data:`~engine.model_speeds.CHARS_PER_TOKEN` bytes a token) and every answer is taken
+to be its budget long (an upper bound). A system that thinks counts the reasoning tokens its
+model's stored replies measured in that mode (:func:`planned_answer_tokens`).
 
 :func:`estimate_remaining` is the one function the three places call: the seconds for the
 items of the first batch that the run has not finished (a resumed run counts only what is
@@ -26,7 +28,7 @@ from engine import machine_load
 from engine.model_speeds import (Speed, latest_model_check, model_file_size, planned_backend,
                                  speeds_now)
 from engine.runs.header import now
-from engine.runs.plan import Plan, PlanItem
+from engine.runs.plan import ANSWER_ROOM, Plan, PlanItem, System, thinking_measured
 from engine.store import Store
 from engine.store import speeds as speed_rows
 
@@ -116,6 +118,7 @@ def item_seconds(store: Store | None, plan: Plan, speeds: Mapping[str, Speed],
     queries = plan.queries[:plan.first_batch] if queries is None else queries
     question_bytes, chunk_bytes = _text_sizes(store, queries)
     previous_k: dict[tuple, int] = {}
+    answers: dict[System, float] = {}
     out = []
     for item in plan.items_for(queries):
         q_bytes = question_bytes.get(item.query_rowid, 100)
@@ -134,9 +137,24 @@ def item_seconds(store: Store | None, plan: Plan, speeds: Mapping[str, Speed],
         speed = speeds[item.system.generator]
         setting = item.kind if item.kind != "retrieved" else f"retrieved@{item.k}"
         tokens = speed.prompt_tokens.get(setting, (new_bytes + 40) / speed.text_bytes_per_token)
-        answer = min(speed.answer_tokens or plan.config.max_tokens, plan.config.max_tokens)
-        out.append((item, tokens, call_seconds(tokens, answer, speed)))
+        if item.system not in answers:
+            answers[item.system] = planned_answer_tokens(store, plan, item.system, speed)
+        out.append((item, tokens, call_seconds(tokens, answers[item.system], speed)))
     return out
+
+
+def planned_answer_tokens(store: Store | None, plan: Plan, system: System,
+                          speed: Speed) -> float:
+    """Tokens an answer of ``system`` is taken to be, capped at its budget
+    (:meth:`~engine.runs.plan.Plan.max_tokens`): for a system that thinks, the mean reasoning
+    tokens its model's stored replies in that mode measured plus
+    :data:`~engine.runs.plan.ANSWER_ROOM` (the whole budget before any was measured); else
+    its model's measured mean answer, or the budget."""
+    budget = plan.max_tokens(system)
+    if plan.thinks(system):
+        mean = thinking_measured(store, system)[2]
+        return min(mean + ANSWER_ROOM, budget) if mean else budget
+    return min(speed.answer_tokens or budget, budget)
 
 
 def estimate(store: Store | None, plan: Plan, speeds: Mapping[str, Speed],
@@ -172,10 +190,17 @@ def estimate(store: Store | None, plan: Plan, speeds: Mapping[str, Speed],
                                   "gen_tps": speeds[name].gen_tps,
                                   "load_factor": speeds[name].factor,
                                   "load_note": speeds[name].load_note,
-                                  "answer_tokens": min(speeds[name].answer_tokens
-                                                       or plan.config.max_tokens,
-                                                       plan.config.max_tokens)}
+                                  "answer_tokens": _answer_tokens(store, plan, name,
+                                                                  speeds[name])}
                            for name, g in per_generator.items()}}
+
+
+def _answer_tokens(store: Store | None, plan: Plan, generator: str, speed: Speed) -> float:
+    """A generator's tokens an answer (:func:`planned_answer_tokens`), the mean over its
+    systems when their thinking gives them different ones."""
+    each = [planned_answer_tokens(store, plan, s, speed) for s in plan.systems
+            if s.generator == generator]
+    return each[0] if len(set(each)) == 1 else sum(each) / len(each)
 
 
 def likely_cached(store: Store | None, plan: Plan, queries: list[int] | None = None

@@ -25,7 +25,7 @@ from typing import Callable, Hashable
 
 from engine.model_speeds import Speed, latest_model_speed, planned_backend, speeds_now
 from engine.runs.estimates import (call_seconds, item_seconds, likely_cached, load_seconds,
-                                   parallel_factor)
+                                   parallel_factor, planned_answer_tokens)
 from engine.runs.plan import Plan, PlanItem
 from engine.store import Store
 
@@ -164,8 +164,8 @@ class LiveEta:
             checked = self.checked.get(name)
             if checked is not None:
                 speed = checked[0]
-                answer = min(self.speeds[name].answer_tokens or self.plan.config.max_tokens,
-                             self.plan.config.max_tokens)
+                answer = planned_answer_tokens(self.store, self.plan, item.system,
+                                               self.speeds[name])
                 both = self.at_check.setdefault(name, [0.0, 0.0])
                 both[0] += seconds
                 both[1] += tokens / speed.prompt_tps + answer / speed.gen_tps
@@ -217,7 +217,8 @@ class LiveEta:
         guessed, evaluated, prompt_s, generated, gen_s, wall, n = self.timed[name]
         speed = Speed(evaluated / prompt_s, max(generated, 1) / gen_s, "this run")
         scale = evaluated / guessed if guessed > 0 else 1.0
-        answer = min(generated / n, self.plan.config.max_tokens)
+        answer = min(generated / n, max(self.plan.max_tokens(s) for s in self.plan.systems
+                                        if s.generator == name))
         pace = self.paces[name]
         overhead = self.overhead()
         weight = 0.0 if self.speeds[name].source.startswith("assumed") else PRIOR_ITEMS

@@ -406,18 +406,24 @@ def _note(store: Store | None, plan: Plan, system: System) -> ThinkingNote:
     switch = plan.switches.get(system.generator)
     thinks = plan.thinks(system)
     budget = plan.max_tokens(system)
-    n = seen = cut = 0
-    mean = None
-    if store is not None:
-        for name in _stored_names(system.generator):
-            n, seen, mean, cut = measured_thinking(store, name, system.thinking)
-            if n:
-                break
+    n, seen, mean, cut = thinking_measured(store, system)
     if thinks is None and n:
         thinks = seen > 0 or None         # an endpoint: what its replies showed
     return ThinkingNote(system.label, system.generator, system.thinking,
                         switch.kind if switch else None, thinks, budget, n, seen, mean, cut,
                         _warning(plan, system, switch, thinks, budget, mean))
+
+
+def thinking_measured(store: Store | None, system: System
+                      ) -> tuple[int, int, float | None, int]:
+    """What ``system``'s model thought in its mode so far: ``(stored generations, those that
+    thought, their mean reasoning tokens, cut while thinking)``; zeros without a store."""
+    if store is not None:
+        for name in _stored_names(system.generator):
+            found = measured_thinking(store, name, system.thinking)
+            if found[0]:
+                return found
+    return 0, 0, None, 0
 
 
 def _stored_names(generator: str) -> tuple[str, ...]:

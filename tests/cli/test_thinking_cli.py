@@ -129,7 +129,10 @@ def test_the_plan_says_who_thinks_its_budget_and_warns_when_too_small(tmp_path):
         (note,) = as_json["thinking"]
         assert (note["mode"], note["thinks"], note["max_tokens"]) == ("on", True, 40)
         assert "too small" in note["warning"]
-        # auto, an endpoint never asked: not known until its first replies, no warning
+        # auto, an endpoint never asked: nothing is known, the plan says nothing of thinking
+        unknown = cli_run("--dataset", "demo", "--generator", model, "--sample", "2",
+                          "--dry-run", "--json", db=db)
+        assert "thinking" not in json.loads(unknown.stdout)
         first = cli_run("--dataset", "demo", "--generator", model, "--sample", "2",
                         "--settings", "oracle", "--max-tokens", "30", "--name", "seen",
                         db=db)
@@ -137,8 +140,19 @@ def test_the_plan_says_who_thinks_its_budget_and_warns_when_too_small(tmp_path):
         # its replies thought: the next plan of that model says so, and warns at 30 tokens
         after = cli_run("--dataset", "demo", "--generator", model, "--sample", "2",
                         "--max-tokens", "30", "--dry-run", db=db)
+        # thinking on, its budget: the estimate counts the reasoning measured in that mode
+        on = cli_run("--dataset", "demo", "--generator", model, "--sample", "2",
+                     "--settings", "oracle", "--thinking", "on", "--name", "on", db=db)
+        assert on.returncode == 0, on.stderr
+        planned = json.loads(cli_run("--dataset", "demo", "--generator", model, "--sample",
+                                     "2", "--settings", "base", "--thinking", "on", "--dry-run",
+                                     "--json", db=db).stdout)
     assert "thinks; budget 30 tokens; 2 of 2 stored replies thought" in after.stdout
     assert "warning:" in after.stdout
+    (note,) = planned["thinking"]
+    assert note["measured_thinking"] == 2 and 50 < note["mean_reasoning_tokens"] < 300
+    assert planned["estimate"][model]["answer_tokens"] == note["mean_reasoning_tokens"] + 32
+    assert note["warning"] is None                   # 1024 holds what it thought
 
 
 def test_a_model_without_a_switch_says_so_and_auto_plans_say_nothing(tmp_path):
