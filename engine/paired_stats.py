@@ -36,6 +36,7 @@ from statistics import NormalDist
 import numpy as np
 from scipy import stats
 
+from engine.counts import check_resample_memory
 from engine.stats import PAIRED_N_BOOT
 
 _MAX_CELLS = 2_000_000
@@ -78,6 +79,7 @@ def bootstrap_means(diffs, n_boot: int = PAIRED_N_BOOT, seed: int = 0) -> np.nda
     if d.ndim == 1:
         d = d[:, None]
     n, m = d.shape
+    check_resample_memory(n_boot, m, "resamples × columns × 8 bytes")
     out = np.full((n_boot, m), np.nan)
     if n == 0:
         return out
@@ -91,6 +93,8 @@ def bootstrap_means(diffs, n_boot: int = PAIRED_N_BOOT, seed: int = 0) -> np.nda
             dense.append(j)
             continue
         # the categories: each distinct value, then "missing" (weight 0, not in the denominator)
+        check_resample_memory(n_boot, m + 2 * (len(values) + 1),
+                              "resamples × (columns + 2 × distinct values) × 8 bytes")
         probs = np.append(freq, missing.sum()) / n
         draws = rng.multinomial(n, probs, size=n_boot).astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):

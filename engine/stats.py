@@ -32,6 +32,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from engine.counts import check_resample_memory
+
 Statistic = Callable[..., Any]
 """A numpy-style reduction called as ``statistic(array, axis=-1)`` (np.mean, np.median, ...)."""
 
@@ -162,6 +164,8 @@ def bootstrap_many(data: Mapping[Any, Sequence[float]] | Sequence[Sequence[float
     values = {name: float(stat(columns)) for name, stat in statistics.items()}
     if n == 1:
         return {name: Estimate(v, v, v, 1) for name, v in values.items()}
+    # the draws kept: one number per resample and statistic (the indices go in chunks)
+    check_resample_memory(n_boot, len(statistics), "resamples × statistics × 8 bytes")
 
     boots: dict[str, list[np.ndarray]] = {name: [] for name in statistics}
     for idx in resample_indices(n, n_boot, seed):

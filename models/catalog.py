@@ -69,10 +69,7 @@ def find_gguf_files(folders: Iterable[Path], max_depth: int = MAX_DEPTH) -> list
     found: dict[Path, None] = {}
     for root in folders:
         root = Path(root).expanduser()
-        try:
-            if not root.is_dir():
-                continue
-        except OSError:                 # a name too long: no folder there either
+        if not root.is_dir():
             continue
         stack = [(root, 0)]
         while stack:

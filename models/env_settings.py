@@ -24,15 +24,17 @@ class EnvSettingError(ModelError, ValueError):
 class EnvSetting:
     name: str
     meaning: str
-    kind: str = "text"                  # text | seconds | choice | ports
+    kind: str = "text"                  # text | seconds | count | choice | ports
     default: object = None
-    low: float | None = None            # seconds: the range, inclusive
+    low: float | None = None            # seconds, count: the range, inclusive
     high: float | None = None
     choices: tuple[str, ...] = ()       # choice: the values taken (lower case), first canonical
 
     def allowed(self) -> str:
         if self.kind == "seconds":
             return f"a number of seconds from {self.low:g} to {self.high:g}"
+        if self.kind == "count":
+            return f"a whole number from {self.low:.0f} to {self.high:.0f}"
         if self.kind == "choice":
             return ", ".join(self.choices[:-1]) + " or " + self.choices[-1]
         if self.kind == "ports":
@@ -52,6 +54,9 @@ SETTINGS: dict[str, EnvSetting] = {s.name: s for s in (
                choices=("auto", "llama.cpp", "llama-server")),
     EnvSetting("MIRAGE_ENDPOINT_PORTS", "the loopback ports probed for model servers",
                "ports"),
+    EnvSetting("MIRAGE_RESAMPLE_MEMORY_MB", "MiB one resampling step (a bootstrap, the "
+               "tournaments) may allocate; unset: half of the available memory", "count",
+               None, 1, 16 * 2**20),
     EnvSetting("MIRAGE_DB", "the workspace database file"),
     EnvSetting("MIRAGE_CONFIG_DIR", "the folder of config.toml and endpoints.toml"),
     EnvSetting("MIRAGE_DATA_DIR", "the folder of model hosts' registry and logs"),
@@ -88,6 +93,18 @@ def env_seconds(name: str) -> float:
     if not math.isfinite(number) or not setting.low <= number <= setting.high:
         raise _refuse(setting, value)
     return number
+
+
+def env_count(name: str) -> int | None:
+    """The whole number ``name`` holds (decimal digits), within its range; None when unset."""
+    setting = SETTINGS[name]
+    value = _raw(name)
+    if value is None:
+        return setting.default
+    if not (value.isascii() and value.isdigit()) or not setting.low <= int(value) \
+            <= setting.high:
+        raise _refuse(setting, value)
+    return int(value)
 
 
 def env_choice(name: str) -> str:
@@ -130,7 +147,8 @@ def check_all() -> list[str]:
     """One line for each ``MIRAGE_*`` variable set to a value out of its range (``mirage-tui
     config`` shows them)."""
     problems = []
-    readers = {"seconds": env_seconds, "choice": env_choice, "ports": env_ports}
+    readers = {"seconds": env_seconds, "count": env_count, "choice": env_choice,
+               "ports": env_ports}
     for setting in SETTINGS.values():
         reader = readers.get(setting.kind)
         if reader is None:

@@ -182,6 +182,7 @@ class RunConfig:
                 self._positive(name)
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             raise ConfigError(f"seed: expected an integer, got {self.seed!r}")
+        self._in_range("seed")
         if self.adaptive_target is not None:
             target = self.adaptive_target
             if isinstance(target, bool) or not isinstance(target, (int, float)) \
@@ -208,6 +209,16 @@ class RunConfig:
         value = getattr(self, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigError(f"{name}: expected a positive integer, got {value!r}")
+        self._in_range(name)
+
+    def _in_range(self, name: str) -> None:
+        """A count of the run file within its range (engine/counts.py), before any work."""
+        from engine.counts import ANY_COUNT, RUN_FILE_COUNTS, CountError, check_count
+
+        try:
+            check_count(getattr(self, name), RUN_FILE_COUNTS.get(name, ANY_COUNT))
+        except CountError as exc:
+            raise ConfigError(f"{name}: {exc}") from None
 
     # ----------------------------------------------------------------------- derived
 

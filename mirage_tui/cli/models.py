@@ -84,8 +84,6 @@ def _hosts(args) -> int:
     return 0
 
 
-def _print_table(rows: list[tuple]) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
 def _grace_cell(host: dict) -> str:
     """``in use (10 s once idle)``, ``7 s left of 10 s``; ``?`` for a host that does not say."""
     grace, left = host.get("grace_s"), host.get("grace_left_s")
@@ -96,6 +94,8 @@ def _grace_cell(host: dict) -> str:
     return f"{left:.0f} s left of {grace:g} s"
 
 
+def _print_table(rows: list[tuple]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
 

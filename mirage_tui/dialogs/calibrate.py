@@ -190,13 +190,13 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
         raw = self.query_one("#calib-sample", Input).value.strip()
         sample = None
         if raw:
+            from engine.counts import SAMPLE, CountError, parse_count
+
             try:
-                sample = int(raw)
-                if sample < 1:
-                    raise ValueError
-            except ValueError:
-                self.notify("Sample: a whole number, at least 1 (blank: all pairs).",
-                            severity="warning")
+                sample = parse_count(raw, SAMPLE)
+            except CountError as exc:
+                self.notify(f"Sample: {exc} (blank: all pairs).", severity="warning",
+                            markup=False)
                 return
         self.dismiss(CalibrationRequest(str(judge), str(labels), str(aspect),
                                         str(self.query_one("#calib-order", Select).value),

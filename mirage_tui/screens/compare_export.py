@@ -1,7 +1,8 @@
-"""Compare's export (``x``): the comparison as JSON, its items as CSV and its page as HTML,
-``compare-A-vs-B.{json,csv,html}`` in the current folder. When one of the three is there
-already it asks first (:mod:`mirage_tui.dialogs.overwrite`): replace them, write under another
-name (asked for, the first free ``…-2`` suggested), or write nothing. A part of
+"""Compare's export (``x``): the comparison as JSON, its items as CSV and its page as HTML.
+It asks where first, as every export of the app does (``compare-A-vs-B.json`` in the current
+folder is offered; Esc writes nothing). When one of the three is there already it asks again
+(:mod:`mirage_tui.dialogs.overwrite`): replace them, write under another name (asked for, the
+first free ``…-2`` suggested), or write nothing. A part of
 :class:`~mirage_tui.screens.compare.CompareScreen` (a mixin; what it uses of the screen:
 :class:`CompareExportHost`)."""
 
@@ -42,13 +43,14 @@ else:
 
 
 class CompareExport(_Host):
-    """``x``: write the comparison's three files, asking before replacing any."""
+    """``x``: write the comparison's three files where the user says, asking before replacing
+    any."""
 
     def action_export(self) -> None:
         c = self.comparison
         if c is None:
             return
-        self._export_as(Path.cwd() / f"compare-{_safe(c.a.label)}-vs-{_safe(c.b.label)}.json")
+        self._ask_name(Path.cwd() / f"compare-{_safe(c.a.label)}-vs-{_safe(c.b.label)}.json")
 
     def _export_as(self, main: Path) -> None:
         c = self.comparison
@@ -72,6 +74,8 @@ class CompareExport(_Host):
                 self.notify("Nothing written.", timeout=3, markup=False)
                 return
             path = Path(text).expanduser()
+            if path.is_dir():                              # a folder: the name offered, in it
+                path = path / suggestion.name
             if path.suffix not in SUFFIXES:
                 path = path.with_name(path.name + ".json")
             self._export_as(path.with_suffix(".json"))     # asks again if that is taken

@@ -124,7 +124,6 @@ def test_cli_errors_exit_1_with_a_message(db, fake_judge, capsys):
          "cannot load judge model 'missing-model'"),
         (("arena", "judge", "r", "--judge", "fake", "--pairs", "reference"),
          "none of its queries has a reference answer"),
-        (("arena", "judge", "r", "--judge", "fake", "--queries", "0"), "at least 1"),
         (("arena", "ratings", "r"), "has no arenas yet"),
         (("arena", "list", "nope"), "no run named 'nope'"),
         (("arena", "export", "r", "--arena", "x"), "has no arenas yet"),
@@ -133,6 +132,11 @@ def test_cli_errors_exit_1_with_a_message(db, fake_judge, capsys):
         code, out, err = main(capsys, *args, "--db", str(db))
         assert code == 1, (args, out, err)
         assert message in err and err.startswith("mirage-tui: error:"), (args, err)
+    with pytest.raises(SystemExit) as exit_:        # refused as the command line is read
+        main(capsys, "arena", "judge", "r", "--judge", "fake", "--queries", "0", "--db", str(db))
+    assert exit_.value.code == 2 and capsys.readouterr().err == (
+        "mirage-tui arena judge: --queries 0 is out of range: a whole number from 1 to "
+        "1,000,000 (queries judged)\n")
     main(capsys, "arena", "judge", "r", "--judge", "fake", "--db", str(db), "--queries", "1")
     code, _, err = main(capsys, "arena", "ratings", "r", "--arena", "x", "--db", str(db))
     assert code == 1 and "no arena named 'x'" in err and "pairwise:fake-judge" in err

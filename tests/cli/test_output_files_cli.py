@@ -122,3 +122,53 @@ def test_csv_text_cells_are_neutralised_and_numbers_kept(toy, tmp_path):
     assert cli(toy.path, "export", "toy-run", "--format", "jsonl", "-o", jsonl).returncode == 0
     lines = [json.loads(line) for line in jsonl.read_text(encoding="utf-8").splitlines()]
     assert '=HYPERLINK("http://evil","x")' in {r.get("query") for r in lines[1:]}
+
+
+def test_force_replaces_a_symlink_never_what_it_points_to(db, tmp_path):
+    """``-o pw.csv --force`` where pw.csv is a link to another file (standing in for
+    /etc/passwd), to a link to it, or to nothing: the link becomes the export, the file it
+    pointed to keeps its bytes and no file appears where a dangling link pointed; without
+    ``--force`` the link is named with its target and nothing is written."""
+    elsewhere = tmp_path / "etc"
+    elsewhere.mkdir()
+    passwd = elsewhere / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    (tmp_path / "hop").symlink_to(passwd)
+    links = {"pw.csv": passwd, "pw2.csv": tmp_path / "hop",
+             "page.html": elsewhere / "not-there.html"}
+    for name, target in links.items():
+        (tmp_path / name).symlink_to(target)
+    one_line_error(cli(db, "export", "toy-run", "-o", tmp_path / "pw.csv"),
+                   f"pw.csv is a symbolic link to {passwd}; add --force",
+                   f"{passwd} is left as it was")
+    runs = [cli(db, "export", "toy-run", "--format", "jsonl", "-o", tmp_path / "pw.csv",
+                "--force"),
+            cli(db, "export", "toy-run", "--format", "jsonl", "-o", tmp_path / "pw2.csv",
+                "--force"),
+            cli(db, "report", "toy-run", "--html", tmp_path / "page.html", "--n-boot", "20",
+                "--force")]
+    for done, (name, target) in zip(runs, links.items()):
+        assert done.returncode == 0, done.stderr
+        assert (f"note: {tmp_path / name} is a symbolic link to {target}; the link is "
+                f"replaced by the file, {target} is left as it was") in done.stderr
+        assert not (tmp_path / name).is_symlink() and (tmp_path / name).stat().st_size > 0
+    assert passwd.read_text() == "root:x:0:0:root:/root:/bin/bash\n"
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["passwd"]
+    assert (tmp_path / "hop").is_symlink() and leftovers(tmp_path) == []
+
+
+def test_force_never_replaces_a_read_only_file_or_one_with_other_names(db, tmp_path):
+    """A 0444 file (as root too: the mode bits decide) and a file with a second hard link are
+    refused in one line, with ``--force``, before any work; both keep their bytes."""
+    locked = tmp_path / "locked.csv"
+    locked.write_text("keep\n")
+    locked.chmod(0o444)
+    one_line_error(cli(db, "export", "toy-run", "-o", locked, "--force"),
+                   f"{locked} is read-only (mode 0444); not replaced")
+    page = tmp_path / "page.html"
+    page.write_text("keep\n")
+    os.link(page, tmp_path / "other-name.html")
+    one_line_error(cli(db, "report", "toy-run", "--html", page, "--n-boot", "20", "--force"),
+                   f"{page} has 2 names (hard links); not replaced")
+    assert locked.read_text() == "keep\n" and page.read_text() == "keep\n"
+    assert stat.S_IMODE(locked.stat().st_mode) == 0o444 and leftovers(tmp_path) == []

@@ -184,13 +184,18 @@ def test_compare_refuses_other_labels_the_same_calibration_and_no_resamples(
               f"#{a.calibration_id} was made on the labels people@1 and #{b.calibration_id} "
               "on others@1; only calibrations on the same labels dataset pair up"),
              ((str(a.calibration_id), str(a.calibration_id)),
-              f"#{a.calibration_id} is the same calibration twice"),
-             ((str(a.calibration_id), str(b.calibration_id), "--boot", "0"),
-              "--boot must be at least 1")]
+              f"#{a.calibration_id} is the same calibration twice")]
     for extra, words in cases:
         assert cli.main(["judge", "compare", *extra, "--db", db]) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and words in err, err
-    assert cli.main(["judge", "calibrate", "--db", db, "--judge", "nowhere", "--labels",
-                     labels, "--boot", "0"]) == 1
-    assert capsys.readouterr().err == "mirage-tui: error: --boot must be at least 1\n"
+    # --boot 0 is refused as the command line is read, before any work (exit 2, as a usage
+    # error), naming the range
+    for command in (["judge", "compare", str(a.calibration_id), str(b.calibration_id)],
+                    ["judge", "calibrate", "--judge", "nowhere", "--labels", labels]):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main([*command, "--db", db, "--boot", "0"])
+        assert exit_.value.code == 2
+        assert capsys.readouterr().err == (
+            f"mirage-tui {' '.join(command[:2])}: --boot 0 is out of range: a whole number "
+            "from 1 to 1,000,000 (bootstrap resamples)\n")

@@ -12,8 +12,8 @@ import textwrap
 
 import pytest
 
-from engine.output_files import (OutputFileError, OutputFileExists, csv_cell, output_file,
-                                 write_new_text, write_csv,
+from engine.output_files import (OutputFileError, OutputFileExists, csv_cell, link_target,
+                                 output_file, write_new_text, write_csv,
                                  write_jsonl, write_text)
 from testkit.paths import ROOT
 
@@ -36,13 +36,75 @@ def test_new_and_regular_targets_are_replaced_keeping_the_mode(tmp_path):
     assert _leftovers(out.parent) == []
 
 
-def test_a_symlink_to_a_regular_file_is_written_through(tmp_path):
-    real = tmp_path / "real.csv"
-    real.write_text("old")
+@pytest.mark.parametrize("points_to", ["a file", "a link to a file", "nothing", "itself"])
+def test_a_symlink_at_the_path_is_replaced_never_its_target(tmp_path, points_to):
+    """Nothing is written through a link: the link itself becomes the new file, and what it
+    pointed to (a file, through a chain of links, or nothing) is left as it was."""
+    real = tmp_path / "elsewhere" / "passwd"
+    real.parent.mkdir()
+    real.write_text("root:x:0:0\n")
+    real.chmod(0o444)
+    before = real.stat()
     link = tmp_path / "link.csv"
-    link.symlink_to(real)
+    middle = tmp_path / "middle"
+    middle.symlink_to(real)
+    link.symlink_to({"a file": real, "a link to a file": middle,
+                     "nothing": tmp_path / "elsewhere" / "new-file",
+                     "itself": link}[points_to])
+    assert link_target(link) is not None
     write_text(link, "new")
-    assert link.is_symlink() and real.read_text() == "new"
+    assert not link.is_symlink() and link.read_text() == "new"
+    assert real.read_text() == "root:x:0:0\n" and real.stat().st_ino == before.st_ino
+    assert sorted(p.name for p in real.parent.iterdir()) == ["passwd"]   # nothing created
+    assert middle.is_symlink() and _leftovers(tmp_path) == []
+    assert link_target(link) is None
+
+
+def test_a_link_in_the_folders_of_the_path_is_followed(tmp_path):
+    """A folder the user named may be a link: the file is written inside what it points to."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "via").symlink_to(tmp_path / "real")
+    write_text(tmp_path / "via" / "out.csv", "x")
+    assert (tmp_path / "real" / "out.csv").read_text() == "x"
+
+
+def test_a_read_only_file_is_never_replaced_even_by_root(tmp_path):
+    """The mode bits decide, not ``os.access`` alone (root passes it): a 0444 file, and one
+    whose owner (the user) has no write bit, are refused in one line and left as they were."""
+    for mode in (0o444, 0o464, 0o400):
+        out = tmp_path / f"locked-{mode:o}.csv"
+        out.write_text("keep")
+        out.chmod(mode)
+        with pytest.raises(OutputFileError) as info:
+            write_csv(out, ["a"], [[1]])
+        assert str(info.value) == (f"{out} is read-only (mode {mode:04o}); not replaced: make "
+                                   "it writable (chmod u+w) or write to another path")
+        assert out.read_text() == "keep" and stat.S_IMODE(out.stat().st_mode) == mode
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_file_with_other_names_is_not_replaced(tmp_path):
+    """A hard link: replacing one name would leave the other with the old contents."""
+    out = tmp_path / "out.csv"
+    out.write_text("keep")
+    os.link(out, tmp_path / "other-name")
+    with pytest.raises(OutputFileError, match=r"has 2 names \(hard links\); not replaced"):
+        write_text(out, "new")
+    assert out.read_text() == "keep" == (tmp_path / "other-name").read_text()
+
+
+def test_the_temporary_file_never_follows_a_link_raced_in(tmp_path, monkeypatch):
+    """A link put at the temporary name before it is made (a guessed name) is not followed:
+    another name is taken, and what the link points to is left as it was."""
+    from engine import output_files
+
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    names = iter(["aaaaaaaa", "bbbbbbbb"])
+    monkeypatch.setattr(output_files.secrets, "token_hex", lambda n: next(names))
+    (tmp_path / ".out.csv.aaaaaaaa.tmp").symlink_to(victim)
+    write_text(tmp_path / "out.csv", "new")
+    assert (tmp_path / "out.csv").read_text() == "new" and victim.read_text() == "keep"
 
 
 @pytest.mark.parametrize("make, words", [

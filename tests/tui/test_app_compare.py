@@ -11,9 +11,10 @@ import json
 import pytest
 from textual.widgets import DataTable, Static
 
+from mirage_tui.dialogs.text_prompt import TextPromptScreen
 from mirage_tui.screens.compare import CompareScreen, delta_bar
 from testkit.scripted_runs import A, B
-from testkit.tui import RecordingApp, open_screen, settle, text_of
+from testkit.tui import RecordingApp, open_screen, settle, text_of, wait_until
 
 
 
@@ -56,8 +57,11 @@ async def test_compare_screen_two_systems_of_one_run(workspace, tmp_path, monkey
         await pilot.press("escape", "escape")    # the detail, then the inspector
         await settle(pilot)
         assert app.screen is screen
-        # x: the comparison as JSON and its items as CSV
+        # x: where to write (the current folder's name offered; Enter), then the
+        # comparison as JSON, its items as CSV and its page
         await pilot.press("x")
+        await wait_until(pilot, lambda: isinstance(app.screen, TextPromptScreen), 10, "where")
+        await pilot.press("enter")
         await settle(pilot)
         (js,) = tmp_path.glob("compare-*.json")
         assert json.loads(js.read_text())["shared_items"] == 18

@@ -164,7 +164,7 @@ async def test_compare_export_twice_asks_and_replaces_only_when_told(workspace, 
     async with app.run_test(size=(120, 40)) as pilot:
         await open_screen(pilot, CompareScreen(f"alpha:{A}", f"alpha:{B}"))
         screen = app.screen
-        await pilot.press("x")
+        await _export_where(pilot)
         await settle(pilot)
         (js,) = tmp_path.glob("compare-*.json")
         files = [js, js.with_suffix(".csv"), js.with_suffix(".html")]
@@ -172,7 +172,7 @@ async def test_compare_export_twice_asks_and_replaces_only_when_told(workspace, 
         for p in files:
             p.write_text(MARK)
 
-        await pilot.press("x")
+        await _export_where(pilot)
         body = await _asked(pilot)
         assert all(p.name in body for p in files)
         await pilot.press("c")
@@ -181,7 +181,7 @@ async def test_compare_export_twice_asks_and_replaces_only_when_told(workspace, 
         assert all(p.read_text() == MARK for p in files)
         assert any(m == "Nothing written." for m, _ in app.notes)
 
-        await pilot.press("x")
+        await _export_where(pilot)
         await _asked(pilot)
         await pilot.press("n")
         await wait_until(pilot, lambda: isinstance(app.screen, TextPromptScreen), 10, "a name")
@@ -193,12 +193,67 @@ async def test_compare_export_twice_asks_and_replaces_only_when_told(workspace, 
         assert all(other.with_suffix(s).exists() for s in (".json", ".csv", ".html"))
         assert all(p.read_text() == MARK for p in files)
 
-        await pilot.press("x")
+        await _export_where(pilot)
         await _asked(pilot)
         await pilot.press("r")
         await settle(pilot)
         assert _wrote(app) == 3
         assert all(p.read_text() != MARK for p in files)
+        assert not app.errors()
+
+
+async def _export_where(pilot, path=None) -> str:
+    """Compare's ``x``: the question where to write (its offered path returned); ``path``
+    typed instead when given; Enter."""
+    from mirage_tui.dialogs.text_prompt import TextPromptScreen
+
+    await pilot.press("x")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, TextPromptScreen), 10,
+                     "where to export")
+    field = pilot.app.screen.query_one("#prompt-input", Input)
+    offered = field.value
+    if path is not None:
+        field.value = str(path)
+    await pilot.press("enter")
+    return offered
+
+
+@pytest.mark.asyncio
+async def test_compare_export_asks_where_and_writes_nothing_until_told(workspace, tmp_path,
+                                                                       monkeypatch):
+    """``x`` writes nothing into the current folder unasked: it asks where (the current
+    folder's ``compare-A-vs-B.json`` offered); Escape writes nothing; a folder typed gets the
+    offered name inside it; a name typed without a suffix gets ``.json``."""
+    from mirage_tui.dialogs.text_prompt import TextPromptScreen
+    from mirage_tui.screens.compare import CompareScreen
+
+    here = tmp_path / "here"                # the workspace is in tmp_path
+    here.mkdir()
+    monkeypatch.chdir(here)
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_screen(pilot, CompareScreen(f"alpha:{A}", f"alpha:{B}"))
+        screen = app.screen
+        await pilot.press("x")
+        await wait_until(pilot, lambda: isinstance(app.screen, TextPromptScreen), 10, "where")
+        offered = app.screen.query_one("#prompt-input", Input).value
+        assert offered.startswith(str(here / "compare-")) and offered.endswith(".json")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen and list(here.iterdir()) == []
+        assert _wrote(app) == 0 and any(m == "Nothing written." for m, _ in app.notes)
+
+        folder = here / "exports"
+        folder.mkdir()
+        await _export_where(pilot, folder)
+        await wait_until(pilot, lambda: _wrote(app) == 1, 30, "the export into a folder")
+        name = offered.rsplit("/", 1)[1]
+        assert sorted(p.name for p in folder.iterdir()) == sorted(
+            name[:-len(".json")] + s for s in (".csv", ".html", ".json"))
+
+        await _export_where(pilot, here / "mine")
+        await wait_until(pilot, lambda: _wrote(app) == 2, 30, "the export under a name")
+        assert all((here / f"mine{s}").is_file() for s in (".json", ".csv", ".html"))
         assert not app.errors()
 
 
@@ -223,7 +278,7 @@ async def test_the_export_toast_shows_the_whole_file_name_at_80x24(workspace, tm
     app = RecordingApp(workspace["path"])
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await open_screen(pilot, CompareScreen(f"alpha:{A}", f"alpha:{B}"))
-        await pilot.press("x")
+        await _export_where(pilot)
         await settle(pilot)
         (js,) = folder.glob("compare-*.json")
         assert len(js.name) > 36                       # wider than the toast's text at 80

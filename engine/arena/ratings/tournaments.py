@@ -30,6 +30,7 @@ from scipy import sparse
 from engine.arena.ratings.bradley_terry import (DEFAULT_ALPHA, bradley_terry_fit,
                                                 bradley_terry_fit_pairs, doubled_pairs)
 from engine.arena.types import Battle
+from engine.counts import check_resample_memory
 from engine.stats import TOURNAMENTS, resample_indices
 
 DEFAULT_TOURNAMENTS = TOURNAMENTS
@@ -115,6 +116,7 @@ def total_wins(enc: EncodedBattles) -> np.ndarray:
 def resample_counts(n_queries: int, n_boot: int = DEFAULT_TOURNAMENTS,
                     seed: int = 0) -> np.ndarray:
     """(n_boot, n_queries): how many times each tournament drew each query."""
+    check_resample_memory(n_boot, 2 * n_queries, "tournaments × 2 × queries × 8 bytes")
     chunks = []
     for idx in resample_indices(n_queries, n_boot, seed):
         offsets = np.arange(idx.shape[0])[:, None] * n_queries
@@ -129,6 +131,8 @@ def tournament_wins(enc: EncodedBattles, n_boot: int = DEFAULT_TOURNAMENTS,
     s = enc.n_systems
     if n_boot == 0 or enc.n_queries == 0:
         return np.zeros((n_boot, s, s))
+    check_resample_memory(n_boot, 2 * enc.n_queries + 2 * s * s,
+                          "tournaments × (2 × queries + 2 × systems²) × 8 bytes")
     per_query = per_query_wins(enc)
     counts = resample_counts(enc.n_queries, n_boot, seed).astype(float)
     # (per_query.T @ counts.T).T: a sparse-times-dense product, one win matrix per tournament

@@ -53,6 +53,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from engine.arena.judges.orders import DEBIAS_TIE_MARGIN, combine_orders
+from engine.counts import check_resample_memory
 from engine.stats import Estimate, clopper_pearson, resample_indices
 
 CLASSES = ("a", "tie", "b")
@@ -265,6 +266,7 @@ def calibration_figures(items: Sequence[CalibrationItem], *, n_boot: int = 1000,
               for name, (_, fn) in _FIGURES.items()}
     boots: dict[str, list[np.ndarray]] = {name: [] for name in _FIGURES}
     if n > 1:
+        check_resample_memory(n_boot, len(_FIGURES), "resamples × figures × 8 bytes")
         for idx in resample_indices(n, n_boot, seed):
             sample = {k: v[0][idx] for k, v in cols.items()}
             sample_masks = _masks(sample)
@@ -349,6 +351,7 @@ def paired_difference(items_a: Sequence[CalibrationItem], items_b: Sequence[Cali
         dict.fromkeys(_FIGURES, math.nan)
     drawn: dict[str, list[np.ndarray]] = {name: [] for name in _FIGURES}
     if n > 1:
+        check_resample_memory(n_boot, len(_FIGURES), "resamples × figures × 8 bytes")
         for idx in resample_indices(n, n_boot, seed):
             for name, d in diff({k: v[0][idx] for k, v in cols_a.items()},
                                 {k: v[0][idx] for k, v in cols_b.items()}).items():

@@ -1,0 +1,123 @@
+"""Every count a user can type, through the command line as a user types it: huge, zero,
+negative, not a number, ``1e9``, ``0x10``, ``inf``, ``nan`` are one line naming the option and
+its range, before any work (the workspace is not even created), never a traceback; a run
+file's counts have the same ranges; a bootstrap that would need more memory than it may take
+says so in one line, naming the option, before it draws."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from testkit.paths import ROOT
+from testkit.runs import mirage_cli, run_together
+from testkit.toy_run import A, B
+
+BOOT_RANGE = ("a whole number from 1 to 100,000 (bootstrap tournaments, each fitted on its "
+              "own)")
+RESAMPLES = "a whole number from 1 to 1,000,000 (bootstrap resamples)"
+
+CASES = [
+    # (command words, option, value typed, the words the line must hold)
+    (["arena", "ratings", "r"], "--boot", "1000000000",
+     f"1000000000 is out of range: {BOOT_RANGE}"),
+    (["arena", "ratings", "r"], "--boot", "0", f"0 is out of range: {BOOT_RANGE}"),
+    (["arena", "ratings", "r"], "--boot", "-1", f"-1 is out of range: {BOOT_RANGE}"),
+    (["arena", "ratings", "r"], "--boot", "many", f"'many' is not {BOOT_RANGE}"),
+    (["arena", "ratings", "r"], "--boot", "1e9", f"'1e9' is not {BOOT_RANGE}"),
+    (["arena", "ratings", "r"], "--boot", "0x10",
+     f"'0x10' is not {BOOT_RANGE}; did you mean 16?"),
+    (["arena", "ratings", "r"], "--boot", "inf", f"'inf' is not {BOOT_RANGE}"),
+    (["arena", "ratings", "r"], "--boot", "nan", f"'nan' is not {BOOT_RANGE}"),
+    (["judge", "calibrate", "--judge", "j", "--labels", "l"], "--boot", "1000000000",
+     f"1000000000 is out of range: {RESAMPLES}"),
+    (["judge", "compare", "1", "2"], "--boot", "1e3",
+     f"'1e3' is not {RESAMPLES}; did you mean 1000?"),
+    (["compare", "a", "b"], "--n-boot", "1000000000",
+     f"1000000000 is out of range: {RESAMPLES}"),
+    (["report", "r"], "--n-boot", "nan", f"'nan' is not {RESAMPLES}"),
+    (["retrieve", "d", "--embedder", "e"], "--n-boot", "-5", "-5 is out of range"),
+    (["run", "--dataset", "d", "--generator", "g"], "--sample", "0",
+     "0 is out of range: a whole number from 1 to 10,000,000 (items sampled)"),
+    (["run", "--dataset", "d", "--generator", "g"], "--seed", "-1",
+     "-1 is out of range: a whole number from 0 to 4,294,967,295 (a random seed, 32 bits)"),
+    (["run", "--dataset", "d", "--generator", "g"], "--concurrency", "100000",
+     "100000 is out of range: a whole number from 1 to 1,024 (requests in flight at once)"),
+    (["run", "--dataset", "d", "--generator", "g"], "--threads", "1.5", "'1.5' is not"),
+    (["run", "--dataset", "d", "--generator", "g"], "--max-tokens", "inf", "'inf' is not"),
+    (["run", "--dataset", "d", "--generator", "g"], "--budget", "99999999999",
+     "99999999999 is out of range"),
+    (["run", "--dataset", "d", "--generator", "g"], "--adaptive-target", "nan",
+     "'nan' is not a CI half-width between 0 and 1"),
+    (["run", "--dataset", "d", "--generator", "g"], "--n-ctx", "0", "0 is out of range"),
+    (["arena", "judge", "r", "--judge", "j"], "--queries", "0", "0 is out of range"),
+    (["compare", "a", "b"], "--delta", "inf", "'inf' is not a difference in points"),
+    (["compare", "a", "b"], "--flips", "-1", "-1 is out of range"),
+    (["data", "show", "d"], "--limit", "1e9", "'1e9' is not"),
+    (["index", "d", "--embedder", "e"], "--batch-size", "0", "0 is out of range"),
+    (["models", "check", "m"], "--max-tokens", "-5", "-5 is out of range"),
+]
+
+
+def test_every_count_typed_out_of_range_is_one_line_before_any_work(tmp_path):
+    db = tmp_path / "never-made.db"
+    done = run_together(*[[*mirage_cli(), *words, option, value, "--db", str(db)]
+                          for words, option, value, _ in CASES], cwd=ROOT)
+    for (words, option, value, says), result in zip(CASES, done):
+        err = result.stderr
+        assert result.returncode == 2, (words, option, value, err)
+        assert "Traceback" not in err and err.count("\n") == 1, err
+        assert err.startswith(f"mirage-tui {words[0]}"), err
+        assert f": {option} {says}" in err, (option, value, err)
+        assert result.stdout == ""
+    assert not db.exists()
+
+
+def test_a_run_file_count_out_of_range_is_refused_naming_the_key(tmp_path):
+    cases = {"sample = 20000000": "sample: 20000000 is out of range: a whole number from 1 to "
+                                  "10,000,000 (items sampled)",
+             "seed = -1": "seed: -1 is out of range",
+             "max_tokens = 1000000": "max_tokens: 1000000 is out of range",
+             "concurrency = 5000": "concurrency: 5000 is out of range"}
+    files = []
+    for n, line in enumerate(cases):
+        path = tmp_path / f"run{n}.toml"
+        path.write_text(f'dataset = "demo"\ngenerators = ["fake"]\n{line}\n')
+        files.append(path)
+    done = run_together(*[[*mirage_cli(), "run", "--config", str(f), "--db",
+                           str(tmp_path / "w.db")] for f in files], cwd=ROOT)
+    for says, result in zip(cases.values(), done):
+        assert result.returncode == 1, result.stderr
+        assert result.stderr.count("\n") == 1 and says in result.stderr, result.stderr
+
+
+@pytest.fixture
+def db(toy):
+    return toy.path
+
+
+def test_a_bootstrap_beyond_the_memory_it_may_take_is_one_line_naming_the_option(db, tmp_path):
+    """``$MIRAGE_RESAMPLE_MEMORY_MB`` stands for a small machine: the estimate refuses before
+    anything is drawn, with the most resamples that fit; a value that fits still runs."""
+    env = {**os.environ, "MIRAGE_RESAMPLE_MEMORY_MB": "1"}
+    bad = {**os.environ, "MIRAGE_RESAMPLE_MEMORY_MB": "lots"}
+    page = tmp_path / "page.html"
+    report, compare, fits, wrong = run_together(
+        [*mirage_cli(), "report", "toy-run", "--n-boot", "1000000", "--html", str(page),
+         "--db", str(db)],
+        [*mirage_cli(), "compare", f"toy-run:{A}", f"toy-run:{B}", "--n-boot", "1000000",
+         "--db", str(db)],
+        [*mirage_cli(), "compare", f"toy-run:{A}", f"toy-run:{B}", "--n-boot", "200",
+         "--db", str(db)],
+        [*mirage_cli(), "report", "toy-run", "--n-boot", "200", "--db", str(db)],
+        envs=[env, env, env, bad], cwd=ROOT)
+    for result in (report, compare):
+        assert result.returncode == 1, result.stderr
+        err = result.stderr
+        assert err.startswith("mirage-tui: error: --n-boot 1000000 needs ~"), err
+        assert err.count("\n") == 1 and "; at most " in err and "MEMORY_MB" in err, err
+    assert "resamples × statistics × 8 bytes" in report.stderr and not page.exists()
+    assert fits.returncode == 0, fits.stderr
+    assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1
+    assert "$MIRAGE_RESAMPLE_MEMORY_MB='lots': expected a whole number from 1 to" in wrong.stderr
