@@ -69,7 +69,10 @@ def find_gguf_files(folders: Iterable[Path], max_depth: int = MAX_DEPTH) -> list
     found: dict[Path, None] = {}
     for root in folders:
         root = Path(root).expanduser()
-        if not root.is_dir():
+        try:
+            if not root.is_dir():
+                continue
+        except OSError:                 # a name too long: no folder there either
             continue
         stack = [(root, 0)]
         while stack:

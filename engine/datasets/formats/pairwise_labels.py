@@ -26,7 +26,11 @@ the first spelling the file gives (outer blanks trimmed).
 A label runs from -2 (answer A much better) to 2 (answer B much better), 0 a tie; ``A``,
 ``B`` and ``tie`` are read as -1, 1 and 0. Anything else, a missing field, a pair id reused for
 another query or answers, or one annotator labelling one pair and aspect twice is refused with
-the file, the record and the field. The import is all or nothing like every other.
+the file, the record and the field. So is a CSV whose header names a column twice, a row with
+more or fewer cells than the header, a column or an aspect that is a misspelt known one
+(``annotater``, ``Overal``: did-you-mean; another column is warned as not read, another aspect
+kept as one of its own and warned), and a file with no labelled pair at all. The import is all
+or nothing like every other.
 
 RAGChecker's records are its annotators by the file's own layout, so two identical records of
 one instance are two people agreeing (54 of the 392 in the public file), never a duplicate.
@@ -46,10 +50,14 @@ from typing import Any
 from engine.datasets.formats.base import (DatasetFormatError, ParsedDataset, iter_jsonl,
                                           load_json, read_head, read_text, require_str)
 from engine.jobs import StepCount
+from engine.suggest import did_you_mean
 
 FORMAT = "pairwise-labels"
 RAGCHECKER_FORMAT = "ragchecker-meta"
 ASPECTS = ("correctness", "completeness", "overall")
+COLUMNS = ("query", "reference", "answer_a", "answer_b", "label", "annotator", "aspect",
+           "domain", "pair_id", "note")
+"""The plain layout's columns (JSON lines: its keys)."""
 _WORD_LABELS = {"a": -1, "b": 1, "tie": 0}
 UNNAMED = "(no annotator)"
 """The stored name of a label whose row named no annotator (``(no annotator) 1``, ...): no file
@@ -205,6 +213,9 @@ class _Pairs:
         return self.spelling.setdefault(key, annotator.strip())
 
     def parsed(self, fmt: str) -> ParsedDataset:
+        if not self.pairs:              # a header alone, an empty list: a dataset of nothing
+            raise DatasetFormatError(self.path, "no labelled pair in the file (nothing under "
+                                     "the header, or an empty list); nothing imported")
         out = ParsedDataset(kind="labels", format=fmt)
         out.label_pairs = list(self.pairs.values())
         labels = [lab for p in out.label_pairs for lab in p.labels]
@@ -280,17 +291,59 @@ def _plain_rows(path: Path):
             yield f"at line {lineno}", obj
         return
     reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
-    missing = {"query", "answer_a", "answer_b", "label"} - set(reader.fieldnames or ())
+    header = reader.fieldnames or []
+    missing = {"query", "answer_a", "answer_b", "label"} - set(header)
     if missing:
         raise DatasetFormatError(path, f"the header has no {', '.join(sorted(missing))} "
                                        "column", record="header")
+    for index, name in enumerate(header):
+        if name in header[:index]:
+            raise DatasetFormatError(path, f"the column is there twice (columns "
+                                     f"{header.index(name) + 1} and {index + 1}): which one "
+                                     "counts?", record="header", field=name)
     for obj in reader:
-        yield f"at line {reader.line_num}", obj
+        record = f"at line {reader.line_num}"
+        if None in obj:                 # DictReader keeps the cells past the header there
+            raise DatasetFormatError(path, f"{len(header) + len(obj[None])} cells, the header "
+                                     f"has {len(header)} columns (an unquoted comma?)",
+                                     record=record, field=f"column {len(header) + 1}")
+        short = [name for name in header if obj[name] is None]
+        if short:
+            raise DatasetFormatError(path, f"{len(header) - len(short)} cells, the header has "
+                                     f"{len(header)} columns", record=record, field=short[0])
+        yield record, obj
+
+
+def _checked_columns(path: Path, record: Any, obj: dict, unread: set[str]) -> None:
+    """Refuse a column that is a misspelt known one (``annotater``: its cells would be lost
+    unseen); collect the other columns nobody reads in ``unread`` (warned once)."""
+    for key in obj:
+        if key in COLUMNS or key in unread:
+            continue
+        hint = did_you_mean(str(key), COLUMNS)
+        if hint:
+            raise DatasetFormatError(path, f"not a column of this layout{hint} (columns: "
+                                     f"{', '.join(COLUMNS)})", record=record, field=str(key))
+        unread.add(str(key))
+
+
+def _aspect(path: Path, record: Any, obj: dict) -> str:
+    """The row's aspect (``overall`` when it names none), lower case; one that is a misspelt
+    known aspect (``Overal``) is refused: it would become an aspect of its own."""
+    aspect = " ".join((_optional_str(path, record, obj, "aspect") or "overall").lower().split())
+    hint = did_you_mean(aspect, ASPECTS) if aspect not in ASPECTS else ""
+    if hint:
+        raise DatasetFormatError(path, f"unknown aspect {aspect[:40]!r}{hint} (known: "
+                                 f"{', '.join(ASPECTS)}; another name is an aspect of its "
+                                 "own)", record=record, field="aspect")
+    return aspect
 
 
 def parse(path: Path, steps: StepCount | None = None) -> ParsedDataset:
     pairs = _Pairs(path)
+    unread: set[str] = set()
     for record, obj in _plain_rows(path):
+        _checked_columns(path, record, obj, unread)
         query = require_str(path, record, obj, "query")
         a = require_str(path, record, obj, "answer_a", allow_empty=True)
         b = require_str(path, record, obj, "answer_b", allow_empty=True)
@@ -302,10 +355,18 @@ def parse(path: Path, steps: StepCount | None = None) -> ParsedDataset:
         pair = PairRecord(pair_id, query, a, b,
                           reference=_optional_str(path, record, obj, "reference"),
                           domain=_optional_str(path, record, obj, "domain"))
-        aspect = (_optional_str(path, record, obj, "aspect") or "overall").strip().lower()
+        aspect = _aspect(path, record, obj)
         pairs.add(record, pair, [(_optional_str(path, record, obj, "annotator"), aspect, label,
                                   _optional_str(path, record, obj, "note"))])
     parsed = pairs.parsed(FORMAT)
+    if unread:
+        parsed.warnings.append(f"column(s) not read: {', '.join(sorted(unread))} (the layout's "
+                               f"columns: {', '.join(COLUMNS)})")
+    other = sorted({lab.aspect for pair in parsed.label_pairs for lab in pair.labels}
+                   - set(ASPECTS))
+    if other:
+        parsed.warnings.append(f"aspect(s) of their own: {', '.join(other)} (beside "
+                               f"{', '.join(ASPECTS)})")
     # text-made ids are long; number them in file order instead, skipping any number an
     # explicit pair_id of the same file already uses
     taken = {pair.pair_id for pair in parsed.label_pairs if not pair.pair_id.startswith("[")}
