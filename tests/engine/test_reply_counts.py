@@ -187,3 +187,14 @@ def test_the_run_page_shows_reasoning_folded_and_the_replies_table(toy):
     thought = [i for i in items if "rs" in i]
     assert [(i["rs"], i["rt"], i["tc"], i["r"]) for i in thought] == \
         [("hmm hmm hmm ", 3, 1, "I do not know.")]
+
+
+def test_judges_see_the_answers_never_the_reasoning(toy):
+    from engine.arena.judging.plan import load_answers
+
+    run = load_run(toy, "toy-run")
+    _think(toy, A, "base", "q1", tokens=3)                  # reasoning "hmm hmm hmm "
+    answers = load_answers(toy, run.id)
+    texts = [text for by in answers.values() for text, _ in by.values()]
+    assert texts and not any("hmm" in t for t in texts)
+    assert "I do not know." in texts
