@@ -90,6 +90,24 @@ def test_a_crashing_build_is_replaced_by_the_safer_one_and_the_line_says_why(lab
     assert kept == [stamp["key"]]
 
 
+def test_a_stamp_that_is_not_an_object_and_a_stray_wheel_are_not_trusted(lab):
+    """The stamp holding valid JSON that is not an object was a traceback; a stray ``*.whl``
+    sorting before the real wheel in set-up's cache was installed instead of it."""
+    venv, env = lab
+    first = install(venv, env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    key = json.loads((venv / ".mirage-llama.json").read_text())["key"]
+    cache = Path(env["MIRAGE_WHEEL_CACHE"]) / key
+    (cache / "aaa-0.0-py3-none-any.whl").write_bytes(b"not a wheel")
+    (cache / "llama_cpp_python-0.0.1-py3-none-any.whl").write_bytes(b"not a wheel")
+    (venv / ".mirage-llama.json").write_text('["key", "kind"]')
+    out = install(venv, env)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stdout + out.stderr
+    line = final_line(out)
+    assert "from the wheel set-up built here before" in line, line     # not trusted as installed
+    assert "failed its check" not in out.stdout and "building" not in out.stdout, out.stdout
+
+
 def test_the_first_build_names_every_isa_and_never_amx(lab):
     venv, env = lab
     out = install(venv, env)
