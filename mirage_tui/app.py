@@ -29,7 +29,7 @@ from textual import work
 from textual.binding import Binding
 from textual.message import Message
 from textual.theme import BUILTIN_THEMES
-from textual.widgets import HelpPanel
+from textual.widgets import HelpPanel, Input, TextArea
 from textual.worker import Worker
 
 from engine.app_config import AppConfig
@@ -60,6 +60,11 @@ errors stay longest. What describes a screen's content goes on the screen, not i
 TOAST_WIDTH, TOAST_CHROME = 60, 4      # Textual's Toast: width 60, max 50%; padding, border
 
 
+def in_text_field(widget) -> bool:
+    """Whether ``widget`` takes typed text (an Input, a TextArea): ``?`` is text there."""
+    return isinstance(widget, (Input, TextArea))
+
+
 class MirageApp(AppRuns, ScreenNavigation):
     """A local RAG-evaluation workbench."""
 
@@ -80,8 +85,14 @@ class MirageApp(AppRuns, ScreenNavigation):
         Binding("g", "quick_run", "Quick", show=False),   # the same, once runs exist
         Binding("escape", "go_back", "Back", show=False),
         Binding("ctrl+t", "toggle_dark", "Theme", show=False),
+        # ? and q are text in a text field (Textual leaves them out of its footer there): the
+        # footer offers F1 and ctrl+q instead (check_action); both act everywhere
         Binding("question_mark", "toggle_help", "Keys", key_display="?"),
+        Binding("f1", "toggle_help('field')", "Keys", key_display="F1"),
+        Binding("f1", "toggle_help", "Keys", show=False),
         Binding("q", "quit", "Quit"),
+        Binding("ctrl+q", "quit('field')", "Quit", key_display="^q", priority=True),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),   # Textual's own
     ]
 
     # the palette's global commands; the screens declare their own (mirage_tui.commands)
@@ -255,7 +266,14 @@ class MirageApp(AppRuns, ScreenNavigation):
 
         return self.mode_screen("live", LiveRunScreen)
 
-    def action_toggle_help(self) -> None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """F1 and ctrl+q in the footer only while a text field has the focus, where ``?``
+        and ``q`` are typed; their hidden twins act outside one (and the palette's)."""
+        if action in ("toggle_help", "quit") and parameters == ("field",):
+            return in_text_field(self.focused)
+        return super().check_action(action, parameters)
+
+    def action_toggle_help(self, where: str = "") -> None:
         if self.screen.query(HelpPanel):
             self.action_hide_help_panel()
         else:
@@ -266,7 +284,7 @@ class MirageApp(AppRuns, ScreenNavigation):
 
     # ------------------------------------------------------------------ quitting
 
-    async def action_quit(self) -> None:
+    async def action_quit(self, where: str = "") -> None:
         controller = self.run_controller
         if not controller.running:
             self.exit()

@@ -22,7 +22,8 @@ Compare it explains the verdict beside them)."""
 def _actions(widget: Widget, is_key: bool) -> set[str]:
     """The actions (and ``key:NAME``) of a footer key, or of the keys of a key group."""
     keys = [widget] if is_key else list(widget.query("FooterKey"))
-    return ({getattr(w, "action", "") for w in keys}
+    # an action's name without its parameters: F1's ``app.toggle_help('field')`` is Keys too
+    return ({getattr(w, "action", "").split("(", 1)[0] for w in keys}
             | {f"key:{getattr(w, 'key', '')}" for w in keys})
 
 
