@@ -216,9 +216,9 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
                     yield from self._row("thinking", Select(
                         THINKING, value="auto", allow_blank=False, id="run-thinking",
                         compact=True))
-                    yield from self._row("think budget", Input(
+                    yield from self._row("think max", Input(
                         "", placeholder=str(DEFAULT_THINKING_BUDGET), id="run-thinking-budget",
-                        classes="short", compact=True, type="integer"), "if it thinks")
+                        classes="short", compact=True, type="integer"), "tokens if it thinks")
                     yield from self._row("threads", Input(
                         "", placeholder="auto", id="run-threads", classes="short",
                         compact=True, type="integer"), "llama.cpp")
@@ -364,7 +364,7 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
                                      "max tokens") or 64,
             thinking=str(self.query_one("#run-thinking", Select).value),
             thinking_budget=optional_int(self.query_one("#run-thinking-budget", Input).value,
-                                         "think budget"),
+                                         "think max"),
             threads=optional_int(self.query_one("#run-threads", Input).value, "threads"),
             concurrency=optional_int(self.query_one("#run-concurrency", Input).value,
                                       "in flight"),
