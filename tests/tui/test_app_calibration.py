@@ -168,8 +168,14 @@ async def test_new_calibration_from_the_screen(tmp_path, monkeypatch):
         judges = [str(v) for _, v in modal.query_one("#calib-judge", Select)._options]
         assert "reference:f1" in judges and "reference:minilm-l6-v2" in judges
         modal.query_one("#calib-order", Select).value = "both"
-        modal.query_one("#calib-sample", Input).value = "3"
+        modal.query_one("#calib-sample", Input).value = "1e9"     # the range, said in place
         modal.query_one("#calib-sample", Input).focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is modal and any(
+            m == "Sample: '1e9' is not a whole number from 1 to 10,000,000 (items sampled) "
+                 "(blank: all pairs)." for m, _ in app.notes), app.notes
+        modal.query_one("#calib-sample", Input).value = "3"
         await pilot.press("enter")
         await settle(pilot)
         assert app.screen is screen
