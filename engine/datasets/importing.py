@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -98,12 +99,15 @@ class _Importing(Job):
             raise DatasetFormatError(path, "no such file or folder")
         if not path.is_file() and not path.is_dir():    # reading a FIFO would wait forever
             raise DatasetFormatError(path, "neither a file nor a folder (a FIFO, a device?)")
+        _check_name(path)
         fmt = self.format or detect_format(path)
         if fmt not in FORMATS:
             raise DatasetFormatError(path, f"unknown format {fmt!r} (known: "
                                            f"{', '.join(FORMATS)})")
         importer = get_importer(fmt)
         files = importer.files(path)
+        for file in files:
+            _check_name(file)
         digest, nbytes = content_hash(files, path if path.is_dir() else path.parent)
         name = self.name or importer.default_name(path)
 
@@ -138,6 +142,17 @@ class _Importing(Job):
 
     def summary(self, status: str, message: str | None) -> ImportResult | None:
         return self.result
+
+
+def _check_name(path: Path) -> None:
+    """Refuse a file name that is not UTF-8 (the system's bytes, decoded with surrogates): it
+    could be neither stored nor shown as the dataset's source."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        byte = os.fsencode(str(path)[exc.start:exc.end])[:1]
+        raise DatasetFormatError(path, f"the name is not UTF-8 text (byte 0x{byte.hex()}); "
+                                       "rename it to import it") from None
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

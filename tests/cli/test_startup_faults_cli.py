@@ -105,18 +105,23 @@ def test_a_workspace_name_the_system_refuses_is_one_line(tmp_path):
 
 
 def test_a_dataset_path_the_system_refuses_is_one_line(tmp_path):
-    """Too long, a FIFO (reading it would wait forever), a folder of nothing."""
+    """Too long, a FIFO (reading it would wait forever), a path under a FIFO, a name that is
+    not UTF-8 (it could not be stored as the dataset's source)."""
     fifo = tmp_path / "pipe.json"
     os.mkfifo(fifo)
+    latin1 = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9.en.json"))
+    latin1.write_text('{"data": []}', encoding="utf-8")
     cases = {tmp_path / f"{LONG}.json": "cannot read it (File name too long)",
              fifo: "neither a file nor a folder",
-             tmp_path / "pipe.json" / "x": "no such file or folder"}
+             tmp_path / "pipe.json" / "x": "no such file or folder",
+             latin1: "the name is not UTF-8 text (byte 0xe9); rename it to import it"}
     outs = run_together(*[[*mirage_cli(), "data", "import", str(path), "--db",
                            str(tmp_path / f"w{i}.db")] for i, path in enumerate(cases)],
                         envs=[_env(tmp_path)] * len(cases), cwd=ROOT, timeout=120)
     for out, (path, words) in zip(outs, cases.items()):
         assert out.returncode == 1, out.stderr
-        _one_line(out, f"mirage-tui: error: {path}: {words}")
+        shown = str(path).encode("utf-8", "backslashreplace").decode()
+        _one_line(out, f"mirage-tui: error: {shown}: {words}")
 
 
 # ------------------------------------------------------------------ set-up
