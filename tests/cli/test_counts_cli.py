@@ -121,3 +121,15 @@ def test_a_bootstrap_beyond_the_memory_it_may_take_is_one_line_naming_the_option
     assert fits.returncode == 0, fits.stderr
     assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1
     assert "$MIRAGE_RESAMPLE_MEMORY_MB='lots': expected a whole number from 1 to" in wrong.stderr
+
+
+def test_a_calibration_checks_its_resamples_memory_before_any_judge_call(tmp_path):
+    """The figures are drawn after every pair is judged: their memory is checked first, so a
+    refused --boot costs no judge call (the judge named here does not even exist)."""
+    env = {**os.environ, "MIRAGE_RESAMPLE_MEMORY_MB": "1"}
+    (done,) = run_together([*mirage_cli(), "judge", "calibrate", "--judge", "no-such-judge",
+                            "--labels", "no-such-labels", "--boot", "1000000", "--db",
+                            str(tmp_path / "w.db")], envs=[env], cwd=ROOT)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("mirage-tui: error: --boot 1000000 needs ~"), done.stderr
+    assert "resamples × figures × 8 bytes" in done.stderr

@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Callable
 
-from engine.arena.trust.figures import (CalibrationItem, JudgedOrder, breakdown,
+from engine.arena.trust.figures import (FIGURES, CalibrationItem, JudgedOrder, breakdown,
                                         calibration_figures, confusion, human_class, judge_class,
                                         verdict_counts)
 from engine.arena.judges.specs import open_judge
@@ -49,6 +49,7 @@ from engine.arena.judges.cache import cached_verdict
 from engine.arena.judges.orders import ORDERS, canonical_winner, shown_score
 from engine.arena.types import ArenaError
 from engine.arena.judges.reference import needs_reference_message
+from engine.counts import check_resample_memory
 from engine.datasets.catalog import resolve, resolved_ref
 from engine.datasets.labels import LabelledPair, load_label_pairs
 from engine.inflight import (ErrorBudget, Policy, Request, default_concurrency, in_flight,
@@ -152,6 +153,8 @@ def calibrate_judge(store: Store, labels: str, judge: str | Generator, *,
         raise CalibrationError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
     if sample is not None and sample < 1:
         raise CalibrationError("--sample must be at least 1")
+    # the figures' resamples are drawn after every judge call: their memory is checked first
+    check_resample_memory(n_boot, len(FIGURES), "resamples × figures × 8 bytes")
     try:
         budget = ErrorBudget(parse_max_errors(max_errors))
     except ValueError as exc:
