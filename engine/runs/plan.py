@@ -103,8 +103,15 @@ class Plan:
     def max_tokens(self, system: System) -> int:
         """New tokens an answer of ``system`` may take: the thinking budget when it thinks
         (``thinking_budget``, else the larger of ``max_tokens`` and
-        :data:`DEFAULT_THINKING_BUDGET`), else ``max_tokens``."""
+        :data:`DEFAULT_THINKING_BUDGET`), else ``max_tokens``. A resumed run keeps the budget
+        its header recorded for the system (a header from before thinking budgets: the run's
+        ``max_tokens``), so its items are all asked alike."""
         config = self.config
+        run = None if self.replace_existing else self.existing_run
+        if run is not None:
+            recorded = run.header.thinking.get(system.label)
+            return recorded.max_tokens if recorded and recorded.max_tokens else \
+                config.max_tokens
         if self.thinks(system):
             return config.thinking_budget or max(config.max_tokens, DEFAULT_THINKING_BUDGET)
         return config.max_tokens

@@ -1,15 +1,18 @@
 """Thinking in a run's configuration: ``auto`` and no budget leave the name, the identity, the
 stored JSON and the run file as they were; a mode or a budget is part of the identity (a resume
 with another is refused), read from a run file and written back; each generator is planned
-once per mode with its own budget and sampling."""
+once per mode with its own budget and sampling; a resumed run keeps the budget it recorded."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import pytest
 from testkit.runs import config
 
 from engine.runs import ConfigError, RunConfig
 from engine.runs.config import IDENTITY_FIELDS, config_toml, run_name
+from engine.runs.header import RunHeader
 from engine.runs.plan import Plan, System
 from models.thinking import ENDPOINT, template_switch
 
@@ -69,3 +72,21 @@ def test_each_generator_runs_once_per_mode_with_its_budget():
     chosen = Plan(**{**plan.__dict__, "config": config(generators=["qwen"],
                                                         thinking_budget=100)})
     assert chosen.max_tokens(System("qwen", "mirage@1")) == 100
+
+
+def test_a_resumed_run_keeps_the_budget_its_header_recorded():
+    c = config(generators=["qwen"])
+    thinker = {"qwen": template_switch("{{ enable_thinking }}<think>")}
+    system = System("qwen", "mirage@1")
+
+    def plan_of(header: dict, replace: bool = False) -> Plan:
+        run = SimpleNamespace(header=RunHeader.from_json(header))
+        return Plan(config=c, dataset_id=1, dataset="demo@1", dataset_hash="x",
+                    dataset_queries=1, systems=[system], queries=[1], first_batch=1,
+                    batch_size=1, switches=thinker, existing_run=run, replace_existing=replace)
+
+    older = {"sampling": {"max_tokens": 64}}        # written before thinking budgets
+    assert plan_of(older).max_tokens(system) == 64
+    assert plan_of(older, replace=True).max_tokens(system) == 1024      # --force-new
+    recorded = {**older, "thinking": {system.label: {"mode": "auto", "max_tokens": 1024}}}
+    assert plan_of(recorded).max_tokens(system) == 1024
