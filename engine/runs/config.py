@@ -55,6 +55,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import stat
 import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -294,11 +295,18 @@ class RunConfig:
     def from_toml(cls, path: str | Path, **overrides) -> "RunConfig":
         path = Path(path).expanduser()
         try:
+            if not stat.S_ISREG(path.stat().st_mode):   # a FIFO would wait forever
+                raise ConfigError(f"{path}: cannot read the run file (not a regular file)")
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read the run file ({exc.strerror})") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                              f"offset {exc.start})") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+        except RecursionError:          # tomllib recurses once per nested array or table
+            raise ConfigError(f"{path}: not valid TOML (nested too deeply)") from None
         try:
             return cls.from_dict(data, **overrides)
         except ConfigError as exc:

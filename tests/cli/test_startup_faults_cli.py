@@ -183,3 +183,21 @@ def test_a_stray_wheel_in_set_ups_cache_is_never_picked(tmp_path, monkeypatch):
     assert check.cached_wheel("key") == real            # by the name set-up recorded
     (folder / "build.json").write_text('{"wheel": "../../etc/passwd"}')
     assert check.cached_wheel("key") is None            # two candidates, no record: rebuilt
+
+
+def test_a_run_file_that_cannot_be_read_is_one_line_naming_it(tmp_path):
+    """``run --config FILE``: not UTF-8, nested too deeply, a FIFO (reading it would wait
+    forever), a folder."""
+    cases = {tmp_path / "latin1.toml": "not UTF-8 text (byte 0xe9 at offset 14)",
+             tmp_path / "deep.toml": "not valid TOML (nested too deeply)",
+             tmp_path / "pipe.toml": "cannot read the run file (not a regular file)",
+             tmp_path: "cannot read the run file (not a regular file)"}
+    (tmp_path / "latin1.toml").write_bytes(b'dataset = "caf\xe9"\n')
+    (tmp_path / "deep.toml").write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    os.mkfifo(tmp_path / "pipe.toml")
+    outs = run_together(*[[*mirage_cli(), "run", "--config", str(path), "--db",
+                           str(tmp_path / f"w{i}.db")] for i, path in enumerate(cases)],
+                        envs=[_env(tmp_path)] * len(cases), cwd=ROOT, timeout=120)
+    for out, (path, words) in zip(outs, cases.items()):
+        assert out.returncode == 1, out.stderr
+        _one_line(out, f"mirage-tui: error: {path}: {words}")
