@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from engine.output_files import OutputFileError, existing_outputs, free_path
+from engine.output_files import OutputFileError, existing_outputs, free_path, link_target
 from mirage_tui.dialogs.choice import Choice, ChoiceModal
 
 Files = Callable[[Path], list[Path]]
@@ -25,7 +25,9 @@ Files = Callable[[Path], list[Path]]
 def overwrite_question(existing: list[Path], suggestion: Path) -> ChoiceModal:
     """Replace the files in ``existing``, choose another name (``suggestion`` is offered),
     or cancel; Enter answers cancel, the safe choice."""
-    names = ", ".join(p.name for p in existing)
+    names = ", ".join(p.name + (f" (a link to {pointed}: the link is replaced, never what it "
+                                f"points to)" if (pointed := link_target(p)) else "")
+                      for p in existing)
     folder = existing[0].parent
     these = "This file is" if len(existing) == 1 else f"These {len(existing)} files are"
     return ChoiceModal(

@@ -202,6 +202,28 @@ async def test_compare_export_twice_asks_and_replaces_only_when_told(workspace, 
         assert not app.errors()
 
 
+@pytest.mark.asyncio
+async def test_an_export_over_a_symlink_replaces_the_link_never_its_target(workspace, tmp_path):
+    """A link at the export path (planted in a shared folder, pointing at another file): the
+    question names it and what it points to; Replace replaces the link, the file it pointed to
+    keeps its bytes."""
+    victim = tmp_path / "elsewhere.txt"
+    victim.write_text(MARK)
+    out = tmp_path / "export.jsonl"
+    out.symlink_to(victim)
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await _export(pilot, _open_runs, out, "jsonl")
+        body = await _asked(pilot)
+        assert f"(a link to {victim}: the link is replaced" in body.replace("\n", " "), body
+        await pilot.press("r")
+        await wait_until(pilot, lambda: _wrote(app) == 1, 30, "the export over the link")
+        assert not out.is_symlink() and out.read_text() != MARK
+        assert victim.read_text() == MARK
+        assert not app.errors()
+
+
 async def _export_where(pilot, path=None) -> str:
     """Compare's ``x``: the question where to write (its offered path returned); ``path``
     typed instead when given; Enter."""
