@@ -78,6 +78,9 @@ def test_bad_labels_and_answers_are_refused_naming_file_record_and_field(tmp_pat
         "typo.jsonl": ("at line 1", "aspect", "did you mean 'correctness'?", json.dumps(
             {"query": "q", "answer_a": "a", "answer_b": "b", "label": 1,
              "aspect": "correctnes"}) + "\n"),
+        "twice.jsonl": ("at line 1", "label", "the key is there twice in one object",
+                        '{"query": "q", "answer_a": "a", "answer_b": "b", "label": 1, '
+                        '"label": -2}\n'),
     }
     paths = [_labels(tmp_path, name, text) for name, (*_, text) in cases.items()]
     squad = {"nowhere.en.json": _squad(tmp_path, "nowhere.en.json", "Lyon"),

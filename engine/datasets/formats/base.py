@@ -204,14 +204,35 @@ def each_file(paths: list[Path], steps: StepCount | None) -> Iterator[Path]:
         steps(len(paths), len(paths), "done")
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """(line number, object) for each non-blank line of a JSON-lines file."""
+class _KeyTwice(Exception):
+    def __init__(self, key: str):
+        self.key = key
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _KeyTwice(key)
+        out[key] = value
+    return out
+
+
+def iter_jsonl(path: Path, unique_keys: bool = False) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSON-lines file. ``unique_keys``:
+    an object naming a key twice is refused (JSON keeps the last one silently), as a CSV
+    header naming a column twice is."""
     text = read_text(path)
+    hook = _unique_pairs if unique_keys else None
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, object_pairs_hook=hook)
+        except _KeyTwice as twice:
+            raise DatasetFormatError(path, "the key is there twice in one object: which one "
+                                     "counts?", record=f"at line {lineno}",
+                                     field=twice.key) from None
         except json.JSONDecodeError as exc:
             raise DatasetFormatError(path, f"invalid JSON at column {exc.colno}: {exc.msg}",
                                      record=f"at line {lineno}") from None

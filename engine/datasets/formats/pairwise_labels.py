@@ -287,7 +287,7 @@ def parse_ragchecker(path: Path, steps: StepCount | None = None) -> ParsedDatase
 
 def _plain_rows(path: Path):
     if path.suffix.lower() == ".jsonl":
-        for lineno, obj in iter_jsonl(path):
+        for lineno, obj in iter_jsonl(path, unique_keys=True):
             yield f"at line {lineno}", obj
         return
     reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
