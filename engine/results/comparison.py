@@ -215,13 +215,15 @@ def comparison_segments(c: RunComparison, width: int | None = None) -> list[Segm
 
 
 def summary_segments(report: dict, row: RunRow | None = None,
-                     width: int | None = None) -> list[Segment]:
+                     width: int | None = None, cut: str | None = None) -> list[Segment]:
     """One run: title, accuracy per system × setting, adaptability, notes; tables within
-    ``width``."""
+    ``width``. ``cut``: its answers cut at the token limit in words
+    (:func:`engine.runs.tally.cut_words`), after the item counts."""
     items = report["items"]
     failed = f" · {items['errors']} failed" if items.get("errors") else ""
+    cuts = f" · {cut}" if cut else ""
     out: list[Segment] = [(f"{report['run']} · {report['dataset']} · {report['status']} · "
-                           f"{items['done']}/{items['total']} items{failed}", "title")]
+                           f"{items['done']}/{items['total']} items{failed}{cuts}", "title")]
     if row is not None:
         out.append((f"\ncreated {row.created} · updated {row.updated} · seed {row.seeds} · "
                     f"device {', '.join(row.devices) or '—'}\ngenerators "

@@ -1,7 +1,8 @@
 """The Runs screen's summary and comparison: Enter computes the highlighted run's report
 (``engine.results.report.build_report``: accuracy per system × setting and NV/CA/CI/CM, each
 with its 95% CI and n, at ``report``'s own resamples and seed, :data:`engine.stats.N_BOOT` and
-:data:`engine.stats.SEED`, so the pane and the CLI show the same figures) in a worker and shows its summary (``summary_segments``); from then on
+:data:`engine.stats.SEED`, so the pane and the CLI show the same figures) in a worker and shows its summary (``summary_segments``, its title line ending with the answers cut
+at the token limit, and of them while thinking, when any were); from then on
 the summary follows the highlight (a moment after it stops, ``FOLLOW_DELAY``), so that the
 pane never shows another run than the highlighted one. Space marks a run and ``c`` compares
 the highlighted run with it (the Compare screen; a run of several systems asks which).
@@ -162,14 +163,18 @@ class RunSummaryKeys(_Host):
     def build_summary(self, store, names: list[str], generation: int, width: int) -> None:
         from engine.results.report import build_report
         from engine.runs.lookup import load_run
+        from engine.runs.tally import cut_totals, cut_words
         from engine.stats import N_BOOT, SEED
 
         with self.worker_errors("the report", store):
-            reports = [build_report(store, load_run(store, n), n_boot=N_BOOT, seed=SEED,
-                                    summary_only=True).as_json() for n in names]
+            runs = [load_run(store, n) for n in names]
+            reports = [build_report(store, run, n_boot=N_BOOT, seed=SEED,
+                                    summary_only=True).as_json() for run in runs]
             width = max(30, width - 2)      # a scrollbar may come with the text
+            cut, thinking = cut_totals(store, runs[0].id)
             segments = backend_segments(
-                summary_segments(reports[0], self.runs.get(names[0]), width), reports[0]) \
+                summary_segments(reports[0], self.runs.get(names[0]), width,
+                                 cut_words(cut, thinking) if cut else None), reports[0]) \
                 if len(reports) == 1 else comparison_segments(compare_reports(*reports), width)
             text = styled(segments)
             self.post_message(self.SummaryReady(generation, text))

@@ -1,6 +1,7 @@
 """The inspector's item detail: the query, its gold answers, the adaptability pattern, the
 judge's verdicts, the pool with the oracle marked ★ and every retriever's rank, and per
-setting the exact prompt sent, the response and every score, one column per system shown."""
+setting the exact prompt sent, the response (a reasoning model's thinking folded under it, with
+its token count: ``r`` unfolds it) and every score, one column per system shown."""
 
 from __future__ import annotations
 
@@ -39,37 +40,88 @@ def pool_card(chunk, shown_settings: set[str]) -> Static:
     return card
 
 
-def setting_panel(system: str, row) -> Static:
-    """One system's item in one setting: the prompt as sent, the response, every score."""
+REASONING_KEY = "r"
+"""The Inspector's key that unfolds (and folds) every shown item's reasoning."""
+
+
+def reasoning_lines(text: Text, row, unfolded: bool) -> None:
+    """A reasoning model's thinking under its answer: one folded line with its token count
+    (``r`` unfolds it), or the whole thinking, dim; nothing for a reply without any."""
+    if not (row.reasoning or row.reasoning_tokens or row.thinking_cut):
+        return
+    tokens = f"{row.reasoning_tokens} token{'s' if row.reasoning_tokens != 1 else ''}"
+    if not row.reasoning:
+        text.append(f"Reasoning · {tokens} · not returned by the server\n", style="bold")
+        return
+    text.append(f"{'▾' if unfolded else '▸'} Reasoning · {tokens} · {REASONING_KEY} "
+                f"{'folds' if unfolded else 'unfolds'}\n", style="bold")
+    if unfolded:
+        text.append_text(safe_text(row.reasoning, style="dim"))
+        text.append("\n")
+
+
+def item_facts(row) -> list[str]:
+    """The facts under a response: tokens, finish reason, why it was cut, the scorer."""
+    cut = ("cut while thinking: no answer came before the token limit" if row.thinking_cut
+           else "cut at the token limit" if row.finish_reason == "length" else None)
+    return [f for f in (f"{row.prompt_tokens} → {row.completion_tokens} tokens"
+                        if row.prompt_tokens is not None else None, row.finish_reason, cut,
+                        "truncated context" if row.truncated else None,
+                        f"scorer {row.scorer_version}" if row.scorer_version else None) if f]
+
+
+def setting_text(row, unfolded: bool = False) -> Text:
+    """One system's item in one setting as text: the prompt as sent, the response (the
+    answer every score reads), the reasoning folded under it, the facts, every score."""
     text = Text()
     if row is None:
         text.append("no item in this setting", style="italic")
+        return text
+    text.append("Prompt sent\n", style="bold")
+    text.append(visible(row.prompt or "(no generation)") + "\n", style="dim")
+    text.append("Response\n", style="bold")
+    if row.error:
+        text.append(f"error: {visible(row.error)}\n", style="bold red")
+    if row.thinking_cut and not row.response:
+        text.append("(no answer: cut while thinking)\n", style="italic")
     else:
-        text.append("Prompt sent\n", style="bold")
-        text.append(visible(row.prompt or "(no generation)") + "\n", style="dim")
-        text.append("Response\n", style="bold")
-        if row.error:
-            text.append(f"error: {visible(row.error)}\n", style="bold red")
         text.append(visible(row.response if row.response is not None else "—") + "\n")
-        facts = [f"{row.prompt_tokens} → {row.completion_tokens} tokens"
-                 if row.prompt_tokens is not None else None, row.finish_reason,
-                 "truncated context" if row.truncated else None,
-                 f"scorer {row.scorer_version}" if row.scorer_version else None]
-        text.append(" · ".join(f for f in facts if f) + "\n", style="italic")
-        text.append("Scores", style="bold")
-        text.append(" (rates in %, counts as numbers)\n", style="dim")
-        # the long correct-language variant names (correct_language:fasttext:mirage-tui) run
-        # past the column rather than widen it for every score
-        width = min(16, max((len(s.metric) for s in row.scores), default=8))
-        for score in row.scores:
-            text.append(f"{score.metric.ljust(width)}  "
-                        f"{fmt_value(score.value, score.metric):>5}  ")
-            text.append((score.detail or "") + "\n", style="dim")
-        if not row.scores:
-            text.append("(no scores)\n", style="italic")
-    panel = Static(text, classes="setting-panel", markup=False)
-    panel.border_title = Text(f"{system} · {row.setting if row else '—'}")
-    return panel
+    reasoning_lines(text, row, unfolded)
+    text.append(" · ".join(item_facts(row)) + "\n", style="italic")
+    text.append("Scores", style="bold")
+    text.append(" (rates in %, counts as numbers)\n", style="dim")
+    # the long correct-language variant names (correct_language:fasttext:mirage-tui) run
+    # past the column rather than widen it for every score
+    width = min(16, max((len(s.metric) for s in row.scores), default=8))
+    for score in row.scores:
+        text.append(f"{score.metric.ljust(width)}  "
+                    f"{fmt_value(score.value, score.metric):>5}  ")
+        text.append((score.detail or "") + "\n", style="dim")
+    if not row.scores:
+        text.append("(no scores)\n", style="italic")
+    return text
+
+
+class SettingPanel(Static):
+    """One system's item in one setting (:func:`setting_text`), its reasoning folded until
+    :meth:`unfold`."""
+
+    def __init__(self, system: str, row, unfolded: bool = False) -> None:
+        super().__init__(setting_text(row, unfolded), classes="setting-panel", markup=False)
+        self.row = row
+        self.border_title = Text(f"{system} · {row.setting if row else '—'}")
+
+    @property
+    def has_reasoning(self) -> bool:
+        return bool(self.row is not None and self.row.reasoning)
+
+    def unfold(self, unfolded: bool) -> None:
+        self.update(setting_text(self.row, unfolded))
+
+
+def setting_panel(system: str, row, unfolded: bool = False) -> SettingPanel:
+    """One system's item in one setting: the prompt as sent, the response, every score."""
+    return SettingPanel(system, row, unfolded)
 
 
 def order_words(order, system_a: str, system_b: str) -> str:
@@ -156,6 +208,10 @@ class ItemDetail(VerticalScroll):
         border: round $secondary 60%; }
     """
 
+    reasoning_unfolded = False
+    """Whether the reasoning under each answer is shown whole (``r``), for every item opened
+    until it is folded again."""
+
     def compose(self) -> ComposeResult:
         yield Static("", id="d-query", markup=False)
         yield Static("", id="d-meta", markup=False)
@@ -215,12 +271,24 @@ class ItemDetail(VerticalScroll):
         for setting in order:
             widgets.append(Static(Text(f"Setting {setting}"), classes="d-heading"))
             panels = [setting_panel(d.system, next((s for s in d.settings
-                                                    if s.setting == setting), None))
+                                                    if s.setting == setting), None),
+                                    self.reasoning_unfolded)
                       for d in details]
             widgets.append(SettingRow(setting, *panels))
         await blocks.mount_all(widgets)
         self.scroll_home(animate=False)
         self.focus()
+
+    def toggle_reasoning(self) -> bool:
+        """Unfold the reasoning under every answer shown, or fold it again; False (nothing
+        changed) when no answer shown has any."""
+        panels = list(self.query(SettingPanel))
+        if not any(p.has_reasoning for p in panels):
+            return False
+        self.reasoning_unfolded = not self.reasoning_unfolded
+        for panel in panels:
+            panel.unfold(self.reasoning_unfolded)
+        return True
 
     def setting_in_view(self) -> str | None:
         """The setting whose panels are in view: the topmost row showing more than a sliver

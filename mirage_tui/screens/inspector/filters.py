@@ -34,6 +34,7 @@ class Filters:
     min_value: float | None = None
     max_value: float | None = None
     search: str | None = None
+    cut: str | None = None          # engine.results.inspector.CUT_FILTERS: limit | thinking
 
     def describe(self) -> str:
         # a category in words ("noise vulnerable"), as the picker and the Live bars name it
@@ -47,6 +48,8 @@ class Filters:
             lo = "" if self.min_value is None else value_text(self.min_value)
             hi = "" if self.max_value is None else value_text(self.max_value)
             parts.append(f"{self.metric} in [{lo or '−∞'}, {hi or '∞'}]")
+        if self.cut:
+            parts.append(CUT_WORDS.get(self.cut, self.cut))
         if self.search:
             parts.append(f"search “{self.search}”")
         return " · ".join(parts)
@@ -57,7 +60,7 @@ class Filters:
         args = dict(system=self.system, setting=self.setting, category=self.category,
                     pattern=self.pattern, language=self.language, source=self.source,
                     metric=self.metric, min_value=self.min_value, max_value=self.max_value,
-                    search=self.search)
+                    search=self.search, cut=self.cut)
         if not self.metric:
             args.update(metric=None, min_value=None, max_value=None)
         return args
@@ -65,11 +68,15 @@ class Filters:
 
 def run_facets(store, run_name: str) -> dict:
     """What run ``run_name``'s items offer to filter by, with its dataset and status
-    (:func:`engine.results.inspector.inspector_facets`: aggregate queries)."""
+    (:func:`engine.results.inspector.inspector_facets`: aggregate queries), and ``cut``: its
+    answers cut at the token limit and of them while thinking
+    (:func:`engine.runs.tally.cut_totals`)."""
     from engine.results.inspector import inspector_facets
     from engine.runs.lookup import load_run
+    from engine.runs.tally import cut_totals
 
-    return inspector_facets(store, load_run(store, run_name))
+    run = load_run(store, run_name)
+    return {**inspector_facets(store, run), "cut": cut_totals(store, run.id)}
 
 
 def status_line(loaded: int, total: int | None, loading: bool, filters: Filters,
@@ -93,10 +100,13 @@ def category_options(mixed: str = "mixed") -> list[tuple[str, str]]:
     return [(category_label(c, mixed), c) for c in CATEGORIES]
 
 
+CUT_WORDS = {"limit": "cut at the token limit", "thinking": "cut while thinking"}
+"""The cut filter's values (``engine.results.inspector.CUT_FILTERS``) in words."""
+
 PROMPTS = {"f-system": ("all systems", "system"), "f-setting": ("all settings", "setting"),
            "f-category": ("all categories", "category"), "f-pattern": ("any pattern", "pattern"),
            "f-language": ("all languages", "language"), "f-source": ("all sources", "source"),
-           "f-metric": ("no metric range", "metric")}
+           "f-metric": ("no metric range", "metric"), "f-cut": ("all answers", "cut")}
 """Each picker's prompt, in words and short: a narrow picker shows the short one, never a
 prompt cut to ``all`` (issue 36: at 80×24 four pickers read ``all`` or ``any``)."""
 PICKER_CHROME = 3
@@ -106,9 +116,10 @@ OPTION_WIDTH = 30
 
 
 class FilterBar(Vertical):
-    """Two rows of pickers: system, setting, category and the text search; pattern,
-    language, source, and a metric with a min / max range. The screen listens to their
-    Changed messages, and to the search box's Submitted (Enter applies it)."""
+    """Two rows of pickers: system, setting, category, the answers cut at the token limit
+    (shown only for a run that has some) and the text search; pattern, language, source, and
+    a metric with a min / max range. The screen listens to their Changed messages, and to the
+    search box's Submitted (Enter applies it)."""
 
     DEFAULT_CSS = """
     FilterBar { height: auto; }
@@ -116,6 +127,8 @@ class FilterBar(Vertical):
     FilterBar #insp-filters Select, FilterBar #insp-filters2 Select {
         width: 1fr; margin-right: 1; }
     FilterBar #f-category { width: 2fr; }
+    FilterBar #f-cut { display: none; }
+    FilterBar #f-cut.offered { display: block; }
     FilterBar .range { width: 9; margin-right: 1; }
     FilterBar #f-search { width: 2fr; }
     """
@@ -126,6 +139,8 @@ class FilterBar(Vertical):
             yield Select([], prompt=PROMPTS["f-setting"][0], id="f-setting", compact=True)
             yield Select(category_options(), prompt=PROMPTS["f-category"][0], id="f-category",
                          compact=True)
+            yield Select([(w, k) for k, w in CUT_WORDS.items()], prompt=PROMPTS["f-cut"][0],
+                         id="f-cut", compact=True)
             yield Input(placeholder="/ search questions, responses", id="f-search",
                         compact=True)
         with Horizontal(id="insp-filters2"):
@@ -153,9 +168,9 @@ class FilterBar(Vertical):
                 select.prompt = prompt
 
     def preset(self, filters: Filters) -> None:
-        """Show the category and pattern the screen was opened with (quietly)."""
+        """Show the category, pattern and cut the screen was opened with (quietly)."""
         for sel_id, value in (("#f-category", filters.category),
-                              ("#f-pattern", filters.pattern)):
+                              ("#f-pattern", filters.pattern), ("#f-cut", filters.cut)):
             if value is not None:
                 select = self.query_one(sel_id, Select)
                 with select.prevent(Select.Changed):
@@ -165,7 +180,10 @@ class FilterBar(Vertical):
                         pass
 
     def set_facets(self, facets: dict, filters: Filters) -> None:
-        """Offer the run's values, keeping the current ones (quietly)."""
+        """Offer the run's values, keeping the current ones (quietly); the cut picker only
+        to a run with answers cut at the token limit (or when one is asked for)."""
+        cut = (facets.get("cut") or (0, 0))[0]
+        self.query_one("#f-cut", Select).set_class(bool(cut or filters.cut), "offered")
         for sel_id, values, current in (
                 ("#f-system", facets["systems"], filters.system),
                 ("#f-setting", facets["settings"], filters.setting),
@@ -210,7 +228,8 @@ class FilterBar(Vertical):
                        self._select_value("#f-language"), self._select_value("#f-source"),
                        self._select_value("#f-metric"), self._number("#f-min"),
                        self._number("#f-max"),
-                       self.query_one("#f-search", Input).value.strip() or None)
+                       self.query_one("#f-search", Input).value.strip() or None,
+                       self._select_value("#f-cut"))
 
     def clear(self) -> None:
         """Every picker and range back to its prompt (quietly)."""

@@ -1,6 +1,7 @@
 """The Inspector's detail side: one item in full (Enter on a row), a second system beside it
-(``s``), the next and previous item (``]`` ``[``), and the jumps inside it (``o``: the oracle
-chunk, ``t``: the prompts). A part of :class:`~.screen.InspectorScreen` (a mixin; what it uses
+(``s``), the next and previous item (``]`` ``[``), the jumps inside it (``o``: the oracle
+chunk, ``t``: the prompts) and ``r``, a reasoning model's thinking unfolded under its answer.
+A part of :class:`~.screen.InspectorScreen` (a mixin; what it uses
 of the screen: :class:`ItemViewHost`).
 
 The full item is loaded on demand (``engine.results.inspector.item_detail``) into
@@ -154,3 +155,10 @@ class ItemView(_Host):
     def action_jump_to_settings(self) -> None:
         if self.detail_shown:
             self.query_one(ItemDetail).jump_to_settings()
+
+    def action_toggle_reasoning(self) -> None:
+        if not self.detail_shown:
+            self.notify("Open an item (Enter) to see its reasoning.", timeout=3)
+        elif not self.query_one(ItemDetail).toggle_reasoning():
+            self.notify("No answer shown has reasoning: the model did not think, or the "
+                        "server did not return its thinking.", timeout=4)

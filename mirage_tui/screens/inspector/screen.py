@@ -56,6 +56,7 @@ class InspectorScreen(ItemView, FilterSortKeys, ViewExportKeys, HumanVerdictKeys
         Binding("left_square_bracket", "previous_item", "Previous", show=False),
         Binding("o", "jump_to_oracle", "Oracle", show=False),
         Binding("t", "jump_to_settings", "Prompts", show=False),
+        Binding("r", "toggle_reasoning", "Reasoning", show=False),
     ]
 
     PALETTE = (
@@ -67,6 +68,9 @@ class InspectorScreen(ItemView, FilterSortKeys, ViewExportKeys, HumanVerdictKeys
                        "cycle_sort"),
         PaletteCommand("inspector: reverse the sort", "Sort the list the other way (R)",
                        "reverse_sort"),
+        PaletteCommand("inspector: unfold the reasoning",
+                       "Show (or fold) a reasoning model's thinking under each answer (r)",
+                       "toggle_reasoning"),
         PaletteCommand("inspector: export this view",
                        "Write the filtered, sorted items as CSV or JSON lines (E)",
                        "export_view"),

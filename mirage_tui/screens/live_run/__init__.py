@@ -2,7 +2,8 @@
 
 At the top, progress from the run controller's newest :class:`~engine.jobs.JobEvent`
 (items done of planned, cached, errors, tokens/s, ETA, what is being worked on); for a run
-that is not going in this session, the counts stored with it. Below, from
+that is not going in this session, the counts stored with it. Either line ends with the
+answers cut at the token limit (and of them, while thinking) once the report has any. Below, from
 :func:`engine.results.report.build_report` recomputed in a thread worker at most every
 ``REPORT_INTERVAL`` seconds while items finish (never on the UI thread):
 

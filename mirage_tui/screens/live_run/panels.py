@@ -11,6 +11,7 @@ from textual.widgets import DataTable
 from engine.metrics.definitions import definition_lines
 from engine.results.records import split_system
 from engine.results.text import served_text
+from engine.runs.tally import cut_words
 from engine.units import fmt_interval
 from mirage_tui.widgets.estimates import duration, estimate_cell, setting_label
 
@@ -26,11 +27,20 @@ Columns = list[tuple[str, list[str]]]
 # --------------------------------------------------------------------------- progress
 
 
-def event_counts(event, age: float = 0.0, running: bool = True) -> str:
+def cut_part(report) -> str | None:
+    """``3 cut at the token limit (2 while thinking)``: the answers of the run's ``report``
+    (its replies table, :mod:`engine.results.replies`) cut at the token limit; None when none
+    was (or before a report)."""
+    replies = getattr(report, "replies", None) or []
+    cut = sum(r["cut"] for r in replies)
+    return cut_words(cut, sum(r["cut_while_thinking"] for r in replies)) if cut else None
+
+
+def event_counts(event, age: float = 0.0, running: bool = True, cut: str | None = None) -> str:
     """The progress line of a run of this session (timings included); ``age``: seconds since
     the event came (the screen's timer counts the ETA down between events). A run that no
     longer runs (``running`` false: done, cancelled, failed) has no ETA: it is left out the
-    moment the run stops."""
+    moment the run stops. ``cut``: its answers cut at the token limit (:func:`cut_part`)."""
     eta = 0.0 if event.total and event.done >= event.total else event.eta_seconds
     eta = None if eta is None else max(0.0, eta - age)
     # most important first: a narrow terminal cuts the end of the line, never the ETA
@@ -40,15 +50,20 @@ def event_counts(event, age: float = 0.0, running: bool = True) -> str:
              f"{event.errors} errors", f"{event.cached} cached"]
     if event.detail.truncated:
         parts.append(f"{event.detail.truncated} truncated")
+    if cut:
+        parts.append(cut)
     return " · ".join(parts)
 
 
-def stored_counts(items: dict) -> str:
-    """The progress line of a stored run (no timings: they belong to the session)."""
+def stored_counts(items: dict, cut: str | None = None) -> str:
+    """The progress line of a stored run (no timings: they belong to the session); ``cut``:
+    its answers cut at the token limit (:func:`cut_part`)."""
     parts = [f"{items.get('done', 0)}/{items.get('total', 0)} items",
              f"{items.get('errors', 0)} errors"]
     if items.get("truncated"):
         parts.append(f"{items['truncated']} truncated")
+    if cut:
+        parts.append(cut)
     if items.get("pending"):
         parts.append(f"{items['pending']} pending")
     return " · ".join(parts)

@@ -17,8 +17,8 @@ from textual.worker import Worker
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
-from mirage_tui.screens.live_run.panels import (ended_line, event_counts, stored_counts,
-                                                working_line)
+from mirage_tui.screens.live_run.panels import (cut_part, ended_line, event_counts,
+                                                stored_counts, working_line)
 from mirage_tui.screens.live_run.report_view import REPORT_INTERVAL, ReportView
 from mirage_tui.screens.live_run.run_keys import LiveRunKeys
 from mirage_tui.widgets.adaptability import AdaptabilityPanel
@@ -230,7 +230,8 @@ class LiveRunScreen(ReportView, LiveRunKeys, BaseScreen):
             bar.update(total=max(event.total, 1), progress=event.done)
             age = time.monotonic() - self._eta_at if controller.running else 0.0
             # a run that stopped shows no ETA: cleared the moment it stops
-            counts.update(event_counts(event, age, running=controller.running))
+            counts.update(event_counts(event, age, running=controller.running,
+                                       cut=cut_part(self.report)))
             if controller.running:
                 now.update(working_line(event, controller.cancelling, age))
             else:
@@ -246,7 +247,7 @@ class LiveRunScreen(ReportView, LiveRunKeys, BaseScreen):
         elif self.report is not None:
             items = self.report.items
             bar.update(total=max(items.get("total", 0), 1), progress=items.get("done", 0))
-            counts.update(stored_counts(items))
+            counts.update(stored_counts(items, cut_part(self.report)))
             now.update(self._ended_line())
         elif self.follows_the_running_run() and controller.error:
             bar.update(total=1, progress=0)
