@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 from testkit.reasoning_server import reasoning_server
-from testkit.runs import cli_run
+from testkit.paths import ROOT
+from testkit.runs import cli_run, mirage_cli
 
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs.header import RunHeader
@@ -186,3 +188,13 @@ def test_config_toml_sets_the_default_mode_and_a_flag_overrides_it(tmp_path):
     from_run_file = json.loads(cli_run("--config", run_file, "--dry-run", "--json",
                                        db=db, env=env).stdout)
     assert from_run_file["systems"] == ["smollm2-135m-instruct/mirage@1 | no-think"]
+    # a wrong mode in config.toml: one problem line naming the key, never fatal (auto)
+    (tmp_path / "config.toml").write_text('thinking = "of"\n', encoding="utf-8")
+    checked = subprocess.run([*mirage_cli(), "config"], capture_output=True, text=True,
+                             env=env, cwd=ROOT)
+    assert checked.returncode == 1
+    assert "thinking: unknown mode 'of'; did you mean 'off'?" in checked.stdout + \
+        checked.stderr
+    still = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct", "--sample",
+                    "2", "--dry-run", "--json", db=db, env=env)
+    assert json.loads(still.stdout)["systems"] == ["smollm2-135m-instruct/mirage@1"]
