@@ -200,8 +200,13 @@ class MirageApp(AppRuns, ScreenNavigation):
             self.post_message(self.StoreFailed(str(exc)))
             return
         demo, runs, resumable = None, 0, []
+        if store.read_only:         # said once; each refused write says so in one line too
+            self.notify(f"{self.db_path} cannot be written here: opened for reading only "
+                        "(browsing works; a run, an import or a verdict is refused)",
+                        title="Read-only workspace", severity="warning", markup=False,
+                        timeout=10)
         try:
-            demo = ensure_demo(store)
+            demo = None if store.read_only else ensure_demo(store)
         except Exception as exc:  # a missing or broken demo must not keep the user out
             self.notify(f"Demo pool not imported: {exc}", severity="warning", markup=False,
                         timeout=10)
