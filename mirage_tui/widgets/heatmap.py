@@ -4,8 +4,10 @@ Rows and columns are systems in leaderboard order. Each row is labelled with its
 its system's name (fitted by :func:`engine.text_fit.labels_apart`: what differs kept, what
 all share said once below), each column with the number of its row (names are too long for
 6-cell column headers); where the width leaves no room for names beside the grid (12 systems
-at 80 columns), the rows keep their numbers and the names follow as a legend. Cell (i, j) is the share of i's battles
-against j that i won, ties counting half; ``·`` where they never met. Each cell's background
+at 80 columns), the rows keep their numbers and the names follow as a legend.
+
+Cell (i, j) is the share of i's battles against j that i won, ties counting half; ``·``
+where they never met. Each cell's background
 comes from a red → grey → blue scale and its text colour is picked for contrast against that
 background, so it reads the same in light and dark themes. ``show_counts`` swaps the fractions
 for the number of battles behind them.

@@ -10,14 +10,14 @@ import shutil
 
 import pytest
 from rich.text import Text
-from textual.widgets import DataTable, Select
+from textual.widgets import DataTable, Select, Static
 
 from engine.text_fit import ELLIPSIS
 from mirage_tui.widgets.safe_text import ElidedText
 from testkit.cuts import cuts
 from testkit.host_systems import (HOST, MODELS, RUN, SYSTEMS, build_host_workspace,
                                   contestants)
-from testkit.tui import RecordingApp, open_screen, screen_stable, settle
+from testkit.tui import RecordingApp, open_screen, screen_stable, settle, text_of, wait_until
 
 pytestmark = pytest.mark.asyncio
 
@@ -150,7 +150,7 @@ async def test_a_tall_terminal_shows_every_rating(hosts):
         assert table.row_count == 12
         assert table.max_scroll_y == 0, (table.size, table.virtual_size)
         assert table.scrollable_content_region.height >= 12 + 1     # the header too
-        await pilot.resize_terminal(80, 20)
+        await pilot.resize_terminal(80, 16)     # lower than the 12 rows with the header
         await screen_stable(pilot)
         body = app.screen.query_one("#lb-body")
         assert table.outer_size.height <= body.size.height < 12 + 3, (table.outer_size,
@@ -165,13 +165,26 @@ def _footer_keys(app) -> dict[str, str]:
             if k.display and k.region.width and k.region.right <= width}
 
 
-@pytest.mark.parametrize("keys", ["3", "4", "1", "2", "n"],
-                         ids=["runs", "leaderboard", "datasets", "models", "new_run"])
+def _rows(table_id: str):
+    return lambda screen: screen.query_one(table_id, DataTable).row_count > 0
+
+
+LOADED = {"3": _rows("#runs"), "4": _rows("#ratings"), "1": _rows("#datasets"),
+          "2": _rows("#models"), "l": lambda screen: screen.report is not None,
+          "n": lambda screen: text_of(screen.query_one("#run-plan", Static)) != "Planning…"}
+"""What each screen shows once loaded: the footer is read in that state (the Runs list's
+Export and Refresh join the footer when it loads; read before, the test passed where the
+footer went past column 80 after)."""
+
+
+@pytest.mark.parametrize("keys", ["3", "4", "1", "2", "n", "l"],
+                         ids=["runs", "leaderboard", "datasets", "models", "new_run", "live"])
 async def test_the_narrow_footer_keeps_quit_and_keys(keys, hosts):
     app = RecordingApp(hosts)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press(keys)
+        await wait_until(pilot, lambda: LOADED[keys](app.screen), 60, "the screen loaded")
         await settle(pilot)
         await screen_stable(pilot)
         shown = _footer_keys(app)
