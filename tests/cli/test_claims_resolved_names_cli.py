@@ -1,6 +1,6 @@
 """A claim is keyed on what the names resolve to, not on how they were typed: ``judge
 calibrate --labels people`` and ``--labels people@1`` (with the judge named ``smollm2`` and
-``smollm2-135m-instruct``) are one calibration, and ``arena judge --reference 'gen-a | oracle'``
+``smollm2-135m-instruct``, the template with or without its ``@1``) are one calibration, and ``arena judge --reference 'gen-a | oracle'``
 and ``--reference 'gen-a/mirage@1 | oracle'`` one arena: run at once, the second is refused in
 one line naming the first's pid, and no judge call is made twice.
 
@@ -71,9 +71,10 @@ def test_one_calibration_however_its_labels_and_judge_are_spelled(tmp_path, firs
     store.close()
     first = first_holds("judge", "calibrate", "--db", str(db), "--judge", "smollm2",
                         "--labels", "people", "--boot", "20", "--concurrency", "1")
-    for labels in ("people@1", "people"):
+    for labels, template in (("people@1", []), ("people", []),
+                             ("people", ["--template", "ragqa_arena_pairwise@1"])):
         second = _second("judge", "calibrate", "--db", str(db), "--judge", MODEL,
-                         "--labels", labels, "--boot", "20")
+                         "--labels", labels, "--boot", "20", *template)
         assert second.returncode == 1, second.stderr
         [line] = second.stderr.strip().splitlines()
         assert line == (f"mirage-tui: error: calibration of {MODEL} on people@1 (overall, "

@@ -184,10 +184,11 @@ def calibrate_judge(store: Store, labels: str, judge: str | Generator, *,
                         watchdog=watchdog_for(generator), seed=seed)
     job.pace = labelled_pace(store, judge if isinstance(judge, str) else pairwise.judge_name,
                              pairs, order, job.policy.concurrency)
-    # claimed under what the names resolve to (the judge's own name, the labels' name@version),
-    # so two spellings of one calibration are one claim and never both run
+    # claimed under what the names resolve to (the judge's own name, the labels' name@version,
+    # the template it reads), so two spellings of one calibration are one claim, never both run
+    used = getattr(pairwise.template, "name", None) or template
     name = (f"{pairwise.judge_name} on {resolved_ref(store, labels)} ({aspect}, {order} order, "
-            f"{template})")
+            f"{used})")
     with owner.held(store, owner.CALIBRATION, name, f"calibration of {name} is running"):
         return job.run()
 
