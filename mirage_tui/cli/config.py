@@ -64,7 +64,7 @@ def run(args, store=None) -> int:
     problems = [*config.problems, *check_all(),
                 *_model_problems(config, db if db.is_file() else None)]
     rows = {"database": (str(db), source)}
-    for key in ("dataset", "generators", "judge", "embedder", "theme"):
+    for key in ("dataset", "generators", "judge", "embedder", "thinking", "theme"):
         value = getattr(config, key)
         shown = ", ".join(value) if isinstance(value, list) else value
         rows[key] = (shown or _DEFAULTS[key], str(config.path) if value else "default")
@@ -95,6 +95,7 @@ _DEFAULTS = {"dataset": "none: New run offers the first; `run` needs --dataset",
              "generators": "none: New run offers the first; `run` needs --generator",
              "judge": "none: `arena judge` and `judge calibrate` need --judge",
              "embedder": "none: `index` and `retrieve` need --embedder",
+             "thinking": "auto: each model's default (New run, `run --thinking`)",
              "theme": "textual-dark"}
 
 
