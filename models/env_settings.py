@@ -3,15 +3,20 @@ kind and, for a number or a choice, its allowed range. A value is parsed here an
 else, and a value out of range is one line naming the variable, the value and the range
 (:class:`EnvSettingError`), never Python's ``could not convert string to float: 'abc'``.
 
-An unset or empty variable is its default. Paths and names (``MIRAGE_DB``, ``MIRAGE_MODELS``,
-...) are listed for the one table, read as text (:func:`env_text`).
+An unset or empty variable is its default. The folders the program makes its files in
+(``MIRAGE_DATA_DIR``, ``MIRAGE_THREAD_BUDGET_DIR``) are refused when a file is there or the
+name is too long, and ``MIRAGE_LLAMA_SERVER`` when it names no executable file. Other paths and
+names (``MIRAGE_DB``, ``MIRAGE_MODELS``, ...) are listed for the one table, read as text
+(:func:`env_text`).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 from models.base import ModelError
 
@@ -24,7 +29,8 @@ class EnvSettingError(ModelError, ValueError):
 class EnvSetting:
     name: str
     meaning: str
-    kind: str = "text"                  # text | seconds | count | choice | ports
+    kind: str = "text"                  # text | seconds | count | choice | ports | folder
+                                        # | program
     default: object = None
     low: float | None = None            # seconds, count: the range, inclusive
     high: float | None = None
@@ -39,6 +45,10 @@ class EnvSetting:
             return ", ".join(self.choices[:-1]) + " or " + self.choices[-1]
         if self.kind == "ports":
             return "a comma list of port numbers from 1 to 65535"
+        if self.kind == "folder":
+            return "a folder (made when missing)"
+        if self.kind == "program":
+            return "an executable file, or empty for none"
         return "text"
 
 
@@ -59,10 +69,10 @@ SETTINGS: dict[str, EnvSetting] = {s.name: s for s in (
                None, 1, 16 * 2**20),
     EnvSetting("MIRAGE_DB", "the workspace database file"),
     EnvSetting("MIRAGE_CONFIG_DIR", "the folder of config.toml and endpoints.toml"),
-    EnvSetting("MIRAGE_DATA_DIR", "the folder of model hosts' registry and logs"),
+    EnvSetting("MIRAGE_DATA_DIR", "the folder of model hosts' registry and logs", "folder"),
     EnvSetting("MIRAGE_MODELS", "folders searched for GGUF models"),
-    EnvSetting("MIRAGE_LLAMA_SERVER", "the llama-server binary (empty: none)"),
-    EnvSetting("MIRAGE_THREAD_BUDGET_DIR", "the folder of the thread budget"),
+    EnvSetting("MIRAGE_LLAMA_SERVER", "the llama-server binary (empty: none)", "program"),
+    EnvSetting("MIRAGE_THREAD_BUDGET_DIR", "the folder of the thread budget", "folder"),
     EnvSetting("MIRAGE_CPUINFO", "a /proc/cpuinfo text standing in for this CPU's (tests)"),
     EnvSetting("MIRAGE_CPU_MACHINE", "a machine name standing in for this one's (tests)"),
     EnvSetting("MIRAGE_THINK_TAGS", "more tag pairs around a reasoning model's thinking: "
@@ -137,6 +147,35 @@ def env_ports(name: str) -> list[int] | None:
     return ports
 
 
+def env_folder(name: str) -> Path | None:
+    """The folder ``name`` names (made later, when missing), None when unset; refused when
+    something else is there or the system refuses the name (too long)."""
+    from models.host.registry import FolderSettingError, check_folder
+
+    value = _raw(name)
+    if value is None:
+        return None
+    try:
+        return check_folder(Path(value).expanduser(), name)
+    except FolderSettingError as exc:
+        raise EnvSettingError(str(exc)) from None
+
+
+def env_program(name: str) -> Path | None:
+    """The executable file ``name`` names, None when unset or empty (none)."""
+    value = _raw(name)
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    try:
+        usable = stat.S_ISREG(path.stat().st_mode) and os.access(path, os.X_OK)
+    except OSError:
+        usable = False
+    if not usable:
+        raise _refuse(SETTINGS[name], value)
+    return path
+
+
 def env_text(name: str) -> str | None:
     """The text ``name`` holds (as set), None when unset."""
     SETTINGS[name]                      # a name not in the table is a programming error
@@ -148,7 +187,7 @@ def check_all() -> list[str]:
     config`` shows them)."""
     problems = []
     readers = {"seconds": env_seconds, "count": env_count, "choice": env_choice,
-               "ports": env_ports}
+               "ports": env_ports, "folder": env_folder, "program": env_program}
     for setting in SETTINGS.values():
         reader = readers.get(setting.kind)
         if reader is None:

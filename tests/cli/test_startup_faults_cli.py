@@ -201,3 +201,23 @@ def test_a_run_file_that_cannot_be_read_is_one_line_naming_it(tmp_path):
     for out, (path, words) in zip(outs, cases.items()):
         assert out.returncode == 1, out.stderr
         _one_line(out, f"mirage-tui: error: {path}: {words}")
+
+
+def test_config_names_every_folder_or_program_variable_it_cannot_use(tmp_path):
+    """``mirage-tui config`` (and a run, before its row exists: the same check) says it before
+    anything needs the folder: a file where a folder belongs, a llama-server that is a
+    folder."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    cases = {"MIRAGE_DATA_DIR": (str(a_file), "cannot use it as a folder (it is a file, not "
+                                 "a folder)"),
+             "MIRAGE_THREAD_BUDGET_DIR": (str(a_file / "sub"), "cannot use it as a folder (a "
+                                          "part of it is a file, not a folder)"),
+             "MIRAGE_LLAMA_SERVER": (str(tmp_path), "expected an executable file, or empty "
+                                     "for none")}
+    outs = run_together(*[[*mirage_cli(), "config"] for _ in cases],
+                        envs=[_env(tmp_path, **{name: value})
+                              for name, (value, _) in cases.items()], cwd=ROOT)
+    for out, (name, (value, words)) in zip(outs, cases.items()):
+        assert out.returncode == 1
+        _one_line(out, f"mirage-tui: warning: ${name}={value!r}: {words}")
