@@ -2,7 +2,7 @@
 the reasoning stand-in (:mod:`testkit.reasoning_server`) answers each demo question with its gold
 answer after ~120 words of thinking, one model id per reply shape (no thinking, ``<think>``
 inline, ``reasoning_content``, ``reasoning``, a template-opened ``</think>``, ``[THINK]``,
-gpt-oss channels).
+gpt-oss channels, thinking only counted in ``usage``).
 
 - The same right answers score the same EM_strict, F1 and BERGEN metrics in every shape, and
   the arena (``reference:answer-match``) ranks them as ties.
@@ -32,6 +32,8 @@ SAMPLE = 6
 SCORED = ("em_loose", "em_strict", "f1_mirage", "bergen_match", "bergen_em", "bergen_f1",
           "char3_recall")
 THINKING = [m for m in SHAPES if m != "plain"]
+SHOWN = [m for m in THINKING if m != "think-hidden"]
+"""The shapes whose thinking the server sends (think-hidden's is only counted)."""
 
 
 @pytest.fixture(scope="module")
@@ -94,9 +96,9 @@ def test_the_same_answers_score_the_same_in_every_reply_shape(shapes):
         assert scores[model] == scores["plain"], model
     replies = {_model(r["system"]): r for r in report["replies"]}
     assert all(r["cut"] == 0 and r["n"] == SAMPLE for r in replies.values())
-    assert replies["plain"]["reasoning"] == 0
+    assert replies["plain"]["reasoning"] == replies["think-hidden"]["reasoning"] == 0
     for model in THINKING:
-        assert replies[model]["reasoning"] == SAMPLE, model
+        assert replies[model]["reasoning"] == (SAMPLE if model in SHOWN else 0), model
         assert replies[model]["reasoning_tokens"]["value"] > 100, model
 
 
@@ -132,6 +134,8 @@ def test_the_reasoning_is_in_the_exports_and_the_page(shapes, tmp_path):
         assert "</think>" not in r["response"] and "<|" not in r["response"]
         if _model(r["system"]) == "plain":
             assert (r["reasoning"], r["reasoning_tokens"]) == ("", 0)
+        elif _model(r["system"]) == "think-hidden":
+            assert r["reasoning"] == "" and r["reasoning_tokens"] > 100
         else:
             assert r["reasoning"].startswith("Okay, the user asks: "), r["reasoning"][:80]
             assert r["reasoning"].rstrip(".").endswith(f"So the answer is {r['response']}")
@@ -144,7 +148,7 @@ def test_the_reasoning_is_in_the_exports_and_the_page(shapes, tmp_path):
     packed = re.search(r'id="item-data">([^<]*)<', html)
     shown = unpack(packed.group(1).strip())["items"]
     thought = [i for i in shown if i.get("rs")]
-    assert len(thought) == SAMPLE * len(THINKING)
+    assert len(thought) == SAMPLE * len(SHOWN)
     assert all(i["rs"].startswith("Okay, the user asks: ") and i["rt"] > 100 for i in thought)
 
 

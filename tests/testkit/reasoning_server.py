@@ -16,7 +16,9 @@ model id it lists (``/v1/models``) is one reply shape (:data:`SHAPES`):
   holds only ``…</think> answer``;
 - ``think-bracket``: Magistral's ``[THINK]…[/THINK]``;
 - ``think-harmony``: gpt-oss's channels (``<|channel|>analysis<|message|>…<|end|>`` then
-  ``<|start|>assistant<|channel|>final<|message|>answer``).
+  ``<|start|>assistant<|channel|>final<|message|>answer``);
+- ``think-hidden``: the thinking only counted (``usage``), never sent, as hosted reasoning
+  APIs do.
 
 ``max_tokens`` is honoured: the reply (reasoning first, then the answer) is cut after that
 many whitespace-separated tokens with ``finish_reason: "length"``; cut while thinking, a
@@ -45,7 +47,7 @@ from testkit.openai_server import FakeState, fake_openai_server
 DEMO_SQUAD = Path(__file__).resolve().parents[2] / "engine" / "datasets" / "demo"
 
 # model id -> how it returns its thinking: (opening, closing, "") around it in the content,
-# or (the message's field, "", "field"); None: it does not think
+# (the message's field, "", "field"), or only its count ("", "", "hidden"); None: no thinking
 SHAPES: dict[str, tuple[str, str, str] | None] = {
     "plain": None,
     "think-inline": ("<think>\n", "\n</think>\n\n", ""),
@@ -55,6 +57,7 @@ SHAPES: dict[str, tuple[str, str, str] | None] = {
                       "<|end|><|start|>assistant<|channel|>final<|message|>", ""),
     "think-field": ("reasoning_content", "", "field"),
     "think-reasoning": ("reasoning", "", "field"),
+    "think-hidden": ("", "", "hidden"),
 }
 
 _FILLER = ("I should read the context carefully before I answer, because the first sentence "
@@ -124,8 +127,10 @@ class ReasoningState(FakeState):
         if shape is None:
             content, used = _cut(answer, limit)
             thought, whole = 0, len(answer.split())
-        elif shape[2] == "field":
-            message[shape[0]], thought = _cut(reasoning, limit)
+        elif shape[2] in ("field", "hidden"):
+            sent, thought = _cut(reasoning, limit)
+            if shape[0]:
+                message[shape[0]] = sent
             content, used = _cut(answer, limit - thought)
             used += thought
             whole = len(reasoning.split()) + len(answer.split())

@@ -34,7 +34,7 @@ def _run(store: Store, url: str, name: str, models: list[str], max_tokens: int) 
 @pytest.fixture(scope="module")
 def runs_template(tmp_path_factory) -> Path:
     """Run ``thought``: think-field answering in full (every answer with markup and an escape
-    after it); run ``cut``: think-inline and plain at 20 tokens (the thinking never closes).
+    after it) and think-hidden (its thinking only counted); run ``cut``: think-inline and plain at 20 tokens (the thinking never closes).
     Made once a module, never written: each test takes a copy."""
     from engine.datasets.demo_pool import ensure_demo
 
@@ -45,7 +45,7 @@ def runs_template(tmp_path_factory) -> Path:
         ensure_demo(store)
         answers = {q: a + HOSTILE for q, a in squad_answers(DEMO_SQUAD).items()}
         with reasoning_server(answers) as server:
-            _run(store, server.url, "thought", ["think-field"], 1000)
+            _run(store, server.url, "thought", ["think-field", "think-hidden"], 1000)
         with reasoning_server() as server:
             _run(store, server.url, "cut", ["think-inline", "plain"], 20)
         store.close()
@@ -91,6 +91,11 @@ async def test_inspector_folds_the_reasoning_under_the_answer(runs):
         await pilot.press("r")
         await settle(pilot)
         assert _panels(screen) == folded
+
+        await pilot.press("s")                  # think-hidden beside it: only a count came
+        await settle(pilot)
+        both = _panels(screen)
+        assert re.search(r"Reasoning · \d+ tokens · not returned by the server", both), both
         assert not [m for m, sev in app.notes if sev == "error"]
 
 
