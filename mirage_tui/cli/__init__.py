@@ -156,8 +156,10 @@ def main(argv: list[str] | None = None) -> int:
                       file=sys.stderr)
         code = import_module(_GROUPS[args.command]).run(args, store)
         if store is not None and store.read_only:   # said once; a write was refused instead
-            print(f"mirage-tui: note: {db_path} cannot be written here: opened for reading "
-                  "only (a command that writes is refused)", file=sys.stderr)
+            from engine.text_safety import visible_line
+
+            print(f"mirage-tui: note: {visible_line(db_path)} cannot be written here: opened "
+                  "for reading only (a command that writes is refused)", file=sys.stderr)
         sys.stdout.flush()              # a full or closed stdout is found here, not at exit
         return code
     except ResampleMemoryError as exc:      # named by the option that asked for them
