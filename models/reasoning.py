@@ -15,14 +15,14 @@ What is recognised, with no setting:
   last ``<|channel|>final<|message|>…`` the answer.
 
 The rules (lighteval, olmo-eval and lmms-eval agree on them): the answer is the text after
-the LAST closing tag, its leading whitespace stripped (a reply with no tag at all is returned
-as it came, byte for byte); everything before that tag is the reasoning, its first opening
-tag dropped, stripped at both ends. A reply whose thinking opened and never closed (an
-opening tag with no closing tag after it, or a prompt that opened it and a reply with no
-closing tag, or harmony with no final channel) is **cut while thinking**: its answer is
-empty (only text written before the unclosed opening tag, when there is any, is kept as
-the answer). The split is a pure
-function of its inputs: the same reply gives the same answer and reasoning.
+the LAST closing tag (or the content beside a reasoning field), its leading whitespace
+stripped (a reply with no thinking at all is returned as it came, byte for byte); everything
+before that tag is the reasoning, its first opening tag dropped, stripped at both ends. A
+reply whose thinking opened and never closed (an opening tag with no closing tag after it, a
+prompt that opened it and a reply with no closing tag, harmony with no final channel) is
+**cut while thinking**: its answer is empty (only text written before the unclosed opening
+tag, when there is any, is kept as the answer). The split is a pure function of its inputs:
+the same reply gives the same answer and reasoning.
 """
 
 from __future__ import annotations
@@ -88,7 +88,10 @@ def split_reply(content: str, reasoning_field: str | None = None, *,
     reasoning = "\n\n".join(part for part in (field_text, inline.reasoning) if part)
     cut = inline.cut or (finish_reason == "length" and bool(reasoning)
                          and not inline.answer.strip())
-    return Split(inline.answer, reasoning, cut)
+    # the content after a server's own reasoning field is the text after the thinking: its
+    # leading blanks go, as after a closing tag (vLLM's parsers leave "\n\n" there)
+    answer = inline.answer.lstrip() if field_text else inline.answer
+    return Split(answer, reasoning, cut)
 
 
 def _split_tags(content: str, pairs, opened: bool) -> Split:

@@ -61,6 +61,9 @@ def test_reasoning_field():
     assert split_reply("", "  thinking...  ") == Split("", "thinking...")
     assert split_reply("Paris", None) == Split("Paris")
     assert split_reply("Paris", "") == Split("Paris")
+    # the content after the thinking loses its leading blanks, as after a closing tag
+    assert split_reply("\n\nParis \n", "x") == Split("Paris \n", "x")
+    assert split_reply("\n\nParis", "  ") == Split("\n\nParis")   # no thinking: as it came
     # a field and inline tags both: the field first
     assert split_reply("<think>b</think>Paris", "a") == Split("Paris", "a\n\nb")
 
