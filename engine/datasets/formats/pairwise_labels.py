@@ -360,8 +360,9 @@ def parse(path: Path, steps: StepCount | None = None) -> ParsedDataset:
                                   _optional_str(path, record, obj, "note"))])
     parsed = pairs.parsed(FORMAT)
     if unread:
-        parsed.warnings.append(f"column(s) not read: {', '.join(sorted(unread))} (the layout's "
-                               f"columns: {', '.join(COLUMNS)})")
+        names = ", ".join(name or repr(name) for name in sorted(unread))   # '' of a last comma
+        parsed.warnings.append(f"column(s) not read: {names} (the layout's columns: "
+                               f"{', '.join(COLUMNS)})")
     other = sorted({lab.aspect for pair in parsed.label_pairs for lab in pair.labels}
                    - set(ASPECTS))
     if other:
