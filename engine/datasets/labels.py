@@ -81,3 +81,9 @@ def labels_dataset_name(run_name: str) -> str:
     """The labels dataset that holds people's own verdicts on run ``run_name``'s answers
     (written from the app; renamed with the run)."""
     return f"verdicts:{run_name}"
+
+
+def run_of_labels_dataset(dataset: str) -> str:
+    """The run whose verdicts the labels dataset ``dataset`` holds (:func:`labels_dataset_name`
+    read backwards); the name itself for another dataset."""
+    return dataset.removeprefix(labels_dataset_name(""))

@@ -201,6 +201,17 @@ def app_verdict_rows(store: Store, dataset: str, pair_like: str) -> list[sqlite3
         "AND p.pair_id LIKE ? ORDER BY l.created_at", (dataset, pair_like))
 
 
+def all_app_verdict_rows(store: Store) -> list[sqlite3.Row]:
+    """``dataset, pair_id, query, domain, annotator, label, note, created_at`` of every label
+    people entered in the app, in every run's labels dataset (format ``app``), oldest
+    first."""
+    return store.query(
+        "SELECT d.name AS dataset, p.pair_id, p.query, p.domain, l.annotator, l.label, l.note, "
+        "l.created_at FROM human_labels l JOIN label_pairs p ON p.id = l.pair_rowid "
+        "JOIN datasets d ON d.id = p.dataset_id WHERE d.format = 'app' "
+        "ORDER BY l.created_at, d.name, p.pair_id")
+
+
 # --------------------------------------------------------------------------- what judging reads
 
 def run_answers(store: Store, run_id: int) -> list[sqlite3.Row]:

@@ -159,6 +159,17 @@ def text_width() -> int:
     return max(40, shutil.get_terminal_size((100, 24)).columns)
 
 
+def print_table(rows: list, right: set[int] = frozenset(), keys: int = 1) -> None:
+    """A CLI table (``rows[0]`` its header) printed within :func:`text_width` (``COLUMNS``):
+    the widest cells wrap at spaces, then the columns after the key ones go into panels
+    (:func:`engine.text_fit.fit_table`, as ``report``'s tables)."""
+    from engine.text_fit import fit_table
+
+    for line in fit_table([[str(c) for c in r] for r in rows], set(right), text_width(),
+                          keys=keys):
+        print(line)
+
+
 def db_option(parser: argparse.ArgumentParser, top: bool = False) -> None:
     parser.add_argument(
         "--db", type=Path, metavar="PATH",

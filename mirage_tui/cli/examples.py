@@ -142,6 +142,10 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ("judge list", "every calibrated judge, best first, and the fitted judges"),
         ("judge list --labels ragchecker --json", "on one labels dataset, as JSON"),
     ],
+    "judge verdicts": [
+        ("judge verdicts", "your own verdicts (the Inspector's a/e/b): pair, verdict, who, when"),
+        ("judge verdicts --run quick --json", "on one run's answers, as JSON"),
+    ],
     "runs": [
         ("runs list", "the runs of the workspace"),
         ("runs log demo-smol", "what a run did"),

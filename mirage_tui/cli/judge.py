@@ -10,6 +10,7 @@
                          [--method logistic|standardized-sum] [--features F,...]
                          [--force] [--json]
     mirage-tui judge list [--labels DATASET] [--json]
+    mirage-tui judge verdicts [--run RUN] [--json]
 
 ``calibrate`` judges every pair of a labels dataset (``mirage-tui data import`` of a RAGChecker
 meta-evaluation file or a plain JSONL/CSV of labels), cached and resumable like arena judging,
@@ -20,6 +21,7 @@ bootstrap CI of each difference; both must have been made on the same labels dat
 (name@version), and be two different calibrations.
 ``fit`` fits a judge to people's labels (:mod:`engine.arena.judges.fitted`; then ``--judge
 fitted:NAME``); ``list`` ranks every calibrated judge (:mod:`engine.arena.trust.rankings`) and shows the fitted ones.
+``verdicts`` lists the verdicts people entered in the app (:mod:`engine.arena.trust.human_verdicts`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ from pathlib import Path
 from engine.stats import N_BOOT
 from engine import counts
 from mirage_tui.cli.common import (CliError, count_type, db_option, force_option, from_settings,
-                                   in_flight_options, interruptible, no_overwrite)
+                                   in_flight_options, interruptible, no_overwrite,
+                                   print_table, text_width)
+from engine.text_fit import wrap_lines
+from engine.text_safety import visible_line
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -139,10 +144,49 @@ def _add_fit_parsers(jsub) -> None:
     p.add_argument("--labels", metavar="DATASET", help="calibrations on this labels dataset")
     p.add_argument("--json", action="store_true", help="print the ranking as JSON")
 
+    p = jsub.add_parser("verdicts", help="your own verdicts: every verdict people entered in "
+                                         "the app (the Inspector's a/e/b), with its pair",
+                        description="Every verdict people entered in the Inspector, oldest "
+                                    "first: the run, the query, answer A and answer B (each a "
+                                    "system in a setting), the verdict in words, who and when. "
+                                    "They are the labels datasets verdicts:RUN (label -1: A "
+                                    "better, 0: a tie, 1: B better; imported labels run from "
+                                    "-2 to 2).")
+    db_option(p)
+    p.add_argument("--run", metavar="RUN", help="the verdicts on this run's answers only")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+
 
 def run(args, store) -> int:
     return {"calibrate": _calibrate, "calibration": _show, "compare": _compare,
-            "fit": _fit, "list": _list}[args.judge_command](args, store)
+            "fit": _fit, "list": _list, "verdicts": _verdicts}[args.judge_command](args, store)
+
+
+def _verdicts(args, store) -> int:
+    from engine.arena.trust.human_verdicts import workspace_verdicts
+    from engine.runs.lookup import load_run
+
+    if args.run is not None:
+        load_run(store, args.run)       # an unknown run: one line with a did-you-mean
+    found = workspace_verdicts(store, args.run)
+    if args.json:
+        print(json.dumps([v.as_json() for v in found], ensure_ascii=False))
+        return 0
+    if not found:
+        print("no verdict entered" + (f" on run {args.run!r}" if args.run else "") +
+              " (open an item in the Inspector and press a, e or b)")
+        return 0
+    rows = [("RUN", "QUERY", "A", "B", "SETTING", "VERDICT", "BY", "WHEN")]
+    rows += [(visible_line(v.run), visible_line(v.query_id or str(v.query_rowid)),
+              visible_line(v.system_a), visible_line(v.system_b), visible_line(v.setting),
+              v.label_words, visible_line(v.annotator), (v.created_at or "-")[:16])
+             for v in found]
+    print_table(rows, keys=2)
+    people = len({v.annotator for v in found})
+    print(wrap_lines(f"{len(found)} verdict{'s' if len(found) != 1 else ''} by {people} "
+                     f"{'person' if people == 1 else 'people'}; labels datasets verdicts:RUN "
+                     "(judge calibrate --labels verdicts:RUN)", text_width()))
+    return 0
 
 
 def _fit(args, store) -> int:

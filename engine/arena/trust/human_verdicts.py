@@ -24,13 +24,14 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from engine.arena.types import arena_system
+from engine.arena.types import arena_system, split_arena_system
 from engine.datasets.formats.pairwise_labels import annotator_key
-from engine.datasets.labels import labels_dataset_name
+from engine.datasets.labels import labels_dataset_name, run_of_labels_dataset
 from engine.store.runs import RunInfo
 from engine.store import Store
-from engine.store.arenas import (app_verdict_rows, query_answer_rows, query_battles,
-                                 query_text_source, save_app_verdict)
+from engine.store.arenas import (all_app_verdict_rows, app_verdict_rows, query_answer_rows,
+                                 query_battles, query_facts, query_text_source,
+                                 save_app_verdict)
 
 VERDICTS = {"a": -1, "tie": 0, "b": 1}
 LABEL_WORDS = {-2: "A much better", -1: "A better", 0: "tie", 1: "B better",
@@ -44,6 +45,67 @@ class HumanVerdict:
     note: str | None
     created_at: str | None
     source: str
+
+
+@dataclass(frozen=True)
+class StoredVerdict:
+    """One person's verdict as a workspace holds it (``judge verdicts``): the run, the query,
+    answer A and answer B (each a system in a setting), the label (-2..2) and its words, who
+    and when."""
+
+    run: str
+    query_rowid: int
+    query_id: str | None
+    query: str
+    system_a: str
+    setting_a: str | None
+    system_b: str
+    setting_b: str | None
+    label: int
+    annotator: str
+    created_at: str | None
+    note: str | None
+
+    @property
+    def label_words(self) -> str:
+        return LABEL_WORDS.get(self.label, str(self.label))
+
+    @property
+    def setting(self) -> str:
+        """The pair's setting, once when both answers share it (``oracle``), else both
+        (``base vs oracle``)."""
+        a, b = self.setting_a or "-", self.setting_b or "-"
+        return a if a == b else f"{a} vs {b}"
+
+    def as_json(self) -> dict:
+        return {"run": self.run, "query_rowid": self.query_rowid, "query_id": self.query_id,
+                "query": self.query, "system_a": self.system_a, "setting_a": self.setting_a,
+                "system_b": self.system_b, "setting_b": self.setting_b, "label": self.label,
+                "label_words": self.label_words, "annotator": self.annotator,
+                "created_at": self.created_at, "note": self.note}
+
+
+def workspace_verdicts(store: Store, run: str | None = None) -> list[StoredVerdict]:
+    """Every verdict people entered in the app on the workspace's runs (on run ``run`` only
+    when given), oldest first; a pair id that is not the app's ``[rowid, A, B]`` is skipped."""
+    found: list[tuple[dict, list]] = []
+    for r in all_app_verdict_rows(store):
+        name = run_of_labels_dataset(r["dataset"])
+        if run is not None and name != run:
+            continue
+        try:
+            q, a, b = json.loads(r["pair_id"])
+        except (ValueError, TypeError):
+            continue
+        found.append((dict(r, run=name), [int(q), str(a), str(b)]))
+    facts = query_facts(store, {q for _, (q, _, _) in found})
+    out = []
+    for r, (q, a, b) in found:
+        (sa, ta), (sb, tb) = split_arena_system(a), split_arena_system(b)
+        out.append(StoredVerdict(r["run"], q, facts.get(q, {}).get("query_id"), r["query"],
+                                 sa, ta, sb, tb, r["label"], r["annotator"], r["created_at"],
+                                 r["note"]))
+    return out
 
 
 def pair_id(query_rowid: int, system_a: str, system_b: str) -> str:
