@@ -173,7 +173,12 @@ def main(argv: list[str] | None = None) -> None:
     from testkit.openai_server import _handler, _Server
 
     state = ReasoningState(list(SHAPES), answers=squad_answers(*args.squad))
-    httpd: http.server.ThreadingHTTPServer = _Server(("127.0.0.1", args.port), _handler(state))
+    try:
+        httpd: http.server.ThreadingHTTPServer = _Server(("127.0.0.1", args.port),
+                                                         _handler(state))
+    except OSError as e:
+        raise SystemExit(f"reasoning stand-in: cannot listen on 127.0.0.1:{args.port}: "
+                         f"{e.strerror or e}") from None
     print(f"reasoning stand-in on http://127.0.0.1:{args.port}/v1 "
           f"({len(state.answers)} questions; models: {', '.join(SHAPES)})", flush=True)
     try:
