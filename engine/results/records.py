@@ -63,6 +63,14 @@ def split_system(system: str) -> tuple[str, str | None]:
     return (generator, template) if sep and generator else (system, None)
 
 
+def system_without_template(system: str) -> str:
+    """A system label with its template left out and its thinking mode kept:
+    ``qwen3 | no-think`` of ``qwen3/mirage@1 | no-think`` (what tells systems apart when they
+    share their template)."""
+    _, sep, mode = system.partition(" | ")
+    return f"{split_system(system)[0]}{sep}{mode}"
+
+
 def retriever_name(label: str | None) -> str | None:
     """The readable part of a retriever label: ``minilm-l6-v2`` of ``minilm-l6-v2#1f0c2a9e``
     (see :func:`engine.retrieval.retriever_label`)."""

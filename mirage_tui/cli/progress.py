@@ -25,8 +25,10 @@ VERBS = {"index": "indexing", "import": "importing", "retrieval": "retrieving"}
 
 def system_name(label: str) -> str:
     """A system label without its template (``GENERATOR/TEMPLATE``: the generator may be a
-    URL, ``http://host:port/v1#model``, with slashes of its own)."""
-    return label.rpartition("/")[0] or label
+    URL, ``http://host:port/v1#model``, with slashes of its own), its thinking mode kept."""
+    from engine.results.records import system_without_template
+
+    return system_without_template(label)
 
 
 def accuracy_line(event) -> str:

@@ -53,6 +53,9 @@ def test_on_and_off_are_two_systems_sent_their_switch_and_never_share_a_cached_a
         both = cli_run("--dataset", "demo", "--generator", model, "--settings", "oracle",
                        "--sample", "2", "--thinking", "on,off", "--name", "both", db=db)
         assert both.returncode == 0, both.stderr
+        # the summary's accuracy names each system by its generator and mode
+        assert f"{model} | think: oracle " in both.stdout
+        assert f"{model} | no-think: oracle " in both.stdout
         sent = [b.get("chat_template_kwargs") for b in server.bodies]
         assert sorted(map(json.dumps, sent)) == sorted(
             [json.dumps({"enable_thinking": True})] * 2

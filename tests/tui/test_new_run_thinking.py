@@ -62,3 +62,17 @@ async def test_new_run_plans_thinking_on_and_off_and_saves_it(workspace, tmp_pat
     assert code == 0
     assert planned["systems"] == [f"{SMOL}/mirage@1 | think", f"{SMOL}/mirage@1 | no-think"]
     assert planned["name"] == config.name
+
+
+def test_live_accuracy_columns_keep_the_mode_when_the_template_is_left_out():
+    from types import SimpleNamespace
+
+    from mirage_tui.screens.live_run.panels import accuracy_columns
+
+    cell = {"value": 0.5, "lo": 0.2, "hi": 0.8, "n": 4}
+    report = SimpleNamespace(accuracy={f"{SMOL}/mirage@1 | think": {"oracle": cell},
+                                       f"{SMOL}/mirage@1 | no-think": {"oracle": cell}})
+    columns, settings, template = accuracy_columns(report)
+    assert [name for name, _ in columns] == ["setting", f"{SMOL} | think",
+                                             f"{SMOL} | no-think"]
+    assert (settings, template) == (["oracle"], "mirage@1")

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from engine.metrics.definitions import definition_lines
-from engine.results.records import split_system
+from engine.results.records import split_system, system_without_template
 from engine.results.text import served_text
 from engine.runs.tally import cut_words
 from engine.units import fmt_interval
@@ -148,7 +148,7 @@ def accuracy_columns(report) -> tuple[Columns, list[str], str | None]:
     templates = {split_system(s)[1] for s in systems}
     short = len(templates) == 1
     columns = [("setting", [setting_label(s) for s in settings])]
-    columns += [(split_system(system)[0] if short else system,
+    columns += [(system_without_template(system) if short else system,
                  [estimate_cell(report.accuracy[system].get(s)) for s in settings])
                 for system in systems]
     template = next(iter(templates)) if short and templates else None
