@@ -15,9 +15,10 @@ from textual.widgets import DataTable, Select, Static
 from engine.store import Store
 from models.http.generator import HttpGenerator
 from testkit.reasoning_server import DEMO_SQUAD, reasoning_server, squad_answers
-from testkit.runs import config, run
+from testkit.runs import SMOL, config, run
 from testkit.store import copy_workspace, idle_machine_load
-from testkit.tui import RecordingApp, open_screen, settle, text_of, wait_until
+from testkit.tui import (RecordingApp, open_screen, settle, start_sampled_run, text_of,
+                         wait_for_run, wait_until)
 
 pytestmark = pytest.mark.asyncio
 
@@ -161,3 +162,21 @@ async def test_live_and_the_runs_summary_count_the_cut_answers(runs):
                          30, "the summary")
         title = str(pane.query_one(Static).content).splitlines()[0]
         assert title.endswith("6/6 items · 3 cut at the token limit (3 while thinking)"), title
+
+
+async def test_live_counts_the_cut_answers_of_the_run_it_follows(db_path):
+    """A run started from New run (the stand-in's think-inline in place of the default model,
+    64 tokens an answer): Live's progress line ends with its answers cut while thinking."""
+    with reasoning_server() as server:
+        model = HttpGenerator(server.url, model="think-inline", timeout=10)
+        app = RecordingApp(db_path, generators={SMOL: model})
+        async with app.run_test(size=(120, 35)) as pilot:
+            await start_sampled_run(pilot, sample=2, items=6)
+            await wait_for_run(pilot)
+            summary = app.run_controller.summary
+            assert (summary.status, summary.cut, summary.cut_while_thinking) == ("done", 6, 6)
+            counts = app.screen.query_one("#live-counts", Static)
+            await wait_until(pilot, lambda: "6 cut at the token limit (6 while thinking)"
+                             in text_of(counts), 30, "the cut count")
+            assert text_of(counts).startswith("6/6 items · ")
+            assert not app.errors()
