@@ -75,6 +75,8 @@ def test_bad_labels_and_answers_are_refused_naming_file_record_and_field(tmp_pat
         "column.csv": ("at line 2", "annotater", "did you mean 'annotator'?",
                        HEADER.replace("annotator", "annotater") + row),
         "header.csv": (None, None, "no labelled pair in the file", HEADER),
+        "huge.csv": ("after line 1", None, "not readable as CSV (field larger than field "
+                     "limit (131072))", HEADER + "q1," + "a" * 200_000 + ",b,1,ann,overall\n"),
         "typo.jsonl": ("at line 1", "aspect", "did you mean 'correctness'?", json.dumps(
             {"query": "q", "answer_a": "a", "answer_b": "b", "label": 1,
              "aspect": "correctnes"}) + "\n"),

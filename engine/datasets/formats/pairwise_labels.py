@@ -291,6 +291,7 @@ def _plain_rows(path: Path):
             yield f"at line {lineno}", obj
         return
     reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
+    rows = _csv_rows(path, reader)
     header = reader.fieldnames or []
     missing = {"query", "answer_a", "answer_b", "label"} - set(header)
     if missing:
@@ -301,7 +302,7 @@ def _plain_rows(path: Path):
             raise DatasetFormatError(path, f"the column is there twice (columns "
                                      f"{header.index(name) + 1} and {index + 1}): which one "
                                      "counts?", record="header", field=name)
-    for obj in reader:
+    for obj in rows:
         record = f"at line {reader.line_num}"
         if None in obj:                 # DictReader keeps the cells past the header there
             raise DatasetFormatError(path, f"{len(header) + len(obj[None])} cells, the header "
@@ -310,8 +311,32 @@ def _plain_rows(path: Path):
         short = [name for name in header if obj[name] is None]
         if short:
             raise DatasetFormatError(path, f"{len(header) - len(short)} cells, the header has "
-                                     f"{len(header)} columns", record=record, field=short[0])
+                                     f"{len(header)} columns (a quote never closed?)",
+                                     record=record, field=short[0])
         yield record, obj
+
+
+def _csv_rows(path: Path, reader: csv.DictReader):
+    """The reader's rows, its header read first (``reader.fieldnames`` is set on return); what
+    the csv module refuses (a cell over its size limit) is a :class:`DatasetFormatError`."""
+    def refused(exc: csv.Error) -> DatasetFormatError:
+        return DatasetFormatError(path, f"not readable as CSV ({exc})",
+                                  record=f"after line {reader.line_num}")
+
+    try:
+        reader.fieldnames
+    except csv.Error as exc:
+        raise refused(exc) from None
+
+    def rows():
+        while True:
+            try:
+                yield next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise refused(exc) from None
+    return rows()
 
 
 def _checked_columns(path: Path, record: Any, obj: dict, unread: set[str]) -> None:
