@@ -64,7 +64,8 @@ class ThinkingSwitch:
                 "reasoning_effort": "chat-template variable reasoning_effort (off = low: "
                                     "gpt-oss always reasons a little)",
                 "/no_think": "the /no_think soft switch in the last user message",
-                "endpoint": "chat_template_kwargs.enable_thinking in each request",
+                "endpoint": "chat_template_kwargs.enable_thinking in each request; "
+                            "reasoning_effort too for a gpt-oss model, off = low",
                 "none": "no thinking switch"}[self.kind]
 
 
