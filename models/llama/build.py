@@ -65,7 +65,7 @@ class Cpu:
         cpuinfo = cpuinfo or os.environ.get("MIRAGE_CPUINFO")
         path = Path(cpuinfo) if cpuinfo else CPUINFO
         try:                            # a FIFO would block; a device never end
-            text = path.read_text(errors="replace") if not stat.S_ISFIFO(
+            text = path.read_text(errors="replace") if stat.S_ISREG(
                 path.stat().st_mode) else ""
         except OSError:
             text = ""
