@@ -319,8 +319,9 @@ the few hundred tokens small reasoning models think on a RAG question, then the 
 
 
 def thinking_modes(value) -> list[str]:
-    """The modes of a ``thinking`` value (``"on,off"``, a list, ``"auto"``), each once in
-    the order given; ConfigError naming the value, with a did-you-mean, for an unknown one."""
+    """The modes of a ``thinking`` value (``"on,off"``, a list, ``"auto"``), each once, in
+    one order whatever order they were given in (auto, on, off: ``off,on`` and ``on,off`` are
+    one run); ConfigError naming the value, with a did-you-mean, for an unknown one."""
     if isinstance(value, str):
         value = value.split(",")
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
@@ -334,7 +335,7 @@ def thinking_modes(value) -> list[str]:
                               f"{did_you_mean(mode, THINKING_MODES)} (use "
                               f"{', '.join(THINKING_MODES)}; a list such as on,off runs each "
                               "generator in both)")
-    return modes
+    return sorted(modes, key=THINKING_MODES.index)
 
 
 def canonical_settings(settings: list[str]) -> list[str]:

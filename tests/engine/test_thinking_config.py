@@ -32,6 +32,7 @@ def test_a_mode_or_a_budget_is_part_of_the_identity_and_round_trips(tmp_path):
     assert off.name != config(name=None).name
     both = config(thinking="on, off,on", thinking_budget=300)
     assert both.thinking_modes == ["on", "off"]
+    assert config(name=None, thinking="off,ON").name == config(name=None, thinking="on,off").name
     assert both.differences(config().as_json()) == ["thinking", "thinking_budget"]
     assert config().differences(both.as_json()) == ["thinking", "thinking_budget"]
     path = tmp_path / "run.toml"
