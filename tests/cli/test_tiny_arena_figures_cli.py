@@ -9,6 +9,7 @@ evidence."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -21,8 +22,9 @@ from testkit.runs import mirage_cli
 
 
 def cli(db, *args) -> subprocess.CompletedProcess:
+    """The command as typed, on a terminal wide enough that no line is wrapped."""
     return subprocess.run([*mirage_cli(), *args, "--db", str(db)], capture_output=True,
-                          text=True, timeout=180)
+                          text=True, timeout=180, env={**os.environ, "COLUMNS": "400"})
 
 
 def test_a_two_query_arena_through_the_cli(answered_path):
@@ -50,6 +52,10 @@ def test_a_two_query_arena_through_the_cli(answered_path):
         assert s["win_rate_lo"] < s["win_rate_hi"]
         assert s["win_rate_lo"] <= s["win_rate"] <= s["win_rate_hi"]
     assert data["cross_check"]["by_construction"] is True
+    page = answered_path.parent / "board.html"             # the forest plot without CIs
+    drawn = cli(answered_path, "arena", "ratings", "r", "--html", str(page))
+    assert drawn.returncode == 0, drawn.stderr
+    assert "too few queries for an interval" in page.read_text(encoding="utf-8")
 
 
 def test_three_wins_of_three_over_two_queries_is_an_exact_interval():
