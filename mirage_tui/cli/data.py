@@ -50,7 +50,8 @@ def add_parsers(sub) -> None:
     p.add_argument("dataset", help="NAME or NAME@VERSION")
     p.add_argument("query_id", nargs="?")
     p.add_argument("--limit", type=count_type(counts.LIMIT),
-                   default=20, help="queries to list (default 20)")
+                   default=20, help="queries (of a labels dataset: answer pairs) to list "
+                                    "(default 20)")
     p.add_argument("--json", action="store_true")
 
     p = data_sub.add_parser("attach", help="add a distractor collection to a dataset's pool")
