@@ -219,19 +219,24 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
         self.app.push_screen(ChoiceModal(f"How far to trust {self.arena or 'this arena'}",
                                          body, [Choice("close", "Close", "c", "primary")]))
 
-    def _show_in_body(self, selector: str) -> None:
+    def _show_in_body(self, selector: str, what: str) -> None:
         body = self.query_one("#lb-body", VerticalScroll)
+        target = self.query_one(selector)
+        if self.focused is body and body.region.y <= target.region.y < body.region.bottom:
+            self.notify(f"{what} is in view: the arrows and PageDown scroll this pane, Escape "
+                        "goes back to the table.", timeout=3, markup=False)
+            return
         body.focus()
-        body.scroll_to_widget(self.query_one(selector), top=True, animate=False)
+        body.scroll_to_widget(target, top=True, animate=False)
 
     def action_show_heatmap(self) -> None:
         """``m``: the heatmap in view (the pane takes the focus: arrows and PageDown
         scroll it, Escape goes back to the table)."""
-        self._show_in_body("#lb-heatmap")
+        self._show_in_body("#lb-heatmap", "The heatmap")
 
     def action_show_surrogate(self) -> None:
         """``s``: the surrogate judge's ranking in view (as ``m``)."""
-        self._show_in_body("#lb-surrogate")
+        self._show_in_body("#lb-surrogate", "The surrogate's ranking")
 
     # ------------------------------------------------------------------ ratings + surrogate
 
