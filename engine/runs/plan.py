@@ -411,14 +411,16 @@ def thinking_notes(store: Store | None, plan: Plan) -> list[ThinkingNote]:
 
 def _note(store: Store | None, plan: Plan, system: System) -> ThinkingNote:
     switch = plan.switches.get(system.generator)
-    thinks = plan.thinks(system)
+    planned = thinks = plan.thinks(system)
     budget = plan.max_tokens(system)
     n, seen, mean, cut = thinking_measured(store, system)
-    if thinks is None and n:
-        thinks = seen > 0 or None         # an endpoint: what its replies showed
+    if seen:
+        thinks = True                     # what its replies showed beats what was planned
+    elif thinks is None and n:
+        thinks = False                    # an endpoint that has not thought in its replies
     return ThinkingNote(system.label, system.generator, system.thinking,
                         switch.kind if switch else None, thinks, budget, n, seen, mean, cut,
-                        _warning(plan, system, switch, thinks, budget, mean))
+                        _warning(system, switch, planned, thinks, budget, mean))
 
 
 def thinking_measured(store: Store | None, system: System
@@ -444,19 +446,30 @@ def _stored_names(generator: str) -> tuple[str, ...]:
     return model_names(generator)
 
 
-def _warning(plan: Plan, system: System, switch, thinks, budget: int, mean) -> str | None:
+def _warning(system: System, switch, planned, thinks, budget: int, mean) -> str | None:
+    """Why the plan's thinking for ``system`` may go wrong (None: nothing seen): a mode that
+    the model has no switch for; replies that thought although the plan said the system would
+    not (a server that ignores the switch); a budget likely too small to finish thinking."""
+    name = system.generator
     if system.thinking != "auto" and switch is not None and not switch.switchable:
-        return (f"{system.generator}: no thinking switch in its chat template; --thinking "
-                f"{system.thinking} has no effect")
+        return f"{name}: no thinking switch in its chat template; --thinking " \
+               f"{system.thinking} has no effect"
     if not thinks:
         return None
-    if mean is not None and budget < mean + ANSWER_ROOM:
-        return (f"{system.generator}: its stored replies thought ~{mean:.0f} tokens; a budget "
-                f"of {budget} is likely too small to finish thinking (raise --thinking-budget)")
-    if budget < MIN_THINKING_BUDGET:
-        return (f"{system.generator} thinks: a budget of {budget} tokens is likely too small to "
-                f"finish thinking (default {DEFAULT_THINKING_BUDGET}; raise --thinking-budget)")
-    return None
+    flag = "--thinking-budget" if planned else "--max-tokens"
+    thought = f"its stored replies thought ~{mean:.0f} tokens" if mean is not None else \
+        "its stored replies thought"
+    if planned is False:
+        thought += (f" although --thinking {system.thinking} should stop it (its server may "
+                    "ignore the switch)")
+    too_small = (mean is not None and budget < mean + ANSWER_ROOM) or \
+        budget < MIN_THINKING_BUDGET
+    if too_small:
+        why = thought if mean is not None or planned is False else "it thinks"
+        return (f"{name}: {why}; a budget of {budget} tokens is likely too small to finish "
+                f"thinking (default {DEFAULT_THINKING_BUDGET} for a model that thinks; raise "
+                f"{flag})")
+    return f"{name}: {thought}" if planned is False else None
 
 
 def thinking_lines(notes: list[ThinkingNote]) -> list[str]:

@@ -9,7 +9,8 @@ import json
 import os
 import subprocess
 
-from testkit.reasoning_server import reasoning_server
+from testkit.openai_server import fake_openai_server
+from testkit.reasoning_server import DEMO_SQUAD, ReasoningState, reasoning_server, squad_answers
 from testkit.paths import ROOT
 from testkit.runs import cli_run, mirage_cli
 
@@ -201,3 +202,28 @@ def test_config_toml_sets_the_default_mode_and_a_flag_overrides_it(tmp_path):
     still = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct", "--sample",
                     "2", "--dry-run", "--json", db=db, env=env)
     assert json.loads(still.stdout)["systems"] == ["smollm2-135m-instruct/mirage@1"]
+
+
+class _IgnoresTheSwitch(ReasoningState):
+    """A server that passes no chat_template_kwargs to its template (it thinks anyway)."""
+
+    def completion(self, body: dict, prompt: str, chat: bool) -> dict:
+        return super().completion({k: v for k, v in body.items()
+                                   if k != "chat_template_kwargs"}, prompt, chat)
+
+
+def test_replies_that_think_despite_off_are_warned_about(tmp_path):
+    db = _workspace(tmp_path)
+    state = _IgnoresTheSwitch(["think-field"], answers=squad_answers(DEMO_SQUAD))
+    with fake_openai_server(state=state) as server:
+        model = f"{server.url}#think-field"
+        args = ("--dataset", "demo", "--generator", model, "--settings", "oracle", "--sample",
+                "2", "--thinking", "off")
+        done = cli_run(*args, "--name", "deaf", db=db)
+        assert done.returncode == 0, done.stderr
+        plan = json.loads(cli_run(*args, "--dry-run", "--json", db=db).stdout)
+    (note,) = plan["thinking"]
+    assert (note["thinks"], note["max_tokens"], note["measured_thinking"]) == (True, 64, 2)
+    assert "although --thinking off should stop it (its server may ignore the switch)" in \
+        note["warning"]
+    assert "raise --max-tokens" in note["warning"]
