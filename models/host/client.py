@@ -33,13 +33,15 @@ import os
 import threading
 import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Sequence
 
 from models.base import (ContextOverflow, Generation, ModelError, ModelIdentity, ModelUnusable,
                          Prompt, ReplyError, RequestCancelled, SamplingParams,
                          TransientModelError)
 from models.host import registry
+from models.reasoning import prompt_opens_thinking
+from models.replies import apart
 from models.host.supervisor import (HostSpec, crash_advice, drop_lease, find_or_start, get_json,
                                     host_headers, how_host_ended)
 
@@ -240,7 +242,7 @@ class HostedGenerator:
         with self._request() as request:
             out = self._call("POST", "/mirage/generate", {
                 "prompt": _wire(prompt), "params": params.key(), "request": request})
-        return Generation(**out)
+        return generation_from_host(out, self.name, self.count_tokens)
 
     def label_probs(self, prompt: Prompt, labels: Sequence[str]) -> dict[str, float]:
         with self._request() as request:
@@ -298,3 +300,16 @@ def _host_error(name: str, body: dict, status: int) -> Exception:
     if kind == "ReplyError":
         return ReplyError(message)
     return ModelError(message)
+
+
+def generation_from_host(out: dict, model: str, count_tokens) -> Generation:
+    """A host's ``/mirage/generate`` answer as a :class:`Generation`: the fields this version
+    knows (a newer host's others are left out). A host started by an earlier version, still
+    serving, sent its reply unsplit: it is split here (:func:`models.replies.apart`), so a
+    reasoning model's thinking never reaches the answer whichever host served it."""
+    known = {f.name for f in fields(Generation)}
+    generation = Generation(**{k: v for k, v in out.items() if k in known})
+    if "reasoning" in out:
+        return generation
+    return apart(generation, model, opened=prompt_opens_thinking(generation.prompt_text),
+                 count_tokens=count_tokens)

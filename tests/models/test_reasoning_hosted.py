@@ -29,3 +29,21 @@ def test_hosted_thinking_is_the_in_process_thinking(hosting):
     # a prompt that opens nothing: a plain answer, no reasoning
     plain = hosted.generate("The capital of France is", params)
     assert (plain.reasoning, plain.reasoning_tokens, plain.thinking_cut) == ("", 0, False)
+
+
+def test_a_host_of_an_earlier_version_is_split_on_the_client():
+    from models.host.client import generation_from_host
+
+    sent = {"text": "<think>\nhmm\n</think>\n\nParis", "prompt_tokens": 5,
+            "completion_tokens": 9, "prompt_tokens_evaluated": 5, "seconds": 0.1,
+            "finish_reason": "stop", "device": "cpu", "prompt_text": "Q?", "extra": {}}
+    old = generation_from_host(dict(sent), "m", lambda text: len(text.split()))
+    assert (old.text, old.reasoning, old.reasoning_tokens) == ("Paris", "hmm", 1)
+    # a host of this version split already: its answer is taken as sent (never split twice)
+    new = generation_from_host({**sent, "text": "Paris", "reasoning": "hmm",
+                                "reasoning_tokens": 1, "thinking_cut": False,
+                                "from_a_newer_host": 1}, "m", None)
+    assert (new.text, new.reasoning, new.reasoning_tokens) == ("Paris", "hmm", 1)
+    opened = generation_from_host({**sent, "text": "hmm", "prompt_text": "Q?<think>\n",
+                                   "finish_reason": "length"}, "m", lambda text: 1)
+    assert (opened.text, opened.reasoning, opened.thinking_cut) == ("", "hmm", True)
