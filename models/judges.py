@@ -239,8 +239,12 @@ class _Judge:
     kinds: tuple[str, ...] = ()
 
     def __init__(self, generator: Generator, template: str | JudgeTemplate, *,
-                 max_tokens: int = 32, seed: int = 0, use_label_probs: bool = True):
+                 max_tokens: int = 32, seed: int = 0, use_label_probs: bool = True,
+                 thinking: str = "auto"):
         self.generator = generator
+        # the judge model's thinking mode (models.thinking) when its verdict is generated:
+        # a reasoning judge asked with thinking off answers within max_tokens
+        self.thinking = thinking
         self.template = get_template(template)
         if self.template.kind not in self.kinds:
             raise ValueError(f"{type(self).__name__} cannot use a {self.template.kind} "
@@ -303,7 +307,7 @@ class _Judge:
         # A completion frame ends in "[[": stop at a closing bracket or the line's end.
         stop = () if self.generator.chat else ("]", "\n")
         params = SamplingParams(max_tokens=self.max_tokens, temperature=0.0, seed=self.seed,
-                                stop=stop)
+                                stop=stop, thinking=self.thinking)
         reply = self.generator.generate(prompt, params)
         # a judge that is itself a reasoning model: its verdict is read after its thinking
         # (the adapters split already; a generator that did not is split here), never from

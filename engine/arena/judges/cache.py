@@ -1,7 +1,8 @@
 """Cached judge calls: every verdict a judge model gives is stored once in ``judgments``.
 
 The key is a hash of the judge model's identity, the template (``name@version``), the exact
-fields the template was filled with and whether label probabilities were read from logits, so
+fields the template was filled with, whether label probabilities were read from logits and
+the judge's thinking mode when one was asked (a reasoning judge: off by default), so
 re-judging the same answers with the same judge costs nothing, an interrupted judging resumes
 where it stopped, and another judge (or a new template version) judges afresh. Each call is
 written in its own transaction: ``kill -9`` loses at most the call in flight.
@@ -47,9 +48,12 @@ def _label_value(text: str | None):
 def judgment_key(judge: PairwiseJudge | PointwiseJudge, fields: Mapping[str, object]) -> str:
     """The cache key of one judge call (module docstring)."""
     identity = judge.generator.identity
-    payload = json.dumps([identity.key(), judge.template.id, dict(sorted(fields.items())),
-                          bool(judge.use_label_probs), judge.max_tokens, judge.seed],
-                         ensure_ascii=False, sort_keys=True, default=str)
+    parts = [identity.key(), judge.template.id, dict(sorted(fields.items())),
+             bool(judge.use_label_probs), judge.max_tokens, judge.seed]
+    thinking = getattr(judge, "thinking", "auto")
+    if thinking != "auto":      # the judge's thinking mode, recorded (auto: keys as before)
+        parts.append({"thinking": thinking})
+    payload = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

@@ -28,12 +28,29 @@ def load_judge(judge, n_threads):
         raise ArenaError(f"cannot load judge model {judge!r}: {exc} ({OFFLINE_HINT})") from None
 
 
+def judge_thinking(judge) -> str:
+    """The thinking mode an LLM judge is asked in: ``off`` for a local model whose chat
+    template has a thinking switch (a reasoning judge would otherwise spend its few tokens
+    thinking; its verdict is read after any thinking all the same), else ``auto`` (the request
+    as it always was: an endpoint's server may not take the switch's request field)."""
+    if not isinstance(judge, str):
+        return "auto"
+    from models.catalog import thinking_switch
+
+    try:
+        switch = thinking_switch(judge)
+    except Exception:  # noqa: BLE001 - a judge that cannot be resolved fails when loaded
+        return "auto"
+    return "off" if switch.switchable and switch.thinks is not None else "auto"
+
+
 def open_llm_judge(judge, template: str, n_threads: int | None = None):
-    """``judge`` loaded and read through ``template`` as a ``PairwiseJudge``."""
+    """``judge`` loaded and read through ``template`` as a ``PairwiseJudge`` (thinking off
+    for a local reasoning model: :func:`judge_thinking`)."""
     from models.judges import PairwiseJudge
 
     generator = load_judge(judge, n_threads)
     try:
-        return PairwiseJudge(generator, template)
+        return PairwiseJudge(generator, template, thinking=judge_thinking(judge))
     except (KeyError, ValueError) as exc:
         raise ArenaError(f"judge template {template!r}: {exc}") from None
