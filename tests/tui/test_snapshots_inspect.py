@@ -76,7 +76,7 @@ def test_snapshot_runs_with_summary(workspace, snap_compare):
 
 
 def test_snapshot_leaderboard(workspace, snap_compare, tmp_path):
-    """Its judge calibrated: the line over the table says how far people agree with it."""
+    """Its judge calibrated: the line under the table says how far people agree with it."""
     from mirage_tui.screens.leaderboard import LeaderboardScreen
     from testkit.html_runs import calibrated
 
