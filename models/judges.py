@@ -276,7 +276,12 @@ class _Judge:
     def _verdict(self, fields: Mapping[str, object]) -> Verdict:
         prompt = self.prompt(**fields)
         reason = None
-        if self.use_label_probs and getattr(self.generator, "supports_label_probs", False):
+        if self.thinking != "auto":
+            # label probabilities are read after the prompt as the template renders it by
+            # default, inside a reasoning model's open think block: the verdict is generated
+            # in the judge's thinking mode instead
+            reason = f"thinking {self.thinking}: the verdict is generated"
+        elif self.use_label_probs and getattr(self.generator, "supports_label_probs", False):
             try:
                 return self._by_logits(prompt)
             except ContextOverflow:

@@ -3,6 +3,8 @@ never from the labels it weighed while thinking; a judge cut while thinking gave
 
 from __future__ import annotations
 
+import pytest
+
 from models.base import Generation, ModelIdentity, SamplingParams
 from models.judges import PairwiseJudge
 from models.replies import apart
@@ -69,6 +71,12 @@ def test_a_judge_asks_in_its_thinking_mode_and_the_cache_key_records_it():
     auto_judge.verdict(fields)
     off_judge.verdict(fields)
     assert (plain.asked.thinking, off.asked.thinking) == ("auto", "off")
+    # label probabilities would be read inside the open think block: never for a mode asked
+    off.supports_label_probs = True
+    off.label_probs = lambda prompt, labels: pytest.fail("read label probabilities")
+    verdict = off_judge.verdict(fields)
+    assert (verdict.method, verdict.label) == ("parsed", "A")
+    assert verdict.fallback_reason == "thinking off: the verdict is generated"
     # auto keys are the keys judgments were always stored under; another mode judges afresh
     assert judgment_key(auto_judge, fields) != judgment_key(off_judge, fields)
     import hashlib
