@@ -20,11 +20,19 @@ and the live ETA after 5% of the items, against the time really taken.
      its battles.
    - ``judging (from judging)``: judging the measured run's answers the same way: now the
      judge's own judge calls are the newest measurement.
+   - ``mixed run``: the quick comparison's two models (:data:`MODELS`, the second measured
+     before on the measured run's queries) over those queries and ``--mixed-queries`` more,
+     oracle and mixed (:data:`MIXED_SETTINGS`, the long prompts): the measured queries' items
+     are in the generation cache, which the estimate counts free.
+   - ``every item cached``: those cached items again under another name (~0 s to estimate).
+
+   Each row also says how steady the ETA was after 5%: the lowest and highest ratio of an ETA
+   to one at most 5 s before it, counted down (:meth:`Watch.steadiness`).
 
 Ratios are estimate / actual (1.0: exact); the goal is within 2× (0.5–2.0) before the first
 item and within 25% (0.75–1.25) after 5% of the items. ::
 
-    nice .venv/bin/python benchmarks/bench_estimates.py [--queries 4] [--doc]
+    nice .venv/bin/python benchmarks/bench_estimates.py [--queries 4] [--mixed-queries 3] [--doc]
 
 Writes benchmarks/results/estimates.json; ``--doc`` also writes its table into
 docs/estimates.md between :data:`BEGIN` and :data:`END`.
@@ -51,7 +59,9 @@ PAGE = ROOT / "docs" / "estimates.md"
 BEGIN = "<!-- estimates-table:begin (benchmarks/bench_estimates.py) -->"
 END = "<!-- estimates-table:end -->"
 MODEL = "smollm2"                 # as a user types it; the catalog's smollm2-135m-instruct
+MODELS = [MODEL, "gemma3-270m"]    # the quick comparison's two packaged models
 SETTINGS = ["base", "oracle", "mixed"]
+MIXED_SETTINGS = ["oracle", "mixed"]   # the long prompts
 BEFORE_GOAL, AFTER_GOAL = 2.0, 0.25
 
 
@@ -66,6 +76,7 @@ class Watch:
     def __init__(self, at: int):
         self.at, self.started, self.seen = at, time.perf_counter(), None
         self.first_step_s: float | None = None
+        self.etas: list[tuple[float, float]] = []      # (moment, ETA) after ``at`` steps
 
     def __call__(self, event) -> None:
         if event.status != "running":
@@ -75,6 +86,20 @@ class Watch:
             self.first_step_s = moment
         if self.seen is None and event.done >= self.at and event.eta_seconds is not None:
             self.seen = (moment, event.eta_seconds, event.done)
+        if self.seen is not None and event.eta_seconds is not None:
+            self.etas.append((moment, event.eta_seconds))
+
+    def steadiness(self, window: float = 5.0) -> dict | None:
+        """The ETA after ``at`` steps against itself counted down: over every stretch of up to
+        ``window`` seconds, the largest fall and rise (ratio of the later ETA to the earlier
+        one less the time between; a halving within seconds is 0.5)."""
+        pairs = [(later[1] + 1.0) / (max(0.0, earlier[1] - (later[0] - earlier[0])) + 1.0)
+                 for i, earlier in enumerate(self.etas) for later in self.etas[i + 1:]
+                 if later[0] - earlier[0] <= window]
+        if not pairs:
+            return None
+        return {"window_s": window, "lowest": round(min(pairs), 2),
+                "highest": round(max(pairs), 2), "etas": len(self.etas)}
 
 
 def _versus(before_s: float, took: float, watch: Watch, steps: int, load_note: str,
@@ -89,24 +114,34 @@ def _versus(before_s: float, took: float, watch: Watch, steps: int, load_note: s
         out["after_5_percent"] = {"at_s": round(moment, 1), "steps_done": done,
                                   "eta_s": round(eta, 1), "actual_left_s": round(left, 1),
                                   "ratio": round(eta / left, 2) if left > 0 else None}
+        out["steadiness"] = watch.steadiness()
     return out
 
 
-def run_once(store, name: str, queries: int, seed: int, max_tokens: int) -> tuple[dict, object]:
+def run_once(store, name: str, queries: int, seed: int, max_tokens: int,
+             models: list[str] | None = None, settings: list[str] | None = None
+             ) -> tuple[dict, object]:
     from engine.runs import RunConfig, execute, plan_named
     from engine.runs.estimates import estimate_remaining
 
-    config = RunConfig(dataset="demo", generators=[MODEL], settings=SETTINGS, sample=queries,
-                       seed=seed, max_tokens=max_tokens, name=name)
+    models = models or [MODEL]
+    config = RunConfig(dataset="demo", generators=models, settings=settings or SETTINGS,
+                       sample=queries, seed=seed, max_tokens=max_tokens, name=name)
     plan = plan_named(store, config, check_models=False)
-    watch = Watch(max(1, math.ceil(0.05 * plan.count)))
     before = estimate_remaining(store, plan)          # probes the load now (1 s)
+    timed = plan.count - before["cached"]             # the cache's items are free
+    watch = Watch(max(1, math.ceil(0.05 * plan.count)))
     watch.started = time.perf_counter()
     summary = execute(store, plan, progress=watch)
     took = time.perf_counter() - watch.started
     assert summary.status == "done", summary
-    g = before["generators"][MODEL]
-    return _versus(before["seconds"], took, watch, plan.count, g["load_note"], g["speed"]), plan
+    gens = [before["generators"][m] for m in models]
+    out = _versus(before["seconds"], took, watch, plan.count,
+                  " | ".join(g["load_note"] for g in gens[:1]),
+                  " | ".join(f"{m}: {g['speed']}" if len(models) > 1 else g["speed"]
+                             for m, g in zip(models, gens)))
+    out.update(cached=before["cached"], timed_items=timed, cached_in_run=summary.cached)
+    return out, plan
 
 
 def judge_once(store, run_name: str, queries: int) -> dict:
@@ -126,25 +161,35 @@ def judge_once(store, run_name: str, queries: int) -> dict:
 
 
 def met(row: dict) -> dict:
+    if row.get("cached") == row["steps"]:          # nothing to time: ~0 s, as it took
+        return {"before": row["estimate_before_s"] <= max(1.0, row["seconds"])}
     five = (row["after_5_percent"] or {}).get("ratio")
     return {"before": bool(1 / BEFORE_GOAL <= row["ratio_before"] <= BEFORE_GOAL),
             "after_5_percent": bool(five is not None and abs(five - 1) <= AFTER_GOAL)}
 
 
+def _steadiness(row: dict) -> str:
+    steady = row.get("steadiness")
+    if not steady:
+        return "-"
+    return f"{steady['lowest']:.2f}–{steady['highest']:.2f}×"
+
+
 def table(results: dict) -> str:
-    lines = ["| what (one core busy) | steps | took | before: estimate (ratio) | "
-             "after 5%: ETA vs left (ratio) | both goals |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| what (one core busy) | steps (cached) | took | before: estimate (ratio) | "
+             "after 5%: ETA vs left (ratio) | ETA within 5 s | goals |",
+             "|---|---|---|---|---|---|---|"]
     for row in results["busy"]:
         five = row["after_5_percent"] or {}
         goals = met(row)
         missed = ", ".join(k for k, v in goals.items() if not v)
+        after = (f"{five.get('eta_s', 0):.0f}s vs {five.get('actual_left_s', 0):.0f}s "
+                 f"({five.get('ratio') or 0:.2f}×)" if five else "-")
         lines.append(
-            f"| {row['what']} | {row['steps']} | {row['seconds']:.0f}s | "
-            f"{row['estimate_before_s']:.0f}s ({row['ratio_before']:.2f}×) | "
-            f"{five.get('eta_s', 0):.0f}s vs {five.get('actual_left_s', 0):.0f}s "
-            f"({five.get('ratio') or 0:.2f}×) | "
-            f"{'no: ' + missed if missed else 'yes'} |")
+            f"| {row['what']} | {row['steps']} ({row.get('cached', 0)}) | "
+            f"{row['seconds']:.0f}s | "
+            f"{row['estimate_before_s']:.0f}s ({row['ratio_before']:.2f}×) | {after} | "
+            f"{_steadiness(row)} | {'no: ' + missed if missed else 'yes'} |")
     return "\n".join(lines)
 
 
@@ -153,6 +198,8 @@ def main() -> None:
     parser.add_argument("--measure-queries", type=int, default=2)
     parser.add_argument("--queries", type=int, default=4)
     parser.add_argument("--judge-queries", type=int, default=2)
+    parser.add_argument("--mixed-queries", type=int, default=3,
+                        help="queries of the mixed run beyond the measured run's (cached)")
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--busy", type=int, default=1,
                         help="busy-loop processes (cores kept busy)")
@@ -174,6 +221,11 @@ def main() -> None:
     measured, _ = run_once(store, "measured", args.measure_queries, 1, args.max_tokens)
     measured["what"] = "measured run (the machine as it is)"
     print(json.dumps(measured, ensure_ascii=False), flush=True)
+    # the second model measured on the same queries: the mixed run finds them in the cache
+    other, _ = run_once(store, "measured-2", args.measure_queries, 1, args.max_tokens,
+                        MODELS[1:])
+    other["what"] = f"measured run of {MODELS[1]} (the machine as it is)"
+    print(json.dumps(other, ensure_ascii=False), flush=True)
     hogs = [multiprocessing.Process(target=_busy_loop, daemon=True) for _ in range(args.busy)]
     for hog in hogs:
         hog.start()
@@ -189,6 +241,14 @@ def main() -> None:
         busy.append({"what": "judging (speed from the judging)",
                      **judge_once(store, "measured", args.judge_queries)})
         print(json.dumps(busy[-1], ensure_ascii=False), flush=True)
+        busy.append({"what": "mixed run, 2 models (cached items)",
+                     **run_once(store, "mixed", args.measure_queries + args.mixed_queries, 1,
+                                args.max_tokens, MODELS, MIXED_SETTINGS)[0]})
+        print(json.dumps(busy[-1], ensure_ascii=False), flush=True)
+        busy.append({"what": "every item cached",
+                     **run_once(store, "again", args.measure_queries, 1, args.max_tokens,
+                                MODELS, MIXED_SETTINGS)[0]})
+        print(json.dumps(busy[-1], ensure_ascii=False), flush=True)
         during = machine_load.probe()
     finally:
         for hog in hogs:
@@ -198,12 +258,13 @@ def main() -> None:
         store.close()
     results = {"benchmark": "bench_estimates", "machine": platform.platform(),
                "cpus": os.cpu_count(), "python": platform.python_version(),
-               "model": MODEL, "settings": SETTINGS, "max_tokens": args.max_tokens,
+               "model": MODEL, "models": MODELS, "settings": SETTINGS,
+               "mixed_settings": MIXED_SETTINGS, "max_tokens": args.max_tokens,
                "busy_loops": args.busy,
                "load_before": quiet.as_json() if quiet else None,
                "load_busy_end": during.as_json() if during else None,
                "seconds": round(time.perf_counter() - started, 1),
-               "measured": measured, "busy": busy,
+               "measured": measured, "measured_second_model": other, "busy": busy,
                "goals_met": {row["what"]: met(row) for row in busy},
                "goal": "estimate within 2x of the time taken before the first item, within "
                        "25% after 5% of the items, with one core kept busy"}
