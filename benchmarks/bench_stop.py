@@ -12,8 +12,8 @@ wrapper around the real generator):
    user takes longer than that to start a run; before, the first item's score loaded them on
    the run's thread, 2-12 s that a cancel waited for), starts the run; at the cancel moment it
    presses ``q`` then ``s``. Measured from the ``s`` to the child process's exit (the app's
-   end, the interpreter's exit and the host lease dropped); ``app_s`` is the part until the
-   app ended.
+   end, then the process ended as ``mirage-tui`` ends it: ``cli._end_after_app``, the host
+   lease dropped); ``app_s`` is the part until the app ended.
 
 Each is measured with the generator's ``abort()`` (what the product does) and, as the
 baseline, with it hidden (what a local model did before issue 36: the item ran to its end).
@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 RESULTS = ROOT / "benchmarks" / "results" / "stop.json"
 SMOL = "smollm2-135m-instruct"
-TARGET_S = 2.0
+TARGET_S = 1.0      # the process gone within 1 s of 's' on a quiet machine (was 2 s)
 
 
 class CancelAfter:
@@ -148,6 +148,8 @@ async def main():
           flush=True)
 
 asyncio.run(main())
+from mirage_tui.cli import _end_after_app   # how mirage-tui ends once its app has closed
+_end_after_app()
 """
 
 
@@ -216,6 +218,8 @@ def main() -> None:
     try:
         for what, hide, tries in (("abort", False, args.tries),
                                   ("baseline_no_abort", True, args.baseline_tries)):
+            if not tries:                               # --baseline-tries 0: none
+                continue
             cancels = [engine_try(store, gen, f"cancel-{what}-{i}", args, hide, next(tokens))
                        for i in range(tries)]
             results[f"cancel_{what}"] = summarise(cancels)
@@ -231,9 +235,12 @@ def main() -> None:
     results["machine"]["load_avg_1m_end"] = round(os.getloadavg()[0], 2)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     a, q = results["cancel_abort"], results["stop_and_quit_abort"]
+    before = ""
+    if "cancel_baseline_no_abort" in results:
+        before = (f"; before: {results['cancel_baseline_no_abort']['median_s']:.1f} s and "
+                  f"{results['stop_and_quit_baseline_no_abort']['median_s']:.1f} s")
     print(f"cancel: median {a['median_s']:.2f} s; Stop and quit: median {q['median_s']:.2f} s "
-          f"(target < {TARGET_S:g} s; before: {results['cancel_baseline_no_abort']['median_s']:.1f}"
-          f" s and {results['stop_and_quit_baseline_no_abort']['median_s']:.1f} s)")
+          f"(target < {TARGET_S:g} s{before})")
 
 
 if __name__ == "__main__":
