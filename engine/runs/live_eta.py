@@ -141,6 +141,8 @@ class LiveEta:
         self.timed: dict[str, list[float]] = {}      # name -> this run's timed generations:
         #   [estimated prompt tokens, evaluated, prompt s, generated, generation s, wall s, n]
         self.model_time: dict[str, list[float]] = {}  # name -> [estimated, measured] model s
+        self.sized: dict[tuple[str, str], list[float]] = {}   # (name, setting) -> prompt
+        #   tokens [estimated, evaluated] of its timed items: each setting's own size error
         self.finished = 0                            # items done, from the store or a model
         self.added = False
 
@@ -203,6 +205,9 @@ class LiveEta:
                                        extra["prompt_seconds"], generation.completion_tokens,
                                        extra["generation_seconds"], seconds, 1)):
                 timed[i] += value
+            sized = self.sized.setdefault((name, self._setting(item)), [0.0, 0.0])
+            sized[0] += self.tokens.get(item, 0.0)
+            sized[1] += generation.prompt_tokens_evaluated
             both = self.model_time.setdefault(name, [0.0, 0.0])
             both[0] += self.prior.get(item, cost)
             both[1] += (extra["prompt_seconds"] + extra["generation_seconds"]) / self.factor[name]
@@ -211,9 +216,11 @@ class LiveEta:
 
     def _respeed(self, name: str) -> None:
         """The items left of ``name`` at this run's own speeds (prompt and generated tokens a
-        second, each from its own timer), its prompts' measured size against their estimate,
-        and its mean answer, weighed with their estimate before the run (:data:`PRIOR_ITEMS`);
-        plus the seconds an item takes beyond its model's (:meth:`overhead`)."""
+        second, each from its own timer), its prompts' measured size against their estimate
+        (per setting once that setting has an item timed: an oracle prompt and a mixed one
+        are sized apart; else the model's), and its mean answer, weighed with their estimate
+        before the run (:data:`PRIOR_ITEMS`); plus the seconds an item takes beyond its
+        model's (:meth:`overhead`)."""
         guessed, evaluated, prompt_s, generated, gen_s, wall, n = self.timed[name]
         speed = Speed(evaluated / prompt_s, max(generated, 1) / gen_s, "this run")
         scale = evaluated / guessed if guessed > 0 else 1.0
@@ -225,10 +232,17 @@ class LiveEta:
         for item in pace.left:
             if item not in self.prior:
                 continue                                   # from the store: free
-            own = call_seconds(self.tokens.get(item, 0.0) * scale, answer,
+            guessed_here, evaluated_here = self.sized.get((name, self._setting(item)),
+                                                          (0.0, 0.0))
+            here = evaluated_here / guessed_here if guessed_here > 0 else scale
+            own = call_seconds(self.tokens.get(item, 0.0) * here, answer,
                                speed) / self.factor[name]
             pace.left[item] = (weight * self.prior[item] + n * own) / (weight + n) + overhead
         pace.spent, pace.expected, pace.steps = wall, wall, n      # its pace is in the costs
+
+    def _setting(self, item: PlanItem) -> str:
+        """``base``, ``oracle``, ``mixed``, ``retrieved@3``: what sizes an item's prompt."""
+        return item.kind if item.kind != "retrieved" else f"retrieved@{item.k}"
 
     def overhead(self) -> float:
         """Seconds an item takes beyond its model's time (its prompt fitted, its answer

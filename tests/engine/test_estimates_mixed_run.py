@@ -135,3 +135,28 @@ def test_lives_remaining_time_lands_near_and_moves_smoothly_across_two_models(de
     half = switch + (plan.count - switch) // 2
     at, when, _ = next(r for r in readings if r[2] >= half)
     assert when == pytest.approx(took - at, rel=0.25)
+
+
+def test_each_settings_prompts_are_sized_by_its_own_timed_items(demo):
+    """An oracle prompt came out as guessed, a mixed one three times longer: the items left
+    of each setting are costed at their own setting's size."""
+    plan = plan_named(demo, config(generators=[FAST], settings=SETTINGS, sample=4, seed=3,
+                                   max_tokens=ANSWER, name="sized"), check_models=False)
+    eta = LiveEta(demo, plan, clock=Clock())
+    eta.add(plan.queries)
+    oracle = [i for i in plan.items if i.kind == "oracle"]
+    mixed = [i for i in plan.items if i.kind == "mixed"]
+
+    def finish(item, times: float) -> None:
+        evaluated = eta.tokens[item] * times
+        prompt_s, gen_s = evaluated / 100.0, ANSWER / 10.0
+        eta.done(item, prompt_s + gen_s, Generation(
+            text="x", prompt_tokens=int(evaluated), completion_tokens=ANSWER,
+            prompt_tokens_evaluated=evaluated, seconds=prompt_s + gen_s,
+            finish_reason="stop", device="cpu",
+            extra={"prompt_seconds": prompt_s, "generation_seconds": gen_s}))
+
+    finish(oracle[0], 1.0)
+    finish(mixed[0], 3.0)
+    assert eta.left[oracle[1]] == pytest.approx(eta.tokens[oracle[1]] / 100.0 + ANSWER / 10.0)
+    assert eta.left[mixed[1]] == pytest.approx(3 * eta.tokens[mixed[1]] / 100.0 + ANSWER / 10.0)
