@@ -42,7 +42,7 @@ from typing import Iterable
 PROBE_SECONDS = 1.0
 PROBE_EVERY_S = 0.05
 QUICK_PROBE_S = 0.25         # a probe made without waiting for a full one (load_now)
-PROBE_FRESH_S = 2.0          # a probe this recent stands for the load now
+PROBE_FRESH_S = 10.0         # a probe this recent stands for the load now (a form typed in)
 PROBE_KEPT_S = 30.0          # ... and for the load a run starts under (the plan's probe)
 SAME_LOAD = 0.05             # corrections closer to ×1 than this are no correction
 
