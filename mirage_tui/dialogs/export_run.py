@@ -7,6 +7,7 @@ that no export writes over a file unasked."""
 from __future__ import annotations
 
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
 from textual import on
 from textual.app import ComposeResult
@@ -20,6 +21,10 @@ from mirage_tui.screens.base import BaseModal
 RUN_FORMATS = (("CSV (+ header .json)", "csv"), ("JSON lines", "jsonl"),
                ("HTML report (one page)", "html"))
 SUFFIXES = (".csv", ".jsonl", ".html")
+
+_CHOSEN: WeakKeyDictionary = WeakKeyDictionary()
+"""The format last exported in, per app (this session) and per dialog (each screen's export
+dialog remembers its own): the next export dialog starts from it."""
 
 
 class ExportRunScreen(BaseModal[tuple[str, str] | None]):
@@ -53,8 +58,24 @@ class ExportRunScreen(BaseModal[tuple[str, str] | None]):
             "with charts and an item browser in one file that opens offline. Enter exports, "
             "Esc cancels.")
 
+    @property
+    def remembered_key(self) -> str:
+        """Which export dialog this is: its class and formats (the Runs', the Inspector's
+        view, the Leaderboard's each remember their own format)."""
+        return f"{type(self).__name__}:{','.join(v for _, v in self.formats)}"
+
+    @property
+    def first_format(self) -> str:
+        """The format the dialog starts from: the one last exported in from this dialog in
+        this session, else its first."""
+        last = _CHOSEN.get(self.app, {}).get(self.remembered_key)
+        return last if last in {v for _, v in self.formats} else self.formats[0][1]
+
+    def remember(self, fmt: str) -> None:
+        _CHOSEN.setdefault(self.app, {})[self.remembered_key] = fmt
+
     def compose(self) -> ComposeResult:
-        first = self.formats[0][1]
+        first = self.first_format
         with Vertical(id="export-dialog"):
             yield Label(self.title_text, id="export-title", markup=False)
             yield Input(str(self.folder / f"{self.stem}.{first}"), id="export-path")
@@ -91,6 +112,7 @@ class ExportRunScreen(BaseModal[tuple[str, str] | None]):
 
         def answered(answer: str | None, suggestion: Path) -> None:
             if answer == "replace":
+                self.remember(fmt)
                 self.dismiss((raw, fmt))
             elif answer == "rename":            # the free name, to take or to edit
                 field.value = str(suggestion)
@@ -102,6 +124,7 @@ class ExportRunScreen(BaseModal[tuple[str, str] | None]):
 
         if not ask_before_replacing(self.app, Path(raw).expanduser(),
                                     lambda path: export_files(path, fmt), answered):
+            self.remember(fmt)
             self.dismiss((raw, fmt))
 
     @on(Button.Pressed, "#export-cancel")

@@ -38,6 +38,13 @@ async def test_a_human_verdict_survives_a_restart_and_feeds_calibrate(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _open_first_item(pilot, app)
         assert screen.shown_verdicts
+        # the mixed answers in view (the answers come first): the pair the arena judged
+        from mirage_tui.screens.inspector.detail import ItemDetail, SettingRow
+
+        detail = screen.query_one(ItemDetail)
+        mixed = next(r for r in detail.query(SettingRow) if r.setting == "mixed")
+        detail.scroll_to_widget(mixed, top=True, animate=False)
+        await settle(pilot)
         await pilot.press("b")
         await settle(pilot)
         battle = app.screen.entry()             # the pair the dialog names

@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Static
+from textual.widgets import Collapsible, Static
 
 from engine.units import fmt_value
 from engine.text_safety import visible
@@ -183,6 +183,37 @@ def verdict_lines(verdicts, systems: list[str], human: dict | None = None) -> Te
     return text
 
 
+VERDICTS_KEY = "j"
+"""The Inspector's key that unfolds (and folds) the judge's verdicts on the item's query."""
+
+
+def verdicts_title(verdicts, systems: list[str], human: dict | None = None) -> str:
+    """The folded verdicts' one line: how many judge pairs involve the shown systems and how
+    many verdicts people entered, and the key that unfolds them."""
+    pairs = sum(1 for v in verdicts if any(v.involves(s) for s in systems))
+    people = sum(len(found) for found in (human or {}).values())
+    parts = [f"{pairs} judge pair{'s' if pairs != 1 else ''}"]
+    if people:
+        parts.append(f"{people} verdict{'s' if people != 1 else ''} of people's")
+    return " · ".join(parts) + f" on this query · {VERDICTS_KEY} unfolds"
+
+
+def pool_heading(chunks) -> str:
+    """The pool counted as the pool (``data show``'s count), and the chunks retrieved from
+    outside it named apart, with the settings that used them."""
+    if not chunks:
+        return "Pool: this query has no pool entries."
+    pool = [c for c in chunks if c.in_pool]
+    outside = [c for c in chunks if not c.in_pool]
+    oracles = sum(c.is_oracle for c in pool)
+    text = f"Pool: {len(pool)} chunk{'s' if len(pool) != 1 else ''} · {oracles} oracle (★)"
+    if outside:
+        used = sorted({s.split(":", 1)[0] for c in outside for s in c.in_context_of})
+        text += (f" · retrieved from outside the pool: {len(outside)}, used by "
+                 f"{', '.join(used) if used else 'no setting'}")
+    return text
+
+
 class SettingRow(Horizontal):
     """One setting's panels, one per system shown."""
 
@@ -213,14 +244,17 @@ class ItemDetail(VerticalScroll):
     until it is folded again."""
 
     def compose(self) -> ComposeResult:
+        # the answers first, right under the question; the judge's pairs (66 on a query of a
+        # 12-contestant arena, pages long) folded under one counted line
         yield Static("", id="d-query", markup=False)
         yield Static("", id="d-meta", markup=False)
         yield Static("", id="d-answers", classes="d-block", markup=False)
+        yield Vertical(id="d-settings")
         yield Static("", id="d-adapt", classes="d-block", markup=False)
-        yield Static("", id="d-verdicts", classes="d-block", markup=False)
+        yield Collapsible(Static("", id="d-verdicts", markup=False), id="d-verdicts-fold",
+                          title="Judge verdicts", collapsed=True)
         yield Static("", id="d-pool-heading", classes="d-heading", markup=False)
         yield Vertical(id="d-pool")
-        yield Vertical(id="d-settings")
 
     def show_loading(self) -> None:
         self.query_one("#d-query", Static).update("Loading the item…")
@@ -252,14 +286,13 @@ class ItemDetail(VerticalScroll):
         self.query_one("#d-adapt", Static).update(adapt or Text("No adaptability pattern: "
                                                                 "base, oracle or mixed missing."))
         lines = verdict_lines(verdicts, systems, human)
-        block = self.query_one("#d-verdicts", Static)
-        block.display = bool(lines)
+        fold = self.query_one("#d-verdicts-fold", Collapsible)
+        fold.display = bool(lines)
+        fold.title = verdicts_title(verdicts, systems, human)
         if lines:
-            block.update(Text.assemble(("Judge verdicts on this query\n", "bold"), lines))
-        oracles = sum(c.is_oracle for c in first.pool)
-        self.query_one("#d-pool-heading", Static).update(
-            f"Pool: {len(first.pool)} chunks · {oracles} oracle (★)" if first.pool
-            else "Pool: this query has no pool entries.")
+            self.query_one("#d-verdicts", Static).update(
+                Text.assemble(("Judge verdicts on this query\n", "bold"), lines))
+        self.query_one("#d-pool-heading", Static).update(pool_heading(first.pool))
         shown = {s.setting for d in details for s in d.settings}
         pool = self.query_one("#d-pool", Vertical)
         await pool.remove_children()
@@ -291,14 +324,25 @@ class ItemDetail(VerticalScroll):
         return True
 
     def setting_in_view(self) -> str | None:
-        """The setting whose panels are in view: the topmost row showing more than a sliver
-        (at least 3 lines, or all of it); None when no setting row is in view."""
+        """The setting whose panels are most in view: the row showing the most lines (the
+        topmost of equals), so the tail of one setting above another that fills the screen
+        does not count; None when no setting row is in view."""
         view = self.region
-        for row in self.query(SettingRow):
-            seen = row.region.intersection(view).height
-            if seen and seen >= min(3, row.region.height):
-                return row.setting
-        return None
+        seen = [(row.region.intersection(view).height, -i, row.setting)
+                for i, row in enumerate(self.query(SettingRow))]
+        best = max(seen, default=(0, 0, None))
+        return best[2] if best[0] > 0 else None
+
+    def toggle_verdicts(self) -> bool:
+        """Unfold the judge's verdicts on this query, or fold them; False when there are
+        none."""
+        fold = self.query_one("#d-verdicts-fold", Collapsible)
+        if not fold.display:
+            return False
+        fold.collapsed = not fold.collapsed
+        if not fold.collapsed:
+            self.scroll_to_widget(fold, top=True, animate=False)
+        return True
 
     def jump_to_oracle(self) -> None:
         cards = self.query(".pool-chunk.oracle")

@@ -95,4 +95,4 @@ class ExportViewScreen(ExportRunScreen):
         self.query_one("#export-title", Label).update(
             f"Export this view of {self.run_name}: {self.view}")
         self.query_one("#export-path", Input).value = str(
-            self.folder / f"{self.run_name}-view.csv")
+            self.folder / f"{self.run_name}-view.{self.first_format}")

@@ -156,6 +156,12 @@ class ItemView(_Host):
         if self.detail_shown:
             self.query_one(ItemDetail).jump_to_settings()
 
+    def action_toggle_verdicts(self) -> None:
+        if not self.detail_shown:
+            self.notify("Open an item (Enter) to see the judge's verdicts on it.", timeout=3)
+        elif not self.query_one(ItemDetail).toggle_verdicts():
+            self.notify("No arena judged a pair of the answers shown on this query.", timeout=4)
+
     def action_toggle_reasoning(self) -> None:
         if not self.detail_shown:
             self.notify("Open an item (Enter) to see its reasoning.", timeout=3)

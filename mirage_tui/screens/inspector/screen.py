@@ -57,6 +57,7 @@ class InspectorScreen(ItemView, FilterSortKeys, ViewExportKeys, HumanVerdictKeys
         Binding("o", "jump_to_oracle", "Oracle", show=False),
         Binding("t", "jump_to_settings", "Prompts", show=False),
         Binding("r", "toggle_reasoning", "Reasoning", show=False),
+        Binding("j", "toggle_verdicts", "Judge pairs", show=False),
     ]
 
     PALETTE = (
@@ -71,6 +72,9 @@ class InspectorScreen(ItemView, FilterSortKeys, ViewExportKeys, HumanVerdictKeys
         PaletteCommand("inspector: unfold the reasoning",
                        "Show (or fold) a reasoning model's thinking under each answer (r)",
                        "toggle_reasoning"),
+        PaletteCommand("inspector: unfold the judge's verdicts",
+                       "Show (or fold) the judge's pairs on the item's query (j)",
+                       "toggle_verdicts"),
         PaletteCommand("inspector: export this view",
                        "Write the filtered, sorted items as CSV or JSON lines (E)",
                        "export_view"),
