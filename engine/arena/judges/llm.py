@@ -7,13 +7,10 @@ from __future__ import annotations
 
 from engine.arena.types import ArenaError
 
-OFFLINE_HINT = ("offline judges: reference:minilm-l6-v2, reference:f1, reference:char3, "
-                "fitted:NAME")
-
-
 def load_judge(judge, n_threads):
     """A catalog name, path or endpoint loaded as an LLM judge (a Generator as it is);
-    ArenaError when it cannot load."""
+    ArenaError when it cannot load, naming the offline judges to use instead
+    (:func:`engine.arena.judges.registry.offline_hint`)."""
     if not isinstance(judge, str):
         return judge
     from models.catalog import load_generator
@@ -25,7 +22,10 @@ def load_judge(judge, n_threads):
             warm_up(model)
         return model
     except Exception as exc:  # noqa: BLE001 - ModelError, OSError, ValueError, ...
-        raise ArenaError(f"cannot load judge model {judge!r}: {exc} ({OFFLINE_HINT})") from None
+        from engine.arena.judges.registry import offline_hint
+
+        raise ArenaError(f"cannot load judge model {judge!r}: {exc} ({offline_hint()})"
+                         ) from None
 
 
 def judge_thinking(judge) -> str:

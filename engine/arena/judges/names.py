@@ -1,8 +1,9 @@
 """One resolver for judge names: what a typed ``--judge`` (or config.toml's ``judge``) is stored
 under, shared by ``judge calibrate``, ``judge calibration``, ``judge compare``, ``arena judge``,
-``config`` and the app's dialogs, so every place takes the same spellings (issue 35).
+``config`` and the app's dialogs, so every place takes the same spellings.
 
-A judge is stored under its own name: an LLM's catalog name (``smollm2`` is
+A judge is stored under its own name, as its kind (:mod:`engine.arena.judges.kinds`) spells
+it: an LLM's catalog name (``smollm2`` is
 ``smollm2-135m-instruct``, found by :func:`models.catalog.resolve_model`, the rule ``--generator``
 follows), ``reference:`` with a rule or an embedder's catalog name, ``fitted:NAME``. A
 stored judge is then found by that name, else by the part of a stored name the text picks
@@ -14,37 +15,17 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from engine.arena.judges.kinds import FITTED_PREFIX
-from engine.arena.judges.specs import is_fitted_judge
-from engine.arena.judges.reference import BLEND, PREFIX, RULES, is_reference_judge
+from engine.arena.judges.kinds import kind_of
 from engine.suggest import did_you_mean
 from models.suggest import pick_one
 
 
 def judge_name(spec: str) -> str:
-    """The name the judge ``spec`` names is stored under (module docstring); the text as
+    """The name the judge ``spec`` names is stored under, as its kind spells it
+    (:meth:`engine.arena.judges.kinds.JudgeKind.name_of`; module docstring); the text as
     typed where the catalog knows no such model (an endpoint, a file, a model to come).
     :class:`models.base.ModelError` when the text matches several catalog models."""
-    text = spec.strip()
-    if is_reference_judge(text):
-        rest = text[len(PREFIX):].strip()
-        if rest.lower() in RULES or rest.lower() == BLEND:
-            return PREFIX + rest.lower()
-        return PREFIX + _catalog_name(rest)
-    if is_fitted_judge(text):
-        return FITTED_PREFIX + text[len(FITTED_PREFIX):].strip()
-    return _catalog_name(text)
-
-
-def _catalog_name(text: str) -> str:
-    """The catalog's full name of the model ``text`` names
-    (:func:`models.catalog.resolve_model`), else ``text``."""
-    from models import endpoints
-    from models.catalog import resolve_model
-
-    if not text or endpoints.is_endpoint_spec(text):
-        return text
-    return resolve_model(text).name
+    return kind_of(spec).name_of(spec)
 
 
 def stored_judge(spec: str, names: Iterable[str], what: str = "calibrated judges"
@@ -122,44 +103,9 @@ def calibration_named(store, text: str):
 
 def judge_problem(spec: str, store=None) -> str | None:
     """Why the judge ``spec`` cannot be opened, in one line with a did-you-mean (None when it
-    can, as far as is known without loading it): a reference judge that is no rule and no
-    embedder, a fitted judge the workspace lacks (checked only with a ``store``), an LLM the
-    catalog does not know (:func:`engine.runs.plan.check_generator`, the rule ``run``
+    can, as far as is known without loading it), as its kind says
+    (:meth:`engine.arena.judges.kinds.JudgeKind.problem_of`): a reference judge that is no rule
+    and no embedder, a fitted judge the workspace lacks (checked only with a ``store``), an LLM
+    the catalog does not know (:func:`engine.runs.plan.check_generator`, the rule ``run``
     applies)."""
-    from models.base import ModelError
-
-    text = spec.strip()
-    if is_reference_judge(text):
-        from engine.arena.judges.reference import reference_judge_names
-
-        rest = text[len(PREFIX):].strip()
-        if rest.lower() in RULES or rest.lower() == BLEND:
-            return None
-        from models.catalog import resolve_model
-
-        try:
-            entry = resolve_model(rest).entry if rest else None
-        except ModelError as exc:
-            return f"judge {text!r}: {exc}"
-        if entry is not None and entry.kind == "embedder":
-            return None
-        return (f"judge {text!r}: no such reference judge"
-                f"{did_you_mean(text, reference_judge_names())}")
-    if is_fitted_judge(text):
-        if store is None:
-            return None
-        from engine.arena.judges.fitted import fitted_judge
-        from engine.arena.types import ArenaError
-
-        try:
-            fitted_judge(store, text[len(FITTED_PREFIX):].strip())
-        except ArenaError as exc:
-            return f"judge {text!r}: {exc}"
-        return None
-    from engine.runs.plan import check_generator
-
-    try:
-        check_generator(text, what="judge")
-    except LookupError as exc:
-        return str(exc)
-    return None
+    return kind_of(spec).problem_of(spec, store)

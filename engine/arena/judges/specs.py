@@ -10,17 +10,13 @@ Every kind answers the same questions (``generator.identity``, ``template.id``, 
 
 from __future__ import annotations
 
-from engine.arena.judges.kinds import FITTED, kind_of
+from engine.arena.judges.kinds import kind_of
 from engine.store import Store
-
-
-def is_fitted_judge(spec) -> bool:
-    return FITTED.owns(spec)
 
 
 def open_judge(spec, template: str, *, store: Store | None = None,
                n_threads: int | None = None):
     """``spec`` (a name, or a ready Generator) as a pairwise judge, opened by its kind
-    (:data:`engine.arena.judges.kinds.KINDS`); ``template`` is the LLM judge's template
+    (:func:`engine.arena.judges.registry.kind_of`); ``template`` is the LLM judge's template
     (offline judges have their own). ArenaError when it cannot open."""
     return kind_of(spec).open(spec, template, store, n_threads)

@@ -1,4 +1,4 @@
-"""Which judge can I trust? Every judge calibrated in the workspace, best first (issue 24).
+"""Which judge can I trust? Every judge calibrated in the workspace, best first.
 
 One row per (judge, template, order, labels, aspect): its newest calibration. Rows are sorted by
 sign accuracy (the share of human non-tie pairs on which the judge names the side people
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.arena.trust.calibrate import StoredCalibration, latest_calibration, order_of
-from engine.arena.judges.kinds import REFERENCE, kind_of
+from engine.arena.judges.kinds import kind_of
 from engine.stats import Estimate
 from engine.store import Store
 from engine.store.calibration import newest_calibration_ids
@@ -43,7 +43,9 @@ class JudgeRanking:
 
     @property
     def is_reference(self) -> bool:
-        return kind_of(self.judge) is REFERENCE
+        """Whether the judge is of the kind other judges must beat
+        (:attr:`engine.arena.judges.kinds.JudgeKind.baseline`: the reference judges)."""
+        return kind_of(self.judge).baseline
 
     def as_json(self) -> dict:
         out = {k: getattr(self, k) for k in (
@@ -72,7 +74,7 @@ def judge_rankings(store: Store, labels: str | None = None) -> list[JudgeRanking
     cals = _newest_calibrations(store, labels)
     best_ref: dict[tuple[str, str], StoredCalibration] = {}
     for c in cals:
-        if kind_of(c.judge) is REFERENCE:
+        if kind_of(c.judge).baseline:
             key = (c.labels, c.aspect)
             if key not in best_ref or _value(c.estimate("sign_accuracy")) > _value(
                     best_ref[key].estimate("sign_accuracy")):
