@@ -11,24 +11,39 @@ blink. Update after an intended change with ``pytest tests/tui/test_snapshots_si
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import pytest
+from textual.widgets import DataTable, Static
 
 from engine.store import Store
 from test_app_calibration import calibrated  # noqa: F401 - the fixture
 from test_snapshots_runs import SnapshotApp, fixed_catalog, settle  # noqa: F401 - fixture
 from testkit.scripted_runs import A, B
-from testkit.tui import screen_stable
+from testkit.tui import screen_stable, text_of, wait_until
 
 SIZES = {"80x24": (80, 24), "120x35": (120, 35)}
 
 
+@dataclass(frozen=True)
+class Until:
+    """A step that waits until ``ready(screen)``: the state a snapshot asserts (the Runs list
+    loaded, its summary computed), so that a faster or slower machine draws the same."""
+    ready: Callable[[object], bool]
+    what: str
+
+
 def steps(*actions):
-    """``run_before``: settle, then each action: a key (str) or a screen to push (callable
-    of the app's store path)."""
+    """``run_before``: settle, then each action: a key (str), an :class:`Until`, or a screen
+    to push (callable of the app's store path)."""
     async def run_before(pilot) -> None:
         await settle(pilot)
         for action in actions:
-            if callable(action):
+            if isinstance(action, Until):
+                await wait_until(pilot, lambda: action.ready(pilot.app.screen), 60,
+                                 action.what)
+            elif callable(action):
                 await pilot.app.push_screen(action(pilot.app.db_path))
             else:
                 await pilot.press(action)
@@ -88,7 +103,10 @@ SCREENS = {
     "models": steps("2", "down"),
     "new_run": steps("n"),
     "live_run": steps("l"),
-    "runs": steps("3", "enter"),
+    "runs": steps("3", Until(lambda s: s.query_one("#runs", DataTable).row_count > 0,
+                             "the run list"), "enter",
+                  Until(lambda s: not text_of(s.query_one("#run-summary", Static)).startswith(
+                      ("Computing", "Enter shows", "Loading")), "the run's summary")),
     "leaderboard": steps(_leaderboard),
     "inspector": steps(_inspector),
     "compare": steps(_compare),
