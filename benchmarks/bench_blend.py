@@ -1,4 +1,4 @@
-"""``reference:blend`` against people (issue 34): the shipped weights fitted again on the shared
+"""``reference:blend`` against people: the shipped weights fitted again on the shared
 RAGChecker labels, its in-sample and leave-one-domain-out sign accuracy, beside the other
 offline judges measured the same way on the same 153 decisive pairs.
 

@@ -121,7 +121,7 @@ def llama_server(folder: Path, threads: int):
 
 # --------------------------------------------------------------------------- cuts and overlap
 # The speed targets the tests used to assert as wall-clock bounds (they fail on a loaded
-# machine, so the tests check order and events instead, issue 37): each is measured here on
+# machine, so the tests check order and events instead): each is measured here on
 # the machine as it is, with its target. ``--cuts`` runs only these (seconds, no model).
 
 CUT_TARGETS_S = {

@@ -1,4 +1,4 @@
-"""How good the time estimates are on a machine with one core kept busy (issues 27 and 36): a
+"""How good the time estimates are on a machine with one core kept busy: a
 small real run and real judging with the packaged SmolLM2, the estimate before the first item
 and the live ETA after 5% of the items, against the time really taken.
 

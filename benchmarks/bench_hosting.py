@@ -139,7 +139,7 @@ def _variants(threads: int) -> dict:
     class LongestPrefix(LlamaGenerator):
         prompt_block = 512                 # llama-cpp-python's default batches
 
-        def _eval_prompt(self, tokens):    # the adapter before issue 25
+        def _eval_prompt(self, tokens):    # the adapter as it was before the fix measured here
             llm = self._llm
             held = llm.input_ids[:min(llm.n_tokens, len(tokens))]
             diff = np.flatnonzero(held != np.asarray(tokens[:len(held)], dtype=held.dtype))

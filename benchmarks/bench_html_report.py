@@ -1,4 +1,4 @@
-"""The HTML report's size and build time at 1,000 and 10,000 items (issue 19).
+"""The HTML report's size and build time at 1,000 and 10,000 items.
 
 The runs are those of ``bench_results_scale.py`` (XQuAD en replicated, the engine's own run
 path with an instant scripted generator over base, oracle and mixed), built once into its cache

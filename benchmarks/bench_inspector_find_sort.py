@@ -1,4 +1,4 @@
-"""The Inspector's text search, sorts and view export at scale (issue 18 item 13, issue 15).
+"""The Inspector's text search, sorts and view export at scale.
 
 On the workspace that ``bench_results_scale.py`` builds and caches (XQuAD en replicated, one run
 ``scale`` of base/oracle/mixed items from an instant scripted generator), times:

@@ -1,4 +1,4 @@
-"""Results at scale: every read path of a run, timed at 3k and 60k items (issue 15).
+"""Results at scale: every read path of a run, timed at 3k and 60k items.
 
 The run is built by the benchmark itself: XQuAD en (``../shared/data``) replicated until there
 are enough distinct questions, imported as a dataset, and run through the engine's own run path

@@ -1,4 +1,4 @@
-"""How long "stop" takes on a local model (issue 36, item 2): cancel, and "Stop and quit".
+"""How long "stop" takes on a local model: cancel, and "Stop and quit".
 
 The packaged SmolLM2 in its model host (the default path: a ``HostedGenerator``), on the demo
 pool, ``--max-tokens`` large enough that an item takes several seconds. Each try cancels
@@ -16,7 +16,8 @@ wrapper around the real generator):
    lease dropped); ``app_s`` is the part until the app ended.
 
 Each is measured with the generator's ``abort()`` (what the product does) and, as the
-baseline, with it hidden (what a local model did before issue 36: the item ran to its end).
+baseline, with it hidden (what a local model did before the generator could abort: the
+item ran to its end).
 Median of ``--tries`` (baseline: ``--baseline-tries``). Target: under 2 s each. Each try asks
 for one token more than the one before (``--max-tokens`` + its number), so no try finds another's
 answers stored. Every try checks that the run is ``cancelled`` (the baseline may end ``done``:

@@ -1,4 +1,4 @@
-"""How far each arena's ranking agrees with the answers' accuracy (issue 34): the cross-check
+"""How far each arena's ranking agrees with the answers' accuracy: the cross-check
 (engine/arena/trust/cross_check.py) of every arena of the named runs in a workspace, as one table
 and benchmarks/results/judge_vs_accuracy.json.
 

@@ -193,7 +193,7 @@ def _fitted(rows: list, name: str) -> Speed:
     residuals beyond its scale, half the median item's seconds, count about logarithmically),
     from the median row's seconds per token. An item that ran while the machine stalled (a
     burst of other work, a model's first call) then barely moves the rates, where under plain
-    least squares one such item of six tripled the time estimated for the next run (issue 36).
+    least squares one such item of six tripled the time estimated for the next run.
     When the rows are too alike to tell the two rates apart, a generated token is taken to
     cost as much as 600/70 prompt tokens (the defaults' ratio)."""
     import numpy as np

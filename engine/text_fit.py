@@ -1,4 +1,4 @@
-"""Text to a width, with nothing cut mid-word by accident (issue 27).
+"""Text to a width, with nothing cut mid-word by accident.
 
 One rule per kind of text, used by every table of the TUI and by the CLI's text:
 
@@ -250,8 +250,8 @@ def _elide_fields(labels: list[str], width: int) -> dict[str, str]:
 
 
 def labels_apart(values, width: int) -> Apart:
-    """System labels (a column of a table) in ``width`` cells, kept apart by what differs
-    (issue 36): whole when they all fit; else without the words they all share in the same
+    """System labels (a column of a table) in ``width`` cells, kept apart by what differs:
+    whole when they all fit; else without the words they all share in the same
     place (the endpoint's URL, ``mirage@1``, a retriever's name and index hash; said once,
     :meth:`Apart.caption`), so the word that differs shows whole; then a URL shortened to its
     host and an index hash to its distinguishing start; only then elided in the middle with
@@ -409,7 +409,7 @@ def fit_long_words(text: str, width: int, keep=lambda word: False) -> str:
     middle, spaces and the other words untouched, so the text wraps at spaces and nothing is
     folded mid-word (a notification). A path keeps its whole file name: beside the head of its
     folder when that fits in ``width`` (:func:`elide_path`), else on lines of its own under
-    its folder (:func:`break_path`; issue 36: a written file's name is never cut). Words for
+    its folder (:func:`break_path`: a written file's name is never cut). Words for
     which ``keep`` is true (markup) are left whole."""
 
     def fitted(word: str) -> str:

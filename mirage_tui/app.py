@@ -55,7 +55,7 @@ from mirage_tui.worker_threads import detach_workers
 SCREENS = Binding.Group("Screens", compact=True)
 
 NOTE_SECONDS = {"information": 5.0, "warning": 6.0, "error": 10.0}
-"""The longest a notification stays, by severity (issue 18: none covers content for 30 s);
+"""The longest a notification stays, by severity (none covers content for 30 s);
 errors stay longest. What describes a screen's content goes on the screen, not in a toast."""
 TOAST_WIDTH, TOAST_CHROME = 60, 4      # Textual's Toast: width 60, max 50%; padding, border
 

@@ -59,9 +59,9 @@ def is_local(model) -> bool:
 
 def warm_up(model) -> None:
     """One generation of one token. The first call after a load runs several times slower than
-    the next (buffers allocated, the weights paged in: 4× in issue 27's check), so the check
+    the next (buffers allocated, the weights paged in: 4× once measured), so the check
     times the second call, and a run or a judging starts its first item on a warm model: its
-    first item's pace is then its own, not the load's (issue 36)."""
+    first item's pace is then its own, not the load's."""
     model.generate(WARM_UP_MESSAGES, SamplingParams(max_tokens=1))
 
 

@@ -1,5 +1,5 @@
-"""Which backend serves a model, in a few words and one line of why (issue 36: neither the
-Models screen nor Live's title named it).
+"""Which backend serves a model, in a few words and one line of why, for the Models screen
+and Live's title.
 
 - :func:`backend_words`: a loaded model's backend as its identity records it (``llama.cpp``,
   ``llama-server``, ``http``, ``sentence-transformers``, ...), with the device it ran on where

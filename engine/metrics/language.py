@@ -126,7 +126,7 @@ def warm_up() -> threading.Thread:
     (returned, started) so that a run's first score does not wait for them: the app starts
     this when it opens and a run as it opens, and its first item generates meanwhile. Without
     it the first item's scoring took 2-5 s on the job's thread (more on a busy machine), which
-    a cancel then waited for (issue 36, item 2)."""
+    a cancel then waited for."""
     def load() -> None:
         _identifier()
         try:

@@ -54,8 +54,8 @@ def record_model_check(store: Store, result: dict, model: str | None = None) -> 
 
 PARALLEL_GAIN = 0.5
 """Each request in flight beyond the first adds this share of one request's speed where
-requests are batched (llama-server slots, an HTTP endpoint): a conservative figure (issue 26
-measured 2.5× for 4 in flight through llama-server on 2 CPU cores, 12 XQuAD items)."""
+requests are batched (llama-server slots, an HTTP endpoint): a conservative figure (a
+measurement found 2.5× for 4 in flight through llama-server on 2 CPU cores, 12 XQuAD items)."""
 
 
 def parallel_factor(backend: str, slots: int, concurrency: int | None) -> tuple[int, float]:

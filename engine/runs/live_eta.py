@@ -5,7 +5,7 @@ for the steps left, scaled by the job's own pace, counting the step now running.
 battles), each with its estimated wall seconds (in flight included). Measured seconds per
 estimated second is its pace, from its first finished step. A step running past its estimate
 counts as it goes: the pace is at least what it would be if that step finished now, so the
-ETA grows while a slow step runs instead of freezing until it ends (issue 27). Before any step
+ETA grows while a slow step runs instead of freezing until it ends. Before any step
 ends the pace is the ``prior`` (another stream's, else 1: the estimate as New run showed it).
 
 :class:`LiveEta` keeps one :class:`Pace` per generator of a run, plus each generator's load
@@ -32,8 +32,8 @@ from engine.store import Store
 PRIOR_ITEMS = 2.0
 """Once a generator's items time themselves, the items left are costed at this run's own
 speeds, weighed against the estimate before the run as if that were this many items: one
-item on a busy machine is one noisy sample, a speed measured in this workspace many (issue
-36: after its first item, a run's ETA swung from 0.81× to 1.36× of the time left). A speed
+item on a busy machine is one noisy sample, a speed measured in this workspace many (without
+it, after its first item, a run's ETA swung from 0.81× to 1.36× of the time left). A speed
 only assumed weighs nothing. Judging's pace weighs its first battles the same way
 (:attr:`Pace.prior_steps`)."""
 

@@ -20,8 +20,8 @@ intervals the report shows: Clopper–Pearson for these k-of-n rates
 (20 of 20 context insensitive gives [0.83, 1], not [1, 1]). Sampling stops when every
 half-width is below the target, or the budget is spent.
 
-With ``adaptive_until = "difference"`` the rule is :func:`difference_interval` instead (issue
-16): sample until the paired 95% CI of the second system's EM_loose minus the first's excludes
+With ``adaptive_until = "difference"`` the rule is :func:`difference_interval` instead:
+sample until the paired 95% CI of the second system's EM_loose minus the first's excludes
 0 (the difference is decided, either way), or the budget is spent.
 """
 

@@ -1,4 +1,4 @@
-"""Why a run stopped, and whether the app's next launch offers to resume it (issue 36).
+"""Why a run stopped, and whether the app's next launch offers to resume it.
 
 A run stops before its end in one of three ways, and a launch treats them apart:
 

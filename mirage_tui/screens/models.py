@@ -222,8 +222,8 @@ class ModelsScreen(BaseScreen):
         self._fill()
 
     def _fill(self) -> None:
-        # the columns that fit whole, the model and what it is first (issue 27); the ones left
-        # out are named in the title, and the panel below shows every one (issue 36)
+        # the columns that fit whole, the model and what it is first; the ones left out are
+        # named in the title, and the panel below shows every one
         table = self.query_one("#models", DataTable)
         hidden = refill_fitting(table, {k: label for label, k in COLUMNS}, self.rows, PRIORITY)
         table.border_title = title_naming("Models", hidden, "the panel below")

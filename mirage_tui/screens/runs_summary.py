@@ -141,7 +141,7 @@ class RunSummaryKeys(_Host):
         if choice is None:
             from mirage_tui.screens.compare import CompareScreen
 
-            # the paired comparison on shared items, across runs and models (issues 16, 18)
+            # the paired comparison on shared items, across runs and models
             self.app.push_screen(CompareScreen(a, b))
             return
         side, run, systems = choice

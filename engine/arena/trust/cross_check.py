@@ -1,5 +1,5 @@
-"""Every arena on data with gold answers checks its own ranking against the answers' accuracy
-(issue 34): the figure beside the judge's trust line on the Leaderboard, in the HTML
+"""Every arena on data with gold answers checks its own ranking against the answers' accuracy:
+the figure beside the judge's trust line on the Leaderboard, in the HTML
 leaderboard and in ``arena ratings --json`` under ``cross_check``.
 
 Two figures, both over what the arena judged (its battles' queries):

@@ -1,5 +1,4 @@
-"""Which judge the arena uses by default, and the lines that head every rating table (issues
-24, 34).
+"""Which judge the arena uses by default, and the lines that head every rating table.
 
 :func:`default_judge` picks the judge of a run's arena when none is named, by what the
 battles' queries have (:func:`reference_kind`), and says which rule picked it:
@@ -7,7 +6,7 @@ battles' queries have (:func:`reference_kind`), and says which rule picked it:
 1. **short gold answers** (SQuAD / XQuAD / MIRAGE-style: every query the run answered has gold
    answers and none a long-form reference), pairwise: ``reference:answer-match``, which decides
    as the run's own scorer does (EM_loose, then F1). On such data most pairs are two wrong
-   answers, and similarity to a two-word gold rewards a plausible wrong answer (issue 34: the
+   answers, and similarity to a two-word gold rewards a plausible wrong answer (the
    MiniLM judge ranked the quick comparison at Spearman 0.63 against EM_loose). The only
    calibration evidence in the product comes from long-form labels, which say nothing here.
 2. **long-form references** (some query has one; every query has reference text), pairwise:

@@ -290,7 +290,7 @@ RATES = frozenset({"sign_accuracy", "agreement", "flip_rate", "first_position_wi
                    "human_sign_agreement"})
 """Figures that are a share of n pairs (or verdicts): their interval is the exact
 Clopper–Pearson one (:func:`engine.stats.clopper_pearson`), as for every rate the app shows,
-not the percentile bootstrap, which has zero width at 0 of n and n of n (issue 14)."""
+not the percentile bootstrap, which has zero width at 0 of n and n of n."""
 
 
 def _estimate(value: float, drawn: list[np.ndarray], n: int) -> Estimate:

@@ -258,7 +258,7 @@ def m004_run_owners(db: sqlite_utils.Database) -> None:
 
 
 def m005_results_indexes(db: sqlite_utils.Database) -> None:
-    """Reading a big run by pages (issue 15): the inspector walks a run's items in
+    """Reading a big run by pages: the inspector walks a run's items in
     (system, query, setting) order and stops after a page (:mod:`engine.results.inspector`)."""
     db.executescript(
         """
@@ -289,7 +289,7 @@ def _count_change(item: str, sign: str) -> str:
 
 
 def m006_run_counts(db: sqlite_utils.Database) -> None:
-    """Per-run item counters kept with the run (issue 15): the run history reads a run's
+    """Per-run item counters kept with the run: the run history reads a run's
     done/total/errors from one row instead of counting its items. Triggers on ``run_items``
     keep them in the same transaction as the item, whoever writes it; existing runs are
     back-filled. The run engine writes an item with ``INSERT OR REPLACE`` (an error row is

@@ -10,7 +10,7 @@ import sqlite_utils
 
 
 def m008_score_values_index(db: sqlite_utils.Database) -> None:
-    """A covering index for reading a run's scores (issue 15): a report joins every item of
+    """A covering index for reading a run's scores: a report joins every item of
     the run to its score rows by (generation_key, query_rowid) and reads metric and value;
     with the value in the index it never visits the table rows (whose detail text makes
     them large). Measured on a 60k-item run (720k score rows): the join's CPU 0.61 s -> 0.36 s
@@ -24,7 +24,7 @@ def m008_score_values_index(db: sqlite_utils.Database) -> None:
 
 
 def m009_model_checks(db: sqlite_utils.Database) -> None:
-    """Model checks kept (issue 18): a check's speeds feed the run estimates after a relaunch
+    """Model checks kept: a check's speeds feed the run estimates after a relaunch
     (:mod:`engine.runs.estimates`), and its result can be shown again."""
     db.executescript(
         """
@@ -45,7 +45,7 @@ def m009_model_checks(db: sqlite_utils.Database) -> None:
 
 
 def m010_run_log(db: sqlite_utils.Database) -> None:
-    """What a run did, line by line (issue 18): sessions, model loads, retries, item errors,
+    """What a run did, line by line: sessions, model loads, retries, item errors,
     cancels and ends, written by the run's job (:mod:`engine.runs.log`)."""
     db.executescript(
         """
@@ -76,7 +76,7 @@ def _fts_triggers(table: str, fts: str, rowid: str) -> str:
 
 
 def m011_text_search(db: sqlite_utils.Database) -> None:
-    """Text search over questions and responses (issues 15 and 18): two FTS5 indexes with the
+    """Text search over questions and responses: two FTS5 indexes with the
     trigram tokenizer (case-insensitive substring search in any script, three characters or
     more), external-content over ``queries.text`` and ``generations.text`` so that no text is
     stored twice, kept current by triggers and built from what is stored
@@ -109,7 +109,7 @@ def m011_text_search(db: sqlite_utils.Database) -> None:
 
 
 def m012_generations_by_model(db: sqlite_utils.Database) -> None:
-    """The newest generations of a model by name (issue 18): the time estimator reads a
+    """The newest generations of a model by name: the time estimator reads a
     model's recent stored generations for its measured speed each time the New-run form
     changes (:func:`engine.model_speeds.measured_speeds`); without this index that was a scan
     of every generation and its prompt text (0.1 s per model at 60k generations)."""
@@ -122,7 +122,7 @@ def m012_generations_by_model(db: sqlite_utils.Database) -> None:
 
 
 def m013_endpoint_contexts(db: sqlite_utils.Database) -> None:
-    """Contexts learned from endpoints (issue 25): a server that reports no context window,
+    """Contexts learned from endpoints: a server that reports no context window,
     then refuses a prompt naming its real one ("maximum context length is 2048 tokens"), is
     remembered, so every later run fits its prompts to it (:mod:`engine.runs.contexts`)."""
     db.executescript(
@@ -138,7 +138,7 @@ def m013_endpoint_contexts(db: sqlite_utils.Database) -> None:
 
 
 def m014_fitted_judges(db: sqlite_utils.Database) -> None:
-    """Judges fitted to people's labels (issue 24, :mod:`engine.arena.judges.fitted`): one row
+    """Judges fitted to people's labels (:mod:`engine.arena.judges.fitted`): one row
     per name in the workspace, everything its verdicts depend on and its cross-validated
     agreement."""
     db.executescript(
@@ -163,7 +163,7 @@ def m014_fitted_judges(db: sqlite_utils.Database) -> None:
 
 
 def m015_claims(db: sqlite_utils.Database) -> None:
-    """Who works on a stored thing other than a run (issue 35, :mod:`engine.runs.owner`): a
+    """Who works on a stored thing other than a run (:mod:`engine.runs.owner`): a
     fit, a calibration or an arena under its name is claimed by one process at a time. A row
     is the live or last owner; a finished one deletes its row."""
     db.executescript(
@@ -182,8 +182,8 @@ def m015_claims(db: sqlite_utils.Database) -> None:
 
 
 def m016_run_stops(db: sqlite_utils.Database) -> None:
-    """Why a run stopped, and whether a launch asks about it (issue 36,
-    :mod:`engine.runs.stops`): a run stopped because the app quit is offered at the next
+    """Why a run stopped, and whether a launch asks about it
+    (:mod:`engine.runs.stops`): a run stopped because the app quit is offered at the next
     launch, one cancelled on purpose is not, and the user may say never to ask about a run."""
     db.executescript(
         """

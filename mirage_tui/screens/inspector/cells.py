@@ -52,9 +52,9 @@ def page_cells(rows: list, width: int, systems: list | None = None,
                settings: list | None = None) -> list[list[Text]]:
     """A page of items (``engine.results.inspector.ItemRow``) as list rows for a screen
     ``width`` cells wide: ids elided with one cut that keeps the page's rows apart, the
-    question and the response in whole words (issue 27); the systems and settings kept apart
+    question and the response in whole words; the systems and settings kept apart
     among all the run's (``systems``, ``settings``) by the part that differs, their columns
-    a little wider when that needs it (issue 36: ``re…239`` for three settings)."""
+    a little wider when that needs it (never ``re…239`` for three settings)."""
     systems = list(systems or []) + [r.system for r in rows]
     settings = list(settings or []) + [r.setting for r in rows]
     sys_w, set_w, qid_w = _id_widths(width, systems, settings)

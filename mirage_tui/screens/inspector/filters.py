@@ -108,7 +108,7 @@ PROMPTS = {"f-system": ("all systems", "system"), "f-setting": ("all settings", 
            "f-language": ("all languages", "language"), "f-source": ("all sources", "source"),
            "f-metric": ("no metric range", "metric"), "f-cut": ("all answers", "cut")}
 """Each picker's prompt, in words and short: a narrow picker shows the short one, never a
-prompt cut to ``all`` (issue 36: at 80×24 four pickers read ``all`` or ``any``)."""
+prompt cut to ``all`` (at 80×24 four pickers would read ``all`` or ``any``)."""
 PICKER_CHROME = 3
 """The cells of a compact picker that are not its prompt (its arrow and padding)."""
 OPTION_WIDTH = 30

@@ -19,8 +19,8 @@ RATING_COLUMNS = {"rank": "rank", "system": "system", "elo": "Elo", "ci": "95% C
 RATING_PRIORITY = ["rank", "system", "elo", "ci", "rate", "wtl", "battles"]
 """Which columns stay when the table is narrow, the most important first: the rank, the Elo
 and its CI that the rank is read from, the win rate with its CI and n, then W/T/L and the
-battles (that n again). A column that does not fit is left out whole and named (issue 34: at
-120 columns the win rate's n read ``n=1`` for 110)."""
+battles (that n again). A column that does not fit is left out whole and named: a number
+cut misleads (the win rate's n=110 would read ``n=1``)."""
 LEAST_NAME = 20
 """The system names narrow to this (or to where they stay apart) before a column goes: at 80
 columns the battles give way (the win rate's n shows them) rather than the names."""
@@ -59,8 +59,8 @@ def rating_rows(systems) -> tuple[list[tuple[str, dict[str, Text]]], Elastic]:
     """Every system's :func:`rating_cells` keyed by its name, for
     :func:`~mirage_tui.widgets.tables.refill_fitting`, and the system column as the one that
     narrows first: the names less the words they all share, kept apart by the part that
-    differs (issue 36; its ``cells.caption()`` says what was left out), before any column
-    holding a number is left out whole (issue 34)."""
+    differs (its ``cells.caption()`` says what was left out), before any column
+    holding a number is left out whole."""
     names = [s.system for s in systems]
     return ([(s.system, rating_cells(s)) for s in systems],
             Elastic("system", apart_width(names, LEAST_NAME), SystemColumn(names)))

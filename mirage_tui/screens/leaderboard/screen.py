@@ -297,8 +297,8 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     def _fill_ratings(self) -> None:
         """The ratings in the columns that fit whole at this width, the names narrowing
-        first; the ones left out named in the table's title, seen with its header (issue 34:
-        never a number cut)."""
+        first; the ones left out named in the table's title, seen with its header (never
+        a number cut)."""
         if self.ratings is None:
             return
         table = self.query_one("#ratings", DataTable)
