@@ -74,11 +74,11 @@ def quick_judged_text(choice, summary) -> str:
     if summary is None:
         judge = choice.spec or "no judge"
         return (f"The quick comparison's arena is not judged automatically: its default judge "
-                f"is {judge}: {choice.why}. j on the Leaderboard judges it.")
+                f"is {judge}: {choice.why}. j on the Leaderboard (4) judges it.")
     text = (f"Leaderboard: {summary.arena} of {summary.run}, {summary.status}, "
             f"{summary.done}/{summary.total} battles in {duration(summary.seconds)}, judged by "
             f"{choice.spec}: {choice.why}.")
-    return text + (f" {summary.message}" if summary.message else "")
+    return text + (f" {summary.message}" if summary.message else "") + " 4 opens it."
 
 
 class QuickJudging(JobController):

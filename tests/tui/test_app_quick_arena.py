@@ -36,6 +36,10 @@ async def test_the_quick_comparison_is_judged_by_the_default_judge(db_path, monk
         note = next(m for m, _ in app.notes if m.startswith("Leaderboard: "))
         assert note.startswith(f"Leaderboard: pairwise:reference:answer-match of {QUICK_NAME}, "
                                "done, 660/660 battles")      # 12 contestants, 10 queries
+        # Live, where the run ended, and the note say which key opens the Leaderboard
+        assert note.endswith(" 4 opens it."), note
+        await wait_until(pilot, lambda: "4 Leaderboard" in text_of(
+            app.screen.query_one("#live-now", Static)), 30, "Live's ended line")
         # judged as a job of the app's (progress followed, waited for at quit, cancellable)
         judging = app.quick_judging
         assert judging.name == QuickJudging.NAME and not judging.running

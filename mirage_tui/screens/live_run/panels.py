@@ -96,7 +96,7 @@ def ended_line(error: str | None, summary, report) -> str:
     if summary is not None and summary.message and status != "done":
         return f"{status}: {summary.message} · r resumes"
     if status == "done":
-        return "done · Enter on a bar inspects its items"
+        return "done · Enter on a bar inspects its items · 4 Leaderboard"
     if status in ("cancelled", "running", "failed", "planned"):
         return f"{status} · r resumes it"
     return status
