@@ -210,5 +210,8 @@ def get_template(name: str) -> Template:
     found = TEMPLATES.get(name) or (latest(name) if "@" not in name else None)
     if found is None:
         known = ", ".join(sorted({t.family for t in TEMPLATES.values()} | set(TEMPLATES)))
-        raise ValueError(f"no prompt template {name!r} (known: {known})")
+        from engine.suggest import did_you_mean
+
+        near = did_you_mean(name, sorted({t.family for t in TEMPLATES.values()}))
+        raise ValueError(f"no prompt template {name!r}{near} (known: {known})")
     return found

@@ -191,8 +191,9 @@ def comparison_segments(c: RunComparison, width: int | None = None) -> list[Segm
                     "strong"))
     else:
         out.append((f" on {c.left_dataset}", ""))
-    out.append(("\nΔ = B − A in points; % with 95% CIs (Clopper–Pearson for rates), "
-                "n = queries.", ""))
+    out.append(("\nEach run on its own items (not paired): Δ = B − A in points between the "
+                "runs' own figures; % with 95% CIs (Clopper–Pearson for rates), n = queries. "
+                "A paired Δ (B − A on the items both answered) can differ.", ""))
     out.append(_heading("Accuracy (EM_loose)"))
     rows = [["system", "setting", f"A {ln}", f"B {rn}", "Δ", ""]]
     rows += [[e.system, short_setting(e.what), _est(e.a), _est(e.b), _delta(e), _overlap(e)]

@@ -39,6 +39,7 @@ from engine.paired_stats import (holm, mcnemar_exact, mcnemar_sample_size,
                                  paired_bootstrap, paired_mean_sample_size, sign_flip_p)
 from engine.results.paired_words import verdict_line
 from engine.stats import PAIRED_N_BOOT
+from engine.suggest import did_you_mean
 from engine.store.generations import generation_texts
 from engine.results.replies import cut_rate_warning
 from engine.store.items import cut_flags, query_texts
@@ -212,7 +213,8 @@ def _wanted_metrics(pairing: Pairing, metrics: Iterable[str] | None) -> list[str
         return metric_order(stored)
     unknown = [m for m in metrics if m not in stored and m not in dict(ADAPTABILITY)]
     if unknown:
-        raise PairingError(f"no stored score {', '.join(unknown)} on both sides "
+        near = did_you_mean(unknown[0], list(stored)) if len(unknown) == 1 else ""
+        raise PairingError(f"no stored score {', '.join(unknown)} on both sides{near} "
                            f"(stored: {', '.join(metric_order(stored))})")
     return [m for m in metrics if m in stored]
 
@@ -385,7 +387,8 @@ def worse_than(c: PairedComparison, metric: str, delta_points: float) -> list[Pa
     a lower-is-better share). :class:`PairingError` when ``metric`` has no row."""
     rows = [r for r in c.rows if r.metric == metric]
     if not rows:
-        raise PairingError(f"no compared row for {metric!r} "
+        near = did_you_mean(metric, [r.metric for r in c.rows])
+        raise PairingError(f"no compared row for {metric!r}{near} "
                            f"(rows: {', '.join(dict.fromkeys(r.metric for r in c.rows))})")
     d = delta_points / 100
     return [r for r in rows if r.better < 0

@@ -47,7 +47,8 @@ def format_comparison(c, flips: int = 5, width: int | None = None) -> str:
 
     out = [f"A = {c.a.label}  ({c.a.dataset})", f"B = {c.b.label}  ({c.b.dataset})",
            f"{c.shared_items} shared items ({c.shared_queries} queries); only A: {c.only_a}, "
-           f"only B: {c.only_b}. Δ = B − A in percentage points (pp), 95% paired bootstrap "
+           f"only B: {c.only_b}. Δ = B − A paired on the shared items (not each run on its own "
+           "items), in percentage points (pp), 95% paired bootstrap "
            "CI over queries "
            f"({c.n_boot} resamples, seed {c.seed}); p: McNemar exact (0/1 scores) or sign-flip "
            "permutation; Holm across the rows.", ""]

@@ -144,8 +144,10 @@ class RunConfig:
             raise ConfigError("settings: at least one setting is required")
         for s in self.settings:
             if s not in BASIC_SETTINGS and (_retrieved_k(s) or 0) < 1:
-                raise ConfigError(f"settings: unknown setting {s!r} (use base, oracle, mixed "
-                                  "or retrieved@k with k >= 1)")
+                near = ("" if str(s).startswith("retrieved@") else
+                        did_you_mean(str(s), [*BASIC_SETTINGS, "retrieved@5"]))
+                raise ConfigError(f"settings: unknown setting {s!r}{near} (use base, oracle, "
+                                  "mixed or retrieved@k with k >= 1)")
         self.settings = canonical_settings(self.settings)
         self.retrievers = _as_list(self.retrievers, "retrievers")
         if self.top_k and not self.retrievers:

@@ -170,6 +170,13 @@ def print_table(rows: list, right: set[int] = frozenset(), keys: int = 1) -> Non
         print(line)
 
 
+def print_wrapped(text: str) -> None:
+    """Prose under a CLI table, wrapped at words within :func:`text_width`."""
+    from engine.text_fit import wrap_lines
+
+    print(wrap_lines(text, text_width()))
+
+
 def db_option(parser: argparse.ArgumentParser, top: bool = False) -> None:
     parser.add_argument(
         "--db", type=Path, metavar="PATH",

@@ -25,7 +25,7 @@ from engine.datasets.formats.pairwise_labels import UNNAMED
 from engine.store import Store
 from engine.text_safety import visible_line
 from engine import counts
-from mirage_tui.cli.common import count_type, db_option
+from mirage_tui.cli.common import count_type, db_option, print_table
 from mirage_tui.cli.progress import ProgressPrinter
 
 
@@ -111,10 +111,7 @@ def cmd_list(store: Store, args) -> int:
     rows += [tuple(map(visible_line, (d.label, d.kind, d.format, f"{d.queries:,}",
                                       f"{d.chunks:,}", _languages(d.languages))))
              for d in datasets]
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    for r in rows:
-        cells = [r[i].rjust(widths[i]) if i in (3, 4) else r[i].ljust(widths[i]) for i in range(5)]
-        print("  ".join(cells + [r[5]]))
+    print_table(rows, right={3, 4})
     return 0
 
 

@@ -25,7 +25,8 @@ import json
 import sys
 
 from engine import counts
-from mirage_tui.cli.common import count_type, db_option, without_key
+from mirage_tui.cli.common import (count_type, db_option, print_table, print_wrapped,
+                                   without_key)
 
 
 def add_parsers(sub) -> None:
@@ -77,7 +78,7 @@ def _hosts(args) -> int:
     if not hosts:
         print(f"no model host is running (registry: {data_dir() / 'hosts'})")
         return 0
-    _print_table([("MODEL", "URL", "PID", "THREADS", "BACKEND", "CLIENTS", "IDLE GRACE",
+    print_table([("MODEL", "URL", "PID", "THREADS", "BACKEND", "CLIENTS", "IDLE GRACE",
                    "LOG")] + [
         (h["name"], h["url"], str(h["pid"]), str(h["threads"]), h["backend"],
          ",".join(map(str, h["clients"])) or "-", _grace_cell(h), h["log"]) for h in hosts])
@@ -94,12 +95,6 @@ def _grace_cell(host: dict) -> str:
     return f"{left:.0f} s left of {grace:g} s"
 
 
-def _print_table(rows: list[tuple]) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-
-
 def _list(args) -> int:
     from models.catalog import endpoint_entries, format_size, list_models
 
@@ -114,12 +109,12 @@ def _list(args) -> int:
                      + (f" ({e.source})" if e.kind == "judge" else ""),
                      "yes" if e.installed else "no", e.quantization or "-",
                      str(e.context_length or "-"), format_size(e.size_bytes), e.license or "-"))
-    _print_table(rows)
+    print_table(rows)
     for e in entries:
         if not e.installed and e.install:
-            print(f"  {e.name}: not installed; `{e.install}`")
+            print_wrapped(f"  {e.name}: not installed; `{e.install}`")
         if e.error:
-            print(f"  {e.name}: {e.error}")
+            print_wrapped(f"  {e.name}: {e.error}")
     _print_endpoints(remote)
     return 0
 
@@ -150,12 +145,6 @@ def offline_judges(args) -> list:
             store.close()
 
 
-def _print_table(rows) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-
-
 def _print_endpoints(remote) -> None:
     from models.base import ModelError
     from models.endpoints import config_path, probe_ports
@@ -163,7 +152,7 @@ def _print_endpoints(remote) -> None:
     print()
     usable = [e for e in remote if not e.error]
     if usable:
-        _print_table([("ENDPOINT", "SOURCE", "URL", "MODEL", "KEY ENV")] + [
+        print_table([("ENDPOINT", "SOURCE", "URL", "MODEL", "KEY ENV")] + [
             (e.name, e.source, e.url or "-", e.model or "(first listed)", e.api_key_env or "-")
             for e in usable])
     else:
@@ -171,11 +160,11 @@ def _print_endpoints(remote) -> None:
             ports = ", ".join(map(str, probe_ports())) or "none"
         except ModelError:
             ports = "(see below)"
-        print(f"endpoints: none configured in {config_path()}, and no server answers on "
-              f"127.0.0.1 ports {ports}")
+        print_wrapped(f"endpoints: none configured in {config_path()}, and no server answers "
+                      f"on 127.0.0.1 ports {ports}")
     for e in remote:
         if e.error:
-            print(f"  endpoints ({e.source}): {e.error}")
+            print_wrapped(f"  endpoints ({e.source}): {e.error}")
 
 
 def _check(args) -> int:

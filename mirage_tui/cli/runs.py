@@ -22,7 +22,7 @@ import json
 from dataclasses import asdict
 
 from engine.text_safety import visible_line
-from mirage_tui.cli.common import db_option
+from mirage_tui.cli.common import db_option, print_table
 
 
 def add_parsers(sub) -> None:
@@ -78,9 +78,7 @@ def _list(args, store) -> int:
     # a line break in a name would forge a row: every cell is shown on one line
     table += [tuple(map(visible_line, (r.name, r.dataset, r.status, f"{r.done}/{r.total}",
                                        ", ".join(r.generators), r.updated))) for r in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(5)]
-    for row in table:
-        print("  ".join([c.ljust(w) for c, w in zip(row, widths)] + [row[5]]))
+    print_table(table)
     return 0
 
 

@@ -130,7 +130,8 @@ class CompareScreen(CompareExport, BaseScreen):
         yield explain
         with VerticalScroll(id="cmp-pane"):
             rows = DataTable(id="cmp-rows", cursor_type="row", zebra_stripes=True)
-            rows.border_title = "B − A on shared items"
+            # the runs' own tables below (two runs) differ over other items: both are named
+            rows.border_title = "Δ paired: B − A on shared items"
             yield rows
             flips = DataTable(id="cmp-flips", cursor_type="row", zebra_stripes=True)
             flips.border_title = "Flipped items (Enter: inspect B's)"

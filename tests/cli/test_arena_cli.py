@@ -53,7 +53,8 @@ def main(capsys, *args) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_judge_then_list_ratings_export(db, fake_judge, capsys, tmp_path):
+def test_judge_then_list_ratings_export(db, fake_judge, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")    # a line each (narrower, they wrap)
     code, out, err = main(capsys, "arena", "judge", "r", "--judge", "fake", "--threads", "2",
                           "--db", str(db))
     assert code == 0, err

@@ -58,7 +58,7 @@ def main(capsys, *args) -> tuple[int, str, str]:
 
 
 def test_a_running_calibration_is_claimed_and_a_dead_one_reads_interrupted(
-        db, scripted_judge, capsys):
+        db, scripted_judge, capsys, monkeypatch):
     child = subprocess.Popen([sys.executable, "-c", STALLING_CALIBRATION, str(db)], cwd=ROOT,
                              stdout=subprocess.PIPE, text=True)
     try:
@@ -74,6 +74,7 @@ def test_a_running_calibration_is_claimed_and_a_dead_one_reads_interrupted(
     finally:
         child.kill()
         child.wait()
+    monkeypatch.setenv("COLUMNS", "250")    # a line each (narrower, they wrap)
     code, out, _ = main(capsys, "judge", "list", "--db", str(db))
     assert code == 0
     assert any(line.strip().startswith("fake-judge on people") and

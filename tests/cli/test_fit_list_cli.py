@@ -14,6 +14,12 @@ from engine.store import Store
 from mirage_tui import cli
 
 
+@pytest.fixture(autouse=True)
+def wide_lines(monkeypatch):
+    """A row a line (narrower, the tables wrap: tests/cli/test_tables_fit_columns_cli.py)."""
+    monkeypatch.setenv("COLUMNS", "250")
+
+
 def test_fit_then_list_ranks_calibrations_and_marks_the_worse_judge(tmp_path, capsys):
     db = tmp_path / "w.db"
     store = Store(db)

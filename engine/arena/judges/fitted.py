@@ -119,7 +119,8 @@ def fit_pairs(store: Store, labels: str, aspect: str = "overall"
             pairs.append(FitPair(f"{ref}#{p.pair_id}", p.query, p.answer_a, p.answer_b,
                                  references, 1 if mean > 0 else -1, p.domain))
     if not pairs and not ties and aspect not in aspects:
-        raise FitError(f"no labels on aspect {aspect!r} in {labels!r} (it has: "
+        raise FitError(f"no labels on aspect {aspect!r} in {labels!r}"
+                       f"{did_you_mean(aspect, aspects)} (it has: "
                        f"{', '.join(sorted(aspects)) or 'none'})")
     return pairs, refs, ties
 

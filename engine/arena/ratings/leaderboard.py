@@ -35,6 +35,7 @@ from engine.arena.ratings.tournaments import (DEFAULT_TOURNAMENTS, EncodedBattle
                                               tournament_wins)
 from engine.arena.types import Battle, Ratings, SystemRating, elo_ci_text
 from engine.stats import Estimate, clopper_pearson_many
+from engine.text_fit import cell_len, fit_table, wrap_lines
 
 
 # Elo points: bounds that differ by float rounding only (all-tie arenas) do not separate ranks
@@ -105,24 +106,32 @@ def rank_line(ranks: Iterable[int]) -> str:
             "rank" + (f" ({top} share rank 1)" if top > 1 else ""))
 
 
-def format_leaderboard(ratings: Ratings) -> str:
+def format_leaderboard(ratings: Ratings, width: int | None = None) -> str:
     """A plain-text table: rank, system, Elo, +x/-y (95% CI), battles, win rate with its 95%
-    CI and n; then the notes and how the numbers were made."""
+    CI and n; then the notes and how the numbers were made. Within ``width`` cells when given
+    (the table's cells wrap, :func:`engine.text_fit.fit_table`; the lines under it wrap at
+    words)."""
     name_width = max([len("system")] + [len(r.system) for r in ratings.systems])
     cis = [elo_ci_text(r.elo, r.elo_lo, r.elo_hi) for r in ratings.systems]
     ci_width = max([len("95% CI")] + [len(c) for c in cis])
+    rates = [Estimate(r.win_rate, r.win_rate_lo, r.win_rate_hi, r.battles).format_pct()
+             for r in ratings.systems]
     lines = [f"{'rank':>4}  {'system':<{name_width}}  {'Elo':>5}  {'95% CI':<{ci_width}}  "
              f"{'battles':>7}  win rate"]
-    for r, ci in zip(ratings.systems, cis):
-        rate = Estimate(r.win_rate, r.win_rate_lo, r.win_rate_hi, r.battles).format_pct()
+    for r, ci, rate in zip(ratings.systems, cis, rates):
         lines.append(f"{r.rank:>4}  {r.system:<{name_width}}  {r.elo:>5.0f}  "
                      f"{ci:<{ci_width}}  {r.battles:>7}  {rate}")
+    if width is not None and max(cell_len(line) for line in lines) > width:
+        rows = [["rank", "system", "Elo", "95% CI", "battles", "win rate"]]
+        rows += [[str(r.rank), r.system, f"{r.elo:.0f}", ci, str(r.battles), rate]
+                 for r, ci, rate in zip(ratings.systems, cis, rates)]
+        lines = fit_table(rows, {0, 2, 4}, width, keys=2)
     lines.append(rank_line(r.rank for r in ratings.systems))
     lines += [f"note: {n}" for n in ratings.notes]
     lines.append(f"{ratings.n_boot} tournaments over {ratings.n_queries} queries, "
                  f"seed {ratings.seed}; ties count as half wins; "
                  f"{ratings.parse_failures} parse failures left out")
-    return "\n".join(lines)
+    return wrap_lines("\n".join(lines), width)
 
 
 def _percentiles_where_drawn(rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from engine.arena.ratings.battles import resolve_arena
 from engine.store.runs import RunInfo
 from engine.stats import Estimate, wilson_interval
+from engine.text_fit import cell_len, fit_table, wrap_lines
 from engine.store import Store
 from engine.store.arenas import reference_battle_rows
 
@@ -151,8 +152,9 @@ def reference_report(store: Store, run: RunInfo,
         status=info.status, notes=notes)
 
 
-def format_reference_report(report: ReferenceReport) -> str:
-    """The report as text: one block per contestant, overall then per domain."""
+def format_reference_report(report: ReferenceReport, width: int | None = None) -> str:
+    """The report as text: one block per contestant, overall then per domain; within
+    ``width`` cells when given (each table's cells wrap, the other lines at words)."""
     against = ("the dataset's reference answers" if report.reference == "reference"
                else f"the reference contestant {report.reference}")
     sample = (f" (a seeded sample of {report.queries} of {report.eligible_queries})"
@@ -162,14 +164,20 @@ def format_reference_report(report: ReferenceReport) -> str:
              f"  {report.queries} queries{sample}; {report.skipped_queries} without a "
              f"reference skipped; {report.parse_failures} parse failures"]
     header = f"  {'':<14}{'win rate':<28}{'win+tie rate':<28}{'no-answer':<28}unparsed"
+    lines = [wrap_lines(line, width) for line in lines]
     for c in report.contestants:
-        lines += ["", c.system, header]
+        lines += ["", wrap_lines(c.system, width)]
         rows = [("overall", c.overall)] + [(d, r) for d, r in c.by_domain.items()]
         if len(c.by_domain) == 1:
             rows = rows[:1]
-        for label, r in rows:
-            lines.append(f"  {label[:13]:<14}{r.win_rate.format_pct():<28}"
-                         f"{r.win_tie_rate.format_pct():<28}{r.no_answer.format_pct():<28}"
-                         f"{r.unparsed}")
-    lines += [""] + [f"note: {n}" for n in report.notes]
+        table = [header] + [f"  {label[:13]:<14}{r.win_rate.format_pct():<28}"
+                            f"{r.win_tie_rate.format_pct():<28}{r.no_answer.format_pct():<28}"
+                            f"{r.unparsed}" for label, r in rows]
+        if width is not None and max(cell_len(t) for t in table) > width:
+            cells = [["", "win rate", "win+tie rate", "no-answer", "unparsed"]]
+            cells += [[label[:13], r.win_rate.format_pct(), r.win_tie_rate.format_pct(),
+                       r.no_answer.format_pct(), str(r.unparsed)] for label, r in rows]
+            table = ["  " + t for t in fit_table(cells, {4}, width - 2)]
+        lines += table
+    lines += [""] + [wrap_lines(f"note: {n}", width) for n in report.notes]
     return "\n".join(lines) + "\n"

@@ -59,6 +59,7 @@ from engine.runs import owner
 from engine.runs.header import identity_json, now
 from engine.runs.live_eta import Pace
 from engine.stats import N_BOOT, Estimate
+from engine.suggest import did_you_mean
 from engine.store import Store, json_column
 from engine.store.calibration import (calibration_listing_rows, newest_calibration_row,
                                       save_calibration)
@@ -162,7 +163,8 @@ def calibrate_judge(store: Store, labels: str, judge: str | Generator, *,
     pairs = load_label_pairs(store, labels)
     aspects = sorted({a for p in pairs for a in p.labels})
     if aspect not in aspects:
-        raise CalibrationError(f"no labels on aspect {aspect!r} in {labels!r} (it has: "
+        raise CalibrationError(f"no labels on aspect {aspect!r} in {labels!r}"
+                               f"{did_you_mean(aspect, aspects)} (it has: "
                                f"{', '.join(aspects) or 'none'})")
     pairs = sample_pairs([p for p in pairs if p.labels.get(aspect)], sample, seed)
     try:

@@ -83,7 +83,9 @@ def comparison_sections(c: PairedComparison) -> list[str]:
     warning = (f'<p class="worse"><strong>Warning: {esc(c.warning)}.</strong></p>'
                if c.warning else "")
     return ["<h2>Comparison</h2>" + head + warning + notes([verdict_line(c), holm_line(c)]),
-            "<h2>Differences</h2>" + delta_chart(c) + _rows_table(c)
+            "<h2>Differences, paired on the shared items</h2>" + notes([
+                "Δ = B − A on the items both answered (not each run on its own items, as "
+                "each run's report counts them)"]) + delta_chart(c) + _rows_table(c)
             + notes(["Green: B significantly better (Holm p < 0.05, CI excludes 0); red: B "
                      "significantly worse; NV, CI, CM are better lower."]),
             _transitions(c), arena, _flips(c)]
