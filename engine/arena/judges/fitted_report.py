@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Collection, Sequence
 
 from engine.arena.judges.fit_methods import STANDARDIZED_SUM
+from engine.arena.judges.blend import SPEC as BLEND_SPEC
 from engine.arena.judges.fitted import PREFIX, FitResult
-from engine.arena.judges.reference import BLEND, PREFIX as REFERENCE_PREFIX
 
 IN_SAMPLE = "in-sample: fitted on these labels"
 
@@ -17,7 +17,7 @@ def fitted_on(fits: Sequence[FitResult], judge: str, labels: str,
     """Whether ``judge`` (``fitted:NAME``, or ``reference:blend`` on one of ``blend_labels``:
     :func:`engine.arena.judges.blend.in_sample_labels`) was fitted on ``labels`` (``name@version``):
     its calibration there is in-sample and overstates its agreement."""
-    if judge == REFERENCE_PREFIX + BLEND:
+    if judge == BLEND_SPEC:
         return labels in blend_labels
     return any(PREFIX + f.name == judge and labels in f.labels_datasets for f in fits)
 
