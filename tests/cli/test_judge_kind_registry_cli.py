@@ -77,6 +77,14 @@ def test_the_kind_owns_its_spelling_problem_and_hint(toy):
     assert toy.about(TOY) == f"{TOY}: the shorter answer wins; no LLM."
 
 
+def test_a_second_kind_without_a_prefix_is_refused():
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="only one kind"):
+        kinds.register(replace(TOY_KIND, prefix=""))
+    assert [k.name for k in kinds.KINDS] == ["reference", "fitted", "llm"]
+
+
 def test_unregistered_the_kind_is_gone(toy):
     kinds.unregister(toy.name)
     assert kinds.kind_of(TOY) is kinds.LLM and TOY not in kinds.offline_judge_names()

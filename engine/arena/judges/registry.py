@@ -101,7 +101,11 @@ def kinds() -> tuple[JudgeKind, ...]:
 
 def register(kind: JudgeKind) -> JudgeKind:
     """Adds ``kind`` before the kind without a prefix (the LLM, which owns any other text), or
-    last when there is none yet; a kind of the same name is replaced. Returns ``kind``."""
+    last when there is none yet; a kind of the same name is replaced. Returns ``kind``;
+    ValueError for a second kind without a prefix."""
+    if not kind.prefix and any(not k.prefix and k.name != kind.name for k in _KINDS):
+        raise ValueError(f"judge kind {kind.name!r} has no prefix: only one kind (the LLM) "
+                         "owns every spec no other kind does")
     _KINDS[:] = [k for k in _KINDS if k.name != kind.name]
     at = next((i for i, k in enumerate(_KINDS) if not k.prefix), len(_KINDS))
     _KINDS.insert(at, kind)
