@@ -99,7 +99,7 @@ def _retrieved_k(setting: str) -> int | None:
 
 DEFAULT_MAX_TOKENS = 64
 """New tokens per answer unless a run says otherwise: New run's field, the quick comparison and
-``run --max-tokens`` start here (the quick comparison once cut at 32: issue 34)."""
+``run --max-tokens`` start here (32 cut the quick comparison's answers short)."""
 
 
 @dataclass

@@ -194,7 +194,7 @@ class CompareScreen(CompareExport, BaseScreen):
         if c.warning:
             verdict.append(f"Warning: {c.warning}.\n", style="bold yellow")
         verdict.append(verdict_line(c), style=style)
-        # what "no clear difference" and Holm p mean, where they are shown (issue 36)
+        # what "no clear difference" and Holm p mean, where they are shown
         verdict.append("\n" + holm_line(c), style="dim")      # the footer's ? says more
         verdict.append("\n" + power_line(c), style="italic")
         for line in arena_lines(c):
@@ -203,7 +203,7 @@ class CompareScreen(CompareExport, BaseScreen):
         self.query_one("#cmp-explain", Static).update("\n".join(verdict_explained(c)))
         scale = max([abs(x) for r in c.rows for x in (r.lo, r.hi) if x is not None] + [0.05])
         bar = BAR if self.app.size.width >= 130 else 13     # so that it shows at 120 too
-        # settings kept apart by what differs (issue 36: retrievers differing by index)
+        # settings kept apart by what differs (retrievers that differ only by index too)
         settings = system_column([r.setting for r in c.rows], 24)
         self.rows["#cmp-rows"] = [(str(i), dict(zip(ROW_COLUMNS, (
             Text(r.metric), settings[i], Text(str(r.n)),

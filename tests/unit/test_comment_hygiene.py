@@ -21,11 +21,7 @@ ISSUE = re.compile(r"(?i)(?<![\w.-])(?:issues?|stop|finding|goal)\s*#?\d+|\(#\d+
 """``issue 23``, ``issues\\n24, 34``, ``stop 38's``, ``(#31)``."""
 UPSTREAM = re.compile(r"(?i)[\w.]+(?:-[\w.]+)+\s+issue\s*#\d+|[\w.-]+/[\w.-]+#\d+")
 """Another project's tracker: ``llama-cpp-python issue #1581``, ``owner/repo#12``."""
-ALLOWED: dict[str, str] = {
-    "engine/arena/judges/fitted.py": "being edited when the rule came; its docstring next",
-    "engine/runs/config.py": "being edited when the rule came; its DEFAULT_MAX_TOKENS next",
-    "mirage_tui/screens/compare.py": "being edited when the rule came; two comments next",
-}
+ALLOWED: dict[str, str] = {}
 """Files that may still cite an issue number, each with why; take a file out once it is clean
 (:func:`test_the_allowed_files_still_need_it` says when)."""
 

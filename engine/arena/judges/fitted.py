@@ -1,5 +1,5 @@
 """Judges fitted to people: a logistic regression, or a standardised sum, on per-pair feature
-differences (issue 24, 34).
+differences.
 
 ``mirage-tui judge fit NAME --labels DATASET`` reads the labelled pairs (one labels dataset, or
 ``verdicts``: every ``verdicts:<run>`` dataset of people's own verdicts from the Inspector,
