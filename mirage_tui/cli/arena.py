@@ -25,10 +25,12 @@ import sys
 from pathlib import Path
 
 from engine.stats import SEED, TOURNAMENTS
+from engine.text_fit import wrap_lines
 from engine.text_safety import visible_line
 from engine import counts
 from mirage_tui.cli.common import (CliError, count_type, db_option, force_option, from_settings,
-                                   in_flight_options, interruptible, no_overwrite)
+                                   in_flight_options, interruptible, no_overwrite, print_table,
+                                   text_width)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -41,14 +43,13 @@ def add_parsers(sub) -> None:
                                        "(MIRAGE-Bench pairwise, or RAG-QA Arena against a "
                                        "reference); Bradley-Terry ratings with bootstrap CIs.")
     asub = arena.add_subparsers(dest="arena_command", metavar="ACTION", required=True)
+    from engine.arena.judges.kinds import judge_help
 
     p = asub.add_parser("judge", help="judge a run's answers (resumable)")
     db_option(p)
     p.add_argument("run", help="run name")
     p.add_argument("--judge", metavar="JUDGE",
-                   help="judge: an LLM (catalog name, GGUF path or endpoint), "
-                        "reference:EMBEDDER|f1|char3|answer-match|blend (each answer compared "
-                        "with the reference answer), or fitted:NAME. Default: judge in "
+                   help=f"judge: {judge_help(detail=True)}. Default: judge in "
                         "config.toml, else by what the queries have: reference:answer-match on "
                         "short gold answers; on long-form references the best-calibrated judge "
                         "(judge list), else reference:blend; else a calibrated LLM")
@@ -227,7 +228,14 @@ def _systems_in(store, run, settings: str | None) -> list[str] | None:
             seen |= {short, setting}
     missing = sorted(wanted - seen)
     if missing:
-        raise CliError(f"--settings: the run has no contestants in {', '.join(missing)}")
+        from engine.suggest import did_you_mean
+
+        known = sorted({split_arena_system(n)[1] or "" for n in run_contestants(store, run.id)}
+                       - {""})
+        shorts = sorted({s.split(":", 1)[0] for s in known})
+        near = did_you_mean(missing[0], shorts + known) if len(missing) == 1 else ""
+        raise CliError(f"--settings: the run has no contestants in {', '.join(missing)}{near} "
+                       f"(its settings: {', '.join(shorts) or 'none'})")
     return chosen
 
 
@@ -299,12 +307,13 @@ def _ratings(args, store) -> int:
                 "reference": report.as_json() if report else None}
         print(json.dumps(data, ensure_ascii=False))
         return 0
-    print(f"arena {info.name} ({info.mode}, {info.status}) of run {args.run}")
-    print("\n".join(header.lines))
-    print(format_leaderboard(ratings).rstrip("\n"))
+    width = text_width()
+    print(wrap_lines(f"arena {info.name} ({info.mode}, {info.status}) of run {args.run}", width))
+    print(wrap_lines("\n".join(header.lines), width))
+    print(format_leaderboard(ratings, width).rstrip("\n"))
     if report is not None:
         print()
-        print(format_reference_report(report), end="")
+        print(format_reference_report(report, width), end="")
     return 0
 
 
@@ -392,7 +401,5 @@ def _list(args, store) -> int:
     rows = [("ARENA", "MODE", "JUDGE", "STATUS", "BATTLES", "PARSE FAILURES", "UPDATED")]
     rows += [tuple(map(visible_line, (i.name, i.mode, i.judge or "-", i.status, str(i.battles),
                                       str(i.parse_failures), i.updated_at))) for i in infos]
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    for r in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+    print_table(rows, right={4, 5})
     return 0

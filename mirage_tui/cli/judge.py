@@ -47,14 +47,13 @@ def add_parsers(sub) -> None:
                                        "against human labels, with CIs, beside the ceiling "
                                        "of human-human agreement.")
     jsub = judge.add_subparsers(dest="judge_command", metavar="ACTION", required=True)
+    from engine.arena.judges.kinds import judge_help
 
     p = jsub.add_parser("calibrate", help="judge every labelled pair and store the figures "
                                           "(resumable)")
     db_option(p)
     p.add_argument("--judge", metavar="JUDGE",
-                   help="judge: an LLM (catalog name, GGUF path or endpoint), "
-                        "reference:EMBEDDER|f1|char3|answer-match|blend, or fitted:NAME "
-                        "(default: judge in config.toml)")
+                   help=f"judge: {judge_help()} (default: judge in config.toml)")
     p.add_argument("--labels", required=True, metavar="DATASET",
                    help="a labels dataset (name or name@version)")
     p.add_argument("--aspect", default="overall",
@@ -253,21 +252,16 @@ def _list(args, store) -> int:
             table.append((r.judge, r.order, r.labels, r.sign_accuracy.format_pct(),
                           _pct(r.flip_rate), _num(r.kappa), ceiling_text(r.human_ceiling),
                           " ".join(marks)))
-        widths = [max(len(t[i]) for t in table) for i in range(len(table[0]))]
-        for t in table:
-            print("  ".join(c.ljust(w) for c, w in zip(t, widths)).rstrip())
-    if unfinished:
-        print("\ncalibrations not stored yet:")
-    for u in unfinished:
-        print(f"  {u.name}: {u.status} (pid {u.pid}" + (
-            "); run it again to resume from the cached verdicts" if u.status == "interrupted"
-            else ")"))
+        print_table(table, keys=3)
+    lines = ["", "calibrations not stored yet:"] if unfinished else []
+    lines += [f"  {u.name}: {u.status} (pid {u.pid}" + (
+        "); run it again to resume from the cached verdicts" if u.status == "interrupted"
+        else ")") for u in unfinished]
     if fits:
-        print("\nfitted judges (cross-validated, folds grouped by query):")
-        for f in fits:
-            for line in fit_lines(f):
-                print("  " + line)
-    print("\npackaged judge fitted to people (shipped):\n  " + shipped_blend().summary())
+        lines += ["", "fitted judges (cross-validated, folds grouped by query):"]
+        lines += ["  " + line for f in fits for line in fit_lines(f)]
+    lines += ["", "packaged judge fitted to people (shipped):", "  " + shipped_blend().summary()]
+    print(wrap_lines("\n".join(lines), text_width()))
     return 0
 
 
@@ -380,5 +374,4 @@ def _stored_json(stored) -> dict:
 def _print(stored) -> None:
     from engine.arena.trust.text import calibration_lines
 
-    for line in calibration_lines(stored):
-        print(line)
+    print(wrap_lines("\n".join(calibration_lines(stored)), text_width()))
