@@ -367,8 +367,6 @@ class HttpGenerator(LogprobLabels):
             prompt_text=sent,
             extra={"api": self.api, "url": url, "model": response.get("model"),
                    "id": response.get("id")})
-
-    # ------------------------------------------------------------------ tokens
         return apart(generation, self.model, reasoning_field=thought,
                      opened=not self.chat and prompt_opens_thinking(sent),
                      reasoning_tokens=thought_tokens, count_tokens=self._reasoning_tokens)
@@ -384,6 +382,8 @@ class HttpGenerator(LogprobLabels):
             except ModelError:
                 pass
         return math.ceil(len(text.encode("utf-8")) / CHARS_PER_TOKEN)
+
+    # ------------------------------------------------------------------ tokens
 
     def count_tokens(self, text: str) -> int:
         """Tokens in ``text`` by the server's own tokenizer.

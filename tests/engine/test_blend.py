@@ -14,8 +14,8 @@ import pytest
 from testkit.labels import import_rows
 from testkit.paths import SHARED_DATA
 
-from engine.arena.judges.blend import (SPEC, WEIGHTS_FILE, BlendJudge, record_differences,
-                                       refit_record, shipped_blend)
+from engine.arena.judges.blend import (CPU_DEPENDENT_SD, SPEC, WEIGHTS_FILE, BlendJudge,
+                                       record_differences, refit_record, shipped_blend)
 from engine.arena.trust.calibrate import calibrate_judge
 from engine.arena.judges.fit_methods import fit_standardized_sum, leave_one_domain_out
 from engine.arena.judges.fitted import fit_judge, load_fitted_judge
@@ -136,7 +136,10 @@ def test_packaged_blend_verdicts_with_the_real_embedders(store):
     diffs = [raw["features"][f] for f in shipped.features]
     z = sum(d / s for d, s in zip(diffs, shipped.scale))
     assert all(d < 0 for d in diffs)            # every similarity prefers A here
-    assert raw["logit"] == pytest.approx(z, abs=1e-5)
+    # the record keeps each difference and the logit to 6 decimals, so z from the rounded
+    # differences can be off by half a unit in the 6th place of each, divided by its scale
+    rounding = 0.5e-6 * (1 + sum(1 / s for s in shipped.scale))
+    assert abs(raw["logit"] - z) <= rounding
     assert v.label == "A" and v.method == "reference"
     assert v.probs["B"] == pytest.approx(logistic(raw["logit"]))
     swapped = judge.verdict({**fields, "answer_a": b, "answer_b": a})
@@ -166,8 +169,10 @@ def test_shipped_figures_say_where_they_came_from():
 # --------------------------------------------------------------------------- the shared labels
 
 @pytest.mark.slow
-def test_shipped_weights_reproduce_from_the_shared_labels_and_calibrate(tmp_path, capsys):
+def test_shipped_weights_reproduce_from_the_shared_labels_and_calibrate(tmp_path, capsys,
+                                                                       monkeypatch):
     """Every embedding of the 583 texts, once: minutes on 2 cores."""
+    monkeypatch.setenv("COLUMNS", "250")     # judge list's row read whole, on one line
     assert RAGCHECKER.exists(), f"the shared labels are missing: {RAGCHECKER}"
     db = tmp_path / "w.db"
     store = Store(db)
@@ -177,7 +182,9 @@ def test_shipped_weights_reproduce_from_the_shared_labels_and_calibrate(tmp_path
         store.close()
     shipped = json.loads(WEIGHTS_FILE.read_text())
     assert record_differences(shipped, fresh) == []
-    assert fresh["scale"] == pytest.approx(shipped["scale"], rel=1e-6)
+    for f, refit, kept in zip(shipped["features"], fresh["scale"], shipped["scale"]):
+        assert refit == pytest.approx(kept, rel=max(1e-6, CPU_DEPENDENT_SD.get(f, 0.0))), f
+    assert CPU_DEPENDENT_SD.keys() <= set(shipped["features"]) - {"f1"}   # F1 is always exact
     assert fresh["figures"]["in_sample"] == shipped["figures"]["in_sample"]
     assert fresh["figures"]["leave_one_domain_out"] == shipped["figures"]["leave_one_domain_out"]
     # the packaged judge calibrated in the product agrees as the fit said, and is marked
