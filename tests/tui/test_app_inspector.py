@@ -233,9 +233,11 @@ async def test_runs_list_summary_compare_and_export(workspace, tmp_path):
         assert len(lines) == 1 + 18
         assert any(str(out) in m for m, _ in app.notes)
 
-        # and as CSV with its default path in a folder we name
+        # and as CSV in a folder we name: the dialog starts in the format last used (JSONL)
         await pilot.press("e")
         await pilot.pause()
+        assert app.screen.query_one("#export-format", Select).value == "jsonl"
+        app.screen.query_one("#export-format", Select).value = "csv"
         csv_out = tmp_path / "beta.csv"
         app.screen.query_one("#export-path", Input).value = str(csv_out)
         await pilot.press("enter")
