@@ -133,7 +133,11 @@ async def test_the_inspector_tells_the_retrieved_settings_apart(hosts):
         assert len({next(iter(s)) for s in retrieved.values()}) == 3, retrieved
         assert all(len(s) == 1 for s in settings.values()), settings
         assert HOST in _plain(table.border_subtitle)
+        # the cut filter is offered only to a run with answers cut at the token limit: not here
+        assert not app.screen.query_one("#f-cut", Select).display
         for select in app.screen.query(Select):
+            if not select.display:
+                continue
             prompt = select.prompt
             assert prompt not in ("all", "any", "no") and len(prompt) <= select.size.width - 3, \
                 (select.id, prompt, select.size.width)
