@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -122,7 +123,24 @@ def wait_for_requests(proc, server, count: int) -> None:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the run never sent its requests"
         time.sleep(0.05)
-    time.sleep(0.5)                     # the quick answers are stored meanwhile
+
+
+def wait_for_stored(proc, db, name: str, count: int) -> None:
+    """Until ``count`` of the run's items are stored (the first one's scoring loads the
+    language detectors: seconds on a loaded machine, so no fixed pause)."""
+    deadline = time.monotonic() + 180
+    while True:
+        reader = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+        try:
+            (stored,) = reader.execute("SELECT COUNT(*) FROM run_items ri JOIN runs r "
+                                       "ON r.id = ri.run_id WHERE r.name = ?", (name,)).fetchone()
+        finally:
+            reader.close()
+        if stored >= count:
+            return
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"the run never stored {count} items"
+        time.sleep(0.05)
 
 
 def whole_items(db, name: str) -> list[tuple]:
@@ -151,7 +169,8 @@ def test_ctrl_c_stops_a_run_waiting_on_a_slow_endpoint_at_once(demo, presses):
         proc = subprocess.Popen(slow_run(db, server.url), cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, "PYTHONPATH": str(ROOT)})
-        wait_for_requests(proc, server, 4)        # 2 stored, 2 waiting on the server
+        wait_for_requests(proc, server, 4)        # 2 answered, 2 waiting on the server
+        wait_for_stored(proc, db, "slow", 2)
         for _ in range(presses):
             proc.send_signal(signal.SIGINT)
             time.sleep(0.02)
