@@ -183,6 +183,13 @@ class AdaptabilityPanel(OptionList):
             except Exception:  # noqa: BLE001 - the line is gone (OptionDoesNotExist)
                 pass
 
+    def action_select(self) -> None:
+        """Enter inspects the highlighted bar; with none highlighted (Down pressed while the
+        panel still said "No adaptability yet" moved nothing), the first bar."""
+        if self.highlighted is None and self.entries:
+            self.highlighted = self.get_option_index(f"0:{CATEGORY_ROWS[0][1]}")
+        super().action_select()
+
     def on_resize(self) -> None:
         if self.entries and self.track_width() != self._width_built:
             self._rebuild()

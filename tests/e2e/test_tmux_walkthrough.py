@@ -48,7 +48,10 @@ def test_walkthrough_at_80x24(small_session):
     _keys(s, "C-s")
     screen = wait_for(s, "done · Enter on a bar inspects its items", timeout=900)
     assert "3/3 items" in screen                               # the ETA line, not cut
-    # drill down: Enter on the adaptability panel's first line → the Inspector; l → Live
+    # drill down: Enter on the adaptability panel's first line → the Inspector; l → Live.
+    # The finished run's report may land after "done": its bars first (keys sent before them
+    # once moved nothing: the panel's Enter now inspects the first bar then)
+    wait_for(s, "CA ↑", timeout=60)
     _keys(s, "Down", "Enter")
     wait_for(s, ("items match", "item matches"), timeout=60)  # the Inspector's status line
     # issue 27: from the Inspector's item, n → New run (its first field focused) → ctrl+s:

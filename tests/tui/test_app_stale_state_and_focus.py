@@ -213,3 +213,29 @@ async def test_new_run_opens_on_its_first_field_and_space_ticks_the_highlighted_
         await pilot.press("1", "n")              # shown again: on its first field again
         await settle(pilot)
         assert app.screen is screen and app.focused is screen.query_one("#run-dataset")
+
+
+async def test_enter_on_live_with_no_bar_highlighted_inspects_the_first_bar(workspace):
+    """A Down pressed while the panel still said "No adaptability yet" moves nothing; when the
+    bars arrive, Enter inspects the first one instead of doing nothing (seen in a tmux walk on
+    a loaded machine: the keys came before the finished run's report)."""
+    from mirage_tui.screens.inspector import InspectorScreen
+    from engine.metrics.adaptability import NOISE_VULNERABLE
+    from mirage_tui.widgets.adaptability import AdaptabilityPanel
+
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("l")
+        await settle(pilot)
+        live = app.screen
+        assert isinstance(live, LiveRunScreen)
+        panel = live.query_one(AdaptabilityPanel)
+        await wait_until(pilot, lambda: bool(panel.entries), 30, "the bars")
+        panel.highlighted = None                 # as a rebuild after the early Down leaves it
+        assert app.focused is panel
+        await pilot.press("enter")
+        await settle(pilot)
+        inspector = app.screen
+        assert isinstance(inspector, InspectorScreen), inspector
+        assert inspector.filters.category == NOISE_VULNERABLE, inspector.filters
