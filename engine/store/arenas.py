@@ -35,30 +35,29 @@ def arena_by_name(db: sqlite_utils.Database, run_id: int, name: str) -> sqlite3.
 
 
 def insert_arena(db: sqlite_utils.Database, run_id: int, name: str, mode: str, config: dict,
-                 header: dict, stamp: str) -> int:
-    """A new arena row, status ``planned``; its id."""
+                 header: str, stamp: str) -> int:
+    """A new arena row with its ``header`` text (``engine.arena.header.ArenaHeader``), status
+    ``planned``; its id."""
     return db.conn.execute(
         "INSERT INTO arenas (run_id, name, mode, config, header, status, created_at, "
         "updated_at) VALUES (?, ?, ?, ?, ?, 'planned', ?, ?)",
         (run_id, name, mode, json.dumps(config, ensure_ascii=False),
-         json.dumps(header, ensure_ascii=False), stamp, stamp)).lastrowid
+         header, stamp, stamp)).lastrowid
 
 
-def start_arena(db: sqlite_utils.Database, arena_id: int, config: dict, header: dict,
+def start_arena(db: sqlite_utils.Database, arena_id: int, config: dict, header: str,
                 stamp: str) -> None:
-    """The arena's config and header as this session starts, status ``running``."""
+    """The arena's config and header text as this session starts, status ``running``."""
     db.conn.execute("UPDATE arenas SET config = ?, header = ?, status = 'running', "
                     "updated_at = ? WHERE id = ?",
-                    (json.dumps(config, ensure_ascii=False),
-                     json.dumps(header, ensure_ascii=False), stamp, arena_id))
+                    (json.dumps(config, ensure_ascii=False), header, stamp, arena_id))
 
 
-def end_arena(store: Store, arena_id: int, header: dict, status: str, stamp: str) -> None:
-    """The arena's header and status as a session ends (one transaction)."""
+def end_arena(store: Store, arena_id: int, header: str, status: str, stamp: str) -> None:
+    """The arena's header text and status as a session ends (one transaction)."""
     with store.write() as db:
         db.conn.execute("UPDATE arenas SET header = ?, status = ?, updated_at = ? "
-                        "WHERE id = ?", (json.dumps(header, ensure_ascii=False), status,
-                                         stamp, arena_id))
+                        "WHERE id = ?", (header, status, stamp, arena_id))
 
 
 # --------------------------------------------------------------------------- battles

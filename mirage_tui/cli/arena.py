@@ -391,8 +391,7 @@ def _list(args, store) -> int:
 
     infos = list_arenas(store, load_run(store, args.run))
     if args.json:
-        print(json.dumps([{k: v for k, v in i.as_json().items() if k != "header"}
-                          for i in infos], ensure_ascii=False))
+        print(json.dumps([i.as_json() for i in infos], ensure_ascii=False))
         return 0
     if not infos:
         print(f"run {args.run} has no arenas yet: `mirage-tui arena judge {args.run} "

@@ -173,6 +173,75 @@ def test_judging_stores_the_header_text_it_stored_before(demo_run, monkeypatch, 
         assert now == before, f"{name}: header write {i} differs"
 
 
+# --------------------------------------------------------------------------- reading
+
+def test_every_golden_header_reads_and_writes_back_the_same_text():
+    from engine.arena.header import ArenaHeader
+
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    for texts in golden.values():
+        for text in texts:
+            assert ArenaHeader.from_json(text).to_json() == text
+            assert ArenaHeader.from_json(json.loads(text)).to_json() == text
+
+
+def test_an_older_header_reads_with_the_old_defaults_and_keeps_what_it_does_not_know():
+    from engine.arena.header import ArenaHeader
+
+    old = {"judge": {"name": "j", "sha256": "s" * 64}, "notes": ["kept"],
+           "sessions": [{"started_at": "2025-01-01 00:00:00", "gpu": "none"}],
+           "counts": {"planned": 4, "later": 1}}
+    header = ArenaHeader.from_json(json.dumps(old))
+    assert header.judge.name == "j" and header.judge.key is None and header.judge.chat is True
+    assert header.run is None and header.timings is None and header.contestants == ()
+    assert header.concurrency is None and header.message is None and header.packages == {}
+    assert header.counts.planned == 4 and header.counts.skipped_queries == 0
+    assert header.counts.eligible_queries is None
+    assert header.sessions[0].load is None and header.sessions[0].status is None
+    assert header.extra == {"notes": ("kept",)} and header.sessions[0].extra == {"gpu": "none"}
+    assert header.counts.extra == {"later": 1}
+    assert header.to_json() == json.dumps(old)              # nothing lost, nothing added
+    assert header.judge_problem("a", {"key": "k"}) is None   # no key recorded: any judge
+    assert ArenaHeader.from_json("").to_json() == "{}" == ArenaHeader.from_json(None).to_json()
+    with pytest.raises(ValueError):
+        ArenaHeader.from_json("[1, 2]")
+    odd = {"judge": "j", "sessions": {}, "counts": [], "contestants": "a"}
+    header = ArenaHeader.from_json(odd)            # parts of another shape: kept, not read
+    assert header.judge is None and header.sessions == () and header.counts is None
+    assert header.contestants == () and header.to_json() == json.dumps(odd)
+
+
+def test_a_header_is_frozen_and_each_update_is_a_new_one(monkeypatch):
+    import copy
+    import dataclasses
+
+    import engine.arena.header as arena_header
+
+    monkeypatch.setattr(arena_header, "now", lambda: "T")
+    monkeypatch.setattr(arena_header, "package_versions", lambda: {"p": "1"})
+    header = arena_header.ArenaHeader.from_json(
+        {"judge": {"name": "j", "key": "k", "sha256": "s" * 64}, "sessions": [],
+         "message": "failed"})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        header.message = "x"                                   # type: ignore[misc]
+    with pytest.raises(TypeError):
+        header.packages["a"] = None                            # type: ignore[index]
+    assert copy.deepcopy(header) is header
+    assert "judged by another 'j' (sha256 ssssssssssss…, now zzzzzzzzzzzz…)" in \
+        header.judge_problem("a", {"key": "other", "sha256": "z" * 64})
+    started = header.with_session(["x", "y"], 2, None, "cpu", None)
+    assert header.message == "failed" and header.sessions == ()
+    assert started.message is None and started.contestants == ("x", "y")
+    ended = started.with_session_ended("done", "why", {"judge_calls": 3}, 1.5, 3,
+                                       {"planned": 3})
+    assert started.sessions[0].status is None and ended.sessions[0].status == "done"
+    assert ended.sessions[0].judge_calls == 3 and ended.timings.seconds_per_call == 0.5
+    assert ended.counts.planned == 3 and ended.message == "why"
+    # a key new to the header is written last; one it had stays where it was
+    assert list(json.loads(ended.to_json())) == ["judge", "sessions", "contestants",
+                                                 "concurrency", "timings", "counts", "message"]
+
+
 def _write_golden() -> None:           # pragma: no cover - run by hand
     import tempfile
 

@@ -92,10 +92,10 @@ def test_every_pair_is_judged_and_verdicts_map_back_to_the_contestants(demo_run)
     assert info.config["template"] == "mirage_bench_pairwise@1"
     assert info.config["order"] == "random" and info.config["seed"] == 0
     header = info.header
-    assert header["judge"]["sha256"] == "j" * 64 and header["judge"]["name"] == "fake-judge"
-    assert header["counts"]["planned"] == 18 and header["counts"]["parse_failures"] == 0
-    assert header["packages"]["python"] and header["sessions"][0]["judge_calls"] == 18
-    assert header["run"]["dataset"].startswith("demo@")
+    assert header.judge.sha256 == "j" * 64 and header.judge.name == "fake-judge"
+    assert header.counts.planned == 18 and header.counts.parse_failures == 0
+    assert header.packages["python"] and header.sessions[0].judge_calls == 18
+    assert header.run.dataset.startswith("demo@")
     # refusals: the base answers say "I don't know"
     rows = battle_rows(demo_run, run)
     by_pair = {(r["system_a"], r["system_b"]) for r in rows if r["refusal_a"]}
@@ -202,8 +202,8 @@ def test_cancel_then_resume_makes_no_judge_call_twice(demo_run):
     assert not set(first.prompts()) & set(second.prompts())
     assert demo_run.query("SELECT COUNT(*) FROM battles")[0][0] == 18
     header = resolve_arena(demo_run, run).header
-    assert [s["status"] for s in header["sessions"]] == ["cancelled", "done"]
-    assert header["timings"]["judge_calls"] == 18
+    assert [s.status for s in header.sessions] == ["cancelled", "done"]
+    assert header.timings.judge_calls == 18
     # nothing left: a third session calls nothing
     third = ScriptedJudge()
     again = judge_arena(demo_run, run, third)

@@ -2,90 +2,34 @@
 module outside ``engine/runs/header.py`` and ``engine/store/`` indexes a run header by key or
 reads its JSON itself.
 
-The scan (AST, engine/, mirage_tui/ and models/) looks at expressions that name a header: a name
-or attribute with ``header`` in it (``header``, ``run_header``, ``run.header``, ``report.header``),
-``X["header"]`` and ``X.get("header")`` (a report's JSON). On those it refuses a subscript, a
-``.get`` / ``.setdefault`` / ``.pop`` or an ``in`` test with a key the run header has
-(:meth:`RunHeader.json_keys`: ``models``, ``sessions``, ``devices``, ...), and ``json.loads`` /
-``json_column`` of one. Keys no run header has are other headers' (an export's ``rows``, an
-HTTP response's ``retry-after``, an arena's ``judge``) and pass. The arena's own header
-(``arenas.header``: judge, sessions, counts, timings) is written by one module and read by
-another, named in :data:`OTHER_HEADERS`."""
+The scan (:mod:`testkit.header_access`, AST, engine/, mirage_tui/ and models/) looks at
+expressions that name a header: a name or attribute with ``header`` in it (``header``,
+``run_header``, ``run.header``, ``report.header``), ``X["header"]`` and ``X.get("header")`` (a
+report's JSON). On those it refuses a subscript, a ``.get`` / ``.setdefault`` / ``.pop`` or an
+``in`` test with a key the run header has (:meth:`RunHeader.json_keys`: ``models``,
+``sessions``, ``devices``, ...), and ``json.loads`` / ``json_column`` of one. Keys no run header
+has are other headers' (an export's ``rows``, an HTTP response's ``retry-after``, an arena's
+``judge``) and pass. The arena's own header has its own reader and writer
+(``tests/unit/test_arena_header_access.py``)."""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
-from testkit.paths import ROOT
+from testkit.header_access import keyed_header_reads as keyed_reads
+from testkit.header_access import keyed_reads_outside
 
 from engine.runs.header import RunHeader
 
-PACKAGES = ("engine", "mirage_tui", "models")
 ALLOWED = ("engine/runs/header.py", "engine/store/")
-OTHER_HEADERS = {
-    "engine/arena/judging/recording.py": "writes the arena's header (arenas.header)",
-    "engine/arena/ratings/battles.py": "reads the arena's header (ArenaInfo.header)",
-}
 RUN_KEYS = frozenset(RunHeader.json_keys())
-READERS = {"loads", "json_column"}
-
-
-def _names_a_header(node: ast.AST) -> bool:
-    """Whether ``node`` is an expression that names a header (module docstring)."""
-    if isinstance(node, ast.Name):
-        return "header" in node.id.lower()
-    if isinstance(node, ast.Attribute):
-        return "header" in node.attr.lower()
-    if isinstance(node, ast.Subscript):
-        return isinstance(node.slice, ast.Constant) and node.slice.value in ("header",
-                                                                            "run_header")
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-            and node.func.attr == "get" and node.args:
-        first = node.args[0]
-        return isinstance(first, ast.Constant) and first.value in ("header", "run_header")
-    if isinstance(node, ast.BoolOp):
-        return any(_names_a_header(v) for v in node.values)
-    return False
-
-
-def _run_key(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value in RUN_KEYS
 
 
 def keyed_header_reads(source: str, path: str = "<source>") -> list[str]:
     """``path:line text`` of each read of a run header by key, or of its JSON (see above)."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        hit = False
-        if isinstance(node, ast.Subscript):
-            hit = _names_a_header(node.value) and _run_key(node.slice)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in ("get", "setdefault", "pop") and node.args:
-                hit = _names_a_header(node.func.value) and _run_key(node.args[0])
-            elif node.func.attr in READERS:
-                hit = any(_names_a_header(a) for a in node.args)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            hit = node.func.id in READERS and any(_names_a_header(a) for a in node.args)
-        elif isinstance(node, ast.Compare) and _run_key(node.left):
-            hit = any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and any(
-                _names_a_header(c) for c in node.comparators)
-        if hit:
-            found.append(f"{path}:{node.lineno} {ast.unparse(node)}")
-    return found
-
-
-def _modules() -> list[Path]:
-    return sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
+    return keyed_reads(source, RUN_KEYS, path)
 
 
 def test_no_module_reads_a_run_header_by_key():
-    bad = []
-    for path in _modules():
-        rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith(ALLOWED) or rel in OTHER_HEADERS:
-            continue
-        bad += keyed_header_reads(path.read_text(encoding="utf-8"), rel)
+    bad = keyed_reads_outside(RUN_KEYS, ALLOWED)
     assert not bad, ("read the run header through engine.runs.header.RunHeader (from_json "
                      "once, then its attributes), not by key:\n" + "\n".join(bad))
 
@@ -109,8 +53,3 @@ def test_the_scan_sees_keyed_reads_and_spares_other_headers():
         'm = run.header.models["a"].backend\n'            # typed: attributes
         't = table.header\n'
         'h = json.loads(header_path(p).read_text())\n') == []
-
-
-def test_the_other_headers_are_still_there():
-    for rel in OTHER_HEADERS:
-        assert (ROOT / rel).exists(), f"{rel} is gone: drop it from OTHER_HEADERS"

@@ -41,6 +41,7 @@ import time
 from functools import partial
 from typing import Callable
 
+from engine.arena.header import ArenaHeader
 from engine.arena.judging.events import ArenaSummary, arena_event
 from engine.arena.judges.specs import open_judge
 from engine.arena.judging.estimate import judging_pace
@@ -238,7 +239,7 @@ class _Judging(Job):
         self.judge = judge
         self.n_threads = n_threads
         self.arena_id: int | None = None
-        self.header: dict = {}
+        self.header = ArenaHeader()       # as this session started; as it ended
         self.counts = dict(done=0, total=0, cached=0, judged=0, parse_failures=0, unparsed=0,
                            disagreements=0, errors=0, judge_calls=0, cached_calls=0)
         self.judge_seconds = 0.0          # inside new judge calls (this session)
@@ -370,8 +371,8 @@ class _Judging(Job):
             "errors": c["errors"], "queries": self.queries, "eligible_queries": self.eligible,
             "skipped_queries": self.skipped,
             "contestants": len(self.contestants)}
-        close_session(self.store, self.arena_id, self.header, status, message, session,
-                      self.judge_seconds, c["judge_calls"], counts)
+        self.header = close_session(self.store, self.arena_id, self.header, status, message,
+                                    session, self.judge_seconds, c["judge_calls"], counts)
 
     # ----------------------------------------------------------------------- reporting
 

@@ -3,8 +3,8 @@ rows): the arena row, opened for a session (created, or a stored one checked aga
 config and judge model), each battle's row built from its verdicts (one transaction each), and
 the header a session leaves (its counts, timings and how it ended).
 
-An arena's header holds the run, the judge's identity, versions and machine, one entry per
-session, the counts of the latest session's plan and the judge's cumulative timings."""
+The arena's header is :class:`engine.arena.header.ArenaHeader`: read once as the arena opens,
+each update a new header, stored as its text."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ import json
 from dataclasses import dataclass
 
 from engine import machine_load
+from engine.arena.header import ArenaHeader
 from engine.arena.judges.orders import canonical_winner, combine_orders, debiased_winner
 from engine.arena.judging.plan import Matchup
 from engine.arena.types import ArenaError
 from engine.store.runs import RunInfo, run_exists
 from engine.runs import owner
-from engine.runs.header import identity_json, machine, now, package_versions
+from engine.runs.header import identity_json, now
 from engine.store import Store
 from engine.store.arenas import (arena_by_name, battle_states, end_arena, insert_arena,
                                  save_battle, start_arena)
@@ -30,20 +31,10 @@ class ArenaConfigMismatch(ArenaError):
     """An arena of that name exists with another configuration or another judge model."""
 
 
-def arena_header(run: RunInfo, generator, template_id: str) -> dict:
-    """A fresh arena header: the run, the judge's identity, versions and machine."""
-    return {"run": {"name": run.name, "dataset": run.dataset, "dataset_hash": run.dataset_hash},
-            "judge": {**(identity_json(generator) or {}),
-                      "chat": bool(getattr(generator, "chat", True)),
-                      "device": getattr(generator, "device", None)},
-            "template": template_id, "packages": package_versions(), "machine": machine(),
-            "sessions": [], "counts": {}, "timings": {"judge_seconds": 0.0, "judge_calls": 0}}
-
-
-@dataclass
+@dataclass(frozen=True)
 class OpenedArena:
     arena_id: int
-    header: dict
+    header: ArenaHeader            # this session started in it
     stored: dict[tuple, tuple]     # (query, a, b) -> (winner, parse_failures, disagreement)
 
 
@@ -70,27 +61,21 @@ def open_arena(store: Store, run: RunInfo, name: str, config: dict, generator,
                 raise ArenaConfigMismatch(
                     f"arena {name!r} of run {run.name!r} exists with another configuration: "
                     f"{was}; give a new name (--name)")
-            header = json.loads(row["header"])
-            known = header.get("judge", {})
-            if known.get("key") and identity.get("key") != known["key"]:
-                raise ArenaConfigMismatch(
-                    f"arena {name!r} was judged by another {known.get('name')!r} "
-                    f"(sha256 {str(known.get('sha256'))[:12]}…, now "
-                    f"{str(identity.get('sha256'))[:12]}…); give a new name (--name)")
+            header = ArenaHeader.from_json(row["header"])
+            problem = header.judge_problem(name, identity)
+            if problem:
+                raise ArenaConfigMismatch(problem)
             arena_id = row["id"]
         else:
-            header = arena_header(run, generator, config["template"])
-            arena_id = insert_arena(db, run.id, name, config["mode"], config, header, now())
+            header = ArenaHeader.for_judge(run, generator, config["template"])
+            arena_id = insert_arena(db, run.id, name, config["mode"], config, header.to_json(),
+                                    now())
             owner.claim_named(db, owner.ARENA, str(arena_id), doing)
-        header.pop("message", None)
-        header["contestants"] = contestants
-        header["concurrency"] = concurrency
         load = machine_load.load_now(wait=False)   # the judge's speed is measured under it
-        header.setdefault("sessions", []).append(
-            {"started_at": now(), "threads": n_threads, "concurrency": concurrency,
-             "device": getattr(generator, "device", None), "packages": package_versions(),
-             "load": load.as_json() if load else None})
-        start_arena(db, arena_id, config, header, now())
+        header = header.with_session(contestants, concurrency, n_threads,
+                                     getattr(generator, "device", None),
+                                     load.as_json() if load else None)
+        start_arena(db, arena_id, config, header.to_json(), now())
         stored = {}
         for r in battle_states(db, arena_id):
             detail = json.loads(r["detail"]) if r["detail"] else {}
@@ -125,21 +110,16 @@ def record_battle(store: Store, arena_id: int, m: Matchup, shown: list[str], ver
     return winner, failures, disagreement
 
 
-def close_session(store: Store, arena_id: int, header: dict, status: str,
+def close_session(store: Store, arena_id: int, header: ArenaHeader, status: str,
                   message: str | None, session: dict, judge_seconds: float, judge_calls: int,
-                  counts: dict) -> None:
+                  counts: dict) -> ArenaHeader:
     """End the header's latest session (``session``: its figures), add its judge time to the
-    timings, set the plan's ``counts`` and the message, and store it with ``status``."""
-    header["sessions"][-1].update({"ended_at": now(), "status": status, **session})
-    timings = header.setdefault("timings", {"judge_seconds": 0.0, "judge_calls": 0})
-    timings["judge_seconds"] = round(timings.get("judge_seconds", 0.0) + judge_seconds, 3)
-    timings["judge_calls"] = timings.get("judge_calls", 0) + judge_calls
-    calls = timings["judge_calls"]
-    timings["seconds_per_call"] = timings["judge_seconds"] / calls if calls else None
-    header["counts"] = counts
-    if message:
-        header["message"] = message
+    timings, set the plan's ``counts`` and the message, and store it with ``status``; the
+    header stored (:meth:`ArenaHeader.with_session_ended`)."""
+    header = header.with_session_ended(status, message, session, judge_seconds, judge_calls,
+                                       counts)
     try:
-        end_arena(store, arena_id, header, status, now())
+        end_arena(store, arena_id, header.to_json(), status, now())
     finally:
         owner.release(store, owner.ARENA, str(arena_id))
+    return header

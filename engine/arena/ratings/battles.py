@@ -19,8 +19,9 @@ A battle row (table ``battles``) holds one judged comparison of two answers to o
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
+from engine.arena.header import ArenaHeader
 from engine.arena.types import Battle
 from engine.runs.owner import ARENA, claimed_status
 from engine.store.runs import RunInfo
@@ -47,10 +48,11 @@ class ArenaInfo:
     created_at: str
     updated_at: str
     config: dict = field(default_factory=dict)
-    header: dict = field(default_factory=dict)
+    header: ArenaHeader = field(default_factory=ArenaHeader)
 
     def as_json(self) -> dict:
-        return asdict(self)
+        """The arena's row without its header (whose JSON is ``header.to_json()``)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "header"}
 
 
 def list_arenas(store: Store, run: RunInfo) -> list[ArenaInfo]:
@@ -62,8 +64,17 @@ def list_arenas(store: Store, run: RunInfo) -> list[ArenaInfo]:
         status = claimed_status(store, ARENA, str(r["id"]), r["status"])
         out.append(ArenaInfo(r["id"], run.name, r["name"], r["mode"], config.get("judge"),
                              status, r["n"], r["pf"], r["unparsed"], r["created_at"],
-                             r["updated_at"], config, json_column(r["header"], {})))
+                             r["updated_at"], config, _header(r["header"])))
     return out
+
+
+def _header(text: str | None) -> ArenaHeader:
+    """The arena header stored as ``text``; the empty header when it is not a JSON object (a
+    row is read back as well as it can be rather than failing the listing)."""
+    try:
+        return ArenaHeader.from_json(text)
+    except ValueError:
+        return ArenaHeader()
 
 
 def _names(infos: list[ArenaInfo]) -> str:

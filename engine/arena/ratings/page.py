@@ -47,8 +47,8 @@ def arena_data(store: Store, run: RunInfo, arena_name: str | None = None, *,
                                       seed=seed).as_json()
     except (ValueError, LookupError, ImportError) as exc:
         why = str(exc)
-    arena = {k: v for k, v in info.as_json().items() if k != "header"}
-    return {"arena": arena, **arena_header(store, run, info, battles, ratings).as_json(),
+    heading = arena_header(store, run, info, battles, ratings)
+    return {"arena": info.as_json(), **heading.as_json(),
             "ratings": ratings.as_json(), "surrogate": surrogate, "surrogate_note": why}
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from engine.arena.header import ArenaCounts
 from engine.arena.ratings.battles import resolve_arena
 from engine.store.runs import RunInfo
 from engine.stats import Estimate, wilson_interval
@@ -135,7 +136,7 @@ def reference_report(store: Store, run: RunInfo,
                for s in per]
     results.sort(key=lambda c: (-(c.overall.win_rate.value or 0.0),
                                 -(c.overall.win_tie_rate.value or 0.0), c.system))
-    counts = info.header.get("counts", {})
+    counts = info.header.counts or ArenaCounts()
     failures = sum(c.overall.parse_failures for c in results)
     notes = ["a battle whose judge reply could not be parsed counts as a tie in the rates "
              "and is counted separately (RAG-QA Arena)"]
@@ -147,8 +148,8 @@ def reference_report(store: Store, run: RunInfo,
     return ReferenceReport(
         run=run.name, arena=info.name, judge=info.judge, template=info.config.get("template"),
         reference=reference, order=order, seed=info.config.get("seed"), contestants=results,
-        domains=domains, queries=len(queries), eligible_queries=counts.get("eligible_queries"),
-        skipped_queries=counts.get("skipped_queries", 0), parse_failures=failures,
+        domains=domains, queries=len(queries), eligible_queries=counts.eligible_queries,
+        skipped_queries=counts.skipped_queries, parse_failures=failures,
         status=info.status, notes=notes)
 
 

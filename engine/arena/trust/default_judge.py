@@ -194,7 +194,7 @@ def judge_trust(store: Store, info) -> JudgeTrust:
     """The calibration of the judge of an arena (``engine.arena.ratings.battles.ArenaInfo``): of the
     same judge identity key (else, for an arena without one, the same judge name), the one in
     the arena's order, then with its template, then the newest."""
-    key = (info.header.get("judge") or {}).get("key")
+    key = info.header.judge.key if info.header.judge else None
     order, template = info.config.get("order"), info.config.get("template")
     rows = [r for r in judge_rankings(store)
             if (r.judge_key == key if key else r.judge == info.judge)]
@@ -211,7 +211,7 @@ def judge_trust(store: Store, info) -> JudgeTrust:
 
 
 @dataclass(frozen=True)
-class ArenaHeader:
+class ArenaHeading:
     """The lines that head an arena's ratings: who judged and how far people agree with it,
     which rule picked the judge, and the ranking's cross-check against accuracy (None on data
     without gold answers)."""
@@ -229,9 +229,9 @@ class ArenaHeader:
                 "cross_check": self.cross_check.as_json() if self.cross_check else None}
 
 
-def arena_header(store: Store, run: RunInfo, info, battles, ratings) -> ArenaHeader:
+def arena_header(store: Store, run: RunInfo, info, battles, ratings) -> ArenaHeading:
     """The header of the arena ``info`` of ``run``, its ``battles`` rated as ``ratings``."""
     from engine.arena.trust.cross_check import cross_check
 
-    return ArenaHeader(judge_trust(store, info), judge_rule(store, run, info),
+    return ArenaHeading(judge_trust(store, info), judge_rule(store, run, info),
                        cross_check(store, run, battles, ratings, info.judge))
