@@ -34,7 +34,7 @@ class ArenaNotFound(LookupError):
     """No arena of that name for the run (the message lists the ones there are)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ArenaInfo:
     id: int
     run: str
