@@ -1,18 +1,38 @@
-"""The inspector's item detail: the query, its gold answers, the adaptability pattern, the
-judge's verdicts, the pool with the oracle marked ★ and every retriever's rank, and per
-setting the exact prompt sent, the response (a reasoning model's thinking folded under it, with
-its token count: ``r`` unfolds it) and every score, one column per system shown."""
+"""The inspector's item detail (Enter on a row): the query, its gold answers, the adaptability
+pattern, the judge's verdicts, the pool with the oracle marked ★ and every retriever's rank,
+and per setting the exact prompt sent, the response (a reasoning model's thinking folded under
+it, with its token count: ``r`` unfolds it) and every score, one column per system shown (the
+words: :mod:`.item_text`).
+
+:class:`ItemDetail` is the feature: it loads one query's items on demand
+(``engine.results.inspector.item_detail``) with the judge's verdicts on the query and their
+probabilities, shows a second system beside them (``s``), steps to the next and previous item
+of the list (``]`` ``[``), jumps inside them (``o``: the oracle chunk, ``t``: the prompts) and
+unfolds the reasoning (``r``) and the verdicts (``j``)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Collapsible, Static
 
-from engine.units import fmt_value
 from engine.text_safety import visible
+from mirage_tui.dialogs.pick_system import PickSystemScreen
+from mirage_tui.screens.inspector.handle import store_of
+from mirage_tui.screens.inspector.item_text import (pool_heading, setting_text, verdict_lines,
+                                                    verdicts_title)
+from mirage_tui.screens.inspector.messages import (DetailLoaded, ItemFailed, VerdictsFailed,
+                                                   failures_as)
 from mirage_tui.widgets.safe_text import safe_line, safe_text
+
+if TYPE_CHECKING:
+    from engine.arena.ratings.verdicts import ItemVerdict
+    from mirage_tui.screens.inspector.handle import InspectedRun
 
 ORACLE_MARK = "★ oracle"
 
@@ -40,68 +60,6 @@ def pool_card(chunk, shown_settings: set[str]) -> Static:
     return card
 
 
-REASONING_KEY = "r"
-"""The Inspector's key that unfolds (and folds) every shown item's reasoning."""
-
-
-def reasoning_lines(text: Text, row, unfolded: bool) -> None:
-    """A reasoning model's thinking under its answer: one folded line with its token count
-    (``r`` unfolds it), or the whole thinking, dim; nothing for a reply without any."""
-    if not (row.reasoning or row.reasoning_tokens or row.thinking_cut):
-        return
-    tokens = f"{row.reasoning_tokens} token{'s' if row.reasoning_tokens != 1 else ''}"
-    if not row.reasoning:
-        text.append(f"Reasoning · {tokens} · not returned by the server\n", style="bold")
-        return
-    text.append(f"{'▾' if unfolded else '▸'} Reasoning · {tokens} · {REASONING_KEY} "
-                f"{'folds' if unfolded else 'unfolds'}\n", style="bold")
-    if unfolded:
-        text.append_text(safe_text(row.reasoning, style="dim"))
-        text.append("\n")
-
-
-def item_facts(row) -> list[str]:
-    """The facts under a response: tokens, finish reason, why it was cut, the scorer."""
-    cut = ("cut while thinking: no answer came before the token limit" if row.thinking_cut
-           else "cut at the token limit" if row.finish_reason == "length" else None)
-    return [f for f in (f"{row.prompt_tokens} → {row.completion_tokens} tokens"
-                        if row.prompt_tokens is not None else None, row.finish_reason, cut,
-                        "truncated context" if row.truncated else None,
-                        f"scorer {row.scorer_version}" if row.scorer_version else None) if f]
-
-
-def setting_text(row, unfolded: bool = False) -> Text:
-    """One system's item in one setting as text: the prompt as sent, the response (the
-    answer every score reads), the reasoning folded under it, the facts, every score."""
-    text = Text()
-    if row is None:
-        text.append("no item in this setting", style="italic")
-        return text
-    text.append("Prompt sent\n", style="bold")
-    text.append(visible(row.prompt or "(no generation)") + "\n", style="dim")
-    text.append("Response\n", style="bold")
-    if row.error:
-        text.append(f"error: {visible(row.error)}\n", style="bold red")
-    if row.thinking_cut and not row.response:
-        text.append("(no answer: cut while thinking)\n", style="italic")
-    else:
-        text.append(visible(row.response if row.response is not None else "—") + "\n")
-    reasoning_lines(text, row, unfolded)
-    text.append(" · ".join(item_facts(row)) + "\n", style="italic")
-    text.append("Scores", style="bold")
-    text.append(" (rates in %, counts as numbers)\n", style="dim")
-    # the long correct-language variant names (correct_language:fasttext:mirage-tui) run
-    # past the column rather than widen it for every score
-    width = min(16, max((len(s.metric) for s in row.scores), default=8))
-    for score in row.scores:
-        text.append(f"{score.metric.ljust(width)}  "
-                    f"{fmt_value(score.value, score.metric):>5}  ")
-        text.append((score.detail or "") + "\n", style="dim")
-    if not row.scores:
-        text.append("(no scores)\n", style="italic")
-    return text
-
-
 class SettingPanel(Static):
     """One system's item in one setting (:func:`setting_text`), its reasoning folded until
     :meth:`unfold`."""
@@ -124,96 +82,6 @@ def setting_panel(system: str, row, unfolded: bool = False) -> SettingPanel:
     return SettingPanel(system, row, unfolded)
 
 
-def order_words(order, system_a: str, system_b: str) -> str:
-    """One judged order in words: which answer the judge read first, what it chose, and its
-    probabilities in percent ("fake-b shown first, fake-a second: the judge chose fake-b;
-    P(first) 81.0%, P(second) 19.0%")."""
-    first, second = (system_a, system_b) if order.shown == "ab" else (system_b, system_a)
-    chose = ("could not be parsed" if order.label is None else
-             "a tie" if order.winner == "tie" else order.winner)
-    text = f"{first} shown first, {second} second: the judge chose {chose}"
-    if order.probs:
-        words = {"A": "first", "B": "second", "tie": "tie"}
-        text += "; " + ", ".join(f"P({words.get(k, k)}) {fmt_value(p)}%"
-                                 for k, p in order.probs.items())
-    return text
-
-
-def human_lines(text: Text, found: list, flip: bool = False) -> None:
-    """People's verdicts on one pair, one line each (``flip``: stored in the other order)."""
-    from engine.arena.trust.human_verdicts import LABEL_WORDS
-
-    for h in found:
-        label = -h.label if flip else h.label
-        text.append(f"\n    {h.annotator} ({(h.created_at or '')[:16]}): ", style="italic")
-        text.append(LABEL_WORDS.get(label, str(label)), style="bold italic")
-        if h.note:
-            text.append(f" · {visible(h.note)}", style="italic")
-
-
-def verdict_lines(verdicts, systems: list[str], human: dict | None = None) -> Text:
-    """The judge's verdicts on this query for battles the shown systems took part in, under
-    each the verdicts people entered (``engine.arena.trust.human_verdicts``), then people's verdicts
-    on pairs of the shown systems that no arena judged."""
-    human = human or {}
-    text = Text()
-    for v in verdicts:
-        if not any(v.involves(s) for s in systems):
-            continue
-        winner = v.winner_name
-        text.append(f"{v.arena}: ", style="bold")
-        text.append(f"{v.system_a}  vs  {v.system_b}  → ")
-        text.append("unparsed" if winner is None else ("tie" if winner == "tie"
-                                                       else f"{winner} wins"), style="bold")
-        for order in v.orders:
-            text.append("\n    " + order_words(order, v.system_a, v.system_b), style="dim")
-        if v.disagreement:
-            text.append("\n    the two orders disagreed: stored as a tie", style="dim")
-        human_lines(text, human.get((v.system_a, v.system_b), []))
-        human_lines(text, human.get((v.system_b, v.system_a), []), flip=True)
-        text.append("\n")
-    shown = [f"{s} | " for s in systems]
-    for (a, b), found in human.items():
-        if any(f"{name} | ".startswith(s) for name in (a, b) for s in shown) and \
-                not any({v.system_a, v.system_b} == {a, b} for v in verdicts):
-            text.append("no arena: ", style="bold")
-            text.append(f"{a}  vs  {b}  (no arena judged this pair)")
-            human_lines(text, found)
-            text.append("\n")
-    return text
-
-
-VERDICTS_KEY = "j"
-"""The Inspector's key that unfolds (and folds) the judge's verdicts on the item's query."""
-
-
-def verdicts_title(verdicts, systems: list[str], human: dict | None = None) -> str:
-    """The folded verdicts' one line: how many judge pairs involve the shown systems and how
-    many verdicts people entered, and the key that unfolds them."""
-    pairs = sum(1 for v in verdicts if any(v.involves(s) for s in systems))
-    people = sum(len(found) for found in (human or {}).values())
-    parts = [f"{pairs} judge pair{'s' if pairs != 1 else ''}"]
-    if people:
-        parts.append(f"{people} verdict{'s' if people != 1 else ''} of people's")
-    return " · ".join(parts) + f" on this query · {VERDICTS_KEY} unfolds"
-
-
-def pool_heading(chunks) -> str:
-    """The pool counted as the pool (``data show``'s count), and the chunks retrieved from
-    outside it named apart, with the settings that used them."""
-    if not chunks:
-        return "Pool: this query has no pool entries."
-    pool = [c for c in chunks if c.in_pool]
-    outside = [c for c in chunks if not c.in_pool]
-    oracles = sum(c.is_oracle for c in pool)
-    text = f"Pool: {len(pool)} chunk{'s' if len(pool) != 1 else ''} · {oracles} oracle (★)"
-    if outside:
-        used = sorted({s.split(":", 1)[0] for c in outside for s in c.in_context_of})
-        text += (f" · retrieved from outside the pool: {len(outside)}, used by "
-                 f"{', '.join(used) if used else 'no setting'}")
-    return text
-
-
 class SettingRow(Horizontal):
     """One setting's panels, one per system shown."""
 
@@ -223,7 +91,19 @@ class SettingRow(Horizontal):
 
 
 class ItemDetail(VerticalScroll):
-    """One query's items (``engine.results.inspector.item_detail``, one per system) in full."""
+    """One query's items (``engine.results.inspector.item_detail``, one per system) in full,
+    loaded for the run it holds (module docstring)."""
+
+    KEYS: ClassVar[list[Binding]] = [
+        Binding("s", "second_system", "Side by side"),
+        Binding("right_square_bracket", "next_item", "Next", show=False),  # n: New run
+        Binding("left_square_bracket", "previous_item", "Previous", show=False),
+        Binding("o", "jump_to_oracle", "Oracle", show=False),
+        Binding("t", "jump_to_settings", "Prompts", show=False),
+        Binding("r", "toggle_reasoning", "Reasoning", show=False),
+        Binding("j", "toggle_verdicts", "Judge pairs", show=False),
+    ]
+    """Its keys; the screen binds them, so that they act wherever the focus is."""
 
     DEFAULT_CSS = """
     ItemDetail #d-query { margin-top: 1; padding: 0 1; background: $boost; text-style: bold; }
@@ -243,6 +123,15 @@ class ItemDetail(VerticalScroll):
     """Whether the reasoning under each answer is shown whole (``r``), for every item opened
     until it is folded again."""
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.run: InspectedRun | None = None
+        self.systems: list[str] = []                    # the run's: the ones to put beside
+        self.current: tuple[str, int] | None = None     # (system, query_rowid) shown
+        self.second: str | None = None
+        self.verdicts: list[ItemVerdict] = []           # the judge's, on the query shown
+        self.generation = 0
+
     def compose(self) -> ComposeResult:
         # the answers first, right under the question; the judge's pairs (66 on a query of a
         # 12-contestant arena, pages long) folded under one counted line
@@ -255,6 +144,141 @@ class ItemDetail(VerticalScroll):
                           title="Judge verdicts", collapsed=True)
         yield Static("", id="d-pool-heading", classes="d-heading", markup=False)
         yield Vertical(id="d-pool")
+
+    def hold(self, run: InspectedRun, systems: list[str]) -> None:
+        """The run whose items this shows, and its systems."""
+        self.run, self.systems = run, list(systems)
+
+    # ------------------------------------------------------------------ loading
+
+    def open(self, system: str, query: str | int) -> bool:
+        """Load ``system``'s item of ``query`` (and the second system's beside it); False when
+        there is no store or no run yet."""
+        store = store_of(self)
+        if store is None or self.run is None:
+            return False
+        self.generation += 1
+        systems = [system] + ([self.second] if self.second and self.second != system else [])
+        self.show_loading()
+        self.load(store, self.run, systems, query, self.generation)
+        return True
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-detail",
+          name="load item")
+    def load(self, store, run: InspectedRun, systems: list[str], query: str | int,
+             generation: int) -> None:
+        from engine.results.inspector import item_detail
+
+        with failures_as(self, ItemFailed, store):
+            details = [item_detail(store, run.info, s, query) for s in systems]
+            verdicts, human = [], {}
+            try:
+                from engine.arena.trust.human_verdicts import human_verdicts_for
+                from engine.arena.ratings.verdicts import verdicts_for
+
+                verdicts = verdicts_for(store, run.info, details[0].query_rowid)
+                human = human_verdicts_for(store, run.info, details[0].query_rowid)
+            except Exception as exc:  # no arena tables or a broken row: the item still shows
+                self.post_message(VerdictsFailed(f"{type(exc).__name__}: {exc}"))
+            self.post_message(DetailLoaded(generation, details, verdicts, human))
+
+    @on(DetailLoaded)
+    async def _loaded(self, message: DetailLoaded) -> None:
+        if message.generation != self.generation:
+            return
+        first = message.details[0]
+        self.current = (first.system, first.query_rowid)
+        self.verdicts = message.verdicts
+        self.refresh_bindings()         # the verdict keys: only on an open, judged item
+        await self.show_items(message.details, message.verdicts, message.human)
+
+    @on(ItemFailed)
+    def _failed(self, message: ItemFailed) -> None:
+        self.show_error(message.error)
+        message.tell(self.app)
+
+    @on(VerdictsFailed)
+    def _verdicts_failed(self, message: VerdictsFailed) -> None:
+        message.tell(self.app)
+
+    # ------------------------------------------------------------------ keys
+
+    def shown_systems(self) -> list[str]:
+        """The item's system, then the one beside it."""
+        if self.current is None:
+            return []
+        first = self.current[0]
+        return [first] + ([self.second] if self.second and self.second != first else [])
+
+    def judged_here(self) -> bool:
+        """An item is open and a judge's battle on its query took part in a system shown."""
+        systems = self.shown_systems()
+        return self.display and any(v.involves(s) for v in self.verdicts for s in systems)
+
+    def pick_second(self, filtered: str | None) -> None:
+        """``s``: a second system beside the item (asked for among several), or none again;
+        ``filtered``: the system the list is filtered to, named while no item is open."""
+        if self.second is not None:
+            self.second = None
+            self._reopen()
+            return
+        shown = self.current[0] if self.current else filtered
+        others = [s for s in self.systems if s != shown]
+        if not others:
+            self.notify("This run has no other system to compare with.", timeout=3)
+            return
+        if len(others) == 1:
+            self._set_second(others[0])
+            return
+        self.app.push_screen(PickSystemScreen(others, f"Show beside {shown or 'the item'}:"),
+                             self._set_second)
+
+    def _set_second(self, system: str | None) -> None:
+        if system is None:
+            return
+        self.second = system
+        self._reopen()
+
+    def _reopen(self) -> None:
+        if self.current is not None and self.display:
+            self.open(*self.current)
+
+    def step(self, delta: int, keys: list[tuple[str, int]]) -> tuple[str, int] | None:
+        """The item ``delta`` places from the one shown among ``keys`` (the list's, in its
+        order); None (said when it is past an end) when there is none."""
+        if self.current is None or not keys:
+            return None
+        unique = list(dict.fromkeys(keys))
+        if self.current not in unique:
+            return None
+        index = unique.index(self.current) + delta
+        if not 0 <= index < len(unique):
+            self.notify("No more items loaded in that direction.", timeout=2)
+            return None
+        return unique[index]
+
+    def action_jump_to_oracle(self) -> None:
+        if self.display:
+            self.jump_to_oracle()
+
+    def action_jump_to_settings(self) -> None:
+        if self.display:
+            self.jump_to_settings()
+
+    def action_toggle_verdicts(self) -> None:
+        if not self.display:
+            self.notify("Open an item (Enter) to see the judge's verdicts on it.", timeout=3)
+        elif not self.toggle_verdicts():
+            self.notify("No arena judged a pair of the answers shown on this query.", timeout=4)
+
+    def action_toggle_reasoning(self) -> None:
+        if not self.display:
+            self.notify("Open an item (Enter) to see its reasoning.", timeout=3)
+        elif not self.toggle_reasoning():
+            self.notify("No answer shown has reasoning: the model did not think, or the "
+                        "server did not return its thinking.", timeout=4)
+
+    # ------------------------------------------------------------------ drawing
 
     def show_loading(self) -> None:
         self.query_one("#d-query", Static).update("Loading the item…")

@@ -1,77 +1,71 @@
-"""The Inspector's export of the view shown (``E``): the dialog that names the filters and
-order it writes, the worker that writes it (:func:`engine.results.export.export_run`) and the
-notification. A part of :class:`InspectorScreen` (a mixin; what it uses of the screen:
-:class:`ViewExportKeysHost`)."""
+"""The Inspector's export of the view shown (``E``, :class:`ViewExport`): the dialog that names
+the filters and order it writes, the worker that writes it
+(:func:`engine.results.export.export_run`) and the notification."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar
 
-from textual import work
+from textual import on, work
+from textual.binding import Binding
+from textual.widget import Widget
 from textual.widgets import Input, Label
 
 from mirage_tui.dialogs.export_run import ExportRunScreen
-from mirage_tui.screens.hosts import ScreenHost
-from mirage_tui.screens.inspector.filters import Filters
-from mirage_tui.screens.inspector.messages import ViewExported
-
-
-class ViewExportKeysHost(ScreenHost, Protocol):
-    """What :class:`ViewExportKeys` uses of its host beyond a screen's own (``ScreenHost``)."""
-
-    run_name: str
-    filters: Filters
-    sort: str | None
-    descending: bool
-
-    def sort_label(self) -> str: ...
-
+from mirage_tui.screens.inspector.handle import store_of
+from mirage_tui.screens.inspector.messages import ExportFailed, ViewExported, failures_as
 
 if TYPE_CHECKING:
-    _Host = ViewExportKeysHost
-else:
-    _Host = object
+    from mirage_tui.screens.inspector.handle import InspectedRun
+    from mirage_tui.screens.inspector.list_view import ViewShown
 
 
-class ViewExportKeys(_Host):
-    """``E``: export the filtered, sorted view (module docstring)."""
+class ViewExport(Widget):
+    """``E``: export the filtered, sorted view of the run it holds (module docstring). It
+    draws nothing: the dialog and the notification are what is seen of it."""
 
-    def action_export_view(self) -> None:
-        store = self.store
-        if store is None:
+    KEYS: ClassVar[list[Binding]] = [Binding("E", "export_view", "Export")]
+    """Its key; the screen binds it, so that it acts wherever the focus is."""
+
+    DEFAULT_CSS = "ViewExport { display: none; }"
+
+    run: InspectedRun | None = None
+
+    def ask(self, view: ViewShown) -> None:
+        """The export dialog for ``view``, then the export to the file it names."""
+        store, run = store_of(self), self.run
+        if store is None or run is None:
             return
-        filters, sort, descending = self.filters, self.sort, self.descending
 
         def chosen(answer: tuple[str, str] | None) -> None:
             if answer is not None:
-                self.export_view(store, filters, sort, descending,
-                                 Path(answer[0]).expanduser(), answer[1])
+                self.export_view(store, run, view, Path(answer[0]).expanduser(), answer[1])
 
-        self.app.push_screen(ExportViewScreen(self.run_name, filters.describe(),
-                                              self.sort_label() if sort else ""), chosen)
+        self.app.push_screen(ExportViewScreen(run.name, view.filters.describe(), view.label),
+                             chosen)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-export",
           name="export view")
-    def export_view(self, store, filters: Filters, sort: str | None, descending: bool,
-                    path: Path, fmt: str) -> None:
+    def export_view(self, store, run: InspectedRun, view: ViewShown, path: Path,
+                    fmt: str) -> None:
         from engine.results.export import export_run, header_path
-        from engine.runs.lookup import load_run
 
-        with self.worker_errors("the export", store, prefix=f"{path}: "):
-            written = export_run(store, load_run(store, self.run_name), format=fmt, out=path,
-                                 filters=filters.query_args(), sort=sort,
-                                 descending=descending)
+        with failures_as(self, ExportFailed, store, prefix=f"{path}: "):
+            written = export_run(store, run.info, format=fmt, out=path,
+                                 filters=view.filters.query_args(), sort=view.sort,
+                                 descending=view.descending)
             if fmt == "csv":
                 header = json.loads(header_path(written).read_text(encoding="utf-8"))
             else:
                 with written.open(encoding="utf-8") as fh:
                     header = json.loads(fh.readline())
             self.post_message(ViewExported(str(written), fmt, int(header["rows"]),
-                                           filters.describe()))
+                                           view.filters.describe()))
 
-    def on_view_exported(self, message: ViewExported) -> None:
+    @on(ViewExported)
+    def _exported(self, message: ViewExported) -> None:
         from engine.results.export import header_path
 
         extra = f" (header: {header_path(message.path)})" if message.format == "csv" else ""
@@ -80,6 +74,10 @@ class ViewExportKeys(_Host):
         self.app.notify(f"Wrote {message.rows} {noun} of this view{where} to "
                         f"{message.path}{extra}",
                         title="Export", markup=False, timeout=10)
+
+    @on(ExportFailed)
+    def _failed(self, message: ExportFailed) -> None:
+        message.tell(self.app)
 
 
 class ExportViewScreen(ExportRunScreen):

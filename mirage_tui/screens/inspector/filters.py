@@ -1,18 +1,29 @@
 """The inspector's filters: what is asked for (:class:`Filters`), what a run offers
-(:func:`run_facets`), and the two rows of pickers that edit them (:class:`FilterBar`)."""
+(:func:`run_facets`), and the two rows of pickers that edit them (:class:`FilterBar`: ``f``
+focuses them, ``x`` clears them, ``/`` the search box, where Enter applies and Escape
+clears; the engine's trigram indexes)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.widgets import Input, Select
 
 from engine.metrics.adaptability import CATEGORIES, PATTERN_KEYS, category_label
 from engine.text_fit import labels_apart
 from mirage_tui.screens.inspector.cells import value_text
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from engine.store import Store
+    from engine.store.runs import RunInfo
 
 
 def pattern_label(pattern: str) -> str:
@@ -66,16 +77,14 @@ class Filters:
         return args
 
 
-def run_facets(store, run_name: str) -> dict:
-    """What run ``run_name``'s items offer to filter by, with its dataset and status
+def run_facets(store: Store, run: RunInfo) -> dict:
+    """What ``run``'s items offer to filter by, with its dataset and status
     (:func:`engine.results.inspector.inspector_facets`: aggregate queries), and ``cut``: its
     answers cut at the token limit and of them while thinking
     (:func:`engine.runs.tally.cut_totals`)."""
     from engine.results.inspector import inspector_facets
-    from engine.runs.lookup import load_run
     from engine.runs.tally import cut_totals
 
-    run = load_run(store, run_name)
     return {**inspector_facets(store, run), "cut": cut_totals(store, run.id)}
 
 
@@ -118,8 +127,25 @@ OPTION_WIDTH = 30
 class FilterBar(Vertical):
     """Two rows of pickers: system, setting, category, the answers cut at the token limit
     (shown only for a run that has some) and the text search; pattern, language, source, and
-    a metric with a min / max range. The screen listens to their Changed messages, and to the
-    search box's Submitted (Enter applies it)."""
+    a metric with a min / max range. It holds the filters applied (:attr:`filters`) and says
+    when they change (:class:`FilterBar.Changed`) and when Enter applied them (``Done``)."""
+
+    KEYS: ClassVar[list[Binding]] = [
+        Binding("f", "focus_filters", "Filters"),
+        Binding("x", "clear_filters", "Clear filters"),
+        Binding("slash", "focus_search", "Search", key_display="/"),
+    ]
+    """Its keys; the screen binds them, so that they act wherever the focus is."""
+
+    class Changed(Message):
+        """The filters applied changed: the list shows ``filters`` now."""
+
+        def __init__(self, filters: Filters) -> None:
+            super().__init__()
+            self.filters = filters
+
+    class Done(Message):
+        """Enter in the search or a range box: the filters are applied, back to the list."""
 
     DEFAULT_CSS = """
     FilterBar { height: auto; }
@@ -155,6 +181,58 @@ class FilterBar(Vertical):
             yield Input(placeholder="max", id="f-max", classes="range", compact=True,
                         type="number")
 
+    def __init__(self, filters: Filters) -> None:
+        super().__init__()
+        self.filters = filters
+        self._timer: Timer | None = None    # the range boxes' pause: apply once typing rests
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id and event.select.id.startswith("f-"):
+            self.apply()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.has_class("range"):
+            if self._timer is not None:
+                self._timer.stop()
+            self._timer = self.set_timer(0.4, self.apply)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.has_class("range") or event.input.id == "f-search":
+            self.apply()
+            self.post_message(self.Done())
+
+    def apply(self) -> None:
+        """The filters as the pickers show them, applied when they differ from the last."""
+        new = self.read()
+        if new.metric is None and (new.min_value is not None or new.max_value is not None):
+            self.notify("Pick a metric for the min / max range.", timeout=3)
+        if new != self.filters:
+            setting_changed = new.setting != self.filters.setting
+            self.filters = new
+            if setting_changed:
+                self.relabel_categories(new.setting)
+            self.post_message(self.Changed(new))
+
+    def focus_search(self) -> None:
+        self.query_one("#f-search", Input).focus()
+
+    def clear_search(self) -> None:
+        """Escape in the search box: empty it (and show every item again)."""
+        search = self.query_one("#f-search", Input)
+        if search.value:
+            search.value = ""
+            self.apply()
+
+    def focus_filters(self) -> None:
+        self.query_one("#f-category", Select).focus()
+
+    def clear_filters(self) -> None:
+        """``x``: every filter off, and the list shown whole again."""
+        self.clear()
+        self.filters = Filters()
+        self.relabel_categories(None)
+        self.post_message(self.Changed(self.filters))
+
     def on_resize(self) -> None:
         self.call_after_refresh(self.fit_prompts)
 
@@ -167,8 +245,12 @@ class FilterBar(Vertical):
             if select.prompt != prompt:
                 select.prompt = prompt
 
-    def preset(self, filters: Filters) -> None:
+    def on_mount(self) -> None:
+        self.preset()
+
+    def preset(self) -> None:
         """Show the category, pattern and cut the screen was opened with (quietly)."""
+        filters = self.filters
         for sel_id, value in (("#f-category", filters.category),
                               ("#f-pattern", filters.pattern), ("#f-cut", filters.cut)):
             if value is not None:
@@ -179,9 +261,11 @@ class FilterBar(Vertical):
                     except Exception:  # not a category / pattern: items_for will say why
                         pass
 
-    def set_facets(self, facets: dict, filters: Filters) -> None:
+    def set_facets(self, facets: dict) -> None:
         """Offer the run's values, keeping the current ones (quietly); the cut picker only
-        to a run with answers cut at the token limit (or when one is asked for)."""
+        to a run with answers cut at the token limit (or when one is asked for); the
+        categories named after the setting filtered to."""
+        filters = self.filters
         cut = (facets.get("cut") or (0, 0))[0]
         self.query_one("#f-cut", Select).set_class(bool(cut or filters.cut), "offered")
         for sel_id, values, current in (
@@ -198,6 +282,7 @@ class FilterBar(Vertical):
                 select.set_options([(Text(shown.get(v, v)), v) for v in options])
                 if current is not None:
                     select.value = current
+        self.relabel_categories(filters.setting)
 
     def relabel_categories(self, setting: str | None) -> None:
         """Name the categories after the setting that plays MIRAGE's "mixed"."""

@@ -1,18 +1,29 @@
-"""What the inspector's workers post back to the screen (after toolong's messages): small
-dataclasses; a page or an item carries the generation it was asked for, so one that arrives
-after the filters (or the item shown) changed is dropped. An error is the screens'
-:class:`~mirage_tui.screens.base.WorkerFailed`."""
+"""What the inspector's parts post (after toolong's messages): small dataclasses; a page or an
+item carries the generation it was asked for, so one that arrives after the filters (or the
+item shown) changed is dropped. A worker's error is a message of its own type
+(:class:`Failed`'s kinds, posted by :func:`failures_as`), so each is handled where it belongs."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Iterator
 
 from textual.message import Message
 
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.message_pump import MessagePump
+
+    from engine.store import Store
+    from mirage_tui.screens.inspector.handle import InspectedRun
+
 
 @dataclass
-class FacetsLoaded(Message):
-    """What the run offers to filter by (``filters.run_facets``)."""
+class RunOpened(Message):
+    """The run, looked up once, and what its items offer to filter by
+    (``filters.run_facets``)."""
+    run: InspectedRun
     facets: dict
 
 
@@ -49,3 +60,64 @@ class ViewExported(Message):
     format: str
     rows: int
     view: str = ""
+
+
+@dataclass
+class Failed(Message):
+    """A worker could not do its part; ``error``: ``Type: message`` (an output file's fault:
+    its own one line, which names the path). Each kind says what failed (``what``)."""
+    error: str
+    what: ClassVar[str] = "it"
+
+    @property
+    def title(self) -> str:
+        return f"Could not load {self.what}"
+
+    def tell(self, app: App) -> None:
+        """Say it: an error notification titled with what failed."""
+        app.notify(self.error, title=self.title, severity="error", markup=False, timeout=10)
+
+
+class RunFailed(Failed):
+    what = "the run"
+
+
+class ItemsFailed(Failed):
+    what = "items"
+
+
+class ItemFailed(Failed):
+    what = "the item"
+
+
+class VerdictsFailed(Failed):
+    what = "judge verdicts"
+
+
+class ExportFailed(Failed):
+    what = "the export"
+
+    @property
+    def title(self) -> str:
+        return "Could not export this view"
+
+
+class YourVerdictFailed(Failed):
+    what = "your verdict"
+
+
+@contextmanager
+def failures_as(node: MessagePump, failed: type[Failed], store: Store,
+                prefix: str = "") -> Iterator[None]:
+    """In a thread worker of ``node`` that reads ``store``: an error becomes ``failed``
+    (``prefix + "Type: message"``) posted to ``node``, and the thread's connection is closed
+    at the end, whatever happened."""
+    from engine.output_files import OutputFileError
+
+    try:
+        yield
+    except Exception as exc:
+        node.post_message(failed(str(exc) if isinstance(exc, OutputFileError)
+                                 else f"{prefix}{type(exc).__name__}: {exc}"))
+    finally:
+        store.close()

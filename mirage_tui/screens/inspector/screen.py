@@ -1,15 +1,15 @@
 """The inspector: the run items behind a report's numbers, filtered, and one item in full.
 
-The list is thin (``engine.results.inspector.items_for``, one page at a time, after inspect_ai's
-sample summaries; keyset paging, a count once per filter): this module. Its parts are mixed in,
-one idea each: the filters, search and sort (:mod:`.list_view`; the filter rows themselves in
-:mod:`.filters`), one item in full with a second system beside it (:mod:`.item_view`; the view
-in :mod:`.detail`), your own verdict on its judged battle (:mod:`.human`), and ``E``, the
-export of the view shown (:mod:`.export_view`).
+The screen looks the run up once (:mod:`.handle`) and hands it to its parts, widgets that each
+hold their own state and say what happened by messages: the filters and search
+(:class:`~.filters.FilterBar`), the list with its paging and sort (:class:`~.list_view.ItemList`),
+one item in full with a second system beside it (:class:`~.detail.ItemDetail`), your own
+verdict on its judged battle (:class:`~.human.HumanVerdicts`) and ``E``, the export of the view
+shown (:class:`~.export_view.ViewExport`). Their keys are bound here, in the footer's order, so
+that each acts wherever the focus is; the screen switches between the list and the item.
 """
 
 from __future__ import annotations
-
 
 from rich.text import Text
 from textual import on, work
@@ -19,46 +19,42 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Header, Static
 
 from mirage_tui.commands import PaletteCommand
-from mirage_tui.screens.base import BaseScreen, WorkerFailed
-from mirage_tui.screens.inspector.cells import (ITEM_COLUMNS, column_label, item_key,
-                                                page_caption, page_cells)
+from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.inspector.detail import ItemDetail
-from mirage_tui.screens.inspector.export_view import ViewExportKeys
-from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets, status_line
-from mirage_tui.screens.inspector.human import VERDICT_BINDINGS, HumanVerdictKeys
-from mirage_tui.screens.inspector.item_view import ItemView
-from mirage_tui.screens.inspector.list_view import FilterSortKeys
-from mirage_tui.screens.inspector.messages import Counted, FacetsLoaded, ItemsLoaded
+from mirage_tui.screens.inspector.export_view import ViewExport
+from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets
+from mirage_tui.screens.inspector.handle import InspectedRun, inspected_run
+from mirage_tui.screens.inspector.human import HumanVerdicts
+from mirage_tui.screens.inspector.list_view import PAGE_SIZE, ItemList
+from mirage_tui.screens.inspector.messages import RunFailed, RunOpened, failures_as
 from mirage_tui.widgets.footer import Footer
 
-PAGE_SIZE = 100
-LOAD_MORE_MARGIN = 10
+__all__ = ["PAGE_SIZE", "InspectorScreen"]
+
+FOOTER_ORDER = ("back", "human_verdict", "verdict_why", "second_system", "focus_filters",
+                "clear_filters", "load_more", "focus_search", "cycle_sort", "reverse_sort",
+                "export_view", "next_item", "previous_item", "jump_to_oracle",
+                "jump_to_settings", "toggle_reasoning", "toggle_verdicts")
+"""The parts' keys in the footer: the verdict keys right after Back (shown only while an
+item with a judged battle is open, and a footer at 120 columns had no room left for them at
+the end)."""
 
 
-class InspectorScreen(ItemView, FilterSortKeys, ViewExportKeys, HumanVerdictKeys,
-                      BaseScreen):
+def in_footer_order(*keys: list[Binding],
+                    ) -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
+    """The parts' bindings, each group a part's, in :data:`FOOTER_ORDER`."""
+    ordered = sorted((b for group in keys for b in group),
+                     key=lambda b: FOOTER_ORDER.index(b.action.split("(")[0]))
+    return [*ordered]
+
+
+class InspectorScreen(BaseScreen):
     """A run's items, filtered; Enter opens one; Escape goes back."""
 
     AUTO_FOCUS = "#insp-items"
 
-    # the verdict keys right after Back: shown only while an item with a judged battle is
-    # open, and a footer at 120 columns had no room left for them at the end
-    BINDINGS = [Binding("escape", "back", "Back")] + VERDICT_BINDINGS + [
-        Binding("s", "second_system", "Side by side"),
-        Binding("f", "focus_filters", "Filters"),
-        Binding("x", "clear_filters", "Clear filters"),
-        Binding("m", "load_more", "More"),
-        Binding("slash", "focus_search", "Search", key_display="/"),
-        Binding("S", "cycle_sort", "Sort"),
-        Binding("R", "reverse_sort", "Reverse", show=False),
-        Binding("E", "export_view", "Export"),
-        Binding("right_square_bracket", "next_item", "Next", show=False),  # n: New run
-        Binding("left_square_bracket", "previous_item", "Previous", show=False),
-        Binding("o", "jump_to_oracle", "Oracle", show=False),
-        Binding("t", "jump_to_settings", "Prompts", show=False),
-        Binding("r", "toggle_reasoning", "Reasoning", show=False),
-        Binding("j", "toggle_verdicts", "Judge pairs", show=False),
-    ]
+    BINDINGS = in_footer_order([Binding("escape", "back", "Back")], HumanVerdicts.KEYS,
+                               ItemDetail.KEYS, FilterBar.KEYS, ItemList.KEYS, ViewExport.KEYS)
 
     PALETTE = (
         PaletteCommand("query: jump to oracle", "Scroll the query's pool to its oracle chunk",
@@ -98,195 +94,210 @@ class InspectorScreen(ItemView, FilterSortKeys, ViewExportKeys, HumanVerdictKeys
         super().__init__()
         self.run_name = run_name
         self.arena = arena              # the arena a verdict is read beside (None: the newest)
-        self.filters = Filters(system, setting, category, pattern, language, source)
+        self.run: InspectedRun | None = None    # looked up once, when the screen opens
         self.open_query = query
-        self.facets: dict = {}
-        self.rows: list = []            # ItemRow of the loaded pages, table order
-        self.total: int | None = None
-        self.exhausted = False
-        self.page_loading = False
-        self.generation = 0
-        self.detail_generation = 0
-        self.current: tuple[str, int] | None = None    # (system, query_rowid) shown
-        self.second: str | None = None
-        self.sort: str | None = None          # engine sort key; None: system, query, setting
-        self.descending = False
+        filters = Filters(system, setting, category, pattern, language, source)
+        self.bar = FilterBar(filters)
+        self.items = ItemList(filters, id="insp-items")
+        self.detail = ItemDetail(id="insp-detail")
+        self.verdicts = HumanVerdicts(arena)
+        self.export = ViewExport()
+
+    # ------------------------------------------------------------------ the parts' state
+
+    @property
+    def filters(self) -> Filters:
+        return self.bar.filters
+
+    @property
+    def rows(self) -> list:
+        return self.items.rows_loaded
+
+    @property
+    def total(self) -> int | None:
+        return self.items.total
+
+    @property
+    def exhausted(self) -> bool:
+        return self.items.exhausted
+
+    @property
+    def sort(self) -> str | None:
+        return self.items.sort_key
+
+    @property
+    def descending(self) -> bool:
+        return self.items.descending
+
+    @property
+    def current(self) -> tuple[str, int] | None:
+        return self.detail.current
+
+    @property
+    def second(self) -> str | None:
+        return self.detail.second
+
+    @property
+    def shown_verdicts(self) -> list:
+        return self.detail.verdicts
+
+    @property
+    def detail_shown(self) -> bool:
+        return self.detail.display
 
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield FilterBar()
+        yield self.bar
         yield Static("Loading the run…", id="insp-status", markup=False)
         with Vertical(id="insp-views"):
-            yield DataTable(id="insp-items", cursor_type="row", zebra_stripes=True)
-            yield ItemDetail(id="insp-detail")
+            yield self.items
+            yield self.detail
         yield Footer()
+        yield self.verdicts
+        yield self.export
 
     def on_mount(self) -> None:
         self.sub_title = f"inspector · {self.run_name}"
-        self.query_one("#insp-items", DataTable).border_title = Text(f"Items of {self.run_name}")
-        self.query_one(FilterBar).preset(self.filters)
-        self._reset_table()
-        self.query_one("#insp-items", DataTable).focus()
+        self.items.border_title = Text(f"Items of {self.run_name}")
+        self.items.reset_columns()
+        self.items.focus()
         self._start()
 
     def _start(self) -> None:
         store = self.store_or_retry(self._start)
         if store is not None:
-            self.load_facets(store, self.run_name)
-
-    # ------------------------------------------------------------------ workers
+            self.open_run(store, self.run_name)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-facets",
           name="load run")
-    def load_facets(self, store, run_name: str) -> None:
-        with self.worker_errors("the run", store):  # RunNotFound, sqlite errors
-            self.post_message(FacetsLoaded(run_facets(store, run_name)))
+    def open_run(self, store, run_name: str) -> None:
+        with failures_as(self, RunFailed, store):  # RunNotFound, sqlite errors
+            run = inspected_run(store, run_name)
+            self.post_message(RunOpened(run, run_facets(store, run.info)))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector-items",
-          name="load items")
-    def load_items_page(self, store, filters: Filters, offset: int, generation: int,
-                        after: tuple | None = None, sort: str | None = None,
-                        descending: bool = False) -> None:
-        from engine.results.inspector import count_items_for, items_for
-        from engine.runs.lookup import load_run
-
-        args = filters.query_args()
-        with self.worker_errors("items", store):
-            run = load_run(store, self.run_name)
-            # keyset paging: the page after the last row shown, as fast deep in a run
-            rows = items_for(store, run, limit=PAGE_SIZE + 1, after=after,
-                             sort=sort, descending=descending, **args)
-            exhausted = len(rows) <= PAGE_SIZE
-            self.post_message(ItemsLoaded(generation, offset, rows[:PAGE_SIZE], exhausted))
-            if offset == 0:
-                # the engine pages without a count: count once per filter, only when needed
-                total = len(rows) if exhausted else count_items_for(store, run, **args)
-                self.post_message(Counted(generation, total))
-
-    # ------------------------------------------------------------------ facets
-
-    @on(FacetsLoaded)
-    def _facets_loaded(self, message: FacetsLoaded) -> None:
-        self.facets = f = message.facets
-        bar = self.query_one(FilterBar)
-        bar.set_facets(f, self.filters)
-        bar.relabel_categories(self.filters.setting)
-        self.reload_items()
+    @on(RunOpened)
+    def _run_opened(self, message: RunOpened) -> None:
+        self.run, facets = message.run, message.facets
+        self.items.hold(self.run, facets)
+        self.detail.hold(self.run, facets["systems"])
+        self.verdicts.run = self.export.run = self.run
+        self.bar.set_facets(facets)
+        self.items.reload()
         if self.open_query is not None:
-            system = self.filters.system or (f["systems"][0] if f["systems"] else None)
+            system = self.filters.system or (facets["systems"][0] if facets["systems"]
+                                             else None)
             if system is not None:
                 self.show_item(system, self.open_query)
             self.open_query = None
 
-    # ------------------------------------------------------------------ the list
+    @on(RunFailed)
+    def _run_failed(self, message: RunFailed) -> None:
+        self.query_one("#insp-status", Static).update(f"Cannot open the run: {message.error}")
+        message.tell(self.app)
 
-    def _reset_table(self) -> None:
-        table = self.query_one("#insp-items", DataTable)
-        table.clear(columns=True)
-        for label in ITEM_COLUMNS:
-            table.add_column(column_label(label, self.sort, self.descending), key=label)
+    # ------------------------------------------------------------------ between the parts
 
-    def reload_items(self) -> None:
-        self.generation += 1
-        self.rows, self.total, self.exhausted = [], None, False
-        self._reset_table()
-        self._fetch()
+    @on(FilterBar.Changed)
+    def _filters_changed(self, message: FilterBar.Changed) -> None:
+        self.items.reload(message.filters)
 
-    def _fetch(self) -> None:
-        store = self.store
-        if store is None:
-            return
-        self.page_loading = True
-        self._update_status()
-        from engine.results.inspector import item_cursor
+    @on(FilterBar.Done)
+    def _filters_done(self) -> None:
+        self.items.focus()
 
-        last = self.rows[-1] if self.rows else None
-        after = item_cursor(last, self.sort) if last else None
-        self.load_items_page(store, self.filters, len(self.rows), self.generation, after,
-                             self.sort, self.descending)
-
-    @on(ItemsLoaded)
-    def _items_loaded(self, message: ItemsLoaded) -> None:
-        if message.generation != self.generation or message.offset != len(self.rows):
-            return  # a page for filters no longer shown
-        table = self.query_one("#insp-items", DataTable)
-        # the screen's width, not the table's: the table may not be laid out yet, and the
-        # columns must not depend on when the first page arrives
-        width = self.app.size.width
-        facets = self.facets or {}
-        systems, settings = facets.get("systems") or [], facets.get("settings") or []
-        table.border_subtitle = page_caption(width, systems, settings)
-        for row, cells in zip(message.rows, page_cells(message.rows, width, systems,
-                                                       settings)):
-            if (key := item_key(row)) in table.rows:
-                continue
-            table.add_row(*cells, key=key)
-            self.rows.append(row)
-            # size the columns now, not on the table's next Idle: under load that pass
-            # sometimes missed the new rows and left columns as wide as their headers
-            for column, cell in zip(table.ordered_columns, cells):
-                column.content_width = max(column.content_width, cell.cell_len)
-        self.exhausted = message.exhausted
-        self.page_loading = False
-        if message.exhausted and self.total is None:
-            self.total = len(self.rows)
-        self._update_status()
-
-    @on(Counted)
-    def _counted(self, message: Counted) -> None:
-        if message.generation == self.generation:
-            self.total = message.total
-            self._update_status()
-
-    def _update_status(self) -> None:
-        self.query_one("#insp-status", Static).update(
-            status_line(len(self.rows), self.total, self.page_loading, self.filters,
-                        f"sorted by {self.sort_label()}" if self.sort else ""))
-
-    def action_load_more(self) -> None:
-        if self.page_loading or self.exhausted:
-            if self.exhausted:
-                self.notify("All matching items are loaded.", timeout=2)
-            return
-        self._fetch()
-
-    @on(DataTable.RowHighlighted, "#insp-items")
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if not self.page_loading and not self.exhausted and \
-                event.cursor_row >= len(self.rows) - LOAD_MORE_MARGIN:
-            self._fetch()
+    @on(ItemList.Status)
+    def _list_status(self, message: ItemList.Status) -> None:
+        self.query_one("#insp-status", Static).update(message.line)
 
     @on(DataTable.RowSelected, "#insp-items")
     def _selected(self, event: DataTable.RowSelected) -> None:
         system, _, rowid = event.row_key.value.split("\t")
         self.show_item(system, int(rowid))
 
+    @on(HumanVerdicts.Saved)
+    def _verdict_saved(self, message: HumanVerdicts.Saved) -> None:
+        if self.detail.current == message.current:
+            self.show_item(*message.current)
+
+    def show_view(self, view: str) -> None:
+        # the list and the detail share the space below the filters; one shows at a time
+        self.items.display = view == "insp-items"
+        self.detail.display = view == "insp-detail"
+        self.refresh_bindings()         # the verdict keys: only on an open, judged item
+
+    def show_item(self, system: str, query: str | int) -> None:
+        if self.detail.open(system, query):
+            self.show_view("insp-detail")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "human_verdict":
+            return self.detail.judged_here()
+        return True
+
+    # ------------------------------------------------------------------ keys
+
     def action_back(self) -> None:
         if self.detail_shown:
             self.show_view("insp-items")
-            self.query_one("#insp-items", DataTable).focus()
+            self.items.focus()
         elif self.focused is not None and self.focused.id and \
                 self.focused.id.startswith("f-"):
             if self.focused.id == "f-search":
-                self._clear_search()
-            self.query_one("#insp-items", DataTable).focus()
+                self.bar.clear_search()
+            self.items.focus()
         else:
             self.app.pop_screen()
 
-    # ------------------------------------------------------------------ errors
+    def action_focus_filters(self) -> None:
+        self.show_view("insp-items")
+        self.bar.focus_filters()
 
-    @on(WorkerFailed)
-    def _failed(self, message: WorkerFailed) -> None:
-        self.page_loading = False
-        if message.what == "the export":
-            self.app.notify(message.error, title="Could not export this view",
-                            severity="error", markup=False, timeout=10)
-            return
-        if message.what == "the run":
-            self.query_one("#insp-status", Static).update(f"Cannot open the run: {message.error}")
-        elif message.what == "the item":
-            self.query_one(ItemDetail).show_error(message.error)
-        self.app.notify(message.error, title=f"Could not load {message.what}",
-                        severity="error", markup=False, timeout=10)
+    def action_focus_search(self) -> None:
+        self.show_view("insp-items")
+        self.bar.focus_search()
+
+    def action_clear_filters(self) -> None:
+        self.bar.clear_filters()
+
+    def action_load_more(self) -> None:
+        self.items.action_load_more()
+
+    def action_cycle_sort(self) -> None:
+        self.items.action_cycle_sort()
+
+    def action_reverse_sort(self) -> None:
+        self.items.action_reverse_sort()
+
+    def action_export_view(self) -> None:
+        self.export.ask(self.items.view())
+
+    def action_second_system(self) -> None:
+        self.detail.pick_second(self.filters.system)
+
+    def action_next_item(self) -> None:
+        if (item := self.detail.step(+1, self.items.keys())) is not None:
+            self.show_item(*item)
+
+    def action_previous_item(self) -> None:
+        if (item := self.detail.step(-1, self.items.keys())) is not None:
+            self.show_item(*item)
+
+    def action_jump_to_oracle(self) -> None:
+        self.detail.action_jump_to_oracle()
+
+    def action_jump_to_settings(self) -> None:
+        self.detail.action_jump_to_settings()
+
+    def action_toggle_reasoning(self) -> None:
+        self.detail.action_toggle_reasoning()
+
+    def action_toggle_verdicts(self) -> None:
+        self.detail.action_toggle_verdicts()
+
+    def action_human_verdict(self, verdict: str) -> None:
+        self.verdicts.ask(verdict, self.detail)
+
+    def action_verdict_why(self, verdict: str) -> None:
+        self.verdicts.ask(verdict, self.detail)

@@ -1,0 +1,41 @@
+"""The run the Inspector shows, looked up once: :class:`InspectedRun`, which the screen reads
+when it opens (:func:`inspected_run`) and hands to each of its parts; their workers pass its
+:class:`~engine.store.runs.RunInfo` to the engine instead of looking the run up again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from textual.dom import DOMNode
+
+    from engine.store import Store
+    from engine.store.runs import RunInfo
+
+
+@dataclass(frozen=True)
+class InspectedRun:
+    """One run as the Inspector holds it: its name, its id and the stored run (with its
+    header) the engine's readers take."""
+    name: str
+    id: int
+    info: RunInfo
+
+
+def inspected_run(store: Store, name: str) -> InspectedRun:
+    """The run called ``name`` (:func:`engine.runs.lookup.load_run`: ``RunNotFound`` names
+    the known runs when there is none)."""
+    from engine.runs.lookup import load_run
+
+    info = load_run(store, name)
+    return InspectedRun(info.name, info.id, info)
+
+
+def store_of(node: DOMNode) -> Store | None:
+    """The workbench's store, as a part of the Inspector reaches it (None under an app that is
+    no workbench, or while the workspace opens)."""
+    from mirage_tui.workbench import workbench_of
+
+    workbench = workbench_of(node.app)
+    return workbench.store if workbench is not None else None
