@@ -51,16 +51,7 @@ from engine.arena.ratings.leaderboard import compute_ratings, format_leaderboard
 from engine.arena.ratings.tournaments import (bootstrap_thetas, bootstrap_thetas_pairs,  # noqa: E402
                                               encode_battles, total_wins)
 from engine.arena.types import Battle  # noqa: E402
-
-
-class Clock:
-    def __enter__(self):
-        self.wall, self.cpu = time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = time.perf_counter() - self.wall
-        self.cpu = time.process_time() - self.cpu
+from timing import Clock  # noqa: E402
 
 
 def synthetic_battles(n_systems: int, n_queries: int, seed: int, tie_rate: float = 0.15,

@@ -58,20 +58,11 @@ from engine.datasets.importing import import_path  # noqa: E402
 from engine.runs import RunConfig, execute, plan_named  # noqa: E402
 from engine.store import Store  # noqa: E402
 from models.llama.generator import LlamaGenerator  # noqa: E402
+from timing import Clock  # noqa: E402
 
 SMOL = "smollm2-135m-instruct"
 RETRIEVERS = ("minilm-l6-v2", "e5-small-q4")
 SETTINGS = ("retrieved@1", "retrieved@3", "retrieved@5")
-
-
-class Clock:
-    def __enter__(self):
-        self.wall, self.cpu = time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = time.perf_counter() - self.wall
-        self.cpu = time.process_time() - self.cpu
 
 
 def retrieve_first(store: Store, queries: list[int]) -> dict:

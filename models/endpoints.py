@@ -34,7 +34,6 @@ running server offers as ready-to-use specs.
 
 from __future__ import annotations
 
-import os
 import re
 import stat
 import tomllib
@@ -170,12 +169,9 @@ def _v1_url(url: str, where: str) -> str:
 # --------------------------------------------------------------------------- the config file
 
 def config_dir() -> Path:
-    env = os.environ.get(CONFIG_ENV)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
+    from models.host.registry import user_path
 
-    return Path(platformdirs.user_config_dir("mirage-tui"))
+    return user_path(CONFIG_ENV, "config")
 
 
 def config_path() -> Path:

@@ -10,7 +10,8 @@ naming the host (its liveness cannot be checked from here).
 A process that dies (``kill -9``, a crash, a power cut) leaves the run ``running``. Reading it
 back, :func:`shown_status` calls that run ``interrupted``: its owner is gone, and running it
 again resumes it. Liveness is ``os.kill(pid, 0)`` on the same host, with the process's start
-tick (``/proc/PID/stat``, Linux) compared against a pid reused by another process.
+tick (``/proc/PID/stat``, Linux: :func:`models.host.registry.process_start_tick`, the
+model hosts' rule too) compared against a pid reused by another process.
 
 A fit, a calibration and an arena are claimed the same way (:func:`claim_named`, :func:`held`;
 their rows are in ``claims``): a second process is refused with :class:`Busy` naming the
@@ -28,6 +29,7 @@ from typing import Iterator
 
 from engine.store import claims as claim_table
 from engine.store import runs as run_table
+from models.host.registry import process_start_tick
 
 INTERRUPTED = "interrupted"
 FIT, CALIBRATION, ARENA = "fit", "calibration", "arena"
@@ -47,15 +49,9 @@ def _host() -> str:
     return socket.gethostname()
 
 
-def process_start(pid: int) -> str | None:
-    """The start tick of process ``pid`` (field 22 of ``/proc/PID/stat``), None elsewhere."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    # the command name (field 2) may hold spaces and parentheses: split after its last ')'
-    return stat.rsplit(")", 1)[-1].split()[19]
+def _this_process() -> tuple[int, str, str | None]:
+    """``pid, host, start tick`` of this process, as an owner or a claim records them."""
+    return os.getpid(), _host(), process_start_tick(os.getpid())
 
 
 def is_alive(pid: int, host: str, started: str | None) -> bool:
@@ -68,7 +64,7 @@ def is_alive(pid: int, host: str, started: str | None) -> bool:
         return False
     except PermissionError:
         pass                        # alive, another user's
-    now = process_start(pid)
+    now = process_start_tick(pid)
     return started is None or now is None or now == started
 
 
@@ -79,7 +75,7 @@ def claim(db, run_id: int, name: str) -> None:
     row = run_table.owner_with_status(db, run_id)
     if row is not None and row[3] == "running":
         _refuse_other(row, f"run {name} is running", RunBusy)
-    run_table.set_owner(db, run_id, os.getpid(), _host(), process_start(os.getpid()), _now())
+    run_table.set_owner(db, run_id, *_this_process(), _now())
 
 
 def _now() -> str:
@@ -104,8 +100,7 @@ def claim_named(db, kind: str, name: str, doing: str) -> None:
     row = claim_table.claim_row(db, kind, name)
     if row is not None:
         _refuse_other(row, doing)
-    claim_table.set_claim(db, kind, name, os.getpid(), _host(), process_start(os.getpid()),
-                          _now())
+    claim_table.set_claim(db, kind, name, *_this_process(), _now())
 
 
 def release(store, kind: str, name: str) -> None:

@@ -61,12 +61,9 @@ IN_BATCH = 500
 
 def default_db_path() -> Path:
     """``$MIRAGE_DB`` if set, else ``workspace.db`` under the user's data directory."""
-    env = os.environ.get(ENV_DB)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
+    from models.host.registry import user_path
 
-    return Path(platformdirs.user_data_dir("mirage-tui")) / "workspace.db"
+    return user_path(ENV_DB, "data", "workspace.db")
 
 
 def json_column(text: str | None, default: Any) -> Any:

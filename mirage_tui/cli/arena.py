@@ -29,8 +29,8 @@ from engine.text_fit import wrap_lines
 from engine.text_safety import visible_line
 from engine import counts
 from mirage_tui.cli.common import (CliError, count_type, db_option, force_option, from_settings,
-                                   in_flight_options, interruptible, no_overwrite, print_table,
-                                   text_width)
+                                   html_option, in_flight_options, interruptible, no_overwrite,
+                                   print_table, text_width)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -90,10 +90,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--seed", type=count_type(counts.SEED), default=SEED, metavar="S",
                    help=f"bootstrap seed ({SEED})")
     p.add_argument("--json", action="store_true", help="print the ratings as JSON")
-    p.add_argument("--html", type=Path, metavar="FILE",
-                   help="write the leaderboard as one self-contained HTML page (forest "
-                        "plot, win-fraction heatmap, surrogate; opens offline) instead of "
-                        "printing the text (with --json the JSON still goes to stdout)")
+    html_option(p, "the leaderboard", "forest plot, win-fraction heatmap, surrogate")
     force_option(p, "an existing --html file")
 
     p = asub.add_parser("surrogate", help="the random-forest surrogate judge")

@@ -184,6 +184,15 @@ def db_option(parser: argparse.ArgumentParser, top: bool = False) -> None:
         help="workspace database file (default: $MIRAGE_DB or the user data folder)")
 
 
+def html_option(parser: argparse.ArgumentParser, what: str, shows: str) -> None:
+    """``--html FILE``: ``what`` (``"the report"``) as one self-contained page showing
+    ``shows``, written instead of the text; ``--json`` still prints."""
+    parser.add_argument("--html", type=Path, metavar="FILE",
+                        help=f"write {what} as one self-contained HTML page ({shows}; opens "
+                             "offline) instead of printing the text (with --json the JSON "
+                             "still goes to stdout)")
+
+
 def force_option(parser: argparse.ArgumentParser, what: str = "an existing output file") -> None:
     """``--force``: the only way a command writes over a file that is there
     (:func:`no_overwrite`)."""

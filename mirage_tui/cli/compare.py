@@ -22,7 +22,7 @@ from pathlib import Path
 from engine.stats import PAIRED_N_BOOT, SEED
 from engine import counts
 from mirage_tui.cli.common import (CliError, count_type, db_option, force_option, fraction_type,
-                                   no_overwrite, text_width)
+                                   html_option, no_overwrite, text_width)
 
 COMMANDS = ("compare",)
 
@@ -40,10 +40,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--csv", type=Path, metavar="PATH",
                    help="also write one row per shared item with both sides' scores")
-    p.add_argument("--html", type=Path, metavar="FILE",
-                   help="write the comparison as one self-contained HTML page (Δ chart, "
-                        "flipped items; opens offline) instead of printing the text (with "
-                        "--json the JSON still goes to stdout)")
+    html_option(p, "the comparison", "Δ chart, flipped items")
     force_option(p, "existing --csv and --html files")
     p.add_argument("--n-boot", type=count_type(counts.RESAMPLES),
                    default=PAIRED_N_BOOT, metavar="N",

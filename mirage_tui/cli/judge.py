@@ -28,12 +28,11 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from engine.stats import N_BOOT
 from engine import counts
 from mirage_tui.cli.common import (CliError, count_type, db_option, force_option, from_settings,
-                                   in_flight_options, interruptible, no_overwrite,
+                                   html_option, in_flight_options, interruptible, no_overwrite,
                                    print_table, text_width)
 from engine.text_fit import wrap_lines
 from engine.text_safety import visible_line
@@ -82,10 +81,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--judge", metavar="MODEL", help="of this judge (its identity name)")
     p.add_argument("--template", metavar="NAME@VERSION")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--html", type=Path, metavar="FILE",
-                   help="write the calibration as one self-contained HTML page (charts "
-                        "beside the anchors; opens offline) instead of printing the text "
-                        "(with --json the JSON still goes to stdout)")
+    html_option(p, "the calibration", "charts beside the anchors")
     force_option(p, "an existing --html file")
 
     p = jsub.add_parser("compare", help="two stored calibrations, paired on their common pairs")

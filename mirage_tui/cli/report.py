@@ -28,7 +28,8 @@ from engine.metrics.language import DETECTORS, RULES
 from engine.output_files import is_stdout
 from engine.stats import N_BOOT, SEED
 from engine import counts
-from mirage_tui.cli.common import count_type, db_option, force_option, no_overwrite
+from mirage_tui.cli.common import (count_type, db_option, force_option, html_option,
+                                   no_overwrite)
 
 COMMANDS = ("report", "export")
 
@@ -40,10 +41,7 @@ def add_parsers(sub) -> None:
     db_option(p)
     p.add_argument("run", help="run name")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--html", type=Path, metavar="FILE",
-                   help="write the report as one self-contained HTML page (charts, item "
-                        "browser; opens offline) instead of printing the text (with --json "
-                        "the JSON still goes to stdout)")
+    html_option(p, "the report", "charts, item browser")
     force_option(p, "an existing --html file")
     p.add_argument("--by", choices=("language", "source"),
                    help="split the tables by query language or source")

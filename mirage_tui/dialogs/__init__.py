@@ -1,5 +1,6 @@
 """The app's dialogs (modal screens): each asks one thing and dismisses with the answer.
 
+- :mod:`.frame`: the frame the form dialogs share (box, title, hints, the button row);
 - :mod:`.choice`: a question with a few keyed answers (:class:`~.choice.ChoiceModal`);
 - :mod:`.run_questions`: the app's questions about runs: cancel, quit while running, resume;
 - :mod:`.import_dataset`: path and format of a dataset to import, with progress;

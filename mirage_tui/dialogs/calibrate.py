@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static
 
 from mirage_tui.dialogs.judge_arena import judge_models
-from mirage_tui.screens.base import BaseModal
+from mirage_tui.dialogs.frame import FramedDialog, button_row
 
 ORDER_CHOICES = (("random", "random: one seeded order per pair"),
                  ("both", "both: A|B and B|A, a disagreement is a tie (twice the calls)"),
@@ -39,22 +38,13 @@ class CalibrationRequest:
     sample: int | None
 
 
-class CalibrateScreen(BaseModal[CalibrationRequest | None]):
+class CalibrateScreen(FramedDialog[CalibrationRequest | None]):
     """Pick judge, labels, aspect, orders and sample; dismisses a :class:`CalibrationRequest`."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
-    CalibrateScreen { align: center middle; }
-    #calib-dialog { width: 84; max-width: 100%; height: auto; padding: 0 1;
-                    border: thick $accent; background: $surface; }
-    #calib-title { text-style: bold; margin-bottom: 1; }
-    .calib-row { height: 1; margin-top: 1; }
-    .calib-row Label { width: 10; color: $text-muted; }
-    .calib-row Select { width: 1fr; }
+    #calib-dialog { width: 84; }
+    .dialog-row Select { width: 1fr; }
     #calib-sample { width: 12; }
-    #calib-hint { margin-top: 1; color: $text-muted; }
-    #calib-buttons { height: auto; margin-top: 1; align-horizontal: right; }
-    #calib-buttons Button { margin-left: 1; }
     """
 
     @dataclass
@@ -71,31 +61,30 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
         self.datasets: dict = {}
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="calib-dialog"):
-            yield Label("New calibration: the judge against human labels", id="calib-title")
-            with Horizontal(classes="calib-row"):
+        with Vertical(id="calib-dialog", classes="dialog-frame"):
+            yield Label("New calibration: the judge against human labels", id="calib-title",
+                        classes="dialog-title")
+            with Horizontal(classes="dialog-row"):
                 yield Label("judge")
                 yield Select([], prompt="finding models…", id="calib-judge", compact=True)
-            with Horizontal(classes="calib-row"):
+            with Horizontal(classes="dialog-row"):
                 yield Label("labels")
                 yield Select([], prompt="finding labels…", id="calib-labels", compact=True)
-            with Horizontal(classes="calib-row"):
+            with Horizontal(classes="dialog-row"):
                 yield Label("aspect")
                 yield Select([], prompt="aspect", id="calib-aspect", compact=True)
-            with Horizontal(classes="calib-row"):
+            with Horizontal(classes="dialog-row"):
                 yield Label("order")
                 yield Select([(Text(text), value) for value, text in ORDER_CHOICES],
                              value="random", allow_blank=False, id="calib-order",
                              compact=True)
-            with Horizontal(classes="calib-row"):
+            with Horizontal(classes="dialog-row"):
                 yield Label("sample")
                 yield Input("", placeholder="all", id="calib-sample", type="integer",
                             compact=True)
             yield Static("Every verdict is cached, so a cancelled calibration resumes.",
-                         id="calib-hint", markup=False)
-            with Horizontal(id="calib-buttons"):
-                yield Button("Calibrate", variant="primary", id="calib-go")
-                yield Button("Cancel", id="calib-cancel")
+                         id="calib-hint", classes="dialog-hint", markup=False)
+            yield button_row("calib", "Calibrate")
 
     def on_mount(self) -> None:
         self.find_choices(self.store)
@@ -201,10 +190,6 @@ class CalibrateScreen(BaseModal[CalibrationRequest | None]):
         self.dismiss(CalibrationRequest(str(judge), str(labels), str(aspect),
                                         str(self.query_one("#calib-order", Select).value),
                                         sample))
-
-    @on(Button.Pressed, "#calib-cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
 def _offered_as(judge: str | None, offered: list[str]) -> str | None:

@@ -11,12 +11,11 @@ from weakref import WeakKeyDictionary
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static
 
 from mirage_tui.dialogs.overwrite import ask_before_replacing
-from mirage_tui.screens.base import BaseModal
+from mirage_tui.dialogs.frame import FramedDialog, button_row
 
 RUN_FORMATS = (("CSV (+ header .json)", "csv"), ("JSON lines", "jsonl"),
                ("HTML report (one page)", "html"))
@@ -27,20 +26,13 @@ _CHOSEN: WeakKeyDictionary = WeakKeyDictionary()
 dialog remembers its own): the next export dialog starts from it."""
 
 
-class ExportRunScreen(BaseModal[tuple[str, str] | None]):
+class ExportRunScreen(FramedDialog[tuple[str, str] | None]):
     """Path and format for an export; dismisses with ``(path, format)``."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
-    ExportRunScreen { align: center middle; }
-    #export-dialog { width: 76; max-width: 100%; height: auto; padding: 0 1;
-                     border: thick $accent; background: $surface; }
-    #export-title { text-style: bold; margin-bottom: 1; }
+    #export-dialog { width: 76; }
     #export-options { height: 1; margin-top: 1; }
     #export-format { width: 28; }
-    #export-hint { margin-top: 1; color: $text-muted; }
-    #export-buttons { height: auto; margin-top: 1; align-horizontal: right; }
-    #export-buttons Button { margin-left: 1; }
     """
 
     def __init__(self, run_name: str, folder: Path | None = None,
@@ -76,17 +68,16 @@ class ExportRunScreen(BaseModal[tuple[str, str] | None]):
 
     def compose(self) -> ComposeResult:
         first = self.first_format
-        with Vertical(id="export-dialog"):
-            yield Label(self.title_text, id="export-title", markup=False)
+        with Vertical(id="export-dialog", classes="dialog-frame"):
+            yield Label(self.title_text, id="export-title", classes="dialog-title",
+                        markup=False)
             yield Input(str(self.folder / f"{self.stem}.{first}"), id="export-path")
             with Horizontal(id="export-options"):
                 yield Label("format ", markup=False)
                 yield Select(list(self.formats), value=first, allow_blank=False,
                              id="export-format", compact=True)
-            yield Static(self.hint, id="export-hint", markup=False)
-            with Horizontal(id="export-buttons"):
-                yield Button("Export", variant="primary", id="export-go")
-                yield Button("Cancel", id="export-cancel")
+            yield Static(self.hint, id="export-hint", classes="dialog-hint", markup=False)
+            yield button_row("export", "Export")
 
     def on_mount(self) -> None:
         self.query_one("#export-path", Input).focus()
@@ -127,7 +118,4 @@ class ExportRunScreen(BaseModal[tuple[str, str] | None]):
             self.remember(fmt)
             self.dismiss((raw, fmt))
 
-    @on(Button.Pressed, "#export-cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.suggester import Suggester
 from textual.widgets import Button, Input, Label, ProgressBar, Select, Static
@@ -23,7 +22,7 @@ from engine.datasets.formats import FORMATS
 from engine.datasets.formats.base import DatasetFormatError
 from engine.datasets.importing import NOTHING_STORED, ImportResult, import_path
 from mirage_tui.jobs import MIN_INTERVAL, JobController
-from mirage_tui.screens.base import BaseModal
+from mirage_tui.dialogs.frame import FramedDialog, button_row
 
 AUTO_FORMAT = "auto"
 
@@ -47,11 +46,9 @@ class PathSuggester(Suggester):
         return value + names[0][len(prefix):] if names else None
 
 
-class ImportDatasetScreen(BaseModal[ImportResult | None]):
+class ImportDatasetScreen(FramedDialog[ImportResult | None]):
     """Path, format, Import: runs ``import_path`` as a job with a progress bar; Escape cancels
     it while it runs, else closes the dialog."""
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, path: str = "", format: str = AUTO_FORMAT) -> None:
         super().__init__()
@@ -64,8 +61,8 @@ class ImportDatasetScreen(BaseModal[ImportResult | None]):
         return self.importing.running
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="import-dialog"):
-            yield Label("Import a dataset", id="import-title")
+        with Vertical(id="import-dialog", classes="dialog-frame"):
+            yield Label("Import a dataset", id="import-title", classes="dialog-title")
             yield Input(self._initial_path, placeholder="path to a dataset file or folder",
                         id="import-path", suggester=PathSuggester())
             with Horizontal(id="import-options"):
@@ -76,9 +73,7 @@ class ImportDatasetScreen(BaseModal[ImportResult | None]):
             yield ProgressBar(id="import-progress", show_eta=False)
             yield Static("→ accepts the suggested path · Enter imports · Esc cancels",
                          id="import-status", markup=False)
-            with Horizontal(id="import-buttons"):
-                yield Button("Import", variant="primary", id="import-go")
-                yield Button("Cancel", id="import-cancel")
+            yield button_row("import", "Import")
 
     def on_mount(self) -> None:
         self.query_one("#import-progress").display = False
@@ -114,7 +109,6 @@ class ImportDatasetScreen(BaseModal[ImportResult | None]):
             self._set_running(True)
             self._show_status(f"Importing {path}… · Esc cancels")
 
-    @on(Button.Pressed, "#import-cancel")
     def action_cancel(self) -> None:
         if self.running:
             if self.importing.cancel():

@@ -21,12 +21,11 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static
 
-from mirage_tui.screens.base import BaseModal
+from mirage_tui.dialogs.frame import FramedDialog, button_row
 from mirage_tui.widgets.estimates import judging_line
 
 DEFAULT_QUERIES = 20
@@ -93,26 +92,17 @@ def judge_models() -> tuple[list[str], list[str]]:
     return usable, missing
 
 
-class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
+class JudgeArenaScreen(FramedDialog[tuple[str, int, str] | None]):
     """Pick the judge model, how many queries to judge and the order; dismisses
     ``(judge, queries, order)``."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
-    JudgeArenaScreen { align: center middle; }
-    #judge-dialog { width: 76; max-width: 100%; height: auto; padding: 0 1;
-                    border: thick $accent; background: $surface; }
-    #judge-title { text-style: bold; margin-bottom: 1; }
-    .judge-row { height: 1; margin-top: 1; }
-    .judge-row Label { width: 10; color: $text-muted; }
+    #judge-dialog { width: 76; }
     #judge-model { width: 1fr; }
     #judge-queries { width: 12; }
     #judge-order { width: 1fr; }
-    #judge-hint { margin-top: 1; color: $text-muted; }
     #judge-why { margin-top: 1; }
     #judge-estimate { margin-top: 1; }
-    #judge-buttons { height: auto; margin-top: 1; align-horizontal: right; }
-    #judge-buttons Button { margin-left: 1; }
     """
 
     @dataclass
@@ -137,30 +127,30 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
         self._token = 0
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="judge-dialog"):
-            yield Label(f"Judge run {self.run_name} pairwise", id="judge-title", markup=False)
-            with Horizontal(classes="judge-row"):
+        with Vertical(id="judge-dialog", classes="dialog-frame"):
+            yield Label(f"Judge run {self.run_name} pairwise", id="judge-title",
+                        classes="dialog-title", markup=False)
+            with Horizontal(classes="dialog-row"):
                 yield Label("judge")
                 yield Select([], prompt="finding models…", id="judge-model", compact=True)
-            with Horizontal(classes="judge-row"):
+            with Horizontal(classes="dialog-row"):
                 yield Label("queries")
                 yield Input(str(self.queries), id="judge-queries", type="integer",
                             compact=True)
                 yield Static("", id="judge-queries-max", markup=False)
-            with Horizontal(classes="judge-row"):
+            with Horizontal(classes="dialog-row"):
                 yield Label("order")
                 yield Select(ORDER_CHOICES, value="random", allow_blank=False,
                              id="judge-order", compact=True)
             yield Static("Every pair of contestants on N sampled queries (seeded); stored "
                          "verdicts are reused, so a cancelled judging resumes. Both orders "
                          "judge each battle twice, so a judge's liking for the first answer "
-                         "cannot decide it.", id="judge-hint", markup=False)
+                         "cannot decide it.", id="judge-hint", classes="dialog-hint",
+                         markup=False)
             yield Static("", id="judge-about", markup=False)
             yield Static("", id="judge-why", markup=False)
             yield Static("", id="judge-estimate", markup=False)
-            with Horizontal(id="judge-buttons"):
-                yield Button("Judge", variant="primary", id="judge-go")
-                yield Button("Cancel", id="judge-cancel")
+            yield button_row("judge", "Judge")
 
     def on_mount(self) -> None:
         self.find_models()
@@ -305,6 +295,3 @@ class JudgeArenaScreen(BaseModal[tuple[str, int, str] | None]):
             return
         self.dismiss((str(model), queries, str(self.query_one("#judge-order", Select).value)))
 
-    @on(Button.Pressed, "#judge-cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)

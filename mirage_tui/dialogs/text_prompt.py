@@ -9,26 +9,18 @@ from typing import Callable
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.widgets import Button, Input, Label, Static
 
-from mirage_tui.screens.base import BaseModal
+from mirage_tui.dialogs.frame import FramedDialog, button_row
 
 
-class TextPromptScreen(BaseModal[str | None]):
+class TextPromptScreen(FramedDialog[str | None]):
     """See the module docstring."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
-    TextPromptScreen { align: center middle; }
-    #prompt-dialog { width: 76; max-width: 100%; height: auto; padding: 0 1;
-                     border: thick $accent; background: $surface; }
-    #prompt-title { text-style: bold; margin-bottom: 1; }
-    #prompt-hint { margin-top: 1; color: $text-muted; }
+    #prompt-dialog { width: 76; }
     #prompt-error { color: $text-error; height: auto; }
-    #prompt-buttons { height: auto; margin-top: 1; align-horizontal: right; }
-    #prompt-buttons Button { margin-left: 1; }
     """
 
     def __init__(self, title: str, value: str, hint: str, ok: str = "OK",
@@ -38,14 +30,13 @@ class TextPromptScreen(BaseModal[str | None]):
         self.check = check
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="prompt-dialog"):
-            yield Label(self.title_text, id="prompt-title", markup=False)
+        with Vertical(id="prompt-dialog", classes="dialog-frame"):
+            yield Label(self.title_text, id="prompt-title", classes="dialog-title",
+                        markup=False)
             yield Input(self.value, id="prompt-input")
             yield Static("", id="prompt-error", markup=False)
-            yield Static(self.hint, id="prompt-hint", markup=False)
-            with Horizontal(id="prompt-buttons"):
-                yield Button(self.ok, variant="primary", id="prompt-ok")
-                yield Button("Cancel", id="prompt-cancel")
+            yield Static(self.hint, id="prompt-hint", classes="dialog-hint", markup=False)
+            yield button_row("prompt", self.ok, go="ok")
 
     def on_mount(self) -> None:
         self.query_one("#prompt-input", Input).focus()
@@ -61,6 +52,3 @@ class TextPromptScreen(BaseModal[str | None]):
             return
         self.dismiss(text)
 
-    @on(Button.Pressed, "#prompt-cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)

@@ -9,8 +9,8 @@
   safety net (:func:`report_worker_error`), and the screen's palette commands as class data
   (``PALETTE``, ``PALETTE_AFTER``; see :mod:`mirage_tui.commands`).
 - :class:`WorkerFailed` and ``worker_errors``: what a screen's thread worker that reads the
-  store does with an error it expects (a message the screen shows) and with its connection
-  (closed at the end).
+  store does with an error it expects (a message the screen shows, notified with
+  ``notify_failed``) and with its connection (closed at the end).
 
 Under an app that is not a workbench (a bare ``App`` hosting one screen) ``workbench`` is
 None and the screens behave as before the workspace opened: no store, nothing to run.
@@ -185,6 +185,14 @@ class WorkbenchAccess(_Host):
                 WorkerFailed(what, f"{prefix}{type(exc).__name__}: {exc}"))
         finally:
             store.close()
+
+    def notify_failed(self, failed: WorkerFailed, doing: str = "load", *,
+                      timeout: float = 10) -> None:
+        """An error notification that a worker could not ``doing`` its ``what`` (titled
+        "Could not load the runs"), holding its one line: what each screen's
+        :class:`WorkerFailed` handler does besides showing the line in place."""
+        self.app.notify(failed.error, title=f"Could not {doing} {failed.what}",
+                        severity="error", markup=False, timeout=timeout)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # Textual calls this after a subclass's own handler of the message, never instead

@@ -384,8 +384,7 @@ class CalibrationScreen(BaseScreen):
     def _worker_failed(self, message: WorkerFailed) -> None:
         self.query_one("#cal-status", Static).update(
             f"Could not load {message.what}: {message.error}")
-        self.app.notify(message.error, title=f"Could not load {message.what}",
-                        severity="error", markup=False, timeout=10)
+        self.notify_failed(message)
 
     def action_back(self) -> None:
         self.go_back()

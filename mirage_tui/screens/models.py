@@ -379,8 +379,7 @@ class ModelsScreen(BaseScreen):
 
     @on(WorkerFailed)
     def _worker_failed(self, message: WorkerFailed) -> None:
-        self.notify(message.error, title=f"Could not store {message.what}", severity="error",
-                    markup=False, timeout=8)
+        self.notify_failed(message, "store", timeout=8)
 
     def _set_check_cell(self, name: str) -> None:
         for key, cells in self.rows:

@@ -283,7 +283,5 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunExportResumeKeys, BaseScreen)
     def _failed(self, message: WorkerFailed) -> None:
         if message.what in ("the runs", "the report", "the comparison"):
             self.show_summary_text(Text(f"Could not load {message.what}: {message.error}"))
-        self.app.notify(message.error, title=f"Could not do {message.what}"
-                        if message.what in ("the export", "the change")
-                        else f"Could not load {message.what}",
-                        severity="error", markup=False, timeout=10)
+        self.notify_failed(message, "do" if message.what in ("the export", "the change")
+                           else "load")

@@ -35,14 +35,25 @@ from typing import Iterator
 DATA_DIR_ENV = "MIRAGE_DATA_DIR"
 
 
-def data_dir() -> Path:
-    """``$MIRAGE_DATA_DIR`` if set, else platformdirs' user data dir for mirage-tui."""
-    env = os.environ.get(DATA_DIR_ENV)
-    if env:
-        return check_folder(Path(env).expanduser(), DATA_DIR_ENV)
+def user_path(variable: str, kind: str, leaf: str = "") -> Path:
+    """``$VARIABLE`` (``~`` expanded) when it is set and not empty, else ``leaf`` in
+    mirage-tui's user folder of ``kind`` as platformdirs places it (``"data"``:
+    ``user_data_dir``, ``"config"``: ``user_config_dir``); the folder itself without ``leaf``.
+    The one rule of where the workspace, the model hosts and the config files live."""
+    value = os.environ.get(variable)
+    if value:
+        return Path(value).expanduser()
     import platformdirs
 
-    return Path(platformdirs.user_data_dir("mirage-tui"))
+    folder = Path(getattr(platformdirs, f"user_{kind}_dir")("mirage-tui"))
+    return folder / leaf if leaf else folder
+
+
+def data_dir() -> Path:
+    """``$MIRAGE_DATA_DIR`` if set (refused when it is no folder), else platformdirs' user
+    data dir for mirage-tui."""
+    folder = user_path(DATA_DIR_ENV, "data")
+    return check_folder(folder, DATA_DIR_ENV) if os.environ.get(DATA_DIR_ENV) else folder
 
 
 class FolderSettingError(OSError, ValueError):
@@ -134,17 +145,32 @@ class HostEntry:
 
 # ------------------------------------------------------------------ processes
 
-def process_start_time(pid: int) -> float | None:
-    """The start time of ``pid`` in clock ticks since boot (Linux /proc), or None."""
+def _stat_fields(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` from the third on (the state first); an OSError where
+    the file cannot be read (a gone process, no /proc)."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        stat = f.read().decode("ascii", "replace")
+    # the command name (field 2) may hold spaces and parentheses: split after its last ')'
+    return stat[stat.rfind(")") + 2:].split()
+
+
+def process_start_tick(pid: int) -> str | None:
+    """The start tick of ``pid`` as ``/proc/PID/stat`` writes it (field 22, clock ticks since
+    boot), None where it cannot be read (a gone process, no /proc). The run owners and
+    claims of the workspace store it; the registry compares it as a number."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read().decode("ascii", "replace")
+        fields = _stat_fields(pid)
     except OSError:
         return None
-    fields = stat[stat.rfind(")") + 2:].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def process_start_time(pid: int) -> float | None:
+    """The start time of ``pid`` in clock ticks since boot (Linux /proc), or None."""
+    tick = process_start_tick(pid)
     try:
-        return float(fields[19])       # field 22 of the full line: starttime
-    except (IndexError, ValueError):
+        return None if tick is None else float(tick)
+    except ValueError:
         return None
 
 
@@ -160,13 +186,12 @@ def pid_alive(pid: int, started: float | None = None) -> bool:
     except PermissionError:
         pass
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read().decode("ascii", "replace")
+        state = _stat_fields(pid)[:1]
     except FileNotFoundError:
         return False
     except OSError:
         return True                    # no /proc (macOS): os.kill is all we know
-    if stat[stat.rfind(")") + 2:][:1] in ("Z", "X"):
+    if state in (["Z"], ["X"]):
         return False
     return started is None or process_start_time(pid) == started
 

@@ -15,6 +15,7 @@ from engine.runs import owner, plan_named, rows
 from engine.runs.lookup import load_run
 from engine.store import Store
 from models.base import Generation, ReplyError
+from models.host.registry import process_start_tick
 from testkit.paths import ROOT
 from testkit.runs import FakeGenerator, config, run
 
@@ -79,7 +80,7 @@ def test_a_second_process_is_refused_and_a_dead_owner_is_interrupted(demo):
     try:
         with demo.write() as db:            # another live process holds it
             db.conn.execute("UPDATE run_owners SET pid = ?, process_start = ? WHERE run_id = ?",
-                            (other.pid, owner.process_start(other.pid), run_id))
+                            (other.pid, process_start_tick(other.pid), run_id))
         assert load_run(demo, "t").status == "running"
         with pytest.raises(owner.RunBusy, match=rf"^run t is running \(pid {other.pid}\)"):
             rows.save_plan(demo, plan_named(demo, config(sample=2), check_models=False))

@@ -17,8 +17,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("engine", "models", "mirage_tui", "scripts", "benchmarks")
-ISSUE = re.compile(r"(?i)(?<![\w.-])(?:issues?|stop|finding|goal)\s*#?\d+|\(#\d+\)")
-"""``issue 23``, ``issues\\n24, 34``, ``stop 38's``, ``(#31)``."""
+ISSUE = re.compile(r"(?i)(?<![\w.-])(?:issues?|stop|finding|goal)\s*#?\d+|\(#\d+\)"
+                   r"|(?<![\w`#&/])#\d{1,4}(?![\w-])")
+"""``issue 23``, ``issues\\n24, 34``, ``issues 18/27``, ``stop 38's``, ``(#31)``, ``see #31``
+(an id written ``#12`` in backquotes, an HTML entity and a six-digit colour are not
+citations)."""
 UPSTREAM = re.compile(r"(?i)[\w.]+(?:-[\w.]+)+\s+issue\s*#\d+|[\w.-]+/[\w.-]+#\d+")
 """Another project's tracker: ``llama-cpp-python issue #1581``, ``owner/repo#12``."""
 ALLOWED: dict[str, str] = {}
@@ -54,11 +57,13 @@ def source_files() -> list[Path]:
 
 def test_the_rule_finds_issue_numbers_and_spares_the_rest():
     for text in ("the default judge (issue 34)", "(issues\n24, 34)", "stop 38's prompt",
-                 "as in (#31)", "Issue #7 said so", "finding 3 of the review"):
+                 "as in (#31)", "Issue #7 said so", "finding 3 of the review",
+                 "issues 18/27", "fixed by #27", "see #4 and #5"):
         assert issue_citations(text), text
     for text in ("llama-cpp-python issue #1581", "owner/repo#12 upstream",
                  "a calibration by its id (``12`` or ``#12``)", "the first 3 issues",
-                 "tissue 12", "item 6 of the list", "reissue 3 times"):
+                 "tissue 12", "item 6 of the list", "reissue 3 times", "&#39; quoted",
+                 "colour #333333 or #00ff00", "run ``#3``"):
         assert not issue_citations(text), text
 
 

@@ -24,7 +24,7 @@ from engine.datasets.catalog import (DatasetSummary, datasets_fingerprint, list_
 from engine.datasets.importing import ImportResult
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.dialogs.import_dataset import ImportDatasetScreen
-from mirage_tui.screens.base import BaseScreen
+from mirage_tui.screens.base import BaseScreen, WorkerFailed
 from mirage_tui.screens.datasets.queries import (PAGE_SIZE, QueriesShown, QueryFilter,
                                                  column_widths, languages_cell, number,
                                                  plain, query_cells, status_line)
@@ -68,9 +68,7 @@ class DatasetsScreen(BaseScreen):
         exhausted: bool
 
     @dataclass
-    class LoadFailed(Message):
-        what: str
-        error: str
+    class LoadFailed(WorkerFailed):
         generation: int | None = None
 
     def __init__(self) -> None:
@@ -271,8 +269,7 @@ class DatasetsScreen(BaseScreen):
     def on_datasets_screen_load_failed(self, message: LoadFailed) -> None:
         if message.generation is not None and message.generation == self.shown.generation:
             self.shown.loading = False
-        self.notify(message.error, title=f"Could not load {message.what}", severity="error",
-                    markup=False, timeout=10)
+        self.notify_failed(message)
         self._update_status()
 
     def action_load_more_queries(self) -> None:

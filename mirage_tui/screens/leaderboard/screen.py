@@ -441,5 +441,4 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
     def _failed(self, message: WorkerFailed) -> None:
         self.query_one("#lb-status", OneLineEach).show(
             f"Could not load {message.what}: {message.error}", one_line=False)
-        self.app.notify(message.error, title=f"Could not load {message.what}",
-                        severity="error", markup=False, timeout=10)
+        self.notify_failed(message)
