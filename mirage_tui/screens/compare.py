@@ -167,10 +167,9 @@ class CompareScreen(CompareExport, BaseScreen):
             side = None
             (ra, sa), (rb, sb) = parse_side(self.a), parse_side(self.b)
             if ra != rb and sa is None and sb is None:
-                reports = [build_report(store, run, n_boot=N_BOOT, seed=SEED).as_json()
-                           for run in runs]
+                reports = [build_report(store, run, n_boot=N_BOOT, seed=SEED) for run in runs]
                 # runs of different models have no system in common: the paired rows are it
-                if set(reports[0]["accuracy"]) & set(reports[1]["accuracy"]):
+                if set(reports[0].accuracy) & set(reports[1].accuracy):
                     side = styled(comparison_segments(compare_reports(*reports)))
             self.post_message(self.Ready(c, side))
 

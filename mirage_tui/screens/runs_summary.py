@@ -169,8 +169,8 @@ class RunSummaryKeys(_Host):
 
         with self.worker_errors("the report", store):
             runs = [load_run(store, n) for n in names]
-            reports = [build_report(store, run, n_boot=N_BOOT, seed=SEED,
-                                    summary_only=True).as_json() for run in runs]
+            reports = [build_report(store, run, n_boot=N_BOOT, seed=SEED, summary_only=True)
+                       for run in runs]
             width = max(30, width - 2)      # a scrollbar may come with the text
             cut, thinking = cut_totals(store, runs[0].id)
             segments = backend_segments(

@@ -15,9 +15,9 @@ another, named in :data:`OTHER_HEADERS`."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-from testkit.paths import ROOT
+from testkit.keyed_reads import keyed_read
+from testkit.paths import ROOT, sources
 
 from engine.runs.header import RunHeader
 
@@ -57,35 +57,20 @@ def keyed_header_reads(source: str, path: str = "<source>") -> list[str]:
     """``path:line text`` of each read of a run header by key, or of its JSON (see above)."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        hit = False
-        if isinstance(node, ast.Subscript):
-            hit = _names_a_header(node.value) and _run_key(node.slice)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in ("get", "setdefault", "pop") and node.args:
-                hit = _names_a_header(node.func.value) and _run_key(node.args[0])
-            elif node.func.attr in READERS:
-                hit = any(_names_a_header(a) for a in node.args)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            hit = node.func.id in READERS and any(_names_a_header(a) for a in node.args)
-        elif isinstance(node, ast.Compare) and _run_key(node.left):
-            hit = any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and any(
-                _names_a_header(c) for c in node.comparators)
+        hit = keyed_read(node, _names_a_header, _run_key)
+        if not hit and isinstance(node, ast.Call):        # json.loads(header), json_column(...)
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            hit = called in READERS and any(_names_a_header(a) for a in node.args)
         if hit:
             found.append(f"{path}:{node.lineno} {ast.unparse(node)}")
     return found
 
 
-def _modules() -> list[Path]:
-    return sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
-
-
 def test_no_module_reads_a_run_header_by_key():
-    bad = []
-    for path in _modules():
-        rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith(ALLOWED) or rel in OTHER_HEADERS:
-            continue
-        bad += keyed_header_reads(path.read_text(encoding="utf-8"), rel)
+    bad = [hit for rel, text in sources(PACKAGES)
+           if not rel.startswith(ALLOWED) and rel not in OTHER_HEADERS
+           for hit in keyed_header_reads(text, rel)]
     assert not bad, ("read the run header through engine.runs.header.RunHeader (from_json "
                      "once, then its attributes), not by key:\n" + "\n".join(bad))
 
