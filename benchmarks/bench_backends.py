@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.datasets.importing import import_path  # noqa: E402
 from engine.arena.ratings.duel import compare  # noqa: E402
+from engine.results.pairing import side_runs  # noqa: E402
 from engine.results.paired_words import verdict_line  # noqa: E402
 from engine.results.records import load_items  # noqa: E402
 from engine.runs.lookup import load_run  # noqa: E402
@@ -126,7 +127,7 @@ def identical_share(store: Store, a: str, b: str) -> dict:
 
 def paired_scores(store: Store, a: str, b: str) -> dict:
     """``compare``'s rows for the three answer metrics: A = default, B = llama-server."""
-    c = compare(store, a, b, metrics=list(METRICS))
+    c = compare(store, a, b, side_runs(store, a, b), metrics=list(METRICS))
     rows = [{k: (round(v, 4) if isinstance(v, float) else v)
              for k, v in (("metric", r.metric), ("setting", r.setting), ("n", r.n),
                           ("a", r.a), ("b", r.b), ("delta", r.delta), ("lo", r.lo),

@@ -180,7 +180,7 @@ def measure(db: Path) -> dict:
     # what the Runs screen's Enter computes (mirage_tui/screens/runs.py)
     out["summary_seconds"], out["summary_cpu_seconds"] = timed_both(lambda: summary_segments(
         build_report(store, load_run(store, "scale"), n_boot=N_BOOT, seed=SEED,
-                     summary_only=True).as_json(),
+                     summary_only=True),
         run_row(store, load_run(store, "scale"))), repeat=2)
     out["runs_row_seconds"] = timed(lambda: run_row(store, load_run(store, "scale")), repeat=3)
     pages = {

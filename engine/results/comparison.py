@@ -14,19 +14,22 @@ so that a terminal UI can style each role and the command line can join them
 - ``note``: an aside (notes, what only one run has);
 - ``""``: everything else.
 
-Every number is a percentage with its 95% CI and n, as in :mod:`.text`. Works on
-:meth:`engine.results.report.RunReport.as_json`.
+Every number is a percentage with its 95% CI and n, as in :mod:`.text`. Reads the typed
+:class:`engine.results.report.RunReport` (never its JSON).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from engine.metrics.adaptability import OVERALL_MEANING
 from engine.metrics.definitions import definition_lines
 from engine.results.text import ADAPTABILITY_COLUMNS, concurrency_text, pct, short_setting, table
-from engine.runs.header import RunHeader
 from engine.units import fmt_delta
+
+if TYPE_CHECKING:
+    from engine.results.report import RunReport
 
 Segment = tuple[str, str]
 """``(text, role)``; see the module docstring for the roles."""
@@ -129,18 +132,18 @@ def _share(entry: dict, key: str) -> dict:
             "hi": entry.get(f"{key}_hi"), "n": entry.get("n")}
 
 
-def compare_reports(left: dict, right: dict) -> RunComparison:
-    """Two run reports (``as_json``) compared: EM_loose per system × setting both have, and
-    the adaptability shares (NV, CA, CI, CM, overall) of every system both have, A's order."""
-    out = RunComparison(left["run"], right["run"], left["dataset"], right["dataset"])
-    for system, per in left["accuracy"].items():
-        other = right["accuracy"].get(system, {})
+def compare_reports(left: RunReport, right: RunReport) -> RunComparison:
+    """Two run reports compared: EM_loose per system × setting both have, and the adaptability
+    shares (NV, CA, CI, CM, overall) of every system both have, A's order."""
+    out = RunComparison(left.run, right.run, left.dataset, right.dataset)
+    for system, per in left.accuracy.items():
+        other = right.accuracy.get(system, {})
         out.accuracy += [ComparedEstimate(system, setting, a, other[setting])
                          for setting, a in per.items() if setting in other]
-    out.only_left = sorted(set(left["accuracy"]) - set(right["accuracy"]))
-    out.only_right = sorted(set(right["accuracy"]) - set(left["accuracy"]))
-    rights = {e["system"]: e for e in right["systems"]}
-    for entry in left["systems"]:
+    out.only_left = sorted(set(left.accuracy) - set(right.accuracy))
+    out.only_right = sorted(set(right.accuracy) - set(left.accuracy))
+    rights = {e["system"]: e for e in right.systems}
+    for entry in left.systems:
         other = rights.get(entry["system"])
         if other is not None:
             out.adaptability += [ComparedEstimate(entry["system"], key, _share(entry, key),
@@ -215,46 +218,46 @@ def comparison_segments(c: RunComparison, width: int | None = None) -> list[Segm
     return out
 
 
-def summary_segments(report: dict, row: RunRow | None = None,
+def summary_segments(report: RunReport, row: RunRow | None = None,
                      width: int | None = None, cut: str | None = None) -> list[Segment]:
     """One run: title, accuracy per system × setting, adaptability, notes; tables within
     ``width``. ``cut``: its answers cut at the token limit in words
     (:func:`engine.runs.tally.cut_words`), after the item counts."""
-    items = report["items"]
+    items = report.items
     failed = f" · {items['errors']} failed" if items.get("errors") else ""
     cuts = f" · {cut}" if cut else ""
-    out: list[Segment] = [(f"{report['run']} · {report['dataset']} · {report['status']} · "
+    out: list[Segment] = [(f"{report.run} · {report.dataset} · {report.status} · "
                            f"{items['done']}/{items['total']} items{failed}{cuts}", "title")]
     if row is not None:
         out.append((f"\ncreated {row.created} · updated {row.updated} · seed {row.seeds} · "
                     f"device {', '.join(row.devices) or '—'}\ngenerators "
                     f"{', '.join(row.generators) or '—'} · settings {', '.join(row.settings)}",
                     ""))
-    overlap = concurrency_text(RunHeader.from_json(report.get("header")))
+    overlap = concurrency_text(report.header)
     if overlap:
         out.append((f"\nrequests in flight: {overlap}", ""))
-    sample = report.get("sample")
+    sample = report.sample
     if sample:
         out.append((f"\nA sample of {sample['queries']} of {sample['of']} queries "
                     f"(seed {sample['seed']}).", ""))
-    if report.get("partial"):
+    if report.partial:
         out.append((f"\nPARTIAL: {items['pending']} items pending; numbers cover the items "
                     "stored so far.", "strong"))
-    out.append((f"\n% with 95% CIs (rates: exact; scores: bootstrap, {report['n_boot']} "
-                f"resamples, seed {report['seed']}); n = queries.", ""))
-    for line in definition_lines(report.get("definitions")):
+    out.append((f"\n% with 95% CIs (rates: exact; scores: bootstrap, {report.n_boot} "
+                f"resamples, seed {report.seed}); n = queries.", ""))
+    for line in definition_lines(report.definitions):
         out.append((f"\n{line}", ""))
     out.append(_heading("Accuracy (EM_loose) per system × setting"))
-    settings = list(dict.fromkeys(s for per in report["accuracy"].values() for s in per))
+    settings = list(dict.fromkeys(s for per in report.accuracy.values() for s in per))
     rows = [["system"] + [short_setting(s) for s in settings]]
-    for system, per in report["accuracy"].items():
+    for system, per in report.accuracy.items():
         rows.append([system] + [_est(per.get(s)) if s in per else "" for s in settings])
     out += _table(rows, width=width) if len(rows) > 1 else [("  (no scored items yet)\n", "")]
     out.append(_heading("Adaptability (MIRAGE §1; NV+CA+CI+CM = 100)"))
     # Overall in a column of its own would push the table past 100 columns
     shares = [(k, t) for k, t in ADAPTABILITY_COLUMNS if k != "overall"]
     rows = [["system", "n"] + [title for _, title in shares]]
-    for entry in report["systems"]:
+    for entry in report.systems:
         rows.append([entry["system"], str(entry["n"])]
                     + [_flat(entry, key) for key, _ in shares])
     if len(rows) == 1:
@@ -263,7 +266,7 @@ def summary_segments(report: dict, row: RunRow | None = None,
         out += _table(rows, right={1}, width=width)
         out.append(_heading(OVERALL_MEANING))
         out += _table([["system", "overall"]] + [[e["system"], _flat(e, "overall")]
-                                                 for e in report["systems"]], width=width)
-    for note in report.get("notes", []):
+                                                 for e in report.systems], width=width)
+    for note in report.notes:
         out.append((f"note: {note}\n", "note"))
     return out

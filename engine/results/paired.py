@@ -32,7 +32,7 @@ from engine.metrics.adaptability import PATTERN_KEYS
 from engine.metrics.language import DEFAULT_LANGUAGE_METRIC
 from engine.results.generation_settings import SettingDifference, differences_warning
 from engine.results.pairing import (Pairing, PairingError, Side, pair, parse_side,  # noqa: F401
-                                    system_choice)
+                                    side_runs, system_choice)
 from engine.results.records import (LOOSE_METRIC, ItemRecord, is_mixed_like, metric_order,
                                     split_system)
 from engine.paired_stats import (holm, mcnemar_exact, mcnemar_sample_size,

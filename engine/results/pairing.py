@@ -99,18 +99,27 @@ def _label(run: RunInfo, systems: list[str], wanted: str | None) -> str | None:
         return wanted
 
 
-def system_choice(store, a_spec: str, b_spec: str) -> tuple[str, str, list[str]] | None:
+def side_runs(store, a_spec: str, b_spec: str) -> tuple[RunInfo, RunInfo]:
+    """The runs sides A and B name, each looked up once (:func:`engine.runs.lookup.load_run`;
+    two sides of one run share one look-up): what :func:`system_choice`, :func:`pair` and the
+    sides' reports take, so that a comparison looks its runs up once."""
+    (ra, _), (rb, _) = parse_side(a_spec), parse_side(b_spec)
+    run_a = load_run(store, ra)
+    return run_a, run_a if rb == ra else load_run(store, rb)
+
+
+def system_choice(store, a_spec: str, b_spec: str,
+                  runs: tuple[RunInfo, RunInfo]) -> tuple[str, str, list[str]] | None:
     """What must be asked before A and B can be paired: ``("a" or "b", run, its systems)``
     for the first side whose run has several systems and none that follows from the other
     side; None when :func:`pair` can go ahead (it may still fail, e.g. on no shared items).
-    Reads only the runs' systems (one aggregate query each)."""
+    ``runs``: the sides' runs as the caller looked them up (:func:`side_runs`). Reads only
+    the runs' systems (one aggregate query each)."""
     from engine.results.records import run_settings
 
-    (ra, _), (rb, _) = parse_side(a_spec), parse_side(b_spec)
-    run_a = load_run(store, ra)
-    run_b = run_a if rb == ra else load_run(store, rb)
+    run_a, run_b = runs
     sys_a = sorted(run_settings(store, run_a.id))
-    sys_b = sys_a if run_b is run_a else sorted(run_settings(store, run_b.id))
+    sys_b = sys_a if run_b.id == run_a.id else sorted(run_settings(store, run_b.id))
     ra, sa, rb, sb = _sides(a_spec, b_spec, run_a, run_b, sys_a, sys_b)
     a_system = _default_system(sys_a, sa, sb or (sys_b[0] if len(sys_b) == 1 else None))
     if a_system is None:
@@ -118,7 +127,7 @@ def system_choice(store, a_spec: str, b_spec: str) -> tuple[str, str, list[str]]
     b_system = _default_system(sys_b, sb, a_system if sa is not None or len(sys_a) == 1
                                else None)
     if b_system is None:
-        others = [s for s in sys_b if not (run_b is run_a and s == a_system)]
+        others = [s for s in sys_b if not (run_b.id == run_a.id and s == a_system)]
         return "b", rb, others
     return None
 
@@ -134,7 +143,7 @@ class Pairing:
     shared: list[tuple[str, int]]
     only_a: int
     only_b: int
-    run_a: RunInfo                      # the sides' runs, as loaded once by pair()
+    run_a: RunInfo                      # the sides' runs, as the caller looked them up
     run_b: RunInfo
     differences: list[SettingDifference] = field(default_factory=list)
 
@@ -147,18 +156,18 @@ class Pairing:
         return sorted({q for _, q in self.shared})
 
 
-def pair(store, a_spec: str, b_spec: str) -> Pairing:
-    """Load both sides and keep the items both generated (not failed, not pending)."""
-    (ra, _), (rb, _) = parse_side(a_spec), parse_side(b_spec)
-    run_a = load_run(store, ra)
-    run_b = run_a if rb == ra else load_run(store, rb)
+def pair(store, a_spec: str, b_spec: str, runs: tuple[RunInfo, RunInfo]) -> Pairing:
+    """Both sides' items, keeping those both generated (not failed, not pending). ``runs``:
+    the sides' runs as the caller looked them up (:func:`side_runs`); none is looked up
+    here."""
+    run_a, run_b = runs
     all_a = load_items(store, run_a)
-    all_b = all_a if run_b is run_a else load_items(store, run_b)
+    all_b = all_a if run_b.id == run_a.id else load_items(store, run_b)
     sys_a, sys_b = _systems(all_a), _systems(all_b)
     ra, sa, rb, sb = _sides(a_spec, b_spec, run_a, run_b, sys_a, sys_b)
     a_system = _choose(run_a, sys_a, sa, sb or (sys_b[0] if len(sys_b) == 1 else None))
     b_system = _choose(run_b, sys_b, sb, a_system if sa is not None or len(sys_a) == 1 else None)
-    if run_a is run_b and a_system == b_system:
+    if run_a.id == run_b.id and a_system == b_system:
         raise PairingError(f"A and B are the same system ({a_system} in run {ra}); name two")
     ia = {(i.setting, i.query_rowid): i for i in all_a
           if i.system == a_system and i.generation_key is not None}

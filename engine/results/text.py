@@ -1,12 +1,12 @@
 """A run report as plain text, in the shape of MIRAGE's tables (Park et al., Tables 1 and 2).
 
 Every number is a percentage with its 95% CI (:func:`engine.stats.interval`), ``12.3 [9.1, 15.8]``, and every row or
-cell says its n. Works on :meth:`engine.results.report.RunReport.as_json` (or the report itself).
+cell says its n. Reads the typed :class:`engine.results.report.RunReport` (never its JSON).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine.metrics.adaptability import OVERALL_MEANING
 from engine.metrics.definitions import definition_lines
@@ -16,6 +16,9 @@ from engine.units import COUNT_METRICS, fmt_interval
 from engine.stats import format_interval
 from engine.text_fit import fit_table, wrap_lines
 from models.served_by import backend_words
+
+if TYPE_CHECKING:
+    from engine.results.report import RunReport
 
 ADAPTABILITY_COLUMNS = (("nv", "NV↓"), ("ca", "CA↑"), ("ci", "CI↓"), ("cm", "CM↓"),
                         ("overall", "Overall↑"))
@@ -109,29 +112,30 @@ def served_text(header: RunHeader) -> str:
     return ", ".join(f"{name} {words}" for name, words in found.items())
 
 
-def backend_segments(segments: list[tuple[str, str]], report: dict) -> list[tuple[str, str]]:
+def backend_segments(segments: list[tuple[str, str]],
+                     report: RunReport) -> list[tuple[str, str]]:
     """A run's summary (``comparison.summary_segments``) with its backend named after the
     title and the run's row line."""
-    text = backend_text(RunHeader.from_json(report.get("header")))
+    text = backend_text(report.header)
     if not text:
         return segments
     at = 2 if len(segments) > 1 and segments[1][0].startswith("\ncreated") else 1
     return [*segments[:at], (f"\nbackend {text}", ""), *segments[at:]]
 
 
-def _title(report: dict) -> list[str]:
-    items = report["items"]
+def _title(report: RunReport) -> list[str]:
+    items = report.items
     errors = items["errors"]  # done counts them: finished items, generated or failed
     extra = [f"{errors} failed" if errors else "",
              f"{items['truncated']} truncated" if items["truncated"] else ""]
     extra_text = ", ".join(e for e in extra if e)
-    lines = [f"Run {report['run']} on {report['dataset']}: {report['status']}, "
+    lines = [f"Run {report.run} on {report.dataset}: {report.status}, "
              f"{items['done']}/{items['total']} items done"
              + (f" ({extra_text})" if extra_text else "")]
     if errors:
         lines.append(f"{errors} item{'s' if errors != 1 else ''} failed (recorded with the error; "
                      "running the run again retries them).")
-    header = RunHeader.from_json(report.get("header"))
+    header = report.header
     backend = backend_text(header)
     if backend:
         lines.append(f"Backend: {backend}.")
@@ -139,26 +143,26 @@ def _title(report: dict) -> list[str]:
     if overlap:
         lines.append(f"Requests in flight: {overlap} (a backend that batches requests may "
                      "change a greedy text slightly).")
-    if report.get("partial"):
-        lines.append(f"PARTIAL: status {report['status']}, {items['done']} of {items['total']} "
+    if report.partial:
+        lines.append(f"PARTIAL: status {report.status}, {items['done']} of {items['total']} "
                      f"items done ({items['pending']} pending); the numbers cover the items "
                      "stored so far.")
-    sample = report.get("sample")
+    sample = report.sample
     if sample:
         kind = "an adaptive sample" if sample["mode"] == "adaptive" else "a sample"
         lines.append(f"Computed on {kind} of {sample['queries']:,} of {sample['of']:,} "
                      f"queries (stratified by source and language, seed {sample['seed']}).")
     lines.append(f"Percentages with 95% CIs over queries (exact Clopper–Pearson for rates; "
-                 f"scores: bootstrap, {report['n_boot']} resamples, seed {report['seed']}, no "
+                 f"scores: bootstrap, {report.n_boot} resamples, seed {report.seed}, no "
                  "narrower than Clopper–Pearson); n = queries counted.")
-    return lines + definition_lines(report.get("definitions"))
+    return lines + definition_lines(report.definitions)
 
 
-def _adaptability_table(report: dict, by: str | None, width: int | None) -> list[str]:
+def _adaptability_table(report: RunReport, by: str | None, width: int | None) -> list[str]:
     head = ["System", "Context", "k"] + ([by.capitalize()] if by else []) + ["n"]
     head += [title for _, title in ADAPTABILITY_COLUMNS]
     rows = [head]
-    for entry in report["systems"]:
+    for entry in report.systems:
         context, k = _context(entry)
         groups = entry[f"by_{by}"].items() if by else [(None, entry)]
         for group, values in groups:
@@ -173,9 +177,9 @@ def _adaptability_table(report: dict, by: str | None, width: int | None) -> list
     return lines + table(rows, right={n_col}, width=width) + [OVERALL_MEANING + "."]
 
 
-def _patterns(report: dict) -> list[str]:
+def _patterns(report: RunReport) -> list[str]:
     lines = ["Patterns (b base, o oracle, m the mixed-like setting; EM_loose) and items left out"]
-    for entry in report["systems"]:
+    for entry in report.systems:
         counts = ", ".join(f"{k} {v}" for k, v in entry["patterns"].items())
         left = entry["left_out"]
         lines.append(f"  {_row_name(entry)}: {counts} (n={entry['n']}); left out "
@@ -183,13 +187,13 @@ def _patterns(report: dict) -> list[str]:
     return lines
 
 
-def _retrieval_table(report: dict, by: str | None, width: int | None) -> list[str]:
-    if not report["retrieval"]:
+def _retrieval_table(report: RunReport, by: str | None, width: int | None) -> list[str]:
+    if not report.retrieval:
         return []
     head = ["Retriever", "k"] + ([by.capitalize()] if by else []) + ["n"]
     head += [title for _, title in RETRIEVAL_COLUMNS]
     rows = [head]
-    for entry in report["retrieval"]:
+    for entry in report.retrieval:
         groups = entry[f"by_{by}"].items() if by else [(None, entry)]
         for group, values in groups:
             for k in entry["ks"]:
@@ -198,11 +202,11 @@ def _retrieval_table(report: dict, by: str | None, width: int | None) -> list[st
                             + [str(values["n"])]
                             + [_est(values["metrics"][f"{key}@{k}"])
                                for key, _ in RETRIEVAL_COLUMNS])
-    gold = (report.get("definitions") or {}).get("gold", "oracle")
+    gold = report.definitions.get("gold", "oracle")
     lines = [f"Table 2. Retrieval over the run's queries (MIRAGE §1; relevant = the query's "
              f"gold chunks, {gold}; NDCG(ref) = the reference code's NDCG)"
              + (f", by {by}" if by else "")]
-    for e in report["retrieval"]:
+    for e in report.retrieval:
         if e["retriever_name"] != e["retriever"]:
             lines.append(f"  {e['retriever_name']} is {e['retriever']}")
         if e["missing"]:
@@ -214,9 +218,9 @@ def _retrieval_table(report: dict, by: str | None, width: int | None) -> list[st
     return lines + table(rows, right={3 if by else 2}, width=width)
 
 
-def _accuracy_table(report: dict, width: int | None) -> list[str]:
+def _accuracy_table(report: RunReport, width: int | None) -> list[str]:
     rows = [["System", "Setting", "Accuracy", "n"]]
-    for system, settings in report["accuracy"].items():
+    for system, settings in report.accuracy.items():
         for setting, e in settings.items():
             rows.append([system, short_setting(setting), _est(e), str(e["n"])])
     if len(rows) == 1:
@@ -224,10 +228,10 @@ def _accuracy_table(report: dict, width: int | None) -> list[str]:
     return ["Accuracy per setting (EM_loose)"] + table(rows, right={3}, width=width)
 
 
-def _replies_table(report: dict, width: int | None) -> list[str]:
+def _replies_table(report: RunReport, width: int | None) -> list[str]:
     """Answers cut at the token limit and reasoning tokens per system (only a run with a cut
     answer or a reasoning model's thinking has them)."""
-    entries = report.get("replies") or []
+    entries = report.replies
     if not entries:
         return []
     rows = [["System", "Cut at the limit", "While thinking", "Reasoning tokens (mean)", "n"]]
@@ -241,9 +245,9 @@ def _replies_table(report: dict, width: int | None) -> list[str]:
             + table(rows, right={2, 4}, width=width))
 
 
-def _metrics_tables(report: dict, width: int | None) -> list[str]:
+def _metrics_tables(report: RunReport, width: int | None) -> list[str]:
     lines = []
-    for system, settings in report["metrics"].items():
+    for system, settings in report.metrics.items():
         names = list(dict.fromkeys(m for per in settings.values() for m in per))
         if not names:
             continue
@@ -257,7 +261,7 @@ def _metrics_tables(report: dict, width: int | None) -> list[str]:
     return lines
 
 
-def format_report(report: Any, by: str | None = None, width: int | None = None) -> str:
+def format_report(report: RunReport, by: str | None = None, width: int | None = None) -> str:
     """The report as text: header (with a PARTIAL banner and the sample note when they apply),
     Table 1 (adaptability per system × retriever × top-k), the pattern counts, Table 2
     (retrieval), accuracy per setting and every other metric per setting.
@@ -265,14 +269,13 @@ def format_report(report: Any, by: str | None = None, width: int | None = None) 
     ``width``, no line is wider: tables wrap their cells, other lines wrap at spaces."""
     if by not in (None, "language", "source"):
         raise ValueError(f"by must be 'language' or 'source', got {by!r}")
-    data = report.as_json() if hasattr(report, "as_json") else report
-    parts = [_title(data), _adaptability_table(data, by, width)]
-    if data["systems"]:
-        parts.append(_patterns(data))
-    parts += [_retrieval_table(data, by, width), _accuracy_table(data, width),
-              _replies_table(data, width)]
-    if data.get("notes"):
-        parts.append(["Notes"] + [f"  {note}" for note in data["notes"]])
+    parts = [_title(report), _adaptability_table(report, by, width)]
+    if report.systems:
+        parts.append(_patterns(report))
+    parts += [_retrieval_table(report, by, width), _accuracy_table(report, width),
+              _replies_table(report, width)]
+    if report.notes:
+        parts.append(["Notes"] + [f"  {note}" for note in report.notes])
     text = "\n\n".join("\n".join(p) for p in parts if p)
-    metrics = _metrics_tables(data, width)
+    metrics = _metrics_tables(report, width)
     return wrap_lines(text + ("\n" + "\n".join(metrics) if metrics else ""), width) + "\n"

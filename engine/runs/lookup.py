@@ -7,6 +7,8 @@ command and pass the :class:`RunInfo` down (``plan_run`` takes it; it never look
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine.runs.config import RunConfig
 from engine.runs.header import RunHeader
 from engine.runs.owner import shown_status
@@ -33,12 +35,14 @@ def run_not_found(store: Store, name: str) -> RunNotFound:
 
 
 def find_run(store: Store, name: str) -> RunInfo | None:
-    """The run called ``name`` as :func:`load_run` gives it; None when there is none."""
+    """The run called ``name`` as :func:`load_run` gives it; None when there is none. The
+    stored row's RunInfo is not changed: the one returned has the shown status (a dead
+    owner's run: interrupted) and the stored header JSON read once as a :class:`RunHeader`."""
     run = run_by_name(store, name)
-    if run is not None:
-        run.status = shown_status(store, run.id, run.status)  # a dead owner: interrupted
-        run.header = RunHeader.from_json(run.header)          # the stored JSON, read once
-    return run
+    if run is None:
+        return None
+    return replace(run, status=shown_status(store, run.id, run.status),
+                   header=RunHeader.from_json(run.header))
 
 
 def load_run(store: Store, name: str) -> RunInfo:

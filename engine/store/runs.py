@@ -13,8 +13,11 @@ from typing import Any
 from engine.store.database import Store, json_column
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunInfo:
+    """A run as read: never changed in place (a changed status or header is a new RunInfo,
+    :func:`dataclasses.replace`)."""
+
     id: int
     name: str
     dataset_id: int
@@ -22,8 +25,9 @@ class RunInfo:
     dataset_hash: str
     dataset_queries: int    # queries in the whole dataset (a sample says "N of M")
     config: dict
-    header: Any             # engine.runs.header.RunHeader, read by engine.runs.lookup from the
-    #                         stored JSON (the store hands that back, as a dict)
+    header: Any             # engine.runs.header.RunHeader in every RunInfo engine.runs.lookup
+    #                         gives (the store, below engine.runs, cannot name the class); the
+    #                         stored JSON, as a dict, in run_by_name's
     status: str
     created_at: str
     updated_at: str

@@ -61,7 +61,7 @@ def add_parsers(sub) -> None:
 def run(args, store) -> int:
     from engine.arena.ratings.duel import compare
     from engine.output_files import is_stdout
-    from engine.results.paired import PairingError, worse_than
+    from engine.results.paired import PairingError, side_runs, worse_than
     from engine.results.paired_text import format_comparison, write_items_csv
 
     gate = _gate(args.fail_if_worse)
@@ -74,9 +74,10 @@ def run(args, store) -> int:
     if len(on_stdout) > 1:
         raise CliError(f"{' and '.join(on_stdout)} would both write to standard output; send "
                        "one of them to a file")
+    runs = side_runs(store, args.a, args.b)       # each run looked up once
     try:
-        c = compare(store, args.a, args.b, args.metric, n_boot=args.n_boot, seed=args.seed,
-                    delta=None if args.delta is None else args.delta / 100)
+        c = compare(store, args.a, args.b, runs, args.metric, n_boot=args.n_boot,
+                    seed=args.seed, delta=None if args.delta is None else args.delta / 100)
     except PairingError as exc:
         raise CliError(str(exc)) from None
     if args.csv:

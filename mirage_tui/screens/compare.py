@@ -152,25 +152,24 @@ class CompareScreen(CompareExport, BaseScreen):
     def build(self, store) -> None:
         from engine.results.comparison import compare_reports, comparison_segments
         from engine.arena.ratings.duel import compare
-        from engine.results.paired import PairingError, parse_side
-        from engine.runs.lookup import load_run
+        from engine.results.paired import PairingError, parse_side, side_runs
         from engine.results.report import build_report
         from engine.stats import N_BOOT, PAIRED_N_BOOT, SEED
 
         with self.worker_errors("the comparison", store):
+            runs = side_runs(store, self.a, self.b)     # each run looked up once
             try:
                 # ``compare``'s own resamples and seed: the screen and the CLI agree
-                c = compare(store, self.a, self.b, n_boot=PAIRED_N_BOOT, seed=SEED)
+                c = compare(store, self.a, self.b, runs, n_boot=PAIRED_N_BOOT, seed=SEED)
             except PairingError as exc:
                 self.post_message(self.Failed(f"No paired comparison: {exc}"))
                 return
             side = None
             (ra, sa), (rb, sb) = parse_side(self.a), parse_side(self.b)
             if ra != rb and sa is None and sb is None:
-                reports = [build_report(store, load_run(store, n), n_boot=N_BOOT,
-                                        seed=SEED).as_json() for n in (ra, rb)]
+                reports = [build_report(store, run, n_boot=N_BOOT, seed=SEED) for run in runs]
                 # runs of different models have no system in common: the paired rows are it
-                if set(reports[0]["accuracy"]) & set(reports[1]["accuracy"]):
+                if set(reports[0].accuracy) & set(reports[1].accuracy):
                     side = styled(comparison_segments(compare_reports(*reports)))
             self.post_message(self.Ready(c, side))
 

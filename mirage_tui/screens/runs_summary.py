@@ -131,10 +131,11 @@ class RunSummaryKeys(_Host):
     def pair_sides(self, store, a: str, b: str) -> None:
         """Whether a side must be asked for (its run has several systems, none of them the
         other side's): then the pick-system dialog, else the Compare screen."""
-        from engine.results.paired import system_choice
+        from engine.results.paired import side_runs, system_choice
 
         with self.worker_errors("the comparison", store):
-            self.post_message(self.SidesPaired(a, b, system_choice(store, a, b)))
+            self.post_message(self.SidesPaired(a, b, system_choice(
+                store, a, b, side_runs(store, a, b))))
 
     def on_runs_screen_sides_paired(self, message: Message) -> None:
         a, b, choice = message.a, message.b, message.choice
@@ -168,8 +169,8 @@ class RunSummaryKeys(_Host):
 
         with self.worker_errors("the report", store):
             runs = [load_run(store, n) for n in names]
-            reports = [build_report(store, run, n_boot=N_BOOT, seed=SEED,
-                                    summary_only=True).as_json() for run in runs]
+            reports = [build_report(store, run, n_boot=N_BOOT, seed=SEED, summary_only=True)
+                       for run in runs]
             width = max(30, width - 2)      # a scrollbar may come with the text
             cut, thinking = cut_totals(store, runs[0].id)
             segments = backend_segments(

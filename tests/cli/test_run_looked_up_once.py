@@ -1,6 +1,6 @@
 """Each command looks its run up by name once and hands the ``RunInfo`` down: ``run`` (a new
 run, its dry run, the same command again to resume, ``--resume NAME``, ``--force-new``),
-``report`` and ``arena judge``. ``plan_run`` takes the run it is given and opening the run
+``report``, ``arena judge`` and ``compare`` (each of its two runs once). ``plan_run`` takes the run it is given and opening the run
 claims or inserts it without reading it again.
 
 Traced, on every connection the commands open: every statement that reads the ``runs`` table
@@ -108,3 +108,11 @@ def test_a_resume_refused_for_another_configuration_looks_it_up_once(workspace, 
         code = cli.main(["run", "--db", workspace, *RUN, "--seed", "3"])
     assert code != 0 and "differs in: seed" in err.getvalue()
     assert (len(lookups["statements"]), len(lookups["calls"])) == (1, 1)
+
+
+def test_compare_looks_each_of_its_runs_up_once(workspace, lookups):
+    db = ("--db", workspace)
+    command(lookups, "run", *db, *RUN)
+    command(lookups, "run", *db, *RUN[:-1], "other")
+    assert command(lookups, "compare", NAME, "other", *db, "--n-boot", "20") == (2, 2)
+    assert command(lookups, "compare", NAME, "other", *db, "--n-boot", "20", "--json") == (2, 2)

@@ -20,6 +20,7 @@ from engine.arena.ratings.page import leaderboard_page
 from engine.arena.ratings.page import run_page_with_arenas as run_page
 from engine.runs.lookup import load_run
 from engine.results.html import comparison_page, write_page
+from engine.results.pairing import side_runs
 from engine.store import Store
 from testkit.browser import chromium_binary, visit
 from testkit.html_runs import calibrated, hostile_run
@@ -33,6 +34,8 @@ if chromium_binary() is None:
 
 PNG = b"\x89PNG\r\n\x1a\n"
 READY = "document.body.hasAttribute('data-items-ready')"
+ALPHA = ("alpha:fake-a/mirage@1", "alpha:fake-b/mirage@1")
+HOSTILE = ("hostile:evil-a/mirage@1", "hostile:evil-b/mirage@1")
 
 
 @pytest.fixture(scope="module")
@@ -44,12 +47,12 @@ def pages(tmp_path_factory):
     calibrated(hostile, folder)
     out = {
         "run": run_page(store, load_run(store, "alpha"), n_boot=200),
-        "compare": comparison_page(compare(store, "alpha:fake-a/mirage@1",
-                                           "alpha:fake-b/mirage@1", n_boot=200)),
+        "compare": comparison_page(compare(store, *ALPHA, side_runs(store, *ALPHA),
+                                           n_boot=200)),
         "leaderboard": leaderboard_page(store, load_run(store, "alpha"), n_boot=50),
         "hostile": run_page(hostile, load_run(hostile, "hostile"), n_boot=50),
-        "hostile-compare": comparison_page(compare(hostile, "hostile:evil-a/mirage@1",
-                                                   "hostile:evil-b/mirage@1", n_boot=50)),
+        "hostile-compare": comparison_page(compare(hostile, *HOSTILE,
+                                                   side_runs(hostile, *HOSTILE), n_boot=50)),
         "calibration": calibration_page(latest_calibration(hostile)),
     }
     return {name: write_page(page, folder / f"{name}.html") for name, page in out.items()}

@@ -5,6 +5,8 @@ are (as a hosted model's identity does)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from testkit.runs import FakeGenerator, config, run
 
@@ -47,13 +49,13 @@ def test_the_html_run_page_names_the_backend(store):
 
 
 def test_the_runs_summary_names_the_backend_under_the_run_line(store):
-    report = build_report(store, load_run(store, "served"), n_boot=20, summary_only=True).as_json()
+    report = build_report(store, load_run(store, "served"), n_boot=20, summary_only=True)
     segments = backend_segments(summary_segments(report, run_row(store, load_run(store, "served"))), report)
     assert segments[1][0].startswith("\ncreated")
     assert segments[2] == ("\nbackend llama-server", "")
     # no row line: right under the title; nothing recorded: nothing added
     assert backend_segments(summary_segments(report), report)[1] == (
         "\nbackend llama-server", "")
-    bare = {**report, "header": {**report["header"], "models": {}}}
-    assert backend_text(RunHeader.from_json(bare["header"])) == ""
+    bare = replace(report, header=RunHeader.from_json({**report.header.as_dict(), "models": {}}))
+    assert backend_text(bare.header) == ""
     assert backend_segments(summary_segments(bare), bare) == summary_segments(bare)

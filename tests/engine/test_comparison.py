@@ -8,6 +8,8 @@ import pytest
 
 from engine.datasets.demo_pool import ensure_demo
 from engine.results import build_report
+from engine.results.report import RunReport
+from engine.runs.header import RunHeader
 from engine.runs.lookup import load_run
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments, plain,
                                        run_row, run_rows, summary_segments)
@@ -29,11 +31,12 @@ def system(name: str, n: int = 6, **shares) -> dict:
 
 
 def report(run: str, accuracy: dict, systems: list[dict], dataset: str = "demo@1",
-           **extra) -> dict:
-    return {"run": run, "dataset": dataset, "status": "done",
-            "items": {"done": 12, "total": 12, "pending": 0}, "sample": None,
-            "n_boot": 200, "seed": 0, "accuracy": accuracy, "systems": systems,
-            "notes": [], **extra}
+           **extra) -> RunReport:
+    fields = {"items": {"done": 12, "total": 12, "pending": 0}, "partial": False,
+              "sample": None, "notes": [], **extra}
+    return RunReport(run=run, status="done", dataset=dataset, header=RunHeader.from_json({}),
+                     config={}, systems=systems, accuracy=accuracy, metrics={}, retrieval=[],
+                     n_boot=200, seed=0, **fields)
 
 
 LEFT = report("alpha", {"a/mirage@1": {"base": est(0.5, 0.2, 0.8), "mixed": est(1 / 3, 0.0, 2 / 3)},
@@ -88,7 +91,7 @@ def test_comparison_of_different_datasets_and_nothing_in_common():
 
 
 def test_summary_of_a_partial_run_with_a_sample():
-    partial = report("alpha", LEFT["accuracy"], LEFT["systems"], partial=True,
+    partial = report("alpha", LEFT.accuracy, LEFT.systems, partial=True,
                      sample={"queries": 6, "of": 60, "seed": 0},
                      items={"done": 10, "total": 12, "pending": 2}, notes=["a note"])
     segments = summary_segments(partial)
@@ -124,7 +127,7 @@ def test_run_rows_and_a_real_summary_and_comparison(store):
     assert one.generators == ["gen-a", "gen-b"] and one.settings == ["base", "oracle", "mixed"]
     assert one.devices == ["cpu"] and len(one.created) == 16
 
-    left, right = (build_report(store, load_run(store, n), n_boot=50, seed=0).as_json() for n in ("one", "two"))
+    left, right = (build_report(store, load_run(store, n), n_boot=50, seed=0) for n in ("one", "two"))
     summary = plain(summary_segments(left, one))
     assert summary.startswith("one · demo@1 · done · 18/18 items\ncreated ")
     assert "generators gen-a, gen-b · settings base, oracle, mixed" in summary

@@ -20,6 +20,7 @@ from engine.results import build_report
 from engine.results.html import comparison_page
 from engine.results.paired_text import format_comparison
 from engine.results.paired_words import holm_line
+from engine.results.pairing import side_runs
 from engine.results.text import format_report
 from engine.runs.lookup import load_run
 from engine.store import Store
@@ -68,7 +69,7 @@ def test_the_rank_says_what_it_means_in_arena_ratings_and_on_its_page(store):
 
 
 def test_no_clear_difference_and_holm_are_said_in_compare_text_and_page(store):
-    c = compare(store, A, B, n_boot=200)
+    c = compare(store, A, B, side_runs(store, A, B), n_boot=200)
     line = holm_line(c)
     assert line == (f"no clear difference = Holm p ≥ 0.05 (p corrected for {len(c.rows)} "
                     "tests) or 0 in the CI")

@@ -21,6 +21,7 @@ from engine.results import build_report, item_detail, items_for
 from engine.results.html import comparison_page
 from engine.results.html.items import item_data, pack, unpack
 from engine.results.html.page import figure, json_script
+from engine.results.pairing import side_runs
 from engine.runs.lookup import load_run
 from engine.store import Store
 from testkit.html_runs import PAYLOADS, calibrated, hostile_run, sized_run
@@ -252,8 +253,8 @@ def test_hostile_text_is_shown_as_text(hostile):
     assert " ".join(PAYLOADS) in replies        # carried as data, written by textContent
     data = embedded(page)                       # the JSON element still parses whole
     assert data["report"]["run"] == "hostile"
-    cmp = comparison_page(compare(store, "hostile:evil-a/mirage@1", "hostile:evil-b/mirage@1",
-                                  n_boot=50))
+    sides = ("hostile:evil-a/mirage@1", "hostile:evil-b/mirage@1")
+    cmp = comparison_page(compare(store, *sides, side_runs(store, *sides), n_boot=50))
     _no_live_markup(cmp)
     assert html_lib.escape(PAYLOADS[1]) in cmp  # a flipped item's response, escaped
     assert embedded(cmp)["comparison"]["a"]["run"] == "hostile"

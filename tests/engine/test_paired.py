@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from engine.arena.ratings.duel import compare
-from engine.results.paired import PairingError, pair
+from engine.results.paired import PairingError, pair, side_runs
 from engine.results.paired_words import verdict_line
 from engine.results.paired_text import power_line
 from engine.paired_stats import (bootstrap_means, holm, mcnemar_exact,
@@ -114,7 +114,8 @@ def store(tmp_path_factory):
 
 
 def test_two_systems_of_one_run(store):
-    c = compare(store, "alpha:fake-a/mirage@1", "alpha:fake-b/mirage@1", n_boot=2000)
+    sides = ("alpha:fake-a/mirage@1", "alpha:fake-b/mirage@1")
+    c = compare(store, *sides, side_runs(store, *sides), n_boot=2000)
     assert (c.shared_items, c.shared_queries, c.only_a, c.only_b) == (18, 6, 0, 0)
     mixed = c.row("em_loose", "mixed")
     assert (mixed.a, mixed.b, mixed.kind) == (pytest.approx(2 / 6), pytest.approx(4 / 6),
@@ -147,13 +148,14 @@ def test_two_systems_of_one_run(store):
     assert duel["p_a_stronger"] < 0.5 and duel["elo_delta"] > 0
     assert duel["elo_lo"] <= duel["elo_delta"] <= duel["elo_hi"] and duel["queries"] == 6
     # seeded: same numbers again
-    again = compare(store, "alpha:fake-a/mirage@1", "alpha:fake-b/mirage@1", n_boot=2000)
+    again = compare(store, *sides, side_runs(store, *sides), n_boot=2000)
     assert [(r.lo, r.hi, r.p) for r in again.rows] == [(r.lo, r.hi, r.p) for r in c.rows]
 
 
 def test_different_models_across_runs(store):
     # issue 18's case: no system in common, yet the same (setting, query) items
-    c = compare(store, "alpha:fake-b/mirage@1", "beta", n_boot=500)
+    sides = ("alpha:fake-b/mirage@1", "beta")
+    c = compare(store, *sides, side_runs(store, *sides), n_boot=500)
     assert c.b.system == "fake-a/mirage@1" and c.shared_items == 18
     assert c.row("em_loose", "mixed").n == 6
     as_json = c.as_json()
@@ -162,14 +164,17 @@ def test_different_models_across_runs(store):
 
 
 def test_refusals(store):
+    def paired(a: str, b: str):
+        return pair(store, a, b, side_runs(store, a, b))
+
     with pytest.raises(PairingError, match="2 systems; say which"):
-        pair(store, "alpha", "beta:nobody")
+        paired("alpha", "beta:nobody")
     with pytest.raises(PairingError, match="no system 'nobody'"):
-        pair(store, "beta:nobody", "alpha")
+        paired("beta:nobody", "alpha")
     with pytest.raises(PairingError, match="same system"):
-        pair(store, "beta", "beta")
+        paired("beta", "beta")
     # two systems in one run, named by the run alone
-    p = pair(store, "alpha", "alpha")
+    p = paired("alpha", "alpha")
     assert (p.a.system, p.b.system) == ("fake-a/mirage@1", "fake-b/mirage@1")
 
 

@@ -156,13 +156,14 @@ def test_resplit_keeps_an_older_runs_inline_thinking_apart_and_rescores(toy):
 def test_compare_says_when_the_two_sides_were_cut_at_unlike_rates(toy):
     from engine.results.paired import compare_pair
     from engine.results.paired_text import format_comparison
-    from engine.results.pairing import pair
+    from engine.results.pairing import pair, side_runs
 
-    alike = compare_pair(toy, pair(toy, f"toy-run:{A}", f"toy-run:{B}"), n_boot=50, n_perm=99)
+    sides = (f"toy-run:{A}", f"toy-run:{B}")
+    alike = compare_pair(toy, pair(toy, *sides, side_runs(toy, *sides)), n_boot=50, n_perm=99)
     assert alike.cut_warning is None and "cut_warning" not in alike.as_json()
     for qid in ("q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7"):
         _think(toy, B, "mixed", qid, cut=True, thinking=True, tokens=5)
-    c = compare_pair(toy, pair(toy, f"toy-run:{A}", f"toy-run:{B}"), n_boot=50, n_perm=99)
+    c = compare_pair(toy, pair(toy, *sides, side_runs(toy, *sides)), n_boot=50, n_perm=99)
     assert c.cut_warning.startswith("answers cut at the token limit differ: A 0/")
     assert "B 8/" in c.cut_warning and "(8 while thinking)" in c.cut_warning
     assert c.as_json()["cut_warning"] == c.cut_warning

@@ -31,7 +31,7 @@ def report(tmp_path_factory):
                            "retrieved@5"], retrievers=[LABEL], name="ks")
     _, summary = run(store, cfg, retrievers={LABEL: BackwardsRetriever(store, stores=True)})
     assert summary.status == "done"
-    return build_report(store, load_run(store, "ks"), n_boot=50).as_json()
+    return build_report(store, load_run(store, "ks"), n_boot=50)
 
 
 def _section(text: str, start: str, end: str | tuple[str, ...]) -> list[str]:

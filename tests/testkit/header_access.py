@@ -12,10 +12,10 @@ has not are other headers' (an export's ``rows``, an HTTP response's ``retry-aft
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 from typing import Collection
 
-from testkit.paths import ROOT
+from testkit.keyed_reads import keyed_read
+from testkit.paths import sources
 
 PACKAGES = ("engine", "mirage_tui", "models")
 READERS = {"loads", "json_column"}
@@ -47,19 +47,11 @@ def keyed_header_reads(source: str, keys: Collection[str], path: str = "<source>
 
     found = []
     for node in ast.walk(ast.parse(source)):
-        hit = False
-        if isinstance(node, ast.Subscript):
-            hit = _names_a_header(node.value) and is_key(node.slice)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in ("get", "setdefault", "pop") and node.args:
-                hit = _names_a_header(node.func.value) and is_key(node.args[0])
-            elif node.func.attr in READERS:
-                hit = any(_names_a_header(a) for a in node.args)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            hit = node.func.id in READERS and any(_names_a_header(a) for a in node.args)
-        elif isinstance(node, ast.Compare) and is_key(node.left):
-            hit = any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and any(
-                _names_a_header(c) for c in node.comparators)
+        hit = keyed_read(node, _names_a_header, is_key)
+        if not hit and isinstance(node, ast.Call):          # json.loads(header), json_column(…)
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            hit = called in READERS and any(_names_a_header(a) for a in node.args)
         if hit:
             found.append((node.lineno, f"{path}:{node.lineno} {ast.unparse(node)}"))
     return [text for _, text in sorted(found, key=lambda hit: hit[0])]
@@ -68,9 +60,5 @@ def keyed_header_reads(source: str, keys: Collection[str], path: str = "<source>
 def keyed_reads_outside(keys: Collection[str], allowed: tuple[str, ...]) -> list[str]:
     """Every keyed read (:func:`keyed_header_reads`) in the project's modules but those under
     ``allowed`` (paths or folders, from the repository root)."""
-    bad = []
-    for path in sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py")):
-        rel = path.relative_to(ROOT).as_posix()
-        if not rel.startswith(allowed):
-            bad += keyed_header_reads(path.read_text(encoding="utf-8"), keys, rel)
-    return bad
+    return [hit for rel, text in sources(PACKAGES) if not rel.startswith(allowed)
+            for hit in keyed_header_reads(text, keys, rel)]

@@ -19,3 +19,10 @@ def _shared_data() -> Path:
 
 # The real public datasets are never copied into the project, and CI always has them.
 SHARED_DATA = _shared_data()
+
+
+def sources(folders: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``(path from the root, text)`` of every Python module under ``folders`` (from the
+    root), in path order: what the hygiene scans read."""
+    paths = sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py"))
+    return [(p.relative_to(ROOT).as_posix(), p.read_text(encoding="utf-8")) for p in paths]

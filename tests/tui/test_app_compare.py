@@ -1,21 +1,23 @@
 """The Compare screen (issue 16) through Textual's Pilot, on the inspection workspace of
 conftest.py (runs made by the real engine with scripted generators): the verdict, the rows
 with Δ bars, the flips with Enter opening the Inspector on B's item, the transitions, the
-export, and a refusal."""
+export, a refusal, and each run looked up once (for the pairing and the runs' own reports
+alike)."""
 
 from __future__ import annotations
 
 import csv
 import json
+import traceback
 
 import pytest
 from textual.widgets import DataTable, Static
 
+from engine.runs import lookup
 from mirage_tui.dialogs.text_prompt import TextPromptScreen
 from mirage_tui.screens.compare import CompareScreen, delta_bar
 from testkit.scripted_runs import A, B
-from testkit.tui import RecordingApp, open_screen, settle, text_of, wait_until
-
+from testkit.tui import RecordingApp, open_screen, settle, text_of, wait_for_workers, wait_until
 
 
 def test_delta_bar_draws_zero_the_whisker_and_the_point():
@@ -98,3 +100,28 @@ async def test_compare_from_the_leaderboard(workspace):
         assert (app.screen.a, app.screen.b) == (f"alpha:{A}", f"alpha:{B}")
         verdict = text_of(app.screen.query_one("#cmp-verdict", Static))
         assert "18 shared items" in verdict
+
+
+@pytest.mark.asyncio
+async def test_compare_screen_looks_each_run_up_once(workspace, monkeypatch):
+    """Two runs named alone: the pairing and both runs' own reports (the side-by-side tables)
+    share one look-up per run (the store's look-up by name, called from the Compare screen)."""
+    looked_up: list[str] = []
+    real = lookup.run_by_name
+
+    def counted(store, name):
+        if any("mirage_tui/screens/compare" in frame.filename.replace("\\", "/")
+               for frame in traceback.extract_stack()):
+            looked_up.append(name)
+        return real(store, name)
+
+    monkeypatch.setattr(lookup, "run_by_name", counted)
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_screen(pilot, CompareScreen("alpha", "beta"))
+        await wait_for_workers(pilot)
+        verdict = text_of(app.screen.query_one("#cmp-verdict", Static))
+        assert "18 shared items" in verdict, verdict
+        more = text_of(app.screen.query_one("#cmp-more", Static))
+        assert "Comparing alpha (A) with beta (B)" in more      # the runs' own reports
+    assert sorted(looked_up) == ["alpha", "beta"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable, OptionList, Static
 
-from engine.results.paired import system_choice
+from engine.results.paired import side_runs, system_choice
 from engine.store import Store
 from mirage_tui.dialogs.pick_system import PickSystemScreen
 from mirage_tui.screens.compare import CompareScreen
@@ -29,12 +29,15 @@ def three_runs(workspace) -> dict:
 
 def test_system_choice_asks_only_when_a_side_is_ambiguous(three_runs):
     store = Store(three_runs["path"])
+
+    def choice(a: str, b: str):
+        return system_choice(store, a, b, side_runs(store, a, b))
     try:
-        assert system_choice(store, "alpha", "gamma") == ("a", "alpha", [A, B])
-        assert system_choice(store, f"alpha:{B}", "gamma") is None       # named
-        assert system_choice(store, "gamma", "alpha") == ("b", "alpha", [A, B])
-        assert system_choice(store, "alpha", "beta") is None     # beta's fake-a is in alpha
-        assert system_choice(store, "alpha", "alpha") is None    # its two systems
+        assert choice("alpha", "gamma") == ("a", "alpha", [A, B])
+        assert choice(f"alpha:{B}", "gamma") is None       # named
+        assert choice("gamma", "alpha") == ("b", "alpha", [A, B])
+        assert choice("alpha", "beta") is None     # beta's fake-a is in alpha
+        assert choice("alpha", "alpha") is None    # its two systems
     finally:
         store.close()
 

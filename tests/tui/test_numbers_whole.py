@@ -155,6 +155,7 @@ async def test_runs_numbers_are_whole(size, crowded):
 @pytest.mark.parametrize("size", list(SIZES))
 async def test_compare_numbers_are_whole(size, crowded):
     from engine.arena.ratings.duel import compare
+    from engine.results.pairing import side_runs
     from engine.results.paired_words import p_text
     from engine.units import fmt_delta_interval, fmt_value
     from engine.stats import PAIRED_N_BOOT
@@ -166,7 +167,8 @@ async def test_compare_numbers_are_whole(size, crowded):
     shown, table = read["cmp-rows"]
     store = Store(crowded["path"])
     try:
-        c = compare(store, SIDE_A, SIDE_B, n_boot=PAIRED_N_BOOT)   # compare's default
+        c = compare(store, SIDE_A, SIDE_B, side_runs(store, SIDE_A, SIDE_B),
+                    n_boot=PAIRED_N_BOOT)   # compare's default
     finally:
         store.close()
     expected = {str(i): {

@@ -15,13 +15,16 @@ from engine.arena.ratings.tournaments import bootstrap_thetas, encode_battles, t
 from engine.arena.types import arena_system
 from engine.results.paired import PairedComparison, compare_pair
 from engine.results.pairing import Pairing, pair
+from engine.store.runs import RunInfo
 
 
-def compare(store, a_spec: str, b_spec: str, metrics: Iterable[str] | None = None,
-            **options) -> PairedComparison:
+def compare(store, a_spec: str, b_spec: str, runs: tuple[RunInfo, RunInfo],
+            metrics: Iterable[str] | None = None, **options) -> PairedComparison:
     """:func:`~engine.results.pairing.pair` then :func:`~engine.results.paired.compare_pair`,
-    and the sides' :func:`arena_duel` (at most 1,000 tournaments, the comparison's seed)."""
-    pairing = pair(store, a_spec, b_spec)
+    and the sides' :func:`arena_duel` (at most 1,000 tournaments, the comparison's seed).
+    ``runs``: the sides' runs as the caller looked them up
+    (:func:`~engine.results.pairing.side_runs`)."""
+    pairing = pair(store, a_spec, b_spec, runs)
     out = compare_pair(store, pairing, metrics, **options)
     out.arena = arena_duel(store, pairing, n_boot=min(out.n_boot, 1000), seed=out.seed)
     return out

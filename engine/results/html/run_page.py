@@ -6,15 +6,14 @@ one, and the item browser."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from engine.metrics.adaptability import OVERALL_MEANING, PATTERN_KEYS
 from engine.results.html.items import ITEM_LIMIT, item_data
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
 from engine.results.html.svg import Interval, bar_chart
-from engine.results.report import build_report
+from engine.results.report import RunReport, build_report
 from engine.results.text import backend_text, num, short_setting
-from engine.runs.header import RunHeader
 from engine.stats import N_BOOT, SEED
 from engine.store import Store
 from engine.store.runs import RunInfo
@@ -25,18 +24,18 @@ SHARES = (("nv", "NV", "noise vulnerability ↓"), ("ca", "CA", "context accepta
           ("ci", "CI", "context insensitivity ↓"), ("cm", "CM", "context misinterpretation ↓"))
 
 
-def run_header_pairs(report: dict) -> list[tuple[str, object]]:
+def run_header_pairs(report: RunReport) -> list[tuple[str, object]]:
     """The run header as (name, value) lines: dataset and version, models with their
     identities, templates, seed, device, backend, concurrency, created, tool version."""
-    header, config = RunHeader.from_json(report["header"]), report["config"]
+    header, config = report.header, report.config
     dataset = header.dataset
     pairs: list[tuple[str, object]] = [
-        ("run", f"{report['run']} ({report['status']}{', partial' if report['partial'] else ''})"),
-        ("dataset", f"{report['dataset']}" + (f" · {dataset.queries} queries · content "
-                                              f"{str(dataset.content_hash or '')[:12]}"
-                                              if dataset else ""))]
-    if report.get("sample"):
-        s = report["sample"]
+        ("run", f"{report.run} ({report.status}{', partial' if report.partial else ''})"),
+        ("dataset", f"{report.dataset}" + (f" · {dataset.queries} queries · content "
+                                           f"{str(dataset.content_hash or '')[:12]}"
+                                           if dataset else ""))]
+    if report.sample:
+        s = report.sample
         pairs.append(("sample", f"{s['mode']}: {s['queries']} of {s['of']} queries, seed "
                                 f"{s['seed']}"))
     for name, model in header.models.items():
@@ -61,12 +60,12 @@ def run_header_pairs(report: dict) -> list[tuple[str, object]]:
     pairs.append(("tool version", f"mirage-tui {packages.get('mirage-tui', '–')}"
                                   + (f", python {packages['python']}"
                                      if packages.get("python") else "")))
-    definitions = report.get("definitions") or {}
+    definitions = report.definitions
     if definitions:
         pairs.append(("definitions", ", ".join(f"{k} {v}" for k, v in definitions.items()
                                                if v is not None
                                                and not isinstance(v, (dict, list)))))
-    counts = report.get("items") or {}
+    counts = report.items
     pairs.append(("items", ", ".join(f"{k} {v}" for k, v in counts.items())))
     return pairs
 
@@ -78,9 +77,9 @@ def row_name(entry: dict) -> str:
     return entry["run_system"] + ("" if mixed == "mixed" else f" | {short_setting(mixed)}")
 
 
-def _metric_table(report: dict) -> str:
+def _metric_table(report: RunReport) -> str:
     rows = []
-    for system, per_setting in report["metrics"].items():
+    for system, per_setting in report.metrics.items():
         for setting, metrics in per_setting.items():
             rows.append([system, short_setting(setting),
                          *(figure(metrics.get(m)) for m, _ in ANSWER_METRICS)])
@@ -100,8 +99,8 @@ def adaptability_chart(systems: list[dict]) -> str:
                      y_title="share of queries (%)")
 
 
-def _adaptability(report: dict) -> str:
-    systems = report["systems"]
+def _adaptability(report: RunReport) -> str:
+    systems = report.systems
     if not systems:
         return ('<h2>Adaptability</h2><p class="note">No system has base, oracle and a mixed '
                 'setting: no adaptability.</p>')
@@ -118,11 +117,11 @@ def _adaptability(report: dict) -> str:
             + table(["system", *PATTERN_KEYS, "n"], patterns, numeric=range(1, 10)))
 
 
-def _retrieval(report: dict) -> str:
-    entries = report["retrieval"]
+def _retrieval(report: RunReport) -> str:
+    entries = report.retrieval
     if not entries:
         return ""
-    gold = (report.get("definitions") or {}).get("gold", "oracle")
+    gold = report.definitions.get("gold", "oracle")
     rows = []
     for e in entries:
         for k in e["ks"]:
@@ -145,14 +144,14 @@ def _largest(groups: dict[str, dict]) -> set[str]:
     return set(ranked[:BREAKDOWN_ROWS])
 
 
-def _breakdowns(report: dict) -> str:
+def _breakdowns(report: RunReport) -> str:
     """Per language and per source: the adaptability shares and EM in base, oracle and the
     row's mixed-like setting (named in the row)."""
     out = []
     for attr, title in (("by_language", "language"), ("by_source", "source")):
         rows = []
         left_out = 0
-        for s in report["systems"]:
+        for s in report.systems:
             trio = ("base", "oracle", s["mixed_setting"])
             groups = s.get(attr) or {}
             shown = _largest(groups)
@@ -176,10 +175,10 @@ def _breakdowns(report: dict) -> str:
             + "".join(out))
 
 
-def _replies(report: dict) -> str:
+def _replies(report: RunReport) -> str:
     """Answers cut at the token limit and the thinking's tokens per system (only a run with a
     cut answer or a reasoning model's thinking has them: engine.results.replies)."""
-    entries = report.get("replies") or []
+    entries = report.replies
     if not entries:
         return ""
     rows = [[e["system"], f"{e['cut']} of {e['n']}", figure(e["cut_rate"]),
@@ -195,16 +194,16 @@ def _replies(report: dict) -> str:
                      "reasoning tokens (mean)"], rows, numeric=(1, 2, 3, 4)))
 
 
-def run_sections(report: dict) -> list[str]:
+def run_sections(report: RunReport) -> list[str]:
     return ["<h2>Run</h2>" + definition_list(run_header_pairs(report)),
             "<h2>Answers per system and setting</h2>" + _metric_table(report),
             _replies(report),
             _adaptability(report), _retrieval(report), _breakdowns(report),
-            ("<h2>Notes</h2>" + notes(report["notes"])) if report["notes"] else ""]
+            ("<h2>Notes</h2>" + notes(report.notes)) if report.notes else ""]
 
 
 def run_page(store: Store, run: RunInfo, *, n_boot: int = N_BOOT, seed: int = SEED,
-             item_limit: int = ITEM_LIMIT, report: Any = None,
+             item_limit: int = ITEM_LIMIT, report: RunReport | None = None,
              arena_sections: Sequence[str] = (), **choices) -> str:
     """The run's page as one HTML string. ``report`` reuses a :class:`RunReport` already built
     (else :func:`build_report` with ``n_boot``, ``seed`` and ``choices``: parity, gold,
@@ -212,11 +211,11 @@ def run_page(store: Store, run: RunInfo, *, n_boot: int = N_BOOT, seed: int = SE
     :func:`engine.arena.ratings.page.run_page_with_arenas` gives them)."""
     if report is None:
         report = build_report(store, run, n_boot=n_boot, seed=seed, **choices)
-    data = report.as_json()
-    sections = run_sections(data) + list(arena_sections)
-    subtitle = (f"{data['dataset']} · {len(data['accuracy'])} systems · "
-                f"{data['items'].get('done', 0)} items done"
-                + (" · partial" if data["partial"] else ""))
-    return page(f"Run {run.name}", subtitle, sections, {"kind": "run", "report": data},
+    sections = run_sections(report) + list(arena_sections)
+    subtitle = (f"{report.dataset} · {len(report.accuracy)} systems · "
+                f"{report.items.get('done', 0)} items done"
+                + (" · partial" if report.partial else ""))
+    return page(f"Run {run.name}", subtitle, sections,
+                {"kind": "run", "report": report.as_json()},     # the report's one writer
                 item_data(store, run, limit=item_limit, seed=seed))
 
