@@ -14,10 +14,10 @@ from engine.runs.header import RunHeader
 from engine.runs.owner import shown_status
 from engine.runs.plan import Plan, plan_run
 from engine.store import Store
-from engine.store.runs import RunInfo, known_runs, run_by_name
+from engine.store.runs import RunInfo, known_runs, run_by_id, run_by_name
 from engine.suggest import did_you_mean
 
-__all__ = ["RunNotFound", "find_run", "load_run", "plan_named", "run_not_found"]
+__all__ = ["RunNotFound", "find_run", "load_run", "plan_named", "run_not_found", "run_now"]
 
 
 class RunNotFound(LookupError):
@@ -39,10 +39,23 @@ def find_run(store: Store, name: str) -> RunInfo | None:
     stored row's RunInfo is not changed: the one returned has the shown status (a dead
     owner's run: interrupted) and the stored header JSON read once as a :class:`RunHeader`."""
     run = run_by_name(store, name)
-    if run is None:
-        return None
+    return None if run is None else _shown(store, run)
+
+
+def _shown(store: Store, run: RunInfo) -> RunInfo:
+    """The stored run with the shown status and its header read as a :class:`RunHeader`."""
     return replace(run, status=shown_status(store, run.id, run.status),
                    header=RunHeader.from_json(run.header))
+
+
+def run_now(store: Store, run: RunInfo) -> RunInfo:
+    """``run`` as it is stored now (its status, header, update time), read by its id: for a
+    caller that holds a run looked up earlier and writes what it is now (an export from a
+    screen opened while the run went on). :class:`RunNotFound` once it is deleted."""
+    now = run_by_id(store, run.id)
+    if now is None:
+        raise RunNotFound(f"run {run.name!r} was deleted")
+    return _shown(store, now)
 
 
 def load_run(store: Store, name: str) -> RunInfo:

@@ -39,10 +39,20 @@ class RunInfo:
 
 def run_by_name(store: Store, name: str) -> RunInfo | None:
     """The run called ``name`` with its dataset, its status as stored; None if there is none."""
+    return _run_where(store, "r.name = ?", name)
+
+
+def run_by_id(store: Store, run_id: int) -> RunInfo | None:
+    """:func:`run_by_name` for the run of that id (a run already looked up, read again as it is
+    stored now); None once it is deleted."""
+    return _run_where(store, "r.id = ?", run_id)
+
+
+def _run_where(store: Store, where: str, value) -> RunInfo | None:
     rows = store.query(
         "SELECT r.*, d.name AS d_name, d.version AS d_version, d.content_hash AS d_hash, "
         "(SELECT COUNT(*) FROM queries q WHERE q.dataset_id = r.dataset_id) AS d_queries "
-        "FROM runs r JOIN datasets d ON d.id = r.dataset_id WHERE r.name = ?", (name,))
+        f"FROM runs r JOIN datasets d ON d.id = r.dataset_id WHERE {where}", (value,))
     if not rows:
         return None
     r = rows[0]

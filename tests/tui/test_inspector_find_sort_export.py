@@ -206,3 +206,35 @@ async def test_the_detail_shows_long_texts_whole(workspace):
         assert "".join(response.split()) in drawn["oracle"]
         assert "".join(question.split()) in drawn["question"]
         assert not app.errors()
+
+
+async def test_an_export_says_what_the_run_is_now_not_when_the_inspector_opened(workspace,
+                                                                                tmp_path):
+    """The Inspector holds the run it looked up when it opened; a run that went on (here:
+    stopped) meanwhile is exported with its status now, read again by its id."""
+    from mirage_tui.screens.inspector import InspectorScreen
+    from mirage_tui.screens.inspector.export_view import ExportViewScreen
+
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(120, 35)) as pilot:
+        await open_screen(pilot, InspectorScreen("alpha"))
+        opened = app.screen.query_one("ViewExport").run.info.status
+        store = Store(workspace["path"])
+        with store.write() as db:
+            db.conn.execute("UPDATE runs SET status = 'cancelled' WHERE name = 'alpha'")
+        store.close()
+        await pilot.press("E")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ExportViewScreen)
+        out = tmp_path / "view.jsonl"
+        dialog.query_one("#export-format", Select).value = "jsonl"
+        await pilot.pause()
+        dialog.query_one("#export-path", Input).value = str(out)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: any("Wrote" in m for m, _ in app.notes), 30,
+                         "the export's notice")
+        header = json.loads(out.read_text().splitlines()[0])
+        assert opened == "done" and header["status"] == "cancelled", (opened, header)
+        assert header["partial"].startswith("partial:"), header
+        assert not app.errors()

@@ -51,9 +51,11 @@ class ViewExport(Widget):
     def export_view(self, store, run: InspectedRun, view: ViewShown, path: Path,
                     fmt: str) -> None:
         from engine.results.export import export_run, header_path
+        from engine.runs.lookup import run_now
 
         with failures_as(self, ExportFailed, store, prefix=f"{path}: "):
-            written = export_run(store, run.info, format=fmt, out=path,
+            # the run as it is now (by its id): its status when the Inspector opened may be over
+            written = export_run(store, run_now(store, run.info), format=fmt, out=path,
                                  filters=view.filters.query_args(), sort=view.sort,
                                  descending=view.descending)
             if fmt == "csv":
