@@ -37,6 +37,8 @@ class ViewExport(Widget):
         """The export dialog for ``view``, then the export to the file it names."""
         store, run = store_of(self), self.run
         if store is None or run is None:
+            self.app.notify("The run is still being read; press E again in a moment.",
+                            title="Export", timeout=3)
             return
 
         def chosen(answer: tuple[str, str] | None) -> None:
