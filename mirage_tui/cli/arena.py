@@ -29,8 +29,8 @@ from engine.text_fit import wrap_lines
 from engine.text_safety import visible_line
 from engine import counts
 from mirage_tui.cli.common import (CliError, count_type, db_option, force_option, from_settings,
-                                   html_option, in_flight_options, interruptible, no_overwrite,
-                                   print_table, text_width)
+                                   html_option, in_flight_options, interruptible, json_option,
+                                   no_overwrite, print_table, text_width)
 from mirage_tui.cli.progress import ProgressPrinter
 from mirage_tui.durations import duration
 
@@ -78,7 +78,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--dry-run", action="store_true",
                    help="judge nothing: print the battles and the time estimate (the runs' "
                         "estimator: the judge's speed, load and requests in flight)")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    json_option(p, "print the summary as JSON")
 
     p = asub.add_parser("ratings", help="Bradley-Terry leaderboard with bootstrap CIs")
     db_option(p)
@@ -89,7 +89,7 @@ def add_parsers(sub) -> None:
                    help=f"bootstrap tournaments (default {TOURNAMENTS}, as on the Leaderboard)")
     p.add_argument("--seed", type=count_type(counts.SEED), default=SEED, metavar="S",
                    help=f"bootstrap seed ({SEED})")
-    p.add_argument("--json", action="store_true", help="print the ratings as JSON")
+    json_option(p, "print the ratings as JSON")
     html_option(p, "the leaderboard", "forest plot, win-fraction heatmap, surrogate")
     force_option(p, "an existing --html file")
 
@@ -105,7 +105,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--boot", type=count_type(counts.TOURNAMENTS), default=TOURNAMENTS, metavar="N",
                    help=f"bootstrap rounds (default {TOURNAMENTS}, as on the Leaderboard)")
     p.add_argument("--seed", type=count_type(counts.SEED), default=SEED, metavar="S")
-    p.add_argument("--json", action="store_true")
+    json_option(p, "print the surrogate's report as JSON")
 
     p = asub.add_parser("export", help="write an arena's battles or ratings as CSV or JSONL")
     db_option(p)
@@ -123,7 +123,7 @@ def add_parsers(sub) -> None:
     p = asub.add_parser("list", help="a run's arenas")
     db_option(p)
     p.add_argument("run", help="run name")
-    p.add_argument("--json", action="store_true")
+    json_option(p, "print a JSON array")
 
 
 def run(args, store) -> int:

@@ -184,6 +184,11 @@ def db_option(parser: argparse.ArgumentParser, top: bool = False) -> None:
         help="workspace database file (default: $MIRAGE_DB or the user data folder)")
 
 
+def json_option(parser: argparse.ArgumentParser, help: str = "print the result as JSON") -> None:
+    """``--json``: print what the command prints as JSON (``help`` says its shape)."""
+    parser.add_argument("--json", action="store_true", help=help)
+
+
 def html_option(parser: argparse.ArgumentParser, what: str, shows: str) -> None:
     """``--html FILE``: ``what`` (``"the report"``) as one self-contained page showing
     ``shows``, written instead of the text; ``--json`` still prints."""

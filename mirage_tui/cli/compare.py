@@ -22,7 +22,7 @@ from pathlib import Path
 from engine.stats import PAIRED_N_BOOT, SEED
 from engine import counts
 from mirage_tui.cli.common import (CliError, count_type, db_option, force_option, fraction_type,
-                                   html_option, no_overwrite, text_width)
+                                   html_option, json_option, no_overwrite, text_width)
 
 COMMANDS = ("compare",)
 
@@ -37,7 +37,7 @@ def add_parsers(sub) -> None:
                    help="a stored score or an adaptability share (nv, ca, ci, cm, overall); "
                         "repeat for more; 'all' for every stored score (default em_loose, "
                         "f1_mirage, char3_recall, correct_language and the adaptability)")
-    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    json_option(p, "print the comparison as JSON")
     p.add_argument("--csv", type=Path, metavar="PATH",
                    help="also write one row per shared item with both sides' scores")
     html_option(p, "the comparison", "Δ chart, flipped items")

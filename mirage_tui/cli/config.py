@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 
-from mirage_tui.cli.common import CliError, db_option
+from mirage_tui.cli.common import CliError, db_option, json_option
 
 
 def add_parsers(sub) -> None:
@@ -26,7 +26,7 @@ def add_parsers(sub) -> None:
     db_option(p)
     p.add_argument("--init", action="store_true",
                    help="write a commented default config.toml (refuses to overwrite one)")
-    p.add_argument("--json", action="store_true", help="print the settings as JSON")
+    json_option(p, "print the settings as JSON")
 
 
 def run(args, store=None) -> int:

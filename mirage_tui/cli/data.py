@@ -25,7 +25,7 @@ from engine.datasets.formats.pairwise_labels import UNNAMED
 from engine.store import Store
 from engine.text_safety import visible_line
 from engine import counts
-from mirage_tui.cli.common import count_type, db_option, print_table
+from mirage_tui.cli.common import count_type, db_option, json_option, print_table
 from mirage_tui.cli.progress import ProgressPrinter
 
 
@@ -38,11 +38,11 @@ def add_parsers(sub) -> None:
     p.add_argument("path", type=Path)
     p.add_argument("--format", choices=FORMATS, help="skip format detection")
     p.add_argument("--name", help="dataset name (default: from the file or folder name)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    json_option(p, "print the result as JSON")
 
     p = data_sub.add_parser("list", help="list datasets with their counts")
     db_option(p)
-    p.add_argument("--json", action="store_true", help="print a JSON array")
+    json_option(p, "print a JSON array")
     p.add_argument("--all-versions", action="store_true", help="include older versions")
 
     p = data_sub.add_parser("show", help="show a dataset, or one query with its pool")
@@ -52,7 +52,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--limit", type=count_type(counts.LIMIT),
                    default=20, help="queries (of a labels dataset: answer pairs) to list "
                                     "(default 20)")
-    p.add_argument("--json", action="store_true")
+    json_option(p, "print the dataset (or the query and its pool) as JSON")
 
     p = data_sub.add_parser("attach", help="add a distractor collection to a dataset's pool")
     db_option(p)

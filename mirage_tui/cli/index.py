@@ -21,7 +21,7 @@ from engine.stats import N_BOOT, SEED
 from engine.units import fmt_interval
 from engine.retrieval import Retriever, index_dataset, report_json, retrieval_report_for
 from engine import counts
-from mirage_tui.cli.common import count_type, db_option, from_settings
+from mirage_tui.cli.common import count_type, db_option, from_settings, json_option
 from mirage_tui.cli.progress import ProgressPrinter
 
 METRIC_ROWS = (("P", "p"), ("R", "r"), ("F1", "f1"), ("NDCG", "ndcg"),
@@ -37,7 +37,7 @@ def add_parsers(sub) -> None:
                                       "embedder in config.toml)")
     p.add_argument("--batch-size", type=count_type(counts.BATCH_SIZE), default=64,
                    help="texts per embedding call and per stored transaction (default 64)")
-    p.add_argument("--json", action="store_true", help="print the index report as JSON")
+    json_option(p, "print the index report as JSON")
 
     p = sub.add_parser("retrieve", help="retrieve top-k for every query and score retrieval")
     db_option(p)
@@ -58,7 +58,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--gold", choices=GOLD_DEFINITIONS, default=DEFAULT_GOLD,
                    help="relevant chunks: oracle (supporting in the file, MIRAGE's definition; "
                         "default) or oracle+answer-match (plus siblings containing an answer)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    json_option(p, "print the report as JSON")
 
 
 def run(args, store) -> int:

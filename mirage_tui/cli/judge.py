@@ -32,8 +32,8 @@ import sys
 from engine.stats import N_BOOT
 from engine import counts
 from mirage_tui.cli.common import (CliError, count_type, db_option, force_option, from_settings,
-                                   html_option, in_flight_options, interruptible, no_overwrite,
-                                   print_table, text_width)
+                                   html_option, in_flight_options, interruptible, json_option,
+                                   no_overwrite, print_table, text_width)
 from engine.text_fit import wrap_lines
 from engine.text_safety import visible_line
 from mirage_tui.cli.progress import ProgressPrinter
@@ -74,13 +74,13 @@ def add_parsers(sub) -> None:
     p.add_argument("--threads", type=count_type(counts.THREADS),
                    metavar="N", help="llama.cpp threads for the judge")
     in_flight_options(p, "judge")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    json_option(p, "print the result as JSON")
 
     p = jsub.add_parser("calibration", help="print the newest stored calibration")
     db_option(p)
     p.add_argument("--judge", metavar="MODEL", help="of this judge (its identity name)")
     p.add_argument("--template", metavar="NAME@VERSION")
-    p.add_argument("--json", action="store_true")
+    json_option(p, "print the calibration as JSON")
     html_option(p, "the calibration", "charts beside the anchors")
     force_option(p, "an existing --html file")
 
@@ -91,7 +91,7 @@ def add_parsers(sub) -> None:
     p.add_argument("second", metavar="B", help="calibration id (B), or a judge's name")
     p.add_argument("--boot", type=count_type(counts.RESAMPLES), default=N_BOOT, metavar="N",
                    help=f"bootstrap resamples (default {N_BOOT})")
-    p.add_argument("--json", action="store_true")
+    json_option(p, "print the comparison as JSON")
     _add_fit_parsers(jsub)
 
 
@@ -131,13 +131,13 @@ def _add_fit_parsers(jsub) -> None:
     p.add_argument("--threads", type=count_type(counts.THREADS),
                    metavar="N", help="llama.cpp threads for --judge")
     p.add_argument("--force", action="store_true", help="replace a fitted judge of this name")
-    p.add_argument("--json", action="store_true", help="print the fit as JSON")
+    json_option(p, "print the fit as JSON")
 
     p = jsub.add_parser("list", help="which judge can I trust? every calibrated judge, best "
                                      "first, and the fitted judges")
     db_option(p)
     p.add_argument("--labels", metavar="DATASET", help="calibrations on this labels dataset")
-    p.add_argument("--json", action="store_true", help="print the ranking as JSON")
+    json_option(p, "print the ranking as JSON")
 
     p = jsub.add_parser("verdicts", help="your own verdicts: every verdict people entered in "
                                          "the app (the Inspector's a/e/b), with its pair",
@@ -149,7 +149,7 @@ def _add_fit_parsers(jsub) -> None:
                                     "-2 to 2).")
     db_option(p)
     p.add_argument("--run", metavar="RUN", help="the verdicts on this run's answers only")
-    p.add_argument("--json", action="store_true", help="print a JSON array")
+    json_option(p, "print a JSON array")
 
 
 def run(args, store) -> int:

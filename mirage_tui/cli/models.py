@@ -25,7 +25,7 @@ import json
 import sys
 
 from engine import counts
-from mirage_tui.cli.common import (count_type, db_option, print_table, print_wrapped,
+from mirage_tui.cli.common import (count_type, db_option, json_option, print_table, print_wrapped,
                                    without_key)
 
 
@@ -36,21 +36,21 @@ def add_parsers(sub) -> None:
     p = models_sub.add_parser("list", help="packaged and local models, installed or not, and "
                                            "endpoints (configured, and running on loopback)")
     db_option(p)
-    p.add_argument("--json", action="store_true", help="print a JSON array")
+    json_option(p, "print a JSON array")
 
     p = models_sub.add_parser("check", help="load a model and time one short run")
     db_option(p)
     p.add_argument("name", help="a name from `models list`, a GGUF path or an endpoint spec")
     p.add_argument("--max-tokens", type=count_type(counts.MAX_TOKENS),
                    default=16, help="tokens to generate (default 16)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    json_option(p, "print the result as JSON")
 
 
     p = models_sub.add_parser("hosts", help="the live model hosts (one process per model)")
     db_option(p)
     p.add_argument("--stop", nargs="?", const="", metavar="NAME",
                    help="stop every host, or those whose model name contains NAME")
-    p.add_argument("--json", action="store_true", help="print a JSON array")
+    json_option(p, "print a JSON array")
 
 
 def run(args, store=None) -> int:

@@ -28,7 +28,7 @@ from engine.metrics.language import DETECTORS, RULES
 from engine.output_files import is_stdout
 from engine.stats import N_BOOT, SEED
 from engine import counts
-from mirage_tui.cli.common import (count_type, db_option, force_option, html_option,
+from mirage_tui.cli.common import (count_type, db_option, force_option, html_option, json_option,
                                    no_overwrite)
 
 COMMANDS = ("report", "export")
@@ -40,7 +40,7 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("report", help="a run's adaptability, accuracy and retrieval tables")
     db_option(p)
     p.add_argument("run", help="run name")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    json_option(p, "print the report as JSON")
     html_option(p, "the report", "charts, item browser")
     force_option(p, "an existing --html file")
     p.add_argument("--by", choices=("language", "source"),

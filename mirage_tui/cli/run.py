@@ -28,7 +28,7 @@ from pathlib import Path
 
 from engine import counts
 from mirage_tui.cli.common import (CliError, count_type, db_option, fraction_type,
-                                   in_flight_options, interruptible, without_key)
+                                   in_flight_options, interruptible, json_option, without_key)
 from mirage_tui.cli.progress import ProgressPrinter, accuracy_line
 from mirage_tui.durations import duration
 
@@ -99,7 +99,7 @@ def add_parsers(sub) -> None:
                    help="print the plan, what is stored already and a time estimate")
     p.add_argument("--force-new", action="store_true",
                    help="replace a stored run of the same name (its cached generations stay)")
-    p.add_argument("--json", action="store_true", help="print the plan or summary as JSON")
+    json_option(p, "print the plan or summary as JSON")
 
 
 def _canonical_generators(names: str | None) -> str | None:

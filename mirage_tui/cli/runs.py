@@ -22,7 +22,7 @@ import json
 from dataclasses import asdict
 
 from engine.text_safety import visible_line
-from mirage_tui.cli.common import db_option, print_table
+from mirage_tui.cli.common import db_option, json_option, print_table
 
 
 def add_parsers(sub) -> None:
@@ -33,7 +33,7 @@ def add_parsers(sub) -> None:
 
     p = rsub.add_parser("list", help="every run: dataset, status, items, generators")
     db_option(p)
-    p.add_argument("--json", action="store_true", help="print a JSON array")
+    json_option(p, "print a JSON array")
 
     p = rsub.add_parser("rename", help="give a run a new name")
     db_option(p)
@@ -50,13 +50,13 @@ def add_parsers(sub) -> None:
     p = rsub.add_parser("log", help="what a run did: sessions, model loads, retries, errors")
     db_option(p)
     p.add_argument("name", metavar="NAME", help="the run's name")
-    p.add_argument("--json", action="store_true", help="one JSON object a line")
+    json_option(p, "one JSON object a line")
 
     p = rsub.add_parser("resplit", help="keep an older run's inline <think> apart from its "
                                         "answers, and rescore them")
     db_option(p)
     p.add_argument("name", metavar="NAME", help="the run's name")
-    p.add_argument("--json", action="store_true", help="print the counts as a JSON object")
+    json_option(p, "print the counts as a JSON object")
 
 
 def run(args, store) -> int:
