@@ -1,5 +1,6 @@
-"""What every ``mirage-tui`` command group shares: the one-line error, the ``--db`` option,
-Ctrl-C handling and durations."""
+"""What every ``mirage-tui`` command group shares: the one-line error, the shared options
+(``--db``, ``--json``, ``--html``, ``--force``, counts in range), Ctrl-C handling, tables fitted
+to the terminal."""
 
 from __future__ import annotations
 

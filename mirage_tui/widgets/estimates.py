@@ -1,6 +1,6 @@
 """How a number with its 95% CI and n is written on screen ("Statistics everywhere").
 
-Estimates arrive as the report's JSON dicts (``{"value", "lo", "hi", "n"}``); the helpers here
+Estimates arrive as the report's estimate cells (``{"value", "lo", "hi", "n"}``); the helpers here
 only format them, they compute nothing, in the one unit of :mod:`engine.units`
 (``30.0 [10.0, 60.0] n=20``: percent, one decimal), as ``mirage-tui report`` does. And the
 time estimates' lines (New run's, the judge dialog's), from the one estimator's figures
