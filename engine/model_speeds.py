@@ -146,10 +146,11 @@ def checked_names(store: Store, name: str) -> tuple[str, ...]:
     """:func:`model_names` of ``name``, and every other name its model checks are stored under
     that spells the same model (checks were once stored as the name was typed: ``models check
     smollm2`` kept ``smollm2``)."""
-    names = model_names(name)
-    own = stored_name(name)
+    names = model_names(name)               # its one spelling first
+    if not names:
+        return (name,)
     return names + tuple(m for m in speed_rows.checked_models(store)
-                         if m not in names and stored_name(m) == own)
+                         if m not in names and stored_name(m) == names[0])
 
 
 # --------------------------------------------------------------------------- defaults, backends
