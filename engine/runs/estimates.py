@@ -26,7 +26,7 @@ from typing import Iterable, Mapping
 
 from engine import machine_load
 from engine.model_speeds import (Speed, latest_model_check, model_file_size, planned_backend,
-                                 speeds_now)
+                                 speeds_now, stored_name)
 from engine.runs.header import now
 from engine.runs.plan import ANSWER_ROOM, Plan, PlanItem, System, thinking_measured
 from engine.store import Store
@@ -35,12 +35,14 @@ from engine.store import speeds as speed_rows
 # --------------------------------------------------------------------------- model checks
 
 def record_model_check(store: Store, result: dict, model: str | None = None) -> None:
-    """Keep a model check's result (:func:`models.check.check_model`'s dict) under ``model``
-    (the name the check was asked for; default the result's): its speeds feed the estimates
-    after a relaunch, and the Models screen can show it again."""
+    """Keep a model check's result (:func:`models.check.check_model`'s dict) under the one
+    spelling (:func:`engine.model_speeds.stored_name`) of ``model`` (the name the check was
+    asked for; default the result's): its speeds feed the estimates after a relaunch, and the
+    Models screen can show it again."""
     name = model or result.get("name")
     if not name:
         return
+    name = stored_name(name)
     if result.get("ok") and "machine_load" not in result:
         load = machine_load.load_now()            # the check is over: its model is idle
         result = {**result, "machine_load": load.as_json() if load else None}

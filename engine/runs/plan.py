@@ -39,7 +39,6 @@ from engine.store import runs as run_table
 from engine.store.generations import measured_thinking
 from engine.store.run_items import dataset_queries
 from engine.store.runs import RunInfo
-from engine.suggest import did_you_mean
 from models.base import SamplingParams
 from models.rerankers import RerankerSpec
 from models.thinking import LABELS as THINKING_LABELS, NO_SWITCH, ThinkingSwitch
@@ -202,14 +201,35 @@ def dataset_reference(store: Store, ref: str) -> str:
     return name if newest == int(version) else ref.strip()
 
 
-def with_dataset_reference(store: Store, config: RunConfig) -> RunConfig:
-    """``config`` with its dataset written as :func:`dataset_reference` writes it; a name
-    derived from the configuration is derived again, a given one is kept."""
-    ref = dataset_reference(store, config.dataset)
-    if ref == config.dataset:
+def with_canonical_names(store: Store, config: RunConfig) -> RunConfig:
+    """``config`` as the store keeps it: its dataset written as :func:`dataset_reference`
+    writes it, its models (generators, retrievers, a judge reranker's generator) by their one
+    spelling (:func:`models.catalog.model_name`: ``smollm2`` is ``smollm2-135m-instruct``), so
+    a run's name and system labels do not depend on how they were typed. A name that matches
+    several models is kept as given (the plan refuses it). A name derived from the
+    configuration is derived again, a given one is kept."""
+    changed = {"dataset": dataset_reference(store, config.dataset),
+               "generators": [_model_name(g) for g in config.generators],
+               "retrievers": [_model_name(r) for r in config.retrievers]}
+    if config.reranker:
+        spec = RerankerSpec.parse(config.reranker)
+        if spec.kind == "judge":
+            changed["reranker"] = str(replace(spec, target=_model_name(spec.target)))
+    changed = {k: v for k, v in changed.items() if v != getattr(config, k)}
+    if not changed:
         return config
     derived = config.name == config.default_name()
-    return replace(config, dataset=ref, name=None if derived else config.name)
+    return replace(config, **changed, name=None if derived else config.name)
+
+
+def _model_name(text: str) -> str:
+    from models.base import ModelError
+    from models.catalog import model_name
+
+    try:
+        return model_name(text)
+    except ModelError:
+        return text
 
 
 def plan_run(store: Store, config: RunConfig, run: RunInfo | None, *, force_new: bool = False,
@@ -306,7 +326,7 @@ def check_generator(name: str, what: str = "generator") -> None:
     neither an endpoint spec, a packaged model, a model the catalog finds, nor a GGUF file
     (:func:`models.catalog.resolve_model` reads the name)."""
     from models.base import ModelError
-    from models.catalog import resolve_model
+    from models.catalog import resolve_model, unknown_model
 
     try:
         ref = resolve_model(name)
@@ -321,25 +341,23 @@ def check_generator(name: str, what: str = "generator") -> None:
     if entry is not None and entry.kind == "generator" and entry.installed:
         return
     reason = (entry.error or f"it is an {entry.kind}") if entry else "no such model"
-    near = did_you_mean(name, _generator_names()) if entry is None else ""
+    near = unknown_model(name, "generator") if entry is None else ""
     raise LookupError(f"{what} {name!r}: {reason}" + (near or "; available generators: "
                       f"{', '.join(_generator_names()) or 'none'}"))
 
 
 def check_embedder(name: str) -> None:
-    from models.embedders import available_embedders
+    """Raises LookupError naming ``name`` and listing the installed embedders when it names no
+    installed embedder of the catalog (:func:`models.catalog.embedder_named`) and no folder."""
+    from models.catalog import embedder_entries, embedder_named, unknown_model
 
-    known = available_embedders()
-    names = {e["name"] for e in known if e.get("installed")}
-    if name in names or Path(name).expanduser().is_dir():
+    entry = embedder_named(name)
+    if (entry is not None and entry.installed) or Path(name).expanduser().is_dir():
         return
-    from models.embedders import canonical_name
-
-    if canonical_name(name) in names:
-        return
+    names = sorted(e.name for e in embedder_entries() if e.installed)
     raise LookupError(f"retriever {name!r}: no such embedder" + (
-        did_you_mean(name, names) or "; available embedders: "
-        f"{', '.join(sorted(names)) or 'none'}"))
+        unknown_model(name, "embedder") or "; available embedders: "
+        f"{', '.join(names) or 'none'}"))
 
 
 def generator_switch(name: str) -> ThinkingSwitch:
@@ -428,22 +446,11 @@ def thinking_measured(store: Store | None, system: System
     """What ``system``'s model thought in its mode so far: ``(stored generations, those that
     thought, their mean reasoning tokens, cut while thinking)``; zeros without a store."""
     if store is not None:
-        for name in _stored_names(system.generator):
+        for name in model_names(system.generator):
             found = measured_thinking(store, name, system.thinking)
             if found[0]:
                 return found
     return 0, 0, None, 0
-
-
-def _stored_names(generator: str) -> tuple[str, ...]:
-    """The names ``generator``'s generations are stored under: a local model's
-    (:func:`engine.model_speeds.model_names`), an endpoint's model id."""
-    from models.catalog import resolved_endpoint
-
-    endpoint = resolved_endpoint(generator)
-    if endpoint is not None:
-        return tuple(n for n in (endpoint.model, generator) if n)
-    return model_names(generator)
 
 
 def _warning(system: System, switch, planned, thinks, budget: int, mean) -> str | None:

@@ -25,10 +25,17 @@ def save_model_check(store: Store, model: str, kind: str | None, ok: bool,
 
 
 def newest_check(store: Store, names: Sequence[str]) -> sqlite3.Row | None:
-    """``result, checked_at`` of the newest check stored under any of ``names`` (two)."""
-    rows = store.query("SELECT result, checked_at FROM model_checks WHERE model IN (?, ?) "
-                       "ORDER BY checked_at DESC, id DESC LIMIT 1", tuple(names))
+    """``result, checked_at`` of the newest check stored under any of ``names``."""
+    names = tuple(dict.fromkeys(names))
+    rows = store.query("SELECT result, checked_at FROM model_checks WHERE model IN "
+                       f"({', '.join('?' * len(names))}) ORDER BY checked_at DESC, id DESC "
+                       "LIMIT 1", names)
     return rows[0] if rows else None
+
+
+def checked_models(store: Store) -> list[str]:
+    """Every name a model check is stored under."""
+    return [r[0] for r in store.query("SELECT DISTINCT model FROM model_checks")]
 
 
 def newest_checks(store: Store) -> list[sqlite3.Row]:

@@ -102,27 +102,6 @@ def add_parsers(sub) -> None:
     json_option(p, "print the plan or summary as JSON")
 
 
-def _canonical_generators(names: str | None) -> str | None:
-    """Short names as the catalog knows them (``smollm2`` → ``smollm2-135m-instruct``), so a
-    run's system labels do not depend on how the model was typed. Paths and names the catalog
-    does not know, and endpoints, are kept as given (plan_run checks them)."""
-    if not names:
-        return names
-    from models.base import ModelError
-    from models.catalog import resolve_model
-
-    names = without_key(names)
-    out = []
-    for name in (n.strip() for n in names.split(",")):
-        try:
-            ref = resolve_model(name) if name else None
-        except ModelError:
-            ref = None              # ambiguous: plan_run reports it
-        catalog = ref is not None and ref.kind == "catalog" and ref.entry.kind == "generator"
-        out.append(ref.name if catalog else name)
-    return ",".join(out)
-
-
 _RESUME_KEEPS = ("threads", "concurrency", "max_errors", "parity", "gold", "language_rule",
                  "language_detector")
 """What ``--resume`` may change: settings outside the run's identity (how many requests, and
@@ -157,11 +136,12 @@ def _config(args, store):
     """The run's configuration and its stored run, looked up once (None: a new run)."""
     from engine.runs import RunConfig
     from engine.runs.lookup import find_run
-    from engine.runs.plan import with_dataset_reference
+    from engine.runs.plan import with_canonical_names
 
     if getattr(args, "resume", None):
         return _resumed_config(args, store)
-    overrides = {"dataset": args.dataset, "generators": _canonical_generators(args.generator),
+    overrides = {"dataset": args.dataset,
+                 "generators": args.generator and without_key(args.generator),
                  "settings": args.settings, "retrievers": args.retriever,
                  "reranker": args.reranker, "rerank_depth": args.rerank_depth,
                  "template": args.template, "sample": args.sample, "seed": args.seed,
@@ -183,7 +163,7 @@ def _config(args, store):
             settings = load_app_config()
             overrides["dataset"] = args.dataset or settings.dataset
             overrides["generators"] = overrides["generators"] or \
-                _canonical_generators(",".join(settings.generators) or None)
+                without_key(",".join(settings.generators))
         if not args.thinking:                           # config.toml's default mode, if any
             from engine.app_config import load_app_config
 
@@ -192,8 +172,8 @@ def _config(args, store):
             raise CliError("run needs --dataset and --generator (or --config FILE, or dataset "
                            "and generators in config.toml)")
         config = RunConfig.from_dict({}, **overrides)
-    # the one naming rule, as the New-run form applies it: demo@1 is demo while 1 is newest
-    config = with_dataset_reference(store, config)
+    # the one naming rule: demo@1 is demo while 1 is newest, smollm2 is smollm2-135m-instruct
+    config = with_canonical_names(store, config)
     return config, find_run(store, config.name)
 
 

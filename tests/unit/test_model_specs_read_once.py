@@ -1,6 +1,7 @@
 """Model names and reranker specs are read in one place each: ``models.catalog.resolve_model``
 and ``models.rerankers.RerankerSpec.parse``; every command, the app and the engine go through
-them, so they agree on what a name or a spec means and on what an unknown one is told."""
+them, so they agree on what a name or a spec means and on what an unknown one is told. The
+app and the commands pass a model's name on as typed: the engine and the models spell it."""
 
 from __future__ import annotations
 
@@ -37,6 +38,22 @@ def test_only_the_resolver_reads_a_model_name():
             if name in ("find_model", "find_endpoint") and path.name != "llama_check.py":
                 found.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}")
     assert not found, f"model names resolved outside models.catalog.resolve_model: {found}"
+
+
+SPELLERS = ("resolve_model", "model_name", "judge_name", "find_model", "embedder_named")
+
+
+def test_the_ui_passes_model_names_through():
+    """No module of mirage_tui/ imports or calls a speller of model names (the engine's plan,
+    judges and speeds, and the catalog's loaders spell them)."""
+    found = []
+    for path in sorted((ROOT / "mirage_tui").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            name = (node.attr if isinstance(node, ast.Attribute) else
+                    node.name if isinstance(node, ast.alias) else None)
+            if name in SPELLERS:
+                found.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}")
+    assert not found, f"model names spelled in the UI layer: {found}"
 
 
 def test_only_the_parser_reads_a_reranker_spec():

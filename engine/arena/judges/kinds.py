@@ -174,15 +174,11 @@ def _llm_reads_reference(store: Store | None, name: str) -> bool | None:
 
 
 def catalog_name(text: str) -> str:
-    """The catalog's full name of the model ``text`` names
-    (:func:`models.catalog.resolve_model`), else ``text`` (an endpoint, a file, a model to
-    come). :class:`models.base.ModelError` when the text matches several catalog models."""
-    from models import endpoints
-    from models.catalog import resolve_model
+    """The one spelling of the model ``text`` names (:func:`models.catalog.model_name`).
+    :class:`models.base.ModelError` when the text matches several catalog models."""
+    from models.catalog import model_name
 
-    if not text or endpoints.is_endpoint_spec(text):
-        return text
-    return resolve_model(text).name
+    return model_name(text)
 
 
 def _llm_problem(text: str, store: Store | None) -> str | None:

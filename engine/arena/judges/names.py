@@ -3,9 +3,9 @@ under, shared by ``judge calibrate``, ``judge calibration``, ``judge compare``, 
 ``config`` and the app's dialogs, so every place takes the same spellings.
 
 A judge is stored under its own name, as its kind (:mod:`engine.arena.judges.kinds`) spells
-it: an LLM's catalog name (``smollm2`` is
-``smollm2-135m-instruct``, found by :func:`models.catalog.resolve_model`, the rule ``--generator``
-follows), ``reference:`` with a rule or an embedder's catalog name, ``fitted:NAME``. A
+it: an LLM's one spelling (``smollm2`` is ``smollm2-135m-instruct``:
+:func:`models.catalog.model_name`, the rule every model name follows), ``reference:`` with a
+rule or an embedder's one spelling, ``fitted:NAME``. A
 stored judge is then found by that name, else by the part of a stored name the text picks
 (:func:`models.suggest.pick_one`), and a name that finds nothing gets a did-you-mean over
 the names stored.

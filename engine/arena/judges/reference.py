@@ -6,7 +6,7 @@ A reference judge scores each of the two answers by its similarity to the pair's
 the answer closer to it:
 
 - ``reference:EMBEDDER`` (``reference:minilm-l6-v2``, ``reference:e5-small-q4``, any embedder
-  :func:`models.embedders.load_embedder` loads): the cosine of the two texts' embeddings
+  :func:`models.catalog.load_embedder` loads): the cosine of the two texts' embeddings
   (``embed_passages``, L2-normalised). Each text is embedded once: vectors are kept in the
   ``embeddings`` table keyed by the embedder's identity and the text's sha256, exactly as the
   retrieval index keeps chunk vectors (role ``passage``, so a chunk already indexed is reused).
@@ -326,7 +326,7 @@ def _digest(rule_name: str, rule: Rule, embedder_key: str | None) -> str:
 
 def _load_embedder(spec: str, name: str):
     from models.base import ModelError
-    from models.embedders import load_embedder
+    from models.catalog import load_embedder
 
     try:
         return load_embedder(name)

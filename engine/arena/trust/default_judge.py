@@ -128,12 +128,24 @@ def default_judge(store: Store, run: RunInfo, pairs: str = "all") -> DefaultJudg
     where = ("the battles are against the reference" if pairs != "all"
              else "the run's queries have no reference answer")
     if configured:
-        return DefaultJudge(configured, "debiased",
+        return DefaultJudge(_judge_name(configured), "debiased",
                             f"no calibrated judge can judge this run and {where}: the "
                             "configured judge (config.toml), both orders debiased")
     return DefaultJudge(None, "debiased",
                         f"no calibrated judge can judge this run and {where}: name an LLM "
                         "judge (--judge MODEL, or judge = ... in config.toml)")
+
+
+def _judge_name(spec: str) -> str:
+    """config.toml's judge by its one spelling (``smollm2`` is the catalog's full name), as
+    typed when it matches several models."""
+    from engine.arena.judges.names import judge_name
+    from models.base import ModelError
+
+    try:
+        return judge_name(spec)
+    except ModelError:
+        return spec
 
 
 def judge_rule(store: Store, run: RunInfo, info) -> str:
@@ -235,3 +247,4 @@ def arena_header(store: Store, run: RunInfo, info, battles, ratings) -> ArenaHea
 
     return ArenaHeading(judge_trust(store, info), judge_rule(store, run, info),
                        cross_check(store, run, battles, ratings, info.judge))
+
