@@ -19,7 +19,7 @@ writes ``{b}_{m}_{o}`` (mixed before oracle), an easy thing to misread.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -108,40 +108,31 @@ def _share(items: Iterable[Labels], name: str) -> float | None:
     return float(col.mean()) if len(col) else None
 
 
-def noise_vulnerability(items: Iterable[Labels]) -> float | None:
-    """NV (MIRAGE §1): the share of items right with the oracle and wrong with mixed.
+def _share_metric(key: str, name: str, short: str, meaning: str
+                  ) -> Callable[[Iterable[Labels]], float | None]:
+    """One of the four shares (NV, CA, CI, CM): the share of items whose (base, oracle, mixed)
+    pattern ``meaning`` says, documented for the parity table as the other three are."""
+    def metric(items: Iterable[Labels]) -> float | None:
+        return _share(items, key)
 
-    Reference: MIRAGE ``evaluation.py`` (``Metrics.get_analysis_and_report``, ``nv``).
-    Deviation: not rounded to 5 decimals; a 95% Clopper–Pearson interval and n are added (the reference reports the share alone).
-    """
-    return _share(items, "nv")
-
-
-def context_acceptability(items: Iterable[Labels]) -> float | None:
-    """CA (MIRAGE §1): the share of items right with the oracle and right with mixed.
-
-    Reference: MIRAGE ``evaluation.py`` (``Metrics.get_analysis_and_report``, ``ca``).
-    Deviation: not rounded to 5 decimals; a 95% Clopper–Pearson interval and n are added (the reference reports the share alone).
-    """
-    return _share(items, "ca")
-
-
-def context_insensitivity(items: Iterable[Labels]) -> float | None:
-    """CI (MIRAGE §1): the share of items wrong with the oracle and wrong without context.
-
-    Reference: MIRAGE ``evaluation.py`` (``Metrics.get_analysis_and_report``, ``ci``).
-    Deviation: not rounded to 5 decimals; a 95% Clopper–Pearson interval and n are added (the reference reports the share alone).
-    """
-    return _share(items, "ci")
+    metric.__name__ = metric.__qualname__ = name
+    metric.__doc__ = (
+        f"{short} (MIRAGE §1): the share of items {meaning}.\n\n"
+        f"Reference: MIRAGE ``evaluation.py`` (``Metrics.get_analysis_and_report``, "
+        f"``{key}``).\n"
+        "Deviation: not rounded to 5 decimals; a 95% Clopper–Pearson interval and n are added "
+        "(the reference reports the share alone).\n")
+    return metric
 
 
-def context_misinterpretation(items: Iterable[Labels]) -> float | None:
-    """CM (MIRAGE §1): the share of items wrong with the oracle but right without context.
-
-    Reference: MIRAGE ``evaluation.py`` (``Metrics.get_analysis_and_report``, ``cm``).
-    Deviation: not rounded to 5 decimals; a 95% Clopper–Pearson interval and n are added (the reference reports the share alone).
-    """
-    return _share(items, "cm")
+noise_vulnerability = _share_metric(
+    "nv", "noise_vulnerability", "NV", "right with the oracle and wrong with mixed")
+context_acceptability = _share_metric(
+    "ca", "context_acceptability", "CA", "right with the oracle and right with mixed")
+context_insensitivity = _share_metric(
+    "ci", "context_insensitivity", "CI", "wrong with the oracle and wrong without context")
+context_misinterpretation = _share_metric(
+    "cm", "context_misinterpretation", "CM", "wrong with the oracle but right without context")
 
 
 def overall_score(items: Iterable[Labels]) -> float | None:

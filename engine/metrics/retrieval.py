@@ -11,12 +11,27 @@ textbook, both are offered and named: :func:`ndcg_at_k` is standard NDCG;
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Sequence
 
 from engine.stats import Estimate, intervals
 
 DEFAULT_KS = (1, 3, 5)
+
+RANKING_DEVIATION = (
+    "Deviation: the mean over queries gets a 95% interval and n; the gold set follows the "
+    "recorded definition (``oracle``, the file's, by default); chunks are stored once per "
+    "text, so a ranking never holds one text twice (MIRAGE's pool repeats some texts under "
+    "other queries, and its ranking counts such a copy as not relevant).")
+"""What P@k, R@k, F1@k and NDCG(ref)@k do differently from the reference, alike."""
+
+
+def _ranking_deviation(metric):
+    """Ends ``metric``'s docstring with :data:`RANKING_DEVIATION` (the parity table reads it)."""
+    if metric.__doc__ is not None:                 # None under python -OO
+        metric.__doc__ = inspect.cleandoc(metric.__doc__) + "\n" + RANKING_DEVIATION + "\n"
+    return metric
 
 
 def _hits(relevances: Sequence[float], k: int) -> float:
@@ -25,6 +40,7 @@ def _hits(relevances: Sequence[float], k: int) -> float:
     return float(sum(relevances[:k]))
 
 
+@_ranking_deviation
 def precision_at_k(relevances: Sequence[float], k: int) -> float:
     """P@k (MIRAGE §1): relevant chunks in the top k, divided by k.
 
@@ -32,36 +48,26 @@ def precision_at_k(relevances: Sequence[float], k: int) -> float:
 
     Reference: MIRAGE ``retriever.py`` (``Retriever_Evaluator.evaluate_results_at_k``,
     ``precision``).
-    Deviation: the mean over queries gets a 95% interval and n; the gold set follows the
-    recorded definition (``oracle``, the file's, by default); chunks are stored once per
-    text, so a ranking never holds one text twice (MIRAGE's pool repeats some texts under
-    other queries, and its ranking counts such a copy as not relevant).
     """
     return _hits(relevances, k) / k
 
 
+@_ranking_deviation
 def recall_at_k(relevances: Sequence[float], k: int, n_gold: int) -> float:
     """R@k (MIRAGE §1): relevant chunks in the top k, divided by |gold|; 0 when there is no gold.
 
     Reference: MIRAGE ``retriever.py`` (``Retriever_Evaluator.evaluate_results_at_k``,
     ``recall``).
-    Deviation: the mean over queries gets a 95% interval and n; the gold set follows the
-    recorded definition (``oracle``, the file's, by default); chunks are stored once per
-    text, so a ranking never holds one text twice (MIRAGE's pool repeats some texts under
-    other queries, and its ranking counts such a copy as not relevant).
     """
     hits = _hits(relevances, k)
     return hits / n_gold if n_gold > 0 else 0.0
 
 
+@_ranking_deviation
 def f1_at_k(relevances: Sequence[float], k: int, n_gold: int) -> float:
     """F1@k (MIRAGE §1): the harmonic mean of P@k and R@k, 0 when both are 0.
 
     Reference: MIRAGE ``retriever.py`` (``Retriever_Evaluator.calculate_f1``).
-    Deviation: the mean over queries gets a 95% interval and n; the gold set follows the
-    recorded definition (``oracle``, the file's, by default); chunks are stored once per
-    text, so a ranking never holds one text twice (MIRAGE's pool repeats some texts under
-    other queries, and its ranking counts such a copy as not relevant).
     """
     p = precision_at_k(relevances, k)
     r = recall_at_k(relevances, k, n_gold)
@@ -89,6 +95,7 @@ def ndcg_at_k(relevances: Sequence[float], k: int, n_gold: int) -> float:
     return dcg_at_k(relevances, k) / ideal if ideal > 0 else 0.0
 
 
+@_ranking_deviation
 def ndcg_mirage_at_k(relevances: Sequence[float], k: int) -> float:
     """NDCG@k as MIRAGE's reference code computes it (``Retriever_Evaluator.calculate_ndcg``).
 
@@ -98,10 +105,6 @@ def ndcg_mirage_at_k(relevances: Sequence[float], k: int) -> float:
     Pass the full retrieved list, not only its top k, to reproduce the reference number.
 
     Reference: MIRAGE ``retriever.py`` (``Retriever_Evaluator.calculate_ndcg``).
-    Deviation: the mean over queries gets a 95% interval and n; the gold set follows the
-    recorded definition (``oracle``, the file's, by default); chunks are stored once per
-    text, so a ranking never holds one text twice (MIRAGE's pool repeats some texts under
-    other queries, and its ranking counts such a copy as not relevant).
     """
     ideal = dcg_at_k(sorted(relevances, reverse=True), k)
     return dcg_at_k(relevances, k) / ideal if ideal > 0 else 0.0
