@@ -1,22 +1,22 @@
 """What a mixin of the app needs from the node it is mixed into, as Protocols.
 
-A mixin (a plain class mixed into a screen beside its other ideas: ``runs_keys``, Live run's
-``report_view`` …) names what it uses of its host in a Protocol beside it (``…Host``), built
-on the two here: :class:`NodeHost` (what it uses of the Textual node itself) and
+A mixin (a plain class mixed into a screen beside its other ideas: the Leaderboard's jobs,
+Live run's ``report_view`` …) names what it uses of its host in a Protocol beside it
+(``…Host``), built on the two here: :class:`NodeHost` (what it uses of the Textual node itself) and
 :class:`ScreenHost` (that and the workbench access :class:`~mirage_tui.screens.base.BaseScreen`
 gives). For the type checker, and only there, the mixin derives from its Protocol::
 
     if TYPE_CHECKING:
-        _Host = RunExportResumeKeysHost
+        _Host = LeaderboardJobsHost
     else:
         _Host = object
 
-    class RunExportResumeKeys(_Host): ...
+    class LeaderboardJobs(_Host): ...
 
-so that ``self.runs`` type-checks only when the Protocol declares ``runs``, and a name it does not
-declare is an error (``tests/unit/test_screen_protocols.py`` runs mypy on every mixin module).
-At run time the base is ``object``: a Protocol in a screen's bases would take over its
-``__init__``.
+so that ``self.run_name`` type-checks only when the Protocol declares ``run_name``, and a name
+it does not declare is an error (``tests/unit/test_screen_protocols.py`` runs mypy on every
+mixin module). At run time the base is ``object``: a Protocol in a screen's bases would take
+over its ``__init__``.
 
 A host attribute the mixin assigns is declared with a default (or as a property with a
 setter): mypy takes an assignment to a bare declaration of a Protocol it subclasses for the

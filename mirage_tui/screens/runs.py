@@ -1,11 +1,14 @@
 """The runs screen: the workspace's runs, one run's summary, two runs compared, an export.
 
 The list is the run history's rows (``engine.results.comparison.run_rows``), its columns fit
-to the width, following the store: this module. Its keys are mixed in, one idea each: Enter's
-summary (then following the highlight), space to mark and ``c`` to compare
-(:mod:`.runs_summary`); ``e`` export and ``u`` resume (:mod:`.runs_keys`); ``R`` rename, ``D``
-delete and ``L`` the log (:mod:`.runs_manage`). The engine writes the text; this screen only
-draws it.
+to the width, following the store: this module. The rest are its parts, widgets that each
+hold their own state and workers and say what happened by messages: the summary pane, Enter's
+summary then following the highlight (:class:`~.runs_summary.RunSummary`); space to mark and
+``c`` to compare (:class:`~.runs_summary.RunCompare`); ``e`` export and ``u`` resume
+(:class:`~.runs_keys.RunExportResume`); ``R`` rename, ``D`` delete and ``L`` the log
+(:class:`~.runs_manage.RunManage`). Their keys are bound here, in the footer's order, so that
+each acts wherever the focus is; the screen tells them which run is highlighted. The engine
+writes the text; this screen only draws it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Header, Static
 
@@ -25,10 +27,11 @@ from engine.results.comparison import RunRow, run_rows
 from engine.results.text import short_setting
 from engine.store.runs import runs_fingerprint
 from mirage_tui.commands import PaletteCommand
-from mirage_tui.screens.base import BaseScreen, WorkerFailed
-from mirage_tui.screens.runs_keys import RunExportResumeKeys
-from mirage_tui.screens.runs_manage import RunManageKeys
-from mirage_tui.screens.runs_summary import RunSummaryKeys
+from mirage_tui.screens.base import BaseScreen
+from mirage_tui.screens.runs_keys import RunExportResume
+from mirage_tui.screens.runs_manage import RunManage
+from mirage_tui.screens.runs_messages import ComparisonFailed, RunsFailed, failures_as
+from mirage_tui.screens.runs_summary import RunCompare, RunSummary
 from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.safe_text import elided_cell, generator_names, generators_cell
 from mirage_tui.widgets.tables import columns_that_fit, highlighted_key, title_naming
@@ -49,30 +52,31 @@ PRIORITY = ("run", "status", "items", "generators", "settings", "dataset", "upda
 """The columns kept when the terminal is narrow, most important first (80 columns: the
 first six)."""
 
+FOOTER_ORDER = ("back", "summary", "inspect", "leaderboard", "mark", "compare", "export",
+                "refresh", "resume", "resume_why", "rename", "delete", "log")
+"""The screen's and its parts' keys, in the footer's order."""
+
+
+def in_footer_order(*keys: list[Binding]) -> list[Binding]:
+    """The bindings of the screen and its parts, each group one's, in :data:`FOOTER_ORDER`."""
+    return sorted((b for group in keys for b in group),
+                  key=lambda b: FOOTER_ORDER.index(b.action))
+
 
 # --------------------------------------------------------------------------- the screen
 
 
-class RunsScreen(RunSummaryKeys, RunManageKeys, RunExportResumeKeys, BaseScreen):
+class RunsScreen(BaseScreen):
     """The workspace's runs. Escape goes back."""
 
     AUTO_FOCUS = "#runs"
 
-    BINDINGS = [
-        Binding("escape", "back", "Back", show=False),   # as on every screen
-        Binding("enter", "summary", "Summary", show=False),
-        Binding("i", "inspect", "Inspector"),
-        Binding("b", "leaderboard", "Leaderboard"),
-        Binding("space", "mark", "Mark"),
-        Binding("c", "compare", "Compare"),
-        Binding("e", "export", "Export"),
-        Binding("r", "refresh", "Refresh"),
-        Binding("u", "resume", "Resume"),
-        Binding("u", "resume_why", "Resume", show=False),   # says why it cannot
-        Binding("R", "rename", "Rename", show=False),
-        Binding("D", "delete", "Delete", show=False),
-        Binding("L", "log", "Log", show=False),
-    ]
+    BINDINGS = in_footer_order(
+        [Binding("escape", "back", "Back", show=False),   # as on every screen
+         Binding("i", "inspect", "Inspector"),
+         Binding("b", "leaderboard", "Leaderboard"),
+         Binding("r", "refresh", "Refresh")],
+        RunSummary.KEYS, RunCompare.KEYS, RunExportResume.KEYS, RunManage.KEYS)
 
     PALETTE = (
         PaletteCommand("runs: summary of selected", "The highlighted run's report summary "
@@ -110,39 +114,21 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunExportResumeKeys, BaseScreen)
     class RunsLoaded(Message):
         rows: list[RunRow]
 
-    @dataclass
-    class SummaryReady(Message):
-        generation: int
-        text: Text
-
-    @dataclass
-    class SidesPaired(Message):
-        """A and B, and the side still to choose (``system_choice``), if any."""
-        a: str
-        b: str
-        choice: tuple[str, str, list[str]] | None
-
-    @dataclass
-    class Managed(Message):
-        """Run ``old`` was renamed to ``new`` or deleted (``new`` None); ``note`` says so."""
-        note: str
-        old: str
-        new: str | None = None
-
-    @dataclass
-    class LogLoaded(Message):
-        run: str
-        lines: list
-
     def __init__(self) -> None:
         super().__init__()
         self.runs: dict[str, RunRow] = {}
-        self.marked: str | None = None
-        self.generation = 0
         self.rows: list[RunRow] = []
         self.shown_columns: list[str] = []
         self._keep: str | None = None     # the run to highlight after the next load
-        self.summary_of: str | None = None  # the run the summary pane shows (or computes)
+        self.summary = RunSummary(id="summary-pane")
+        self.pairing = RunCompare()
+        self.changes = RunManage()
+        self.export_resume = RunExportResume()
+
+    @property
+    def marked(self) -> str | None:
+        """The run marked to compare with (:class:`RunCompare`'s)."""
+        return self.pairing.marked
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -150,9 +136,11 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunExportResumeKeys, BaseScreen)
         runs.border_title = "Runs"
         yield runs
         yield Static(KEYS, id="runs-hint", markup=False)
-        with VerticalScroll(id="summary-pane"):
-            yield Static("Loading the runs…", id="run-summary", markup=False)
+        yield self.summary
         yield Footer(compact=True)
+        yield self.pairing
+        yield self.changes
+        yield self.export_resume
 
     def on_mount(self) -> None:
         self.sub_title = "runs"
@@ -169,7 +157,7 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunExportResumeKeys, BaseScreen)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs", name="load runs")
     def load_runs(self, store) -> None:
-        with self.worker_errors("the runs", store):
+        with failures_as(self, RunsFailed, store):
             self.post_message(self.RunsLoaded(run_rows(store)))
 
     @on(RunsLoaded)
@@ -178,8 +166,7 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunExportResumeKeys, BaseScreen)
         keep, self._keep = self._keep or self.highlighted_run(), None
         self.runs = {r.name: r for r in message.rows}
         self.rows = message.rows
-        if self.marked not in self.runs:
-            self.marked = None
+        self.pairing.keep_only(self.runs)
         self._fill(force=True)
         table.border_subtitle = Text(f"{len(message.rows)} runs")
         if not message.rows:
@@ -187,7 +174,7 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunExportResumeKeys, BaseScreen)
             return
         if keep in self.runs:
             table.move_cursor(row=table.get_row_index(keep))
-        if self.generation == 0:     # no summary asked for yet (the keys are on the line above)
+        if not self.summary.asked:     # no summary asked for yet (the keys are on the line above)
             self.show_summary_text(Text("Enter shows the highlighted run's summary."))
         self.refresh_bindings()
 
@@ -249,8 +236,7 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunExportResumeKeys, BaseScreen)
         return highlighted_key(self.query_one("#runs", DataTable))
 
     def show_summary_text(self, text: Text) -> None:
-        self.query_one("#run-summary", Static).update(text)
-        self.query_one("#summary-pane", VerticalScroll).scroll_home(animate=False)
+        self.summary.show(text)
 
     def need_run(self) -> str | None:
         name = self.highlighted_run()
@@ -274,14 +260,93 @@ class RunsScreen(RunSummaryKeys, RunManageKeys, RunExportResumeKeys, BaseScreen)
         if name is not None:
             self.app.push_screen(LeaderboardScreen(name))
 
+    # ------------------------------------------------------------------ the parts
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "runs":
+            self.action_summary()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "runs":
+            self.refresh_bindings()
+            self.summary.follow(self.highlighted_run())
+
+    def action_summary(self) -> None:
+        name = self.need_run()
+        store = self.store
+        if name is not None and store is not None:
+            self.summary.summarize(store, name, self.runs.get(name))
+
+    @on(RunSummary.Due)
+    def _summary_due(self, message: RunSummary.Due) -> None:
+        if self.highlighted_run() == message.run:
+            self.action_summary()
+
+    def action_mark(self) -> None:
+        name = self.need_run()
+        if name is not None:
+            self.pairing.mark(name)
+
+    @on(RunCompare.Marked)
+    def _marked(self, message: RunCompare.Marked) -> None:
+        table = self.query_one("#runs", DataTable)
+        for run in {message.old, message.new} - {None}:
+            if run in self.runs:
+                table.update_cell(run, "run", self.name_cell(run), update_width=True)
+
+    def action_compare(self) -> None:
+        name = self.need_run()
+        if name is not None:
+            self.pairing.compare(name)
+
+    def action_rename(self) -> None:
+        name = self.need_run()
+        if name is not None:
+            self.changes.rename(name, self.runs)
+
+    def action_delete(self) -> None:
+        name = self.need_run()
+        if name is not None:
+            self.changes.delete(name)
+
+    def action_log(self) -> None:
+        name = self.need_run()
+        if name is not None:
+            self.changes.log(name)
+
+    @on(RunManage.Managed)
+    def _managed(self, message: RunManage.Managed) -> None:
+        self.pairing.renamed(message.old, message.new)
+        self.app.notify(message.note, title="Runs", markup=False, timeout=6)
+        self._keep = message.new
+        self.action_refresh()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``u`` is in the footer only on a run that can resume (a hidden ``u`` says why)."""
+        if action != "resume":
+            return True
+        name = self.highlighted_run()
+        return self.export_resume.resumable(self.runs.get(name) if name else None)
+
+    def action_resume(self) -> None:
+        name = self.need_run()
+        if name is not None:
+            self.export_resume.resume(name, self.runs.get(name))
+
+    def action_resume_why(self) -> None:
+        self.action_resume()
+
+    def action_export(self) -> None:
+        name = self.need_run()
+        if name is not None:
+            self.export_resume.ask(name)
+
     # ------------------------------------------------------------------ the rest
 
     def action_back(self) -> None:
         self.go_back()      # pop a pushed screen, else the previous mode
 
-    @on(WorkerFailed)
-    def _failed(self, message: WorkerFailed) -> None:
-        if message.what in ("the runs", "the report", "the comparison"):
-            self.show_summary_text(Text(f"Could not load {message.what}: {message.error}"))
-        self.notify_failed(message, "do" if message.what in ("the export", "the change")
-                           else "load")
+    @on(RunsFailed)
+    @on(ComparisonFailed)
+    def _failed(self, message: RunsFailed | ComparisonFailed) -> None:
+        self.summary.show_failure(message)

@@ -1,69 +1,75 @@
-"""The Runs screen's keys that act on the highlighted run beyond showing it: ``e`` exports it
-(``engine.results.export.export_run``, or the HTML report: ``engine.results.html.run_page``) to
-a path and format asked for in a small dialog, and ``u`` resumes it when it stopped before its
-end (cancelled or interrupted: a launch offers only runs stopped by quitting or killed, so a
-run cancelled on purpose is resumed from here or from Live run).
-
-Mixed into :class:`mirage_tui.screens.runs.RunsScreen` (as :mod:`.inspector.human` is into the
-Inspector); the export's worker reports back with ``call_from_thread``."""
+"""The Runs screen's keys that act on the highlighted run beyond showing it
+(:class:`RunExportResume`): ``e`` exports it (``engine.results.export.export_run``, or the HTML
+report: ``engine.results.html.run_page``) to a path and format asked for in a small dialog, and
+``u`` resumes it when it stopped before its end (cancelled or interrupted: a launch offers only
+runs stopped by quitting or killed, so a run cancelled on purpose is resumed from here or from
+Live run)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar
 
-from textual import work
+from textual import on, work
+from textual.binding import Binding
+from textual.message import Message
+from textual.widget import Widget
 
 from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.run_controller import RESUMABLE
-from mirage_tui.screens.hosts import ScreenHost
+from mirage_tui.screens.inspector.handle import store_of
+from mirage_tui.screens.runs_messages import RunExportFailed, failures_as
 
 if TYPE_CHECKING:
     from engine.results.comparison import RunRow
+    from mirage_tui.run_controller import RunController
 
 
-class RunExportResumeKeysHost(ScreenHost, Protocol):
-    """What :class:`RunExportResumeKeys` uses of the Runs screen."""
+def _controller(node: Widget) -> RunController | None:
+    from mirage_tui.workbench import workbench_of
 
-    runs: dict[str, RunRow]
-
-    def need_run(self) -> str | None: ...
-
-    def highlighted_run(self) -> str | None: ...
+    workbench = workbench_of(node.app)
+    return workbench.run_controller if workbench is not None else None
 
 
-if TYPE_CHECKING:
-    _Host = RunExportResumeKeysHost
-else:
-    _Host = object
+class RunExportResume(Widget):
+    """Export and resume of a run (module docstring). It draws nothing: the dialog and the
+    notifications are what is seen of it."""
 
+    KEYS: ClassVar[list[Binding]] = [
+        Binding("e", "export", "Export"),
+        Binding("u", "resume", "Resume"),
+        Binding("u", "resume_why", "Resume", show=False),   # says why it cannot
+    ]
+    """Its keys; the screen binds them, so that they act wherever the focus is (``u`` is in
+    the footer only on a run that can resume: :meth:`resumable`)."""
 
-class RunExportResumeKeys(_Host):
-    """Export and resume of the highlighted run (its host: :class:`RunExportResumeKeysHost`)."""
+    DEFAULT_CSS = "RunExportResume { display: none; }"
+
+    @dataclass
+    class Exported(Message):
+        """Run ``run`` written to ``path`` (``format``), ``rows`` items; ``partial``:
+        "partial: N of M items (run running)"."""
+        run: str
+        path: str
+        format: str
+        rows: int
+        partial: str | None = None
 
     # ------------------------------------------------------------------ resume
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``u`` is in the footer only on a run that can resume (a hidden ``u`` says why)."""
-        return self.resumable_highlighted() if action == "resume" else True
-
-    def action_resume_why(self) -> None:
-        self.action_resume()
-
-    def resumable_highlighted(self) -> bool:
-        """The highlighted run stopped before its end, and no run is going."""
-        name = self.highlighted_run()
-        row = self.runs.get(name) if name else None
-        controller = self.run_controller
+    def resumable(self, row: RunRow | None) -> bool:
+        """The run of ``row`` stopped before its end, and no run is going."""
+        controller = _controller(self)
         return row is not None and row.status in RESUMABLE and row.done < row.total \
             and controller is not None and not controller.running
 
-    def action_resume(self) -> None:
-        name = self.need_run()
-        controller = self.run_controller
-        if name is None or controller is None:
+    def resume(self, name: str, row: RunRow | None) -> None:
+        """Resume ``name`` (``row``: its line in the list), or say why it cannot."""
+        controller = _controller(self)
+        if controller is None:
             return
-        row = self.runs.get(name)
         if controller.running:
             controller.busy()
         elif row is None or row.status not in RESUMABLE or row.done >= row.total:
@@ -75,13 +81,11 @@ class RunExportResumeKeys(_Host):
 
     # ------------------------------------------------------------------ export
 
-    def action_export(self) -> None:
-        name = self.need_run()
-        if name is None:
-            return
+    def ask(self, name: str) -> None:
+        """The export dialog for ``name``, then the export to the file it names."""
 
         def chosen(answer: tuple[str, str] | None) -> None:
-            store = self.store
+            store = store_of(self)
             if answer is not None and store is not None:
                 self.export(store, name, Path(answer[0]).expanduser(), answer[1])
 
@@ -94,7 +98,7 @@ class RunExportResumeKeys(_Host):
         from engine.results.export import export_run, header_path
         from engine.runs.lookup import load_run
 
-        with self.worker_errors("the export", store, prefix=f"{path}: "):
+        with failures_as(self, RunExportFailed, store, prefix=f"{path}: "):
             run = load_run(store, name)
             if fmt == "html":
                 from engine.arena.ratings.page import run_page_with_arenas
@@ -103,8 +107,7 @@ class RunExportResumeKeys(_Host):
 
                 written = write_page(run_page_with_arenas(store, run), path)
                 rows = count_items(store, run)
-                self.app.call_from_thread(self._exported, name, str(written.resolve()), fmt,
-                                          rows)
+                self.post_message(self.Exported(name, str(written.resolve()), fmt, rows))
                 return
             written = export_run(store, run, format=fmt, out=path)
             # the header (a sidecar for csv, the first line of jsonl) says how many rows
@@ -113,12 +116,12 @@ class RunExportResumeKeys(_Host):
             else:
                 with written.open(encoding="utf-8") as fh:
                     header = json.loads(fh.readline())
-            self.app.call_from_thread(self._exported, name, str(written), fmt,
-                                      int(header["rows"]), header.get("partial"))
+            self.post_message(self.Exported(name, str(written), fmt, int(header["rows"]),
+                                            header.get("partial")))
 
-    def _exported(self, run: str, path: str, fmt: str, rows: int,
-                  partial: str | None = None) -> None:
-        """``partial``: "partial: N of M items (run running)"."""
+    @on(Exported)
+    def _exported(self, message: Exported) -> None:
+        run, path, fmt, rows = message.run, message.path, message.format, message.rows
         extra = ""
         if fmt == "html":
             size = Path(path).stat().st_size
@@ -130,7 +133,11 @@ class RunExportResumeKeys(_Host):
             from engine.results.export import header_path
 
             extra = f" (header: {header_path(path)})"
-        if partial:
-            extra += f" — {partial}"
+        if message.partial:
+            extra += f" — {message.partial}"
         self.app.notify(f"Wrote {rows} items of {run} to {path}{extra}", title="Export",
                         markup=False, timeout=10)
+
+    @on(RunExportFailed)
+    def _failed(self, message: RunExportFailed) -> None:
+        message.tell(self.app)

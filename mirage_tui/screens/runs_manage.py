@@ -1,59 +1,54 @@
-"""The Runs screen's keys that change a run or show its history: ``R`` renames the
-highlighted run, ``D`` deletes it after a question (its cached generations stay unless asked;
-a running run is refused) and ``L`` shows its log (``engine.runs.manage``).
-
-Mixed into :class:`mirage_tui.screens.runs.RunsScreen`; what it uses of the screen is
-:class:`RunManageKeysHost` (it sets the screen's ``_keep``: the run to highlight after the next
-load)."""
+"""The Runs screen's keys that change a run or show its history (:class:`RunManage`): ``R``
+renames the highlighted run, ``D`` deletes it after a question (its cached generations stay
+unless asked; a running run is refused) and ``L`` shows its log (``engine.runs.manage``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Protocol
+from dataclasses import dataclass
+from typing import ClassVar, Collection
 
-from textual import work
+from textual import on, work
+from textual.binding import Binding
 from textual.message import Message
+from textual.widget import Widget
 
-from mirage_tui.screens.hosts import ScreenHost
-
-if TYPE_CHECKING:
-    from engine.results.comparison import RunRow
-
-
-class RunManageKeysHost(ScreenHost, Protocol):
-    """What :class:`RunManageKeys` uses of its host beyond a screen's own (``ScreenHost``)."""
-
-    runs: dict[str, RunRow]
-    marked: str | None = None
-    _keep: str | None = None
-    Managed: Callable[..., Message]
-    LogLoaded: Callable[..., Message]
-
-    def need_run(self) -> str | None: ...
-
-    def action_refresh(self) -> None: ...
+from mirage_tui.screens.inspector.handle import store_of
+from mirage_tui.screens.runs_messages import ChangeFailed, LogFailed, failures_as
 
 
-if TYPE_CHECKING:
-    _Host = RunManageKeysHost
-else:
-    _Host = object
+class RunManage(Widget):
+    """Rename, delete, log of a run (module docstring). It draws nothing: the dialogs and the
+    notifications are what is seen of it; :class:`Managed` tells the screen a run changed."""
 
+    KEYS: ClassVar[list[Binding]] = [Binding("R", "rename", "Rename", show=False),
+                                     Binding("D", "delete", "Delete", show=False),
+                                     Binding("L", "log", "Log", show=False)]
+    """Its keys; the screen binds them, so that they act wherever the focus is."""
 
-class RunManageKeys(_Host):
-    """Rename, delete, log of the highlighted run (module docstring)."""
+    DEFAULT_CSS = "RunManage { display: none; }"
 
-    def action_rename(self) -> None:
-        name = self.need_run()
-        if name is None:
-            return
+    @dataclass
+    class Managed(Message):
+        """Run ``old`` was renamed to ``new`` or deleted (``new`` None); ``note`` says so."""
+        note: str
+        old: str
+        new: str | None = None
+
+    @dataclass
+    class LogLoaded(Message):
+        run: str
+        lines: list
+
+    def rename(self, name: str, taken_names: Collection[str]) -> None:
+        """Ask for ``name``'s new name (none of ``taken_names``), then rename it."""
         from mirage_tui.dialogs.text_prompt import TextPromptScreen
 
         def taken(new: str) -> str | None:
-            return f"A run named {new} exists already." if new in self.runs and new != name \
+            return f"A run named {new} exists already." if new in taken_names and new != name \
                 else None
 
         def chosen(new: str | None) -> None:
-            store = self.store
+            store = store_of(self)
             if new and new != name and store is not None:
                 self.manage(store, "rename", name, new)
 
@@ -61,14 +56,12 @@ class RunManageKeys(_Host):
             f"Rename run {name}", name, "Enter renames, Esc cancels. Items, scores, arenas "
             "and the log stay with the run.", "Rename", check=taken), chosen)
 
-    def action_delete(self) -> None:
-        name = self.need_run()
-        if name is None:
-            return
+    def delete(self, name: str) -> None:
+        """Ask whether to delete ``name`` (and purge its generations), then do so."""
         from mirage_tui.dialogs.choice import Choice, ChoiceModal
 
         def chosen(answer: str | None) -> None:
-            store = self.store
+            store = store_of(self)
             if answer in ("keep", "purge") and store is not None:
                 self.manage(store, answer, name)
 
@@ -86,7 +79,7 @@ class RunManageKeys(_Host):
     def manage(self, store, what: str, name: str, new: str | None = None) -> None:
         from engine.runs.manage import delete_run, rename_run
 
-        with self.worker_errors("the change", store):
+        with failures_as(self, ChangeFailed, store):
             if what == "rename":
                 new = rename_run(store, name, new or "")
                 self.post_message(self.Managed(f"Renamed {name} to {new}.", name, new))
@@ -97,27 +90,26 @@ class RunManageKeys(_Host):
                 self.post_message(self.Managed(f"Deleted {name} ({gone.items} items){cache}.",
                                                name))
 
-    def on_runs_screen_managed(self, message: Message) -> None:
-        if self.marked == message.old:
-            self.marked = message.new
-        self.app.notify(message.note, title="Runs", markup=False, timeout=6)
-        self._keep = message.new
-        self.action_refresh()
-
-    def action_log(self) -> None:
-        name = self.need_run()
-        store = self.store
-        if name is not None and store is not None:
+    def log(self, name: str) -> None:
+        """Show ``name``'s log."""
+        store = store_of(self)
+        if store is not None:
             self.load_log(store, name)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-log", name="run log")
     def load_log(self, store, name: str) -> None:
         from engine.runs.manage import run_log
 
-        with self.worker_errors("the log", store):
+        with failures_as(self, LogFailed, store):
             self.post_message(self.LogLoaded(name, run_log(store, name)))
 
-    def on_runs_screen_log_loaded(self, message: Message) -> None:
+    @on(LogLoaded)
+    def _log_loaded(self, message: LogLoaded) -> None:
         from mirage_tui.dialogs.run_log import RunLogScreen
 
         self.app.push_screen(RunLogScreen(message.run, message.lines))
+
+    @on(ChangeFailed)
+    @on(LogFailed)
+    def _failed(self, message: ChangeFailed | LogFailed) -> None:
+        message.tell(self.app)

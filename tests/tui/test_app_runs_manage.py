@@ -230,3 +230,41 @@ async def test_config_theme_keys_and_default_models(workspace, tmp_path, monkeyp
         new_run.query_one("#run-name", Input).value = "alpah"
         await wait_until(pilot, lambda: "No run is named alpah; did you mean alpha?" in text_of(
             new_run.query_one("#run-plan", Static)), what="the hint")
+
+
+class TitledApp(RecordingApp):
+    """The real app, remembering the title and text of every notification."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.titled: list[tuple[str, str]] = []
+
+    def notify(self, message, *, title="", **kwargs) -> None:
+        self.titled.append((title, str(message)))
+        super().notify(message, title=title, **kwargs)
+
+
+async def test_each_failure_of_the_runs_screen_is_told_once_by_its_part(workspace):
+    from mirage_tui.screens.runs_messages import (ChangeFailed, ComparisonFailed, LogFailed,
+                                                  ReportFailed, RunExportFailed, RunsFailed)
+
+    app = TitledApp(workspace["path"])
+    async with app.run_test(size=(120, 35)) as pilot:
+        await open_screen(pilot, RunsScreen())
+        screen = app.screen
+        await wait_until(pilot, lambda: _names(screen) == ["alpha", "beta"], what="the runs")
+        # (who posts it, the failure, the notification's title, whether the pane says it too)
+        for part, failed, title, in_pane in [
+                (screen, RunsFailed, "Could not load the runs", True),
+                (screen.summary, ReportFailed, "Could not load the report", True),
+                (screen.pairing, ComparisonFailed, "Could not load the comparison", True),
+                (screen.changes, ChangeFailed, "Could not do the change", False),
+                (screen.changes, LogFailed, "Could not load the log", False),
+                (screen.export_resume, RunExportFailed, "Could not do the export", False)]:
+            app.titled.clear()
+            error = f"OSError: {failed.__name__}"
+            part.post_message(failed(error))
+            await settle(pilot)
+            assert app.titled == [(title, error)], failed.__name__
+            pane = text_of(screen.query_one("#run-summary", Static))
+            assert (pane == f"Could not load {failed.what}: {error}") is in_pane, failed.__name__

@@ -88,7 +88,7 @@ def lacking(host: type, wanted: set[str], project: str = "mirage_tui") -> list[s
 
 def test_every_mixin_derives_from_a_host_protocol_for_the_type_checker():
     found = {m.__name__: host_protocol(m) for m in mixins()}
-    assert len(found) >= 10, sorted(found)
+    assert len(found) >= 7, sorted(found)
     not_protocols = [n for n, p in found.items() if not getattr(p, "_is_protocol", False)]
     assert not not_protocols
     # at run time the base is object: no Protocol in a screen's bases
@@ -97,7 +97,7 @@ def test_every_mixin_derives_from_a_host_protocol_for_the_type_checker():
 
 def test_mypy_finds_every_host_name_a_mixin_uses_in_its_protocol():
     files = mixin_files()
-    assert len(files) >= 10
+    assert len(files) >= 7
     out, status = mypy(HOSTS, COMMANDS, *files)
     assert (status, out) == (0, "")
 
@@ -109,32 +109,34 @@ def test_mypy_reports_a_host_name_the_protocol_does_not_declare(tmp_path):
 
         from typing import TYPE_CHECKING
 
-        from mirage_tui.screens.runs_keys import RunExportResumeKeysHost
+        from mirage_tui.screens.leaderboard.jobs import LeaderboardJobsHost
 
         if TYPE_CHECKING:
-            _Host = RunExportResumeKeysHost
+            _Host = LeaderboardJobsHost
         else:
             _Host = object
 
 
         class Probe(_Host):
             def declared(self) -> None:
-                self.notify(f"{len(self.runs)} runs, {self.need_run()} highlighted")
+                self.notify(f"{self.run_name}, {self.arena}")
+                self.action_refresh()
 
             def undeclared(self):
-                return self.marked          # the Runs screen has it; the Protocol does not
+                return self.ratings         # the Leaderboard has it; the Protocol does not
 
 
         class Bare:
             def no_protocol(self):
                 return self.app
         '''))
-    out, status = mypy(HOSTS, ROOT / "mirage_tui" / "screens" / "runs_keys.py", probe)
+    out, status = mypy(HOSTS, ROOT / "mirage_tui" / "screens" / "leaderboard" / "jobs.py",
+                       probe)
     errors = sorted(line.split(": error: ")[1] for line in out.splitlines() if ": error: " in line)
     assert status == 1
     assert errors == [
         '"Bare" has no attribute "app"  [attr-defined]',
-        '"Probe" has no attribute "marked"  [attr-defined]',
+        '"Probe" has no attribute "ratings"  [attr-defined]',
     ], out
 
 
@@ -151,25 +153,25 @@ def test_every_host_has_what_its_mixins_protocols_declare():
             checked += 1
             if lacking(host, wanted):
                 missing[f"{host.__name__} ({mixin.__name__})"] = lacking(host, wanted)
-    assert checked >= 10
+    assert checked >= 7
     assert not missing, f"hosts without what their mixins' Protocols declare: {missing}"
 
 
-class HalfARunsScreen:
-    """A host with some of what RunExportResumeKeys needs: its runs, no highlight."""
+class HalfALeaderboard:
+    """A host with some of what LeaderboardJobs needs: its run, no arena."""
 
     def __init__(self):
-        self.runs = {}
+        self.run_name = None
 
-    def need_run(self):
+    def action_refresh(self):
         return None
 
 
 def test_the_host_check_sees_what_a_host_lacks():
-    from mirage_tui.screens.runs_keys import RunExportResumeKeysHost
+    from mirage_tui.screens.leaderboard.jobs import LeaderboardJobsHost
 
-    wanted = protocol_members(RunExportResumeKeysHost)
-    assert {"runs", "need_run", "highlighted_run", "store", "app", "notify"} <= wanted
-    lacks = lacking(HalfARunsScreen, wanted, project=__name__)
-    assert "highlighted_run" in lacks and "store" in lacks and "notify" in lacks
-    assert "runs" not in lacks and "need_run" not in lacks
+    wanted = protocol_members(LeaderboardJobsHost)
+    assert {"run_name", "action_refresh", "arena", "store", "app", "notify"} <= wanted
+    lacks = lacking(HalfALeaderboard, wanted, project=__name__)
+    assert "arena" in lacks and "store" in lacks and "notify" in lacks
+    assert "run_name" not in lacks and "action_refresh" not in lacks
