@@ -30,7 +30,8 @@ from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.runs_keys import RunExportResume
 from mirage_tui.screens.runs_manage import RunManage
-from mirage_tui.screens.runs_messages import ComparisonFailed, RunsFailed, failures_as
+from mirage_tui.screens.features import failures_as
+from mirage_tui.screens.runs_messages import ComparisonFailed, RunsFailed
 from mirage_tui.screens.runs_summary import RunCompare, RunSummary
 from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.safe_text import elided_cell, generator_names, generators_cell

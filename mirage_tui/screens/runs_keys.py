@@ -18,8 +18,8 @@ from textual.widget import Widget
 
 from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.run_controller import RESUMABLE
-from mirage_tui.screens.inspector.handle import store_of
-from mirage_tui.screens.runs_messages import RunExportFailed, failures_as
+from mirage_tui.screens.features import failures_as, store_of
+from mirage_tui.screens.runs_messages import RunExportFailed
 
 if TYPE_CHECKING:
     from engine.results.comparison import RunRow

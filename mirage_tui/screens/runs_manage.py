@@ -12,8 +12,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widget import Widget
 
-from mirage_tui.screens.inspector.handle import store_of
-from mirage_tui.screens.runs_messages import ChangeFailed, LogFailed, failures_as
+from mirage_tui.screens.features import failures_as, store_of
+from mirage_tui.screens.runs_messages import ChangeFailed, LogFailed
 
 
 class RunManage(Widget):

@@ -1,5 +1,5 @@
-"""What the Runs screen's parts say when a worker fails: one message type each (the Inspector's
-:class:`~mirage_tui.screens.inspector.messages.Failed`, posted by ``failures_as``), so that
+"""What the Runs screen's parts say when a worker fails: one message type each (the feature widgets'
+:class:`~mirage_tui.screens.features.Failed`, posted by ``failures_as``), so that
 each is handled by the part it belongs to: the list and the comparison's by the screen (the
 summary pane says it), the report's by :class:`~.runs_summary.RunSummary`, a rename's or
 delete's and the log's by :class:`~.runs_manage.RunManage`, the export's by
@@ -7,10 +7,10 @@ delete's and the log's by :class:`~.runs_manage.RunManage`, the export's by
 
 from __future__ import annotations
 
-from mirage_tui.screens.inspector.messages import Failed, failures_as
+from mirage_tui.screens.features import Failed
 
 __all__ = ["ChangeFailed", "ComparisonFailed", "LogFailed", "ReportFailed", "RunExportFailed",
-           "RunsFailed", "failures_as"]
+           "RunsFailed"]
 
 
 class RunsFailed(Failed):

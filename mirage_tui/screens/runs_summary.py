@@ -32,8 +32,8 @@ from textual.widgets import Static
 from engine.results.comparison import compare_reports, comparison_segments, summary_segments
 from engine.results.text import backend_segments
 from mirage_tui.dialogs.pick_system import PickSystemScreen
-from mirage_tui.screens.inspector.handle import store_of
-from mirage_tui.screens.runs_messages import ComparisonFailed, ReportFailed, failures_as
+from mirage_tui.screens.features import failures_as, store_of
+from mirage_tui.screens.runs_messages import ComparisonFailed, ReportFailed
 from mirage_tui.widgets.segments import styled
 
 if TYPE_CHECKING:

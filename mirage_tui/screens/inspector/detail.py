@@ -23,11 +23,10 @@ from textual.widgets import Collapsible, Static
 
 from engine.text_safety import visible
 from mirage_tui.dialogs.pick_system import PickSystemScreen
-from mirage_tui.screens.inspector.handle import store_of
+from mirage_tui.screens.features import failures_as, store_of
 from mirage_tui.screens.inspector.item_text import (pool_heading, setting_text, verdict_lines,
                                                     verdicts_title)
-from mirage_tui.screens.inspector.messages import (DetailLoaded, ItemFailed, VerdictsFailed,
-                                                   failures_as)
+from mirage_tui.screens.inspector.messages import DetailLoaded, ItemFailed, VerdictsFailed
 from mirage_tui.widgets.safe_text import safe_line, safe_text
 
 if TYPE_CHECKING:

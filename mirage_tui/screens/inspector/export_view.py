@@ -14,8 +14,8 @@ from textual.widget import Widget
 from textual.widgets import Input, Label
 
 from mirage_tui.dialogs.export_run import ExportRunScreen
-from mirage_tui.screens.inspector.handle import store_of
-from mirage_tui.screens.inspector.messages import ExportFailed, ViewExported, failures_as
+from mirage_tui.screens.features import failures_as, store_of
+from mirage_tui.screens.inspector.messages import ExportFailed, ViewExported
 
 if TYPE_CHECKING:
     from mirage_tui.screens.inspector.handle import InspectedRun

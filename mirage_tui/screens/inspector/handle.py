@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from textual.dom import DOMNode
-
     from engine.store import Store
     from engine.store.runs import RunInfo
 
@@ -30,12 +28,3 @@ def inspected_run(store: Store, name: str) -> InspectedRun:
 
     info = load_run(store, name)
     return InspectedRun(info.name, info.id, info)
-
-
-def store_of(node: DOMNode) -> Store | None:
-    """The workbench's store, as a part of the Inspector reaches it (None under an app that is
-    no workbench, or while the workspace opens)."""
-    from mirage_tui.workbench import workbench_of
-
-    workbench = workbench_of(node.app)
-    return workbench.store if workbench is not None else None

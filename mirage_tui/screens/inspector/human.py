@@ -24,8 +24,8 @@ from textual.message import Message
 from textual.widget import Widget
 
 from mirage_tui.dialogs.human_verdict import HumanVerdictModal, VerdictEntry, verdict_words
-from mirage_tui.screens.inspector.handle import store_of
-from mirage_tui.screens.inspector.messages import YourVerdictFailed, failures_as
+from mirage_tui.screens.features import failures_as, store_of
+from mirage_tui.screens.inspector.messages import YourVerdictFailed
 
 if TYPE_CHECKING:
     from mirage_tui.screens.inspector.detail import ItemDetail

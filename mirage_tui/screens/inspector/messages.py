@@ -5,17 +5,14 @@ item shown) changed is dropped. A worker's error is a message of its own type
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Iterator
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-if TYPE_CHECKING:
-    from textual.app import App
-    from textual.message_pump import MessagePump
+from mirage_tui.screens.features import Failed
 
-    from engine.store import Store
+if TYPE_CHECKING:
     from mirage_tui.screens.inspector.handle import InspectedRun
 
 
@@ -62,22 +59,6 @@ class ViewExported(Message):
     view: str = ""
 
 
-@dataclass
-class Failed(Message):
-    """A worker could not do its part; ``error``: ``Type: message`` (an output file's fault:
-    its own one line, which names the path). Each kind says what failed (``what``)."""
-    error: str
-    what: ClassVar[str] = "it"
-
-    @property
-    def title(self) -> str:
-        return f"Could not load {self.what}"
-
-    def tell(self, app: App) -> None:
-        """Say it: an error notification titled with what failed."""
-        app.notify(self.error, title=self.title, severity="error", markup=False, timeout=10)
-
-
 class RunFailed(Failed):
     what = "the run"
 
@@ -104,20 +85,3 @@ class ExportFailed(Failed):
 
 class YourVerdictFailed(Failed):
     what = "your verdict"
-
-
-@contextmanager
-def failures_as(node: MessagePump, failed: type[Failed], store: Store,
-                prefix: str = "") -> Iterator[None]:
-    """In a thread worker of ``node`` that reads ``store``: an error becomes ``failed``
-    (``prefix + "Type: message"``) posted to ``node``, and the thread's connection is closed
-    at the end, whatever happened."""
-    from engine.output_files import OutputFileError
-
-    try:
-        yield
-    except Exception as exc:
-        node.post_message(failed(str(exc) if isinstance(exc, OutputFileError)
-                                 else f"{prefix}{type(exc).__name__}: {exc}"))
-    finally:
-        store.close()

@@ -26,7 +26,8 @@ from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets
 from mirage_tui.screens.inspector.handle import InspectedRun, inspected_run
 from mirage_tui.screens.inspector.human import HumanVerdicts
 from mirage_tui.screens.inspector.list_view import PAGE_SIZE, ItemList
-from mirage_tui.screens.inspector.messages import RunFailed, RunOpened, failures_as
+from mirage_tui.screens.features import failures_as
+from mirage_tui.screens.inspector.messages import RunFailed, RunOpened
 from mirage_tui.widgets.footer import Footer
 
 __all__ = ["PAGE_SIZE", "InspectorScreen"]
