@@ -5,8 +5,8 @@ footer only while a job runs; a hidden ``x`` says that nothing is running). A ca
 stops after its step (a battle, a response); what it stored is kept and the next ``j`` or
 ``u`` resumes from there.
 
-Mixed into :class:`mirage_tui.screens.leaderboard.screen.LeaderboardScreen` (as
-:mod:`mirage_tui.screens.runs_keys` is into Runs).
+Mixed into :class:`mirage_tui.screens.leaderboard.screen.LeaderboardScreen` (what it uses of
+the screen: :class:`LeaderboardJobsHost`).
 """
 
 from __future__ import annotations
