@@ -127,6 +127,11 @@ def bench_model(name: str, path: Path, threads: int, repeats: int) -> dict:
     return result
 
 
+def _line(*cells: tuple[object, str]) -> str:
+    """One row of the printed tables: each ``(value, format spec)`` formatted, side by side."""
+    return "".join(format(value, spec) for value, spec in cells)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=5)
@@ -143,25 +148,30 @@ def main() -> int:
             continue
         results.append(bench_model(name, path, args.threads, args.repeats))
 
-    print(f"{'model':<24}{'measure':<22}{'adapter':>10}{'bare':>10}{'ratio':>8}  same text")
+    print(_line(("model", "<24"), ("measure", "<22"), ("adapter", ">10"), ("bare", ">10"),
+                ("ratio", ">8")) + "  same text")
     for r in results:
         for label in ("prompt", "generation"):
             m = r[label]
-            print(f"{r['model']:<24}{label + ' tok/s':<22}{m['adapter_tokens_per_s']:>10.1f}"
-                  f"{m['bare_tokens_per_s']:>10.1f}{m['ratio']:>8.3f}  {m['same_text']}")
+            print(_line((r["model"], "<24"), (label + " tok/s", "<22"),
+                        (m["adapter_tokens_per_s"], ">10.1f"), (m["bare_tokens_per_s"], ">10.1f"),
+                        (m["ratio"], ">8.3f")) + f"  {m['same_text']}")
     print()
-    print(f"{'model':<24}{'prefix reuse':<40}{'cold':>9}{'warm':>9}{'speedup':>9}")
+    print(_line(("model", "<24"), ("prefix reuse", "<40"), ("cold", ">9"), ("warm", ">9"),
+                ("speedup", ">9")))
     for r in results:
         p = r["prefix_reuse"]
         what = f"{p['evaluated_cold']} -> {p['evaluated_warm']} of {p['prompt_tokens']} tokens"
-        print(f"{r['model']:<24}{what:<40}{p['seconds_cold']:>8.3f}s{p['seconds_warm']:>8.3f}s"
-              f"{p['speedup']:>8.1f}x")
+        print(_line((r["model"], "<24"), (what, "<40"), (p["seconds_cold"], ">8.3f"), ("s", ""),
+                    (p["seconds_warm"], ">8.3f"), ("s", ""), (p["speedup"], ">8.1f"), ("x", "")))
     print()
-    print(f"{'model':<24}{'judge verdict':<22}{'label_probs':>12}{'generate(1)':>12}{'ratio':>8}")
+    print(_line(("model", "<24"), ("judge verdict", "<22"), ("label_probs", ">12"),
+                ("generate(1)", ">12"), ("ratio", ">8")))
     for r in results:
         j = r["judge"]
-        print(f"{r['model']:<24}{'seconds, cold':<22}{j['label_probs_seconds']:>12.3f}"
-              f"{j['generate_1_seconds']:>12.3f}{j['ratio']:>8.3f}")
+        print(_line((r["model"], "<24"), ("seconds, cold", "<22"),
+                    (j["label_probs_seconds"], ">12.3f"), (j["generate_1_seconds"], ">12.3f"),
+                    (j["ratio"], ">8.3f")))
     total = time.perf_counter() - started
     load_after = os.getloadavg()[0]
     # other processes on the machine skew absolute numbers (ratios less so): say how busy it was
