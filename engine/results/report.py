@@ -39,7 +39,7 @@ from engine.results.records import (LOOSE_METRIC, ItemCounts, RunColumns, column
                                     load_columns, metric_order, parse_retrieved,
                                     retriever_name, setting_order, split_system)
 from engine.results.replies import ReplyRow, reply_table
-from engine.results.retrieval_table import group_key, retrievers, retrieval_table
+from engine.results.retrieval_table import RetrievalRow, group_key, retrievers, retrieval_table
 from engine.runs.header import RunHeader, Selection
 from engine.runs.lookup import RunNotFound
 from engine.store.runs import RunInfo
@@ -101,12 +101,12 @@ class RunReport:
     systems: list[dict]
     accuracy: dict[str, dict[str, dict]]            # system -> setting -> estimate
     metrics: dict[str, dict[str, dict[str, dict]]]  # system -> setting -> metric -> estimate
-    retrieval: list[dict]
+    retrieval: list[RetrievalRow]
     notes: list[str] = field(default_factory=list)
     n_boot: int = N_BOOT
     seed: int = SEED
     definitions: ReportDefinitions | None = None
-    retrieval_by_gold: dict[str, list[dict]] = field(default_factory=dict)
+    retrieval_by_gold: dict[str, list[RetrievalRow]] = field(default_factory=dict)
     replies: list[ReplyRow] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
@@ -116,8 +116,10 @@ class RunReport:
                "items": self.items.as_json(),
                "sample": self.sample.as_json() if self.sample else None, "n_boot": self.n_boot,
                "seed": self.seed, "systems": self.systems, "accuracy": self.accuracy,
-               "metrics": self.metrics, "retrieval": self.retrieval,
-               "retrieval_by_gold": self.retrieval_by_gold, "notes": self.notes}
+               "metrics": self.metrics, "retrieval": [r.as_json() for r in self.retrieval],
+               "retrieval_by_gold": {gold: [r.as_json() for r in rows]
+                                     for gold, rows in self.retrieval_by_gold.items()},
+               "notes": self.notes}
         if self.replies:                # a run with no cut answer and no reasoning: none
             out["replies"] = [r.as_json() for r in self.replies]
         return out
@@ -174,7 +176,7 @@ def build_report(store: Store, run: RunInfo, n_boot: int = N_BOOT, seed: int = S
     systems, accuracy, metrics, notes = _system_tables(cols, queries, facts, all_metrics,
                                                        n_boot, seed, not summary_only)
     notes += _language_notes(cols, definitions.language_metric)
-    by_gold: dict[str, list[dict]] = {}
+    by_gold: dict[str, list[RetrievalRow]] = {}
     query_list = [int(q) for q in queries]
     for definition in GOLD_DEFINITIONS:
         if by_gold and not widened:   # no answer-match rows: the same gold sets

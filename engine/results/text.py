@@ -193,26 +193,26 @@ def _retrieval_table(report: RunReport, by: str | None, width: int | None) -> li
     head += [title for _, title in RETRIEVAL_COLUMNS]
     rows = [head]
     for entry in report.retrieval:
-        groups = entry[f"by_{by}"].items() if by else [(None, entry)]
+        groups = entry.by(by).items() if by else [(None, entry)]
         for group, values in groups:
-            for k in entry["ks"]:
-                rows.append([entry.get("retriever_name") or entry["retriever"], str(k)]
+            for k in entry.ks:
+                rows.append([entry.retriever_name or entry.retriever, str(k)]
                             + ([group] if by else [])
-                            + [str(values["n"])]
-                            + [_est(values["metrics"][f"{key}@{k}"])
+                            + [str(values.n)]
+                            + [_est(values.metrics[f"{key}@{k}"])
                                for key, _ in RETRIEVAL_COLUMNS])
     gold = report.gold
     lines = [f"Table 2. Retrieval over the run's queries (MIRAGE §1; relevant = the query's "
              f"gold chunks, {gold}; NDCG(ref) = the reference code's NDCG)"
              + (f", by {by}" if by else "")]
     for e in report.retrieval:
-        if e["retriever_name"] != e["retriever"]:
-            lines.append(f"  {e['retriever_name']} is {e['retriever']}")
-        if e["missing"]:
-            lines.append(f"  {e['retriever_name']}: {e['missing']} of the run's queries have no "
+        if e.retriever_name != e.retriever:
+            lines.append(f"  {e.retriever_name} is {e.retriever}")
+        if e.missing:
+            lines.append(f"  {e.retriever_name}: {e.missing} of the run's queries have no "
                          "stored ranking (left out)")
-        if e["no_gold"]:
-            lines.append(f"  {e['retriever_name']}: {e['no_gold']} queries have no relevant "
+        if e.no_gold:
+            lines.append(f"  {e.retriever_name}: {e.no_gold} queries have no relevant "
                          "chunk (kept, recall 0)")
     return lines + table(rows, right={3 if by else 2}, width=width)
 

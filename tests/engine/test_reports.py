@@ -127,9 +127,9 @@ def test_by_language_and_by_source_split_the_queries(toy):
 def test_retrieval_table_from_stored_rankings(toy):
     report = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT)
     (entry,) = report.retrieval
-    assert (entry["retriever"], entry["n"], entry["missing"]) == (LABEL, 8, 1)
-    assert (entry["retriever_name"], entry["no_gold"]) == ("ret-x", 0)
-    m = entry["metrics"]
+    assert (entry.retriever, entry.n, entry.missing) == (LABEL, 8, 1)
+    assert (entry.retriever_name, entry.no_gold) == ("ret-x", 0)
+    m = entry.metrics
     # even queries: hit at rank 1 and both golds in the top 3; odd: one gold at rank 2,
     # the other at rank 4
     assert m["p@1"]["value"] == pytest.approx(0.5)
@@ -140,8 +140,8 @@ def test_retrieval_table_from_stored_rankings(toy):
     assert m["ndcg_mirage@1"]["value"] == pytest.approx(0.5)
     assert m["p@1"]["n"] == 8
     assert m["p@1"]["lo"] <= 0.5 <= m["p@1"]["hi"]
-    assert entry["by_language"]["en"]["n"] == 4  # q8 has no ranking
-    assert entry["by_language"]["en"]["metrics"]["p@1"]["value"] == pytest.approx(0.5)
+    assert entry.by_language["en"].n == 4  # q8 has no ranking
+    assert entry.by_language["en"].metrics["p@1"]["value"] == pytest.approx(0.5)
 
 
 # --------------------------------------------------------------------------- partial runs
@@ -369,7 +369,7 @@ def test_report_reads_what_the_run_engine_writes(store, tmp_path):
         assert accuracy[setting]["value"] == pytest.approx(mean)
     assert "_scorer" not in report.metrics["scripted/mirage@1"]["base"]
     (retrieval,) = report.retrieval
-    assert retrieval["retriever_name"] == "hash-emb" and retrieval["n"] == 10
+    assert retrieval.retriever_name == "hash-emb" and retrieval.n == 10
     assert "Computed on a sample of 10 of 60 queries" in format_report(report)
 
     row = data["systems"][0]

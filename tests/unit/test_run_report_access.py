@@ -15,11 +15,11 @@ reports' and pass; a module whose "report" is not a run's (an index's retrieval 
 named in :data:`OTHER_REPORTS`.
 
 The typed parts (:data:`TYPED_PARTS`: the item counts, the sample, the definitions, the replies
-rows) are read by attribute too: a keyed read of one of their fields is refused on
+and retrieval rows) are read by attribute too: a keyed read of one of their fields is refused on
 ``report.items`` (and the other parts), on a name a function keeps one in
 (``items = report.items``) and on a name a loop takes a part's rows in
-(``for row in report.replies``). The other
-parts' own rows (an adaptability row, an estimate) are still dicts, read by key where they are
+(``for row in report.replies``). The adaptability rows (``systems``) and the estimates
+(accuracy, metrics, a retrieval row's metrics) are still dicts, read by key where they are
 drawn."""
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from testkit.paths import ROOT, sources
 
 from engine.metrics.definitions import Definitions
 from engine.results.replies import ReplyRow
+from engine.results.retrieval_table import RetrievalRow
 from engine.results.report import ItemCounts, ReportDefinitions, RunReport, SampleNote
 
 PACKAGES = ("engine", "mirage_tui", "models")
@@ -44,7 +45,8 @@ REPORT_KEYS = frozenset(f.name for f in fields(RunReport))
 TYPED_PARTS = {"items": frozenset(f.name for f in fields(ItemCounts)),
                "sample": frozenset(f.name for f in fields(SampleNote)),
                "definitions": frozenset(ReportDefinitions(Definitions(), 0).as_json()),
-               "replies": frozenset(f.name for f in fields(ReplyRow))}
+               "replies": frozenset(f.name for f in fields(ReplyRow)),
+               "retrieval": frozenset(f.name for f in fields(RetrievalRow))}
 """A report's typed parts: attribute -> the keys their JSON has (a list's: its rows')."""
 KEPT = (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.AugAssign)
 CARRIED = (ast.IfExp, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.Tuple, ast.List,
@@ -184,10 +186,11 @@ def test_the_scan_sees_keyed_reads_and_spares_other_reports():
         'if "seed" in self.report.sample:\n    pass\n'
         'gold = self.report.definitions.get("gold")\n'
         'cut = sum(r["cut"] for r in report.replies)\n'
-        'def h(report):\n    rows = report.replies\n    for e in rows:\n        print(e["n"])\n')
+        'def h(report):\n    rows = report.replies\n    for e in rows:\n        print(e["n"])\n'
+        'names = [e["retriever_name"] for e in report.retrieval]\n')
     assert [line.split()[0] for line in caught] == [f"<source>:{n}" for n in
                                                     (1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 15,
-                                                     16, 18, 19, 23)]
+                                                     16, 18, 19, 23, 24)]
     assert keyed_report_reads(
         'a = report.systems\n'                                  # typed: attributes
         'b = report.items.done\n'                               # a typed part: attributes

@@ -123,14 +123,14 @@ def _retrieval(report: RunReport) -> str:
     gold = report.gold
     rows = []
     for e in entries:
-        for k in e["ks"]:
-            m = e["metrics"]
-            rows.append([e["retriever_name"] or e["retriever"], k, figure(m.get(f"p@{k}")),
+        for k in e.ks:
+            m = e.metrics
+            rows.append([e.retriever_name or e.retriever, k, figure(m.get(f"p@{k}")),
                          figure(m.get(f"r@{k}")), figure(m.get(f"ndcg@{k}"))])
     return ("<h2>Retrieval</h2>"
             + table(["retriever", "k", "P@k %", "R@k %", "NDCG@k %"], rows, numeric=range(1, 5))
-            + notes([f"gold: {gold}; {e['retriever']}: {e['n']} queries, {e['missing']} "
-                     f"without a ranking, {e['no_gold']} without gold" for e in entries]))
+            + notes([f"gold: {gold}; {e.retriever}: {e.n} queries, {e.missing} "
+                     f"without a ranking, {e.no_gold} without gold" for e in entries]))
 
 
 BREAKDOWN_ROWS = 40

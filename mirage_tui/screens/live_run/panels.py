@@ -10,6 +10,7 @@ from textual.widgets import DataTable
 
 from engine.results.records import ItemCounts, split_system, system_without_template
 from engine.results.report import ReportDefinitions
+from engine.results.retrieval_table import RetrievalRow
 from engine.results.text import served_text
 from engine.runs.tally import cut_words
 from engine.units import fmt_interval
@@ -157,14 +158,14 @@ def retrieval_cell(est: dict | None) -> str:
     return fmt_interval(est.get("value"), est.get("lo"), est.get("hi"))
 
 
-def retrieval_columns(entries: list[dict]) -> tuple[Columns, list[str]]:
+def retrieval_columns(entries: list[RetrievalRow]) -> tuple[Columns, list[str]]:
     """Retrieval: a row a metric the run has, a column a retriever (with its n), the row
     keys."""
     rows = [(key, label) for key, label in RETRIEVAL_ROWS
-            if any(key in e["metrics"] for e in entries)]
+            if any(key in e.metrics for e in entries)]
     columns = [("metric", [label for _, label in rows])]
-    columns += [(f"{e['retriever_name']} (n={e['n']})",
-                 [retrieval_cell(e["metrics"].get(key)) for key, _ in rows])
+    columns += [(f"{e.retriever_name} (n={e.n})",
+                 [retrieval_cell(e.metrics.get(key)) for key, _ in rows])
                 for e in entries]
     return columns, [key for key, _ in rows]
 
