@@ -35,8 +35,7 @@ from engine.metrics.definitions import (GOLD_DEFINITIONS, Definitions, definitio
 from engine.metrics.language import DEFAULT_LANGUAGE_METRIC, LANGUAGE_METRICS
 from engine.metrics.retrieval import DEFAULT_KS
 from engine.results.records import (LOOSE_METRIC, ItemCounts, RunColumns, column_counts,
-                                    is_mixed_like,
-                                    load_columns, metric_order, parse_retrieved,
+                                    is_mixed_like, load_columns, metric_order, parse_retrieved,
                                     retriever_name, setting_order, split_system)
 from engine.results.replies import ReplyRow, reply_table
 from engine.results.retrieval_table import RetrievalRow, group_key, retrievers, retrieval_table
