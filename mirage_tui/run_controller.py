@@ -182,10 +182,10 @@ def resumable_runs(store, statuses: tuple[str, ...] = RESUMABLE,
         if run.status not in statuses or (keep is not None and not keep(run)):
             continue
         counts = stored_counts(store, run)
-        if counts["pending"] <= 0:
+        if counts.pending <= 0:
             continue
-        out.append({"name": run.name, "status": run.status, "done": counts["done"],
-                    "total": counts["total"], "updated_at": run.updated_at,
+        out.append({"name": run.name, "status": run.status, "done": counts.done,
+                    "total": counts.total, "updated_at": run.updated_at,
                     "stopped_by": run.stopped_by})
     out.sort(key=lambda r: r["updated_at"], reverse=True)
     return out

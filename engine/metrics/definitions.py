@@ -144,16 +144,15 @@ def language_line(definitions: Definitions) -> str:
     return f"Correct language: {definitions.language_text()}"
 
 
-def definition_lines(definitions: Mapping[str, Any] | None) -> list[str]:
-    """The header lines of a report (from ``RunReport.definitions``): the parity mode when one
-    is set, the correct-language detector and rule, the retrieval gold definition."""
-    if not definitions:
-        return []
+def definition_lines(definitions: Definitions, answer_match_rows: int = 0) -> list[str]:
+    """The header lines of a report: the parity mode when one is set, the correct-language
+    detector and rule, the retrieval gold definition (``answer_match_rows``: the dataset's rows
+    the two gold definitions differ by)."""
     lines = []
-    if definitions.get("parity"):
-        fixed = PARITY_PRESETS.get(definitions["parity"], {})
-        lines.append(f"Parity: {definitions['parity']} (fixes "
+    if definitions.parity:
+        fixed = PARITY_PRESETS.get(definitions.parity, {})
+        lines.append(f"Parity: {definitions.parity} (fixes "
                      + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in fixed.items()) + ")")
-    lines.append(f"Correct language: {definitions['language']}")
-    lines.append(gold_line(definitions["gold"], definitions.get("answer_match_rows", 0)))
+    lines.append(language_line(definitions))
+    lines.append(gold_line(definitions.gold, answer_match_rows))
     return lines

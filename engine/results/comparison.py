@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.metrics.adaptability import OVERALL_MEANING
-from engine.metrics.definitions import definition_lines
 from engine.results.text import ADAPTABILITY_COLUMNS, concurrency_text, pct, short_setting, table
 from engine.units import fmt_delta
 
@@ -71,7 +70,7 @@ def run_row(store, run) -> RunRow:
     seed_values = list(dict.fromkeys(str(v) for v in seeds.values())) or [
         str(config.get("seed", "—"))]
     devices = header.devices or [m.device for m in header.models.values() if m.device]
-    return RunRow(run.name, run.dataset, run.status, counts["done"], counts["total"],
+    return RunRow(run.name, run.dataset, run.status, counts.done, counts.total,
                   list(config.get("generators") or []), list(config.get("settings") or []),
                   "/".join(seed_values), list(dict.fromkeys(devices)),
                   run.created_at[:16], run.updated_at[:16])
@@ -224,10 +223,10 @@ def summary_segments(report: RunReport, row: RunRow | None = None,
     ``width``. ``cut``: its answers cut at the token limit in words
     (:func:`engine.runs.tally.cut_words`), after the item counts."""
     items = report.items
-    failed = f" · {items['errors']} failed" if items.get("errors") else ""
+    failed = f" · {items.errors} failed" if items.errors else ""
     cuts = f" · {cut}" if cut else ""
     out: list[Segment] = [(f"{report.run} · {report.dataset} · {report.status} · "
-                           f"{items['done']}/{items['total']} items{failed}{cuts}", "title")]
+                           f"{items.done}/{items.total} items{failed}{cuts}", "title")]
     if row is not None:
         out.append((f"\ncreated {row.created} · updated {row.updated} · seed {row.seeds} · "
                     f"device {', '.join(row.devices) or '—'}\ngenerators "
@@ -238,14 +237,14 @@ def summary_segments(report: RunReport, row: RunRow | None = None,
         out.append((f"\nrequests in flight: {overlap}", ""))
     sample = report.sample
     if sample:
-        out.append((f"\nA sample of {sample['queries']} of {sample['of']} queries "
-                    f"(seed {sample['seed']}).", ""))
+        out.append((f"\nA sample of {sample.queries} of {sample.of} queries "
+                    f"(seed {sample.seed}).", ""))
     if report.partial:
-        out.append((f"\nPARTIAL: {items['pending']} items pending; numbers cover the items "
+        out.append((f"\nPARTIAL: {items.pending} items pending; numbers cover the items "
                     "stored so far.", "strong"))
     out.append((f"\n% with 95% CIs (rates: exact; scores: bootstrap, {report.n_boot} "
                 f"resamples, seed {report.seed}); n = queries.", ""))
-    for line in definition_lines(report.definitions):
+    for line in report.definition_lines():
         out.append((f"\n{line}", ""))
     out.append(_heading("Accuracy (EM_loose) per system × setting"))
     settings = list(dict.fromkeys(s for per in report.accuracy.values() for s in per))

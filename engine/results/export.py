@@ -115,8 +115,9 @@ def _version() -> str | None:
 def run_header(store: Store, run: RunInfo) -> dict[str, Any]:
     """Everything needed to reproduce (and to identify) the run, for an export's header."""
     return {"type": "header", "export_format_version": EXPORT_FORMAT_VERSION,
-            "run": run.name, "status": run.status, "items": stored_counts(store, run),
-            "dataset": run.dataset, "dataset_id": run.dataset_id,
+            "run": run.name, "status": run.status,
+            "items": stored_counts(store, run).as_json(), "dataset": run.dataset,
+            "dataset_id": run.dataset_id,
             "dataset_content_hash": run.dataset_hash, "dataset_queries": run.dataset_queries,
             "config": run.config, "run_header": run.header.as_dict(),
             "definitions": export_definitions(run.config),

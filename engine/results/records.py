@@ -12,7 +12,7 @@ adaptability metrics (RAG mode, MIRAGE §1).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
 import numpy as np
@@ -277,9 +277,25 @@ def _ordered(items: Iterable[ItemRecord]) -> list[ItemRecord]:
     return sorted(items, key=lambda i: (i.system, i.query_rowid, setting_order(i.setting)))
 
 
-def item_counts(run: RunInfo, items: list[ItemRecord]) -> dict[str, int]:
-    """Item counts as the run engine's progress counts them: ``done`` (finished: generated or
-    failed), ``generated``, ``errors``, ``truncated``, ``total`` (planned) and ``pending``.
+@dataclass(frozen=True)
+class ItemCounts:
+    """A run's item counts as the run engine's progress counts them: ``done`` (finished:
+    generated or failed), ``total`` (planned), ``generated``, ``errors``, ``truncated`` and
+    ``pending``."""
+
+    done: int
+    total: int
+    generated: int
+    errors: int
+    truncated: int
+    pending: int
+
+    def as_json(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def item_counts(run: RunInfo, items: list[ItemRecord]) -> ItemCounts:
+    """The run's :class:`ItemCounts` over ``items``.
 
     The planned total is the header's ``total_items`` (the run engine keeps it, growing with
     adaptive batches), never less than the items stored.
@@ -290,21 +306,20 @@ def item_counts(run: RunInfo, items: list[ItemRecord]) -> dict[str, int]:
     return _counts(run, len(items), generated, errors, truncated)
 
 
-def column_counts(run: RunInfo, cols: RunColumns) -> dict[str, int]:
+def column_counts(run: RunInfo, cols: RunColumns) -> ItemCounts:
     """:func:`item_counts` of :class:`RunColumns`."""
     return _counts(run, len(cols), int(cols.generated.sum()), int(cols.failed.sum()),
                    int(cols.truncated.sum()))
 
 
 def _counts(run: RunInfo, items: int, generated: int, errors: int,
-            truncated: int) -> dict[str, int]:
+            truncated: int) -> ItemCounts:
     done = generated + errors
     total = max(_planned_total(run) or 0, items)
-    return {"done": done, "total": total, "generated": generated, "errors": errors,
-            "truncated": truncated, "pending": total - done}
+    return ItemCounts(done, total, generated, errors, truncated, total - done)
 
 
-def stored_counts(store: Store, run: RunInfo) -> dict[str, int]:
+def stored_counts(store: Store, run: RunInfo) -> ItemCounts:
     """The counts of :func:`item_counts` from the run's counters (``run_counts``, kept with
     the run as its items are written): one row read, no item loaded."""
     items, generated, errors, truncated = stored.run_counters(store, run.id)

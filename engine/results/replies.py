@@ -11,18 +11,39 @@ reasoning has no entry, so its report reads as before."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
 
 from engine.stats import N_BOOT, SEED, Estimate, bootstrap_ci, clopper_pearson
 from engine.store import Store
 from engine.store.items import reply_facts
 
 
+@dataclass(frozen=True)
+class ReplyRow:
+    """A system's replies: ``n`` answers, ``cut`` of them at the token limit (``cut_rate``),
+    ``cut_while_thinking``, ``reasoning`` items with reasoning and the mean
+    ``reasoning_tokens`` over its answers."""
+
+    system: str
+    n: int
+    cut: int
+    cut_rate: Estimate
+    cut_while_thinking: int
+    reasoning: int
+    reasoning_tokens: Estimate
+
+    def as_json(self) -> dict[str, Any]:
+        return {"system": self.system, "n": self.n, "cut": self.cut,
+                "cut_rate": self.cut_rate.as_json(),
+                "cut_while_thinking": self.cut_while_thinking, "reasoning": self.reasoning,
+                "reasoning_tokens": self.reasoning_tokens.as_json()}
+
+
 def reply_table(store: Store, run_id: int, n_boot: int = N_BOOT, seed: int = SEED
-                ) -> list[dict]:
-    """One entry per system (``system``, ``n`` answers, ``cut`` with ``cut_rate`` {value, lo,
-    hi, n}, ``cut_while_thinking``, ``reasoning`` items with reasoning, ``reasoning_tokens``
-    {value, lo, hi, n}: the mean over its answers), or [] when no answer was cut and none
-    held reasoning."""
+                ) -> list[ReplyRow]:
+    """One :class:`ReplyRow` per system, or [] when no answer was cut and none held
+    reasoning."""
     rows = reply_facts(store, run_id)
     if not any(r["cut"] or r["reasoning"] or r["reasoning_tokens"] for r in rows):
         return []
@@ -36,11 +57,9 @@ def reply_table(store: Store, run_id: int, n_boot: int = N_BOOT, seed: int = SEE
         lo, hi = clopper_pearson(cut, n)
         tokens = bootstrap_ci([float(r["reasoning_tokens"] or 0) for r in items],
                               n_boot=n_boot, seed=seed)
-        out.append({"system": system, "n": n, "cut": cut,
-                    "cut_rate": Estimate(cut / n, lo, hi, n).as_json(),
-                    "cut_while_thinking": sum(int(bool(r["thinking_cut"])) for r in items),
-                    "reasoning": sum(int(bool(r["reasoning"])) for r in items),
-                    "reasoning_tokens": tokens.as_json()})
+        out.append(ReplyRow(system, n, cut, Estimate(cut / n, lo, hi, n),
+                            sum(int(bool(r["thinking_cut"])) for r in items),
+                            sum(int(bool(r["reasoning"])) for r in items), tokens))
     return out
 
 

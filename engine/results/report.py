@@ -24,20 +24,21 @@ numbers: the app and ``report`` both take :data:`engine.stats.N_BOOT` resamples 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from engine.metrics.adaptability import PATTERN_KEYS, AdaptabilityReport, adaptability_many
-from engine.metrics.definitions import GOLD_DEFINITIONS, resolve as resolve_definitions
+from engine.metrics.definitions import (GOLD_DEFINITIONS, Definitions, definition_lines,
+                                        resolve as resolve_definitions)
 from engine.metrics.language import DEFAULT_LANGUAGE_METRIC, LANGUAGE_METRICS
 from engine.metrics.retrieval import DEFAULT_KS
-from engine.results.records import (LOOSE_METRIC, RunColumns, column_counts, is_mixed_like,
-                                    load_columns, metric_order, parse_retrieved,
+from engine.results.records import (LOOSE_METRIC, ItemCounts, RunColumns, column_counts,
+                                    is_mixed_like, load_columns, metric_order, parse_retrieved,
                                     retriever_name, setting_order, split_system)
-from engine.results.replies import reply_table
-from engine.results.retrieval_table import group_key, retrievers, retrieval_table
+from engine.results.replies import ReplyRow, reply_table
+from engine.results.retrieval_table import RetrievalRow, group_key, retrievers, retrieval_table
 from engine.runs.header import RunHeader, Selection
 from engine.runs.lookup import RunNotFound
 from engine.store.runs import RunInfo
@@ -46,12 +47,44 @@ from engine.stats import (N_BOOT, RATE, SEED, Estimate, clopper_pearson_many, in
                           intervals)
 from engine.store import Store
 
-__all__ = ["RunReport", "RunNotFound", "build_report", "system_label"]
+__all__ = ["ItemCounts", "ReportDefinitions", "RunReport", "RunNotFound", "SampleNote",
+           "build_report", "system_label"]
 
 def system_label(system: str, mixed_setting: str) -> str:
     """The report's row name: the system, plus the mixed-like setting unless it is ``mixed``,
     e.g. ``smollm2-135m-instruct/mirage@1 | retrieved@3:minilm-l6-v2``."""
     return system if mixed_setting == "mixed" else f"{system} | {mixed_setting}"
+
+
+@dataclass(frozen=True)
+class SampleNote:
+    """A run over a sample of its dataset: ``mode`` (``sample`` or ``adaptive``), ``queries``
+    of the dataset's ``of``, drawn with ``seed``."""
+
+    mode: str
+    queries: int
+    of: int
+    seed: Any
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ReportDefinitions:
+    """The choices the report's numbers follow (``chosen``) and the dataset's answer-match
+    rows (those the two gold definitions differ by)."""
+
+    chosen: Definitions
+    answer_match_rows: int
+
+    def lines(self) -> list[str]:
+        """The report's header lines on them
+        (:func:`engine.metrics.definitions.definition_lines`)."""
+        return definition_lines(self.chosen, self.answer_match_rows)
+
+    def as_json(self) -> dict[str, Any]:
+        return {**self.chosen.as_json(), "answer_match_rows": self.answer_match_rows}
 
 
 @dataclass
@@ -61,31 +94,43 @@ class RunReport:
     dataset: str
     header: RunHeader
     config: dict
-    items: dict[str, int]
+    items: ItemCounts
     partial: bool
-    sample: dict | None
+    sample: SampleNote | None
     systems: list[dict]
     accuracy: dict[str, dict[str, dict]]            # system -> setting -> estimate
     metrics: dict[str, dict[str, dict[str, dict]]]  # system -> setting -> metric -> estimate
-    retrieval: list[dict]
+    retrieval: list[RetrievalRow]
     notes: list[str] = field(default_factory=list)
     n_boot: int = N_BOOT
     seed: int = SEED
-    definitions: dict = field(default_factory=dict)     # Definitions.as_json() + answer_match_rows
-    retrieval_by_gold: dict[str, list[dict]] = field(default_factory=dict)
-    replies: list[dict] = field(default_factory=list)   # engine.results.replies.reply_table
+    definitions: ReportDefinitions | None = None
+    retrieval_by_gold: dict[str, list[RetrievalRow]] = field(default_factory=dict)
+    replies: list[ReplyRow] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         out = {"run": self.run, "status": self.status, "partial": self.partial,
                "dataset": self.dataset, "header": self.header.as_dict(), "config": self.config,
-               "definitions": self.definitions,
-               "items": dict(self.items), "sample": self.sample, "n_boot": self.n_boot,
+               "definitions": self.definitions.as_json() if self.definitions else {},
+               "items": self.items.as_json(),
+               "sample": self.sample.as_json() if self.sample else None, "n_boot": self.n_boot,
                "seed": self.seed, "systems": self.systems, "accuracy": self.accuracy,
-               "metrics": self.metrics, "retrieval": self.retrieval,
-               "retrieval_by_gold": self.retrieval_by_gold, "notes": self.notes}
+               "metrics": self.metrics, "retrieval": [r.as_json() for r in self.retrieval],
+               "retrieval_by_gold": {gold: [r.as_json() for r in rows]
+                                     for gold, rows in self.retrieval_by_gold.items()},
+               "notes": self.notes}
         if self.replies:                # a run with no cut answer and no reasoning: none
-            out["replies"] = self.replies
+            out["replies"] = [r.as_json() for r in self.replies]
         return out
+
+    @property
+    def gold(self) -> str:
+        """The gold definition of :attr:`retrieval`: the chosen one (``oracle`` by default)."""
+        return self.definitions.chosen.gold if self.definitions else GOLD_DEFINITIONS[0]
+
+    def definition_lines(self) -> list[str]:
+        """The header lines on the report's choices (:meth:`ReportDefinitions.lines`)."""
+        return self.definitions.lines() if self.definitions else []
 
 
 # --------------------------------------------------------------------------- the report
@@ -130,7 +175,7 @@ def build_report(store: Store, run: RunInfo, n_boot: int = N_BOOT, seed: int = S
     systems, accuracy, metrics, notes = _system_tables(cols, queries, facts, all_metrics,
                                                        n_boot, seed, not summary_only)
     notes += _language_notes(cols, definitions.language_metric)
-    by_gold: dict[str, list[dict]] = {}
+    by_gold: dict[str, list[RetrievalRow]] = {}
     query_list = [int(q) for q in queries]
     for definition in GOLD_DEFINITIONS:
         if by_gold and not widened:   # no answer-match rows: the same gold sets
@@ -141,10 +186,10 @@ def build_report(store: Store, run: RunInfo, n_boot: int = N_BOOT, seed: int = S
     return RunReport(
         run=run.name, status=run.status, dataset=run.dataset, header=run.header,
         config=run.config, items=counts,
-        partial=run.status != "done" or counts["pending"] > 0,
+        partial=run.status != "done" or counts.pending > 0,
         sample=_sample_note(run, len(queries)), systems=systems, accuracy=accuracy,
         metrics=metrics, retrieval=by_gold[definitions.gold], notes=notes, n_boot=n_boot,
-        seed=seed, definitions={**definitions.as_json(), "answer_match_rows": widened},
+        seed=seed, definitions=ReportDefinitions(definitions, widened),
         retrieval_by_gold=by_gold,
         replies=[] if summary_only else reply_table(store, run.id, n_boot, seed))
 
@@ -236,9 +281,9 @@ def _kept(cols: RunColumns, metric: str, span: slice) -> np.ndarray:
     return part[~np.isnan(part)]
 
 
-def _sample_note(run: RunInfo, queries_in_run: int) -> dict | None:
-    """``{"mode": "sample"|"adaptive", "queries": N, "of": M, "seed": s}`` when the run uses a
-    sample of the dataset's M queries, else None. The mode and the planned N come from the
+def _sample_note(run: RunInfo, queries_in_run: int) -> SampleNote | None:
+    """The :class:`SampleNote` of a run that uses a sample of the dataset's M queries, else
+    None. The mode and the planned N come from the
     header's ``selection`` (the run engine writes it), else from the config's ``sample`` /
     ``adaptive_target``; an adaptive run's N is the queries it used (``adaptive.queries``), or
     those it has items for so far."""
@@ -257,7 +302,7 @@ def _sample_note(run: RunInfo, queries_in_run: int) -> dict | None:
     of = selection.of or run.dataset_queries
     if not isinstance(queries, int) or queries >= of:
         return None
-    return {"mode": mode, "queries": queries, "of": of, "seed": config.get("seed", 0)}
+    return SampleNote(mode, queries, of, config.get("seed", 0))
 
 
 # --------------------------------------------------------------------------- per system

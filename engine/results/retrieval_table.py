@@ -6,6 +6,7 @@ source. Computed here; :mod:`engine.results.text` writes it."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
@@ -17,6 +18,46 @@ UNKNOWN = "?"
 
 Rankings = dict[str, dict[int, list[int]]]
 """retriever label -> query rowid -> the top chunk rowids of its stored ranking."""
+
+
+@dataclass(frozen=True)
+class RetrievalGroup:
+    """A retriever's scores over some queries: ``n`` of them, and ``metrics`` (``p@1``, …: an
+    estimate ``{value, lo, hi, n}`` each)."""
+
+    n: int
+    metrics: dict[str, dict]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"n": self.n, "metrics": self.metrics}
+
+
+@dataclass(frozen=True)
+class RetrievalRow:
+    """One retriever of the table: its label and name, the run's queries it scored (``n``),
+    those with no stored ranking (``missing``) or no gold chunk (``no_gold``), the ``ks``, the
+    ``metrics`` over all of them and per query language and source."""
+
+    retriever: str
+    retriever_name: str
+    n: int
+    missing: int
+    no_gold: int
+    ks: tuple[int, ...]
+    metrics: dict[str, dict]
+    by_language: dict[str, RetrievalGroup]
+    by_source: dict[str, RetrievalGroup]
+
+    def by(self, attr: str) -> dict[str, RetrievalGroup]:
+        """The groups of breakdown ``attr`` (``language`` or ``source``)."""
+        return self.by_language if attr == "language" else self.by_source
+
+    def as_json(self) -> dict[str, Any]:
+        return {"retriever": self.retriever, "retriever_name": self.retriever_name,
+                "n": self.n, "missing": self.missing, "no_gold": self.no_gold,
+                "ks": list(self.ks), "metrics": self.metrics,
+                **{f"by_{attr}": {g: group.as_json() for g, group in self.by(attr).items()}
+                   for attr in ("language", "source")}}
 
 
 def group_key(value: str | None) -> str:
@@ -58,26 +99,28 @@ def _relevances(ranking: dict[int, list[int]], gold: dict[int, set[int]],
 
 def retrieval_table(rankings: Rankings, gold: dict[int, set[int]], queries: list[int],
                      facts: dict[int, ItemRecord], n_boot: int, seed: int,
-                     ks: tuple[int, ...] = DEFAULT_KS) -> list[dict]:
-    """One entry per retriever: P/R/F1/NDCG@k over the queries with a ranking (relevant: in
-    ``gold``), with 95% CIs and n, and the same per query language and source."""
+                     ks: tuple[int, ...] = DEFAULT_KS) -> list[RetrievalRow]:
+    """One :class:`RetrievalRow` per retriever: P/R/F1/NDCG@k over the queries with a ranking
+    (relevant: in ``gold``), with 95% CIs and n, and the same per query language and
+    source."""
     table = []
     for label, ranking in rankings.items():
         per_query = _relevances(ranking, gold, queries)
-        est = retrieval_report(list(per_query.values()), ks, n_boot=n_boot, seed=seed)
         no_gold = sum(1 for _, n_gold in per_query.values() if n_gold == 0)
-        entry: dict[str, Any] = {"retriever": label, "retriever_name": retriever_name(label),
-                                 "n": len(per_query), "missing": len(queries) - len(per_query),
-                                 "no_gold": no_gold,
-                                 "ks": list(ks),
-                                 "metrics": {k: v.as_json() for k, v in est.items()}}
+        whole = _group(list(per_query.values()), ks, n_boot, seed)
+        by = {}
         for attr in ("language", "source"):
             groups: dict[str, list] = defaultdict(list)
             for q, row in per_query.items():
                 groups[group_key(getattr(facts[q], attr))].append(row)
-            entry[f"by_{attr}"] = {
-                g: {"n": len(rows), "metrics": {k: v.as_json() for k, v in retrieval_report(
-                    rows, ks, n_boot=n_boot, seed=seed).items()}}
-                for g, rows in sorted(groups.items())}
-        table.append(entry)
+            by[attr] = {g: _group(rows, ks, n_boot, seed) for g, rows in sorted(groups.items())}
+        table.append(RetrievalRow(label, retriever_name(label), whole.n,
+                                  len(queries) - len(per_query), no_gold, tuple(ks),
+                                  whole.metrics, by["language"], by["source"]))
     return table
+
+
+def _group(rows: list, ks: tuple[int, ...], n_boot: int, seed: int) -> RetrievalGroup:
+    """The scores over ``rows`` (one per query)."""
+    est = retrieval_report(rows, ks, n_boot=n_boot, seed=seed)
+    return RetrievalGroup(len(rows), {k: v.as_json() for k, v in est.items()})

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.metrics.adaptability import OVERALL_MEANING
-from engine.metrics.definitions import definition_lines
 from engine.results.records import parse_retrieved, retriever_name
 from engine.runs.header import RunHeader
 from engine.units import COUNT_METRICS, fmt_interval
@@ -125,12 +124,12 @@ def backend_segments(segments: list[tuple[str, str]],
 
 def _title(report: RunReport) -> list[str]:
     items = report.items
-    errors = items["errors"]  # done counts them: finished items, generated or failed
+    errors = items.errors  # done counts them: finished items, generated or failed
     extra = [f"{errors} failed" if errors else "",
-             f"{items['truncated']} truncated" if items["truncated"] else ""]
+             f"{items.truncated} truncated" if items.truncated else ""]
     extra_text = ", ".join(e for e in extra if e)
     lines = [f"Run {report.run} on {report.dataset}: {report.status}, "
-             f"{items['done']}/{items['total']} items done"
+             f"{items.done}/{items.total} items done"
              + (f" ({extra_text})" if extra_text else "")]
     if errors:
         lines.append(f"{errors} item{'s' if errors != 1 else ''} failed (recorded with the error; "
@@ -144,18 +143,18 @@ def _title(report: RunReport) -> list[str]:
         lines.append(f"Requests in flight: {overlap} (a backend that batches requests may "
                      "change a greedy text slightly).")
     if report.partial:
-        lines.append(f"PARTIAL: status {report.status}, {items['done']} of {items['total']} "
-                     f"items done ({items['pending']} pending); the numbers cover the items "
+        lines.append(f"PARTIAL: status {report.status}, {items.done} of {items.total} "
+                     f"items done ({items.pending} pending); the numbers cover the items "
                      "stored so far.")
     sample = report.sample
     if sample:
-        kind = "an adaptive sample" if sample["mode"] == "adaptive" else "a sample"
-        lines.append(f"Computed on {kind} of {sample['queries']:,} of {sample['of']:,} "
-                     f"queries (stratified by source and language, seed {sample['seed']}).")
+        kind = "an adaptive sample" if sample.mode == "adaptive" else "a sample"
+        lines.append(f"Computed on {kind} of {sample.queries:,} of {sample.of:,} "
+                     f"queries (stratified by source and language, seed {sample.seed}).")
     lines.append(f"Percentages with 95% CIs over queries (exact Clopper–Pearson for rates; "
                  f"scores: bootstrap, {report.n_boot} resamples, seed {report.seed}, no "
                  "narrower than Clopper–Pearson); n = queries counted.")
-    return lines + definition_lines(report.definitions)
+    return lines + report.definition_lines()
 
 
 def _adaptability_table(report: RunReport, by: str | None, width: int | None) -> list[str]:
@@ -194,26 +193,26 @@ def _retrieval_table(report: RunReport, by: str | None, width: int | None) -> li
     head += [title for _, title in RETRIEVAL_COLUMNS]
     rows = [head]
     for entry in report.retrieval:
-        groups = entry[f"by_{by}"].items() if by else [(None, entry)]
+        groups = entry.by(by).items() if by else [(None, entry)]
         for group, values in groups:
-            for k in entry["ks"]:
-                rows.append([entry.get("retriever_name") or entry["retriever"], str(k)]
+            for k in entry.ks:
+                rows.append([entry.retriever_name or entry.retriever, str(k)]
                             + ([group] if by else [])
-                            + [str(values["n"])]
-                            + [_est(values["metrics"][f"{key}@{k}"])
+                            + [str(values.n)]
+                            + [_est(values.metrics[f"{key}@{k}"])
                                for key, _ in RETRIEVAL_COLUMNS])
-    gold = report.definitions.get("gold", "oracle")
+    gold = report.gold
     lines = [f"Table 2. Retrieval over the run's queries (MIRAGE §1; relevant = the query's "
              f"gold chunks, {gold}; NDCG(ref) = the reference code's NDCG)"
              + (f", by {by}" if by else "")]
     for e in report.retrieval:
-        if e["retriever_name"] != e["retriever"]:
-            lines.append(f"  {e['retriever_name']} is {e['retriever']}")
-        if e["missing"]:
-            lines.append(f"  {e['retriever_name']}: {e['missing']} of the run's queries have no "
+        if e.retriever_name != e.retriever:
+            lines.append(f"  {e.retriever_name} is {e.retriever}")
+        if e.missing:
+            lines.append(f"  {e.retriever_name}: {e.missing} of the run's queries have no "
                          "stored ranking (left out)")
-        if e["no_gold"]:
-            lines.append(f"  {e['retriever_name']}: {e['no_gold']} queries have no relevant "
+        if e.no_gold:
+            lines.append(f"  {e.retriever_name}: {e.no_gold} queries have no relevant "
                          "chunk (kept, recall 0)")
     return lines + table(rows, right={3 if by else 2}, width=width)
 
@@ -236,10 +235,10 @@ def _replies_table(report: RunReport, width: int | None) -> list[str]:
         return []
     rows = [["System", "Cut at the limit", "While thinking", "Reasoning tokens (mean)", "n"]]
     for e in entries:
-        rate, tokens = e["cut_rate"], e["reasoning_tokens"]
-        rows.append([e["system"], f"{e['cut']} ({pct(rate['value'], rate['lo'], rate['hi'])})",
-                     str(e["cut_while_thinking"]),
-                     num(tokens["value"], tokens["lo"], tokens["hi"]), str(e["n"])])
+        rate, tokens = e.cut_rate, e.reasoning_tokens
+        rows.append([e.system, f"{e.cut} ({pct(rate.value, rate.lo, rate.hi)})",
+                     str(e.cut_while_thinking), num(tokens.value, tokens.lo, tokens.hi),
+                     str(e.n)])
     return (["Replies: answers cut at the token limit (scored as given: an answer cut while "
              "thinking is empty) and the thinking's tokens (95% CIs; n = answers)"]
             + table(rows, right={2, 4}, width=width))

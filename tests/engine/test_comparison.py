@@ -8,7 +8,7 @@ import pytest
 
 from engine.datasets.demo_pool import ensure_demo
 from engine.results import build_report
-from engine.results.report import RunReport
+from engine.results.report import ItemCounts, RunReport, SampleNote
 from engine.runs.header import RunHeader
 from engine.runs.lookup import load_run
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments, plain,
@@ -32,7 +32,7 @@ def system(name: str, n: int = 6, **shares) -> dict:
 
 def report(run: str, accuracy: dict, systems: list[dict], dataset: str = "demo@1",
            **extra) -> RunReport:
-    fields = {"items": {"done": 12, "total": 12, "pending": 0}, "partial": False,
+    fields = {"items": ItemCounts(12, 12, 12, 0, 0, 0), "partial": False,
               "sample": None, "notes": [], **extra}
     return RunReport(run=run, status="done", dataset=dataset, header=RunHeader.from_json({}),
                      config={}, systems=systems, accuracy=accuracy, metrics={}, retrieval=[],
@@ -92,8 +92,8 @@ def test_comparison_of_different_datasets_and_nothing_in_common():
 
 def test_summary_of_a_partial_run_with_a_sample():
     partial = report("alpha", LEFT.accuracy, LEFT.systems, partial=True,
-                     sample={"queries": 6, "of": 60, "seed": 0},
-                     items={"done": 10, "total": 12, "pending": 2}, notes=["a note"])
+                     sample=SampleNote("sample", 6, 60, 0),
+                     items=ItemCounts(10, 12, 10, 0, 0, 2), notes=["a note"])
     segments = summary_segments(partial)
     assert segments[0] == ("alpha · demo@1 · done · 10/12 items", "title")
     assert ("\nPARTIAL: 2 items pending; numbers cover the items stored so far.",

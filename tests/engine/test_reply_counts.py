@@ -66,15 +66,16 @@ def test_cut_answers_counted_everywhere(toy):
     base = next(s for s in detail.settings if s.setting == "base")
     assert (base.reasoning, base.reasoning_tokens, base.thinking_cut) == ("hmm " * 40, 40, True)
 
-    table = {e["system"]: e for e in reply_table(toy, run.id, n_boot=50)}
+    table = {e.system: e for e in reply_table(toy, run.id, n_boot=50)}
     a, b = table[A], table[B]
-    assert (a["n"], a["cut"], a["cut_while_thinking"], a["reasoning"]) == (34, 2, 1, 3)
-    assert a["reasoning_tokens"]["n"] == 34
-    assert a["reasoning_tokens"]["value"] == pytest.approx(70 / 34)
-    assert a["cut_rate"]["lo"] < 2 / 34 < a["cut_rate"]["hi"]
-    assert (b["cut"], b["cut_while_thinking"], b["reasoning_tokens"]["value"]) == (1, 0, 0.0)
+    assert (a.n, a.cut, a.cut_while_thinking, a.reasoning) == (34, 2, 1, 3)
+    assert a.reasoning_tokens.n == 34
+    assert a.reasoning_tokens.value == pytest.approx(70 / 34)
+    assert a.cut_rate.lo < 2 / 34 < a.cut_rate.hi
+    assert (b.cut, b.cut_while_thinking, b.reasoning_tokens.value) == (1, 0, 0.0)
     report = build_report(toy, run, n_boot=50)
-    assert report.as_json()["replies"] == reply_table(toy, run.id, n_boot=50)
+    assert report.as_json()["replies"] == [r.as_json()
+                                           for r in reply_table(toy, run.id, n_boot=50)]
     text = format_report(report)
     assert "Replies: answers cut at the token limit" in text
     line = next(ln for ln in text.splitlines() if ln.startswith(A) and "2 (" in ln)

@@ -56,8 +56,8 @@ def test_items_left_out_are_counted(toy):
     report = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT)
     assert _row(report, A)["left_out"] == {"missing": 1, "errored": 0, "total": 1}
     assert _row(report, B)["left_out"] == {"missing": 0, "errored": 1, "total": 1}
-    assert report.items == {"done": 61, "total": 61, "generated": 60, "errors": 1,
-                            "truncated": 1, "pending": 0}
+    assert report.items.as_json() == {"done": 61, "total": 61, "generated": 60, "errors": 1,
+                                      "truncated": 1, "pending": 0}
     assert not report.partial
 
 
@@ -127,9 +127,9 @@ def test_by_language_and_by_source_split_the_queries(toy):
 def test_retrieval_table_from_stored_rankings(toy):
     report = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT)
     (entry,) = report.retrieval
-    assert (entry["retriever"], entry["n"], entry["missing"]) == (LABEL, 8, 1)
-    assert (entry["retriever_name"], entry["no_gold"]) == ("ret-x", 0)
-    m = entry["metrics"]
+    assert (entry.retriever, entry.n, entry.missing) == (LABEL, 8, 1)
+    assert (entry.retriever_name, entry.no_gold) == ("ret-x", 0)
+    m = entry.metrics
     # even queries: hit at rank 1 and both golds in the top 3; odd: one gold at rank 2,
     # the other at rank 4
     assert m["p@1"]["value"] == pytest.approx(0.5)
@@ -140,8 +140,8 @@ def test_retrieval_table_from_stored_rankings(toy):
     assert m["ndcg_mirage@1"]["value"] == pytest.approx(0.5)
     assert m["p@1"]["n"] == 8
     assert m["p@1"]["lo"] <= 0.5 <= m["p@1"]["hi"]
-    assert entry["by_language"]["en"]["n"] == 4  # q8 has no ranking
-    assert entry["by_language"]["en"]["metrics"]["p@1"]["value"] == pytest.approx(0.5)
+    assert entry.by_language["en"].n == 4  # q8 has no ranking
+    assert entry.by_language["en"].metrics["p@1"]["value"] == pytest.approx(0.5)
 
 
 # --------------------------------------------------------------------------- partial runs
@@ -153,9 +153,9 @@ def test_partial_run_reports_what_it_has_and_updates(toy):
     fill(toy, run_id, systems=(A,), queries={"q0", "q1"})
     first = build_report(toy, load_run(toy, "partial"), n_boot=N_BOOT)
     assert first.partial
-    assert first.items == {"done": 8, "total": 12, "generated": 8, "errors": 0,
+    assert first.items.as_json() == {"done": 8, "total": 12, "generated": 8, "errors": 0,
                            "truncated": 1, "pending": 4}
-    assert first.sample == {"mode": "sample", "queries": 4, "of": 9, "seed": 7}
+    assert first.sample.as_json() == {"mode": "sample", "queries": 4, "of": 9, "seed": 7}
     assert _row(first, A)["n"] == 2
     assert (_row(first, A)["ca"], _row(first, A)["nv"]) == (0.5, 0.5)
     text = format_report(first)
@@ -168,7 +168,7 @@ def test_partial_run_reports_what_it_has_and_updates(toy):
     second = build_report(toy, load_run(toy, "partial"), n_boot=N_BOOT)
     assert _row(second, A)["n"] == 3
     assert _row(second, A)["ci"] == pytest.approx(1 / 3)
-    assert second.items["done"] == 12 and not second.partial
+    assert second.items.done == 12 and not second.partial
     assert "PARTIAL" not in format_report(second)
 
 
@@ -354,8 +354,8 @@ def test_report_reads_what_the_run_engine_writes(store, tmp_path):
 
     report = build_report(store, load_run(store, "e2e"), n_boot=N_BOOT)
     data = report.as_json()
-    assert not report.partial and report.items["done"] == 40
-    assert report.sample == {"mode": "sample", "queries": 10, "of": 60, "seed": 0}
+    assert not report.partial and report.items.done == 40
+    assert report.sample.as_json() == {"mode": "sample", "queries": 10, "of": 60, "seed": 0}
     assert [row["mixed_setting"].split(":")[0] for row in data["systems"]] == ["mixed",
                                                                               "retrieved@1"]
     for row in data["systems"]:
@@ -369,7 +369,7 @@ def test_report_reads_what_the_run_engine_writes(store, tmp_path):
         assert accuracy[setting]["value"] == pytest.approx(mean)
     assert "_scorer" not in report.metrics["scripted/mirage@1"]["base"]
     (retrieval,) = report.retrieval
-    assert retrieval["retriever_name"] == "hash-emb" and retrieval["n"] == 10
+    assert retrieval.retriever_name == "hash-emb" and retrieval.n == 10
     assert "Computed on a sample of 10 of 60 queries" in format_report(report)
 
     row = data["systems"][0]

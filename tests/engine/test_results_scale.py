@@ -76,7 +76,7 @@ def test_run_counters_follow_every_write_and_are_back_filled(toy):
     import sqlite_utils
 
     stored, counted = _counts_both(toy, "toy-run")
-    assert stored == counted and counted["errors"] == 1 and counted["done"] > 0
+    assert stored == counted and counted.errors == 1 and counted.done > 0
     run = load_run(toy, "toy-run")
     # a failed item, then the same item generated (the error row replaced), then a new one
     q = toy.query("SELECT id FROM queries ORDER BY id")[0][0]
@@ -90,7 +90,7 @@ def test_run_counters_follow_every_write_and_are_back_filled(toy):
 
     write_item(toy, run.id, ("gen-c/mirage@1", "base", q), key, Prompt())
     stored, counted = _counts_both(toy, "toy-run")
-    assert stored == counted and stored["truncated"] == counted["truncated"] >= 1
+    assert stored == counted and stored.truncated == counted.truncated >= 1
     with toy.write() as db:
         db.conn.execute("DELETE FROM run_items WHERE run_id = ? AND system = ?",
                         (run.id, "gen-c/mirage@1"))

@@ -63,7 +63,7 @@ async def test_d_switches_the_retrieval_panels_gold_definition(tmp_path):
         assert not app.errors()
 
 
-def _cell(entries: list[dict]) -> str:
+def _cell(entries: list) -> str:
     from mirage_tui.screens.live_run.panels import retrieval_cell
 
-    return retrieval_cell(entries[0]["metrics"]["r@1"])
+    return retrieval_cell(entries[0].metrics["r@1"])

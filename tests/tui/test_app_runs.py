@@ -230,7 +230,7 @@ async def test_cancel_then_resume_finishes_with_the_same_counts(db_path, tmp_pat
         ref.start_run(fake_config(sample=4))
         await wait_for_run(pilot)
         ref_report = ref.live_screen.report
-    assert ref_report.items["done"] == 12
+    assert ref_report.items.done == 12
 
     gate = threading.Event()      # three items pass, the fourth waits for the cancel
     slow = ScriptedGenerator(delay=0.05, gate=gate, open_calls=3)

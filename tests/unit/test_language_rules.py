@@ -124,7 +124,7 @@ def test_header_lines():
     assert gold_line("oracle", 0).endswith("both definitions agree")
     assert "178 answer-match rows not counted" in gold_line("oracle", 178)
     assert "includes 1 answer-match row" in gold_line("oracle+answer-match", 1)
-    lines = definition_lines({**resolve(parity="bergen").as_json(), "answer_match_rows": 3})
+    lines = definition_lines(resolve(parity="bergen"), 3)
     assert lines[0].startswith("Parity: bergen (fixes gold oracle, language rule bergen")
     assert lines[1].startswith("Correct language: fastText lid.176.ftz")
     assert lines[2].startswith("Retrieval gold: oracle (")

@@ -12,8 +12,15 @@ of one (``build_report(...)``) and ``X.as_json()`` of one. On those it refuses a
 ``as_json()`` of a report kept in a name to be read later (``data = report.as_json()``); passing
 it on (to ``json.dumps``, into a page's data) is writing it. Keys no run report has are other
 reports' and pass; a module whose "report" is not a run's (an index's retrieval report) is
-named in :data:`OTHER_REPORTS`. The parts' own rows (an adaptability row, an estimate) are
-still dicts, read by key where they are drawn."""
+named in :data:`OTHER_REPORTS`.
+
+The typed parts (:data:`TYPED_PARTS`: the item counts, the sample, the definitions, the replies
+and retrieval rows) are read by attribute too: a keyed read of one of their fields is refused on
+``report.items`` (and the other parts), on a name a function keeps one in
+(``items = report.items``) and on a name a loop takes a part's rows in
+(``for row in report.replies``). The adaptability rows (``systems``) and the estimates
+(accuracy, metrics, a retrieval row's metrics) are still dicts, read by key where they are
+drawn."""
 
 from __future__ import annotations
 
@@ -23,7 +30,10 @@ from dataclasses import fields
 from testkit.keyed_reads import keyed_read
 from testkit.paths import ROOT, sources
 
-from engine.results.report import RunReport
+from engine.metrics.definitions import Definitions
+from engine.results.replies import ReplyRow
+from engine.results.retrieval_table import RetrievalRow
+from engine.results.report import ItemCounts, ReportDefinitions, RunReport, SampleNote
 
 PACKAGES = ("engine", "mirage_tui", "models")
 ALLOWED = ("engine/results/report.py",)
@@ -32,6 +42,12 @@ OTHER_REPORTS = {
     "engine/retrieval/scores.py": "writes that retrieval report",
 }
 REPORT_KEYS = frozenset(f.name for f in fields(RunReport))
+TYPED_PARTS = {"items": frozenset(f.name for f in fields(ItemCounts)),
+               "sample": frozenset(f.name for f in fields(SampleNote)),
+               "definitions": frozenset(ReportDefinitions(Definitions(), 0).as_json()),
+               "replies": frozenset(f.name for f in fields(ReplyRow)),
+               "retrieval": frozenset(f.name for f in fields(RetrievalRow))}
+"""A report's typed parts: attribute -> the keys their JSON has (a list's: its rows')."""
 KEPT = (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.AugAssign)
 CARRIED = (ast.IfExp, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.Tuple, ast.List,
            ast.Starred)
@@ -78,6 +94,53 @@ def _of_a_report(node: ast.AST) -> bool:
     return False
 
 
+def _part_of(node: ast.AST, kept: dict[str, str]) -> str | None:
+    """The typed part ``node`` is (``report.items``, or a name one was kept in), else None."""
+    if isinstance(node, ast.Attribute) and node.attr in TYPED_PARTS \
+            and _names_a_report(node.value):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return kept.get(node.id)
+    return None
+
+
+def _within(scope: ast.AST):
+    """The nodes of ``scope`` outside the functions defined in it (each is a scope of its
+    own)."""
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            todo += ast.iter_child_nodes(node)
+
+
+def keyed_part_reads(tree: ast.AST) -> list[ast.AST]:
+    """The keyed reads of a typed part's fields (module docstring), in each function (and the
+    module's own statements) with the names that function keeps a part in."""
+    scopes = [tree] + [n for n in ast.walk(tree)
+                       if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    found = []
+    for scope in scopes:
+        kept: dict[str, str] = {}
+        for node in _within(scope):
+            if isinstance(node, (ast.Assign, ast.NamedExpr)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                part = _part_of(node.value, {})
+                kept.update({t.id: part for t in targets if part and isinstance(t, ast.Name)})
+        for node in _within(scope):                     # the rows of a part, one at a time
+            if isinstance(node, (ast.For, ast.comprehension)) \
+                    and isinstance(node.target, ast.Name) and _part_of(node.iter, kept):
+                kept[node.target.id] = _part_of(node.iter, kept)
+        for node in _within(scope):
+            for part, keys in TYPED_PARTS.items():
+                if keyed_read(node, lambda n, part=part: _part_of(n, kept) == part,
+                              lambda k, keys=keys: isinstance(k, ast.Constant)
+                              and k.value in keys):
+                    found.append(node)
+    return found
+
+
 def keyed_report_reads(source: str, path: str = "<source>") -> list[str]:
     """``path:line text`` of each read of a run report by key or of its JSON (see above)."""
     tree = ast.parse(source)
@@ -92,6 +155,8 @@ def keyed_report_reads(source: str, path: str = "<source>") -> list[str]:
                 hit = _names_a_report(node.func.value) and _kept(node, parents)
         if hit:
             found.append((node.lineno, f"{path}:{node.lineno} {ast.unparse(node)}"))
+    for node in keyed_part_reads(tree):
+        found.append((node.lineno, f"{path}:{node.lineno} {ast.unparse(node)}"))
     return list(dict(sorted(found, key=lambda hit: (hit[0], len(hit[1])))).values())
 
 
@@ -115,12 +180,21 @@ def test_the_scan_sees_keyed_reads_and_spares_other_reports():
         'n = report.as_json()["items"]\n'
         'g = RunHeader.from_json(report["header"])\n'
         'r = [build_report(s, run).as_json() for run in runs]\n'
-        'd = report.as_json() if hasattr(report, "as_json") else report\n')
+        'd = report.as_json() if hasattr(report, "as_json") else report\n'
+        'b = report.items["done"]\n'
+        'def f(report):\n    items = report.items\n    return items.get("pending")\n'
+        'if "seed" in self.report.sample:\n    pass\n'
+        'gold = self.report.definitions.get("gold")\n'
+        'cut = sum(r["cut"] for r in report.replies)\n'
+        'def h(report):\n    rows = report.replies\n    for e in rows:\n        print(e["n"])\n'
+        'names = [e["retriever_name"] for e in report.retrieval]\n')
     assert [line.split()[0] for line in caught] == [f"<source>:{n}" for n in
-                                                    (1, 2, 3, 4, 5, 6, 8, 9, 10, 11)]
+                                                    (1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 15,
+                                                     16, 18, 19, 23, 24)]
     assert keyed_report_reads(
         'a = report.systems\n'                                  # typed: attributes
-        'b = report.items["done"]\n'                            # a part's own keys
+        'b = report.items.done\n'                               # a typed part: attributes
+        'def g(header):\n    items = header.get("items")\n    return items["done"]\n'
         'print(json.dumps(report.as_json()))\n'                 # the writer, handed on
         'p = {"kind": "run", "report": report.as_json()}\n'
         'n = report["groups"]\n'                                # no run report has it

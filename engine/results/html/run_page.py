@@ -36,8 +36,7 @@ def run_header_pairs(report: RunReport) -> list[tuple[str, object]]:
                                            if dataset else ""))]
     if report.sample:
         s = report.sample
-        pairs.append(("sample", f"{s['mode']}: {s['queries']} of {s['of']} queries, seed "
-                                f"{s['seed']}"))
+        pairs.append(("sample", f"{s.mode}: {s.queries} of {s.of} queries, seed {s.seed}"))
     for name, model in header.models.items():
         ident = ", ".join(f"{label} {str(value)[:16]}" for label, value in (
             ("sha256", model.sha256), ("key", model.key), ("backend", model.backend),
@@ -60,12 +59,12 @@ def run_header_pairs(report: RunReport) -> list[tuple[str, object]]:
     pairs.append(("tool version", f"mirage-tui {packages.get('mirage-tui', '–')}"
                                   + (f", python {packages['python']}"
                                      if packages.get("python") else "")))
-    definitions = report.definitions
-    if definitions:
-        pairs.append(("definitions", ", ".join(f"{k} {v}" for k, v in definitions.items()
+    if report.definitions:
+        pairs.append(("definitions", ", ".join(f"{k} {v}" for k, v in
+                                               report.definitions.as_json().items()
                                                if v is not None
                                                and not isinstance(v, (dict, list)))))
-    counts = report.items
+    counts = report.items.as_json()
     pairs.append(("items", ", ".join(f"{k} {v}" for k, v in counts.items())))
     return pairs
 
@@ -121,17 +120,17 @@ def _retrieval(report: RunReport) -> str:
     entries = report.retrieval
     if not entries:
         return ""
-    gold = report.definitions.get("gold", "oracle")
+    gold = report.gold
     rows = []
     for e in entries:
-        for k in e["ks"]:
-            m = e["metrics"]
-            rows.append([e["retriever_name"] or e["retriever"], k, figure(m.get(f"p@{k}")),
+        for k in e.ks:
+            m = e.metrics
+            rows.append([e.retriever_name or e.retriever, k, figure(m.get(f"p@{k}")),
                          figure(m.get(f"r@{k}")), figure(m.get(f"ndcg@{k}"))])
     return ("<h2>Retrieval</h2>"
             + table(["retriever", "k", "P@k %", "R@k %", "NDCG@k %"], rows, numeric=range(1, 5))
-            + notes([f"gold: {gold}; {e['retriever']}: {e['n']} queries, {e['missing']} "
-                     f"without a ranking, {e['no_gold']} without gold" for e in entries]))
+            + notes([f"gold: {gold}; {e.retriever}: {e.n} queries, {e.missing} "
+                     f"without a ranking, {e.no_gold} without gold" for e in entries]))
 
 
 BREAKDOWN_ROWS = 40
@@ -181,11 +180,10 @@ def _replies(report: RunReport) -> str:
     entries = report.replies
     if not entries:
         return ""
-    rows = [[e["system"], f"{e['cut']} of {e['n']}", figure(e["cut_rate"]),
-             str(e["cut_while_thinking"]), num(e["reasoning_tokens"]["value"],
-                                               e["reasoning_tokens"]["lo"],
-                                               e["reasoning_tokens"]["hi"])
-             + f", n={e['reasoning_tokens']['n']}"] for e in entries]
+    rows = [[e.system, f"{e.cut} of {e.n}", figure(e.cut_rate.as_json()),
+             str(e.cut_while_thinking), num(e.reasoning_tokens.value, e.reasoning_tokens.lo,
+                                            e.reasoning_tokens.hi)
+             + f", n={e.reasoning_tokens.n}"] for e in entries]
     return ("<h2>Replies cut and reasoning</h2>"
             + notes(["Answers cut at the token limit are scored as given: one cut while the "
                      "model was still thinking is empty. Each item's thinking is in the item "
@@ -213,7 +211,7 @@ def run_page(store: Store, run: RunInfo, *, n_boot: int = N_BOOT, seed: int = SE
         report = build_report(store, run, n_boot=n_boot, seed=seed, **choices)
     sections = run_sections(report) + list(arena_sections)
     subtitle = (f"{report.dataset} · {len(report.accuracy)} systems · "
-                f"{report.items.get('done', 0)} items done"
+                f"{report.items.done} items done"
                 + (" · partial" if report.partial else ""))
     return page(f"Run {run.name}", subtitle, sections,
                 {"kind": "run", "report": report.as_json()},     # the report's one writer

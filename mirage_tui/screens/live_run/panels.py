@@ -8,8 +8,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from engine.metrics.definitions import definition_lines
-from engine.results.records import split_system, system_without_template
+from engine.results.records import ItemCounts, split_system, system_without_template
+from engine.results.report import ReportDefinitions
+from engine.results.retrieval_table import RetrievalRow
 from engine.results.text import served_text
 from engine.runs.tally import cut_words
 from engine.units import fmt_interval
@@ -32,8 +33,8 @@ def cut_part(report) -> str | None:
     (its replies table, :mod:`engine.results.replies`) cut at the token limit; None when none
     was (or before a report)."""
     replies = getattr(report, "replies", None) or []
-    cut = sum(r["cut"] for r in replies)
-    return cut_words(cut, sum(r["cut_while_thinking"] for r in replies)) if cut else None
+    cut = sum(r.cut for r in replies)
+    return cut_words(cut, sum(r.cut_while_thinking for r in replies)) if cut else None
 
 
 def event_counts(event, age: float = 0.0, running: bool = True, cut: str | None = None) -> str:
@@ -55,17 +56,16 @@ def event_counts(event, age: float = 0.0, running: bool = True, cut: str | None 
     return " · ".join(parts)
 
 
-def stored_counts(items: dict, cut: str | None = None) -> str:
+def stored_counts(items: ItemCounts, cut: str | None = None) -> str:
     """The progress line of a stored run (no timings: they belong to the session); ``cut``:
     its answers cut at the token limit (:func:`cut_part`)."""
-    parts = [f"{items.get('done', 0)}/{items.get('total', 0)} items",
-             f"{items.get('errors', 0)} errors"]
-    if items.get("truncated"):
-        parts.append(f"{items['truncated']} truncated")
+    parts = [f"{items.done}/{items.total} items", f"{items.errors} errors"]
+    if items.truncated:
+        parts.append(f"{items.truncated} truncated")
     if cut:
         parts.append(cut)
-    if items.get("pending"):
-        parts.append(f"{items['pending']} pending")
+    if items.pending:
+        parts.append(f"{items.pending} pending")
     return " · ".join(parts)
 
 
@@ -112,8 +112,8 @@ def run_title(run_name: str | None, report, status: str | None = None) -> str:
         parts.append(report.dataset)
         sample = report.sample
         if sample:
-            parts.append(f"sample of {sample['queries']} of {sample['of']} queries "
-                         f"(seed {sample['seed']})")
+            parts.append(f"sample of {sample.queries} of {sample.of} queries "
+                         f"(seed {sample.seed})")
         served = served_text(report.header)
         devices = report.header.devices
         if served:
@@ -132,9 +132,7 @@ def report_notes(report) -> str:
     if report.partial:
         notes.insert(0, "Partial: the run has items still to do; numbers cover the "
                         "finished ones.")
-    definitions = getattr(report, "definitions", None) or {}
-    if definitions:
-        notes += definition_lines(definitions)
+    notes += report.definition_lines()
     return "\n".join(notes)
 
 
@@ -160,22 +158,22 @@ def retrieval_cell(est: dict | None) -> str:
     return fmt_interval(est.get("value"), est.get("lo"), est.get("hi"))
 
 
-def retrieval_columns(entries: list[dict]) -> tuple[Columns, list[str]]:
+def retrieval_columns(entries: list[RetrievalRow]) -> tuple[Columns, list[str]]:
     """Retrieval: a row a metric the run has, a column a retriever (with its n), the row
     keys."""
     rows = [(key, label) for key, label in RETRIEVAL_ROWS
-            if any(key in e["metrics"] for e in entries)]
+            if any(key in e.metrics for e in entries)]
     columns = [("metric", [label for _, label in rows])]
-    columns += [(f"{e['retriever_name']} (n={e['n']})",
-                 [retrieval_cell(e["metrics"].get(key)) for key, _ in rows])
+    columns += [(f"{e.retriever_name} (n={e.n})",
+                 [retrieval_cell(e.metrics.get(key)) for key, _ in rows])
                 for e in entries]
     return columns, [key for key, _ in rows]
 
 
-def gold_subtitle(gold: str, definitions: dict) -> str:
+def gold_subtitle(gold: str, definitions: ReportDefinitions | None) -> str:
     """The Retrieval panel's subtitle: the gold definition shown, what it leaves out or adds,
     and the key that switches it."""
-    rows = definitions.get("answer_match_rows", 0)
+    rows = definitions.answer_match_rows if definitions else 0
     if not rows:
         extra = "no answer-match rows"
     elif gold == "oracle":

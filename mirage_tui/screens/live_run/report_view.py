@@ -165,8 +165,8 @@ class ReportView(_Host):
     def shown_gold(self) -> str:
         """The gold definition the Retrieval panel shows: the one ``d`` chose, else the
         report's (the run's recorded one, else oracle)."""
-        recorded = (self.report.definitions.get("gold") if self.report is not None else None)
-        return self.gold or recorded or GOLD_DEFINITIONS[0]
+        return self.gold or (self.report.gold if self.report is not None
+                             else GOLD_DEFINITIONS[0])
 
     def action_toggle_gold(self) -> None:
         """Switch the Retrieval panel between the two gold definitions (both are computed)."""

@@ -51,7 +51,7 @@ class LiveRunKeys(_Host):
             return self.report is not None and bool(self.report.retrieval)
         if action == "resume_run":
             finished = self.report is not None and self.report.status == "done" \
-                and not self.report.items.get("pending")
+                and not self.report.items.pending
             return not (going or finished or self.run_name is None)
         return True
 
@@ -86,7 +86,7 @@ class LiveRunKeys(_Host):
                             severity="warning", timeout=5)
             return
         if self.report is not None and self.report.status == "done" \
-                and not self.report.items.get("pending"):
+                and not self.report.items.pending:
             self.notify(f"Run {self.run_name} is finished; nothing to resume.", timeout=3)
             return
         controller.resume(self.run_name)

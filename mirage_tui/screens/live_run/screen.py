@@ -246,7 +246,7 @@ class LiveRunScreen(ReportView, LiveRunKeys, BaseScreen):
             now.update("running · planning the run and loading models · c cancels")
         elif self.report is not None:
             items = self.report.items
-            bar.update(total=max(items.get("total", 0), 1), progress=items.get("done", 0))
+            bar.update(total=max(items.total, 1), progress=items.done)
             counts.update(stored_counts(items, cut_part(self.report)))
             now.update(self._ended_line())
         elif self.follows_the_running_run() and controller.error:
