@@ -28,9 +28,9 @@ from engine.results.text import short_setting
 from engine.store.runs import runs_fingerprint
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
+from mirage_tui.screens.features import failures_as
 from mirage_tui.screens.runs_keys import RunExportResume
 from mirage_tui.screens.runs_manage import RunManage
-from mirage_tui.screens.features import failures_as
 from mirage_tui.screens.runs_messages import ComparisonFailed, RunsFailed
 from mirage_tui.screens.runs_summary import RunCompare, RunSummary
 from mirage_tui.widgets.footer import Footer

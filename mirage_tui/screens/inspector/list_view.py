@@ -16,8 +16,8 @@ from textual.widgets import DataTable
 
 from mirage_tui.screens.inspector.cells import (COLUMN_SORTS, ITEM_COLUMNS, column_label,
                                                 item_key, page_caption, page_cells)
-from mirage_tui.screens.inspector.filters import Filters, status_line
 from mirage_tui.screens.features import failures_as, store_of
+from mirage_tui.screens.inspector.filters import Filters, status_line
 from mirage_tui.screens.inspector.messages import Counted, ItemsFailed, ItemsLoaded
 
 if TYPE_CHECKING:

@@ -20,13 +20,13 @@ from textual.widgets import DataTable, Header, Static
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
+from mirage_tui.screens.features import failures_as
 from mirage_tui.screens.inspector.detail import ItemDetail
 from mirage_tui.screens.inspector.export_view import ViewExport
 from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets
 from mirage_tui.screens.inspector.handle import InspectedRun, inspected_run
 from mirage_tui.screens.inspector.human import HumanVerdicts
 from mirage_tui.screens.inspector.list_view import PAGE_SIZE, ItemList
-from mirage_tui.screens.features import failures_as
 from mirage_tui.screens.inspector.messages import RunFailed, RunOpened
 from mirage_tui.widgets.footer import Footer
 
