@@ -14,9 +14,9 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from mirage_tui.screens.features import failures_as, store_of
 from mirage_tui.screens.inspector.cells import (COLUMN_SORTS, ITEM_COLUMNS, column_label,
                                                 item_key, page_caption, page_cells)
-from mirage_tui.screens.features import failures_as, store_of
 from mirage_tui.screens.inspector.filters import Filters, status_line
 from mirage_tui.screens.inspector.messages import Counted, ItemsFailed, ItemsLoaded
 
