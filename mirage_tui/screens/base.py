@@ -173,18 +173,11 @@ class WorkbenchAccess(_Host):
     def worker_errors(self, what: str, store: Store, *, prefix: str = "") -> Iterator[None]:
         """In a thread worker that reads ``store``: an error becomes a :class:`WorkerFailed`
         ``(what, prefix + "Type: message")`` posted to this screen, and this thread's
-        connection is closed at the end, whatever happened."""
-        from engine.output_files import OutputFileError
+        connection is closed at the end, whatever happened (:func:`.features.failures_as`)."""
+        from mirage_tui.screens.features import failures_as
 
-        try:
+        with failures_as(self, lambda error: WorkerFailed(what, error), store, prefix):
             yield
-        except OutputFileError as exc:         # one line that names the path already
-            self.post_message(WorkerFailed(what, str(exc)))
-        except Exception as exc:
-            self.post_message(
-                WorkerFailed(what, f"{prefix}{type(exc).__name__}: {exc}"))
-        finally:
-            store.close()
 
     def notify_failed(self, failed: WorkerFailed, doing: str = "load", *,
                       timeout: float = 10) -> None:

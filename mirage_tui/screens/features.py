@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterator
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterator
 
 from textual.message import Message
 
@@ -35,11 +35,12 @@ class Failed(Message):
 
 
 @contextmanager
-def failures_as(node: MessagePump, failed: type[Failed], store: Store,
+def failures_as(node: MessagePump, failed: Callable[[str], Message], store: Store,
                 prefix: str = "") -> Iterator[None]:
-    """In a thread worker of ``node`` that reads ``store``: an error becomes ``failed``
-    (``prefix + "Type: message"``) posted to ``node``, and the thread's connection is closed
-    at the end, whatever happened."""
+    """In a thread worker of ``node`` that reads ``store``: an error becomes ``failed(error)``
+    (a :class:`Failed` kind; ``error``: ``prefix + "Type: message"``, an output file's fault
+    its own one line) posted to ``node``, and the thread's connection is closed at the end,
+    whatever happened."""
     from engine.output_files import OutputFileError
 
     try:
