@@ -27,7 +27,8 @@ A path that is no regular file (``MIRAGE_DB=/dev/null``, a FIFO) is refused as n
 file, before SQLite tries it (``/dev/null`` read as "the disk is full"). An empty (0-byte) file
 is what SQLite calls a new database; one the user named (``empty_file_ok=False``, the CLI's
 choice for a typed path) is refused instead, since a 0-byte file given by name is more likely a
-slip (another file, a truncated copy) than a wish for a workspace. A workspace that exists but
+slip (another file, a truncated copy) than a wish for a workspace; unless it is seconds old and
+gets its first page while this waits (another command making that workspace right now). A workspace that exists but
 cannot be written (a read-only mount, a 0444 file or a read-only folder for a user other than
 root) opens for reading only: ``Store.read_only`` is True, nothing is migrated, and every write
 is refused with one line (:data:`READ_ONLY_CAUSE`).
@@ -39,6 +40,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -182,10 +184,32 @@ def _check_file(path: Path, empty_file_ok: bool) -> None:
         if getattr(path, test)():
             raise StorageError(path, f"is {kind}, not a workspace file; give the path of a "
                                "workspace file (a new name makes one)")
-    if not empty_file_ok and path.is_file() and path.stat().st_size == 0:
+    if not empty_file_ok and path.is_file() and path.stat().st_size == 0 \
+            and not _being_made(path):
         raise StorageError(path, "is an empty file (0 bytes), not a mirage-tui workspace; "
                            "give another name for a new workspace, or delete the file to "
                            "make one there")
+
+
+NEW_FILE_GRACE = 3.0
+"""Seconds an empty workspace file may be young and still be one another process is making
+(SQLite creates the file empty and writes its first page a moment later)."""
+
+
+def _being_made(path: Path) -> bool:
+    """Whether the empty file ``path`` is a workspace another process is making right now: it
+    is younger than :data:`NEW_FILE_GRACE` and gets its first page (or is gone) within that
+    time. Two commands started together on a new workspace both open it; without this, the
+    second saw the first's file still empty and refused it as a stray 0-byte file."""
+    try:
+        deadline = path.stat().st_mtime + NEW_FILE_GRACE
+        while time.time() < deadline:
+            time.sleep(0.05)
+            if path.stat().st_size > 0:
+                return True
+    except FileNotFoundError:           # the other process gave up: a new name again
+        return True
+    return False
 
 
 def _read_only(path: Path) -> bool:

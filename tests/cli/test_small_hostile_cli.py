@@ -84,6 +84,46 @@ def test_an_empty_workspace_file_the_user_named_is_refused_and_left_alone(tmp_pa
     assert cli("data", "list", "--db", str(fresh)).returncode == 0 and fresh.stat().st_size
 
 
+def test_commands_started_together_on_a_new_workspace_all_open_it(tmp_path):
+    """SQLite makes a new file empty and writes its first page a moment later: a second
+    command opening the same new workspace then saw a 0-byte file and refused it as a stray
+    one (seen with four `run --config` started at once). A young empty file that gets its first
+    page is another command's workspace being made; an old empty one is still refused at once,
+    a young one that stays empty after the grace."""
+    import time
+
+    from engine.store.database import NEW_FILE_GRACE
+    from testkit.runs import run_together
+
+    import threading
+
+    new = tmp_path / "new.db"
+    done = run_together(*[[*mirage_cli(), "runs", "list", "--db", str(new)] for _ in range(4)],
+                        cwd=ROOT)
+    assert [d.returncode for d in done] == [0] * 4, [d.stderr for d in done]
+    # the race made certain: the file is there and empty when the command looks (it starts in
+    # about a second), and another process's Store writes its first page a second later
+    making = tmp_path / "making.db"
+    making.write_bytes(b"")
+    other = threading.Timer(2.0, lambda: Store(making).close())
+    other.start()
+    try:
+        opened = cli("data", "list", "--db", str(making))
+    finally:
+        other.join()
+    assert opened.returncode == 0, opened.stderr
+    old = tmp_path / "old.db"
+    old.write_bytes(b"")
+    os.utime(old, (time.time() - 60, time.time() - 60))
+    started = time.monotonic()
+    assert "is an empty file (0 bytes)" in one_error(cli("data", "list", "--db", str(old)))
+    assert time.monotonic() - started < 1 + NEW_FILE_GRACE
+    young = tmp_path / "young.db"
+    young.write_bytes(b"")
+    assert "is an empty file (0 bytes)" in one_error(cli("data", "list", "--db", str(young)))
+    assert young.stat().st_size == 0
+
+
 READ_ONLY_CLI = textwrap.dedent("""
     import os, sys
     sys.path.insert(0, "tests")
