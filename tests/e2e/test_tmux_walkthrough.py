@@ -41,10 +41,8 @@ def test_walkthrough_at_80x24(small_session):
     wait_for(s, "Plan:", timeout=60)
     _keys(s, "Tab", "1")
     wait_for(s, "Plan: 3 items", timeout=60)
-    # max tokens (past adaptive, prompt, seed) 16: shorter answers, each run ~5 s sooner; New
-    # run keeps it for the second run
-    _keys(s, "Tab", "Tab", "Tab", "Tab", "1", "6")
-    wait_for(s, "max tokens  16", timeout=30)
+    # (max tokens is left at 64: four Tabs and "16" typed at once after the plan showed once
+    # did not reach that field on CI's loaded machine; the walk is about the screens, not it)
     _keys(s, "C-s")
     screen = wait_for(s, "done · Enter on a bar inspects its items", timeout=900)
     assert "3/3 items" in screen                               # the ETA line, not cut
