@@ -21,11 +21,10 @@ from typing import Iterable
 from models import endpoints, packaged
 from models.base import Embedder, Generator, ModelError
 from models.suggest import did_you_mean, picked
-from models.gguf import GGUFInfo, read_gguf
+from models.gguf import GGUFInfo, find_gguf_files, read_gguf
 from models.thinking import ENDPOINT, NO_SWITCH, ThinkingSwitch, template_switch
 
 MODELS_ENV = "MIRAGE_MODELS"
-MAX_DEPTH = 4                      # folder levels below each root that are scanned
 _NOT_GENERATORS = {"clip", "bert", "nomic-bert", "jina-bert-v2", "t5encoder"}
 
 
@@ -61,50 +60,6 @@ def model_folders() -> list[Path]:
     return env + [home / ".cache" / "lm-studio" / "models", home / ".lmstudio" / "models",
                   home / "models", home / ".cache" / "llama.cpp", home / "llama.cpp" / "models",
                   packaged.cache_dir()]
-
-
-def find_gguf_files(folders: Iterable[Path], max_depth: int = MAX_DEPTH) -> list[Path]:
-    """GGUF files under the folders (first shard only of split models; no mmproj files).
-    Unreadable folders and files are skipped."""
-    found: dict[Path, None] = {}
-    for root in folders:
-        root = Path(root).expanduser()
-        try:
-            if not root.is_dir():
-                continue
-        except OSError:                 # a name too long: no folder there either
-            continue
-        stack = [(root, 0)]
-        while stack:
-            folder, depth = stack.pop()
-            try:
-                entries = sorted(os.scandir(folder), key=lambda e: e.name)
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    if entry.is_dir() and not entry.name.startswith("."):
-                        if depth < max_depth:
-                            stack.append((Path(entry.path), depth + 1))
-                    elif entry.is_file() and entry.name.lower().endswith(".gguf"):
-                        if _skipped_file(entry.name) or not os.access(entry.path, os.R_OK):
-                            continue
-                        found[Path(entry.path).resolve()] = None
-                except OSError:
-                    continue
-    return list(found)
-
-
-def _skipped_file(name: str) -> bool:
-    lower = name.lower()
-    if lower.startswith("mmproj"):
-        return True
-    # llama.cpp loads a split model from its first shard: name-00001-of-00003.gguf
-    stem = lower[:-5]
-    if "-of-" in stem:
-        part = stem.rsplit("-of-", 1)[0].rsplit("-", 1)[-1]
-        return part.isdigit() and int(part) != 1
-    return False
 
 
 _header_cache: dict[tuple, GGUFInfo | ModelError] = {}

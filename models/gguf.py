@@ -8,6 +8,7 @@ count, the typed key/values, the tensor infos, then the tensor data aligned to
 ones (see ``SMALL_ARRAY``): the tokenizer's vocabulary alone is 50k to 260k strings.
 
 ``write_gguf`` writes a header-only file: tests use it to make malformed and unknown models.
+``find_gguf_files`` finds the files under a folder (the catalog's scan).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Iterable
 
 from models.base import ModelError
 
@@ -298,3 +299,52 @@ def write_gguf(path: str | os.PathLike, metadata: dict[str, Any], *, version: in
         out += [struct.pack("<Q", len(raw)), raw, struct.pack("<I", vtype), packed]
     path.write_bytes(b"".join(out))
     return path
+
+
+# --------------------------------------------------------------------------- finding files
+
+MAX_DEPTH = 4                      # folder levels below each root that are scanned
+
+
+def find_gguf_files(folders: Iterable[Path], max_depth: int = MAX_DEPTH) -> list[Path]:
+    """GGUF files under the folders (first shard only of split models; no mmproj files).
+    Unreadable folders and files are skipped."""
+    found: dict[Path, None] = {}
+    for root in folders:
+        root = Path(root).expanduser()
+        try:
+            if not root.is_dir():
+                continue
+        except OSError:                 # a name too long: no folder there either
+            continue
+        stack = [(root, 0)]
+        while stack:
+            folder, depth = stack.pop()
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    if entry.is_dir() and not entry.name.startswith("."):
+                        if depth < max_depth:
+                            stack.append((Path(entry.path), depth + 1))
+                    elif entry.is_file() and entry.name.lower().endswith(".gguf"):
+                        if _skipped_file(entry.name) or not os.access(entry.path, os.R_OK):
+                            continue
+                        found[Path(entry.path).resolve()] = None
+                except OSError:
+                    continue
+    return list(found)
+
+
+def _skipped_file(name: str) -> bool:
+    lower = name.lower()
+    if lower.startswith("mmproj"):
+        return True
+    # llama.cpp loads a split model from its first shard: name-00001-of-00003.gguf
+    stem = lower[:-5]
+    if "-of-" in stem:
+        part = stem.rsplit("-of-", 1)[0].rsplit("-", 1)[-1]
+        return part.isdigit() and int(part) != 1
+    return False

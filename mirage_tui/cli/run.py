@@ -222,7 +222,8 @@ def _print_summary(s, last_event) -> None:
 def _dry_run(store, plan, as_json: bool) -> int:
     from engine.runs.estimates import estimate_remaining, in_flight_words
     from engine.runs.rows import stored_status
-    from engine.runs.plan import thinking_lines, thinking_notes
+    from engine.runs.plan import thinking_notes
+    from mirage_tui.thinking_text import thinking_lines
 
     status = stored_status(store, plan)
     # the estimator New run and the Live ETA use; the cache hits found here need no model

@@ -82,7 +82,8 @@ def thinking_text(store, plan) -> str:
     """The plan's thinking lines (:func:`engine.runs.plan.thinking_notes`: who thinks, the
     budget each gets, a warning when it is likely too small), or "" when no system thinks or
     asks a mode."""
-    from engine.runs.plan import thinking_lines, thinking_notes
+    from engine.runs.plan import thinking_notes
+    from mirage_tui.thinking_text import thinking_lines
 
     lines = thinking_lines(thinking_notes(store, plan))
     return "".join(f"\n{line}" for line in lines)
