@@ -12,6 +12,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from textual.app import App
+    from textual.binding import Binding
     from textual.dom import DOMNode
     from textual.message_pump import MessagePump
 
@@ -59,3 +60,10 @@ def store_of(node: DOMNode) -> Store | None:
 
     workbench = workbench_of(node.app)
     return workbench.store if workbench is not None else None
+
+
+def in_footer_order(order: tuple[str, ...], *keys: list[Binding]) -> list[Binding]:
+    """The bindings of a screen and its parts (each group one part's ``KEYS``), sorted by their
+    action's place in ``order``: the footer's order, whichever part declares a key."""
+    return sorted((b for group in keys for b in group),
+                  key=lambda b: order.index(b.action.split("(")[0]))

@@ -28,7 +28,7 @@ from engine.results.text import short_setting
 from engine.store.runs import runs_fingerprint
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
-from mirage_tui.screens.features import failures_as
+from mirage_tui.screens.features import failures_as, in_footer_order
 from mirage_tui.screens.runs_keys import RunExportResume
 from mirage_tui.screens.runs_manage import RunManage
 from mirage_tui.screens.runs_messages import ComparisonFailed, RunsFailed
@@ -58,12 +58,6 @@ FOOTER_ORDER = ("back", "summary", "inspect", "leaderboard", "mark", "compare", 
 """The screen's and its parts' keys, in the footer's order."""
 
 
-def in_footer_order(*keys: list[Binding]) -> list[Binding]:
-    """The bindings of the screen and its parts, each group one's, in :data:`FOOTER_ORDER`."""
-    return sorted((b for group in keys for b in group),
-                  key=lambda b: FOOTER_ORDER.index(b.action))
-
-
 # --------------------------------------------------------------------------- the screen
 
 
@@ -73,6 +67,7 @@ class RunsScreen(BaseScreen):
     AUTO_FOCUS = "#runs"
 
     BINDINGS = in_footer_order(
+        FOOTER_ORDER,
         [Binding("escape", "back", "Back", show=False),   # as on every screen
          Binding("i", "inspect", "Inspector"),
          Binding("b", "leaderboard", "Leaderboard"),

@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Header, Static
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
-from mirage_tui.screens.features import failures_as
+from mirage_tui.screens.features import failures_as, in_footer_order
 from mirage_tui.screens.inspector.detail import ItemDetail
 from mirage_tui.screens.inspector.export_view import ViewExport
 from mirage_tui.screens.inspector.filters import FilterBar, Filters, run_facets
@@ -41,21 +41,14 @@ item with a judged battle is open, and a footer at 120 columns had no room left 
 the end)."""
 
 
-def in_footer_order(*keys: list[Binding],
-                    ) -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
-    """The parts' bindings, each group a part's, in :data:`FOOTER_ORDER`."""
-    ordered = sorted((b for group in keys for b in group),
-                     key=lambda b: FOOTER_ORDER.index(b.action.split("(")[0]))
-    return [*ordered]
-
-
 class InspectorScreen(BaseScreen):
     """A run's items, filtered; Enter opens one; Escape goes back."""
 
     AUTO_FOCUS = "#insp-items"
 
-    BINDINGS = in_footer_order([Binding("escape", "back", "Back")], HumanVerdicts.KEYS,
-                               ItemDetail.KEYS, FilterBar.KEYS, ItemList.KEYS, ViewExport.KEYS)
+    BINDINGS = in_footer_order(FOOTER_ORDER, [Binding("escape", "back", "Back")],
+                               HumanVerdicts.KEYS, ItemDetail.KEYS, FilterBar.KEYS,
+                               ItemList.KEYS, ViewExport.KEYS)
 
     PALETTE = (
         PaletteCommand("query: jump to oracle", "Scroll the query's pool to its oracle chunk",
