@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from engine.runs.plan import Plan
-    from engine.store.runs import RunInfo
+    from engine.runs.lookup import RunInfo
 
 __all__ = ["MIN_INTERVAL", "RESUMABLE", "RunController", "launch_offers", "resumable_runs"]
 

@@ -110,7 +110,7 @@ class ArenaHeader(StoredRecord):
 
     @classmethod
     def for_judge(cls, run, generator, template_id: str) -> "ArenaHeader":
-        """The header of a new arena of ``run`` (``engine.store.runs.RunInfo``) judged by
+        """The header of a new arena of ``run`` (``engine.runs.lookup.RunInfo``) judged by
         ``generator`` with template ``template_id``: no session, counts or time yet."""
         return cls.from_json({
             "run": {"name": run.name, "dataset": run.dataset, "dataset_hash": run.dataset_hash},

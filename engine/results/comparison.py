@@ -60,7 +60,7 @@ class RunRow:
 
 
 def run_row(store, run) -> RunRow:
-    """The row of ``run`` (a :class:`~engine.store.runs.RunInfo`): item counts (the
+    """The row of ``run`` (a :class:`~engine.runs.lookup.RunInfo`): item counts (the
     run's counters), configuration, seeds, devices, times to the minute."""
     from engine.results.records import stored_counts
 

@@ -65,7 +65,7 @@ from engine.store.exports import (
     scores_of_generations,
 )
 from engine.store.item_queries import order_by, view_rows
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 
 FORMATS = ("csv", "jsonl")
 EXPORT_FORMAT_VERSION = 1

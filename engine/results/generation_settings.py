@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 
 from engine.results.records import split_system
 from engine.runs.header import ModelRecord, Sampling
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 
 LABELS = {"thinking": "thinking", "max_tokens": "max tokens", "template": "prompt template",
           "temperature": "temperature", "top_p": "top p", "top_k": "top k", "seed": "seed",

@@ -24,7 +24,7 @@ from engine.results.records import (LOOSE_METRIC, SCORER_MARK, is_mixed_like, me
                                     parse_retrieved, run_metrics, run_settings, setting_order)
 from engine.results.item_queries import SORT_KEYS, items_sql
 from engine.store import Store
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 from engine.store import datasets as dataset_rows
 from engine.store import items as stored
 from engine.store.item_queries import count_of, count_sql, page_rows, page_sql

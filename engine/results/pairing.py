@@ -17,8 +17,7 @@ from typing import Iterable
 
 from engine.results.generation_settings import SettingDifference, setting_differences
 from engine.results.records import ItemRecord, load_items, setting_order, split_system
-from engine.runs.lookup import load_run
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo, load_run
 from engine.suggest import did_you_mean, pick_one
 
 

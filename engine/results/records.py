@@ -19,7 +19,7 @@ import numpy as np
 
 from engine.store import Store, json_column
 from engine.store import items as stored
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 
 SCORER_MARK = "_scorer"
 """The run engine's marker row in ``scores`` (value NULL, detail = the scorer version); like

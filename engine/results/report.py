@@ -40,8 +40,7 @@ from engine.results.records import (LOOSE_METRIC, ItemCounts, RunColumns, column
 from engine.results.replies import ReplyRow, reply_table
 from engine.results.retrieval_table import RetrievalRow, group_key, retrievers, retrieval_table
 from engine.runs.header import RunHeader, Selection
-from engine.runs.lookup import RunNotFound
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo, RunNotFound
 from engine.retrieval.scores import answer_match_rows, gold_chunks, stored_rankings
 from engine.stats import (N_BOOT, RATE, SEED, Estimate, clopper_pearson_many, interval,
                           intervals)

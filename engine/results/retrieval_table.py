@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
 from engine.results.records import ItemRecord, parse_retrieved, retriever_name, setting_order
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 
 UNKNOWN = "?"
 """The breakdown key for queries with no language (or no source)."""

@@ -276,13 +276,14 @@ class RunHeader(StoredRecord):
 
     @classmethod
     def for_plan(cls, plan: Plan) -> "RunHeader":
-        """The header of a new run of ``plan`` (no session yet); ``thinking`` only when a
-        system thinks or asks a mode (the headers of other runs are as they were)."""
+        """The header of a new run of ``plan`` (no session yet) as it reads back once stored
+        (what a resume reads); ``thinking`` only when a system thinks or asks a mode (the
+        headers of other runs are as they were)."""
         config = plan.config
         name, _, version = plan.dataset.rpartition("@")
         template = get_template(config.template)
         thinking = _thinking_json(plan)
-        return cls.from_json({
+        built = cls.from_json({
             "dataset": {"name": name, "version": int(version),
                         "content_hash": plan.dataset_hash, "queries": plan.dataset_queries},
             "templates": {template.id: {"family": template.family, "version": template.version,
@@ -308,6 +309,7 @@ class RunHeader(StoredRecord):
             "sessions": [],
             **({"thinking": thinking} if thinking else {}),
         })
+        return cls.from_json(built.to_json())
 
     # ------------------------------------------------------------------- a run's updates
 

@@ -1,23 +1,34 @@
-"""Finding a run by name: :func:`load_run` (the run read model, :class:`RunInfo`, with the
-status a user should read: a dead owner's run shows as interrupted), :func:`find_run` (the
-same, or None for a name no run has yet: what ``run`` plans a new run with) and the one-line
-error for a name the workspace does not know (:func:`run_not_found`). Look a run up once per
-command and pass the :class:`RunInfo` down (``plan_run`` takes it; it never looks it up;
-:func:`plan_named` looks it up by the configuration's name and plans it)."""
+"""The run read model, :class:`RunInfo` (a run as stored, its header typed), and finding a run
+by name: :func:`load_run` (the run, with the status a user should read: a dead owner's run
+shows as interrupted), :func:`find_run` (the same, or None for a name no run has yet: what
+``run`` plans a new run with) and the one-line error for a name the workspace does not know
+(:func:`run_not_found`). Look a run up once per command and pass the :class:`RunInfo` down
+(``plan_run`` takes it; it never looks it up; :func:`plan_named` looks it up by the
+configuration's name and plans it)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, fields
 
 from engine.runs.config import RunConfig
 from engine.runs.header import RunHeader
 from engine.runs.owner import shown_status
 from engine.runs.plan import Plan, plan_run
 from engine.store import Store
-from engine.store.runs import RunInfo, known_runs, run_by_id, run_by_name
+from engine.store.runs import RunRow, StoredRun, known_runs, run_by_id, run_by_name
 from engine.suggest import did_you_mean
 
-__all__ = ["RunNotFound", "find_run", "load_run", "plan_named", "run_not_found", "run_now"]
+__all__ = ["RunInfo", "RunNotFound", "find_run", "load_run", "plan_named", "run_not_found",
+           "run_now"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunInfo(RunRow):
+    """A run as read (:func:`load_run`, :func:`find_run`, :func:`run_now`): its row, the status
+    a user should read, and its header typed. Never changed in place: a changed status or
+    header is a new RunInfo (:func:`dataclasses.replace`)."""
+
+    header: RunHeader
 
 
 class RunNotFound(LookupError):
@@ -35,17 +46,18 @@ def run_not_found(store: Store, name: str) -> RunNotFound:
 
 
 def find_run(store: Store, name: str) -> RunInfo | None:
-    """The run called ``name`` as :func:`load_run` gives it; None when there is none. The
-    stored row's RunInfo is not changed: the one returned has the shown status (a dead
-    owner's run: interrupted) and the stored header JSON read once as a :class:`RunHeader`."""
-    run = run_by_name(store, name)
-    return None if run is None else _shown(store, run)
+    """The run called ``name`` as :func:`load_run` gives it; None when there is none."""
+    stored = run_by_name(store, name)
+    return None if stored is None else _shown(store, stored)
 
 
-def _shown(store: Store, run: RunInfo) -> RunInfo:
-    """The stored run with the shown status and its header read as a :class:`RunHeader`."""
-    return replace(run, status=shown_status(store, run.id, run.status),
-                   header=RunHeader.from_json(run.header))
+def _shown(store: Store, stored: StoredRun) -> RunInfo:
+    """The stored run as read: the shown status (a dead owner's run: interrupted) and its
+    header's stored JSON read as a :class:`RunHeader`, here and nowhere else
+    (``tests/unit/test_run_header_access.py``)."""
+    row = {field.name: getattr(stored, field.name) for field in fields(RunRow)}
+    return RunInfo(**{**row, "status": shown_status(store, stored.id, stored.status)},
+                   header=RunHeader.from_json(stored.header_json))
 
 
 def run_now(store: Store, run: RunInfo) -> RunInfo:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from engine.datasets.catalog import DatasetNotFound, resolve
 from engine.model_speeds import model_names
@@ -38,10 +38,12 @@ from engine.store import Store
 from engine.store import runs as run_table
 from engine.store.generations import measured_thinking
 from engine.store.run_items import dataset_queries
-from engine.store.runs import RunInfo
 from models.base import SamplingParams
 from models.rerankers import RerankerSpec
 from models.thinking import LABELS as THINKING_LABELS, NO_SWITCH, ThinkingSwitch
+
+if TYPE_CHECKING:      # lookup plans a run (plan_named): it imports this module
+    from engine.runs.lookup import RunInfo
 
 SETTING_ORDER = ("base", "retrieved", "mixed", "oracle")
 

@@ -60,17 +60,17 @@ def open_run(store: Store, plan: Plan) -> tuple[int, RunHeader]:
                                         "run it again to start it anew")
             owner.claim(db, run.id, run.name)
             return run.id, run.header          # frozen: shared, never changed
-        header = RunHeader.for_plan(plan).to_json()
+        header = RunHeader.for_plan(plan)
         try:
             run_id = run_table.insert_run(db, config.name, plan.dataset_id,
-                                          json.dumps(config.as_json()), header, now())
+                                          json.dumps(config.as_json()), header.to_json(), now())
         except sqlite3.IntegrityError as exc:
             if "UNIQUE" not in str(exc):
                 raise
             raise RunConfigMismatch(f"a run named {config.name!r} was stored since this one "
                                     "was planned; run it again to resume it") from None
         owner.claim(db, run_id, config.name)
-        return run_id, RunHeader.from_json(header)   # as stored: what a resume reads
+        return run_id, header
 
 
 def keep_recorded_choices(config, stored: dict) -> None:

@@ -18,8 +18,9 @@ that run is not offered again, however it stops later. Starting a run again clea
 
 from __future__ import annotations
 
+from engine.runs.lookup import RunInfo
 from engine.store import Store
-from engine.store.runs import RunInfo, set_ask_at_launch, set_stopped_by
+from engine.store.runs import set_ask_at_launch, set_stopped_by
 
 __all__ = ["QUIT", "USER", "never_ask", "offered_at_launch", "record_stop"]
 

@@ -2,7 +2,7 @@
 (:mod:`.database`: :class:`Store`, a connection per thread, one writer at a time), its schema
 (:mod:`.migrations`: the schema over the ordered migrations), and one module per thing held:
 :mod:`.datasets`, :mod:`.labels`, :mod:`.indexes`, :mod:`.runs`
-(:class:`~engine.store.runs.RunInfo`), :mod:`.run_items` (a run's write side), :mod:`.run_log`,
+(:class:`~engine.store.runs.StoredRun`), :mod:`.run_items` (a run's write side), :mod:`.run_log`,
 :mod:`.speeds`, :mod:`.load_times`, :mod:`.generations`, :mod:`.items` (a run's read side), :mod:`.item_queries` (the Inspector's),
 :mod:`.exports`, :mod:`.arenas`, :mod:`.calibration`, :mod:`.features`, :mod:`.fitted_judges`.
 Their functions take the :class:`Store` (or the ``db`` of an open :meth:`Store.write`

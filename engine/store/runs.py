@@ -1,22 +1,23 @@
-"""The ``runs`` table and its owners (``run_owners``): the run read model (:class:`RunInfo`),
-lookups by name, the run list and its fingerprint, the row a plan opens or resumes, header and
-status writes, rename and delete, and the owner claim's rows. The rules (who may own a run,
-what a dead owner's run shows, what may be renamed) are :mod:`engine.runs`'s; here are only the
-statements. Functions taking ``db`` run inside the caller's :meth:`Store.write` transaction."""
+"""The ``runs`` table and its owners (``run_owners``): a run as stored (:class:`StoredRun`, its
+header the stored JSON, raw), lookups by name, the run list and its fingerprint, the row a plan
+opens or resumes, header and status writes, rename and delete, and the owner claim's rows. The
+rules (who may own a run, what a dead owner's run shows, what may be renamed) are
+:mod:`engine.runs`'s; here are only the statements. Functions taking ``db`` run inside the
+caller's :meth:`Store.write` transaction."""
 
 from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from engine.store.database import Store, json_column
 
 
 @dataclass(frozen=True)
-class RunInfo:
-    """A run as read: never changed in place (a changed status or header is a new RunInfo,
-    :func:`dataclasses.replace`)."""
+class RunRow:
+    """A run as stored, with its dataset, its header apart: what every record of a run holds
+    (:class:`StoredRun` here, and :mod:`engine.runs`' run read model, its header typed)."""
 
     id: int
     name: str
@@ -25,9 +26,6 @@ class RunInfo:
     dataset_hash: str
     dataset_queries: int    # queries in the whole dataset (a sample says "N of M")
     config: dict
-    header: Any             # engine.runs.header.RunHeader in every RunInfo engine.runs.lookup
-    #                         gives (the store, below engine.runs, cannot name the class); the
-    #                         stored JSON, as a dict, in run_by_name's
     status: str
     created_at: str
     updated_at: str
@@ -35,20 +33,28 @@ class RunInfo:
     ask_at_launch: bool = True      # False: never offered at launch
 
 
+@dataclass(frozen=True, kw_only=True)
+class StoredRun(RunRow):
+    """A run's row as :func:`run_by_name` reads it: its status as stored and its header's
+    stored JSON, raw (:mod:`engine.runs.lookup` reads it, once, into the typed header)."""
+
+    header_json: Mapping[str, Any]
+
+
 # --------------------------------------------------------------------------- reading
 
-def run_by_name(store: Store, name: str) -> RunInfo | None:
+def run_by_name(store: Store, name: str) -> StoredRun | None:
     """The run called ``name`` with its dataset, its status as stored; None if there is none."""
     return _run_where(store, "r.name = ?", name)
 
 
-def run_by_id(store: Store, run_id: int) -> RunInfo | None:
+def run_by_id(store: Store, run_id: int) -> StoredRun | None:
     """:func:`run_by_name` for the run of that id (a run already looked up, read again as it is
     stored now); None once it is deleted."""
     return _run_where(store, "r.id = ?", run_id)
 
 
-def _run_where(store: Store, where: str, value) -> RunInfo | None:
+def _run_where(store: Store, where: str, value) -> StoredRun | None:
     rows = store.query(
         "SELECT r.*, d.name AS d_name, d.version AS d_version, d.content_hash AS d_hash, "
         "(SELECT COUNT(*) FROM queries q WHERE q.dataset_id = r.dataset_id) AS d_queries "
@@ -56,10 +62,10 @@ def _run_where(store: Store, where: str, value) -> RunInfo | None:
     if not rows:
         return None
     r = rows[0]
-    return RunInfo(r["id"], r["name"], r["dataset_id"], f"{r['d_name']}@{r['d_version']}",
-                   r["d_hash"], r["d_queries"], json_column(r["config"], {}),
-                   json_column(r["header"], {}), r["status"], r["created_at"], r["updated_at"],
-                   r["stopped_by"], bool(r["ask_at_launch"]))
+    return StoredRun(r["id"], r["name"], r["dataset_id"], f"{r['d_name']}@{r['d_version']}",
+                     r["d_hash"], r["d_queries"], json_column(r["config"], {}), r["status"],
+                     r["created_at"], r["updated_at"], r["stopped_by"],
+                     bool(r["ask_at_launch"]), header_json=json_column(r["header"], {}))
 
 
 def known_runs(store: Store) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from engine.results.generation_settings import differences_warning, setting_differences
 from engine.runs.header import RunHeader
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 
 
 def _run(name: str, max_tokens: int = 64, backend: str | None = "llama.cpp",
@@ -15,8 +15,8 @@ def _run(name: str, max_tokens: int = 64, backend: str | None = "llama.cpp",
                            "top_p": 1.0, "top_k": 40, "seed": seed, "stop": []},
               "models": {"smol": {"backend": backend}} if backend else {}}
     config = {"max_tokens": max_tokens, "template": template, "seed": seed}
-    return RunInfo(1, name, 1, "demo@1", "h", 10, config, RunHeader.from_json(header), "done",
-                   "", "")
+    return RunInfo(1, name, 1, "demo@1", "h", 10, config, "done", "", "",
+                   header=RunHeader.from_json(header))
 
 
 def test_the_briefs_example_word_for_word():
@@ -48,8 +48,7 @@ def test_a_setting_one_side_did_not_record_is_not_compared():
 
 
 def test_a_header_of_another_shape_is_read_as_not_recorded():
-    odd = RunInfo(1, "odd", 1, "demo@1", "h", 10, {"max_tokens": 64},
-                  RunHeader.from_json({"models": {"smol": "llama.cpp"}, "sampling": None}),
-                  "done", "", "")
+    odd = RunInfo(1, "odd", 1, "demo@1", "h", 10, {"max_tokens": 64}, "done", "", "",
+                  header=RunHeader.from_json({"models": {"smol": "llama.cpp"}, "sampling": None}))
     assert setting_differences(odd, "smol/mirage@1", _run("new", max_tokens=32),
                                "smol/mirage@1")[0].words == "max tokens (64 vs 32)"

@@ -18,7 +18,7 @@ from engine.arena.judges.kinds import is_offline_judge
 from engine.arena.judges.orders import ORDERS
 from engine.arena.judging.plan import (choose_contestants, plan_jobs, reference_contestant,
                                        run_contestants)
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 from engine.model_speeds import (JUDGE_TEMPLATE_TOKENS, judge_call_tokens, judge_prefix_bytes,
                                  planned_backend, prompt_cache, speeds_now)
 from engine.runs.estimates import call_seconds, load_seconds, parallel_factor

@@ -63,7 +63,7 @@ from engine.arena.types import ArenaError
 from engine.inflight import (ErrorBudget, Outcome, Policy, Request, default_concurrency,
                              in_flight, parse_max_errors, watchdog_for)
 from engine.jobs import Job, JobEvent, Stop, model_failed, per_second
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 from engine.runs.live_eta import Pace
 from engine.store import Store
 from models.base import ContextOverflow, Generator

@@ -16,7 +16,8 @@ from engine.arena.header import ArenaHeader
 from engine.arena.judges.orders import canonical_winner, combine_orders, debiased_winner
 from engine.arena.judging.plan import Matchup
 from engine.arena.types import ArenaError
-from engine.store.runs import RunInfo, run_exists
+from engine.runs.lookup import RunInfo
+from engine.store.runs import run_exists
 from engine.runs import owner
 from engine.runs.header import identity_json, now
 from engine.store import Store

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields
 from engine.arena.header import ArenaHeader
 from engine.arena.types import Battle
 from engine.runs.owner import ARENA, claimed_status
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 from engine.store import Store, json_column
 from engine.store.arenas import (arena_rows, battle_winners, battles_with_queries,
                                  judgment_raws)

@@ -15,7 +15,7 @@ from engine.arena.ratings.tournaments import bootstrap_thetas, encode_battles, t
 from engine.arena.types import arena_system
 from engine.results.paired import PairedComparison, compare_pair
 from engine.results.pairing import Pairing, pair
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 
 
 def compare(store, a_spec: str, b_spec: str, runs: tuple[RunInfo, RunInfo],

@@ -17,7 +17,7 @@ from engine.results.html.page import definition_list, esc, figure, notes, page, 
 from engine.results.html.run_page import run_page
 from engine.results.html.svg import Interval, heatmap, interval_chart
 from engine.store import Store
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 
 ARENA_BOOT = DEFAULT_TOURNAMENTS
 """Bootstrap tournaments, as ``mirage-tui arena ratings`` and the Leaderboard take them."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from engine.arena.header import ArenaCounts
 from engine.arena.ratings.battles import resolve_arena
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 from engine.stats import Estimate, wilson_interval
 from engine.text_fit import cell_len, fit_table, wrap_lines
 from engine.store import Store

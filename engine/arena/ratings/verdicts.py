@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from engine.arena.ratings.battles import list_arenas
 from engine.arena.types import arena_system, split_arena_system
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 from engine.store import Store, json_column
 from engine.store.arenas import query_answer_rows, query_battles
 

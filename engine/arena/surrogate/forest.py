@@ -258,7 +258,7 @@ def fit_surrogate(X: Mapping[str, Mapping[str, float]], y: Mapping[str, float], 
 def surrogate_for_run(store, run, arena_name: str | None = None, *,
                       n_boot: int = DEFAULT_TOURNAMENTS, seed: int = 0,
                       n_estimators: int = 200) -> SurrogateReport:
-    """The surrogate for one run's arena (``run``: an :class:`engine.results.records.RunInfo`;
+    """The surrogate for one run's arena (``run``: an :class:`engine.runs.lookup.RunInfo`;
     ``arena_name``; None: the only arena, else the
     latest pairwise one, as :func:`engine.arena.ratings.battles.resolve_arena` picks): its battles give
     Elo ratings (:func:`engine.arena.ratings.leaderboard.compute_ratings`, ``n_boot`` tournaments), the

@@ -46,7 +46,7 @@ from engine.arena.types import Ratings, arena_system, split_arena_system
 from engine.results.records import load_items
 from engine.stats import Estimate, clopper_pearson, format_interval
 from engine.store import Store
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 
 METRIC = "em_loose"
 DISAGREES_BELOW = 0.5

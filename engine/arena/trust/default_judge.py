@@ -37,7 +37,7 @@ from engine.arena.trust.rankings import WORSE_THAN_REFERENCE, JudgeRanking, judg
 from engine.arena.judges.kinds import kind_of
 from engine.arena.types import ArenaError
 from engine.arena.judges.reference import ANSWER_MATCH, PREFIX, gold_answers, reference_texts
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 from engine.stats import format_interval
 from engine.store import Store
 from engine.store.arenas import answered_queries, query_references

@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from engine.arena.types import arena_system, split_arena_system
 from engine.datasets.formats.pairwise_labels import annotator_key
 from engine.datasets.labels import labels_dataset_name, run_of_labels_dataset
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 from engine.store import Store
 from engine.store.arenas import (all_app_verdict_rows, app_verdict_rows, query_answer_rows,
                                  query_battles, query_facts, query_text_source,

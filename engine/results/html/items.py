@@ -24,7 +24,7 @@ from engine.metrics.adaptability import CATEGORIES, category_label
 from engine.results.inspector import count_items_for, item_detail, items_for
 from engine.results.records import setting_order
 from engine.store import Store
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 from engine.store.items import run_query_rowids
 
 ITEM_LIMIT = 2000

@@ -16,7 +16,7 @@ from engine.results.report import RunReport, build_report
 from engine.results.text import backend_text, num, short_setting
 from engine.stats import N_BOOT, SEED
 from engine.store import Store
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 
 ANSWER_METRICS = (("em_loose", "EM"), ("f1_mirage", "F1"), ("char3_recall", "char-3gram"),
                   ("correct_language", "correct language"))

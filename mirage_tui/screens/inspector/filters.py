@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from textual.timer import Timer
 
     from engine.store import Store
-    from engine.store.runs import RunInfo
+    from engine.runs.lookup import RunInfo
 
 
 def pattern_label(pattern: str) -> str:

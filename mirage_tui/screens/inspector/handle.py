@@ -1,6 +1,6 @@
 """The run the Inspector shows, looked up once: :class:`InspectedRun`, which the screen reads
 when it opens (:func:`inspected_run`) and hands to each of its parts; their workers pass its
-:class:`~engine.store.runs.RunInfo` to the engine instead of looking the run up again."""
+:class:`~engine.runs.lookup.RunInfo` to the engine instead of looking the run up again."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engine.store import Store
-    from engine.store.runs import RunInfo
+    from engine.runs.lookup import RunInfo
 
 
 @dataclass(frozen=True)

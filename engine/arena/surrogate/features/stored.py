@@ -19,7 +19,7 @@ from engine.arena.surrogate.features.text import model_free_features
 from engine.arena.types import arena_system
 from engine.jobs import Job, JobEvent, Progress
 from engine.results.records import load_items
-from engine.store.runs import RunInfo
+from engine.runs.lookup import RunInfo
 from engine.stats import Estimate, interval
 from engine.store import Store, batched
 from engine.store.features import save_features, stored_feature_rows
