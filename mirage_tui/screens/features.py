@@ -1,6 +1,8 @@
-"""What a screen's feature widgets share (the Inspector's and the Runs screen's parts): a worker's
-error as a message of its own type (:class:`Failed`, posted by :func:`failures_as`), handled by
-the part it belongs to, and the workbench's store as a part reaches it (:func:`store_of`)."""
+"""What a screen's feature widgets share (the Inspector's, the Runs screen's and Live run's
+parts): a worker's error as a message of its own type (:class:`Failed`, posted by
+:func:`failures_as`), handled by the part it belongs to, and the workbench's store and run
+controller as a part reaches them (:func:`store_of`, :func:`controller_of`,
+:func:`running_now`)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     from textual.message_pump import MessagePump
 
     from engine.store import Store
+    from mirage_tui.run_controller import RunController
 
 
 @dataclass
@@ -60,6 +63,22 @@ def store_of(node: DOMNode) -> Store | None:
 
     workbench = workbench_of(node.app)
     return workbench.store if workbench is not None else None
+
+
+def controller_of(node: DOMNode) -> RunController | None:
+    """The workbench's run controller, as a part reaches it (None under an app that is no
+    workbench)."""
+    from mirage_tui.workbench import workbench_of
+
+    workbench = workbench_of(node.app)
+    return workbench.run_controller if workbench is not None else None
+
+
+def running_now(node: DOMNode, run_name: str | None) -> bool:
+    """The workbench's run controller is running ``run_name`` now."""
+    controller = controller_of(node)
+    return controller is not None and controller.running \
+        and controller.run_name is not None and controller.run_name == run_name
 
 
 def in_footer_order(order: tuple[str, ...], *keys: list[Binding]) -> list[Binding]:

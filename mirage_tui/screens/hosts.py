@@ -1,7 +1,7 @@
 """What a mixin of the app needs from the node it is mixed into, as Protocols.
 
 A mixin (a plain class mixed into a screen beside its other ideas: the Leaderboard's jobs,
-Live run's ``report_view`` …) names what it uses of its host in a Protocol beside it
+New run's ``SaveTomlKeys`` …) names what it uses of its host in a Protocol beside it
 (``…Host``), built on the two here: :class:`NodeHost` (what it uses of the Textual node
 itself) and :class:`ScreenHost` (that and the workbench access
 :class:`~mirage_tui.screens.base.BaseScreen` gives). For the type checker, and only there,

@@ -18,19 +18,11 @@ from textual.widget import Widget
 
 from mirage_tui.dialogs.export_run import ExportRunScreen
 from mirage_tui.run_controller import RESUMABLE
-from mirage_tui.screens.features import failures_as, store_of
+from mirage_tui.screens.features import controller_of, failures_as, store_of
 from mirage_tui.screens.runs_messages import RunExportFailed
 
 if TYPE_CHECKING:
     from engine.results.comparison import RunRow
-    from mirage_tui.run_controller import RunController
-
-
-def _controller(node: Widget) -> RunController | None:
-    from mirage_tui.workbench import workbench_of
-
-    workbench = workbench_of(node.app)
-    return workbench.run_controller if workbench is not None else None
 
 
 class RunExportResume(Widget):
@@ -61,13 +53,13 @@ class RunExportResume(Widget):
 
     def resumable(self, row: RunRow | None) -> bool:
         """The run of ``row`` stopped before its end, and no run is going."""
-        controller = _controller(self)
+        controller = controller_of(self)
         return row is not None and row.status in RESUMABLE and row.done < row.total \
             and controller is not None and not controller.running
 
     def resume(self, name: str, row: RunRow | None) -> None:
         """Resume ``name`` (``row``: its line in the list), or say why it cannot."""
-        controller = _controller(self)
+        controller = controller_of(self)
         if controller is None:
             return
         if controller.running:

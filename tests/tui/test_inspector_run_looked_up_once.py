@@ -7,58 +7,23 @@ came from the Inspector). (The CLI: ``tests/cli/test_run_looked_up_once.py``; Ne
 
 from __future__ import annotations
 
-import re
-import traceback
-
 import pytest
 from textual.widgets import DataTable, Select
 
-import engine.store.runs as run_table
-from engine.runs import lookup
-from engine.store import Store
+from testkit.lookups import trace_lookups
 from testkit.scripted_runs import A, B
 from testkit.tui import RecordingApp, open_screen, settle, wait_until
 
 pytestmark = pytest.mark.asyncio
 
-BY_NAME = re.compile(r"\bFROM runs\b.*\bname = ", re.IGNORECASE | re.DOTALL)
 INSPECTOR = "mirage_tui/screens/inspector/"
-
-
-def from_inspector() -> bool:
-    return any(INSPECTOR in frame.filename.replace("\\", "/")
-               for frame in traceback.extract_stack())
 
 
 @pytest.fixture
 def traced(monkeypatch) -> dict[str, int]:
     """``statements`` (SQL reading ``runs`` by name) and ``calls`` (the store's look-ups by
     name) that came from the Inspector, from here on."""
-    seen = {"statements": 0, "calls": 0}
-    connect = Store._connect
-
-    def tracing(self):
-        conn = connect(self)
-
-        def trace(sql: str) -> None:
-            if BY_NAME.search(sql) and from_inspector():
-                seen["statements"] += 1
-        conn.set_trace_callback(trace)
-        return conn
-
-    def counted(module, name):
-        real = getattr(module, name)
-
-        def call(*args, **kwargs):
-            seen["calls"] += from_inspector()
-            return real(*args, **kwargs)
-        monkeypatch.setattr(module, name, call)
-
-    monkeypatch.setattr(Store, "_connect", tracing)
-    counted(lookup, "run_by_name")
-    counted(run_table, "run_by_name")
-    counted(run_table, "run_id_named")
-    return seen
+    return trace_lookups(monkeypatch, INSPECTOR)
 
 
 async def test_the_inspector_looks_its_run_up_once(workspace, tmp_path, traced):

@@ -61,7 +61,7 @@ def test_no_mixin_reads_a_private_attribute_of_its_host():
                    for name in vars(base)}
         found[f"{mixin.__module__}.{mixin.__name__}"] = private_reads(
             inspect.getsource(mixin), defined)
-    assert len(found) >= 7, sorted(found)          # the scan sees the mixins
+    assert len(found) >= 5, sorted(found)          # the scan sees the mixins
     bad = {name: reads for name, reads in found.items() if reads}
     assert not bad, f"mixins reading their host's private attributes: {bad}"
 

@@ -14,8 +14,9 @@ answers cut at the token limit (and of them, while thinking) once the report has
 
 ``c`` cancels (now, the item in progress cut; resumable), ``r`` resumes a stopped run.
 
-The screen (:mod:`.screen`), its report (:mod:`.report_view`), its keys (:mod:`.run_keys`)
-and what it draws (:mod:`.panels`).
+The screen (:mod:`.screen`) and its parts, widgets that hold their own state and talk by
+messages (:mod:`.messages`): its report (:mod:`.report_view`) and its keys on the run
+(:mod:`.run_keys`); what it draws is :mod:`.panels`.
 """
 
 from mirage_tui.screens.live_run.screen import LiveRunScreen

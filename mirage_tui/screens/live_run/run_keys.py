@@ -1,116 +1,79 @@
-"""Live run's keys: ``c`` cancels the run (now, the item in progress cut; resumable), ``r`` resumes a
-stopped one, and Enter on an adaptability bar or an accuracy row opens the Inspector on those
-items. A key is in the footer only while it can act (``check_action``); pressed when it
-cannot, it says why. A part of :class:`~.screen.LiveRunScreen` (a mixin; what it uses
-of the screen: :class:`LiveRunKeysHost`)."""
+"""Live run's keys on the run itself (:class:`RunControls`): ``c`` cancels it (now, the item in
+progress cut; resumable), ``r`` resumes a stopped one. A key is in the footer only while it can
+act (the screen's ``check_action`` asks :meth:`RunControls.can_cancel` and
+:meth:`RunControls.can_resume`); pressed when it cannot, it says why. Both act through the
+app's run controller, which is the state they read: the run shown and its newest report are
+the screen's and its report's, handed in with each call."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar
 
-from textual.widgets import DataTable
+from textual.binding import Binding
+from textual.widget import Widget
 
-from mirage_tui.screens.hosts import ScreenHost
-from mirage_tui.widgets.adaptability import AdaptabilityPanel
+from mirage_tui.screens.features import controller_of, running_now
 
 if TYPE_CHECKING:
     from engine.results.report import RunReport
-    from mirage_tui.run_controller import RunController
 
 
-class LiveRunKeysHost(ScreenHost, Protocol):
-    """What :class:`LiveRunKeys` uses of its host beyond a screen's own (``ScreenHost``)."""
-
-    run_name: str | None
-    report: RunReport | None
-
-    @property
-    def controller(self) -> RunController | None: ...
-
-    def follows_the_running_run(self) -> bool: ...
+def finished(report: RunReport | None) -> bool:
+    """The run of ``report`` is done, with no item left to do."""
+    return report is not None and report.status == "done" and not report.items.pending
 
 
-if TYPE_CHECKING:
-    _Host = LiveRunKeysHost
-else:
-    _Host = object
+class RunControls(Widget):
+    """Cancel and resume the run shown (module docstring). It draws nothing: the
+    notifications, and the progress lines as the run goes or stops, are what is seen of it."""
 
+    KEYS: ClassVar[list[Binding]] = [
+        Binding("c", "cancel_run", "Cancel run"),
+        Binding("c", "why_not('cancel_run')", "Cancel run", show=False),
+        Binding("r", "resume_run", "Resume"),
+        Binding("r", "why_not('resume_run')", "Resume", show=False),
+    ]
+    """Its keys; the screen binds them, so that they act wherever the focus is. A key is in
+    the footer only while it can act; pressed when it cannot, the hidden binding after it
+    says why (Textual tries a key's bindings in turn)."""
 
-class LiveRunKeys(_Host):
-    """Cancel, resume, inspect (module docstring)."""
+    DEFAULT_CSS = "RunControls { display: none; }"
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Cancel only while this run goes, resume only when it stopped before its end, the
-        gold definition only with retrieval; otherwise the key leaves the footer (and says
-        why when pressed: :meth:`action_why_not`)."""
-        controller = self.controller
+    def can_cancel(self, run_name: str | None) -> bool:
+        """The app's run is ``run_name``, and it is going."""
+        return running_now(self, run_name)
+
+    def can_resume(self, run_name: str | None, report: RunReport | None) -> bool:
+        """No run is going, and ``run_name`` (its newest report: ``report``) stopped before
+        its end."""
+        controller = controller_of(self)
         going = controller is not None and controller.running
-        if action == "cancel_run":
-            return going and self.follows_the_running_run()
-        if action == "toggle_gold":
-            return self.report is not None and bool(self.report.retrieval)
-        if action == "resume_run":
-            finished = self.report is not None and self.report.status == "done" \
-                and not self.report.items.pending
-            return not (going or finished or self.run_name is None)
-        return True
+        return not (going or finished(report) or run_name is None)
 
-    def action_why_not(self, action: str) -> None:
-        """A key pressed while its action cannot act: the action itself says why."""
-        if self.run_name is None:
-            self.notify("No run is shown yet: n starts one.", timeout=3)
-            return
-        getattr(self, f"action_{action}")()
-
-    def action_cancel_run(self) -> None:
-        controller = self.controller
-        if not (self.follows_the_running_run() and controller is not None
-                and controller.running):
+    def cancel(self, run_name: str | None) -> None:
+        """Cancel ``run_name``, or say that it is not going."""
+        if not self.can_cancel(run_name):
             self.notify("This run is not going; nothing to cancel.", timeout=3)
             return
-        workbench = self.workbench
+        from mirage_tui.workbench import workbench_of
+
+        workbench = workbench_of(self.app)
         if workbench is not None:
             workbench.action_cancel_run()
 
-    def action_resume_run(self) -> None:
-        if self.run_name is None:
-            return
-        controller = self.controller
-        if controller is None:
+    def resume(self, run_name: str | None, report: RunReport | None) -> None:
+        """Resume ``run_name`` (its newest report: ``report``), or say why it cannot."""
+        controller = controller_of(self)
+        if run_name is None or controller is None:
             return
         if controller.running:
-            if self.follows_the_running_run():
+            if controller.run_name == run_name:
                 self.notify("This run is going already.", timeout=3)
             else:
                 self.notify(f"Run {controller.run_name} is going; one run at a time.",
                             severity="warning", timeout=5)
             return
-        if self.report is not None and self.report.status == "done" \
-                and not self.report.items.pending:
-            self.notify(f"Run {self.run_name} is finished; nothing to resume.", timeout=3)
+        if finished(report):
+            self.notify(f"Run {run_name} is finished; nothing to resume.", timeout=3)
             return
-        controller.resume(self.run_name)
-
-    def on_adaptability_panel_category_selected(
-            self, message: AdaptabilityPanel.CategorySelected) -> None:
-        self._open_inspector(system=message.system, setting=message.setting,
-                             category=message.category)
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.data_table.id == "live-accuracy":
-            # Enter on an accuracy row: the Inspector on that setting's items
-            self._open_inspector(setting=event.row_key.value)
-        elif event.data_table.id == "live-retrieval":
-            self.notify("Retrieval scores are means over queries: Enter on an accuracy row or "
-                        "an adaptability bar inspects items.", timeout=4)
-
-    def _open_inspector(self, **filters) -> None:
-        if self.run_name is None:
-            return
-        try:
-            from mirage_tui.screens.inspector import InspectorScreen
-        except ImportError as exc:
-            self.notify(f"The inspector is not available in this build ({exc}).",
-                        severity="warning", markup=False)
-            return
-        self.app.push_screen(InspectorScreen(self.run_name, **filters))
+        controller.resume(run_name)

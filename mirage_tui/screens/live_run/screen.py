@@ -1,48 +1,47 @@
-"""The Live run screen: which run it follows and its progress lines. Its report, computed and
-drawn, is :mod:`.report_view`; its keys (cancel, resume, Enter inspects) :mod:`.run_keys`
-(both mixed in). What is drawn comes from :mod:`.panels`."""
+"""The Live run screen: which run it follows, its title and progress lines. Its parts are
+widgets that each hold their own state and say what happened by messages: the report, computed
+and drawn, with Enter inspecting its items (:class:`~.report_view.ReportView`), and ``c`` and
+``r``, cancel and resume (:class:`~.run_keys.RunControls`). Their keys are bound here, in the
+footer's order, so that each acts wherever the focus is; the screen hands them the run it
+shows. What is drawn comes from :mod:`.panels`."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import DataTable, Header, ProgressBar, Static
-from textual.worker import Worker
+from textual.widgets import Header, ProgressBar, Static
+from textual.worker import get_current_worker
 
 from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
-from mirage_tui.screens.live_run.panels import (cut_part, ended_line, event_counts,
+from mirage_tui.screens.features import failures_as, in_footer_order
+from mirage_tui.screens.live_run.messages import NewestRunFailed
+from mirage_tui.screens.live_run.panels import (cut_part, ended_line, event_counts, run_title,
                                                 stored_counts, working_line)
-from mirage_tui.screens.live_run.report_view import REPORT_INTERVAL, ReportView
-from mirage_tui.screens.live_run.run_keys import LiveRunKeys
-from mirage_tui.widgets.adaptability import AdaptabilityPanel
+from mirage_tui.screens.live_run.report_view import ReportView
+from mirage_tui.screens.live_run.run_keys import RunControls
 from mirage_tui.widgets.footer import Footer
 
+FOOTER_ORDER = ("cancel_run", "resume_run", "toggle_gold", "reload_report", "app.go_back",
+                "why_not")
+"""The screen's and its parts' keys, in the footer's order; each key's hidden binding that says
+why it cannot act comes after the one that acts."""
 
-class LiveRunScreen(ReportView, LiveRunKeys, BaseScreen):
+
+class LiveRunScreen(BaseScreen):
     """Progress, accuracy, adaptability and retrieval of one run; see the package docstring."""
 
     # keyboard-first: Enter on the highlighted bar inspects its items straight away
     AUTO_FOCUS = "#live-adaptability"
 
-    # a key is in the footer only while it can act; pressed when it cannot, the hidden
-    # binding after it says why (Textual tries a key's bindings in turn)
-    BINDINGS = [
-        Binding("c", "cancel_run", "Cancel run"),
-        Binding("c", "why_not('cancel_run')", "Cancel run", show=False),
-        Binding("r", "resume_run", "Resume"),
-        Binding("r", "why_not('resume_run')", "Resume", show=False),
-        Binding("d", "toggle_gold", "Gold def"),
-        Binding("d", "why_not('toggle_gold')", "Gold def", show=False),
-        Binding("f5", "reload_report", "Reload", show=False),
-        Binding("escape", "app.go_back", "Back", show=False),
-    ]
+    BINDINGS = in_footer_order(FOOTER_ORDER, RunControls.KEYS, ReportView.KEYS,
+                               [Binding("escape", "app.go_back", "Back", show=False)])
 
     PALETTE = (
         PaletteCommand("live: switch the gold definition",
@@ -100,27 +99,27 @@ class LiveRunScreen(ReportView, LiveRunKeys, BaseScreen):
     """
 
     @dataclass
-    class ReportLoaded(Message):
-        run: str
-        report: object          # engine.results.report.RunReport
-
-    @dataclass
-    class ReportFailed(Message):
-        run: str | None
-        error: str
-
-    @dataclass
     class NoRun(Message):
         pass
 
     def __init__(self, run_name: str | None = None) -> None:
         super().__init__()
         self.run_name = run_name
-        self.report = None              # the report's state beside it: ReportView's own
         self._drawn_done: int | None = None
         self._eta_event, self._eta_at = None, 0.0    # the event the ETA shown is from, when
         self._mounted = False
-        self.gold: str | None = None    # the Retrieval panel's gold definition (None: the run's)
+        self.report_view = ReportView(run_name, id="live-body")
+        self.controls = RunControls()
+
+    @property
+    def report(self):
+        """The newest report of the run shown (:class:`ReportView`'s)."""
+        return self.report_view.report
+
+    @property
+    def gold(self) -> str | None:
+        """The Retrieval panel's gold definition (None: the run's; :class:`ReportView`'s)."""
+        return self.report_view.gold
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -129,21 +128,12 @@ class LiveRunScreen(ReportView, LiveRunKeys, BaseScreen):
             yield ProgressBar(id="live-progress", show_eta=False)
             yield Static("", id="live-counts", markup=False)
         yield Static("", id="live-now", markup=False)
-        # Tab moves between the panels (each shows its focus), never to the scroll itself
-        with VerticalScroll(id="live-body", can_focus=False):
-            accuracy = DataTable(id="live-accuracy", cursor_type="row", zebra_stripes=True)
-            accuracy.border_title = "Accuracy · EM_loose (95% CI, n) · Enter inspects"
-            yield accuracy
-            yield AdaptabilityPanel(id="live-adaptability")
-            retrieval = DataTable(id="live-retrieval", cursor_type="row", zebra_stripes=True)
-            retrieval.border_title = "Retrieval · mean over queries (95% CI)"
-            yield retrieval
-            yield Static("", id="live-notes", markup=False)
+        yield self.report_view
         yield Footer(compact=True)
+        yield self.controls
 
     def on_mount(self) -> None:
         self._mounted = True
-        self.query_one("#live-retrieval").display = False
         self.set_interval(0.5, self._tick)
         self._follow()
 
@@ -177,41 +167,59 @@ class LiveRunScreen(ReportView, LiveRunKeys, BaseScreen):
                 self._set_title("No run yet")
             return
         self.progress_changed()
-        self.reload_report(force=True)
+        self.report_view.reload(force=True)
 
     def show_run(self, run_name: str) -> None:
         """Switch to ``run_name``: clear the panels, then load its report."""
         if not self._mounted:       # shown before it was mounted: on_mount draws it
             self.run_name = run_name
+            self.report_view.show(run_name)
             return
         self.query_one("#live-progress-row").display = True
         if run_name != self.run_name:
             self.run_name = run_name
-            self.report = None
             self._drawn_done = None
-            self._clear_panels()
+            self.report_view.show(run_name)
+            self._title_from()
         self.progress_changed()
-        self.reload_report(force=True)
+        self.report_view.reload(force=True)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="live-find",
           name="find the newest run")
     def find_last_run(self, store) -> None:
         from engine.store.runs import known_runs
 
-        try:
+        worker = get_current_worker()
+        with failures_as(self, lambda error: NewestRunFailed(error, worker), store):
             runs = known_runs(store)          # oldest first
-        finally:
-            store.close()
-        if runs:
-            self.app.call_from_thread(self.show_run, runs[-1])
-        else:
-            self.post_message(self.NoRun())
+            if runs:
+                self.app.call_from_thread(self.show_run, runs[-1])
+            else:
+                self.post_message(self.NoRun())
 
     def on_live_run_screen_no_run(self) -> None:
         self._set_title("No run yet")
         self.query_one("#live-progress-row").display = False
         self.query_one("#live-now", Static).update(
             "Press n for a new run, or g for the quick comparison.")
+
+    @on(NewestRunFailed)
+    def _newest_run_failed(self, message: NewestRunFailed) -> None:
+        if message.worker is None or not message.worker.is_cancelled:
+            message.tell(self.app)
+
+    # ------------------------------------------------------------------ the report
+
+    @on(ReportView.Shown)
+    def _report_shown(self) -> None:
+        self._title_from(status="running" if self.report_view.running_here() else None)
+        self.progress_changed()
+
+    def _set_title(self, text: str) -> None:
+        self.query_one("#live-title", Static).update(text)
+
+    def _title_from(self, status: str | None = None) -> None:
+        self._set_title(run_title(self.run_name, self.report, status))
 
     # ------------------------------------------------------------------ progress
 
@@ -239,7 +247,7 @@ class LiveRunScreen(ReportView, LiveRunKeys, BaseScreen):
             self._title_from(status=("running" if controller.running else None))
             if event.done != self._drawn_done:
                 self._drawn_done = event.done
-                self._report_dirty = True
+                self.report_view.rows_changed()
         elif self.follows_the_running_run() and controller.running:
             bar.update(total=None)
             counts.update("planning…")
@@ -266,16 +274,40 @@ class LiveRunScreen(ReportView, LiveRunKeys, BaseScreen):
         if not self._mounted:
             return
         self.progress_changed()
-        self.reload_report(force=True, changed=True)
+        self.report_view.reload(force=True, changed=True)
 
     def _tick(self) -> None:
         if self.follows_the_running_run() and self.controller.running:
             self.progress_changed()        # the ETA counts down between events (a load)
-        if self._report_dirty and not self._report_busy and \
-                time.monotonic() - self._report_started >= REPORT_INTERVAL:
-            self.reload_report()
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        # then BaseScreen's handler reports the error
-        if event.worker.group == "live-report" and event.state.name in ("ERROR", "CANCELLED"):
-            self._report_busy = False
+    # ------------------------------------------------------------------ keys
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Each part says whether its key can act now; one that cannot leaves the footer (and
+        says why when pressed: :meth:`action_why_not`)."""
+        if action == "cancel_run":
+            return self.controls.can_cancel(self.run_name)
+        if action == "resume_run":
+            return self.controls.can_resume(self.run_name, self.report)
+        if action == "toggle_gold":
+            return self.report_view.has_retrieval()
+        return True
+
+    def action_why_not(self, action: str) -> None:
+        """A key pressed while its action cannot act: the action itself says why."""
+        if self.run_name is None:
+            self.notify("No run is shown yet: n starts one.", timeout=3)
+            return
+        getattr(self, f"action_{action}")()
+
+    def action_cancel_run(self) -> None:
+        self.controls.cancel(self.run_name)
+
+    def action_resume_run(self) -> None:
+        self.controls.resume(self.run_name, self.report)
+
+    def action_toggle_gold(self) -> None:
+        self.report_view.toggle_gold()
+
+    def action_reload_report(self) -> None:
+        self.report_view.reload(force=True, changed=True)
