@@ -253,6 +253,7 @@ async def test_each_failure_of_the_runs_screen_is_told_once_by_its_part(workspac
         await open_screen(pilot, RunsScreen())
         screen = app.screen
         await wait_until(pilot, lambda: _names(screen) == ["alpha", "beta"], what="the runs")
+        await settle(pilot)    # every load of the opening done: none lands after a failure
         # (who posts it, the failure, the notification's title, whether the pane says it too)
         for part, failed, title, in_pane in [
                 (screen, RunsFailed, "Could not load the runs", True),
