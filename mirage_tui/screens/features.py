@@ -44,16 +44,28 @@ def failures_as(node: MessagePump, failed: Callable[[str], Message], store: Stor
     """In a thread worker of ``node`` that reads ``store``: an error becomes ``failed(error)``
     (a :class:`Failed` kind; ``error``: ``prefix + "Type: message"``, an output file's fault
     its own one line) posted to ``node``, and the thread's connection is closed at the end,
-    whatever happened."""
+    whatever happened. A worker cancelled meanwhile (a newer one of its exclusive group took
+    over) tells nothing: its error is stale, and the newer one tells its own."""
     from engine.output_files import OutputFileError
 
     try:
         yield
     except Exception as exc:
-        node.post_message(failed(str(exc) if isinstance(exc, OutputFileError)
-                                 else f"{prefix}{type(exc).__name__}: {exc}"))
+        if not _cancelled():
+            node.post_message(failed(str(exc) if isinstance(exc, OutputFileError)
+                                     else f"{prefix}{type(exc).__name__}: {exc}"))
     finally:
         store.close()
+
+
+def _cancelled() -> bool:
+    """Whether the worker running this code was cancelled (False outside a worker)."""
+    from textual.worker import NoActiveWorker, get_current_worker
+
+    try:
+        return get_current_worker().is_cancelled
+    except NoActiveWorker:
+        return False
 
 
 def store_of(node: DOMNode) -> Store | None:
