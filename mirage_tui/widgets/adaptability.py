@@ -111,7 +111,8 @@ LEGEND = (f"{BAR} to the 95% CI's low end · {SHADE} to the estimate · {WHISKER
 
 
 class AdaptabilityPanel(OptionList):
-    """Bars for the report's ``systems`` entries; Enter on a bar asks for its items."""
+    """Bars for the report's adaptability rows (``RunReport.systems``); Enter on a bar asks
+    for its items."""
 
     DEFAULT_CSS = """
     AdaptabilityPanel {
@@ -141,7 +142,7 @@ class AdaptabilityPanel(OptionList):
         self._width_built: int | None = None
 
     def show(self, entries: list[AdaptabilityRow]) -> None:
-        """Draw these report ``systems`` entries (keeps the highlighted line when it can)."""
+        """Draw these adaptability rows (keeps the highlighted line when it can)."""
         self.entries = list(entries)
         self._rebuild()
 
