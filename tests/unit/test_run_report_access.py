@@ -197,7 +197,8 @@ def keyed_part_reads(tree: ast.AST) -> list[ast.AST]:
             return seen[id(n)]
 
         for node in _within(scope):
-            if not isinstance(getattr(node, "ctx", ast.Load()), ast.Load):
+            if not isinstance(node, (ast.Subscript, ast.Call, ast.Compare)) \
+                    or not isinstance(getattr(node, "ctx", ast.Load()), ast.Load):
                 continue                                # a write (``out["left_out"] = ...``)
             if keyed_read(node, lambda n: True, lambda k: isinstance(k, ast.Constant)
                           and k.value in ROW_ONLY_KEYS) or any(
