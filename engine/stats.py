@@ -100,6 +100,11 @@ class Estimate:
         return f"{format_interval(self.value, self.lo, self.hi, digits=digits)} n={self.n}"
 
 
+def estimates_json(estimates: Mapping[str, Estimate]) -> dict[str, dict]:
+    """``{key: estimate.as_json()}``: a map of estimates as JSON reports write it."""
+    return {key: e.as_json() for key, e in estimates.items()}
+
+
 def format_interval(value: float | None, lo: float | None = None, hi: float | None = None, *,
                     digits: int = 2, scale: float = 1, unit: str = "") -> str:
     """``value`` times ``scale`` with ``digits`` decimals and ``unit``, then ``[lo, hi]`` when

@@ -10,6 +10,11 @@ through here.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.stats import Estimate
+
 COUNT_METRICS = frozenset({"citations"})
 """Means of counts, not rates: written as plain numbers."""
 NO_VALUE = "–"
@@ -35,12 +40,12 @@ def fmt_interval(value: float | None, lo: float | None = None, hi: float | None 
     return text
 
 
-def fmt_estimate(est: dict | None, metric: str | None = None) -> str:
-    """A report estimate ``{"value", "lo", "hi", "n"}`` as ``30.0 [10.0, 60.0] n=20``;
-    ``– n=0`` without a value."""
-    est = est or {}
-    return (f"{fmt_interval(est.get('value'), est.get('lo'), est.get('hi'), metric)} "
-            f"n={est.get('n', 0)}")
+def fmt_estimate(est: Estimate | None, metric: str | None = None) -> str:
+    """An :class:`~engine.stats.Estimate` as ``30.0 [10.0, 60.0] n=20``; ``– n=0`` without
+    one."""
+    if est is None:
+        return f"{NO_VALUE} n=0"
+    return f"{fmt_interval(est.value, est.lo, est.hi, metric)} n={est.n}"
 
 
 def fmt_delta(value: float | None, metric: str | None = None, unit: bool = True) -> str:

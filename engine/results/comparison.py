@@ -24,11 +24,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.metrics.adaptability import OVERALL_MEANING
-from engine.results.text import ADAPTABILITY_COLUMNS, concurrency_text, pct, short_setting, table
+from engine.results.text import (ADAPTABILITY_COLUMNS, concurrency_text, est_pct, short_setting,
+                                 table)
 from engine.units import fmt_delta
 
 if TYPE_CHECKING:
     from engine.results.report import RunReport
+    from engine.stats import Estimate
 
 Segment = tuple[str, str]
 """``(text, role)``; see the module docstring for the roles."""
@@ -89,27 +91,27 @@ def run_rows(store) -> list[RunRow]:
 
 @dataclass
 class ComparedEstimate:
-    """One number of one system in both runs: A (left) and B (right), each an estimate dict
-    with ``value``, ``lo``, ``hi`` and ``n``."""
+    """One number of one system in both runs: A (left) and B (right), each an
+    :class:`~engine.stats.Estimate`."""
 
     system: str
     what: str       # a setting (accuracy) or an ADAPTABILITY_COLUMNS key (adaptability)
-    a: dict
-    b: dict
+    a: Estimate
+    b: Estimate
 
     @property
     def delta(self) -> float | None:
         """B − A in percentage points; None when either value is missing."""
-        a, b = self.a.get("value"), self.b.get("value")
+        a, b = self.a.value, self.b.value
         return None if a is None or b is None else 100 * (b - a)
 
     @property
     def overlap(self) -> bool | None:
         """Whether the two 95% CIs overlap; None when either CI is missing."""
         a, b = self.a, self.b
-        if not a or not b or None in (a.get("lo"), a.get("hi"), b.get("lo"), b.get("hi")):
+        if None in (a.lo, a.hi, b.lo, b.hi):
             return None
-        return a["lo"] <= b["hi"] and b["lo"] <= a["hi"]
+        return a.lo <= b.hi and b.lo <= a.hi
 
 
 @dataclass
@@ -126,11 +128,6 @@ class RunComparison:
     only_right: list[str] = field(default_factory=list)
 
 
-def _share(entry: dict, key: str) -> dict:
-    return {"value": entry.get(key), "lo": entry.get(f"{key}_lo"),
-            "hi": entry.get(f"{key}_hi"), "n": entry.get("n")}
-
-
 def compare_reports(left: RunReport, right: RunReport) -> RunComparison:
     """Two run reports compared: EM_loose per system × setting both have, and the adaptability
     shares (NV, CA, CI, CM, overall) of every system both have, A's order."""
@@ -141,12 +138,12 @@ def compare_reports(left: RunReport, right: RunReport) -> RunComparison:
                          for setting, a in per.items() if setting in other]
     out.only_left = sorted(set(left.accuracy) - set(right.accuracy))
     out.only_right = sorted(set(right.accuracy) - set(left.accuracy))
-    rights = {e["system"]: e for e in right.systems}
+    rights = {e.system: e for e in right.systems}
     for entry in left.systems:
-        other = rights.get(entry["system"])
+        other = rights.get(entry.system)
         if other is not None:
-            out.adaptability += [ComparedEstimate(entry["system"], key, _share(entry, key),
-                                                  _share(other, key))
+            out.adaptability += [ComparedEstimate(entry.system, key, entry.share(key),
+                                                  other.share(key))
                                  for key, _ in ADAPTABILITY_COLUMNS]
     return out
 
@@ -154,15 +151,11 @@ def compare_reports(left: RunReport, right: RunReport) -> RunComparison:
 # --------------------------------------------------------------------------- text
 
 
-def _est(e: dict | None) -> str:
-    """``33.3 [0.0, 66.7] n=6`` (percent); ``–`` when missing."""
-    if not e or e.get("value") is None:
-        return "– n=0" if e else "–"
-    return f"{pct(e['value'], e.get('lo'), e.get('hi'))} n={e.get('n', 0)}"
-
-
-def _flat(entry: dict, key: str) -> str:
-    return pct(entry.get(key), entry.get(f"{key}_lo"), entry.get(f"{key}_hi"))
+def _est(e: Estimate) -> str:
+    """``33.3 [0.0, 66.7] n=6`` (percent); ``– n=0`` without a value."""
+    if e.value is None:
+        return "– n=0"
+    return f"{est_pct(e)} n={e.n}"
 
 
 def _table(rows: list[list[str]], right: set[int] = frozenset(),
@@ -209,8 +202,7 @@ def comparison_segments(c: RunComparison, width: int | None = None) -> list[Segm
     out.append(_heading("Adaptability"))
     titles = dict(ADAPTABILITY_COLUMNS)
     rows = [["system", "", f"A {ln}", f"B {rn}", "Δ", ""]]
-    rows += [[e.system, titles[e.what], f"{pct(e.a['value'], e.a['lo'], e.a['hi'])} "
-              f"n={e.a['n']}", f"{pct(e.b['value'], e.b['lo'], e.b['hi'])} n={e.b['n']}",
+    rows += [[e.system, titles[e.what], f"{est_pct(e.a)} n={e.a.n}", f"{est_pct(e.b)} n={e.b.n}",
               _delta(e), _overlap(e)] for e in c.adaptability]
     out += _table(rows, right={4}, width=width) if len(rows) > 1 else [
         ("  (no system with adaptability in both runs)\n", "")]
@@ -250,21 +242,21 @@ def summary_segments(report: RunReport, row: RunRow | None = None,
     settings = list(dict.fromkeys(s for per in report.accuracy.values() for s in per))
     rows = [["system"] + [short_setting(s) for s in settings]]
     for system, per in report.accuracy.items():
-        rows.append([system] + [_est(per.get(s)) if s in per else "" for s in settings])
+        rows.append([system] + [_est(per[s]) if s in per else "" for s in settings])
     out += _table(rows, width=width) if len(rows) > 1 else [("  (no scored items yet)\n", "")]
     out.append(_heading("Adaptability (MIRAGE §1; NV+CA+CI+CM = 100)"))
     # Overall in a column of its own would push the table past 100 columns
     shares = [(k, t) for k, t in ADAPTABILITY_COLUMNS if k != "overall"]
     rows = [["system", "n"] + [title for _, title in shares]]
     for entry in report.systems:
-        rows.append([entry["system"], str(entry["n"])]
-                    + [_flat(entry, key) for key, _ in shares])
+        rows.append([entry.system, str(entry.n)]
+                    + [est_pct(entry.share(key)) for key, _ in shares])
     if len(rows) == 1:
         out.append(("  (no system has base, oracle and a mixed-like setting yet)\n", ""))
     else:
         out += _table(rows, right={1}, width=width)
         out.append(_heading(OVERALL_MEANING))
-        out += _table([["system", "overall"]] + [[e["system"], _flat(e, "overall")]
+        out += _table([["system", "overall"]] + [[e.system, est_pct(e.share("overall"))]
                                                  for e in report.systems], width=width)
     for note in report.notes:
         out.append((f"note: {note}\n", "note"))

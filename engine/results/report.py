@@ -29,11 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from engine.metrics.adaptability import PATTERN_KEYS, AdaptabilityReport, adaptability_many
+from engine.metrics.adaptability import PATTERN_KEYS, adaptability_many
 from engine.metrics.definitions import (GOLD_DEFINITIONS, Definitions, definition_lines,
                                         resolve as resolve_definitions)
 from engine.metrics.language import DEFAULT_LANGUAGE_METRIC, LANGUAGE_METRICS
 from engine.metrics.retrieval import DEFAULT_KS
+from engine.results.adaptability_rows import AdaptabilityGroup, AdaptabilityRow, LeftOut
 from engine.results.records import (LOOSE_METRIC, ItemCounts, RunColumns, column_counts,
                                     is_mixed_like, load_columns, metric_order, parse_retrieved,
                                     retriever_name, setting_order, split_system)
@@ -42,12 +43,12 @@ from engine.results.retrieval_table import RetrievalRow, group_key, retrievers, 
 from engine.runs.header import RunHeader, Selection
 from engine.runs.lookup import RunInfo, RunNotFound
 from engine.retrieval.scores import answer_match_rows, gold_chunks, stored_rankings
-from engine.stats import (N_BOOT, RATE, SEED, Estimate, clopper_pearson_many, interval,
-                          intervals)
+from engine.stats import (N_BOOT, RATE, SEED, Estimate, clopper_pearson_many, estimates_json,
+                          interval, intervals)
 from engine.store import Store
 
-__all__ = ["ItemCounts", "ReportDefinitions", "RunReport", "RunNotFound", "SampleNote",
-           "build_report", "system_label"]
+__all__ = ["AdaptabilityRow", "ItemCounts", "ReportConfig", "ReportDefinitions", "RunReport",
+           "RunNotFound", "SampleNote", "build_report", "system_label"]
 
 def system_label(system: str, mixed_setting: str) -> str:
     """The report's row name: the system, plus the mixed-like setting unless it is ``mixed``,
@@ -86,19 +87,43 @@ class ReportDefinitions:
         return {**self.chosen.as_json(), "answer_match_rows": self.answer_match_rows}
 
 
+@dataclass(frozen=True)
+class ReportConfig:
+    """The run's stored configuration as the report carries it: what its readers show, typed
+    (the prompt ``template`` and the ``seed``; None where the run recorded none), and the
+    stored JSON, written back as it is (an older run's has keys no :class:`RunConfig` has)."""
+
+    template: str | None
+    seed: Any
+    stored: dict = field(repr=False)
+
+    @classmethod
+    def of(cls, config: dict) -> "ReportConfig":
+        return cls(config.get("template"), config.get("seed"), config)
+
+    def as_json(self) -> dict[str, Any]:
+        return self.stored
+
+
+Accuracy = dict[str, dict[str, Estimate]]
+"""system -> setting -> EM_loose accuracy."""
+Metrics = dict[str, dict[str, dict[str, Estimate]]]
+"""system -> setting -> metric -> its mean."""
+
+
 @dataclass
 class RunReport:
     run: str
     status: str
     dataset: str
     header: RunHeader
-    config: dict
+    config: ReportConfig
     items: ItemCounts
     partial: bool
     sample: SampleNote | None
-    systems: list[dict]
-    accuracy: dict[str, dict[str, dict]]            # system -> setting -> estimate
-    metrics: dict[str, dict[str, dict[str, dict]]]  # system -> setting -> metric -> estimate
+    systems: list[AdaptabilityRow]
+    accuracy: Accuracy
+    metrics: Metrics
     retrieval: list[RetrievalRow]
     notes: list[str] = field(default_factory=list)
     n_boot: int = N_BOOT
@@ -109,12 +134,18 @@ class RunReport:
 
     def as_json(self) -> dict[str, Any]:
         out = {"run": self.run, "status": self.status, "partial": self.partial,
-               "dataset": self.dataset, "header": self.header.as_dict(), "config": self.config,
+               "dataset": self.dataset, "header": self.header.as_dict(),
+               "config": self.config.as_json(),
                "definitions": self.definitions.as_json() if self.definitions else {},
                "items": self.items.as_json(),
                "sample": self.sample.as_json() if self.sample else None, "n_boot": self.n_boot,
-               "seed": self.seed, "systems": self.systems, "accuracy": self.accuracy,
-               "metrics": self.metrics, "retrieval": [r.as_json() for r in self.retrieval],
+               "seed": self.seed, "systems": [row.as_json() for row in self.systems],
+               "accuracy": {system: estimates_json(per)
+                            for system, per in self.accuracy.items()},
+               "metrics": {system: {setting: estimates_json(per) for setting, per in
+                                    settings.items()}
+                           for system, settings in self.metrics.items()},
+               "retrieval": [r.as_json() for r in self.retrieval],
                "retrieval_by_gold": {gold: [r.as_json() for r in rows]
                                      for gold, rows in self.retrieval_by_gold.items()},
                "notes": self.notes}
@@ -184,7 +215,7 @@ def build_report(store: Store, run: RunInfo, n_boot: int = N_BOOT, seed: int = S
         by_gold[definition] = retrieval_table(rankings, sets, query_list, facts, n_boot, seed)
     return RunReport(
         run=run.name, status=run.status, dataset=run.dataset, header=run.header,
-        config=run.config, items=counts,
+        config=ReportConfig.of(run.config), items=counts,
         partial=run.status != "done" or counts.pending > 0,
         sample=_sample_note(run, len(queries)), systems=systems, accuracy=accuracy,
         metrics=metrics, retrieval=by_gold[definitions.gold], notes=notes, n_boot=n_boot,
@@ -241,13 +272,14 @@ def _language_notes(cols: RunColumns, metric: str) -> list[str]:
 
 def _system_tables(cols: RunColumns, queries: np.ndarray, facts: _QueryFacts,
                    all_metrics: list[tuple[str, str]], n_boot: int, seed: int,
-                   breakdowns: bool = True) -> tuple[list[dict], dict, dict, list[str]]:
+                   breakdowns: bool = True
+                   ) -> tuple[list[AdaptabilityRow], Accuracy, Metrics, list[str]]:
     """Per system: the adaptability rows (one per mixed-like setting), accuracy and every
     other metric per setting (``all_metrics``: (name shown, stored metric read)), and notes on
     the adaptability a system cannot have."""
     systems, notes = [], []
-    accuracy: dict[str, dict[str, dict]] = {}
-    metrics: dict[str, dict[str, dict[str, dict]]] = {}
+    accuracy: Accuracy = {}
+    metrics: Metrics = {}
     loose = cols.loose()
     for system in cols.systems:
         ordered = [s for s in cols.settings if cols.span(system, s) is not None]
@@ -255,9 +287,8 @@ def _system_tables(cols: RunColumns, queries: np.ndarray, facts: _QueryFacts,
         accuracy[system] = {s: _rate(loose[spans[s]], n_boot, seed) for s in ordered}
         # every metric of a setting in one call: columns of one length share the resamples
         metrics[system] = {
-            s: {m: est.as_json() for m, est in intervals(
-                {m: _kept(cols, source, spans[s]) for m, source in all_metrics},
-                n_boot=n_boot, seed=seed).items()}
+            s: intervals({m: _kept(cols, source, spans[s]) for m, source in all_metrics},
+                         n_boot=n_boot, seed=seed)
             for s in ordered}
         for mixed in (s for s in ordered if is_mixed_like(s)):
             lacking = [s for s in ("base", "oracle") if s not in spans]
@@ -308,8 +339,8 @@ def _sample_note(run: RunInfo, queries_in_run: int) -> SampleNote | None:
 
 def _adaptability_entry(system: str, mixed: str, cols: RunColumns, loose: np.ndarray,
                         trio: dict[str, slice], queries: np.ndarray, facts: _QueryFacts,
-                        accuracy: dict, n_boot: int, seed: int,
-                        breakdowns: bool = True) -> dict[str, Any]:
+                        accuracy: dict[str, Estimate], n_boot: int, seed: int,
+                        breakdowns: bool = True) -> AdaptabilityRow:
     """One adaptability row: over the run's queries, those whose base, oracle and ``mixed``
     items all have an EM_loose label give a (b, o, m) pattern; the others are left out,
     ``errored`` when one of the three items failed, else ``missing``."""
@@ -328,30 +359,23 @@ def _adaptability_entry(system: str, mixed: str, cols: RunColumns, loose: np.nda
     patterns = np.where(complete, 4 * labels[0] + 2 * labels[1] + labels[2], -1)
     generator, template = split_system(system)
     retrieved = parse_retrieved(mixed)
-    entry: dict[str, Any] = {
-        "system": system_label(system, mixed), "run_system": system, "generator": generator,
-        "template": template, "mixed_setting": mixed,
-        "retriever": retrieved[1] if retrieved else None,
-        "retriever_name": retriever_name(retrieved[1]) if retrieved else None,
-        "top_k": retrieved[0] if retrieved else None,
-    }
     counts = np.bincount(patterns[complete], minlength=len(PATTERN_KEYS))
-    entry.update(_adaptability_json(adaptability_many(counts, mixed_setting=mixed)[0]))
-    n_missing = int((~complete).sum()) - n_errored
-    entry["left_out"] = {"missing": n_missing, "errored": n_errored,
-                         "total": n_missing + n_errored}
-    entry["accuracy"] = accuracy
-    if not breakdowns:
-        return entry
-    for attr in ("language", "source"):
-        entry[f"by_{attr}"] = _breakdown(attr, cols, loose, trio, queries, facts, patterns,
-                                         mixed, n_boot, seed)
-    return entry
+    by = {attr: _breakdown(attr, cols, loose, trio, queries, facts, patterns, mixed, n_boot,
+                           seed) if breakdowns else None for attr in ("language", "source")}
+    return AdaptabilityRow(
+        system=system_label(system, mixed), run_system=system, generator=generator,
+        template=template, mixed_setting=mixed,
+        retriever=retrieved[1] if retrieved else None,
+        retriever_name=retriever_name(retrieved[1]) if retrieved else None,
+        top_k=retrieved[0] if retrieved else None,
+        shares=adaptability_many(counts, mixed_setting=mixed)[0],
+        left_out=LeftOut(int((~complete).sum()) - n_errored, n_errored), accuracy=accuracy,
+        by_language=by["language"], by_source=by["source"])
 
 
 def _breakdown(attr: str, cols: RunColumns, loose: np.ndarray, trio: dict[str, slice],
                queries: np.ndarray, facts: _QueryFacts, patterns: np.ndarray, mixed: str,
-               n_boot: int, seed: int) -> dict[str, dict]:
+               n_boot: int, seed: int) -> dict[str, AdaptabilityGroup]:
     """Adaptability and accuracy per group (language or source), every group at once: the
     pattern counts of each group's queries (a ``bincount`` over group × pattern) and, per
     setting, the k and n of each group's EM_loose labels. A group appears when any of its
@@ -374,32 +398,21 @@ def _breakdown(attr: str, cols: RunColumns, loose: np.ndarray, trio: dict[str, s
         k = np.bincount(group[valid], weights=part[valid], minlength=len(names))[shown]
         n = np.bincount(group[valid], minlength=len(names))[shown]
         rates[s] = _rates(k, n)
-    out = {}
-    for i, g in enumerate(shown):
-        entry = _adaptability_json(reports[i])
-        entry["accuracy"] = {s: rates[s][i] for s in ordered}
-        out[names[int(g)]] = entry
-    return out
+    return {names[int(g)]: AdaptabilityGroup(reports[i], {s: rates[s][i] for s in ordered})
+            for i, g in enumerate(shown)}
 
 
-def _adaptability_json(report: AdaptabilityReport) -> dict[str, Any]:
-    out = report.as_json()
-    for key in ("n_boot", "seed"):
-        out.pop(key)
-    return out
-
-
-def _rate(labels: np.ndarray, n_boot: int, seed: int) -> dict:
+def _rate(labels: np.ndarray, n_boot: int, seed: int) -> Estimate:
     """The share of 1s among the 0/1 ``labels`` (NaN: no label, left out) with its interval."""
-    return interval(RATE, labels[~np.isnan(labels)], n_boot=n_boot, seed=seed).as_json()
+    return interval(RATE, labels[~np.isnan(labels)], n_boot=n_boot, seed=seed)
 
 
-def _rates(k: np.ndarray, n: np.ndarray) -> list[dict]:
+def _rates(k: np.ndarray, n: np.ndarray) -> list[Estimate]:
     """``k[g]`` of ``n[g]`` per group as :func:`_rate` gives it, the Clopper–Pearson
     intervals in one vectorised call."""
     lo, hi = np.zeros(len(n)), np.zeros(len(n))
     has = n > 0
     if has.any():
         lo[has], hi[has] = clopper_pearson_many(np.rint(k[has]), n[has])
-    return [Estimate(int(round(k[g])) / int(n[g]), float(lo[g]), float(hi[g]), int(n[g])).as_json()
-            if n[g] else Estimate(None, None, None, 0).as_json() for g in range(len(n))]
+    return [Estimate(int(round(k[g])) / int(n[g]), float(lo[g]), float(hi[g]), int(n[g]))
+            if n[g] else Estimate(None, None, None, 0) for g in range(len(n))]

@@ -12,6 +12,7 @@ from typing import Any, Iterable
 from engine.metrics.retrieval import DEFAULT_KS, retrieval_report
 from engine.results.records import ItemRecord, parse_retrieved, retriever_name, setting_order
 from engine.runs.lookup import RunInfo
+from engine.stats import Estimate, estimates_json
 
 UNKNOWN = "?"
 """The breakdown key for queries with no language (or no source)."""
@@ -23,13 +24,13 @@ Rankings = dict[str, dict[int, list[int]]]
 @dataclass(frozen=True)
 class RetrievalGroup:
     """A retriever's scores over some queries: ``n`` of them, and ``metrics`` (``p@1``, …: an
-    estimate ``{value, lo, hi, n}`` each)."""
+    :class:`~engine.stats.Estimate` each)."""
 
     n: int
-    metrics: dict[str, dict]
+    metrics: dict[str, Estimate]
 
     def as_json(self) -> dict[str, Any]:
-        return {"n": self.n, "metrics": self.metrics}
+        return {"n": self.n, "metrics": estimates_json(self.metrics)}
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class RetrievalRow:
     missing: int
     no_gold: int
     ks: tuple[int, ...]
-    metrics: dict[str, dict]
+    metrics: dict[str, Estimate]
     by_language: dict[str, RetrievalGroup]
     by_source: dict[str, RetrievalGroup]
 
@@ -55,7 +56,7 @@ class RetrievalRow:
     def as_json(self) -> dict[str, Any]:
         return {"retriever": self.retriever, "retriever_name": self.retriever_name,
                 "n": self.n, "missing": self.missing, "no_gold": self.no_gold,
-                "ks": list(self.ks), "metrics": self.metrics,
+                "ks": list(self.ks), "metrics": estimates_json(self.metrics),
                 **{f"by_{attr}": {g: group.as_json() for g, group in self.by(attr).items()}
                    for attr in ("language", "source")}}
 
@@ -123,4 +124,4 @@ def retrieval_table(rankings: Rankings, gold: dict[int, set[int]], queries: list
 def _group(rows: list, ks: tuple[int, ...], n_boot: int, seed: int) -> RetrievalGroup:
     """The scores over ``rows`` (one per query)."""
     est = retrieval_report(rows, ks, n_boot=n_boot, seed=seed)
-    return RetrievalGroup(len(rows), {k: v.as_json() for k, v in est.items()})
+    return RetrievalGroup(len(rows), est)

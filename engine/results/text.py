@@ -17,7 +17,9 @@ from engine.text_fit import fit_table, wrap_lines
 from models.served_by import backend_words
 
 if TYPE_CHECKING:
+    from engine.results.adaptability_rows import AdaptabilityRow
     from engine.results.report import RunReport
+    from engine.stats import Estimate
 
 ADAPTABILITY_COLUMNS = (("nv", "NV↓"), ("ca", "CA↑"), ("ci", "CI↓"), ("cm", "CM↓"),
                         ("overall", "Overall↑"))
@@ -36,13 +38,13 @@ def num(value: float | None, lo: float | None = None, hi: float | None = None) -
     return format_interval(value, lo, hi, digits=2)
 
 
-def _est(e: dict, metric: str = "") -> str:
-    fmt = num if metric in COUNT_METRICS else pct
-    return fmt(e.get("value"), e.get("lo"), e.get("hi"))
+def est_pct(e: Estimate) -> str:
+    """An estimate as :func:`pct` writes it (no n)."""
+    return pct(e.value, e.lo, e.hi)
 
 
-def _flat(entry: dict, key: str) -> str:
-    return pct(entry.get(key), entry.get(f"{key}_lo"), entry.get(f"{key}_hi"))
+def _est(e: Estimate, metric: str = "") -> str:
+    return num(e.value, e.lo, e.hi) if metric in COUNT_METRICS else est_pct(e)
 
 
 def table(rows: list[list[str]], right: set[int] = frozenset(),
@@ -62,15 +64,17 @@ def short_setting(setting: str) -> str:
     return setting
 
 
-def _row_name(entry: dict) -> str:
-    mixed = entry["mixed_setting"]
-    return entry["run_system"] + ("" if mixed == "mixed" else f" | {short_setting(mixed)}")
+def row_name(entry: AdaptabilityRow) -> str:
+    """An adaptability row's name as tables show it: the system, plus its mixed-like setting
+    without the retriever's hash unless it is ``mixed``."""
+    mixed = entry.mixed_setting
+    return entry.run_system + ("" if mixed == "mixed" else f" | {short_setting(mixed)}")
 
 
-def _context(entry: dict) -> tuple[str, str]:
-    if entry.get("retriever") or entry.get("top_k"):
-        name = entry.get("retriever_name") or entry.get("retriever") or "retrieved"
-        return name, str(entry.get("top_k") or "-")
+def _context(entry: AdaptabilityRow) -> tuple[str, str]:
+    if entry.retriever or entry.top_k:
+        name = entry.retriever_name or entry.retriever or "retrieved"
+        return name, str(entry.top_k or "-")
     return "mixed (pool)", "-"
 
 
@@ -163,11 +167,11 @@ def _adaptability_table(report: RunReport, by: str | None, width: int | None) ->
     rows = [head]
     for entry in report.systems:
         context, k = _context(entry)
-        groups = entry[f"by_{by}"].items() if by else [(None, entry)]
+        groups = entry.by(by).items() if by else [(None, entry)]
         for group, values in groups:
-            rows.append([entry["run_system"], context, k] + ([group] if by else [])
-                        + [str(values["n"])]
-                        + [_flat(values, key) for key, _ in ADAPTABILITY_COLUMNS])
+            rows.append([entry.run_system, context, k] + ([group] if by else [])
+                        + [str(values.n)]
+                        + [est_pct(values.share(key)) for key, _ in ADAPTABILITY_COLUMNS])
     n_col = 4 if by else 3
     lines = ["Table 1. RAG adaptability (MIRAGE §1, EM_loose labels; NV+CA+CI+CM = 100)"
              + (f", by {by}" if by else "")]
@@ -179,10 +183,10 @@ def _adaptability_table(report: RunReport, by: str | None, width: int | None) ->
 def _patterns(report: RunReport) -> list[str]:
     lines = ["Patterns (b base, o oracle, m the mixed-like setting; EM_loose) and items left out"]
     for entry in report.systems:
-        counts = ", ".join(f"{k} {v}" for k, v in entry["patterns"].items())
-        left = entry["left_out"]
-        lines.append(f"  {_row_name(entry)}: {counts} (n={entry['n']}); left out "
-                     f"{left['total']} ({left['errored']} errored, {left['missing']} missing)")
+        counts = ", ".join(f"{k} {v}" for k, v in entry.patterns.items())
+        left = entry.left_out
+        lines.append(f"  {row_name(entry)}: {counts} (n={entry.n}); left out "
+                     f"{left.total} ({left.errored} errored, {left.missing} missing)")
     return lines
 
 
@@ -221,7 +225,7 @@ def _accuracy_table(report: RunReport, width: int | None) -> list[str]:
     rows = [["System", "Setting", "Accuracy", "n"]]
     for system, settings in report.accuracy.items():
         for setting, e in settings.items():
-            rows.append([system, short_setting(setting), _est(e), str(e["n"])])
+            rows.append([system, short_setting(setting), _est(e), str(e.n)])
     if len(rows) == 1:
         return []
     return ["Accuracy per setting (EM_loose)"] + table(rows, right={3}, width=width)
@@ -236,7 +240,7 @@ def _replies_table(report: RunReport, width: int | None) -> list[str]:
     rows = [["System", "Cut at the limit", "While thinking", "Reasoning tokens (mean)", "n"]]
     for e in entries:
         rate, tokens = e.cut_rate, e.reasoning_tokens
-        rows.append([e.system, f"{e.cut} ({pct(rate.value, rate.lo, rate.hi)})",
+        rows.append([e.system, f"{e.cut} ({est_pct(rate)})",
                      str(e.cut_while_thinking), num(tokens.value, tokens.lo, tokens.hi),
                      str(e.n)])
     return (["Replies: answers cut at the token limit (scored as given: an answer cut while "
@@ -253,7 +257,7 @@ def _metrics_tables(report: RunReport, width: int | None) -> list[str]:
         rows = [["Metric"] + [short_setting(s) for s in settings]]
         for metric in names:
             rows.append([metric] + [f"{_est(settings[s][metric], metric)} "
-                                    f"n={settings[s][metric]['n']}" for s in settings])
+                                    f"n={settings[s][metric].n}" for s in settings])
         lines += ["", f"Metrics per setting, {system} (mean; n = items with a value; "
                   "correct_language only counts replies long enough to detect)"]
         lines += table(rows, width=width)

@@ -26,6 +26,8 @@ from textual.widgets.option_list import Option
 from engine.metrics.adaptability import (CONTEXT_ACCEPTABLE, CONTEXT_INSENSITIVE,
                                          CONTEXT_MISINTERPRETED, NOISE_VULNERABLE,
                                          OVERALL_MEANING)
+from engine.results.adaptability_rows import AdaptabilityRow, LeftOut
+from engine.stats import Estimate
 from mirage_tui.widgets.estimates import estimate_cell, setting_label
 
 # (report key, inspector category, label, better when)
@@ -72,9 +74,9 @@ PART_STYLES = {"bar": "$primary", "ci": "$primary 60%", "whisker": "$warning",
                "track": ""}
 
 
-def bar_line(label: str, hint: str, est: dict, width: int) -> Content:
+def bar_line(label: str, hint: str, est: Estimate, width: int) -> Content:
     """``NV ↓ ███▓▓──┤   │ 32.0 [21.0, 44.0] n=20`` as styled Content."""
-    cells = bar_cells(est.get("value"), est.get("lo"), est.get("hi"), width)
+    cells = bar_cells(est.value, est.lo, est.hi, width)
     parts: list[tuple[str, str] | str] = [(f"{label} ", "bold"), (f"{hint} ", "$text-muted")]
     for char, part in cells:
         parts.append((char, PART_STYLES[part]))
@@ -83,25 +85,21 @@ def bar_line(label: str, hint: str, est: dict, width: int) -> Content:
     return Content.assemble(*parts)
 
 
-def heading_line(entry: dict) -> Content:
+def heading_line(entry: AdaptabilityRow) -> Content:
     """The system, the setting that played mixed, n and the overall score."""
-    left = (entry.get("left_out") or {}).get("total", 0)
-    overall = {"value": entry.get("overall"), "lo": entry.get("overall_lo"),
-               "hi": entry.get("overall_hi"), "n": entry.get("n", 0)}
-    tail = f" · overall {estimate_cell(overall)}"
-    if left:
-        tail += f" · {left_out_words(entry.get('left_out') or {})}"
-    return Content.assemble((entry.get("run_system") or entry.get("system", "?"), "bold"),
-                            (f" · {setting_label(entry.get('mixed_setting', 'mixed'))}",
-                             "$text-accent"), (tail, "$text-muted"))
+    tail = f" · overall {estimate_cell(entry.share('overall'))}"
+    if entry.left_out.total:
+        tail += f" · {left_out_words(entry.left_out)}"
+    return Content.assemble((entry.run_system, "bold"),
+                            (f" · {setting_label(entry.mixed_setting)}", "$text-accent"),
+                            (tail, "$text-muted"))
 
 
-def left_out_words(left: dict) -> str:
+def left_out_words(left: LeftOut) -> str:
     """``2 items not counted (1 errored, 1 not in all of base, oracle and mixed yet)``."""
-    total = left.get("total", 0)
-    why = [f"{left['errored']} errored" if left.get("errored") else "",
-           f"{left['missing']} not in all of base, oracle and mixed yet"
-           if left.get("missing") else ""]
+    total = left.total
+    why = [f"{left.errored} errored" if left.errored else "",
+           f"{left.missing} not in all of base, oracle and mixed yet" if left.missing else ""]
     reasons = ", ".join(w for w in why if w)
     return (f"{total} item{'s' if total != 1 else ''} not counted"
             + (f" ({reasons})" if reasons else ""))
@@ -112,13 +110,9 @@ LEGEND = (f"{BAR} to the 95% CI's low end · {SHADE} to the estimate · {WHISKER
 """The line under the bars that says what their parts are."""
 
 
-def estimate_of(entry: dict, key: str) -> dict:
-    return {"value": entry.get(key), "lo": entry.get(f"{key}_lo"),
-            "hi": entry.get(f"{key}_hi"), "n": entry.get("n", 0)}
-
-
 class AdaptabilityPanel(OptionList):
-    """Bars for the report's ``systems`` entries; Enter on a bar asks for its items."""
+    """Bars for the report's adaptability rows (``RunReport.systems``); Enter on a bar asks
+    for its items."""
 
     DEFAULT_CSS = """
     AdaptabilityPanel {
@@ -143,12 +137,12 @@ class AdaptabilityPanel(OptionList):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.entries: list[dict] = []
+        self.entries: list[AdaptabilityRow] = []
         self.border_title = "Adaptability · NV CA CI CM (95% CI, n) · Enter inspects"
         self._width_built: int | None = None
 
-    def show(self, entries: list[dict]) -> None:
-        """Draw these report ``systems`` entries (keeps the highlighted line when it can)."""
+    def show(self, entries: list[AdaptabilityRow]) -> None:
+        """Draw these adaptability rows (keeps the highlighted line when it can)."""
         self.entries = list(entries)
         self._rebuild()
 
@@ -169,7 +163,7 @@ class AdaptabilityPanel(OptionList):
         for index, entry in enumerate(self.entries):
             options.append(Option(heading_line(entry), id=f"{index}:heading", disabled=True))
             for key, category, label, hint in CATEGORY_ROWS:
-                options.append(Option(bar_line(label, hint, estimate_of(entry, key), width),
+                options.append(Option(bar_line(label, hint, entry.share(key), width),
                                       id=f"{index}:{category}"))
         if self.entries:
             options.append(Option(Content.styled(LEGEND, "$text-muted"), id="legend",
@@ -202,5 +196,4 @@ class AdaptabilityPanel(OptionList):
             return
         entry = self.entries[int(index)]
         self.post_message(self.CategorySelected(
-            entry.get("run_system") or entry.get("system", ""),
-            entry.get("mixed_setting", "mixed"), category))
+            entry.run_system, entry.mixed_setting, category))

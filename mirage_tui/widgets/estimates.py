@@ -1,6 +1,6 @@
 """How a number with its 95% CI and n is written on screen ("Statistics everywhere").
 
-Estimates arrive as the report's estimate cells (``{"value", "lo", "hi", "n"}``); the helpers here
+Estimates arrive as the report's :class:`~engine.stats.Estimate` cells; the helpers here
 only format them, they compute nothing, in the one unit of :mod:`engine.units`
 (``30.0 [10.0, 60.0] n=20``: percent, one decimal), as ``mirage-tui report`` does. And the
 time estimates' lines (New run's, the judge dialog's), from the one estimator's figures
@@ -11,6 +11,7 @@ corrected for, the model's load, requests in flight.
 from __future__ import annotations
 
 from engine.results.records import parse_retrieved
+from engine.stats import Estimate
 from engine.units import fmt_estimate
 from engine.runs.estimates import in_flight_words
 from mirage_tui.durations import duration
@@ -18,7 +19,7 @@ from mirage_tui.durations import duration
 __all__ = ["duration", "estimate_cell", "estimate_line", "judging_line", "setting_label"]
 
 
-def estimate_cell(est: dict | None) -> str:
+def estimate_cell(est: Estimate | None) -> str:
     """``41.0 [35.2, 47.1] n=120``; ``– n=0`` without a value."""
     return fmt_estimate(est)
 

@@ -8,34 +8,32 @@ import pytest
 
 from engine.datasets.demo_pool import ensure_demo
 from engine.results import build_report
-from engine.results.report import ItemCounts, RunReport, SampleNote
+from engine.results.adaptability_rows import AdaptabilityRow
+from engine.results.report import ItemCounts, ReportConfig, RunReport, SampleNote
 from engine.runs.header import RunHeader
 from engine.runs.lookup import load_run
+from engine.stats import Estimate
 from engine.results.comparison import (RunRow, compare_reports, comparison_segments, plain,
                                        run_row, run_rows, summary_segments)
 from testkit.arena import answered_run
+from testkit.report_rows import adaptability_row
 
 ROLES = {"title", "heading", "header", "strong", "note", ""}
 
 
-def est(value, lo=None, hi=None, n=6) -> dict:
-    return {"value": value, "lo": lo, "hi": hi, "n": n}
+def est(value, lo=None, hi=None, n=6) -> Estimate:
+    return Estimate(value, lo, hi, n)
 
 
-def system(name: str, n: int = 6, **shares) -> dict:
-    entry = {"system": name, "n": n}
-    for key in ("nv", "ca", "ci", "cm", "overall"):
-        value, lo, hi = shares.get(key, (None, None, None))
-        entry.update({key: value, f"{key}_lo": lo, f"{key}_hi": hi})
-    return entry
+system = adaptability_row
 
 
-def report(run: str, accuracy: dict, systems: list[dict], dataset: str = "demo@1",
+def report(run: str, accuracy: dict, systems: list[AdaptabilityRow], dataset: str = "demo@1",
            **extra) -> RunReport:
     fields = {"items": ItemCounts(12, 12, 12, 0, 0, 0), "partial": False,
               "sample": None, "notes": [], **extra}
     return RunReport(run=run, status="done", dataset=dataset, header=RunHeader.from_json({}),
-                     config={}, systems=systems, accuracy=accuracy, metrics={}, retrieval=[],
+                     config=ReportConfig.of({}), systems=systems, accuracy=accuracy, metrics={}, retrieval=[],
                      n_boot=200, seed=0, **fields)
 
 

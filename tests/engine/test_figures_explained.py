@@ -46,7 +46,7 @@ def test_the_overall_says_what_it_means_in_report_and_on_the_run_page(store):
     text = format_report(report)
     lines = text.splitlines()
     table_end = lines.index(OVERALL_MEANING + ".")      # right under Table 1's rows
-    assert lines[table_end - 1].lstrip().startswith(report.systems[-1]["run_system"])
+    assert lines[table_end - 1].lstrip().startswith(report.systems[-1].run_system)
     assert "Table 1." in lines[table_end - 4]
     # within a narrow terminal it wraps at words, every word kept
     narrow = format_report(report, width=60)

@@ -97,8 +97,8 @@ def test_report_computes_both_gold_tables_and_names_the_one_it_shows(toy):
     assert report.definitions.answer_match_rows == 9
     by_gold = report.retrieval_by_gold
     assert report.retrieval is by_gold["oracle"]
-    oracle_r1 = by_gold["oracle"][0].metrics["r@1"]["value"]
-    widened_r1 = by_gold["oracle+answer-match"][0].metrics["r@1"]["value"]
+    oracle_r1 = by_gold["oracle"][0].metrics["r@1"].value
+    widened_r1 = by_gold["oracle+answer-match"][0].metrics["r@1"].value
     assert oracle_r1 == pytest.approx(4 / 8 * 1 / 2)                 # even queries: c0 of 2
     assert widened_r1 == pytest.approx(1 / 3)                        # every query: 1 of 3
     text = format_report(report)
@@ -107,7 +107,7 @@ def test_report_computes_both_gold_tables_and_names_the_one_it_shows(toy):
     assert "Correct language: langid" in text and "rule: mirage-tui" in text
 
     asked = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT, gold="oracle+answer-match")
-    assert asked.retrieval[0].metrics["r@1"]["value"] == pytest.approx(widened_r1)
+    assert asked.retrieval[0].metrics["r@1"].value == pytest.approx(widened_r1)
     assert "Retrieval gold: oracle+answer-match" in format_report(asked)
     assert "relevant = the query's gold chunks, oracle+answer-match" in format_report(asked)
     assert asked.as_json()["definitions"]["gold"] == "oracle+answer-match"
@@ -140,8 +140,8 @@ def test_report_shows_the_chosen_correct_language_variant(toy):
     default = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT)
     bergen = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT, parity="bergen")
     shown = bergen.metrics[A]["oracle"]["correct_language"]
-    assert shown["n"] == 1 and shown["value"] == 0.0
-    assert default.metrics[A]["oracle"]["correct_language"]["value"] == 1.0
+    assert shown.n == 1 and shown.value == 0.0
+    assert default.metrics[A]["oracle"]["correct_language"].value == 1.0
     for report in (default, bergen):   # variants never show under their own names
         assert not [m for m in report.metrics[A]["oracle"] if m.startswith("correct_language:")]
     assert bergen.definitions.chosen.language_metric == "correct_language:fasttext:bergen"

@@ -23,6 +23,7 @@ from engine.results.html.items import item_data, pack, unpack
 from engine.results.html.page import figure, json_script
 from engine.results.pairing import side_runs
 from engine.runs.lookup import load_run
+from engine.stats import Estimate
 from engine.store import Store
 from testkit.html_runs import PAYLOADS, calibrated, hostile_run, sized_run
 from testkit.paths import ROOT
@@ -65,6 +66,12 @@ def visible_text(page: str) -> str:
 
 # --------------------------------------------------------------------------- run page
 
+def _flat(entry: dict, key: str) -> Estimate:
+    """A share of a row of ``report --json`` (its flat keys ``key``, ``key_lo``, ``key_hi``
+    and the row's ``n``)."""
+    return Estimate(entry[key], entry[f"{key}_lo"], entry[f"{key}_hi"], entry["n"])
+
+
 def test_report_html_numbers_are_report_json(db, tmp_path):
     out = tmp_path / "alpha.html"
     made = cli(db, "report", "alpha", "--html", str(out))
@@ -90,7 +97,7 @@ def test_report_html_numbers_are_report_json(db, tmp_path):
     assert figure(em) == f"66.7 [22.3, 95.7], n=6" and figure(em) in text
     for entry in report["systems"]:
         for key in ("nv", "ca", "ci", "cm", "overall"):
-            assert figure(entry, flat=key) in text
+            assert figure(_flat(entry, key)) in text
         counts = " ".join(str(entry["patterns"][p]) for p in sorted(entry["patterns"]))
         assert counts  # the pattern table holds them in order
         row = next(line for line in re.findall(r"<tr>.*?</tr>", page)
@@ -339,7 +346,7 @@ def test_retrieval_and_breakdowns_are_the_reports(tmp_path):
                    for r in rows), k
     for s in report["systems"]:
         for group, g in s["by_language"].items():
-            cells = "".join(f'<td class="num">{html_lib.escape(figure(g, flat=key))}</td>'
+            cells = "".join(f'<td class="num">{html_lib.escape(figure(_flat(g, key)))}</td>'
                             for key in ("nv", "ca", "ci", "cm"))
             assert any(f"<td>{html_lib.escape(group)}</td>{cells}" in r for r in rows), \
                 (s["system"], group)

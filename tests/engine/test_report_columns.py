@@ -57,8 +57,8 @@ def test_breakdowns_equal_the_adaptability_of_each_group(toy, attr):
     items = _by_items(toy)
     checked = 0
     for entry in report.systems:
-        settings = items[entry["run_system"]]
-        mixed = entry["mixed_setting"]
+        settings = items[entry.run_system]
+        mixed = entry.mixed_setting
         trio = ("base", "oracle", mixed)
         triples, labels = defaultdict(list), defaultdict(lambda: defaultdict(list))
         for q in sorted({q for s in trio for q in settings[s]}):
@@ -68,7 +68,7 @@ def test_breakdowns_equal_the_adaptability_of_each_group(toy, attr):
         for s in trio:
             for item in settings[s].values():
                 labels[getattr(item, attr) or "?"][s].append(item.loose)
-        groups = entry[f"by_{attr}"]
+        groups = {g: group.as_json() for g, group in entry.by(attr).items()}
         assert set(groups) == set(labels)
         for group, got in groups.items():
             want = adaptability(triples[group], mixed_setting=mixed).as_json()
@@ -93,7 +93,8 @@ def test_metrics_per_setting_equal_the_item_columns(toy):
             want = intervals(columns, n_boot=300, seed=5)
             got = report.metrics[system][setting]
             for m, est in want.items():
-                assert got[m] == pytest.approx(est.as_json(), abs=1e-9), (system, setting, m)
+                assert got[m].as_json() == pytest.approx(est.as_json(), abs=1e-9), \
+                    (system, setting, m)
     assert RET in report.metrics[A]
 
 
@@ -112,7 +113,7 @@ def test_a_metric_of_another_name_is_read_and_reported(toy):
     assert np.nansum(cols.values["my_metric"]) == sum(n % 2 for n in range(len(keys)))
     assert cols.values["em_loose"].shape == (61,)
     est = build_report(toy, load_run(toy, "toy-run")).metrics[A]["oracle"]["my_metric"]
-    assert est["n"] == len(keys) and est["value"] == pytest.approx(
+    assert est.n == len(keys) and est.value == pytest.approx(
         sum(n % 2 for n in range(len(keys))) / len(keys))
 
 

@@ -85,24 +85,25 @@ def test_accuracy_per_setting_and_other_metrics(toy):
     report = build_report(toy, load_run(toy, "toy-run"), n_boot=N_BOOT)
     acc = report.accuracy
     assert list(acc[A]) == ["base", "oracle", "mixed", RET]
-    assert (acc[A]["base"]["value"], acc[A]["base"]["n"]) == (pytest.approx(4 / 9), 9)
-    assert (acc[A]["oracle"]["value"], acc[A]["oracle"]["n"]) == (pytest.approx(5 / 9), 9)
-    assert (acc[A]["mixed"]["value"], acc[A]["mixed"]["n"]) == (pytest.approx(4 / 8), 8)
-    assert (acc[B]["oracle"]["value"], acc[B]["oracle"]["n"]) == (pytest.approx(7 / 8), 8)
-    assert (acc[B]["mixed"]["value"], acc[B]["mixed"]["n"]) == (pytest.approx(6 / 9), 9)
+    assert (acc[A]["base"].value, acc[A]["base"].n) == (pytest.approx(4 / 9), 9)
+    assert (acc[A]["oracle"].value, acc[A]["oracle"].n) == (pytest.approx(5 / 9), 9)
+    assert (acc[A]["mixed"].value, acc[A]["mixed"].n) == (pytest.approx(4 / 8), 8)
+    assert (acc[B]["oracle"].value, acc[B]["oracle"].n) == (pytest.approx(7 / 8), 8)
+    assert (acc[B]["mixed"].value, acc[B]["mixed"].n) == (pytest.approx(6 / 9), 9)
     for per in acc.values():
         for e in per.values():
-            assert e["lo"] <= e["value"] <= e["hi"]
-    assert _row(report, A)["accuracy"] == acc[A]
+            assert e.lo <= e.value <= e.hi
+    assert _row(report, A)["accuracy"] == {s: e.as_json() for s, e in acc[A].items()}
     metrics = report.metrics[A]["base"]
     assert list(metrics) == ["em_loose", "em_strict", "f1_mirage", "correct_language",
                              "no_answer"]
-    assert metrics["f1_mirage"]["value"] == pytest.approx(0.5 * 4 / 9)
-    assert metrics["no_answer"]["value"] == pytest.approx(5 / 9)
-    assert metrics["em_strict"]["value"] == pytest.approx(1 / 9)  # only q0
+    assert metrics["f1_mirage"].value == pytest.approx(0.5 * 4 / 9)
+    assert metrics["no_answer"].value == pytest.approx(5 / 9)
+    assert metrics["em_strict"].value == pytest.approx(1 / 9)  # only q0
     # correct_language: None for q0, q3, q6 (too short), so n counts the other six
-    assert metrics["correct_language"] == {"value": 1.0, "lo": pytest.approx(0.025 ** (1 / 6)),
-                                           "hi": 1.0, "n": 6}  # 6 of 6: Clopper-Pearson
+    assert metrics["correct_language"].as_json() == {
+        "value": 1.0, "lo": pytest.approx(0.025 ** (1 / 6)), "hi": 1.0,
+        "n": 6}  # 6 of 6: Clopper-Pearson
 
 
 def test_by_language_and_by_source_split_the_queries(toy):
@@ -132,16 +133,16 @@ def test_retrieval_table_from_stored_rankings(toy):
     m = entry.metrics
     # even queries: hit at rank 1 and both golds in the top 3; odd: one gold at rank 2,
     # the other at rank 4
-    assert m["p@1"]["value"] == pytest.approx(0.5)
-    assert m["r@1"]["value"] == pytest.approx(0.25)
-    assert m["p@3"]["value"] == pytest.approx((4 * 2 / 3 + 4 * 1 / 3) / 8)
-    assert m["r@3"]["value"] == pytest.approx((4 * 1 + 4 * 0.5) / 8)
-    assert m["r@5"]["value"] == pytest.approx(1.0)
-    assert m["ndcg_mirage@1"]["value"] == pytest.approx(0.5)
-    assert m["p@1"]["n"] == 8
-    assert m["p@1"]["lo"] <= 0.5 <= m["p@1"]["hi"]
+    assert m["p@1"].value == pytest.approx(0.5)
+    assert m["r@1"].value == pytest.approx(0.25)
+    assert m["p@3"].value == pytest.approx((4 * 2 / 3 + 4 * 1 / 3) / 8)
+    assert m["r@3"].value == pytest.approx((4 * 1 + 4 * 0.5) / 8)
+    assert m["r@5"].value == pytest.approx(1.0)
+    assert m["ndcg_mirage@1"].value == pytest.approx(0.5)
+    assert m["p@1"].n == 8
+    assert m["p@1"].lo <= 0.5 <= m["p@1"].hi
     assert entry.by_language["en"].n == 4  # q8 has no ranking
-    assert entry.by_language["en"].metrics["p@1"]["value"] == pytest.approx(0.5)
+    assert entry.by_language["en"].metrics["p@1"].value == pytest.approx(0.5)
 
 
 # --------------------------------------------------------------------------- partial runs
@@ -366,7 +367,7 @@ def test_report_reads_what_the_run_engine_writes(store, tmp_path):
                         "WHERE s.metric = 'em_loose' GROUP BY ri.setting")
     accuracy = report.accuracy["scripted/mirage@1"]
     for setting, mean in loose:
-        assert accuracy[setting]["value"] == pytest.approx(mean)
+        assert accuracy[setting].value == pytest.approx(mean)
     assert "_scorer" not in report.metrics["scripted/mirage@1"]["base"]
     (retrieval,) = report.retrieval
     assert retrieval.retriever_name == "hash-emb" and retrieval.n == 10

@@ -265,7 +265,7 @@ async def test_cancel_then_resume_finishes_with_the_same_counts(db_path, tmp_pat
         report = live.report
         assert report.items == ref_report.items
         assert report.accuracy == ref_report.accuracy
-        assert [s["n"] for s in report.systems] == [s["n"] for s in ref_report.systems]
+        assert [s.n for s in report.systems] == [s.n for s in ref_report.systems]
         # finished: r leaves the footer (pressed, it says why: test_app_footer_keys.py)
         assert live.check_action("resume_run", ()) is False
         assert live.check_action("cancel_run", ()) is False

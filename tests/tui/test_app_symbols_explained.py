@@ -16,10 +16,12 @@ from textual.widgets._footer import FooterKey
 from engine.arena.ratings.battles import load_battles
 from engine.arena.ratings.leaderboard import compute_ratings
 from engine.metrics.adaptability import OVERALL_MEANING
+from engine.results.adaptability_rows import LeftOut
 from engine.runs.lookup import load_run
 from engine.store import Store
 from mirage_tui.screens.compare import CompareScreen
 from mirage_tui.widgets.adaptability import LEGEND, AdaptabilityPanel, heading_line
+from testkit.report_rows import adaptability_row
 from testkit.scripted_runs import A, B
 from testkit.tui import RecordingApp, cells, open_screen, settle, text_of
 
@@ -44,8 +46,7 @@ async def test_the_bars_have_a_legend_and_left_out_items_say_why(workspace):
         assert any(" · overall " in line for line in lines)
         assert "█ to the 95% CI's low end" in LEGEND and "▓ to the estimate" in LEGEND
         assert "─┤ to its high end" in LEGEND
-    entry = {"system": "s", "overall": 0.5, "overall_lo": 0.2, "overall_hi": 0.8, "n": 4,
-             "left_out": {"missing": 1, "errored": 1, "total": 2}}
+    entry = adaptability_row("s", 4, overall=(0.5, 0.2, 0.8), left_out=LeftOut(1, 1))
     head = heading_line(entry).plain
     assert "left out" not in head
     assert "2 items not counted (1 errored, 1 not in all of base, oracle and mixed yet)" in head

@@ -11,6 +11,7 @@ import json
 import pytest
 from textual.widgets import DataTable, Static
 
+from engine.stats import Estimate
 from engine.units import (fmt_delta, fmt_delta_interval, fmt_estimate, fmt_interval,
                                   fmt_points, fmt_value)
 from mirage_tui.cli import main as cli_main
@@ -22,8 +23,7 @@ from testkit.tui import RecordingApp, settle, text_of, wait_until
 def test_the_rule():
     assert fmt_interval(0.3, 0.1, 0.6) == "30.0 [10.0, 60.0]"
     assert fmt_value(-1.0) == "-100.0" and fmt_value(None) == "–"
-    assert fmt_estimate({"value": 0.25, "lo": 0.05, "hi": 0.5, "n": 8}) == \
-        "25.0 [5.0, 50.0] n=8"
+    assert fmt_estimate(Estimate(0.25, 0.05, 0.5, 8)) == "25.0 [5.0, 50.0] n=8"
     assert fmt_estimate(None) == "– n=0"
     assert fmt_delta(0.125) == "+12.5 pp" and fmt_delta(-0.02) == "-2.0 pp"
     assert fmt_delta_interval(0.125, 0.02, 0.23) == "+12.5 pp [+2.0, +23.0]"

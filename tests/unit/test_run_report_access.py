@@ -15,12 +15,15 @@ reports' and pass; a module whose "report" is not a run's (an index's retrieval 
 named in :data:`OTHER_REPORTS`.
 
 The typed parts (:data:`TYPED_PARTS`: the item counts, the sample, the definitions, the replies
-and retrieval rows) are read by attribute too: a keyed read of one of their fields is refused on
+and retrieval rows, the adaptability rows, the estimates of accuracy and the other metrics, the
+config) are read by attribute too: a keyed read of one of their fields is refused on
 ``report.items`` (and the other parts), on a name a function keeps one in
-(``items = report.items``) and on a name a loop takes a part's rows in
-(``for row in report.replies``). The adaptability rows (``systems``) and the estimates
-(accuracy, metrics, a retrieval row's metrics) are still dicts, read by key where they are
-drawn."""
+(``items = report.items``), on a name a loop takes a part's rows in
+(``for row in report.replies``, ``for system, per in report.accuracy.items()``), and through
+the data keys of a map of parts (``report.accuracy[system][setting]["value"]``). A keyed read by
+a key only an adaptability row's JSON has (:data:`ROW_ONLY_KEYS`: ``run_system``,
+``left_out``, ``overall_lo``, ...) is refused wherever the row came from (a widget's
+``entry.get("left_out")``)."""
 
 from __future__ import annotations
 
@@ -30,10 +33,14 @@ from dataclasses import fields
 from testkit.keyed_reads import keyed_read
 from testkit.paths import ROOT, sources
 
+from engine.metrics.adaptability import adaptability_many
 from engine.metrics.definitions import Definitions
+from engine.results.adaptability_rows import AdaptabilityRow, LeftOut
 from engine.results.replies import ReplyRow
 from engine.results.retrieval_table import RetrievalRow
 from engine.results.report import ItemCounts, ReportDefinitions, RunReport, SampleNote
+from engine.runs.config import RunConfig
+from engine.stats import Estimate
 
 PACKAGES = ("engine", "mirage_tui", "models")
 ALLOWED = ("engine/results/report.py",)
@@ -42,12 +49,29 @@ OTHER_REPORTS = {
     "engine/retrieval/scores.py": "writes that retrieval report",
 }
 REPORT_KEYS = frozenset(f.name for f in fields(RunReport))
+ROW_KEYS = frozenset(AdaptabilityRow(
+    shares=adaptability_many([[1] * 8])[0], accuracy={}, system="", run_system="",
+    generator="", template="", mixed_setting="mixed", retriever=None, retriever_name=None,
+    top_k=None, left_out=LeftOut(0, 0), by_language={}, by_source={}).as_json())
+ESTIMATE_KEYS = frozenset(f.name for f in fields(Estimate))
 TYPED_PARTS = {"items": frozenset(f.name for f in fields(ItemCounts)),
                "sample": frozenset(f.name for f in fields(SampleNote)),
                "definitions": frozenset(ReportDefinitions(Definitions(), 0).as_json()),
                "replies": frozenset(f.name for f in fields(ReplyRow)),
-               "retrieval": frozenset(f.name for f in fields(RetrievalRow))}
-"""A report's typed parts: attribute -> the keys their JSON has (a list's: its rows')."""
+               "retrieval": frozenset(f.name for f in fields(RetrievalRow)),
+               "systems": ROW_KEYS,
+               "accuracy": ESTIMATE_KEYS,
+               "metrics": ESTIMATE_KEYS,
+               "config": frozenset(f.name for f in fields(RunConfig))}
+"""A report's typed parts: attribute -> the keys their JSON has (a list's: its rows'; a map's
+of estimates: an estimate's)."""
+MAPS = frozenset({"systems", "accuracy", "metrics"})
+"""Parts that hold more parts (by index or by a system's, setting's, metric's name): what a
+subscript with another key reads from one is still that part."""
+ROW_ONLY_KEYS = ROW_KEYS - {"system", "generator", "template", "retriever", "retriever_name",
+                            "top_k", "n", "nv", "ca", "ci", "cm", "overall", "patterns",
+                            "accuracy", "by_language", "by_source"}
+"""The keys of an adaptability row's JSON that no other record's JSON has."""
 KEPT = (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.AugAssign)
 CARRIED = (ast.IfExp, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.Tuple, ast.List,
            ast.Starred)
@@ -94,14 +118,48 @@ def _of_a_report(node: ast.AST) -> bool:
     return False
 
 
-def _part_of(node: ast.AST, kept: dict[str, str]) -> str | None:
-    """The typed part ``node`` is (``report.items``, or a name one was kept in), else None."""
+Kept = dict[str, set[str]]
+"""A scope's names -> the typed parts each is bound to somewhere in it."""
+
+
+def _parts_of(node: ast.AST, kept: Kept) -> set[str]:
+    """The typed parts ``node`` may be (``report.items``, a name one was kept in, what a data
+    key reads from a map of parts: ``report.accuracy[system]``)."""
     if isinstance(node, ast.Attribute) and node.attr in TYPED_PARTS \
             and _names_a_report(node.value):
-        return node.attr
+        return {node.attr}
     if isinstance(node, ast.Name):
-        return kept.get(node.id)
-    return None
+        return kept.get(node.id, set())
+    inner, key = None, None
+    if isinstance(node, ast.Subscript):
+        inner, key = node.value, node.slice
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "get" and node.args:
+        inner, key = node.func.value, node.args[0]
+    if inner is None:
+        return set()
+    return {part for part in _parts_of(inner, kept) & MAPS
+            if not (isinstance(key, ast.Constant) and key.value in TYPED_PARTS[part])}
+
+
+def _bind(kept: Kept, target: ast.AST, parts: set[str]) -> None:
+    if parts and isinstance(target, ast.Name):
+        kept.setdefault(target.id, set()).update(parts)
+
+
+def _bind_loop(kept: Kept, target: ast.AST, source: ast.AST) -> None:
+    """Binds the names a loop (or comprehension) over ``source`` takes a part in: its rows
+    (``for row in report.systems``), a map's values (``for system, per in
+    report.accuracy.items()``, ``for per in report.accuracy.values()``)."""
+    if isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) \
+            and source.func.attr in ("items", "values") and not source.args:
+        parts = _parts_of(source.func.value, kept) & MAPS
+        if source.func.attr == "items":
+            ok = isinstance(target, ast.Tuple) and len(target.elts) == 2
+            target = target.elts[1] if ok else None
+        _bind(kept, target, parts)
+    else:
+        _bind(kept, target, _parts_of(source, kept))
 
 
 def _within(scope: ast.AST):
@@ -122,22 +180,33 @@ def keyed_part_reads(tree: ast.AST) -> list[ast.AST]:
                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     found = []
     for scope in scopes:
-        kept: dict[str, str] = {}
+        kept: Kept = {}
+        for _ in range(2):              # twice: a loop may read a name kept after it in the walk
+            for node in _within(scope):
+                if isinstance(node, (ast.Assign, ast.NamedExpr)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        _bind(kept, target, _parts_of(node.value, kept))
+                elif isinstance(node, (ast.For, ast.comprehension)):
+                    _bind_loop(kept, node.target, node.iter)
+        seen: dict[int, set[str]] = {}
+
+        def parts(n: ast.AST) -> set[str]:
+            if id(n) not in seen:
+                seen[id(n)] = _parts_of(n, kept)
+            return seen[id(n)]
+
         for node in _within(scope):
-            if isinstance(node, (ast.Assign, ast.NamedExpr)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                part = _part_of(node.value, {})
-                kept.update({t.id: part for t in targets if part and isinstance(t, ast.Name)})
-        for node in _within(scope):                     # the rows of a part, one at a time
-            if isinstance(node, (ast.For, ast.comprehension)) \
-                    and isinstance(node.target, ast.Name) and _part_of(node.iter, kept):
-                kept[node.target.id] = _part_of(node.iter, kept)
-        for node in _within(scope):
-            for part, keys in TYPED_PARTS.items():
-                if keyed_read(node, lambda n, part=part: _part_of(n, kept) == part,
-                              lambda k, keys=keys: isinstance(k, ast.Constant)
-                              and k.value in keys):
-                    found.append(node)
+            if not isinstance(node, (ast.Subscript, ast.Call, ast.Compare)) \
+                    or not isinstance(getattr(node, "ctx", ast.Load()), ast.Load):
+                continue                                # a write (``out["left_out"] = ...``)
+            if keyed_read(node, lambda n: True, lambda k: isinstance(k, ast.Constant)
+                          and k.value in ROW_ONLY_KEYS) or any(
+                    keyed_read(node, lambda n, part=part: part in parts(n),
+                               lambda k, keys=keys: isinstance(k, ast.Constant)
+                               and k.value in keys)
+                    for part, keys in TYPED_PARTS.items()):
+                found.append(node)
     return found
 
 
@@ -187,10 +256,21 @@ def test_the_scan_sees_keyed_reads_and_spares_other_reports():
         'gold = self.report.definitions.get("gold")\n'
         'cut = sum(r["cut"] for r in report.replies)\n'
         'def h(report):\n    rows = report.replies\n    for e in rows:\n        print(e["n"])\n'
-        'names = [e["retriever_name"] for e in report.retrieval]\n')
+        'names = [e["retriever_name"] for e in report.retrieval]\n'
+        'rights = {e["system"]: e for e in report.systems}\n'
+        'n = report.systems[0]["n"]\n'
+        'def k(report):\n    for system, per in report.accuracy.items():\n'
+        '        for setting, e in per.items():\n            print(e["n"])\n'
+        'v = report.accuracy[system]["base"].get("value")\n'
+        'def m(report):\n    per = report.metrics[system][setting]\n'
+        '    return per["em_loose"]["lo"]\n'
+        't = report.config.get("template")\n'
+        'left = entry.get("left_out") or {}\n'
+        'lo = row["overall_lo"]\n')
     assert [line.split()[0] for line in caught] == [f"<source>:{n}" for n in
                                                     (1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 15,
-                                                     16, 18, 19, 23, 24)]
+                                                     16, 18, 19, 23, 24, 25, 26, 30, 31, 34,
+                                                     35, 36, 37)]
     assert keyed_report_reads(
         'a = report.systems\n'                                  # typed: attributes
         'b = report.items.done\n'                               # a typed part: attributes
@@ -198,7 +278,11 @@ def test_the_scan_sees_keyed_reads_and_spares_other_reports():
         'print(json.dumps(report.as_json()))\n'                 # the writer, handed on
         'p = {"kind": "run", "report": report.as_json()}\n'
         'n = report["groups"]\n'                                # no run report has it
-        'd = result.get("systems")\n') == []
+        'd = result.get("systems")\n'
+        'e = report.accuracy[system]["base"].value\n'          # an estimate: attributes
+        'for row in report.systems:\n    print(row.share("nv").lo, row.left_out.total)\n'
+        'g = report.metrics[system].get(setting)\n'            # data keys: systems, settings
+        'out["left_out"] = left.as_json()\n') == []
 
 
 def test_the_other_reports_are_still_there():

@@ -13,28 +13,27 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from engine.results.html.assets import REASONING_SCRIPT, SCRIPT, STYLE
 from engine.results.html.items import pack
-from engine.results.text import pct
+from engine.results.text import est_pct
+from engine.stats import Estimate
 from engine.text_safety import html_text
 
 
-def figure(estimate: dict | None, *, flat: str | None = None) -> str:
-    """``30.0 [10.0, 60.0], n=10`` for an estimate ``{"value", "lo", "hi", "n"}``, or for the
-    flat keys ``flat``, ``flat_lo``, ``flat_hi`` (with ``n``) of a report row; ``–`` without a
-    value. The page's one formatting rule, kept here so it can be swapped."""
+def figure(estimate: Estimate | Mapping[str, Any] | None) -> str:
+    """``30.0 [10.0, 60.0], n=10`` for an :class:`~engine.stats.Estimate` (or the JSON of one,
+    ``{"value", "lo", "hi", "n"}``, as the arena pages have theirs); ``–`` without a value.
+    The page's one formatting rule, kept here so it can be swapped."""
     if estimate is None:
         return "–"
-    if flat is not None:
-        value, lo, hi = (estimate.get(flat), estimate.get(f"{flat}_lo"),
-                         estimate.get(f"{flat}_hi"))
-    else:
-        value, lo, hi = estimate.get("value"), estimate.get("lo"), estimate.get("hi")
-    text = pct(value, lo, hi)
-    n = estimate.get("n")
-    return text if value is None or n is None else f"{text}, n={n}"
+    if isinstance(estimate, Mapping):
+        estimate = Estimate(estimate.get("value"), estimate.get("lo"), estimate.get("hi"),
+                            estimate.get("n"))
+    text = est_pct(estimate)
+    n = estimate.n
+    return text if estimate.value is None or n is None else f"{text}, n={n}"
 
 
 def esc(text: object) -> str:

@@ -13,7 +13,8 @@ from engine.results.html.items import ITEM_LIMIT, item_data
 from engine.results.html.page import definition_list, esc, figure, notes, page, table
 from engine.results.html.svg import Interval, bar_chart
 from engine.results.report import RunReport, build_report
-from engine.results.text import backend_text, num, short_setting
+from engine.results.adaptability_rows import AdaptabilityGroup, AdaptabilityRow
+from engine.results.text import backend_text, num, row_name, short_setting
 from engine.stats import N_BOOT, SEED
 from engine.store import Store
 from engine.runs.lookup import RunInfo
@@ -46,8 +47,9 @@ def run_header_pairs(report: RunReport) -> list[tuple[str, object]]:
         pairs.append((f"retriever {name}", ", ".join(
             f"{k} {str(v)[:16]}" for k, v in retriever.as_dict().items()
             if not isinstance(v, (dict, list)))))
-    pairs.append(("templates", ", ".join(header.templates) or config.get("template", "–")))
-    seeds = (header.seeds.as_dict() if header.seeds else {}) or {"seed": config.get("seed")}
+    template = config.template if config.template is not None else "–"
+    pairs.append(("templates", ", ".join(header.templates) or template))
+    seeds = (header.seeds.as_dict() if header.seeds else {}) or {"seed": config.seed}
     pairs.append(("seeds", ", ".join(f"{k} {v}" for k, v in seeds.items())))
     pairs.append(("device", ", ".join(header.devices or [str(header.device or "–")])))
     pairs.append(("backend", backend_text(header) or "–"))
@@ -69,13 +71,6 @@ def run_header_pairs(report: RunReport) -> list[tuple[str, object]]:
     return pairs
 
 
-def row_name(entry: dict) -> str:
-    """A report row's name as tables show it: the system, plus its mixed-like setting
-    without the retriever's hash unless it is ``mixed``."""
-    mixed = entry["mixed_setting"]
-    return entry["run_system"] + ("" if mixed == "mixed" else f" | {short_setting(mixed)}")
-
-
 def _metric_table(report: RunReport) -> str:
     rows = []
     for system, per_setting in report.metrics.items():
@@ -88,11 +83,11 @@ def _metric_table(report: RunReport) -> str:
                  numeric=range(2, 2 + len(ANSWER_METRICS)))
 
 
-def adaptability_chart(systems: list[dict]) -> str:
+def adaptability_chart(systems: list[AdaptabilityRow]) -> str:
     """NV, CA, CI, CM per system (one bar each, 95% CI whiskers), from the report's rows."""
     names = [row_name(s) for s in systems]
-    values = [[Interval(label, s.get(key), s.get(f"{key}_lo"), s.get(f"{key}_hi"), s.get("n"))
-               for key, label, _ in SHARES] for s in systems]
+    values = [[Interval(label, e.value, e.lo, e.hi, s.n)
+               for key, label, _ in SHARES for e in (s.share(key),)] for s in systems]
     return bar_chart([label for _, label, _ in SHARES], names,
                      values, title="Adaptability per system (MIRAGE §1)",
                      y_title="share of queries (%)")
@@ -103,10 +98,10 @@ def _adaptability(report: RunReport) -> str:
     if not systems:
         return ('<h2>Adaptability</h2><p class="note">No system has base, oracle and a mixed '
                 'setting: no adaptability.</p>')
-    rows = [[row_name(s), *(figure(s, flat=k) for k, _, _ in SHARES),
-             figure(s, flat="overall"), s["left_out"]["total"]] for s in systems]
-    patterns = [[row_name(s), *(s["patterns"].get(p, 0) for p in PATTERN_KEYS),
-                 s["n"]] for s in systems]
+    rows = [[row_name(s), *(figure(s.share(k)) for k, _, _ in SHARES),
+             figure(s.share("overall")), s.left_out.total] for s in systems]
+    patterns = [[row_name(s), *(s.patterns.get(p, 0) for p in PATTERN_KEYS),
+                 s.n] for s in systems]
     legend = "; ".join(f"{label}: {words}" for _, label, words in SHARES)
     return ("<h2>Adaptability</h2>" + adaptability_chart(systems)
             + f'<p class="note">{esc(legend)}; {esc(OVERALL_MEANING)}.</p>'
@@ -137,9 +132,9 @@ BREAKDOWN_ROWS = 40
 """Groups listed per system in a breakdown table (a run over many sources has hundreds)."""
 
 
-def _largest(groups: dict[str, dict]) -> set[str]:
+def _largest(groups: dict[str, AdaptabilityGroup]) -> set[str]:
     """The :data:`BREAKDOWN_ROWS` groups with the most queries (ties: by name)."""
-    ranked = sorted(groups, key=lambda g: (-(groups[g].get("n") or 0), g))
+    ranked = sorted(groups, key=lambda g: (-groups[g].n, g))
     return set(ranked[:BREAKDOWN_ROWS])
 
 
@@ -147,19 +142,19 @@ def _breakdowns(report: RunReport) -> str:
     """Per language and per source: the adaptability shares and EM in base, oracle and the
     row's mixed-like setting (named in the row)."""
     out = []
-    for attr, title in (("by_language", "language"), ("by_source", "source")):
+    for title in ("language", "source"):
         rows = []
         left_out = 0
         for s in report.systems:
-            trio = ("base", "oracle", s["mixed_setting"])
-            groups = s.get(attr) or {}
+            trio = ("base", "oracle", s.mixed_setting)
+            groups = s.by(title)
             shown = _largest(groups)
             left_out += len(groups) - len(shown)
             for group, g in groups.items():
                 if group in shown:
                     rows.append([row_name(s), group,
-                                 *(figure(g, flat=k) for k, _, _ in SHARES),
-                                 *(figure(g["accuracy"].get(t)) for t in trio)])
+                                 *(figure(g.share(k)) for k, _, _ in SHARES),
+                                 *(figure(g.accuracy.get(t)) for t in trio)])
         if rows:
             out.append(f"<h3>Per {title}</h3>" + table(
                 ["system", title, *(f"{label} %" for _, label, _ in SHARES), "EM base %",
@@ -180,7 +175,7 @@ def _replies(report: RunReport) -> str:
     entries = report.replies
     if not entries:
         return ""
-    rows = [[e.system, f"{e.cut} of {e.n}", figure(e.cut_rate.as_json()),
+    rows = [[e.system, f"{e.cut} of {e.n}", figure(e.cut_rate),
              str(e.cut_while_thinking), num(e.reasoning_tokens.value, e.reasoning_tokens.lo,
                                             e.reasoning_tokens.hi)
              + f", n={e.reasoning_tokens.n}"] for e in entries]

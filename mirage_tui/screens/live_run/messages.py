@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
     from engine.results.report import RunReport
-    from engine.store.runs import RunInfo
+    from engine.runs.lookup import RunInfo
 
 
 @dataclass

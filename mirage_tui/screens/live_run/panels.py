@@ -13,6 +13,7 @@ from engine.results.report import ReportDefinitions
 from engine.results.retrieval_table import RetrievalRow
 from engine.results.text import served_text
 from engine.runs.tally import cut_words
+from engine.stats import Estimate
 from engine.units import fmt_interval
 from mirage_tui.widgets.estimates import duration, estimate_cell, setting_label
 
@@ -153,9 +154,10 @@ def accuracy_columns(report) -> tuple[Columns, list[str], str | None]:
     return columns, settings, template
 
 
-def retrieval_cell(est: dict | None) -> str:
-    est = est or {}
-    return fmt_interval(est.get("value"), est.get("lo"), est.get("hi"))
+def retrieval_cell(est: Estimate | None) -> str:
+    if est is None:
+        return fmt_interval(None)
+    return fmt_interval(est.value, est.lo, est.hi)
 
 
 def retrieval_columns(entries: list[RetrievalRow]) -> tuple[Columns, list[str]]:

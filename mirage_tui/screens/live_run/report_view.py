@@ -33,7 +33,7 @@ from mirage_tui.widgets.adaptability import AdaptabilityPanel
 if TYPE_CHECKING:
     from engine.results.report import RunReport
     from engine.store import Store
-    from engine.store.runs import RunInfo
+    from engine.runs.lookup import RunInfo
 
 REPORT_INTERVAL = 2.0
 """Seconds between report recomputations while a run works."""
