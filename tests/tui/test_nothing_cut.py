@@ -1,8 +1,8 @@
-"""Nothing cut (issue 27): every main screen and the main dialogs at 80×24 and 120×35, on the
-inspection workspace (two finished runs, an arena; conftest.py) and a calibrated one, show
-whole words: a line of text ends at a word it shows whole or wraps, a table's columns all fit,
-and a cell too wide is elided by the one helper, keeping what tells rows apart
-(:mod:`testkit.cuts`)."""
+"""Nothing cut: the main dialogs at 80×24 and 120×35, on the inspection workspace (two
+finished runs, an arena; conftest.py) and a calibrated one, show whole words: a line of text
+ends at a word it shows whole or wraps, a table's columns all fit, and a cell too wide is
+elided by the one helper, keeping what tells rows apart (:mod:`testkit.cuts`). The main
+screens get the same check in test_snapshots_sizes.py, on the screen each snapshot draws."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from test_app_calibration import calibrated  # noqa: F401 - the fixture
 from test_snapshots_runs import SnapshotApp, fixed_catalog  # noqa: F401 - fixture
-from test_snapshots_sizes import SCREENS, SIZES, _calibration, steps
+from test_snapshots_sizes import SIZES, _calibration, steps
 from testkit.cuts import cuts
 from testkit.scripted_runs import A, B
 from testkit.tui import settle
@@ -35,32 +35,29 @@ DIALOGS = {       # (how to open it, the dialog's class)
     "leaderboard_judge": (steps("4", "j"), "JudgeArenaScreen"),
     "datasets_import": (steps("i"), "ImportDatasetScreen"),
 }
-CASES = {**{name: (how, None) for name, how in SCREENS.items()}, **DIALOGS}
 
 
-async def _check(app, size, run_before, dialog=None) -> list[str]:
+async def _check(app, size, run_before, dialog: str) -> list[str]:
     async with app.run_test(size=size) as pilot:
         await run_before(pilot)
         await settle(pilot)
-        if dialog is not None:
-            assert type(app.screen).__name__ == dialog
+        assert type(app.screen).__name__ == dialog
         return cuts(app.screen)
 
 
 @pytest.mark.parametrize("size", list(SIZES))
-@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("case", list(DIALOGS))
 async def test_nothing_cut(case, size, workspace, fixed_catalog):
     app = SnapshotApp(workspace["path"])
-    found = await _check(app, SIZES[size], *CASES[case])
+    found = await _check(app, SIZES[size], *DIALOGS[case])
     assert not found, "\n".join(found)
 
 
 @pytest.mark.parametrize("size", list(SIZES))
-@pytest.mark.parametrize("dialog", [(), ("j",)], ids=["screen", "new_calibration"])
-async def test_nothing_cut_calibration(dialog, size, calibrated):  # noqa: F811
+async def test_nothing_cut_new_calibration(size, calibrated):  # noqa: F811
+    """The New calibration dialog (``j``) over the Calibration screen."""
     app = SnapshotApp(calibrated)
-    found = await _check(app, SIZES[size], steps(_calibration, *dialog),
-                         "CalibrateScreen" if dialog else None)
+    found = await _check(app, SIZES[size], steps(_calibration, "j"), "CalibrateScreen")
     assert not found, "\n".join(found)
 
 

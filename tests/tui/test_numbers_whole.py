@@ -45,6 +45,40 @@ def crowded(crowded_template, tmp_path) -> dict:
     return {**crowded_template, "path": path}
 
 
+@pytest.fixture(scope="module")
+def crowded_store(crowded_template, tmp_path_factory):
+    """A store of a copy of the crowded workspace, for the engine's figures that the screens
+    are checked against: the same at every size, so computed once a module."""
+    path = tmp_path_factory.mktemp("crowded-figures") / "workspace.db"
+    shutil.copy(crowded_template["path"], path)
+    store = Store(path)
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def crowded_ratings(crowded_store):
+    """The crowded arena's ratings as the Leaderboard computes them."""
+    from engine.arena.ratings.battles import load_battles
+    from engine.arena.ratings.leaderboard import compute_ratings
+    from engine.runs.lookup import load_run
+    from mirage_tui.screens.leaderboard.data import N_BOOT
+
+    return compute_ratings(load_battles(crowded_store, load_run(crowded_store, RUN), ARENA),
+                           n_boot=N_BOOT, seed=0)
+
+
+@pytest.fixture(scope="module")
+def crowded_comparison(crowded_store):
+    """``compare``'s figures for the two sides, at its default bootstrap."""
+    from engine.arena.ratings.duel import compare
+    from engine.results.pairing import side_runs
+    from engine.stats import PAIRED_N_BOOT
+
+    return compare(crowded_store, SIDE_A, SIDE_B, side_runs(crowded_store, SIDE_A, SIDE_B),
+                   n_boot=PAIRED_N_BOOT)
+
+
 async def _read(path, size, screen, tables, texts=()):
     """Open ``screen`` (a step of :func:`steps`: a key, or a screen of the store path) at
     ``size``; once it stopped changing:
@@ -88,24 +122,16 @@ def _named(table: DataTable, labels: dict, where: str) -> None:
 
 
 @pytest.mark.parametrize("size", list(SIZES))
-async def test_leaderboard_numbers_are_whole_and_the_rank_explained(size, crowded):
-    from engine.arena.ratings.battles import load_battles
-    from engine.arena.ratings.leaderboard import compute_ratings
-    from engine.runs.lookup import load_run
+async def test_leaderboard_numbers_are_whole_and_the_rank_explained(size, crowded,
+                                                                   crowded_ratings):
     from mirage_tui.screens.leaderboard import LeaderboardScreen
     from mirage_tui.screens.leaderboard.board import RATING_COLUMNS
-    from mirage_tui.screens.leaderboard.data import N_BOOT
 
     read, texts, found = await _read(crowded["path"], size,
                                      lambda path: LeaderboardScreen(RUN, ARENA), ["ratings"],
                                      ["lb-notes"])
     shown, table = read["ratings"]
-    store = Store(crowded["path"])
-    try:
-        ratings = compute_ratings(load_battles(store, load_run(store, RUN), ARENA),
-                                  n_boot=N_BOOT, seed=0)
-    finally:
-        store.close()
+    ratings = crowded_ratings
 
     def pct(x: float) -> str:
         return f"{100 * x:.1f}"
@@ -153,24 +179,16 @@ async def test_runs_numbers_are_whole(size, crowded):
 
 
 @pytest.mark.parametrize("size", list(SIZES))
-async def test_compare_numbers_are_whole(size, crowded):
-    from engine.arena.ratings.duel import compare
-    from engine.results.pairing import side_runs
+async def test_compare_numbers_are_whole(size, crowded, crowded_comparison):
     from engine.results.paired_words import p_text
     from engine.units import fmt_delta_interval, fmt_value
-    from engine.stats import PAIRED_N_BOOT
     from mirage_tui.screens.compare import ROW_COLUMNS, CompareScreen
 
     read, _, found = await _read(crowded["path"], size,
                                       lambda path: CompareScreen(SIDE_A, SIDE_B),
                                       ["cmp-rows", "cmp-flips"])
     shown, table = read["cmp-rows"]
-    store = Store(crowded["path"])
-    try:
-        c = compare(store, SIDE_A, SIDE_B, side_runs(store, SIDE_A, SIDE_B),
-                    n_boot=PAIRED_N_BOOT)   # compare's default
-    finally:
-        store.close()
+    c = crowded_comparison
     expected = {str(i): {
         "n": [str(r.n)], "A": numbers(fmt_value(r.a, r.metric)),
         "B": numbers(fmt_value(r.b, r.metric)),

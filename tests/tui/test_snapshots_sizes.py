@@ -1,6 +1,8 @@
 """Snapshots of every main screen at 80×24 and 120×35 (issue 18: a layout that works at 80×24,
 and no column cut at 120): Datasets, Query, Models, New run, Live run, Runs (with a summary),
-Leaderboard, Inspector, Compare and Calibration.
+Leaderboard, Inspector, Compare and Calibration; each snapshot's screen is also checked for
+text cut at an edge (:mod:`testkit.cuts`, the check of test_nothing_cut.py, which covers the
+dialogs), on the screen the snapshot draws, so that each is built once a size.
 
 Deterministic by construction: the inspection workspace of conftest.py (runs made by the real
 engine with scripted generators at fixed times, seeded samples and bootstraps), a fixed model
@@ -20,6 +22,7 @@ from textual.widgets import DataTable, Static
 from engine.store import Store
 from test_app_calibration import calibrated  # noqa: F401 - the fixture
 from test_snapshots_runs import SnapshotApp, fixed_catalog, settle  # noqa: F401 - fixture
+from testkit.cuts import cuts
 from testkit.scripted_runs import A, B
 from testkit.tui import screen_stable, text_of, wait_until
 
@@ -113,14 +116,30 @@ SCREENS = {
 }
 
 
+def cuts_into(found: list[str], run_before):
+    """``run_before``, then what is cut on the screen it leaves (:func:`testkit.cuts.cuts`)
+    added to ``found``: the screen the snapshot is taken of."""
+    async def run(pilot) -> None:
+        await run_before(pilot)
+        found.extend(cuts(pilot.app.screen))
+
+    return run
+
+
 @pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("screen", list(SCREENS))
 def test_screen_at_size(screen, size, workspace, fixed_catalog, snap_compare):
     app = SnapshotApp(workspace["path"])
-    assert snap_compare(app, terminal_size=SIZES[size], run_before=SCREENS[screen])
+    found: list[str] = []
+    assert snap_compare(app, terminal_size=SIZES[size],
+                        run_before=cuts_into(found, SCREENS[screen]))
+    assert not found, "\n".join(found)
 
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_calibration_at_size(size, calibrated, snap_compare):  # noqa: F811
     app = SnapshotApp(calibrated)
-    assert snap_compare(app, terminal_size=SIZES[size], run_before=steps(_calibration))
+    found: list[str] = []
+    assert snap_compare(app, terminal_size=SIZES[size],
+                        run_before=cuts_into(found, steps(_calibration)))
+    assert not found, "\n".join(found)

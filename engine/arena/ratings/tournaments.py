@@ -140,13 +140,16 @@ def tournament_wins(enc: EncodedBattles, n_boot: int = DEFAULT_TOURNAMENTS,
 
 
 def fit_tournaments(wins: np.ndarray, alpha: float = DEFAULT_ALPHA) -> np.ndarray:
-    """(n_boot, S) BT log-strengths from :func:`tournament_wins`' matrices."""
+    """(n_boot, S) BT log-strengths from :func:`tournament_wins`' matrices. Tournaments that
+    drew the same win matrix share one fit (the fit is a function of the matrix alone): with
+    few queries most of them do, e.g. 15 distinct matrices in 1,000 tournaments of 4 queries."""
     thetas = np.zeros(wins.shape[:2])
     if not wins.any():
         return thetas
-    for t in range(wins.shape[0]):
-        thetas[t] = bradley_terry_fit(wins[t], alpha)
-    return thetas
+    n_boot, s = wins.shape[:2]
+    distinct, which = np.unique(wins.reshape(n_boot, s * s), axis=0, return_inverse=True)
+    fitted = np.array([bradley_terry_fit(w.reshape(s, s), alpha) for w in distinct])
+    return fitted[which.reshape(-1)]
 
 
 def bootstrap_thetas(enc: EncodedBattles, n_boot: int = DEFAULT_TOURNAMENTS, seed: int = 0,
