@@ -8,10 +8,9 @@ warning. Through the command's ``main`` in process, as a user types it."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
-from testkit.runs import cli_main
+from testkit.runs import cli_done
 from testkit.store import row_counts
 
 from engine.store import Store
@@ -40,11 +39,8 @@ def _squad(folder: Path, name: str, answer: str, start: int = 0) -> Path:
 def _import_all(capsys, tmp_path: Path, paths: list[Path]):
     """``data import`` of each file into a workspace of its own, through the command's
     ``main`` in process: each one's exit status, stdout and stderr."""
-    done = []
-    for i, path in enumerate(paths):
-        argv = ["data", "import", path, "--db", tmp_path / f"w{i}.db"]
-        done.append(subprocess.CompletedProcess(argv, *cli_main(capsys, *argv)))
-    return done
+    return [cli_done(capsys, "data", "import", path, "--db", tmp_path / f"w{i}.db")
+            for i, path in enumerate(paths)]
 
 
 def _refused(out, path: Path, record: str | None, field: str | None, *words: str) -> None:

@@ -13,7 +13,7 @@ import pytest
 from engine.arena.trust.human_verdicts import record_human_verdict
 from engine.arena.types import arena_system
 from engine.runs.lookup import load_run
-from testkit.runs import cli_main
+from testkit.runs import cli_done
 
 
 @pytest.fixture
@@ -22,8 +22,7 @@ def cli(capsys, monkeypatch):
     ``columns`` (read when the text is printed)."""
     def command(db, *args, columns: int = 120) -> subprocess.CompletedProcess:
         monkeypatch.setenv("COLUMNS", str(columns))
-        argv = [*args, "--db", db]
-        return subprocess.CompletedProcess(argv, *cli_main(capsys, *argv))
+        return cli_done(capsys, *args, "--db", db)
     return command
 
 

@@ -123,6 +123,11 @@ def cli_main(capsys, *args) -> tuple[int, str, str]:
     return code, out, err
 
 
+def cli_done(capsys, *args) -> subprocess.CompletedProcess:
+    """:func:`cli_main` as the ``CompletedProcess`` that ``subprocess.run`` would give."""
+    return subprocess.CompletedProcess(list(args), *cli_main(capsys, *args))
+
+
 def cli_run(*args, db, timeout=180, backoff: float | None = None, **kw):
     """``mirage-tui run --db DB ARGS`` in a subprocess, from the repository root; with
     ``backoff``, the command's retries wait that long first (a test of a faulty server that
