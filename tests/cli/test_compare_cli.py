@@ -1,29 +1,24 @@
 """``mirage-tui compare``: the paired comparison as text, JSON and CSV, the CI gate and the
 refusals, on the scripted-run workspace (tests/testkit/scripted_runs.py) through the real
-command line."""
+command line (the refusals through its ``main`` in process)."""
 
 from __future__ import annotations
 
 import csv
 import json
-import subprocess
 import sys
 
 import pytest
-from testkit.runs import run_together
+from testkit.runs import cli_main, run_together
 
 
 def compare_command(db, *args) -> list[str]:
     return [sys.executable, "-m", "mirage_tui.cli", "compare", "--db", str(db), *args]
 
 
-def cli(db, *args):
-    return subprocess.run(compare_command(db, *args), capture_output=True, text=True,
-                          timeout=120)
-
-
 def clis(db, *calls):
-    """``cli(db, *args)`` for each ``args`` of ``calls``, started together (independent)."""
+    """``mirage-tui compare --db DB ARGS`` for each ``args`` of ``calls``, each a process,
+    started together (independent)."""
     return run_together(*[compare_command(db, *args) for args in calls])
 
 
@@ -58,15 +53,17 @@ def test_fail_if_worse_gate(db):
     assert bad.returncode == 1 and "METRIC:DELTA" in bad.stderr
 
 
-def test_refusals(db):
-    out, nope = clis(db, ("alpha", "beta:nobody"), ("alpha", "nope"))
-    assert out.returncode == 1 and "2 systems; say which" in out.stderr
-    out = nope
-    assert out.returncode == 1 and "no run named 'nope'" in out.stderr
+def test_refusals(db, capsys):
+    """In process (the command's ``main``): refused before anything is compared."""
+    code, _, err = cli_main(capsys, "compare", "--db", db, "alpha", "beta:nobody")
+    assert code == 1 and "2 systems; say which" in err
+    code, _, err = cli_main(capsys, "compare", "--db", db, "alpha", "nope")
+    assert code == 1 and "no run named 'nope'" in err
 
 
 @pytest.mark.parametrize("delta", ["nan", "inf", "-inf", "NaN"])
-def test_a_gate_that_could_never_fire_is_refused(db, delta):
-    out = cli(db, "alpha", "alpha", "--fail-if-worse", f"em_loose:{delta}")
-    assert out.returncode == 1 and out.stderr.count("\n") == 1, out.stderr
-    assert f"DELTA must be a finite number of points, got '{delta}'" in out.stderr
+def test_a_gate_that_could_never_fire_is_refused(db, delta, capsys):
+    code, _, err = cli_main(capsys, "compare", "--db", db, "alpha", "alpha", "--fail-if-worse",
+                            f"em_loose:{delta}")
+    assert code == 1 and err.count("\n") == 1, err
+    assert f"DELTA must be a finite number of points, got '{delta}'" in err

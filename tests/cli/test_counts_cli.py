@@ -1,17 +1,14 @@
-"""Every count a user can type, through the command line as a user types it: huge, zero,
-negative, not a number, ``1e9``, ``0x10``, ``inf``, ``nan`` are one line naming the option and
-its range, before any work (the workspace is not even created), never a traceback; a run
-file's counts have the same ranges; a bootstrap that would need more memory than it may take
-says so in one line, naming the option, before it draws."""
+"""Every count a user can type, as a user types it (the command's ``main``, in process): huge,
+zero, negative, not a number, ``1e9``, ``0x10``, ``inf``, ``nan`` are one line naming the
+option and its range, before any work (the workspace is not even created), never a traceback;
+a run file's counts have the same ranges; a bootstrap that would need more memory than it may
+take says so in one line, naming the option, before it draws."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from testkit.paths import ROOT
-from testkit.runs import mirage_cli, run_together
+from testkit.runs import cli_main
 from testkit.toy_run import A, B
 
 BOOT_RANGE = ("a whole number from 1 to 100,000 (bootstrap tournaments, each fitted on its "
@@ -60,21 +57,20 @@ CASES = [
 ]
 
 
-def test_every_count_typed_out_of_range_is_one_line_before_any_work(tmp_path):
+def test_every_count_typed_out_of_range_is_one_line_before_any_work(tmp_path, capsys):
+    """In process: the command line is read before anything runs, as in a new process."""
     db = tmp_path / "never-made.db"
-    done = run_together(*[[*mirage_cli(), *words, option, value, "--db", str(db)]
-                          for words, option, value, _ in CASES], cwd=ROOT)
-    for (words, option, value, says), result in zip(CASES, done):
-        err = result.stderr
-        assert result.returncode == 2, (words, option, value, err)
+    for words, option, value, says in CASES:
+        code, out, err = cli_main(capsys, *words, option, value, "--db", db)
+        assert code == 2, (words, option, value, err)
         assert "Traceback" not in err and err.count("\n") == 1, err
         assert err.startswith(f"mirage-tui {words[0]}"), err
         assert f": {option} {says}" in err, (option, value, err)
-        assert result.stdout == ""
+        assert out == ""
     assert not db.exists()
 
 
-def test_a_run_file_count_out_of_range_is_refused_naming_the_key(tmp_path):
+def test_a_run_file_count_out_of_range_is_refused_naming_the_key(tmp_path, capsys):
     cases = {"sample = 20000000": "sample: 20000000 is out of range: a whole number from 1 to "
                                   "10,000,000 (items sampled)",
              "seed = -1": "seed: -1 is out of range",
@@ -85,11 +81,10 @@ def test_a_run_file_count_out_of_range_is_refused_naming_the_key(tmp_path):
         path = tmp_path / f"run{n}.toml"
         path.write_text(f'dataset = "demo"\ngenerators = ["fake"]\n{line}\n')
         files.append(path)
-    done = run_together(*[[*mirage_cli(), "run", "--config", str(f), "--db",
-                           str(tmp_path / "w.db")] for f in files], cwd=ROOT)
-    for says, result in zip(cases.values(), done):
-        assert result.returncode == 1, result.stderr
-        assert result.stderr.count("\n") == 1 and says in result.stderr, result.stderr
+    for says, path in zip(cases.values(), files):
+        code, _, err = cli_main(capsys, "run", "--config", path, "--db", tmp_path / "w.db")
+        assert code == 1, err
+        assert err.count("\n") == 1 and says in err, err
 
 
 @pytest.fixture
@@ -97,39 +92,38 @@ def db(toy):
     return toy.path
 
 
-def test_a_bootstrap_beyond_the_memory_it_may_take_is_one_line_naming_the_option(db, tmp_path):
+def test_a_bootstrap_beyond_the_memory_it_may_take_is_one_line_naming_the_option(
+        db, tmp_path, capsys, monkeypatch):
     """``$MIRAGE_RESAMPLE_MEMORY_MB`` stands for a small machine: the estimate refuses before
     anything is drawn, with the most resamples that fit; a value that fits still runs."""
-    env = {**os.environ, "MIRAGE_RESAMPLE_MEMORY_MB": "1"}
-    bad = {**os.environ, "MIRAGE_RESAMPLE_MEMORY_MB": "lots"}
+    monkeypatch.setenv("MIRAGE_RESAMPLE_MEMORY_MB", "1")
     page = tmp_path / "page.html"
-    report, compare, fits, wrong = run_together(
-        [*mirage_cli(), "report", "toy-run", "--n-boot", "1000000", "--html", str(page),
-         "--db", str(db)],
-        [*mirage_cli(), "compare", f"toy-run:{A}", f"toy-run:{B}", "--n-boot", "1000000",
-         "--db", str(db)],
-        [*mirage_cli(), "compare", f"toy-run:{A}", f"toy-run:{B}", "--n-boot", "200",
-         "--db", str(db)],
-        [*mirage_cli(), "report", "toy-run", "--n-boot", "200", "--db", str(db)],
-        envs=[env, env, env, bad], cwd=ROOT)
-    for result in (report, compare):
-        assert result.returncode == 1, result.stderr
-        err = result.stderr
+    report = cli_main(capsys, "report", "toy-run", "--n-boot", "1000000", "--html", page,
+                      "--db", db)
+    compare = cli_main(capsys, "compare", f"toy-run:{A}", f"toy-run:{B}", "--n-boot",
+                       "1000000", "--db", db)
+    for code, _, err in (report, compare):
+        assert code == 1, err
         assert err.startswith("mirage-tui: error: --n-boot 1000000 needs ~"), err
         assert err.count("\n") == 1 and "; at most " in err and "MEMORY_MB" in err, err
-    assert "resamples × statistics × 8 bytes" in report.stderr and not page.exists()
-    assert fits.returncode == 0, fits.stderr
-    assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1
-    assert "$MIRAGE_RESAMPLE_MEMORY_MB='lots': expected a whole number from 1 to" in wrong.stderr
+    assert "resamples × statistics × 8 bytes" in report[2] and not page.exists()
+    fits = cli_main(capsys, "compare", f"toy-run:{A}", f"toy-run:{B}", "--n-boot", "200",
+                    "--db", db)
+    assert fits[0] == 0, fits[2]
+    monkeypatch.setenv("MIRAGE_RESAMPLE_MEMORY_MB", "lots")
+    code, _, err = cli_main(capsys, "report", "toy-run", "--n-boot", "200", "--db", db)
+    assert code == 1 and err.count("\n") == 1
+    assert "$MIRAGE_RESAMPLE_MEMORY_MB='lots': expected a whole number from 1 to" in err
 
 
-def test_a_calibration_checks_its_resamples_memory_before_any_judge_call(tmp_path):
+def test_a_calibration_checks_its_resamples_memory_before_any_judge_call(tmp_path, capsys,
+                                                                          monkeypatch):
     """The figures are drawn after every pair is judged: their memory is checked first, so a
     refused --boot costs no judge call (the judge named here does not even exist)."""
-    env = {**os.environ, "MIRAGE_RESAMPLE_MEMORY_MB": "1"}
-    (done,) = run_together([*mirage_cli(), "judge", "calibrate", "--judge", "no-such-judge",
+    monkeypatch.setenv("MIRAGE_RESAMPLE_MEMORY_MB", "1")
+    code, _, err = cli_main(capsys, "judge", "calibrate", "--judge", "no-such-judge",
                             "--labels", "no-such-labels", "--boot", "1000000", "--db",
-                            str(tmp_path / "w.db")], envs=[env], cwd=ROOT)
-    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
-    assert done.stderr.startswith("mirage-tui: error: --boot 1000000 needs ~"), done.stderr
-    assert "resamples × figures × 8 bytes" in done.stderr
+                            tmp_path / "w.db")
+    assert code == 1 and err.count("\n") == 1, err
+    assert err.startswith("mirage-tui: error: --boot 1000000 needs ~"), err
+    assert "resamples × figures × 8 bytes" in err

@@ -5,24 +5,18 @@ with the nearest value: ``--settings orcale`` (``run`` and ``arena judge``), ``-
 
 from __future__ import annotations
 
-import subprocess
-
-from testkit.runs import mirage_cli
-
-
-def cli(db, *args) -> subprocess.CompletedProcess:
-    return subprocess.run([*mirage_cli(), *args, "--db", str(db)], capture_output=True,
-                          text=True, timeout=180)
+from testkit.runs import cli_main
 
 
 def one_line(done) -> str:
-    assert done.returncode != 0, done.stdout
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    code, out, err = done
+    assert code != 0, out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
     return lines[0]
 
 
-def test_misspelt_values_get_the_nearest(workspace):
+def test_misspelt_values_get_the_nearest(workspace, capsys):
     db = workspace["path"]
     cases = [
         (("run", "--dataset", "demo", "--generator", "smollm2-135m-instruct", "--settings",
@@ -41,19 +35,20 @@ def test_misspelt_values_get_the_nearest(workspace):
         (("arena", "export", "alpha", "--format", "jsnl"), "did you mean 'jsonl'?"),
     ]
     for argv, hint in cases:
-        line = one_line(cli(db, *argv))
+        line = one_line(cli_main(capsys, *argv, "--db", db))
         assert hint in line, (argv, line)
     # a retrieved@k with a bad k is told the rule, not offered another k
-    line = one_line(cli(db, "run", "--dataset", "demo", "--generator", "smollm2-135m-instruct",
-                        "--settings", "retrieved@0", "--dry-run"))
+    line = one_line(cli_main(capsys, "run", "--dataset", "demo", "--generator",
+                             "smollm2-135m-instruct", "--settings", "retrieved@0", "--dry-run",
+                             "--db", db))
     assert "did you mean" not in line and "retrieved@k with k >= 1" in line
 
 
-def test_a_misspelt_aspect_gets_the_nearest(workspace, tmp_path):
+def test_a_misspelt_aspect_gets_the_nearest(workspace, tmp_path, capsys):
     db, labels = workspace["path"], tmp_path / "people.jsonl"
     labels.write_text('{"query": "q", "answer_a": "a", "answer_b": "b", "label": 1, '
                       '"annotator": "alice"}\n', encoding="utf-8")
-    assert cli(db, "data", "import", str(labels)).returncode == 0
-    line = one_line(cli(db, "judge", "calibrate", "--judge", "reference:f1", "--labels",
-                        "people", "--aspect", "overal"))
+    assert cli_main(capsys, "data", "import", labels, "--db", db)[0] == 0
+    line = one_line(cli_main(capsys, "judge", "calibrate", "--judge", "reference:f1",
+                             "--labels", "people", "--aspect", "overal", "--db", db))
     assert "no labels on aspect 'overal' in 'people'; did you mean 'overall'?" in line, line

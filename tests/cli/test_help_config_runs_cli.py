@@ -14,6 +14,7 @@ import pytest
 from engine.store import Store
 from mirage_tui import cli
 from mirage_tui.cli.examples import EXAMPLES, walk
+from testkit.runs import cli_main as main
 
 SMOL = "smollm2-135m-instruct"
 
@@ -29,15 +30,6 @@ def config_dir(tmp_path, monkeypatch):
 @pytest.fixture
 def db(workspace, config_dir):
     return workspace["path"]
-
-
-def main(capsys, *args) -> tuple[int, str, str]:
-    try:
-        code = cli.main([str(a) for a in args])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # --------------------------------------------------------------------------- --help examples

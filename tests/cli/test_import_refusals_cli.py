@@ -3,16 +3,14 @@ twice, a row with more or fewer cells than its header, a misspelt column or aspe
 mean), a file with no labelled pair, and a SQuAD answer that is not in its paragraph. Each is
 one line naming the file, the record and the field, exit 1, and nothing is stored; the
 neighbours that are fine (an aspect of one's own, an answer_start that is off) import with a
-warning. Through the real CLI, as a user types it."""
+warning. Through the command's ``main`` in process, as a user types it."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from testkit.paths import ROOT
-from testkit.runs import mirage_cli, run_together
+from testkit.runs import cli_done
 from testkit.store import row_counts
 
 from engine.store import Store
@@ -38,13 +36,11 @@ def _squad(folder: Path, name: str, answer: str, start: int = 0) -> Path:
     return path
 
 
-def _import_all(tmp_path: Path, paths: list[Path]):
-    db = tmp_path / "w.db"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MIRAGE_ENDPOINT_PORTS": ""}
-    # one workspace per file, so the imports run side by side
-    return run_together(*[[*mirage_cli(), "data", "import", str(path), "--db",
-                           str(db.with_name(f"w{i}.db"))] for i, path in enumerate(paths)],
-                        envs=[env] * len(paths), cwd=ROOT, timeout=180)
+def _import_all(capsys, tmp_path: Path, paths: list[Path]):
+    """``data import`` of each file into a workspace of its own, through the command's
+    ``main`` in process: each one's exit status, stdout and stderr."""
+    return [cli_done(capsys, "data", "import", path, "--db", tmp_path / f"w{i}.db")
+            for i, path in enumerate(paths)]
 
 
 def _refused(out, path: Path, record: str | None, field: str | None, *words: str) -> None:
@@ -61,7 +57,7 @@ def _refused(out, path: Path, record: str | None, field: str | None, *words: str
         assert word in lines[0], lines[0]
 
 
-def test_bad_labels_and_answers_are_refused_naming_file_record_and_field(tmp_path):
+def test_bad_labels_and_answers_are_refused_naming_file_record_and_field(tmp_path, capsys):
     row = ROW.format(label=1, who="ann", aspect="overall")
     cases = {
         "twice.csv": ("header", "label", "the column is there twice (columns 4 and 7)",
@@ -87,7 +83,7 @@ def test_bad_labels_and_answers_are_refused_naming_file_record_and_field(tmp_pat
     paths = [_labels(tmp_path, name, text) for name, (*_, text) in cases.items()]
     squad = {"nowhere.en.json": _squad(tmp_path, "nowhere.en.json", "Lyon"),
              "other.en.json": _squad(tmp_path, "other.en.json", "Londres", 24)}
-    outs = _import_all(tmp_path, [*paths, *squad.values()])
+    outs = _import_all(capsys, tmp_path, [*paths, *squad.values()])
     for out, path, (record, field, words, _) in zip(outs, paths, cases.values()):
         _refused(out, path, record, field, words)
     for out, path in zip(outs[len(paths):], squad.values()):
@@ -100,13 +96,13 @@ def test_bad_labels_and_answers_are_refused_naming_file_record_and_field(tmp_pat
         store.close()
 
 
-def test_the_fine_neighbours_import_with_a_warning(tmp_path):
+def test_the_fine_neighbours_import_with_a_warning(tmp_path, capsys):
     """An aspect of one's own (``fluency``), a column nobody reads, and a SQuAD answer_start
     that is off while its text is in the paragraph (case and blanks forgiven)."""
     own = _labels(tmp_path, "own.csv", HEADER.strip() + ",source\n"
                   + ROW.format(label=1, who="ann", aspect="Fluency").strip() + ",sheet 2\n")
     off = _squad(tmp_path, "off.en.json", "FRANCE", 3)
-    outs = _import_all(tmp_path, [own, off])
+    outs = _import_all(capsys, tmp_path, [own, off])
     assert all(out.returncode == 0 for out in outs), [out.stderr for out in outs]
     assert "aspect(s) of their own: fluency" in outs[0].stdout + outs[0].stderr
     assert "column(s) not read: source" in outs[0].stdout + outs[0].stderr

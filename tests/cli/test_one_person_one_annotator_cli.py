@@ -1,26 +1,31 @@
 """One person is one annotator however the name is spelled: ``alice``, ``Alice``, `` alice ``,
 ``ALICE`` and ``ＡＬＩＣＥ`` (full width) labelling one pair are one annotator, stored under the
 first spelling, and make no human ceiling (which needs two people); your own verdicts typed
-under another spelling replace your earlier one. Driven through the CLI as a user would."""
+under another spelling replace your earlier one. Driven through the CLI as a user would (its
+``main``, in process)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
+
+import pytest
 
 from engine.arena.types import arena_system
 from engine.arena.trust.human_verdicts import human_verdicts_for, record_human_verdict
 from engine.datasets.labels import load_label_pairs
 from engine.runs.lookup import load_run
 from engine.store import Store
-from testkit.runs import mirage_cli
+from testkit.runs import cli_done
 
 SPELLINGS = ("alice", "Alice", " alice ", "ALICE", "ＡＬＩＣＥ", "a\u200blice", "alice\u3000")
 
 
-def cli(db, *args) -> subprocess.CompletedProcess:
-    return subprocess.run([*mirage_cli(), *args, "--db", str(db)], capture_output=True,
-                          text=True, timeout=120)
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """``mirage-tui ARGS --db DB`` through the command's ``main`` in process, 100 columns wide
+    (what a piped command gets, whatever terminal pytest runs in)."""
+    monkeypatch.setenv("COLUMNS", "100")
+    return lambda db, *args: cli_done(capsys, *args, "--db", db)
 
 
 def _rows(path, rows) -> None:
@@ -28,7 +33,7 @@ def _rows(path, rows) -> None:
                     encoding="utf-8")
 
 
-def test_one_person_under_many_spellings_is_one_annotator_and_no_ceiling(tmp_path):
+def test_one_person_under_many_spellings_is_one_annotator_and_no_ceiling(tmp_path, cli):
     db, labels = tmp_path / "w.db", tmp_path / "people.jsonl"
     one = {"query": "Where was Bach born?", "answer_a": "Eisenach", "answer_b": "Leipzig",
            "reference": "Eisenach", "label": -1}
@@ -52,7 +57,8 @@ def test_one_person_under_many_spellings_is_one_annotator_and_no_ceiling(tmp_pat
     assert "- n=0" in listed.stdout and "100.0% n=" not in listed.stdout, listed.stdout
 
 
-def test_another_spelling_with_another_label_is_the_same_person_changing_their_mind(tmp_path):
+def test_another_spelling_with_another_label_is_the_same_person_changing_their_mind(tmp_path,
+                                                                                   cli):
     db, labels = tmp_path / "w.db", tmp_path / "changed.jsonl"
     row = {"query": "q", "answer_a": "a", "answer_b": "b", "label": -1, "annotator": "alice"}
     _rows(labels, [row, {**row, "annotator": "ALICE ", "label": 2}])
@@ -61,7 +67,7 @@ def test_another_spelling_with_another_label_is_the_same_person_changing_their_m
     assert "'alice' already labelled pair" in done.stderr and "another label" in done.stderr
 
 
-def test_two_people_still_make_a_ceiling(tmp_path):
+def test_two_people_still_make_a_ceiling(tmp_path, cli):
     db, labels = tmp_path / "w.db", tmp_path / "two.jsonl"
     rows = [{"query": f"q{i}", "answer_a": "x", "answer_b": f"y{i}", "reference": "x",
              "label": 1, "annotator": who} for i in range(3) for who in ("alice", "Bob")]

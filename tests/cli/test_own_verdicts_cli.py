@@ -1,22 +1,29 @@
 """Your own verdicts, found again from the CLI: ``judge verdicts`` lists every verdict entered in
 the app with its pair (run, query, answer A and B, setting), the verdict in words, who and
-when, as text within ``COLUMNS`` and as JSON; ``data show verdicts:RUN`` prints the pairs."""
+when, as text within ``COLUMNS`` and as JSON; ``data show verdicts:RUN`` prints the pairs.
+Through the command's ``main`` in process."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
+
+import pytest
 
 from engine.arena.trust.human_verdicts import record_human_verdict
 from engine.arena.types import arena_system
 from engine.runs.lookup import load_run
-from testkit.runs import mirage_cli
+from testkit.runs import cli_done
 
 
-def cli(db, *args, columns: int = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([*mirage_cli(), *args, "--db", str(db)], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "COLUMNS": str(columns)})
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """``mirage-tui ARGS --db DB`` through the command's ``main`` in process, ``$COLUMNS`` at
+    ``columns`` (read when the text is printed)."""
+    def command(db, *args, columns: int = 120) -> subprocess.CompletedProcess:
+        monkeypatch.setenv("COLUMNS", str(columns))
+        return cli_done(capsys, *args, "--db", db)
+    return command
 
 
 def _two_verdicts(store) -> list[str]:
@@ -31,7 +38,8 @@ def _two_verdicts(store) -> list[str]:
     return systems
 
 
-def test_judge_verdicts_lists_each_verdict_with_its_pair_in_words(demo_run, answered_path):
+def test_judge_verdicts_lists_each_verdict_with_its_pair_in_words(demo_run, answered_path,
+                                                                  cli):
     systems = _two_verdicts(demo_run)
     done = cli(answered_path, "judge", "verdicts", "--json")
     assert done.returncode == 0, done.stderr
@@ -55,7 +63,7 @@ def test_judge_verdicts_lists_each_verdict_with_its_pair_in_words(demo_run, answ
     assert len(json.loads(one_run.stdout)) == 2
 
 
-def test_judge_verdicts_with_none_and_with_a_misspelt_run(answered_path):
+def test_judge_verdicts_with_none_and_with_a_misspelt_run(answered_path, cli):
     empty = cli(answered_path, "judge", "verdicts")
     assert empty.returncode == 0 and "no verdict entered" in empty.stdout, empty.stderr
     assert json.loads(cli(answered_path, "judge", "verdicts", "--json").stdout) == []
@@ -64,7 +72,7 @@ def test_judge_verdicts_with_none_and_with_a_misspelt_run(answered_path):
     assert "did you mean 'r'" in wrong.stderr and "Traceback" not in wrong.stderr
 
 
-def test_data_show_prints_the_verdicts_dataset_rows(demo_run, answered_path):
+def test_data_show_prints_the_verdicts_dataset_rows(demo_run, answered_path, cli):
     _two_verdicts(demo_run)
     shown = cli(answered_path, "data", "show", "verdicts:r", "--limit", "50")
     assert shown.returncode == 0, shown.stderr

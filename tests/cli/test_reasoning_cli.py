@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from testkit.runs import cli_main as main
 from testkit.toy_run import B, build_toy
 
 from engine.store import Store
-from mirage_tui import cli
 
 
 @pytest.fixture
@@ -26,15 +26,6 @@ def toy_db(tmp_path, monkeypatch):
                         ("<think>Let me think about", f"{B}|base|q2"))
     store.close()
     return path
-
-
-def main(capsys, *args) -> tuple[int, str, str]:
-    try:
-        code = cli.main([str(a) for a in args])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_resplit_then_report(toy_db, capsys):

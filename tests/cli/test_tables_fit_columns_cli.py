@@ -6,25 +6,25 @@ spaces, then the columns go into panels under the row's name)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 import pytest
 
-from testkit.runs import mirage_cli
+from testkit.runs import cli_main
 
 COMMANDS = (("arena", "ratings", "alpha", "--arena", "duel", "--boot", "50"),
             ("arena", "list", "alpha"), ("judge", "list"), ("judge", "calibration"),
             ("runs", "list"), ("data", "list"), ("models", "list"))
 
 
-def cli(db, *args, columns: int) -> subprocess.CompletedProcess:
-    return subprocess.run([*mirage_cli(), *args, "--db", str(db)], capture_output=True,
-                          text=True, timeout=180, env={**os.environ, "COLUMNS": str(columns)})
+def cli(capsys, monkeypatch, db, *args, columns: int) -> tuple[int, str, str]:
+    """The command in process (:func:`testkit.runs.cli_main`) with ``$COLUMNS`` at
+    ``columns``, which the tables read when they print."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    return cli_main(capsys, *args, "--db", db)
 
 
 @pytest.fixture
-def calibrated(workspace, tmp_path):
+def calibrated(workspace, tmp_path, capsys, monkeypatch):
     """The inspection workspace with a labels dataset of long names and a calibration on it."""
     db, labels = workspace["path"], tmp_path / "people-with-a-rather-long-labels-name.jsonl"
     rows = [{"query": f"question {i}", "answer_a": "right", "answer_b": f"wrong {i}",
@@ -34,22 +34,22 @@ def calibrated(workspace, tmp_path):
     for argv in (("data", "import", str(labels)),
                  ("judge", "calibrate", "--judge", "reference:f1", "--labels",
                   "people-with-a-rather-long-labels-name", "--boot", "50")):
-        done = cli(db, *argv, columns=120)
-        assert done.returncode == 0, done.stderr
+        code, _, err = cli(capsys, monkeypatch, db, *argv, columns=120)
+        assert code == 0, err
     return db
 
 
-def test_every_cli_table_fits_columns(calibrated):
+def test_every_cli_table_fits_columns(calibrated, capsys, monkeypatch):
     for columns in (80, 120):
         said = {}
         for argv in COMMANDS:
-            done = cli(calibrated, *argv, columns=columns)
-            assert done.returncode == 0, (argv, done.stderr)
-            lines = done.stdout.splitlines()
+            code, out, err = cli(capsys, monkeypatch, calibrated, *argv, columns=columns)
+            assert code == 0, (argv, err)
+            lines = out.splitlines()
             assert lines, argv
             long = [line for line in lines if len(line) > columns]
             assert not long, (argv, columns, long)
-            said[argv[:2]] = done.stdout
+            said[argv[:2]] = out
         ratings = said[("arena", "ratings")]
         assert "fake-a" in ratings and "fake-b" in ratings and "win rate" in ratings
         assert "duel" in said[("arena", "list")]

@@ -6,13 +6,10 @@ budget each gets and warns when it is likely too small. ``auto`` sends and recor
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 from testkit.openai_server import fake_openai_server
 from testkit.reasoning_server import DEMO_SQUAD, ReasoningState, reasoning_server, squad_answers
-from testkit.paths import ROOT
-from testkit.runs import cli_run, mirage_cli
+from testkit.runs import cli_main, cli_run
 
 from engine.datasets.demo_pool import ensure_demo
 from engine.runs.header import RunHeader
@@ -102,20 +99,19 @@ def test_on_and_off_are_two_systems_sent_their_switch_and_never_share_a_cached_a
     assert any('"thinking": "on"' in p for p in params)
 
 
-def test_a_wrong_mode_is_one_line_with_a_did_you_mean(tmp_path):
+def test_a_wrong_mode_is_one_line_with_a_did_you_mean(tmp_path, capsys):
     db = _workspace(tmp_path)
     for typed, near in (("of", "off"), ("on,nope", None), ("think", None), ("Auot", "auto")):
-        out = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct",
-                      "--thinking", typed, "--dry-run", db=db)
-        assert out.returncode != 0
-        assert out.stderr.count("\n") == 1, out.stderr
-        assert "thinking: unknown mode" in out.stderr and "Traceback" not in out.stderr
+        code, _, err = cli_main(capsys, "run", "--db", db, "--dataset", "demo", "--generator",
+                                "smollm2-135m-instruct", "--thinking", typed, "--dry-run")
+        assert code != 0
+        assert err.count("\n") == 1, err
+        assert "thinking: unknown mode" in err and "Traceback" not in err
         if near:
-            assert f"did you mean {near!r}?" in out.stderr
-    bad_budget = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct",
-                         "--thinking-budget", "0", "--dry-run", db=db)
-    assert bad_budget.returncode != 0 and "thinking_budget" in bad_budget.stderr.replace(
-        "-", "_") and bad_budget.stderr.count("\n") == 1
+            assert f"did you mean {near!r}?" in err
+    code, _, err = cli_main(capsys, "run", "--db", db, "--dataset", "demo", "--generator",
+                            "smollm2-135m-instruct", "--thinking-budget", "0", "--dry-run")
+    assert code != 0 and "thinking_budget" in err.replace("-", "_") and err.count("\n") == 1
 
 
 def test_the_plan_says_who_thinks_its_budget_and_warns_when_too_small(tmp_path):
@@ -161,47 +157,52 @@ def test_the_plan_says_who_thinks_its_budget_and_warns_when_too_small(tmp_path):
     assert note["warning"] is None                   # 1024 holds what it thought
 
 
-def test_a_model_without_a_switch_says_so_and_auto_plans_say_nothing(tmp_path):
+def test_a_model_without_a_switch_says_so_and_auto_plans_say_nothing(tmp_path, capsys):
     db = _workspace(tmp_path)
-    off = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct", "--sample", "2",
-                  "--thinking", "off", "--dry-run", db=db)
-    assert off.returncode == 0, off.stderr
-    assert "systems: smollm2-135m-instruct/mirage@1 | no-think" in off.stdout
+    code, out, err = cli_main(capsys, "run", "--db", db, "--dataset", "demo", "--generator",
+                              "smollm2-135m-instruct", "--sample", "2", "--thinking", "off",
+                              "--dry-run")
+    assert code == 0, err
+    assert "systems: smollm2-135m-instruct/mirage@1 | no-think" in out
     assert ("smollm2-135m-instruct: no thinking switch in its chat template; --thinking off "
-            "has no effect") in off.stdout
-    auto = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct", "--sample",
-                   "2", "--dry-run", "--json", db=db)
-    assert "thinking" not in json.loads(auto.stdout)
+            "has no effect") in out
+    _, auto, _ = cli_main(capsys, "run", "--db", db, "--dataset", "demo", "--generator",
+                          "smollm2-135m-instruct", "--sample", "2", "--dry-run", "--json")
+    assert "thinking" not in json.loads(auto)
 
 
-def test_config_toml_sets_the_default_mode_and_a_flag_overrides_it(tmp_path):
+def test_config_toml_sets_the_default_mode_and_a_flag_overrides_it(tmp_path, capsys,
+                                                                  monkeypatch):
     db = _workspace(tmp_path)
     (tmp_path / "config.toml").write_text('thinking = "on,off"\n', encoding="utf-8")
-    env = {**os.environ, "MIRAGE_CONFIG_DIR": str(tmp_path)}
-    from_file = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct",
-                        "--sample", "2", "--dry-run", "--json", db=db, env=env)
-    assert json.loads(from_file.stdout)["systems"] == [
+    monkeypatch.setenv("MIRAGE_CONFIG_DIR", str(tmp_path))
+
+    def planned(*args) -> dict:
+        code, out, err = cli_main(capsys, "run", "--db", db, *args, "--dry-run", "--json")
+        assert code == 0, err
+        return json.loads(out)
+
+    from_file = planned("--dataset", "demo", "--generator", "smollm2-135m-instruct",
+                        "--sample", "2")
+    assert from_file["systems"] == [
         "smollm2-135m-instruct/mirage@1 | think", "smollm2-135m-instruct/mirage@1 | no-think"]
-    flag = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct", "--sample",
-                   "2", "--thinking", "auto", "--dry-run", "--json", db=db, env=env)
-    assert json.loads(flag.stdout)["systems"] == ["smollm2-135m-instruct/mirage@1"]
+    flag = planned("--dataset", "demo", "--generator", "smollm2-135m-instruct", "--sample",
+                   "2", "--thinking", "auto")
+    assert flag["systems"] == ["smollm2-135m-instruct/mirage@1"]
     run_file = tmp_path / "run.toml"
     run_file.write_text('dataset = "demo"\ngenerators = ["smollm2-135m-instruct"]\n'
                         'thinking = "off"\nthinking_budget = 300\nsample = 2\n',
                         encoding="utf-8")
-    from_run_file = json.loads(cli_run("--config", run_file, "--dry-run", "--json",
-                                       db=db, env=env).stdout)
+    from_run_file = planned("--config", run_file)
     assert from_run_file["systems"] == ["smollm2-135m-instruct/mirage@1 | no-think"]
     # a wrong mode in config.toml: one problem line naming the key, never fatal (auto)
     (tmp_path / "config.toml").write_text('thinking = "of"\n', encoding="utf-8")
-    checked = subprocess.run([*mirage_cli(), "config"], capture_output=True, text=True,
-                             env=env, cwd=ROOT)
-    assert checked.returncode == 1
-    assert "thinking: unknown mode 'of'; did you mean 'off'?" in checked.stdout + \
-        checked.stderr
-    still = cli_run("--dataset", "demo", "--generator", "smollm2-135m-instruct", "--sample",
-                    "2", "--dry-run", "--json", db=db, env=env)
-    assert json.loads(still.stdout)["systems"] == ["smollm2-135m-instruct/mirage@1"]
+    code, out, err = cli_main(capsys, "config")
+    assert code == 1
+    assert "thinking: unknown mode 'of'; did you mean 'off'?" in out + err
+    still = planned("--dataset", "demo", "--generator", "smollm2-135m-instruct", "--sample",
+                    "2")
+    assert still["systems"] == ["smollm2-135m-instruct/mirage@1"]
 
 
 class _IgnoresTheSwitch(ReasoningState):

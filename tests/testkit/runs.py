@@ -109,6 +109,25 @@ def run_together(*commands, envs=None, timeout: float = 120,
     return done
 
 
+def cli_main(capsys, *args) -> tuple[int, str, str]:
+    """``mirage-tui ARGS`` in this process (its exit status, standard output and error, read
+    through ``capsys``): a usage error's ``SystemExit`` is its status, as the command's would
+    be. For a test of what a command says that does not depend on a fresh process."""
+    from mirage_tui import cli
+
+    try:
+        code = cli.main([str(a) for a in args])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cli_done(capsys, *args) -> subprocess.CompletedProcess:
+    """:func:`cli_main` as the ``CompletedProcess`` that ``subprocess.run`` would give."""
+    return subprocess.CompletedProcess(list(args), *cli_main(capsys, *args))
+
+
 def cli_run(*args, db, timeout=180, backoff: float | None = None, **kw):
     """``mirage-tui run --db DB ARGS`` in a subprocess, from the repository root; with
     ``backoff``, the command's retries wait that long first (a test of a faulty server that
