@@ -1,6 +1,7 @@
-"""What a screen's feature widgets share (the Inspector's and the Runs screen's parts): a worker's
-error as a message of its own type (:class:`Failed`, posted by :func:`failures_as`), handled by
-the part it belongs to, and the workbench's store as a part reaches it (:func:`store_of`)."""
+"""What a screen's feature widgets share (the Inspector's, the Runs screen's, the Leaderboard's
+parts): a worker's error as a message of its own type (:class:`Failed`, posted by
+:func:`failures_as`), handled by the part it belongs to, and the workbench's store as a part
+reaches it (:func:`store_of`)."""
 
 from __future__ import annotations
 

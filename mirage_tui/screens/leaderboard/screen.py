@@ -8,8 +8,10 @@ a list that opens in sight; ``m`` and ``s`` bring the heatmap and the surrogate'
 view in the scrolling pane (Tab reaches it too).
 
 The workers ask the engine through :mod:`.data` and post :mod:`.messages`; what is drawn is
-written by :mod:`.board`. Judging and the features run through the screen's own
-:class:`~mirage_tui.jobs.JobController` (:mod:`.jobs`, mixed in).
+written by :mod:`.board`. Judging and the features are a feature widget of their own
+(:class:`~.jobs.LeaderboardJobs`: its job controller, its progress bar, its keys), which the
+screen binds in the footer's order so that they act wherever the focus is; it tells the
+screen what to show by messages.
 """
 
 from __future__ import annotations
@@ -19,16 +21,16 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Header, ProgressBar, Static
+from textual.widgets import DataTable, Header, Static
 
 from mirage_tui.commands import PaletteCommand
-from mirage_tui.jobs import JobController
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
-from mirage_tui.screens.leaderboard import jobs
+from mirage_tui.screens.features import in_footer_order
 from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, RATING_PRIORITY,
                                                   arena_line, no_arena, rating_rows,
                                                   ratings_notes)
 from mirage_tui.screens.leaderboard.data import arena_choices, judge_line, rate, surrogate
+from mirage_tui.screens.leaderboard.jobs import LeaderboardJobs
 from mirage_tui.screens.leaderboard.messages import (BoardLoaded, ChoicesLoaded, PageExported,
                                                      SurrogateLoaded)
 from mirage_tui.screens.leaderboard.status import details_text, status_line
@@ -39,32 +41,36 @@ from mirage_tui.widgets.tables import (highlighted_key, refill_fitting, scrollba
                                        title_naming)
 
 
-class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
+FOOTER_ORDER = ("back", "mark", "compare", "judge", "cancel_job", "cancel_job_why", "details",
+                "show_heatmap", "show_surrogate", "toggle_counts", "surrogate_features",
+                "pick_arena", "refresh", "calibration", "export")
+"""The screen's and its jobs' keys, in the footer's order."""
+
+
+class LeaderboardScreen(BaseScreen):
     """Ratings, heatmap and surrogate of one run's arena. Escape goes back."""
 
     AUTO_FOCUS = "#ratings"
 
-    BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("space", "mark", "Mark", show=False),
-        Binding("v", "compare", "Compare the mark", show=False),
-        Binding("j", "judge", "Judge"),
-        *jobs.BINDINGS,
-        Binding("t", "details", "Trust"),
-        Binding("m", "show_heatmap", "Heatmap"),
-        Binding("s", "show_surrogate", "Surrogate"),
-        Binding("c", "toggle_counts", "Counts"),
-        Binding("u", "surrogate_features", "Features"),
-        Binding("a", "pick_arena", "Arena"),
-        Binding("r", "refresh", "Refresh"),
-        Binding("h", "calibration", "Calibration"),
-        Binding("e", "export", "Export HTML"),
-    ]
+    BINDINGS = in_footer_order(
+        FOOTER_ORDER,
+        [Binding("escape", "back", "Back"),
+         Binding("space", "mark", "Mark", show=False),
+         Binding("v", "compare", "Compare the mark", show=False),
+         Binding("t", "details", "Trust"),
+         Binding("m", "show_heatmap", "Heatmap"),
+         Binding("s", "show_surrogate", "Surrogate"),
+         Binding("c", "toggle_counts", "Counts"),
+         Binding("a", "pick_arena", "Arena"),
+         Binding("r", "refresh", "Refresh"),
+         Binding("h", "calibration", "Calibration"),
+         Binding("e", "export", "Export HTML")],
+        LeaderboardJobs.KEYS)
 
     PALETTE = (
         PaletteCommand("leaderboard: judge an arena…",
                        "Judge the run's systems pairwise with a judge model (j)", "judge"),
-        *jobs.PALETTE,
+        *LeaderboardJobs.PALETTE,
         PaletteCommand("leaderboard: trust, rule and cross-check in full",
                        "Who judged, how far people agree, the rule that chose the judge and "
                        "the ranking against accuracy, whole (t)", "details"),
@@ -111,14 +117,14 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
         self.runs: list[str] = []
         self.ratings = None
         self.generation = 0
-        self.start_jobs()
+        self.jobs = LeaderboardJobs()
         self.marked: str | None = None      # a run system, for v (paired comparison)
         self._resumed = False
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield OneLineEach("Loading…", id="lb-status")
-        yield ProgressBar(id="lb-progress", show_eta=False)
+        yield self.jobs
         with VerticalScroll(id="lb-body"):
             ratings = DataTable(id="ratings", cursor_type="row", zebra_stripes=True)
             ratings.border_title = "Ratings"
@@ -131,7 +137,6 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     def on_mount(self) -> None:
         self.sub_title = "leaderboard"
-        self.query_one("#lb-progress").display = False
         table = self.query_one("#ratings", DataTable)
         for key, label in RATING_COLUMNS.items():
             table.add_column(label, key=key)
@@ -365,17 +370,31 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     # ------------------------------------------------------------------ jobs (.jobs)
 
-    @on(JobController.Progress)
-    def _job_progress(self, message: JobController.Progress) -> None:
-        self.job_progress(message)
+    def action_judge(self) -> None:
+        self.jobs.judge(self.run_name)
 
-    @on(JobController.Failed)
-    def _job_failed(self, message: JobController.Failed) -> None:
-        self.job_failed(message)
+    def action_surrogate_features(self) -> None:
+        self.jobs.surrogate_features(self.run_name, self.arena)
 
-    @on(JobController.Finished)
-    def _job_done(self, message: JobController.Finished) -> None:
-        self.job_done(message)
+    def action_cancel_job(self) -> None:
+        self.jobs.cancel()
+
+    def action_cancel_job_why(self) -> None:
+        self.jobs.cancel()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``x`` is in the footer only while a job runs."""
+        return self.jobs.running if action == "cancel_job" else True
+
+    @on(LeaderboardJobs.Status)
+    def _job_status(self, message: LeaderboardJobs.Status) -> None:
+        self.query_one("#lb-status", OneLineEach).update(message.line)
+
+    @on(LeaderboardJobs.Done)
+    def _job_done(self, message: LeaderboardJobs.Done) -> None:
+        if message.arena is not None:
+            self.arena = message.arena
+        self.action_refresh()
 
     # ------------------------------------------------------------------ export
 
@@ -433,9 +452,6 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
             self.query_one("#ratings", DataTable).focus()
         else:
             self.go_back()      # pop a pushed screen, else the previous mode
-
-    def on_unmount(self) -> None:
-        self.jobs.cancel_quietly()      # the job stops after its step, stays resumable
 
     @on(WorkerFailed)
     def _failed(self, message: WorkerFailed) -> None:
