@@ -9,7 +9,7 @@ and the next ``j`` or ``u`` resumes from there; leaving the screen cancels it th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -24,6 +24,9 @@ from mirage_tui.jobs import MIN_INTERVAL, JobController
 from mirage_tui.screens.features import store_of
 from mirage_tui.screens.leaderboard.board import judged_line, judging_line
 from mirage_tui.screens.leaderboard.data import compute_surrogate_features
+
+if TYPE_CHECKING:
+    from engine.store.runs import RunInfo
 
 JUDGE, FEATURES = "judge", "features"
 
@@ -100,8 +103,9 @@ class LeaderboardJobs(Widget):
 
     # ------------------------------------------------------------------ judging
 
-    def judge(self, run: str | None) -> None:
-        """``j``: the judge dialog for ``run``, then judging its arena."""
+    def judge(self, run: RunInfo | None) -> None:
+        """``j``: the judge dialog for ``run`` (as the screen looked it up), then judging its
+        arena."""
         if self.controller.running:
             self.notify(f"{self._job_what()} is running; x cancels it.", timeout=3)
             return
@@ -116,23 +120,21 @@ class LeaderboardJobs(Widget):
 
             def work(store, progress, cancel):
                 from engine.arena.judging.job import judge_arena
-                from engine.runs.lookup import load_run
 
-                return judge_arena(store, load_run(store, run), judge_name, pairs="all",
-                                   queries=queries,
+                return judge_arena(store, run, judge_name, pairs="all", queries=queries,
                                    order=order, progress=progress, cancel=cancel,
                                    min_interval=MIN_INTERVAL)
 
-            self._launch(JUDGE, run, work,
-                         f"Judging {run} with {judge_name} on {queries} queries"
+            self._launch(JUDGE, run.name, work,
+                         f"Judging {run.name} with {judge_name} on {queries} queries"
                          + (f", {order} orders" if order != "random" else "")
                          + "… (x cancels)")
 
-        self.app.push_screen(JudgeArenaScreen(run), chosen)
+        self.app.push_screen(JudgeArenaScreen(run.name), chosen)
 
     # ------------------------------------------------------------------ surrogate features
 
-    def surrogate_features(self, run: str | None, arena: str | None) -> None:
+    def surrogate_features(self, run: RunInfo | None, arena: str | None) -> None:
         """``u``: the model-free features of ``run``'s ``arena``."""
         if store_of(self) is None or run is None or arena is None:
             self.notify("No arena to compute the surrogate for.", timeout=3)
@@ -145,7 +147,7 @@ class LeaderboardJobs(Widget):
             return compute_surrogate_features(store, run, arena, progress=progress,
                                               cancel=cancel)
 
-        self._launch(FEATURES, run, work,
+        self._launch(FEATURES, run.name, work,
                      "Computing the model-free features (language, citations, ROUGE-L, "
                      "BLEU)… (x cancels)")
 

@@ -8,13 +8,17 @@ a list that opens in sight; ``m`` and ``s`` bring the heatmap and the surrogate'
 view in the scrolling pane (Tab reaches it too).
 
 The workers ask the engine through :mod:`.data` and post :mod:`.messages`; what is drawn is
-written by :mod:`.board`. Judging and the features are a feature widget of their own
-(:class:`~.jobs.LeaderboardJobs`: its job controller, its progress bar, its keys), which the
-screen binds in the footer's order so that they act wherever the focus is; it tells the
-screen what to show by messages.
+written by :mod:`.board`. The run is looked up by name once, with its arenas, and held: the
+ratings, the surrogate, the export and the jobs use that one; a refresh (``r``, the screen
+shown again, a job done) reads it again. Judging and the features are a feature widget of
+their own (:class:`~.jobs.LeaderboardJobs`: its job controller, its progress bar, its keys),
+which the screen binds in the footer's order so that they act wherever the focus is; it tells
+the screen what to show by messages.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -39,6 +43,9 @@ from mirage_tui.widgets.heatmap import WinFractionHeatmap
 from mirage_tui.widgets.one_line import OneLineEach
 from mirage_tui.widgets.tables import (highlighted_key, refill_fitting, scrollbar_to_come,
                                        title_naming)
+
+if TYPE_CHECKING:
+    from engine.store.runs import RunInfo
 
 
 FOOTER_ORDER = ("back", "mark", "compare", "judge", "cancel_job", "cancel_job_why", "details",
@@ -112,6 +119,7 @@ class LeaderboardScreen(BaseScreen):
     def __init__(self, run_name: str | None = None, arena: str | None = None) -> None:
         super().__init__()
         self.run_name = run_name
+        self.run: RunInfo | None = None     # the run named, looked up once with its arenas
         self.arena = arena
         self.arenas: list = []
         self.runs: list[str] = []
@@ -165,13 +173,13 @@ class LeaderboardScreen(BaseScreen):
 
     @on(ChoicesLoaded)
     def _choices_loaded(self, message: ChoicesLoaded) -> None:
-        self.run_name, self.arena, self.arenas = message.run, message.arena, message.arenas
-        self.runs = list(message.runs) + ([message.run] if message.run and
-                                          message.run not in message.runs else [])
-        if message.run is None:
+        self.run, self.arena, self.arenas = message.run, message.arena, message.arenas
+        self.run_name = name = message.run.name if message.run is not None else None
+        self.runs = list(message.runs) + ([name] if name and name not in message.runs else [])
+        if name is None:
             self._empty(NO_RUNS)
         elif message.arena is None:
-            self._empty(no_arena(message.run))
+            self._empty(no_arena(name))
         else:
             self._load_board()
 
@@ -206,7 +214,7 @@ class LeaderboardScreen(BaseScreen):
                 self.arena = name
                 self._load_board()
             elif kind == "run" and name != self.run_name:
-                self.run_name, self.arena = name, None
+                self.run_name, self.run, self.arena = name, None, None
                 self.action_refresh()
 
         self.app.push_screen(PickSystemScreen([label for label, _ in choices],
@@ -250,7 +258,7 @@ class LeaderboardScreen(BaseScreen):
 
     def _load_board(self) -> None:
         store = self.store
-        if store is None or self.run_name is None or self.arena is None:
+        if store is None or self.run is None or self.arena is None:
             return
         self.generation += 1
         info = self._arena_info()
@@ -258,15 +266,12 @@ class LeaderboardScreen(BaseScreen):
             self.query_one("#lb-status", OneLineEach).show(
                 f"{self.run_name} · {arena_line(info)} · computing the ratings…")
         self.query_one("#lb-surrogate", Static).update("")
-        self.load_board(store, self.run_name, self.arena, self.generation)
+        self.load_board(store, self.run, self.arena, self.generation)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="lb-board",
           name="ratings")
-    def load_board(self, store, run_name: str, arena: str, generation: int) -> None:
-        from engine.runs.lookup import load_run
-
+    def load_board(self, store, run: RunInfo, arena: str, generation: int) -> None:
         with self.worker_errors("the ratings", store):
-            run = load_run(store, run_name)
             ratings, error = rate(store, run, arena)
             self.post_message(BoardLoaded(generation, ratings, error,
                                           judge_line(store, run, arena, ratings)))
@@ -371,10 +376,10 @@ class LeaderboardScreen(BaseScreen):
     # ------------------------------------------------------------------ jobs (.jobs)
 
     def action_judge(self) -> None:
-        self.jobs.judge(self.run_name)
+        self.jobs.judge(self.run)
 
     def action_surrogate_features(self) -> None:
-        self.jobs.surrogate_features(self.run_name, self.arena)
+        self.jobs.surrogate_features(self.run, self.arena)
 
     def action_cancel_job(self) -> None:
         self.jobs.cancel()
@@ -404,7 +409,7 @@ class LeaderboardScreen(BaseScreen):
 
         from mirage_tui.dialogs.export_run import ExportRunScreen
 
-        run, arena = self.run_name, self.arena
+        run, arena = self.run, self.arena
         if run is None or arena is None:
             self.notify("No arena to export yet.", severity="warning", markup=False)
             return
@@ -416,19 +421,18 @@ class LeaderboardScreen(BaseScreen):
 
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in arena)
         self.app.push_screen(ExportRunScreen(
-            run, formats=(("HTML leaderboard (one page)", "html"),),
-            stem=f"{run}.leaderboard-{safe}", title=f"Export the leaderboard of {arena}",
+            run.name, formats=(("HTML leaderboard (one page)", "html"),),
+            stem=f"{run.name}.leaderboard-{safe}", title=f"Export the leaderboard of {arena}",
             hint="Elo with CIs, the win-fraction heatmap and the surrogate in one HTML file "
                  "that opens offline. Enter exports, Esc cancels."), chosen)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="lb-export")
-    def export_html(self, store, run: str, arena: str, path) -> None:
+    def export_html(self, store, run: RunInfo, arena: str, path) -> None:
         from engine.arena.ratings.page import leaderboard_page
         from engine.results.html import write_page
-        from engine.runs.lookup import load_run
 
         with self.worker_errors("the export", store, prefix=f"{path}: "):
-            written = write_page(leaderboard_page(store, load_run(store, run), arena), path)
+            written = write_page(leaderboard_page(store, run, arena), path)
             self.post_message(PageExported(arena, str(written.resolve()),
                                            written.stat().st_size))
 
