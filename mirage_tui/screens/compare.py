@@ -14,7 +14,7 @@ Reached from Runs (mark a run with space, highlight another, ``c``) and from the
 - for two runs, the runs side by side as before (:mod:`engine.results.comparison`).
 
 ``x`` writes the comparison as JSON, its items as CSV and its page as HTML in the current folder,
-asking before it replaces a file (:mod:`.compare_export`).
+asking before it replaces a file (:mod:`.compare_export`, a feature widget).
 """
 
 from __future__ import annotations
@@ -74,14 +74,14 @@ def delta_bar(delta: float | None, lo: float | None, hi: float | None, scale: fl
     return Text("".join(cells), style=style)
 
 
-class CompareScreen(CompareExport, BaseScreen):
+class CompareScreen(BaseScreen):
     """A paired comparison of ``a`` and ``b`` (RUN or RUN:SYSTEM). Escape goes back."""
 
     AUTO_FOCUS = "#cmp-rows"
 
     BINDINGS = [
         Binding("escape", "back", "Back"),
-        Binding("x", "export", "Export"),
+        *CompareExport.KEYS,
         # the app's ? (the keys) and, here, what the verdict line and its numbers mean
         Binding("question_mark", "explain", "Keys, why", key_display="?"),
     ]
@@ -119,6 +119,7 @@ class CompareScreen(CompareExport, BaseScreen):
         super().__init__()
         self.a, self.b = a, b
         self.comparison = None
+        self.export = CompareExport()
         self.rows: dict[str, list] = {"#cmp-rows": [], "#cmp-flips": []}
 
     def compose(self) -> ComposeResult:
@@ -138,6 +139,7 @@ class CompareScreen(CompareExport, BaseScreen):
             yield flips
             yield Static("", id="cmp-more", markup=False)
         yield Footer()
+        yield self.export
 
     def on_mount(self) -> None:
         # A and B less what they share (the verdict names both in full)
@@ -184,7 +186,7 @@ class CompareScreen(CompareExport, BaseScreen):
         from engine.results.paired_words import holm_line, verdict_explained
         from engine.units import fmt_delta_interval, fmt_value
 
-        c = self.comparison = message.comparison
+        c = self.comparison = self.export.comparison = message.comparison
         head = c.headline()
         style = "bold green" if head and head.better > 0 else (
             "bold red" if head and head.better < 0 else "bold")
@@ -270,6 +272,9 @@ class CompareScreen(CompareExport, BaseScreen):
 
     def action_back(self) -> None:
         self.go_back()
+
+    def action_export(self) -> None:
+        self.export.ask()
 
     def action_explain(self) -> None:
         """``?``: the verdict explained, beside the keys' panel (as ``?`` elsewhere)."""

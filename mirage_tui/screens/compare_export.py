@@ -2,18 +2,20 @@
 It asks where first, as every export of the app does (``compare-A-vs-B.json`` in the current
 folder is offered; Esc writes nothing). When one of the three is there already it asks again
 (:mod:`mirage_tui.dialogs.overwrite`): replace them, write under another name (asked for, the
-first free ``…-2`` suggested), or write nothing. A part of
-:class:`~mirage_tui.screens.compare.CompareScreen` (a mixin; what it uses of the screen:
-:class:`CompareExportHost`)."""
+first free ``…-2`` suggested), or write nothing. A feature widget of
+:class:`~mirage_tui.screens.compare.CompareScreen` (:class:`CompareExport`), which hands it the
+comparison once it is computed and binds its key."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.binding import Binding
+from textual.widget import Widget
 
 from mirage_tui.dialogs.overwrite import ask_before_replacing
-from mirage_tui.screens.hosts import ScreenHost
 
 if TYPE_CHECKING:
     from engine.results.paired import PairedComparison
@@ -30,23 +32,20 @@ def _safe(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)
 
 
-class CompareExportHost(ScreenHost, Protocol):
-    """What :class:`CompareExport` uses of its host beyond a screen's own (``ScreenHost``)."""
-
-    comparison: PairedComparison | None
-
-
-if TYPE_CHECKING:
-    _Host = CompareExportHost
-else:
-    _Host = object
-
-
-class CompareExport(_Host):
+class CompareExport(Widget):
     """``x``: write the comparison's three files where the user says, asking before replacing
-    any."""
+    any. It draws nothing: the dialogs and the notification are what is seen of it."""
 
-    def action_export(self) -> None:
+    KEYS: ClassVar[list[Binding]] = [Binding("x", "export", "Export")]
+    """Its key; the screen binds it, so that it acts wherever the focus is."""
+
+    DEFAULT_CSS = "CompareExport { display: none; }"
+
+    comparison: PairedComparison | None = None
+    """What it writes: the screen's comparison, once computed (None before)."""
+
+    def ask(self) -> None:
+        """Ask where (then whether to replace), and write the comparison there."""
         c = self.comparison
         if c is None:
             return

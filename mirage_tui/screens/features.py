@@ -1,5 +1,5 @@
-"""What a screen's feature widgets share (the Inspector's, the Runs screen's and Live run's
-parts): a worker's error as a message of its own type (:class:`Failed`, posted by
+"""What a screen's feature widgets share (the Inspector's, the Runs screen's, Live run's and the
+Leaderboard's parts): a worker's error as a message of its own type (:class:`Failed`, posted by
 :func:`failures_as`), handled by the part it belongs to, and the workbench's store and run
 controller as a part reaches them (:func:`store_of`, :func:`controller_of`,
 :func:`running_now`)."""

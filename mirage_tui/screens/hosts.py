@@ -1,20 +1,18 @@
 """What a mixin of the app needs from the node it is mixed into, as Protocols.
 
-A mixin (a plain class mixed into a screen beside its other ideas: the Leaderboard's jobs,
-New run's ``SaveTomlKeys`` …) names what it uses of its host in a Protocol beside it
-(``…Host``), built on the two here: :class:`NodeHost` (what it uses of the Textual node
-itself) and :class:`ScreenHost` (that and the workbench access
-:class:`~mirage_tui.screens.base.BaseScreen` gives). For the type checker, and only there,
-the mixin derives from its Protocol::
+A mixin (a plain class mixed into a screen or the app beside its other ideas: the app's runs,
+the screens' workbench access …) names what it uses of its host in a Protocol beside it
+(``…Host``), built on :class:`NodeHost` here (what it uses of the Textual node itself). For
+the type checker, and only there, the mixin derives from its Protocol::
 
     if TYPE_CHECKING:
-        _Host = LeaderboardJobsHost
+        _Host = AppRunsHost
     else:
         _Host = object
 
-    class LeaderboardJobs(_Host): ...
+    class AppRuns(_Host): ...
 
-so that ``self.run_name`` type-checks only when the Protocol declares ``run_name``, and a name
+so that ``self.store`` type-checks only when the Protocol declares ``store``, and a name
 it does not declare is an error (``tests/unit/test_screen_protocols.py`` runs mypy on every
 mixin module). At run time the base is ``object``: a Protocol in a screen's bases would take
 over its ``__init__``.
@@ -22,23 +20,21 @@ over its ``__init__``.
 A host attribute the mixin assigns is declared with a default (or as a property with a
 setter): mypy takes an assignment to a bare declaration of a Protocol it subclasses for the
 mixin's own new attribute, of whatever type is assigned. State only the mixin uses is the
-mixin's own (a class attribute with its default), not its host's.
+mixin's own (a class attribute with its default), not its host's. A part with state,
+workers or keys of its own is no mixin but a feature widget of its screen
+(:mod:`mirage_tui.screens.features`).
 
 This module imports nothing of the project or of Textual at run time.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 if TYPE_CHECKING:
     from textual.app import App
     from textual.message import Message
     from textual.timer import Timer
-
-    from engine.store import Store
-    from mirage_tui.run_controller import RunController
-    from mirage_tui.workbench import Workbench
 
 
 class NodeHost(Protocol):
@@ -58,19 +54,3 @@ class NodeHost(Protocol):
 
     def post_message(self, message: Message) -> bool: ...
 
-
-class ScreenHost(NodeHost, Protocol):
-    """A :class:`NodeHost` that is a screen of the app (``BaseScreen``): the workbench's parts
-    and the worker-error net too."""
-
-    @property
-    def workbench(self) -> Workbench | None: ...
-
-    @property
-    def store(self) -> Store | None: ...
-
-    @property
-    def run_controller(self) -> RunController | None: ...
-
-    def worker_errors(self, what: str, store: Store, *,
-                      prefix: str = "") -> ContextManager[None]: ...

@@ -9,7 +9,7 @@ ETA use) times the items left from measured speeds. ``ctrl+s`` or the Start butt
 plan shown to the app's run controller, which executes it as it is and opens Live run; when
 the form or the stored runs changed since that plan was made, it says so and the run is
 planned again. ``ctrl+o`` (or Save TOML) writes the form as a run file (:mod:`.new_run_toml`,
-mixed in). The dataset, generators and retriever start as config.toml's (``dataset``,
+a feature widget). The dataset, generators and retriever start as config.toml's (``dataset``,
 ``generators``, ``embedder``) when they are offered. A typed run name close to a stored run's
 gets a "did you mean". The fields' parsing and the plan's text are :mod:`.new_run_text`.
 """
@@ -35,7 +35,7 @@ from mirage_tui.commands import PaletteCommand
 from mirage_tui.screens.base import BaseScreen
 from mirage_tui.screens.new_run_text import (name_hint, optional_float, optional_int,
                                             parse_ks, plan_summary, thinking_text)
-from mirage_tui.screens.new_run_toml import SaveTomlKeys
+from mirage_tui.screens.new_run_toml import SaveToml
 from mirage_tui.widgets.footer import Footer
 from mirage_tui.widgets.ticks import TickList  # ticked vs unticked by glyph, not colour
 
@@ -83,14 +83,14 @@ class FormChoices:
     endpoints: list[str] = field(default_factory=list)
 
 
-class NewRunScreen(SaveTomlKeys, BaseScreen):
+class NewRunScreen(BaseScreen):
     """Configure a run; see the module docstring."""
 
     AUTO_FOCUS = "#run-dataset"     # the form's first field
 
     BINDINGS = [
         Binding("ctrl+s", "start_run", "Start", priority=True),
-        Binding("ctrl+o", "save_toml", "Save TOML", priority=True),
+        *SaveToml.KEYS,
         Binding("escape", "app.go_back", "Back", show=False),
     ]
 
@@ -188,6 +188,7 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
         self.estimate_seconds: float | None = None
         self.preview: Preview | None = None    # the plan shown, what Start executes
         self._suspended = False
+        self.run_file = SaveToml()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -255,6 +256,7 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
                 yield Button("Save TOML", id="run-save-toml", compact=True)
                 yield Button("Start run", variant="primary", id="run-start", compact=True)
         yield Footer(compact=True)
+        yield self.run_file
 
     @staticmethod
     def _row(label: str, field, hint: str | None = None) -> ComposeResult:
@@ -458,6 +460,12 @@ class NewRunScreen(SaveTomlKeys, BaseScreen):
             self.notify(f"{changed} since the plan shown: planning it again.",
                         title="Start run", markup=False, timeout=6)
         self.start_run(config)                  # no plan shown: the run controller plans it
+
+    @on(Button.Pressed, "#run-save-toml")
+    def action_save_toml(self) -> None:
+        config = self.config_or_why("Cannot save")
+        if config is not None:
+            self.run_file.ask(config)
 
     def config_or_why(self, title: str) -> RunConfig | None:
         """The form's RunConfig, or None once the reason is shown (under the form and in a

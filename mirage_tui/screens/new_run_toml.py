@@ -2,44 +2,61 @@
 ``mirage-tui run --config FILE`` takes (:func:`engine.runs.config.config_toml`), to a path
 asked for; an existing file is never overwritten.
 
-Mixed into :class:`mirage_tui.screens.new_run.NewRunScreen` (what it uses of the screen:
-:class:`SaveTomlKeysHost`)."""
+A feature widget of :class:`mirage_tui.screens.new_run.NewRunScreen` (:class:`SaveToml`),
+which binds its key and hands it the form's configuration; its worker says how it went by
+messages (:class:`TomlNotSaved`, :class:`TomlExists` when a file is in the way)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import ClassVar
 
-from textual import work
-from textual.widgets import Button
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding
+from textual.message import Message
+from textual.widget import Widget
 
 from engine.runs import RunConfig
-from mirage_tui.screens.hosts import ScreenHost
+from mirage_tui.screens.features import Failed
 
 
-class SaveTomlKeysHost(ScreenHost, Protocol):
-    """What :class:`SaveTomlKeys` uses of its host beyond a screen's own (``ScreenHost``)."""
+class TomlNotSaved(Failed):
+    """The run file could not be written (``error``: the output file's one line)."""
 
-    def config_or_why(self, what: str) -> RunConfig | None: ...
+    severity: ClassVar[str] = "error"
+
+    @property
+    def title(self) -> str:
+        return "Not saved"
+
+    def tell(self, app: App) -> None:
+        app.notify(self.error, title=self.title, severity=self.severity, markup=False)
 
 
-if TYPE_CHECKING:
-    _Host = SaveTomlKeysHost
-else:
-    _Host = object
+class TomlExists(TomlNotSaved):
+    """A file is there already: it is not overwritten."""
+
+    severity = "warning"
 
 
-class SaveTomlKeys(_Host):
-    """Save the form as a run file (module docstring)."""
+class SaveToml(Widget):
+    """Save the form as a run file (module docstring). It draws nothing: the dialog and the
+    notifications are what is seen of it."""
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "run-save-toml":
-            self.action_save_toml()
+    KEYS: ClassVar[list[Binding]] = [Binding("ctrl+o", "save_toml", "Save TOML", priority=True)]
+    """Its key; the screen binds it, so that it acts wherever the focus is."""
 
-    def action_save_toml(self) -> None:
-        config = self.config_or_why("Cannot save")
-        if config is None:
-            return
+    DEFAULT_CSS = "SaveToml { display: none; }"
+
+    @dataclass
+    class Saved(Message):
+        """The run file was written at ``path``."""
+        path: Path
+
+    def ask(self, config: RunConfig) -> None:
+        """Ask where to save ``config``, then save it there."""
         from mirage_tui.dialogs.text_prompt import TextPromptScreen
 
         def chosen(path: str | None) -> None:
@@ -53,7 +70,7 @@ class SaveTomlKeys(_Host):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="new-run-save",
           name="save the run file")
-    def save_toml(self, config: RunConfig, path) -> None:
+    def save_toml(self, config: RunConfig, path: Path) -> None:
         from engine.output_files import OutputFileError, OutputFileExists, write_new_text
         from engine.runs.config import config_toml
 
@@ -62,12 +79,18 @@ class SaveTomlKeys(_Host):
                                                      f"run; run it with: mirage-tui run --config "
                                                      f"{path}"))
         except OutputFileExists:
-            self.app.call_from_thread(self.notify, f"{path} exists already: not overwritten.",
-                                      title="Not saved", severity="warning", markup=False)
+            self.post_message(TomlExists(f"{path} exists already: not overwritten."))
             return
         except OutputFileError as exc:
-            self.app.call_from_thread(self.notify, str(exc), title="Not saved",
-                                      severity="error", markup=False)
+            self.post_message(TomlNotSaved(str(exc)))
             return
-        self.app.call_from_thread(self.notify, f"Saved to {path} · mirage-tui run --config "
-                                  f"{path}", title="Run file", markup=False, timeout=10)
+        self.post_message(self.Saved(path))
+
+    @on(Saved)
+    def _saved(self, message: Saved) -> None:
+        self.notify(f"Saved to {message.path} · mirage-tui run --config {message.path}",
+                    title="Run file", markup=False, timeout=10)
+
+    @on(TomlNotSaved)
+    def _not_saved(self, message: TomlNotSaved) -> None:
+        message.tell(self.app)

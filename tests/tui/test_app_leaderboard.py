@@ -149,7 +149,7 @@ async def test_the_header_says_how_far_people_agree_with_the_judge(workspace, tm
         assert not app.errors()
 
 
-async def test_surrogate_features_computed_from_the_screen(workspace):
+async def test_surrogate_features_computed_from_the_screen(workspace, monkeypatch):
     from mirage_tui.screens.leaderboard import LeaderboardScreen
 
     app = RecordingApp(workspace["path"])
@@ -158,12 +158,57 @@ async def test_surrogate_features_computed_from_the_screen(workspace):
         screen = app.screen
         assert screen.run_name == "alpha" and screen.arena == "duel"
         assert "no features yet" in text_of(screen.query_one("#lb-surrogate", Static))
+        looked = counted_lookups(monkeypatch)
         await pilot.press("u")
         await settle(pilot)
+        assert looked == ["alpha"]      # the job used the run held; the refresh after it read it
         surrogate = text_of(screen.query_one("#lb-surrogate", Static))
         assert "Kendall τ" in surrogate and "R²" in surrogate and "n=4" in surrogate
         for name in (f"{A} | mixed", f"{B} | mixed", f"{A} | oracle", f"{B} | oracle"):
             assert name in surrogate
+        assert not app.errors()
+
+
+def counted_lookups(monkeypatch) -> list[str]:
+    """The names runs are looked up by from now on (``engine.runs.lookup.find_run``)."""
+    import engine.runs.lookup as lookup
+
+    looked, real = [], lookup.find_run
+
+    def counted(store, name):
+        looked.append(name)
+        return real(store, name)
+
+    monkeypatch.setattr(lookup, "find_run", counted)
+    return looked
+
+
+async def test_the_leaderboard_looks_its_run_up_once(workspace, tmp_path, monkeypatch):
+    """The run is looked up by name once, with its arenas: the ratings, the surrogate and the
+    HTML export use that one (the features too: the next test); a refresh (the screen shown
+    again) reads it again."""
+    from mirage_tui.dialogs.export_run import ExportRunScreen
+    from mirage_tui.screens.leaderboard import LeaderboardScreen
+    from testkit.tui import wait_for_workers, wait_until
+
+    looked = counted_lookups(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for_workers(pilot)
+        looked.clear()          # the app's own look at the runs it could resume
+        await open_screen(pilot, LeaderboardScreen("alpha"))
+        await settle(pilot)
+        screen = app.screen
+        assert "no features yet" in text_of(screen.query_one("#lb-surrogate", Static))
+        assert looked == ["alpha"]
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, ExportRunScreen), what="dialog")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: any("leaderboard of duel" in m for m, _ in app.notes),
+                         what="the export's notification")
+        await settle(pilot)
+        assert looked == ["alpha"] * 2      # shown again as the dialog closed: read again
         assert not app.errors()
 
 

@@ -164,20 +164,21 @@ async def test_x_cancels_the_surrogate_features_after_a_whole_response(workspace
     async with app.run_test(size=(100, 30)) as pilot:
         await open_screen(pilot, LeaderboardScreen())
         screen = app.screen
+        job = screen.jobs.controller
         assert not screen.check_action("cancel_job", ())
         await pilot.press("u")
         await wait_until(pilot, reached.is_set, what="the second response")
         assert screen.check_action("cancel_job", ())
-        await cancel_at_gate(pilot, "x", screen.jobs, gate)
+        await cancel_at_gate(pilot, "x", job, gate)
         await settle(pilot)
         assert responses_with_features(workspace["path"]) == 2     # whole responses only
-        assert screen.jobs.summary.cancelled and not screen.check_action("cancel_job", ())
+        assert job.summary.cancelled and not screen.check_action("cancel_job", ())
         assert any("cancelled" in m and "u computes the rest" in m for m, _ in app.notes)
 
         await pilot.press("u")                  # the rest, then the surrogate
-        await wait_until(pilot, lambda: not screen.jobs.running, what="the rest")
+        await wait_until(pilot, lambda: not job.running, what="the rest")
         await settle(pilot)
-        assert screen.jobs.summary.skipped == 2 and not screen.jobs.summary.cancelled
+        assert job.summary.skipped == 2 and not job.summary.cancelled
         surrogate = text_of(screen.query_one("#lb-surrogate", Static))
         assert "Kendall τ" in surrogate and "n=4" in surrogate
         assert not app.errors()

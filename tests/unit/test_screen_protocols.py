@@ -88,7 +88,7 @@ def lacking(host: type, wanted: set[str], project: str = "mirage_tui") -> list[s
 
 def test_every_mixin_derives_from_a_host_protocol_for_the_type_checker():
     found = {m.__name__: host_protocol(m) for m in mixins()}
-    assert len(found) >= 5, sorted(found)
+    assert {"AppRuns", "WorkbenchAccess"} <= set(found), sorted(found)    # the scan sees them
     not_protocols = [n for n, p in found.items() if not getattr(p, "_is_protocol", False)]
     assert not not_protocols
     # at run time the base is object: no Protocol in a screen's bases
@@ -97,7 +97,7 @@ def test_every_mixin_derives_from_a_host_protocol_for_the_type_checker():
 
 def test_mypy_finds_every_host_name_a_mixin_uses_in_its_protocol():
     files = mixin_files()
-    assert len(files) >= 5
+    assert {"app_runs.py", "base.py"} <= {f.name for f in files}, files
     out, status = mypy(HOSTS, COMMANDS, *files)
     assert (status, out) == (0, "")
 
@@ -109,34 +109,33 @@ def test_mypy_reports_a_host_name_the_protocol_does_not_declare(tmp_path):
 
         from typing import TYPE_CHECKING
 
-        from mirage_tui.screens.leaderboard.jobs import LeaderboardJobsHost
+        from mirage_tui.screens.base import WorkbenchAccessHost
 
         if TYPE_CHECKING:
-            _Host = LeaderboardJobsHost
+            _Host = WorkbenchAccessHost
         else:
             _Host = object
 
 
         class Probe(_Host):
             def declared(self) -> None:
-                self.notify(f"{self.run_name}, {self.arena}")
-                self.action_refresh()
+                self.notify(f"{self.is_current}, {self.active_bindings}")
+                self.set_interval(1.0)
 
             def undeclared(self):
-                return self.ratings         # the Leaderboard has it; the Protocol does not
+                return self.store           # BaseScreen has it; the Protocol does not
 
 
         class Bare:
             def no_protocol(self):
                 return self.app
         '''))
-    out, status = mypy(HOSTS, ROOT / "mirage_tui" / "screens" / "leaderboard" / "jobs.py",
-                       probe)
+    out, status = mypy(HOSTS, ROOT / "mirage_tui" / "screens" / "base.py", probe)
     errors = sorted(line.split(": error: ")[1] for line in out.splitlines() if ": error: " in line)
     assert status == 1
     assert errors == [
         '"Bare" has no attribute "app"  [attr-defined]',
-        '"Probe" has no attribute "ratings"  [attr-defined]',
+        '"Probe" has no attribute "store"  [attr-defined]',
     ], out
 
 
@@ -157,21 +156,22 @@ def test_every_host_has_what_its_mixins_protocols_declare():
     assert not missing, f"hosts without what their mixins' Protocols declare: {missing}"
 
 
-class HalfALeaderboard:
-    """A host with some of what LeaderboardJobs needs: its run, no arena."""
+class HalfAScreen:
+    """A host with some of what WorkbenchAccess needs: whether it is shown and a timer, no
+    bindings."""
 
     def __init__(self):
-        self.run_name = None
+        self.is_current = True
 
-    def action_refresh(self):
+    def set_interval(self, interval, callback=None):
         return None
 
 
 def test_the_host_check_sees_what_a_host_lacks():
-    from mirage_tui.screens.leaderboard.jobs import LeaderboardJobsHost
+    from mirage_tui.screens.base import WorkbenchAccessHost
 
-    wanted = protocol_members(LeaderboardJobsHost)
-    assert {"run_name", "action_refresh", "arena", "store", "app", "notify"} <= wanted
-    lacks = lacking(HalfALeaderboard, wanted, project=__name__)
-    assert "arena" in lacks and "store" in lacks and "notify" in lacks
-    assert "run_name" not in lacks and "action_refresh" not in lacks
+    wanted = protocol_members(WorkbenchAccessHost)
+    assert {"is_current", "set_interval", "active_bindings", "app", "notify"} <= wanted
+    lacks = lacking(HalfAScreen, wanted, project=__name__)
+    assert "active_bindings" in lacks and "app" in lacks and "notify" in lacks
+    assert "is_current" not in lacks and "set_interval" not in lacks

@@ -1,6 +1,6 @@
 """What the leaderboard's workers ask the engine, on the worker's thread: the runs and their
 arenas, an arena's ratings, the surrogate judge, its model-free features (``run``: the run's
-``RunInfo``, loaded once by the worker). The arena modules are imported when used, so the
+``RunInfo``, looked up once, with its arenas, and held by the screen). The arena modules are imported when used, so the
 screen still opens (and says why) when one is missing."""
 
 from __future__ import annotations
@@ -18,27 +18,28 @@ N_BOOT = TOURNAMENTS
 
 
 def arena_choices(store, run: str | None, arena: str | None):
-    """``(runs, run, arenas, arena)``: the stored runs; ``run``, or without one the latest run
-    that has an arena, else the latest run; its arenas; ``arena`` when it is one of them, else
-    the latest."""
+    """``(runs, run, arenas, arena)``: the stored runs' names; the run called ``run``, or
+    without one the latest run that has an arena, else the latest run (its ``RunInfo``; None
+    when there is no run); its arenas; ``arena`` when it is one of them, else the latest."""
     from engine.arena.ratings.battles import list_arenas
 
     runs = known_runs(store)
-    arenas = []
+    info, arenas = None, []
     if run is None:  # the latest run that has an arena, else the latest run
         for name in reversed(runs):
-            arenas = list_arenas(store, load_run(store, name))
+            info = load_run(store, name)
+            arenas = list_arenas(store, info)
             if arenas:
-                run = name
                 break
         else:
-            run = runs[-1] if runs else None
-    elif run is not None:
-        arenas = list_arenas(store, load_run(store, run))
+            info = load_run(store, runs[-1]) if runs else None
+    else:
+        info = load_run(store, run)
+        arenas = list_arenas(store, info)
     names = [a.name for a in arenas]
     if arena not in names:
         arena = names[-1] if names else None
-    return runs, run, arenas, arena
+    return runs, info, arenas, arena
 
 
 def rate(store, run, arena: str):
@@ -94,13 +95,12 @@ def surrogate(store, run, arena: str) -> Text:
         return Text(f"Surrogate judge unavailable: {exc}", style="dim")
 
 
-def compute_surrogate_features(store, run: str, arena: str, *, progress=None, cancel=None):
+def compute_surrogate_features(store, run, arena: str, *, progress=None, cancel=None):
     """Store the model-free features (language, citations, ROUGE-L, BLEU) of the arena's
     queries, which the surrogate needs; returns the ``FeatureSummary``."""
     from engine.arena.ratings.battles import load_battles
     from engine.arena.surrogate.features import compute_features
 
-    loaded = load_run(store, run)
-    queries = sorted({b.query for b in load_battles(store, loaded, arena)})
-    return compute_features(store, loaded, judge=None, queries=queries, progress=progress,
+    queries = sorted({b.query for b in load_battles(store, run, arena)})
+    return compute_features(store, run, judge=None, queries=queries, progress=progress,
                             cancel=cancel)

@@ -5,16 +5,21 @@ arena changed is dropped. An error is the screens' :class:`~mirage_tui.screens.b
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.message import Message
 
+if TYPE_CHECKING:
+    from engine.store.runs import RunInfo
+
 
 @dataclass
 class ChoicesLoaded(Message):
-    """The runs, and the arenas of the run picked (``engine.arena.ratings.battles.ArenaInfo``)."""
+    """The runs' names, the run picked (its ``RunInfo``, looked up once) and its arenas
+    (``engine.arena.ratings.battles.ArenaInfo``)."""
     runs: list[str]
-    run: str | None
+    run: RunInfo | None
     arenas: list
     arena: str | None
 

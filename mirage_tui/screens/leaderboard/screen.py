@@ -8,27 +8,33 @@ a list that opens in sight; ``m`` and ``s`` bring the heatmap and the surrogate'
 view in the scrolling pane (Tab reaches it too).
 
 The workers ask the engine through :mod:`.data` and post :mod:`.messages`; what is drawn is
-written by :mod:`.board`. Judging and the features run through the screen's own
-:class:`~mirage_tui.jobs.JobController` (:mod:`.jobs`, mixed in).
+written by :mod:`.board`. The run is looked up by name once, with its arenas, and held: the
+ratings, the surrogate, the export and the jobs use that one; a refresh (``r``, the screen
+shown again, a job done) reads it again. Judging and the features are a feature widget of
+their own (:class:`~.jobs.LeaderboardJobs`: its job controller, its progress bar, its keys),
+which the screen binds in the footer's order so that they act wherever the focus is; it tells
+the screen what to show by messages.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Header, ProgressBar, Static
+from textual.widgets import DataTable, Header, Static
 
 from mirage_tui.commands import PaletteCommand
-from mirage_tui.jobs import JobController
 from mirage_tui.screens.base import BaseScreen, WorkerFailed
-from mirage_tui.screens.leaderboard import jobs
+from mirage_tui.screens.features import in_footer_order
 from mirage_tui.screens.leaderboard.board import (NO_RUNS, RATING_COLUMNS, RATING_PRIORITY,
                                                   arena_line, no_arena, rating_rows,
                                                   ratings_notes)
 from mirage_tui.screens.leaderboard.data import arena_choices, judge_line, rate, surrogate
+from mirage_tui.screens.leaderboard.jobs import LeaderboardJobs
 from mirage_tui.screens.leaderboard.messages import (BoardLoaded, ChoicesLoaded, PageExported,
                                                      SurrogateLoaded)
 from mirage_tui.screens.leaderboard.status import details_text, status_line
@@ -38,33 +44,40 @@ from mirage_tui.widgets.one_line import OneLineEach
 from mirage_tui.widgets.tables import (highlighted_key, refill_fitting, scrollbar_to_come,
                                        title_naming)
 
+if TYPE_CHECKING:
+    from engine.store.runs import RunInfo
 
-class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
+
+FOOTER_ORDER = ("back", "mark", "compare", "judge", "cancel_job", "cancel_job_why", "details",
+                "show_heatmap", "show_surrogate", "toggle_counts", "surrogate_features",
+                "pick_arena", "refresh", "calibration", "export")
+"""The screen's and its jobs' keys, in the footer's order."""
+
+
+class LeaderboardScreen(BaseScreen):
     """Ratings, heatmap and surrogate of one run's arena. Escape goes back."""
 
     AUTO_FOCUS = "#ratings"
 
-    BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("space", "mark", "Mark", show=False),
-        Binding("v", "compare", "Compare the mark", show=False),
-        Binding("j", "judge", "Judge"),
-        *jobs.BINDINGS,
-        Binding("t", "details", "Trust"),
-        Binding("m", "show_heatmap", "Heatmap"),
-        Binding("s", "show_surrogate", "Surrogate"),
-        Binding("c", "toggle_counts", "Counts"),
-        Binding("u", "surrogate_features", "Features"),
-        Binding("a", "pick_arena", "Arena"),
-        Binding("r", "refresh", "Refresh"),
-        Binding("h", "calibration", "Calibration"),
-        Binding("e", "export", "Export HTML"),
-    ]
+    BINDINGS = in_footer_order(
+        FOOTER_ORDER,
+        [Binding("escape", "back", "Back"),
+         Binding("space", "mark", "Mark", show=False),
+         Binding("v", "compare", "Compare the mark", show=False),
+         Binding("t", "details", "Trust"),
+         Binding("m", "show_heatmap", "Heatmap"),
+         Binding("s", "show_surrogate", "Surrogate"),
+         Binding("c", "toggle_counts", "Counts"),
+         Binding("a", "pick_arena", "Arena"),
+         Binding("r", "refresh", "Refresh"),
+         Binding("h", "calibration", "Calibration"),
+         Binding("e", "export", "Export HTML")],
+        LeaderboardJobs.KEYS)
 
     PALETTE = (
         PaletteCommand("leaderboard: judge an arena…",
                        "Judge the run's systems pairwise with a judge model (j)", "judge"),
-        *jobs.PALETTE,
+        *LeaderboardJobs.PALETTE,
         PaletteCommand("leaderboard: trust, rule and cross-check in full",
                        "Who judged, how far people agree, the rule that chose the judge and "
                        "the ranking against accuracy, whole (t)", "details"),
@@ -106,19 +119,20 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
     def __init__(self, run_name: str | None = None, arena: str | None = None) -> None:
         super().__init__()
         self.run_name = run_name
+        self.run: RunInfo | None = None     # the run named, looked up once with its arenas
         self.arena = arena
         self.arenas: list = []
         self.runs: list[str] = []
         self.ratings = None
         self.generation = 0
-        self.start_jobs()
+        self.jobs = LeaderboardJobs()
         self.marked: str | None = None      # a run system, for v (paired comparison)
         self._resumed = False
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield OneLineEach("Loading…", id="lb-status")
-        yield ProgressBar(id="lb-progress", show_eta=False)
+        yield self.jobs
         with VerticalScroll(id="lb-body"):
             ratings = DataTable(id="ratings", cursor_type="row", zebra_stripes=True)
             ratings.border_title = "Ratings"
@@ -131,7 +145,6 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     def on_mount(self) -> None:
         self.sub_title = "leaderboard"
-        self.query_one("#lb-progress").display = False
         table = self.query_one("#ratings", DataTable)
         for key, label in RATING_COLUMNS.items():
             table.add_column(label, key=key)
@@ -160,13 +173,13 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     @on(ChoicesLoaded)
     def _choices_loaded(self, message: ChoicesLoaded) -> None:
-        self.run_name, self.arena, self.arenas = message.run, message.arena, message.arenas
-        self.runs = list(message.runs) + ([message.run] if message.run and
-                                          message.run not in message.runs else [])
-        if message.run is None:
+        self.run, self.arena, self.arenas = message.run, message.arena, message.arenas
+        self.run_name = name = message.run.name if message.run is not None else None
+        self.runs = list(message.runs) + ([name] if name and name not in message.runs else [])
+        if name is None:
             self._empty(NO_RUNS)
         elif message.arena is None:
-            self._empty(no_arena(message.run))
+            self._empty(no_arena(name))
         else:
             self._load_board()
 
@@ -201,7 +214,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
                 self.arena = name
                 self._load_board()
             elif kind == "run" and name != self.run_name:
-                self.run_name, self.arena = name, None
+                self.run_name, self.run, self.arena = name, None, None
                 self.action_refresh()
 
         self.app.push_screen(PickSystemScreen([label for label, _ in choices],
@@ -245,7 +258,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     def _load_board(self) -> None:
         store = self.store
-        if store is None or self.run_name is None or self.arena is None:
+        if store is None or self.run is None or self.arena is None:
             return
         self.generation += 1
         info = self._arena_info()
@@ -253,15 +266,12 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
             self.query_one("#lb-status", OneLineEach).show(
                 f"{self.run_name} · {arena_line(info)} · computing the ratings…")
         self.query_one("#lb-surrogate", Static).update("")
-        self.load_board(store, self.run_name, self.arena, self.generation)
+        self.load_board(store, self.run, self.arena, self.generation)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="lb-board",
           name="ratings")
-    def load_board(self, store, run_name: str, arena: str, generation: int) -> None:
-        from engine.runs.lookup import load_run
-
+    def load_board(self, store, run: RunInfo, arena: str, generation: int) -> None:
         with self.worker_errors("the ratings", store):
-            run = load_run(store, run_name)
             ratings, error = rate(store, run, arena)
             self.post_message(BoardLoaded(generation, ratings, error,
                                           judge_line(store, run, arena, ratings)))
@@ -365,17 +375,31 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
     # ------------------------------------------------------------------ jobs (.jobs)
 
-    @on(JobController.Progress)
-    def _job_progress(self, message: JobController.Progress) -> None:
-        self.job_progress(message)
+    def action_judge(self) -> None:
+        self.jobs.judge(self.run)
 
-    @on(JobController.Failed)
-    def _job_failed(self, message: JobController.Failed) -> None:
-        self.job_failed(message)
+    def action_surrogate_features(self) -> None:
+        self.jobs.surrogate_features(self.run, self.arena)
 
-    @on(JobController.Finished)
-    def _job_done(self, message: JobController.Finished) -> None:
-        self.job_done(message)
+    def action_cancel_job(self) -> None:
+        self.jobs.cancel()
+
+    def action_cancel_job_why(self) -> None:
+        self.jobs.cancel()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``x`` is in the footer only while a job runs."""
+        return self.jobs.running if action == "cancel_job" else True
+
+    @on(LeaderboardJobs.Status)
+    def _job_status(self, message: LeaderboardJobs.Status) -> None:
+        self.query_one("#lb-status", OneLineEach).update(message.line)
+
+    @on(LeaderboardJobs.Done)
+    def _job_done(self, message: LeaderboardJobs.Done) -> None:
+        if message.arena is not None:
+            self.arena = message.arena
+        self.action_refresh()
 
     # ------------------------------------------------------------------ export
 
@@ -385,7 +409,7 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
         from mirage_tui.dialogs.export_run import ExportRunScreen
 
-        run, arena = self.run_name, self.arena
+        run, arena = self.run, self.arena
         if run is None or arena is None:
             self.notify("No arena to export yet.", severity="warning", markup=False)
             return
@@ -397,19 +421,18 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
 
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in arena)
         self.app.push_screen(ExportRunScreen(
-            run, formats=(("HTML leaderboard (one page)", "html"),),
-            stem=f"{run}.leaderboard-{safe}", title=f"Export the leaderboard of {arena}",
+            run.name, formats=(("HTML leaderboard (one page)", "html"),),
+            stem=f"{run.name}.leaderboard-{safe}", title=f"Export the leaderboard of {arena}",
             hint="Elo with CIs, the win-fraction heatmap and the surrogate in one HTML file "
                  "that opens offline. Enter exports, Esc cancels."), chosen)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="lb-export")
-    def export_html(self, store, run: str, arena: str, path) -> None:
+    def export_html(self, store, run: RunInfo, arena: str, path) -> None:
         from engine.arena.ratings.page import leaderboard_page
         from engine.results.html import write_page
-        from engine.runs.lookup import load_run
 
         with self.worker_errors("the export", store, prefix=f"{path}: "):
-            written = write_page(leaderboard_page(store, load_run(store, run), arena), path)
+            written = write_page(leaderboard_page(store, run, arena), path)
             self.post_message(PageExported(arena, str(written.resolve()),
                                            written.stat().st_size))
 
@@ -433,9 +456,6 @@ class LeaderboardScreen(jobs.LeaderboardJobs, BaseScreen):
             self.query_one("#ratings", DataTable).focus()
         else:
             self.go_back()      # pop a pushed screen, else the previous mode
-
-    def on_unmount(self) -> None:
-        self.jobs.cancel_quietly()      # the job stops after its step, stays resumable
 
     @on(WorkerFailed)
     def _failed(self, message: WorkerFailed) -> None:
