@@ -60,6 +60,24 @@ def report_worker_error(event: Worker.StateChanged) -> None:
                                      severity="error", markup=False, timeout=10)
 
 
+class StoreWatch:
+    """What a screen's store watch (:meth:`WorkbenchAccess.watch_store`) last saw of the store:
+    the fingerprint its last look read, or its loader read before the rows it shows."""
+
+    _UNSEEN = object()
+
+    def __init__(self) -> None:
+        self._value: object = self._UNSEEN
+
+    def saw(self, value: object) -> None:
+        """The store is known as it was when ``value`` was read (on the UI thread)."""
+        self._value = value
+
+    def differs(self, value: object) -> bool:
+        """Whether ``value`` is news: nothing seen yet, or not what was seen last."""
+        return self._value is self._UNSEEN or self._value != value
+
+
 @dataclass
 class WorkerFailed(Message):
     """A screen's worker could not do ``what`` (``"the runs"``); ``error``: ``Type: message``
@@ -133,14 +151,17 @@ class WorkbenchAccess(_Host):
         return store
 
     def watch_store(self, fingerprint: Callable[[Store], object], changed: Callable[[], object],
-                    interval: float = WATCH_INTERVAL) -> None:
+                    interval: float = WATCH_INTERVAL) -> StoreWatch:
         """Keep the screen live: every ``interval`` seconds while it is shown, read
         ``fingerprint(store)`` (an engine function: one small aggregate query, cheaper than a
-        worker) and call ``changed()`` when it differs from the last one read, so that what
-        another process or the app's own run wrote appears without a key. The first look
-        counts as a change (what was written between the screen's first load and it), and a
-        screen shown again after a while catches up at its next look."""
-        seen: list[object] = []
+        worker) and call ``changed()`` when it differs from the last one seen, so that what
+        another process or the app's own run wrote appears without a key. The screen's loader
+        reads the fingerprint before what it shows and hands it to the returned
+        :class:`StoreWatch` (``saw``): a look that finds the store as it was loaded then reloads
+        nothing, and one that finds a write made meanwhile reloads. Until a load was seen, the
+        first look counts as a change; a screen shown again after a while catches up at its
+        next look."""
+        watch = StoreWatch()
 
         def look() -> None:
             store = self.store
@@ -150,11 +171,12 @@ class WorkbenchAccess(_Host):
                 value = fingerprint(store)
             except Exception:  # noqa: BLE001 - a busy or odd store: look again next time
                 return
-            if not seen or seen[0] != value:
+            if watch.differs(value):
                 changed()
-            seen[:] = [value]
+            watch.saw(value)
 
         self.set_interval(interval, look)
+        return watch
 
     def start_run(self, config: RunConfig, plan: Plan | None = None) -> bool:
         workbench = self.workbench

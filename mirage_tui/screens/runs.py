@@ -109,6 +109,8 @@ class RunsScreen(BaseScreen):
     @dataclass
     class RunsLoaded(Message):
         rows: list[RunRow]
+        fingerprint: object = None
+        """The store's run fingerprint, read before the rows (what the watch saw)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -142,9 +144,9 @@ class RunsScreen(BaseScreen):
         self.sub_title = "runs"
         table = self.query_one("#runs", DataTable)
         table.focus()
-        self.action_refresh()
         # live: a run going here or in another process, a run added from the CLI
-        self.watch_store(runs_fingerprint, self.action_refresh)
+        self._watch = self.watch_store(runs_fingerprint, self.action_refresh)
+        self.action_refresh()
 
     def action_refresh(self) -> None:
         store = self.store_or_retry(self.action_refresh)
@@ -154,10 +156,12 @@ class RunsScreen(BaseScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs", name="load runs")
     def load_runs(self, store) -> None:
         with failures_as(self, RunsFailed, store):
-            self.post_message(self.RunsLoaded(run_rows(store)))
+            fingerprint = runs_fingerprint(store)      # first: a write after it is news
+            self.post_message(self.RunsLoaded(run_rows(store), fingerprint))
 
     @on(RunsLoaded)
     def _runs_loaded(self, message: RunsLoaded) -> None:
+        self._watch.saw(message.fingerprint)
         table = self.query_one("#runs", DataTable)
         keep, self._keep = self._keep or self.highlighted_run(), None
         self.runs = {r.name: r for r in message.rows}

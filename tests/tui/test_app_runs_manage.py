@@ -244,14 +244,10 @@ class TitledApp(RecordingApp):
         super().notify(message, title=title, **kwargs)
 
 
-async def test_each_failure_of_the_runs_screen_is_told_once_by_its_part(workspace, monkeypatch):
+async def test_each_failure_of_the_runs_screen_is_told_once_by_its_part(workspace):
     from mirage_tui.screens.runs_messages import (ChangeFailed, ComparisonFailed, LogFailed,
                                                   ReportFailed, RunExportFailed, RunsFailed)
 
-    # The store is held still: the screen's watch would reload the runs at its first look (a
-    # timer, a second or so after opening), and a reload rewrites the pane that a failure
-    # posted before it had written.
-    monkeypatch.setattr(RunsScreen, "watch_store", lambda *args, **kwargs: None)
     app = TitledApp(workspace["path"])
     async with app.run_test(size=(120, 35)) as pilot:
         await open_screen(pilot, RunsScreen())

@@ -68,6 +68,48 @@ async def test_runs_follow_a_run_written_elsewhere(workspace):
         assert table.cursor_row == table.get_row_index("beta")     # the cursor stays
 
 
+@pytest.mark.asyncio
+async def test_runs_reload_only_when_the_store_changed(workspace, monkeypatch):
+    """The screen's watch starts from the store as its first load read it: its looks that find
+    nothing new reload nothing (a reload rebuilt the table a second after every opening),
+    and a write made elsewhere still reloads, once."""
+    import mirage_tui.screens.runs as runs_screen
+
+    loads, looks = [], []
+
+    def counted_rows(store):
+        loads.append(1)
+        return run_rows(store)
+
+    def counted_fingerprint(store):
+        looks.append(1)
+        return runs_fingerprint(store)
+
+    run_rows, runs_fingerprint = runs_screen.run_rows, runs_screen.runs_fingerprint
+    monkeypatch.setattr(runs_screen, "run_rows", counted_rows)
+    monkeypatch.setattr(runs_screen, "runs_fingerprint", counted_fingerprint)
+    app = RecordingApp(workspace["path"])
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        table = app.screen.query_one("#runs", DataTable)
+        await wait_until(pilot, lambda: table.row_count == 2, what="two runs")
+        # the loader's read and then three looks of the watch, each finding the same store
+        await wait_until(pilot, lambda: len(looks) >= 4, timeout=30, what="the watch's looks")
+        await settle(pilot)
+        assert len(loads) == 1
+        other = Store(workspace["path"])
+        make_run(other, "gamma", {"fake-c": [(0, 1, 1)] * 6}, at="2025-01-04 09:00:00")
+        other.close()
+        await wait_until(pilot, lambda: table.row_count == 3, timeout=20,
+                         what="the new run without r")
+        seen = len(looks)
+        await wait_until(pilot, lambda: len(looks) >= seen + 2, timeout=30,
+                         what="two more looks")
+        await settle(pilot)
+        assert len(loads) == 2
+
+
 def _checked(store: Store, model: str, result: dict, at: str) -> None:
     """A stored check of ``model`` made ``at`` (no clock in the assertions)."""
     record_model_check(store, result, model)

@@ -59,6 +59,8 @@ class DatasetsScreen(BaseScreen):
     @dataclass
     class DatasetsLoaded(Message):
         datasets: list[DatasetSummary]
+        fingerprint: object = None
+        """The store's dataset fingerprint, read before the list (what the watch saw)."""
 
     @dataclass
     class QueriesLoaded(Message):
@@ -106,7 +108,7 @@ class DatasetsScreen(BaseScreen):
         self.watch(queries, "scroll_y", self._queries_scrolled, init=False)
         table.focus()
         # live: a dataset imported from the command line appears without r
-        self.watch_store(datasets_fingerprint, self.action_refresh_datasets)
+        self._watch = self.watch_store(datasets_fingerprint, self.action_refresh_datasets)
 
     # ------------------------------------------------------------------ datasets
 
@@ -121,13 +123,15 @@ class DatasetsScreen(BaseScreen):
           name="load datasets")
     def load_datasets(self, store) -> None:
         try:
-            self.post_message(self.DatasetsLoaded(list_datasets(store)))
+            fingerprint = datasets_fingerprint(store)      # first: a write after it is news
+            self.post_message(self.DatasetsLoaded(list_datasets(store), fingerprint))
         except Exception as exc:
             self.post_message(self.LoadFailed("datasets", f"{type(exc).__name__}: {exc}"))
         finally:
             store.close()
 
     def on_datasets_screen_datasets_loaded(self, message: DatasetsLoaded) -> None:
+        self._watch.saw(message.fingerprint)
         table = self.query_one("#datasets", DataTable)
         keep = self._highlighted_dataset()
         self.datasets = {d.label: d for d in message.datasets}
