@@ -220,9 +220,12 @@ def test_a_key_in_a_generator_url_is_used_never_stored_or_shown(demo):
     assert f"EM_loose: {server.url}#m: base " in out.stdout
     for path in db.parent.glob(db.name + "*"):
         assert b"sk-secret" not in path.read_bytes(), path
-def test_line_breaks_in_names_and_questions_cannot_forge_a_list_row(toy):
+def test_line_breaks_in_names_and_questions_cannot_forge_a_list_row(toy, monkeypatch):
     """A run name, a dataset name or a question holding a line break is shown escaped, on its
     own row; ``--json`` still says exactly what is stored."""
+    # wide enough for the row whatever $COLUMNS the suite runs with (narrower, the widest
+    # cell wraps at its spaces: a deliberate layout, tests/cli/test_tables_fit_columns_cli.py)
+    monkeypatch.setenv("COLUMNS", "200")
     forged = "evil\nfake-run  toy@1  done  61/61"
     with toy.write() as w:
         w.conn.execute("UPDATE runs SET name = ? WHERE name = 'toy-run'", (forged,))
