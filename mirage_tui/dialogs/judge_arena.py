@@ -17,6 +17,7 @@ estimator); a choice it cannot estimate clears the estimate at once."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -27,6 +28,9 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from mirage_tui.dialogs.frame import FramedDialog, button_row
 from mirage_tui.widgets.estimates import judging_line
+
+if TYPE_CHECKING:
+    from engine.runs.lookup import RunInfo
 
 DEFAULT_QUERIES = 20
 ORDER_CHOICES = (("random (one seeded order a battle)", "random"),
@@ -107,9 +111,10 @@ class JudgeArenaScreen(FramedDialog[tuple[str, int, str] | None]):
         token: int
         text: str
 
-    def __init__(self, run_name: str, queries: int = DEFAULT_QUERIES) -> None:
+    def __init__(self, run: RunInfo, queries: int = DEFAULT_QUERIES) -> None:
+        """``run``: the run as its screen looked it up (the dialog looks nothing up again)."""
         super().__init__()
-        self.run_name = run_name
+        self.run = run
         self.queries = queries
         self.max_queries: int | None = None
         self.estimate_text = ""
@@ -118,7 +123,7 @@ class JudgeArenaScreen(FramedDialog[tuple[str, int, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="judge-dialog", classes="dialog-frame"):
-            yield Label(f"Judge run {self.run_name} pairwise", id="judge-title",
+            yield Label(f"Judge run {self.run.name} pairwise", id="judge-title",
                         classes="dialog-title", markup=False)
             with Horizontal(classes="dialog-row"):
                 yield Label("judge")
@@ -150,7 +155,6 @@ class JudgeArenaScreen(FramedDialog[tuple[str, int, str] | None]):
           name="find judge models")
     def find_models(self) -> None:
         from engine.arena.judging.estimate import judgeable_queries
-        from engine.runs.lookup import load_run
 
         try:
             usable, missing = judge_models()
@@ -161,9 +165,8 @@ class JudgeArenaScreen(FramedDialog[tuple[str, int, str] | None]):
         store = self.store
         if store is not None:
             try:
-                run = load_run(store, self.run_name)
-                queries = judgeable_queries(store, run)
-                usable, default = judge_choices(store, run, usable)
+                queries = judgeable_queries(store, self.run)
+                usable, default = judge_choices(store, self.run, usable)
             except Exception:  # noqa: BLE001 - the dialog still works without the cap
                 pass
             finally:
@@ -252,14 +255,12 @@ class JudgeArenaScreen(FramedDialog[tuple[str, int, str] | None]):
           name="estimate the judging")
     def estimate(self, judge: str, queries: int, order: str, token: int) -> None:
         from engine.arena.judging.estimate import judging_estimate
-        from engine.runs.lookup import load_run
 
         store = self.store
         if store is None:
             return
         try:
-            guess = judging_estimate(store, load_run(store, self.run_name), judge, queries,
-                                     order)
+            guess = judging_estimate(store, self.run, judge, queries, order)
         except Exception as exc:  # noqa: BLE001 - ArenaError, RunNotFound: say why
             self.post_message(self.Estimated(token, f"No estimate: {exc}"))
             return

@@ -184,10 +184,11 @@ def counted_lookups(monkeypatch) -> list[str]:
 
 
 async def test_the_leaderboard_looks_its_run_up_once(workspace, tmp_path, monkeypatch):
-    """The run is looked up by name once, with its arenas: the ratings, the surrogate and the
-    HTML export use that one (the features too: the next test); a refresh (the screen shown
-    again) reads it again."""
+    """The run is looked up by name once, with its arenas: the ratings, the surrogate, the
+    HTML export and the judge dialog use that one (the features too: the next test); a refresh
+    (the screen shown again) reads it again."""
     from mirage_tui.dialogs.export_run import ExportRunScreen
+    from mirage_tui.dialogs.judge_arena import JudgeArenaScreen
     from mirage_tui.screens.leaderboard import LeaderboardScreen
     from testkit.tui import wait_for_workers, wait_until
 
@@ -209,6 +210,12 @@ async def test_the_leaderboard_looks_its_run_up_once(workspace, tmp_path, monkey
                          what="the export's notification")
         await settle(pilot)
         assert looked == ["alpha"] * 2      # shown again as the dialog closed: read again
+        await pilot.press("j")
+        await wait_until(pilot, lambda: isinstance(app.screen, JudgeArenaScreen),
+                         what="the judge dialog")
+        await settle(pilot)                 # its judges listed, its estimate made
+        assert "battles on" in text_of(app.screen.query_one("#judge-estimate", Static))
+        assert looked == ["alpha"] * 2      # the dialog judges the run the screen holds
         assert not app.errors()
 
 

@@ -130,7 +130,7 @@ class LeaderboardJobs(Widget):
                          + (f", {order} orders" if order != "random" else "")
                          + "… (x cancels)")
 
-        self.app.push_screen(JudgeArenaScreen(run.name), chosen)
+        self.app.push_screen(JudgeArenaScreen(run), chosen)
 
     # ------------------------------------------------------------------ surrogate features
 
