@@ -67,9 +67,10 @@ async def test_new_run_plans_thinking_on_and_off_and_saves_it(workspace, tmp_pat
 def test_live_accuracy_columns_keep_the_mode_when_the_template_is_left_out():
     from types import SimpleNamespace
 
+    from engine.stats import Estimate
     from mirage_tui.screens.live_run.panels import accuracy_columns
 
-    cell = {"value": 0.5, "lo": 0.2, "hi": 0.8, "n": 4}
+    cell = Estimate(value=0.5, lo=0.2, hi=0.8, n=4)
     report = SimpleNamespace(accuracy={f"{SMOL}/mirage@1 | think": {"oracle": cell},
                                        f"{SMOL}/mirage@1 | no-think": {"oracle": cell}})
     columns, settings, template = accuracy_columns(report)
